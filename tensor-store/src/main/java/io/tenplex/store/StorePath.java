@@ -1,0 +1,93 @@
+package io.tenplex.store;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A validated absolute path in the namespace. Parsing follows the wire protocol: split on {@code /},
+ * empty components dropped ({@code job/x} and {@code /job/x/} are the same path). Components
+ * {@code .} and {@code ..}, NUL bytes and names over 255 bytes are rejected.
+ */
+public final class StorePath {
+    private static final StorePath ROOT = new StorePath(List.of());
+    private final List<String> parts;
+
+    private StorePath(List<String> parts) {
+        this.parts = parts;
+    }
+
+    public static StorePath root() {
+        return ROOT;
+    }
+
+    /** @throws StoreException (bad request) naming the offending component */
+    public static StorePath parse(String text) {
+        if (text == null) {
+            throw StoreException.badRequest("missing path");
+        }
+        List<String> out = new ArrayList<>();
+        for (String p : text.split("/")) {
+            if (p.isEmpty()) {
+                continue;
+            }
+            if (p.equals(".") || p.equals("..")) {
+                throw StoreException.badRequest("path '" + text + "' contains '" + p + "' (relative components are not allowed)");
+            }
+            if (p.indexOf('\0') >= 0) {
+                throw StoreException.badRequest("path '" + text.replace("\0", "\\0") + "' contains a NUL byte");
+            }
+            if (p.getBytes(StandardCharsets.UTF_8).length > 255) {
+                throw StoreException.badRequest("path component '" + p.substring(0, 16) + "...' is longer than 255 bytes");
+            }
+            out.add(p);
+        }
+        return out.isEmpty() ? ROOT : new StorePath(List.copyOf(out));
+    }
+
+    public boolean isRoot() {
+        return parts.isEmpty();
+    }
+
+    public List<String> parts() {
+        return parts;
+    }
+
+    /** The last component; empty for the root. */
+    public String name() {
+        return parts.isEmpty() ? "" : parts.get(parts.size() - 1);
+    }
+
+    public StorePath parent() {
+        return parts.size() <= 1 ? ROOT : new StorePath(parts.subList(0, parts.size() - 1));
+    }
+
+    public StorePath child(String name) {
+        List<String> p = new ArrayList<>(parts);
+        p.add(name);
+        return parse(String.join("/", p)); // validates the new component
+    }
+
+    /** {@code other} resolved below this path. */
+    public StorePath resolve(StorePath other) {
+        List<String> p = new ArrayList<>(parts);
+        p.addAll(other.parts);
+        return new StorePath(List.copyOf(p));
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof StorePath s && parts.equals(s.parts);
+    }
+
+    @Override
+    public int hashCode() {
+        return parts.hashCode();
+    }
+
+    /** Absolute form, e.g. {@code /job/x/iter}; {@code /} for the root. */
+    @Override
+    public String toString() {
+        return parts.isEmpty() ? "/" : "/" + String.join("/", parts);
+    }
+}

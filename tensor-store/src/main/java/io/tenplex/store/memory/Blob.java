@@ -1,0 +1,135 @@
+package io.tenplex.store.memory;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A fixed-size run of off-heap bytes, possibly larger than 2 GiB (stored as chunks), with a
+ * reference count. The allocator's caller owns the first reference; {@link #retain()} adds one for a
+ * reader and {@link #release()} gives one back; the memory returns to the {@link Allocator} when the
+ * count reaches zero. Reads after the last release fail fast.
+ *
+ * <p>Writes are not synchronised: a blob is filled by one writer before it is published.
+ */
+public final class Blob {
+    private final Allocator owner;
+    private final ByteBuffer[] chunks;
+    private final long size;
+    private final int chunkSize;
+    private final AtomicInteger refs = new AtomicInteger(1);
+
+    Blob(Allocator owner, ByteBuffer[] chunks, long size, int chunkSize) {
+        this.owner = owner;
+        this.chunks = chunks;
+        this.size = size;
+        this.chunkSize = chunkSize;
+    }
+
+    public long size() {
+        return size;
+    }
+
+    /** Adds a reference; returns this. */
+    public Blob retain() {
+        while (true) {
+            int r = refs.get();
+            if (r <= 0) {
+                throw new IllegalStateException("blob already released");
+            }
+            if (refs.compareAndSet(r, r + 1)) {
+                return this;
+            }
+        }
+    }
+
+    /** Gives a reference back; frees the memory with the last one. */
+    public void release() {
+        int r = refs.decrementAndGet();
+        if (r == 0) {
+            owner.release(chunks, size);
+        } else if (r < 0) {
+            throw new IllegalStateException("blob released more often than retained");
+        }
+    }
+
+    public int refCount() {
+        return refs.get();
+    }
+
+    /** Copies {@code src}'s remaining bytes to {@code offset}; advances {@code src}. */
+    public void write(long offset, ByteBuffer src) {
+        checkRange(offset, src.remaining());
+        while (src.hasRemaining()) {
+            int ci = (int) (offset / chunkSize);
+            int co = (int) (offset % chunkSize);
+            ByteBuffer c = chunks[ci];
+            int n = Math.min(src.remaining(), c.capacity() - co);
+            c.put(co, src, src.position(), n);
+            src.position(src.position() + n);
+            offset += n;
+        }
+    }
+
+    /** Copies {@code length} bytes at {@code offset} into {@code dst} at its position; advances {@code dst}. */
+    public void copyTo(long offset, long length, ByteBuffer dst) {
+        checkRange(offset, length);
+        int p = dst.position();
+        while (length > 0) {
+            int ci = (int) (offset / chunkSize);
+            int co = (int) (offset % chunkSize);
+            ByteBuffer c = chunks[ci];
+            int n = (int) Math.min(length, c.capacity() - co);
+            dst.put(p, c, co, n);
+            p += n;
+            offset += n;
+            length -= n;
+        }
+        dst.position(p);
+    }
+
+    /**
+     * Read-only views of {@code length} bytes at {@code offset}: one buffer unless the bytes cross a
+     * chunk boundary. The views are borrowed: valid while the caller holds a reference.
+     */
+    public ByteBuffer[] views(long offset, long length) {
+        checkRange(offset, length);
+        if (length == 0) {
+            return new ByteBuffer[0];
+        }
+        int first = (int) (offset / chunkSize);
+        int last = (int) ((offset + length - 1) / chunkSize);
+        ByteBuffer[] out = new ByteBuffer[last - first + 1];
+        for (int i = first; i <= last; i++) {
+            long cStart = (long) i * chunkSize;
+            int from = (int) Math.max(0, offset - cStart);
+            int to = (int) Math.min(chunks[i].capacity(), offset + length - cStart);
+            out[i - first] = chunks[i].slice(from, to - from).asReadOnlyBuffer();
+        }
+        return out;
+    }
+
+    /** The view of bytes {@code [offset, offset+length)} when they lie in one chunk, else null. */
+    public ByteBuffer viewInChunk(long offset, int length) {
+        checkRange(offset, length);
+        if (length == 0) {
+            return ByteBuffer.allocate(0);
+        }
+        int ci = (int) (offset / chunkSize);
+        int co = (int) (offset % chunkSize);
+        return co + length <= chunks[ci].capacity() ? chunks[ci].slice(co, length).asReadOnlyBuffer() : null;
+    }
+
+    public byte get(long offset) {
+        checkRange(offset, 1);
+        return chunks[(int) (offset / chunkSize)].get((int) (offset % chunkSize));
+    }
+
+    private void checkRange(long offset, long length) {
+        if (refs.get() <= 0) {
+            throw new IllegalStateException("blob already released");
+        }
+        if (offset < 0 || length < 0 || offset > size - length) {
+            throw new IndexOutOfBoundsException("bytes " + offset + "+" + length + " outside blob of " + size);
+        }
+    }
+}

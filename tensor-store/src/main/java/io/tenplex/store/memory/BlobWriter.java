@@ -1,0 +1,74 @@
+package io.tenplex.store.memory;
+
+import java.nio.ByteBuffer;
+
+/**
+ * Fills a new blob of known size with bytes arriving in order (an upload), computing its block
+ * checksums on the way. Owns the blob until {@link #take()}; {@link #close()} frees it otherwise, so
+ * an abandoned upload leaves no memory behind.
+ */
+public final class BlobWriter implements AutoCloseable {
+    private final Blob blob;
+    private final BlockChecksums.Builder sums;
+    private long written;
+    private boolean owned = true;
+
+    private BlobWriter(Blob blob, int block) {
+        this.blob = blob;
+        this.sums = new BlockChecksums.Builder(blob.size(), block);
+    }
+
+    /** @throws OutOfBudgetException when the bytes do not fit the budget */
+    public static BlobWriter allocate(Allocator allocator, long size, int checksumBlock) {
+        return new BlobWriter(allocator.allocate(size), checksumBlock);
+    }
+
+    /**
+     * Appends {@code data}'s remaining bytes (consumed).
+     *
+     * @throws IllegalArgumentException when they would go past the blob's size; nothing is written
+     */
+    public void append(ByteBuffer data) {
+        int n = data.remaining();
+        if (n > blob.size() - written) {
+            throw new IllegalArgumentException("body longer than the expected " + blob.size() + " bytes");
+        }
+        sums.update(data);
+        blob.write(written, data);
+        written += n;
+    }
+
+    public long written() {
+        return written;
+    }
+
+    public long size() {
+        return blob.size();
+    }
+
+    public boolean isComplete() {
+        return written == blob.size();
+    }
+
+    /** The filled blob's checksums. */
+    public BlockChecksums checksums() {
+        return sums.build();
+    }
+
+    /** Transfers the blob's reference to the caller (after which close does nothing). */
+    public Blob take() {
+        if (!isComplete()) {
+            throw new IllegalStateException("blob has " + written + " of " + blob.size() + " bytes");
+        }
+        owned = false;
+        return blob;
+    }
+
+    @Override
+    public void close() {
+        if (owned) {
+            owned = false;
+            blob.release();
+        }
+    }
+}

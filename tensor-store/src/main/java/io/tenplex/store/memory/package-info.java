@@ -1,0 +1,5 @@
+/**
+ * Off-heap memory owns the bytes of tensors and files: a budgeted allocator with exact accounting,
+ * reference-counted blobs of any size (chunked past 2 GiB), and per-block CRC32C checksums.
+ */
+package io.tenplex.store.memory;

@@ -1,0 +1,130 @@
+package io.tenplex.store;
+
+import static io.tenplex.store.Fixtures.putF32;
+import static io.tenplex.store.Fixtures.putFile;
+import static io.tenplex.store.Fixtures.readAll;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tenplex.ptc.DType;
+import io.tenplex.ptc.TensorMeta;
+import io.tenplex.store.memory.Allocator;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class TensorStoreTest {
+    private final TensorStore store = new TensorStore(new Allocator(1 << 20, 256), 64);
+
+    @AfterEach
+    void noMemoryOutstanding() {
+        store.close(); // throws if any bytes are still referenced
+    }
+
+    private static List<String> names(List<Entry> entries) {
+        return entries.stream().map(e -> e.path().toString()).toList();
+    }
+
+    @Test
+    void put_createsParents_andListsInCreationOrder() {
+        putF32(store, "/job/a/save/0/w.numpy.ndarray", 3, 4);
+        putFile(store, "job/a/iter", "7".getBytes(StandardCharsets.UTF_8), false);
+        putFile(store, "/job/a/save/0/b.int", "1".getBytes(StandardCharsets.UTF_8), false);
+        assertEquals(List.of("/job/a/save", "/job/a/iter"), names(store.list(StorePath.parse("/job/a"), false)));
+        assertEquals(List.of("/job/a/save/0/w.numpy.ndarray.meta", "/job/a/save/0/w.numpy.ndarray",
+                "/job/a/save/0/b.int", "/job/a/iter"), names(store.walk(StorePath.parse("/job/a"), true)));
+        assertEquals("f32\n2\n3\n4\n", new String(readAll(store, "/job/a/save/0/w.numpy.ndarray.meta"),
+                StandardCharsets.US_ASCII));
+    }
+
+    @Test
+    void put_existingWithoutReplace_conflicts_andKeepsOldValue() {
+        putFile(store, "/f", new byte[] {1}, false);
+        StoreException e = assertThrows(StoreException.class, () -> putFile(store, "/f", new byte[] {2}, false));
+        assertEquals(StoreException.Kind.CONFLICT, e.kind());
+        assertArrayEquals(new byte[] {1}, readAll(store, "/f"));
+        putFile(store, "/f", new byte[] {3, 4}, true);
+        assertArrayEquals(new byte[] {3, 4}, readAll(store, "/f"));
+        assertEquals(2, store.allocator().usedBytes());
+    }
+
+    @Test
+    void put_underAFile_orOverADirectory_orOnASidecar_conflicts() {
+        putFile(store, "/a/f", new byte[] {1}, false);
+        putF32(store, "/a/t", 2);
+        long used = store.allocator().usedBytes();
+        assertEquals(StoreException.Kind.CONFLICT,
+                assertThrows(StoreException.class, () -> putFile(store, "/a/f/x", new byte[] {1}, false)).kind());
+        assertEquals(StoreException.Kind.CONFLICT,
+                assertThrows(StoreException.class, () -> putFile(store, "/a", new byte[] {1}, true)).kind());
+        assertEquals(StoreException.Kind.CONFLICT,
+                assertThrows(StoreException.class, () -> putFile(store, "/a/t.meta", new byte[] {1}, true)).kind());
+        putFile(store, "/a/u.meta", new byte[] {1}, false);
+        assertEquals(StoreException.Kind.CONFLICT,
+                assertThrows(StoreException.class, () -> putF32(store, "/a/u", 1)).kind());
+        assertEquals(used + 1, store.allocator().usedBytes());
+    }
+
+    @Test
+    void delete_isRecursive_countsLikeThePrototype_andFreesMemory() {
+        putF32(store, "/j/save/0/w", 3, 4);
+        putFile(store, "/j/save/0/x.int", new byte[] {1}, false);
+        putFile(store, "/j/iter", new byte[] {1}, false);
+        DeleteCounts c = store.delete(StorePath.parse("/j/save"));
+        assertEquals("3 2\n", c.toWire());
+        assertEquals(1, store.allocator().usedBytes());
+        assertEquals(StoreException.Kind.NOT_FOUND,
+                assertThrows(StoreException.class, () -> store.delete(StorePath.parse("/j/save"))).kind());
+        store.delete(StorePath.parse("/j"));
+        assertEquals(0, store.allocator().usedBytes());
+        assertEquals(0, store.allocator().liveBlobs());
+    }
+
+    @Test
+    void openReference_survivesDelete_andFreesOnClose() {
+        putF32(store, "/t", 4);
+        DataRef ref = store.open(StorePath.parse("/t"));
+        store.delete(StorePath.parse("/t"));
+        assertEquals(16, store.allocator().usedBytes());
+        assertEquals(16, ref.size());
+        ref.close();
+        assertEquals(0, store.allocator().usedBytes());
+    }
+
+    @Test
+    void budget_exceeded_leavesStoreUnchanged() {
+        TensorStore small = new TensorStore(new Allocator(100), 64);
+        putFile(small, "/a", new byte[60], false);
+        assertThrows(RuntimeException.class, () -> putFile(small, "/b", new byte[60], false));
+        assertTrue(small.stat(StorePath.parse("/b")).isEmpty());
+        assertEquals(60, small.allocator().usedBytes());
+        small.close();
+    }
+
+    @Test
+    void paths_rejectRelativeComponents() {
+        for (String bad : new String[] {"/a/../b", "./a", "/a/./b"}) {
+            assertEquals(StoreException.Kind.BAD_REQUEST,
+                    assertThrows(StoreException.class, () -> StorePath.parse(bad)).kind());
+        }
+        assertEquals(StorePath.parse("/job/x/iter"), StorePath.parse("job//x/iter/"));
+    }
+
+    @Test
+    void stat_reportsTypeAndMeta() {
+        putTensorMeta();
+        Entry e = store.stat(StorePath.parse("/m")).orElseThrow();
+        assertEquals(EntryType.TENSOR, e.type());
+        assertEquals(TensorMeta.of(DType.I16, 5), e.meta());
+        assertEquals(10, e.size());
+        assertEquals(EntryType.SIDECAR, store.stat(StorePath.parse("/m.meta")).orElseThrow().type());
+        assertEquals(EntryType.DIR, store.stat(StorePath.root()).orElseThrow().type());
+    }
+
+    private void putTensorMeta() {
+        Fixtures.putTensor(store, "/m", TensorMeta.of(DType.I16, 5), new byte[10], false);
+    }
+}

@@ -1,0 +1,85 @@
+package io.tenplex.store.memory;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import org.junit.jupiter.api.Test;
+
+class AllocatorTest {
+
+    @Test
+    void allocate_accountsExactly_andReleaseReturnsEverything() {
+        Allocator a = new Allocator(1000, 64);
+        Blob b = a.allocate(300);
+        assertEquals(300, a.usedBytes());
+        assertEquals(700, a.freeBytes());
+        b.retain();
+        b.release();
+        assertEquals(300, a.usedBytes());
+        b.release();
+        assertEquals(0, a.usedBytes());
+        assertEquals(0, a.liveBlobs());
+        a.close();
+    }
+
+    @Test
+    void allocate_overBudget_throwsAndAllocatesNothing() {
+        Allocator a = new Allocator(100, 64);
+        Blob b = a.allocate(60);
+        OutOfBudgetException e = assertThrows(OutOfBudgetException.class, () -> a.allocate(41));
+        assertTrue(e.everFits());
+        assertFalse(assertThrows(OutOfBudgetException.class, () -> a.allocate(101)).everFits());
+        assertEquals(60, a.usedBytes());
+        b.release();
+        a.close();
+    }
+
+    @Test
+    void close_withOutstandingMemory_throws() {
+        Allocator a = new Allocator(100);
+        Blob b = a.allocate(10);
+        assertThrows(IllegalStateException.class, a::close);
+        b.release();
+        a.close();
+    }
+
+    @Test
+    void blob_acrossChunks_writesAndReadsBack() {
+        Allocator a = new Allocator(10_000, 64);
+        Blob b = a.allocate(1000);
+        byte[] data = new byte[1000];
+        for (int i = 0; i < data.length; i++) {
+            data[i] = (byte) (i * 7);
+        }
+        b.write(0, ByteBuffer.wrap(data, 0, 500));
+        b.write(500, ByteBuffer.wrap(data, 500, 500));
+        ByteBuffer out = ByteBuffer.allocate(900);
+        b.copyTo(50, 900, out);
+        byte[] expect = new byte[900];
+        System.arraycopy(data, 50, expect, 0, 900);
+        assertArrayEquals(expect, out.array());
+        ByteBuffer[] views = b.views(60, 10);
+        assertEquals(2, views.length);
+        assertEquals(4, views[0].remaining());
+        assertEquals(data[63], views[0].get(3));
+        assertEquals(data[64], views[1].get(0));
+        assertEquals(null, b.viewInChunk(60, 10));
+        b.release();
+        assertThrows(IllegalStateException.class, () -> b.get(0));
+        a.close();
+    }
+
+    @Test
+    void readsOutsideBlob_rejected() {
+        Allocator a = new Allocator(100);
+        Blob b = a.allocate(10);
+        assertThrows(IndexOutOfBoundsException.class, () -> b.views(5, 6));
+        assertThrows(IndexOutOfBoundsException.class, () -> b.write(8, ByteBuffer.allocate(3)));
+        b.release();
+        a.close();
+    }
+}
