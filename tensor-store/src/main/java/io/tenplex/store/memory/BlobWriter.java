@@ -55,6 +55,11 @@ public final class BlobWriter implements AutoCloseable {
         return sums.build();
     }
 
+    /** The blob being filled, borrowed (still owned by this writer). */
+    public Blob peek() {
+        return blob;
+    }
+
     /** Transfers the blob's reference to the caller (after which close does nothing). */
     public Blob take() {
         if (!isComplete()) {

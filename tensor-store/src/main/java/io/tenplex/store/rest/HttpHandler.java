@@ -1,0 +1,200 @@
+package io.tenplex.store.rest;
+
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ReferenceCountUtil;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.ArrayDeque;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Drives one connection: one exchange at a time (pipelined requests wait in a queue until the
+ * response before them is written), the body streamed into the call piece by piece, failures turned
+ * into a response while the rest of the body is read and dropped, so that bad input never costs the
+ * connection. The one exception is a refused {@code Expect: 100-continue} request: the client will
+ * not send its body, so the answer closes the connection.
+ */
+final class HttpHandler extends ChannelInboundHandlerAdapter {
+    private static final Logger LOG = LoggerFactory.getLogger(HttpHandler.class);
+
+    private final RestContext rc;
+    private final Router router;
+    private final ArrayDeque<Object> queued = new ArrayDeque<>();
+    private Exchange ex;
+    private Call call;
+    private Throwable failure;
+    private boolean requestDone;
+    private boolean discardUntilNextRequest;
+
+    HttpHandler(RestContext rc, Router router) {
+        this.rc = rc;
+        this.router = router;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (ex != null && requestDone) {
+            queued.add(msg); // an earlier response is still being written
+            return;
+        }
+        handle(ctx, msg);
+    }
+
+    private void handle(ChannelHandlerContext ctx, Object msg) {
+        try {
+            if (msg instanceof HttpRequest req) {
+                begin(ctx, req);
+            }
+            if (msg instanceof HttpContent c && ex != null && !discardUntilNextRequest) {
+                body(c);
+            }
+        } finally {
+            ReferenceCountUtil.release(msg);
+        }
+    }
+
+    private void begin(ChannelHandlerContext ctx, HttpRequest req) {
+        discardUntilNextRequest = false;
+        ex = new Exchange(ctx, req, rc, this::responseDone);
+        call = null;
+        failure = null;
+        requestDone = false;
+        if (req.decoderResult().isFailure()) {
+            ex.closeAfter = true;
+            failure = HttpError.badRequest("malformed HTTP request: " + req.decoderResult().cause().getMessage());
+        } else {
+            try {
+                String path = ex.query.path();
+                ex.route = Router.routeLabel(path);
+                if (!path.equals("/api/v1/health")) {
+                    authorize(req);
+                }
+                call = router.route(ex);
+                call.head(ex);
+            } catch (Throwable t) {
+                fail(t);
+            }
+        }
+        if (HttpUtil.is100ContinueExpected(req)) {
+            if (failure != null) {
+                ex.closeAfter = true;
+                finishRequest();
+                discardUntilNextRequest = true;
+                return;
+            }
+            ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
+        }
+    }
+
+    private void authorize(HttpRequest req) {
+        if (rc.token() == null) {
+            return;
+        }
+        String auth = req.headers().get(HttpHeaderNames.AUTHORIZATION);
+        byte[] given = auth != null && auth.startsWith("Bearer ")
+                ? auth.substring(7).trim().getBytes(StandardCharsets.UTF_8) : new byte[0];
+        if (!MessageDigest.isEqual(given, rc.token())) {
+            throw new HttpError(HttpResponseStatus.UNAUTHORIZED,
+                    auth == null ? "missing Authorization: Bearer <token>" : "invalid bearer token");
+        }
+    }
+
+    private void body(HttpContent c) {
+        if (failure == null && call != null) {
+            try {
+                ex.rc.metrics().received(c.content().readableBytes());
+                call.content(c.content());
+            } catch (Throwable t) {
+                fail(t);
+            }
+        }
+        if (c instanceof LastHttpContent) {
+            finishRequest();
+        }
+    }
+
+    private void fail(Throwable t) {
+        failure = t;
+        if (call != null) {
+            call.abort();
+        }
+    }
+
+    private void finishRequest() {
+        requestDone = true;
+        ex.ctx.channel().config().setAutoRead(false);
+        if (failure == null) {
+            try {
+                call.end(ex);
+                return;
+            } catch (Throwable t) {
+                fail(t);
+            }
+        }
+        if (!ex.responded()) {
+            ex.respondError(failure);
+        } else {
+            LOG.warn("route={} failed after its response began: {}", ex.route, failure.toString());
+        }
+    }
+
+    private void responseDone(Exchange done) {
+        ChannelHandlerContext ctx = done.ctx;
+        rc.metrics().record(done);
+        if (done.closeAfter) {
+            ctx.channel().close();
+            drop();
+            return;
+        }
+        if (!ctx.executor().inEventLoop()) {
+            ctx.executor().execute(() -> responseDone(done));
+            return;
+        }
+        if (ex == done) {
+            ex = null;
+            call = null;
+        }
+        while (!queued.isEmpty() && (ex == null || !requestDone)) {
+            handle(ctx, queued.poll());
+        }
+        if (ex == null || !requestDone) {
+            ctx.channel().config().setAutoRead(true);
+            ctx.read();
+        }
+    }
+
+    private void drop() {
+        while (!queued.isEmpty()) {
+            ReferenceCountUtil.release(queued.poll());
+        }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        if (call != null && (ex == null || !ex.responded())) {
+            call.abort();
+        }
+        drop();
+        super.channelInactive(ctx);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        LOG.debug("connection error, closing: {}", cause.toString());
+        if (call != null) {
+            call.abort();
+        }
+        ctx.close().addListener(ChannelFutureListener.CLOSE);
+    }
+}

@@ -1,0 +1,91 @@
+package io.tenplex.store.rest;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+
+/** A minimal HTTP/1.1 client over one socket, to prove that a connection survives bad requests. */
+public final class RawHttp implements AutoCloseable {
+    private final Socket socket;
+    private final InputStream in;
+    private final OutputStream out;
+
+    public record Response(int status, Map<String, String> headers, byte[] body) {
+        public String text() {
+            return new String(body, StandardCharsets.UTF_8);
+        }
+    }
+
+    public RawHttp(int port) throws IOException {
+        socket = new Socket("127.0.0.1", port);
+        socket.setSoTimeout(30_000);
+        in = socket.getInputStream();
+        out = socket.getOutputStream();
+    }
+
+    public Response send(String method, String target, Map<String, String> headers, byte[] body) throws IOException {
+        StringBuilder b = new StringBuilder(method + " " + target + " HTTP/1.1\r\nHost: localhost\r\n");
+        headers.forEach((k, v) -> b.append(k).append(": ").append(v).append("\r\n"));
+        if (body != null) {
+            b.append("Content-Length: ").append(body.length).append("\r\n");
+        }
+        b.append("\r\n");
+        out.write(b.toString().getBytes(StandardCharsets.ISO_8859_1));
+        if (body != null) {
+            out.write(body);
+        }
+        out.flush();
+        return read();
+    }
+
+    /** Sends bytes exactly as given (request line, headers and body) and reads one response. */
+    public Response raw(String request) throws IOException {
+        out.write(request.getBytes(StandardCharsets.ISO_8859_1));
+        out.flush();
+        return read();
+    }
+
+    public Response read() throws IOException {
+        String status = line();
+        if (status == null) {
+            throw new IOException("connection closed by server");
+        }
+        Map<String, String> h = new LinkedHashMap<>();
+        String l;
+        while (!(l = line()).isEmpty()) {
+            int c = l.indexOf(':');
+            h.put(l.substring(0, c).trim().toLowerCase(Locale.ROOT), l.substring(c + 1).trim());
+        }
+        int code = Integer.parseInt(status.split(" ")[1]);
+        if (code == 100) {
+            return read();
+        }
+        int len = Integer.parseInt(h.getOrDefault("content-length", "0"));
+        byte[] body = in.readNBytes(len);
+        return new Response(code, h, body);
+    }
+
+    private String line() throws IOException {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        int c;
+        while ((c = in.read()) != -1) {
+            if (c == '\n') {
+                String s = b.toString(StandardCharsets.ISO_8859_1);
+                return s.endsWith("\r") ? s.substring(0, s.length() - 1) : s;
+            }
+            b.write(c);
+        }
+        return b.size() == 0 ? null : b.toString(StandardCharsets.ISO_8859_1);
+    }
+
+    @Override
+    public void close() throws IOException {
+        socket.close();
+    }
+}
