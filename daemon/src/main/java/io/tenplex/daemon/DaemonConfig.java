@@ -1,0 +1,151 @@
+package io.tenplex.daemon;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Iterator;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * The daemon's one typed, validated configuration. Values come from the command line, else from the
+ * {@code --config} JSON file, else from the defaults below.
+ *
+ * @param memoryLimit bytes the store may hold (tensors and files)
+ * @param mount FUSE mount point, or null
+ * @param token bearer token required by every request except health, or null
+ */
+public record DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount,
+        String token) {
+    public static final String DEFAULT_BIND = "127.0.0.1";
+    public static final int DEFAULT_PORT = 20010;
+    /** Default memory budget: this share of physical RAM (within the JVM's direct-memory limit). */
+    public static final double DEFAULT_RAM_SHARE = 0.5;
+    /** Direct memory kept free for network buffers. */
+    public static final long DIRECT_HEADROOM = 256L << 20;
+    static final Set<String> FILE_KEYS = Set.of("bind", "port", "memoryLimit", "mount", "token");
+
+    public DaemonConfig {
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("port " + port + " out of range (expected 0..65535; 0 picks a free port)");
+        }
+        if (memoryLimit <= 0) {
+            throw new IllegalArgumentException("memory limit must be positive, got " + memoryLimit);
+        }
+        if (bind == null || bind.isBlank()) {
+            throw new IllegalArgumentException("bind address must not be empty");
+        }
+    }
+
+    /** Values as given (null = not given), merged by {@link #resolve}. */
+    record Given(String bind, Integer port, String memoryLimit, Path mount, String token) {
+        static Given none() {
+            return new Given(null, null, null, null, null);
+        }
+
+        static Given fromFile(Path file) {
+            JsonNode n;
+            try {
+                n = new ObjectMapper().readTree(Files.readAllBytes(file));
+            } catch (IOException e) {
+                throw new IllegalArgumentException("cannot read config file " + file + ": " + e.getMessage());
+            }
+            if (n == null || !n.isObject()) {
+                throw new IllegalArgumentException("config file " + file + " must hold a JSON object");
+            }
+            for (Iterator<String> it = n.fieldNames(); it.hasNext(); ) {
+                String k = it.next();
+                if (!FILE_KEYS.contains(k)) {
+                    throw new IllegalArgumentException("config file " + file + ": unknown key '" + k + "' (expected one of "
+                            + FILE_KEYS + ")");
+                }
+            }
+            return new Given(text(n, "bind"), n.has("port") ? n.get("port").asInt() : null,
+                    n.has("memoryLimit") ? n.get("memoryLimit").asText() : null,
+                    n.has("mount") ? Path.of(n.get("mount").asText()) : null, text(n, "token"));
+        }
+
+        private static String text(JsonNode n, String k) {
+            return n.has(k) ? n.get(k).asText() : null;
+        }
+    }
+
+    /** Command-line values over file values over defaults. */
+    static DaemonConfig resolve(Given cli, Given file, long physicalRam, long maxDirect) {
+        String bind = first(cli.bind(), file.bind(), DEFAULT_BIND);
+        int port = first(cli.port(), file.port(), DEFAULT_PORT);
+        String limitText = first(cli.memoryLimit(), file.memoryLimit(), null);
+        long ceiling = maxDirect - DIRECT_HEADROOM;
+        long limit;
+        String source;
+        if (limitText == null) {
+            limit = Math.min((long) (physicalRam * DEFAULT_RAM_SHARE), ceiling);
+            source = "default: " + Math.round(DEFAULT_RAM_SHARE * 100) + "% of RAM, within the JVM direct-memory limit";
+        } else {
+            limit = parseSize(limitText, physicalRam);
+            source = limitText;
+            if (limit > ceiling) {
+                throw new IllegalArgumentException("memory limit " + limitText + " (" + limit + " bytes) exceeds the "
+                        + "JVM's direct-memory limit less " + (DIRECT_HEADROOM >> 20) + " MiB (" + ceiling
+                        + " bytes); start the JVM with a larger -XX:MaxDirectMemorySize (bin/tenplexd does)");
+            }
+        }
+        return new DaemonConfig(bind, port, limit, source, first(cli.mount(), file.mount(), null),
+                first(cli.token(), file.token(), null));
+    }
+
+    private static <T> T first(T a, T b, T c) {
+        return a != null ? a : b != null ? b : c;
+    }
+
+    /** Parses {@code 4g}, {@code 512MiB}, {@code 1073741824} or {@code 25%} (of RAM). */
+    static long parseSize(String text, long physicalRam) {
+        String t = text.trim().toLowerCase(Locale.ROOT).replace("ib", "").replace("b", "");
+        try {
+            if (t.endsWith("%")) {
+                double pct = Double.parseDouble(t.substring(0, t.length() - 1));
+                if (pct <= 0 || pct > 100) {
+                    throw new NumberFormatException();
+                }
+                return (long) (physicalRam * pct / 100);
+            }
+            long mult = switch (t.isEmpty() ? ' ' : t.charAt(t.length() - 1)) {
+                case 'k' -> 1L << 10;
+                case 'm' -> 1L << 20;
+                case 'g' -> 1L << 30;
+                case 't' -> 1L << 40;
+                default -> 1;
+            };
+            String num = mult == 1 ? t : t.substring(0, t.length() - 1);
+            return (long) (Double.parseDouble(num) * mult);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("memory limit '" + text + "' is not a size (examples: 8g, 512m, "
+                    + "1073741824, 25%)");
+        }
+    }
+
+    static long physicalRam() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getTotalMemorySize();
+    }
+
+    /** The JVM's direct-memory limit ({@code -XX:MaxDirectMemorySize}, else the heap limit). */
+    static long maxDirectMemory() {
+        for (String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+            if (arg.startsWith("-XX:MaxDirectMemorySize=")) {
+                return parseSize(arg.substring("-XX:MaxDirectMemorySize=".length()), physicalRam());
+            }
+        }
+        return Runtime.getRuntime().maxMemory();
+    }
+
+    /** One line for the start-up log; the token is never printed. */
+    String describe() {
+        return String.format(Locale.ROOT, "bind=%s port=%d memoryLimit=%.2f GiB (%s) mount=%s token=%s", bind, port,
+                memoryLimit / (double) (1L << 30), memoryLimitSource, mount == null ? "off" : mount,
+                token == null ? "off" : "on");
+    }
+}

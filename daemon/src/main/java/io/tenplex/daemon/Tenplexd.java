@@ -1,0 +1,69 @@
+package io.tenplex.daemon;
+
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code tenplexd}: the per-worker tensor store daemon. */
+@Command(name = "tenplexd", mixinStandardHelpOptions = true, version = "tenplexd 0.1.0",
+        description = "Holds a training job's tensors and files in memory and serves them over REST.")
+public final class Tenplexd implements Callable<Integer> {
+    private static final Logger LOG = LoggerFactory.getLogger(Tenplexd.class);
+
+    @Option(names = "--bind", paramLabel = "ADDR", description = "Address to listen on (default: 127.0.0.1).")
+    String bind;
+
+    @Option(names = "--port", paramLabel = "PORT", description = "Port to listen on; 0 picks a free one (default: 20010).")
+    Integer port;
+
+    @Option(names = "--memory-limit", paramLabel = "SIZE",
+            description = "Memory budget for stored bytes, e.g. 8g, 512m, 25%% (default: 50%% of RAM).")
+    String memoryLimit;
+
+    @Option(names = "--mount", paramLabel = "DIR", description = "Mount the namespace with FUSE here (not in this build).")
+    Path mount;
+
+    @Option(names = "--config", paramLabel = "FILE",
+            description = "JSON file with any of: bind, port, memoryLimit, mount, token. Options given here win.")
+    Path config;
+
+    @Option(names = "--token", paramLabel = "TOKEN",
+            description = "Require 'Authorization: Bearer TOKEN' on every request except /api/v1/health.")
+    String token;
+
+    private final CountDownLatch stopped = new CountDownLatch(1);
+
+    @Override
+    public Integer call() throws Exception {
+        DaemonConfig cfg = DaemonConfig.resolve(new DaemonConfig.Given(bind, port, memoryLimit, mount, token),
+                config == null ? DaemonConfig.Given.none() : DaemonConfig.Given.fromFile(config),
+                DaemonConfig.physicalRam(), DaemonConfig.maxDirectMemory());
+        LOG.info("tenplexd starting: {}", cfg.describe());
+        Daemon daemon = Daemon.start(cfg);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            LOG.info("shutting down");
+            daemon.close();
+            stopped.countDown();
+        }, "tenplexd-shutdown"));
+        LOG.info("ready on http://{}:{}", daemon.address().getHostString(), daemon.address().getPort());
+        stopped.await();
+        return 0;
+    }
+
+    public static void main(String[] args) {
+        CommandLine cl = new CommandLine(new Tenplexd());
+        cl.setExecutionExceptionHandler((ex, line, parsed) -> {
+            if (ex instanceof IllegalArgumentException) {
+                line.getErr().println("tenplexd: " + ex.getMessage());
+                return 2;
+            }
+            throw ex;
+        });
+        System.exit(cl.execute(args));
+    }
+}
