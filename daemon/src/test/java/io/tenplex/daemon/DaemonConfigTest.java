@@ -1,0 +1,71 @@
+package io.tenplex.daemon;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class DaemonConfigTest {
+    private static final long GIB = 1L << 30;
+    private static final DaemonConfig.Given NONE = DaemonConfig.Given.none();
+
+    @Test
+    void defaults_arePinned() {
+        DaemonConfig c = DaemonConfig.resolve(NONE, NONE, 24 * GIB, 100 * GIB);
+        assertEquals("127.0.0.1", c.bind());
+        assertEquals(20010, c.port());
+        assertEquals(12 * GIB, c.memoryLimit());
+        assertNull(c.mount());
+        assertNull(c.token());
+    }
+
+    @Test
+    void defaultLimit_staysWithinDirectMemory() {
+        DaemonConfig c = DaemonConfig.resolve(NONE, NONE, 24 * GIB, 4 * GIB);
+        assertEquals(4 * GIB - DaemonConfig.DIRECT_HEADROOM, c.memoryLimit());
+    }
+
+    @Test
+    void commandLine_overridesFile_overridesDefaults(@TempDir Path dir) throws Exception {
+        Path f = dir.resolve("tenplexd.json");
+        Files.writeString(f, "{\"port\": 9000, \"bind\": \"0.0.0.0\", \"memoryLimit\": \"2g\", \"token\": \"t\"}");
+        DaemonConfig.Given file = DaemonConfig.Given.fromFile(f);
+        DaemonConfig c = DaemonConfig.resolve(new DaemonConfig.Given(null, 9100, null, null, null), file, 24 * GIB,
+                100 * GIB);
+        assertEquals(9100, c.port());
+        assertEquals("0.0.0.0", c.bind());
+        assertEquals(2 * GIB, c.memoryLimit());
+        assertEquals("t", c.token());
+        assertTrue(c.describe().contains("token=on"));
+        assertTrue(!c.describe().contains("=t "));
+    }
+
+    @Test
+    void sizes_parse() {
+        assertEquals(512L << 20, DaemonConfig.parseSize("512m", GIB));
+        assertEquals(3 * GIB, DaemonConfig.parseSize("3GiB", GIB));
+        assertEquals(1234, DaemonConfig.parseSize("1234", GIB));
+        assertEquals(GIB / 4, DaemonConfig.parseSize("25%", GIB));
+        assertThrows(IllegalArgumentException.class, () -> DaemonConfig.parseSize("lots", GIB));
+        assertThrows(IllegalArgumentException.class, () -> DaemonConfig.parseSize("150%", GIB));
+    }
+
+    @Test
+    void badValues_areClearErrors(@TempDir Path dir) throws Exception {
+        Path f = dir.resolve("c.json");
+        Files.writeString(f, "{\"prot\": 1}");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DaemonConfig.Given.fromFile(f));
+        assertTrue(e.getMessage().contains("unknown key 'prot'"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> DaemonConfig.Given.fromFile(dir.resolve("missing.json")));
+        IllegalArgumentException over = assertThrows(IllegalArgumentException.class, () -> DaemonConfig.resolve(
+                new DaemonConfig.Given(null, null, "8g", null, null), NONE, 24 * GIB, 4 * GIB));
+        assertTrue(over.getMessage().contains("MaxDirectMemorySize"), over.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> DaemonConfig.resolve(
+                new DaemonConfig.Given(null, 70000, null, null, null), NONE, 24 * GIB, 100 * GIB));
+    }
+}
