@@ -72,6 +72,11 @@ public final class DataRef implements AutoCloseable {
         }
     }
 
+    /** All bytes as one borrowed buffer when they are in one piece of memory, else null. */
+    ByteBuffer singleBuffer() {
+        return blob != null ? blob.singleChunk() : heap;
+    }
+
     /** A single view when the bytes lie in one chunk, else null. */
     ByteBuffer viewInChunk(long offset, int length) {
         return blob != null ? blob.viewInChunk(offset, length) : heap.slice((int) offset, length);

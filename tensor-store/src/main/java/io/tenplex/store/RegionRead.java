@@ -20,6 +20,7 @@ public final class RegionRead {
     public static final int VIEW_MIN = 64 * 1024;
 
     private final DataRef data;
+    private final ByteBuffer single; // the tensor's bytes when in one buffer, else null
     private final long total;
     private final long runBytes;
     private final int outer; // number of dimensions enumerated by the odometer
@@ -36,6 +37,7 @@ public final class RegionRead {
      */
     public RegionRead(DataRef data, TensorMeta meta, Region region) {
         this.data = data;
+        this.single = data.singleBuffer();
         Shape shape = meta.shape();
         region.checkWithin(shape);
         int item = meta.dtype().itemSize();
@@ -111,6 +113,18 @@ public final class RegionRead {
     /** Copies next bytes into {@code dst} until it is full or the region ends; returns the count. */
     public int copy(ByteBuffer dst) {
         int start = dst.position();
+        if (single != null) {
+            int p = start;
+            int limit = dst.limit();
+            while (p < limit && done < total) {
+                int n = (int) Math.min(limit - p, runBytes - inRun);
+                dst.put(p, single, (int) (runStart + inRun), n);
+                p += n;
+                advance(n);
+            }
+            dst.position(p);
+            return p - start;
+        }
         while (dst.hasRemaining() && remaining() > 0) {
             long n = Math.min(dst.remaining(), runBytes - inRun);
             data.copyTo(runStart + inRun, n, dst);

@@ -3,6 +3,7 @@ package io.tenplex.store.rest;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
@@ -61,6 +62,8 @@ public final class RestServer implements AutoCloseable {
         ServerBootstrap b = new ServerBootstrap().group(boss, workers).channel(type)
                 .option(ChannelOption.SO_BACKLOG, 1024)
                 .childOption(ChannelOption.TCP_NODELAY, true)
+                // large reads for large uploads: fewer, bigger body pieces (grows from 2 KiB to 1 MiB)
+                .childOption(ChannelOption.RCVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator(2048, 64 * 1024, 1 << 20))
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
