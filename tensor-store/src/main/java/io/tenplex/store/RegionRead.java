@@ -113,15 +113,26 @@ public final class RegionRead {
     /** Copies next bytes into {@code dst} until it is full or the region ends; returns the count. */
     public int copy(ByteBuffer dst) {
         int start = dst.position();
-        if (single != null) {
+        if (single != null) { // hot path: state in locals, one bulk copy per run
             int p = start;
             int limit = dst.limit();
-            while (p < limit && done < total) {
-                int n = (int) Math.min(limit - p, runBytes - inRun);
-                dst.put(p, single, (int) (runStart + inRun), n);
+            long rs = runStart;
+            long ir = inRun;
+            long dn = done;
+            while (p < limit && dn < total) {
+                int n = (int) Math.min(limit - p, runBytes - ir);
+                dst.put(p, single, (int) (rs + ir), n);
                 p += n;
-                advance(n);
+                ir += n;
+                dn += n;
+                if (ir == runBytes && dn < total) {
+                    ir = 0;
+                    rs = nextRun(rs);
+                }
             }
+            runStart = rs;
+            inRun = ir;
+            done = dn;
             dst.position(p);
             return p - start;
         }
@@ -138,14 +149,20 @@ public final class RegionRead {
         done += n;
         if (inRun == runBytes && done < total) {
             inRun = 0;
-            for (int d = outer - 1; d >= 0; d--) {
-                runStart += strides[d];
-                if (++idx[d] < sizes[d]) {
-                    return;
-                }
-                runStart -= strides[d] * sizes[d];
-                idx[d] = 0;
-            }
+            runStart = nextRun(runStart);
         }
+    }
+
+    /** The odometer: the start of the run after the one at {@code start}. */
+    private long nextRun(long start) {
+        for (int d = outer - 1; d >= 0; d--) {
+            start += strides[d];
+            if (++idx[d] < sizes[d]) {
+                return start;
+            }
+            start -= strides[d] * sizes[d];
+            idx[d] = 0;
+        }
+        return start;
     }
 }

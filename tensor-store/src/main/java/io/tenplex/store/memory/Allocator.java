@@ -17,6 +17,8 @@ public final class Allocator implements AutoCloseable {
     public static final int MAX_CHUNK = 1 << 30;
 
     private static final sun.misc.Unsafe UNSAFE = unsafe();
+    private static final int PAGE = 4096;
+    private static final int ALIGN_FROM = 1 << 20;
 
     private final long budget;
     private final int chunkSize;
@@ -45,22 +47,27 @@ public final class Allocator implements AutoCloseable {
         reserve(size);
         int n = (int) ((size + chunkSize - 1) / chunkSize);
         ByteBuffer[] chunks = new ByteBuffer[n];
+        ByteBuffer[] owners = new ByteBuffer[n];
         int made = 0;
         try {
             for (; made < n; made++) {
-                long left = size - (long) made * chunkSize;
-                chunks[made] = ByteBuffer.allocateDirect((int) Math.min(chunkSize, left));
+                int len = (int) Math.min(chunkSize, size - (long) made * chunkSize);
+                // large chunks start on a page boundary, so a page-sized run of a strided read
+                // touches one page, not two (direct buffers are only 16-byte aligned)
+                boolean align = len >= ALIGN_FROM && len <= Integer.MAX_VALUE - PAGE;
+                owners[made] = ByteBuffer.allocateDirect(align ? len + PAGE - 1 : len);
+                chunks[made] = align ? owners[made].alignedSlice(PAGE).limit(len).slice() : owners[made];
             }
         } catch (OutOfMemoryError e) {
             for (int i = 0; i < made; i++) {
-                free(chunks[i]);
+                free(owners[i]);
             }
             used.addAndGet(-size);
             throw new OutOfBudgetException("out of direct memory allocating " + size + " bytes (raise "
                     + "-XX:MaxDirectMemorySize or lower the memory limit): " + e.getMessage(), true);
         }
         blobs.incrementAndGet();
-        return new Blob(this, chunks, size, chunkSize);
+        return new Blob(this, chunks, owners, size, chunkSize);
     }
 
     private void reserve(long size) {
@@ -79,8 +86,8 @@ public final class Allocator implements AutoCloseable {
         }
     }
 
-    void release(ByteBuffer[] chunks, long size) {
-        for (ByteBuffer c : chunks) {
+    void release(ByteBuffer[] owners, long size) {
+        for (ByteBuffer c : owners) {
             free(c);
         }
         used.addAndGet(-size);

@@ -14,13 +14,15 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class Blob {
     private final Allocator owner;
     private final ByteBuffer[] chunks;
+    private final ByteBuffer[] owners; // the allocated buffers (chunks may be aligned slices of them)
     private final long size;
     private final int chunkSize;
     private final AtomicInteger refs = new AtomicInteger(1);
 
-    Blob(Allocator owner, ByteBuffer[] chunks, long size, int chunkSize) {
+    Blob(Allocator owner, ByteBuffer[] chunks, ByteBuffer[] owners, long size, int chunkSize) {
         this.owner = owner;
         this.chunks = chunks;
+        this.owners = owners;
         this.size = size;
         this.chunkSize = chunkSize;
     }
@@ -46,7 +48,7 @@ public final class Blob {
     public void release() {
         int r = refs.decrementAndGet();
         if (r == 0) {
-            owner.release(chunks, size);
+            owner.release(owners, size);
         } else if (r < 0) {
             throw new IllegalStateException("blob released more often than retained");
         }

@@ -1,6 +1,5 @@
 package io.tenplex.store.rest;
 
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
@@ -195,6 +194,6 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         if (call != null) {
             call.abort();
         }
-        ctx.close().addListener(ChannelFutureListener.CLOSE);
+        ctx.close();
     }
 }

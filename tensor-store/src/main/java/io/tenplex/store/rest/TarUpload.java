@@ -1,6 +1,5 @@
 package io.tenplex.store.rest;
 
-import io.netty.buffer.ByteBuf;
 import io.tenplex.ptc.TensorMeta;
 import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
@@ -23,10 +22,9 @@ import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
  * matching size becomes the tensor {@code x} (the prototype's layout of a saved tensor). The archive
  * is parsed on the work executor, not on the event loop.
  */
-final class TarUpload extends Call {
+final class TarUpload extends Uploads.SinkUpload {
     private final StorePath prefix;
     private final boolean replace;
-    private BodySink sink;
     private final List<BlobWriter> pending = new ArrayList<>();
 
     TarUpload(StorePath prefix, boolean replace) {
@@ -37,11 +35,6 @@ final class TarUpload extends Call {
     @Override
     void head(Exchange ex) {
         sink = new BodySink(ex.rc.store().allocator(), Uploads.contentLength(ex), ex.rc.store().checksumBlock());
-    }
-
-    @Override
-    void content(ByteBuf data) {
-        sink.add(data);
     }
 
     @Override
@@ -56,7 +49,8 @@ final class TarUpload extends Call {
                 failure = t;
             } finally {
                 tar.release();
-                abort();
+                pending.forEach(BlobWriter::close); // entries not handed to the store
+                pending.clear();
             }
             Throwable f = failure;
             ex.ctx.executor().execute(() -> {
@@ -146,17 +140,6 @@ final class TarUpload extends Call {
 
     private static ByteBuffer[] sidecarBlobViews(BlobWriter w) {
         return w.peek().views(0, w.size());
-    }
-
-    @Override
-    void abort() {
-        if (sink != null) {
-            sink.close();
-        }
-        synchronized (pending) {
-            pending.forEach(BlobWriter::close);
-            pending.clear();
-        }
     }
 
     /** Reads a blob as a stream. */

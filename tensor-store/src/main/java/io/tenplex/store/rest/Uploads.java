@@ -39,13 +39,29 @@ final class Uploads {
         return HttpUtil.getContentLength(ex.request, -1L);
     }
 
+    /** An upload whose body streams into a {@link BodySink} created by {@link #head}. */
+    abstract static class SinkUpload extends Call {
+        BodySink sink;
+
+        @Override
+        void content(ByteBuf data) {
+            sink.add(data);
+        }
+
+        @Override
+        void abort() {
+            if (sink != null) {
+                sink.close();
+            }
+        }
+    }
+
     /** A tensor whose dtype and shape are known from the request head; the body is its raw bytes. */
-    static final class TensorUpload extends Call {
+    static final class TensorUpload extends SinkUpload {
         private final StorePath path;
         private final TensorMeta meta;
         private final boolean replace;
         private final Answer answer;
-        private BodySink sink;
 
         TensorUpload(StorePath path, TensorMeta meta, boolean replace, Answer answer) {
             this.path = path;
@@ -66,32 +82,19 @@ final class Uploads {
         }
 
         @Override
-        void content(ByteBuf data) {
-            sink.add(data);
-        }
-
-        @Override
         void end(Exchange ex) {
             BlobWriter w = sink.finish("tensor " + meta);
             boolean existed = ex.rc.store().stat(path).isPresent();
             ex.rc.store().putTensor(path, meta, w.take(), w.checksums(), replace);
             answer.accept(ex, existed);
         }
-
-        @Override
-        void abort() {
-            if (sink != null) {
-                sink.close();
-            }
-        }
     }
 
     /** A file of any content. */
-    static final class FileUpload extends Call {
+    static final class FileUpload extends SinkUpload {
         private final StorePath path;
         private final boolean replace;
         private final Answer answer;
-        private BodySink sink;
 
         FileUpload(StorePath path, boolean replace, Answer answer) {
             this.path = path;
@@ -106,23 +109,11 @@ final class Uploads {
         }
 
         @Override
-        void content(ByteBuf data) {
-            sink.add(data);
-        }
-
-        @Override
         void end(Exchange ex) {
             BlobWriter w = sink.finish("the declared Content-Length");
             boolean existed = ex.rc.store().stat(path).isPresent();
             ex.rc.store().putFile(path, w.take(), w.checksums(), replace);
             answer.accept(ex, existed);
-        }
-
-        @Override
-        void abort() {
-            if (sink != null) {
-                sink.close();
-            }
         }
     }
 
