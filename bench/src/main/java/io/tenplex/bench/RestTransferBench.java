@@ -158,6 +158,18 @@ public final class RestTransferBench {
 
     /** A plain socket server that sends or receives raw bytes: the loopback ceiling for this JVM. */
     static final class RawTcp implements AutoCloseable {
+        private static final sun.misc.Unsafe UNSAFE;
+
+        static {
+            try {
+                java.lang.reflect.Field f = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
+                f.setAccessible(true);
+                UNSAFE = (sun.misc.Unsafe) f.get(null);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
         private final ServerSocketChannel server;
         private final ByteBuffer payload;
         private final ByteBuffer landing;
@@ -195,6 +207,9 @@ public final class RestTransferBench {
                             // receive into memory, as a store would
                         }
                         c.write(ByteBuffer.wrap(new byte[] {1}));
+                        if (op == 'F') {
+                            UNSAFE.invokeCleaner(in); // free now, as the store does, not at some later GC
+                        }
                     }
                 } catch (IOException e) {
                     if (server.isOpen()) {
