@@ -1,0 +1,76 @@
+package io.tenplex.ptc;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** A model's state as the planner sees it: its tensors, its non-tensor values, its layer count. */
+public final class Model {
+    private final List<TensorSpec> tensors;
+    private final List<ValueSpec> values;
+    private final int layers;
+    private final Map<String, TensorSpec> byName = new LinkedHashMap<>();
+    private final Map<String, String> ties;
+
+    public Model(List<TensorSpec> tensors, List<ValueSpec> values, int layers) {
+        this(tensors, values, layers, Map.of());
+    }
+
+    /**
+     * @param ties tensors that are copies of another (name of the copy to name of the original), such
+     *     as Megatron's {@code word_embeddings_for_head}: a configuration that lacks the copy drops it,
+     *     one that gains it fills it from the original
+     */
+    public Model(List<TensorSpec> tensors, List<ValueSpec> values, int layers, Map<String, String> ties) {
+        this.ties = Map.copyOf(ties);
+        this.tensors = List.copyOf(tensors);
+        this.values = List.copyOf(values);
+        this.layers = layers;
+        for (TensorSpec t : tensors) {
+            if (byName.put(t.name(), t) != null) {
+                throw new IllegalArgumentException("tensor " + t.name() + " appears twice");
+            }
+            if (t.placement().kind() == Placement.Kind.LAYER && t.placement().layer() >= layers) {
+                throw new IllegalArgumentException(t.name() + " is on layer " + t.placement().layer() + " of " + layers);
+            }
+        }
+    }
+
+    public List<TensorSpec> tensors() {
+        return tensors;
+    }
+
+    public List<ValueSpec> values() {
+        return values;
+    }
+
+    public int layers() {
+        return layers;
+    }
+
+    /** The original a tied copy is filled from, or null when {@code name} is no tied copy. */
+    public String tiedTo(String name) {
+        return ties.get(name);
+    }
+
+    public boolean has(String name) {
+        return byName.containsKey(name);
+    }
+
+    public TensorSpec tensor(String name) {
+        TensorSpec t = byName.get(name);
+        if (t == null) {
+            throw new IllegalArgumentException("no tensor " + name + " in the model");
+        }
+        return t;
+    }
+
+    /** Bytes of all tensors (unpadded, one replica). */
+    public long bytes() {
+        long b = 0;
+        for (TensorSpec t : tensors) {
+            b += t.shape().volume() * t.dtype().itemSize();
+        }
+        return b;
+    }
+}

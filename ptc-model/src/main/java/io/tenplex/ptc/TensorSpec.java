@@ -1,0 +1,38 @@
+package io.tenplex.ptc;
+
+import java.util.regex.Pattern;
+
+/**
+ * One tensor of a model: its global name (with the global layer index), element type, logical
+ * global shape (a vocabulary dimension unpadded), pipeline placement and partitioning.
+ */
+public record TensorSpec(String name, DType dtype, Shape shape, Placement placement, Partition partition) {
+    private static final Pattern LAYER = Pattern.compile("layers\\.(\\d+)\\.");
+
+    public TensorSpec {
+        if (name == null || name.isEmpty() || dtype == null || shape == null || placement == null || partition == null) {
+            throw new IllegalArgumentException("tensor spec needs a name, dtype, shape, placement and partition");
+        }
+        int dim = Partition.splitDim(partition);
+        if (dim >= shape.rank()) {
+            throw new IllegalArgumentException(name + ": split dim " + dim + " but the tensor has rank " + shape.rank());
+        }
+    }
+
+    /**
+     * The key under which a stage stores this tensor: the global layer index in {@code layers.<n>.}
+     * renumbered to {@code localLayer}.
+     */
+    public String localKey(int localLayer) {
+        if (placement.kind() != Placement.Kind.LAYER) {
+            return name;
+        }
+        return name.replaceFirst("layers\\." + placement.layer() + "\\.", "layers." + localLayer + ".");
+    }
+
+    /** The global layer index written in a key, or -1. */
+    public static int layerIn(String key) {
+        var m = LAYER.matcher(key);
+        return m.find() ? Integer.parseInt(m.group(1)) : -1;
+    }
+}

@@ -1,0 +1,45 @@
+package io.tenplex.transform;
+
+import io.tenplex.ptc.Device;
+import io.tenplex.ptc.Region;
+
+/**
+ * One piece of a destination shard: the region {@code source} of the source rank's shard
+ * {@code sourceKey} (in that shard's own coordinates) goes to {@code destOffset} in the destination
+ * shard. {@code global} is the same region in the tensor's global coordinates.
+ */
+public record Piece(Kind kind, int sourceRank, Device sourceDevice, String sourceKey, Region source, Region global,
+        long[] destOffset, long bytes) {
+
+    /** What a piece costs, in the paper's words. */
+    public enum Kind {
+        /** The destination device already holds exactly this shard: nothing is copied. */
+        KEEP("keep"),
+        /** A sub-region of a shard on the same device is copied (split). */
+        SPLIT("split"),
+        /** Moved from another device of the same worker. */
+        LOCAL("move"),
+        /** Moved from another worker. */
+        REMOTE("fetch");
+
+        final String verb;
+
+        Kind(String verb) {
+            this.verb = verb;
+        }
+    }
+
+    Piece withSource(Kind k, int rank, Device device) {
+        return new Piece(k, rank, device, sourceKey, source, global, destOffset, bytes);
+    }
+
+    @Override
+    public String toString() {
+        StringBuilder off = new StringBuilder("[");
+        for (int i = 0; i < destOffset.length; i++) {
+            off.append(i > 0 ? "," : "").append(destOffset[i]);
+        }
+        return kind.verb + " rank " + sourceRank + " (" + sourceDevice + ") " + sourceKey + " [" + source + "] -> "
+                + off + "]";
+    }
+}
