@@ -20,11 +20,15 @@ final class ReferenceInterpreter {
     /** A shard's bytes with its shape. */
     record Bytes(Shape shape, byte[] data) {}
 
-    /** Random full tensors (logical shapes) for every tensor of the PTC's model, from a seed. */
+    /** Random full tensors (logical shapes) for every tensor of the PTC's model, from a seed; tied copies equal their original. */
     static Map<String, byte[]> fullTensors(Ptc ptc, long seed) {
         Random r = new Random(seed);
         Map<String, byte[]> out = new LinkedHashMap<>();
         for (TensorSpec t : ptc.model().tensors()) {
+            String tie = ptc.model().tiedTo(t.name());
+            if (tie != null) {
+                continue; // shard() reads the original for a tied copy
+            }
             byte[] b = new byte[(int) (t.shape().volume() * t.dtype().itemSize())];
             r.nextBytes(b);
             out.put(t.name(), b);
@@ -39,7 +43,7 @@ final class ReferenceInterpreter {
             Map<String, Bytes> m = new LinkedHashMap<>();
             for (Ptc.Shard s : ptc.shards(rank)) {
                 TensorSpec t = s.spec();
-                String src = full.containsKey(t.name()) ? t.name() : ptc.model().tiedTo(t.name());
+                String src = ptc.model().tiedTo(t.name()) != null ? ptc.model().tiedTo(t.name()) : t.name();
                 int item = t.dtype().itemSize();
                 byte[] data = new byte[(int) (s.region().volume() * item)];
                 Region logical = Region.whole(t.shape());
