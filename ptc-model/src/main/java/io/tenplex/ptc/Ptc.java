@@ -22,7 +22,11 @@ public final class Ptc {
     private final StageMap stages;
     private final List<Device> devices;
     private final Map<TensorSpec, Integer> stageOf = new IdentityHashMap<>();
+    private final Map<TensorSpec, String> keyOf = new IdentityHashMap<>();
     private final List<List<TensorSpec>> byStage = new ArrayList<>();
+    private final Map<Device, Integer> rankOn = new java.util.HashMap<>();
+    private final Map<Integer, List<Integer>> ranksOnWorker = new java.util.TreeMap<>();
+    private final Map<Long, int[]> holderCache = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** One shard: what a rank holds of one tensor, under which key. */
     public record Shard(int rank, Device device, TensorSpec spec, String key, Region region) {
@@ -58,11 +62,17 @@ public final class Ptc {
         for (int s = 0; s < config.pp(); s++) {
             byStage.add(new ArrayList<>());
         }
+        for (int r = 0; r < devices.size(); r++) {
+            rankOn.put(devices.get(r), r);
+            ranksOnWorker.computeIfAbsent(devices.get(r).worker(), w -> new ArrayList<>()).add(r);
+        }
         for (TensorSpec t : model.tensors()) {
             validate(t);
             int s = stages.stageOf(t.placement());
             stageOf.put(t, s);
             byStage.get(s).add(t);
+            int local = t.placement().kind() == Placement.Kind.LAYER ? t.placement().layer() - stages.firstLayer(s) : 0;
+            keyOf.put(t, t.localKey(local));
         }
     }
 
@@ -128,6 +138,11 @@ public final class Ptc {
         return stageOf.get(t);
     }
 
+    /** The key under which the tensor's stage stores it (layer index renumbered within the stage). */
+    public String key(TensorSpec t) {
+        return keyOf.get(t);
+    }
+
     /** The tensor's global shape as stored under this configuration (vocabulary padded for T). */
     public Shape storedShape(TensorSpec t) {
         Partition p = t.partition() instanceof Partition.Expert e ? e.inner() : t.partition();
@@ -164,8 +179,39 @@ public final class Ptc {
         return dp % config.ep() == e.expert() / (e.experts() / config.ep());
     }
 
-    /** The ranks holding cell {@code i} of the tensor, ascending. */
+    /** The rank on a device, or -1. */
+    public int rankOn(Device d) {
+        Integer r = rankOn.get(d);
+        return r == null ? -1 : r;
+    }
+
+    /** The ranks on a worker, ascending (empty when none). */
+    public List<Integer> ranksOnWorker(int worker) {
+        return ranksOnWorker.getOrDefault(worker, List.of());
+    }
+
+    /** True when {@code rank} holds cell {@code i} of the tensor. */
+    public boolean holds(int rank, TensorSpec t, int i) {
+        RankLayout.Coord c = layout.coord(rank, config);
+        return c.pp() == stage(t) && (cells(t) == 1 || c.tp() == i) && holdsExpert(t, c.dp());
+    }
+
+    /**
+     * Identifies the set of holders of a cell: tensors of one stage cut the same way share it (the
+     * same ranks hold cell i of every such tensor).
+     */
+    public long holderSet(TensorSpec t, int i) {
+        int expert = t.partition() instanceof Partition.Expert e ? e.expert() / (e.experts() / config.ep()) : -1;
+        int cell = cells(t) == 1 ? -1 : i;
+        return ((long) stage(t) << 40) | ((long) (cell + 1) << 20) | (expert + 1);
+    }
+
+    /** The ranks holding cell {@code i} of the tensor, ascending (shared array: do not modify). */
     public int[] holders(TensorSpec t, int i) {
+        return holderCache.computeIfAbsent(holderSet(t, i), k -> computeHolders(t, i));
+    }
+
+    private int[] computeHolders(TensorSpec t, int i) {
         int stage = stage(t);
         boolean replicated = cells(t) == 1;
         List<Integer> out = new ArrayList<>();
@@ -188,14 +234,12 @@ public final class Ptc {
     public List<Shard> shards(int rank) {
         RankLayout.Coord c = layout.coord(rank, config);
         List<Shard> out = new ArrayList<>();
-        int firstLayer = stages.firstLayer(c.pp());
         for (TensorSpec t : byStage.get(c.pp())) {
             if (!holdsExpert(t, c.dp())) {
                 continue;
             }
             Region r = cell(t, cells(t) == 1 ? 0 : c.tp());
-            int local = t.placement().kind() == Placement.Kind.LAYER ? t.placement().layer() - firstLayer : 0;
-            out.add(new Shard(rank, devices.get(rank), t, t.localKey(local), r));
+            out.add(new Shard(rank, devices.get(rank), t, key(t), r));
         }
         return out;
     }
@@ -207,9 +251,7 @@ public final class Ptc {
         for (int i = 0; i < cells(t); i++) {
             Region r = cell(t, i);
             for (int rank : holders(t, i)) {
-                int local = t.placement().kind() == Placement.Kind.LAYER
-                        ? t.placement().layer() - stages.firstLayer(stage(t)) : 0;
-                out.add(new Shard(rank, devices.get(rank), t, t.localKey(local), r));
+                out.add(new Shard(rank, devices.get(rank), t, key(t), r));
             }
         }
         return out;

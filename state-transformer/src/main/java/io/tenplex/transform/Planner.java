@@ -11,6 +11,8 @@ import io.tenplex.ptc.ValueSpec;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.TreeSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -57,25 +59,24 @@ public final class Planner {
                         }
                         int[] holders = from.holders(t, cell);
                         Piece p = piece(from, t, c, g.get(), shard.region(), holders[0]);
-                        int sameDevice = -1;
-                        int sameWorker = -1;
-                        for (int h : holders) {
-                            Device d = from.device(h);
-                            if (d.equals(dest)) {
-                                sameDevice = h;
-                                break;
-                            }
-                            if (sameWorker < 0 && d.worker() == dest.worker()) {
-                                sameWorker = h;
-                            }
-                        }
-                        if (sameDevice >= 0) {
+                        int sameDevice = from.rankOn(dest);
+                        if (sameDevice >= 0 && from.holds(sameDevice, t, cell)) {
                             p = p.withSource(Piece.Kind.SPLIT, sameDevice, dest);
-                        } else if (sameWorker >= 0) {
-                            p = p.withSource(Piece.Kind.LOCAL, sameWorker, from.device(sameWorker));
                         } else {
-                            lowerBound += p.bytes();
-                            remote.add(new Pending(drafts.size(), pieces.size(), p, holders));
+                            int sameWorker = -1;
+                            for (int r : from.ranksOnWorker(dest.worker())) {
+                                if (from.holds(r, t, cell)) {
+                                    sameWorker = r;
+                                    break;
+                                }
+                            }
+                            if (sameWorker >= 0) {
+                                p = p.withSource(Piece.Kind.LOCAL, sameWorker, from.device(sameWorker));
+                            } else {
+                                lowerBound += p.bytes();
+                                remote.add(new Pending(drafts.size(), pieces.size(), p, holders,
+                                        from.holderSet(t, cell)));
+                            }
                         }
                         pieces.add(p);
                     }
@@ -106,17 +107,16 @@ public final class Planner {
         if (cells.length != 1 || !from.cell(t, cells[0]).equals(shard)) {
             return null;
         }
-        for (int h : from.holders(t, cells[0])) {
-            if (from.device(h).equals(dest)) {
-                return new Piece(Piece.Kind.KEEP, h, dest, sourceKey(from, t), Region.whole(shard.shape()), shard,
-                        new long[shard.rank()], shard.volume() * t.dtype().itemSize());
-            }
+        int h = from.rankOn(dest);
+        if (h < 0 || !from.holds(h, t, cells[0])) {
+            return null;
         }
-        return null;
+        return new Piece(Piece.Kind.KEEP, h, dest, sourceKey(from, t), Region.whole(shard.shape()), shard,
+                new long[shard.rank()], shard.volume() * t.dtype().itemSize());
     }
 
     /** A remote piece waiting for its replica choice: piece {@code index} of draft {@code shard}. */
-    private record Pending(int shard, int index, Piece piece, int[] holders) {}
+    private record Pending(int shard, int index, Piece piece, int[] holders, long holderSet) {}
 
     private static Piece piece(Ptc from, TensorSpec t, Region cell, Region global, Region dest, int rank) {
         long[] neg = negate(cell.offset());
@@ -132,10 +132,7 @@ public final class Planner {
 
     /** The key of the tensor on its stage of the old configuration (the same for all its holders). */
     private static String sourceKey(Ptc from, TensorSpec t) {
-        int stage = from.stage(t);
-        int local = t.placement().kind() == io.tenplex.ptc.Placement.Kind.LAYER
-                ? t.placement().layer() - from.stages().firstLayer(stage) : 0;
-        return t.localKey(local);
+        return from.key(t);
     }
 
     private static long[] negate(long[] v) {
@@ -181,24 +178,51 @@ public final class Planner {
         return List.of();
     }
 
-    /** Largest remote pieces first, each to the replica whose worker has sent least so far. */
+    /**
+     * Largest remote pieces first, each to the replica whose worker has sent least so far. Pieces
+     * of tensors cut the same way share a holder set; each set keeps its workers ordered by load, and
+     * a worker's new load is re-filed in every set it belongs to, so a choice costs O(log D).
+     */
     private static void balanceRemote(Ptc from, List<Draft> drafts, List<Pending> remote) {
         remote.sort(Comparator.comparingLong((Pending p) -> -p.piece().bytes()).thenComparingInt(Pending::shard)
                 .thenComparingInt(Pending::index));
-        Map<Integer, Long> sent = new TreeMap<>();
+        Map<Long, HolderSet> sets = new HashMap<>();
+        Map<Integer, List<HolderSet>> setsOfWorker = new HashMap<>();
+        Map<Integer, Long> sent = new HashMap<>();
         for (Pending p : remote) {
-            int best = -1;
-            long bestLoad = Long.MAX_VALUE;
-            for (int h : p.holders()) {
-                long load = sent.getOrDefault(from.device(h).worker(), 0L);
-                if (load < bestLoad) {
-                    bestLoad = load;
-                    best = h;
+            HolderSet set = sets.computeIfAbsent(p.holderSet(), k -> {
+                HolderSet hs = new HolderSet(from, p.holders());
+                for (int w : hs.firstRankOnWorker.keySet()) {
+                    setsOfWorker.computeIfAbsent(w, x -> new ArrayList<>()).add(hs);
+                    hs.byLoad.add(new long[] {sent.getOrDefault(w, 0L), w});
                 }
+                return hs;
+            });
+            long[] least = set.byLoad.first();
+            int worker = (int) least[1];
+            int best = set.firstRankOnWorker.get(worker);
+            long before = least[0];
+            long after = before + p.piece().bytes();
+            sent.put(worker, after);
+            for (HolderSet hs : setsOfWorker.get(worker)) {
+                hs.byLoad.remove(new long[] {before, worker});
+                hs.byLoad.add(new long[] {after, worker});
             }
-            Device d = from.device(best);
-            sent.merge(d.worker(), p.piece().bytes(), Long::sum);
-            drafts.get(p.shard()).pieces().set(p.index(), p.piece().withSource(Piece.Kind.REMOTE, best, d));
+            drafts.get(p.shard()).pieces().set(p.index(), p.piece().withSource(Piece.Kind.REMOTE, best,
+                    from.device(best)));
+        }
+    }
+
+    /** The workers holding one cell, ordered by what they have sent so far (ties: lowest worker). */
+    private static final class HolderSet {
+        final Map<Integer, Integer> firstRankOnWorker = new TreeMap<>();
+        final TreeSet<long[]> byLoad = new TreeSet<>((a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0])
+                : Long.compare(a[1], b[1]));
+
+        HolderSet(Ptc from, int[] holders) {
+            for (int h : holders) {
+                firstRankOnWorker.putIfAbsent(from.device(h).worker(), h);
+            }
         }
     }
 
