@@ -111,7 +111,16 @@ public final class MegatronLayout {
         List<TensorSpec> all = new ArrayList<>(base.tensors());
         TensorSpec emb = base.tensor(PREFIX + "embedding.word_embeddings.weight");
         all.add(new TensorSpec(TIED_HEAD, emb.dtype(), emb.shape(), Placement.last(), emb.partition()));
-        return new Model(all, base.values(), base.layers(), java.util.Map.of(TIED_HEAD, emb.name()));
+        java.util.Map<String, String> ties = new java.util.LinkedHashMap<>();
+        ties.put(TIED_HEAD, emb.name());
+        if (m.adam()) {
+            for (String kind : new String[] {"exp_avg", "exp_avg_sq", "fp32_param"}) {
+                String copy = "optimizer." + kind + "." + TIED_HEAD;
+                all.add(new TensorSpec(copy, DType.F32, emb.shape(), Placement.last(), emb.partition()));
+                ties.put(copy, "optimizer." + kind + "." + emb.name());
+            }
+        }
+        return new Model(all, base.values(), base.layers(), ties);
     }
 
     private static TensorSpec spec(String name, Shape m, Placement at, Partition p, long... dims) {

@@ -46,7 +46,7 @@ class PtcTest {
         assertTrue(stage1.contains(MegatronLayout.TIED_HEAD));
         assertTrue(stage1.contains("language_model.encoder.final_layernorm.weight"));
         assertTrue(!stage1.contains("language_model.embedding.word_embeddings.weight"));
-        assertEquals(12 * 12 * 4 + 2 * 4 + 1, stage1.size()); // 12 layers x 12 params x (param + 3 Adam), norm, head
+        assertEquals(12 * 12 * 4 + 2 * 4 + 4, stage1.size()); // (12 layers x 12 params, 2 norms, head) x (param + 3 Adam)
         Ptc.Shard first = p.whoHolds("language_model.encoder.layers.12.self_attention.dense.weight").get(0);
         assertEquals(1, first.rank());
         assertEquals("language_model.encoder.layers.0.self_attention.dense.weight", first.key());
