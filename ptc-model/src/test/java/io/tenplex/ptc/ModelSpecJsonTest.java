@@ -1,0 +1,63 @@
+package io.tenplex.ptc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+class ModelSpecJsonTest {
+
+    @Test
+    void documentedExample_parses() {
+        String json = """
+                {
+                  "layers": 2,
+                  "tensors": [
+                    {"name": "embedding.weight", "dtype": "f16", "shape": [50257, 512], "stage": "first",
+                     "partition": {"kind": "vocab", "dim": 0, "divisibleBy": 128}},
+                    {"name": "layers.0.mlp.fc1.weight", "dtype": "f16", "shape": [2048, 512], "layer": 0,
+                     "partition": {"kind": "split", "dim": 0}},
+                    {"name": "layers.1.attn.qkv.weight", "dtype": "bf16", "shape": [1536, 512], "layer": 1,
+                     "partition": {"kind": "split", "dim": 0, "granule": 192}},
+                    {"name": "layers.1.moe.experts.3.w", "dtype": "f32", "shape": [64, 512], "layer": 1,
+                     "partition": {"kind": "expert", "expert": 3, "experts": 8, "inner": {"kind": "split", "dim": 0}}},
+                    {"name": "head.weight", "dtype": "f16", "shape": [50257, 512], "stage": "last",
+                     "partition": {"kind": "vocab"}},
+                    {"name": "final_norm.weight", "dtype": "f32", "shape": [512], "stage": "last",
+                     "partition": {"kind": "replicated"}}
+                  ],
+                  "values": [{"key": "iteration", "scope": "global"}, {"key": "rng_state", "scope": "per-position"}],
+                  "ties": {"head.weight": "embedding.weight"}
+                }""";
+        Model m = ModelSpecJson.parse(json);
+        assertEquals(6, m.tensors().size());
+        assertEquals(new Partition.Split(0, 192), m.tensor("layers.1.attn.qkv.weight").partition());
+        assertEquals("embedding.weight", m.tiedTo("head.weight"));
+        Ptc p = Ptc.packed(m, new ParallelConfig(2, 2, 4, 2, false), 8);
+        assertEquals(25216, p.cell(m.tensor("embedding.weight"), 1).shape().dim(0));
+        assertEquals(m.tensors(), ModelSpecJson.parse(ModelSpecJson.write(m)).tensors());
+    }
+
+    @Test
+    void megatronModel_roundTripsThroughJson() {
+        Model m = MegatronLayout.model(MegatronLayout.Shape.gpt(4, 64, 8, 1000, 16), 2);
+        Model back = ModelSpecJson.parse(ModelSpecJson.write(m));
+        assertEquals(m.tensors(), back.tensors());
+        assertEquals(m.values(), back.values());
+        assertEquals(m.tiedTo(MegatronLayout.TIED_HEAD), back.tiedTo(MegatronLayout.TIED_HEAD));
+    }
+
+    @Test
+    void errors_nameTheTensorAndField() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ModelSpecJson.parse(
+                "{\"layers\": 1, \"tensors\": [{\"name\": \"w\", \"dtype\": \"f32\", \"shape\": [4], \"layer\": 0}]}"));
+        assertEquals("tensor w: missing \"partition\"", e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> ModelSpecJson.parse("{\"layers\": 1, \"tensors\": "
+                + "[{\"name\": \"w\", \"dtype\": \"f32\", \"shape\": [4], \"layer\": 0, \"partition\": {\"kind\": \"diag\"}}]}"));
+        assertTrue(e.getMessage().contains("partition kind 'diag'"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> ModelSpecJson.parse("{nope"));
+        assertThrows(IllegalArgumentException.class, () -> ModelSpecJson.parse("{\"layers\": 1, \"tensors\": "
+                + "[{\"name\": \"w\", \"dtype\": \"f32\", \"shape\": [4], \"layer\": 3, \"partition\": {\"kind\": \"replicated\"}}]}"));
+    }
+}
