@@ -29,6 +29,21 @@ public record Piece(Kind kind, int sourceRank, Device sourceDevice, String sourc
         }
     }
 
+    public Piece {
+        destOffset = destOffset.clone();
+    }
+
+    /** The offset in the destination shard (a copy: plans are immutable). */
+    @Override
+    public long[] destOffset() {
+        return destOffset.clone();
+    }
+
+    /** Orders pieces by destination offset (row-major), without copying. */
+    static int byDestination(Piece a, Piece b) {
+        return java.util.Arrays.compare(a.destOffset, b.destOffset);
+    }
+
     Piece withSource(Kind k, int rank, Device device) {
         return new Piece(k, rank, device, sourceKey, source, global, destOffset, bytes);
     }

@@ -9,7 +9,6 @@ import io.tenplex.ptc.Region;
 import io.tenplex.ptc.TensorSpec;
 import io.tenplex.ptc.ValueSpec;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.TreeSet;
@@ -87,7 +86,7 @@ public final class Planner {
         balanceRemote(from, drafts, remote);
         List<ShardPlan> shards = new ArrayList<>(drafts.size());
         for (Draft d : drafts) {
-            d.pieces().sort(Comparator.comparing(Piece::destOffset, Arrays::compare));
+            d.pieces().sort(Piece::byDestination);
             shards.add(new ShardPlan(d.rank(), d.dest(), d.tensor(), d.shard().key(), d.shard().shape(),
                     List.copyOf(d.pieces()), d.padding()));
         }

@@ -52,6 +52,19 @@ class MegatronPlanTest {
     }
 
     @Test
+    void bert_changesOfEveryDimension_roundTripExactly() {
+        MegatronLayout.Shape bert = new MegatronLayout.Shape(4, 64, 4, 4, 256, 30522, 32, 128,
+                io.tenplex.ptc.DType.F16, true, true);
+        Ptc a = Ptc.packed(MegatronLayout.model(bert, 2), ParallelConfig.of(2, 2, 2), 4);
+        Ptc b = Ptc.packed(MegatronLayout.model(bert, 1), ParallelConfig.of(4, 1, 1), 2);
+        Map<String, byte[]> full = ReferenceInterpreter.fullTensors(a, 7);
+        var shardsA = ReferenceInterpreter.shard(a, full);
+        var got = ReferenceInterpreter.apply(Planner.plan(a, b), shardsA, b);
+        assertSame(ReferenceInterpreter.shard(b, full), got, "forward");
+        assertSame(shardsA, ReferenceInterpreter.apply(Planner.plan(b, a), got, a), "round trip");
+    }
+
+    @Test
     void tiedHead_isFilledFromTheEmbeddings_whenStagesAppear() {
         Plan p = Planner.plan(ptc(8, 1, 1), ptc(2, 2, 2));
         ShardPlan head = p.shards().stream().filter(s -> s.tensor().equals(MegatronLayout.TIED_HEAD)).findFirst()
