@@ -7,9 +7,11 @@ import io.tenplex.ptc.Region;
  * One piece of a destination shard: the region {@code source} of the source rank's shard
  * {@code sourceKey} (in that shard's own coordinates) goes to {@code destOffset} in the destination
  * shard. {@code global} is the same region in the tensor's global coordinates.
+ * {@code replicas} lists every rank holding the same source region, so an executor can retry
+ * elsewhere.
  */
 public record Piece(Kind kind, int sourceRank, Device sourceDevice, String sourceKey, Region source, Region global,
-        long[] destOffset, long bytes) {
+        long[] destOffset, long bytes, int[] replicas) {
 
     /** What a piece costs, in the paper's words. */
     public enum Kind {
@@ -29,8 +31,15 @@ public record Piece(Kind kind, int sourceRank, Device sourceDevice, String sourc
         }
     }
 
+    /** {@code replicas}: every rank holding the same source region, ascending (for retries); shared, not copied. */
     public Piece {
         destOffset = destOffset.clone();
+    }
+
+    /** Every rank holding this piece's source region, ascending (a copy). */
+    @Override
+    public int[] replicas() {
+        return replicas.clone();
     }
 
     /** The offset in the destination shard (a copy: plans are immutable). */
@@ -45,7 +54,7 @@ public record Piece(Kind kind, int sourceRank, Device sourceDevice, String sourc
     }
 
     Piece withSource(Kind k, int rank, Device device) {
-        return new Piece(k, rank, device, sourceKey, source, global, destOffset, bytes);
+        return new Piece(k, rank, device, sourceKey, source, global, destOffset, bytes, replicas);
     }
 
     @Override

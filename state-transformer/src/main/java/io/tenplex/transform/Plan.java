@@ -16,8 +16,11 @@ public final class Plan {
     private final List<ShardPlan> shards;
     private final List<ValueCopy> values;
     private final PlanReport report;
+    private final List<io.tenplex.ptc.Device> sourceDevices;
 
-    Plan(ParallelConfig from, ParallelConfig to, List<ShardPlan> shards, List<ValueCopy> values, PlanReport report) {
+    Plan(ParallelConfig from, ParallelConfig to, List<ShardPlan> shards, List<ValueCopy> values, PlanReport report,
+            List<io.tenplex.ptc.Device> sourceDevices) {
+        this.sourceDevices = List.copyOf(sourceDevices);
         this.from = from;
         this.to = to;
         this.shards = List.copyOf(shards);
@@ -44,6 +47,11 @@ public final class Plan {
 
     public PlanReport report() {
         return report;
+    }
+
+    /** The device of a rank of the old configuration (to reach any replica of a piece). */
+    public io.tenplex.ptc.Device sourceDevice(int rank) {
+        return sourceDevices.get(rank);
     }
 
     /** True when no byte has to be copied or moved: every destination shard is already in place. */

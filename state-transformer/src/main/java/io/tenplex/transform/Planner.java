@@ -57,7 +57,7 @@ public final class Planner {
                             continue;
                         }
                         int[] holders = from.holders(t, cell);
-                        Piece p = piece(from, t, c, g.get(), shard.region(), holders[0]);
+                        Piece p = piece(from, t, c, g.get(), shard.region(), holders);
                         int sameDevice = from.rankOn(dest);
                         if (sameDevice >= 0 && from.holds(sameDevice, t, cell)) {
                             p = p.withSource(Piece.Kind.SPLIT, sameDevice, dest);
@@ -88,9 +88,9 @@ public final class Planner {
         for (Draft d : drafts) {
             d.pieces().sort(Piece::byDestination);
             shards.add(new ShardPlan(d.rank(), d.dest(), d.tensor(), d.shard().key(), d.shard().shape(),
-                    List.copyOf(d.pieces()), d.padding()));
+                    d.shard().spec().dtype(), List.copyOf(d.pieces()), d.padding()));
         }
-        return new Plan(from.config(), to.config(), shards, values(from, to), report(shards, lowerBound));
+        return new Plan(from.config(), to.config(), shards, values(from, to), report(shards, lowerBound), from.devices());
     }
 
     /** A destination shard while its pieces are chosen. */
@@ -111,13 +111,14 @@ public final class Planner {
             return null;
         }
         return new Piece(Piece.Kind.KEEP, h, dest, sourceKey(from, t), Region.whole(shard.shape()), shard,
-                new long[shard.rank()], shard.volume() * t.dtype().itemSize());
+                new long[shard.rank()], shard.volume() * t.dtype().itemSize(), from.holders(t, cells[0]));
     }
 
     /** A remote piece waiting for its replica choice: piece {@code index} of draft {@code shard}. */
     private record Pending(int shard, int index, Piece piece, int[] holders, long holderSet) {}
 
-    private static Piece piece(Ptc from, TensorSpec t, Region cell, Region global, Region dest, int rank) {
+    private static Piece piece(Ptc from, TensorSpec t, Region cell, Region global, Region dest, int[] holders) {
+        int rank = holders[0];
         long[] neg = negate(cell.offset());
         long[] destOffset = global.offset();
         long[] d0 = dest.offset();
@@ -125,8 +126,7 @@ public final class Planner {
             destOffset[i] -= d0[i];
         }
         return new Piece(Piece.Kind.REMOTE, rank, from.device(rank), sourceKey(from, t), global.shift(neg), global,
-                destOffset,
-                global.volume() * t.dtype().itemSize());
+                destOffset, global.volume() * t.dtype().itemSize(), holders);
     }
 
     /** The key of the tensor on its stage of the old configuration (the same for all its holders). */

@@ -9,7 +9,12 @@ import java.util.List;
  * concatenate in ascending source order) and the padding regions (zero) that complete it.
  */
 public record ShardPlan(int destRank, Device destDevice, String tensor, String key, Shape shape,
-        List<Piece> pieces, List<io.tenplex.ptc.Region> padding) {
+        io.tenplex.ptc.DType dtype, List<Piece> pieces, List<io.tenplex.ptc.Region> padding) {
+
+    /** Bytes of the assembled shard. */
+    public long byteSize() {
+        return shape.volume() * dtype.itemSize();
+    }
 
     /** True when the shard is assembled from several pieces (a merge). */
     public boolean isMerge() {

@@ -1,0 +1,167 @@
+package io.tenplex.transform;
+
+import io.tenplex.ptc.Device;
+import io.tenplex.ptc.Region;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalInt;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Phaser;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
+import java.util.zip.CRC32C;
+
+/**
+ * Executes a plan against ports: for every destination shard it selects, it opens a buffer in the
+ * {@link ShardSink}, reads each piece from the {@link ShardSource} (many pieces in flight, bounded),
+ * verifies the CRC32C the holder vouches for, and writes the piece into place. A piece whose
+ * destination bytes are contiguous is read straight into the destination buffer. A failed read or a
+ * checksum mismatch is retried on the next replica; when every replica fails, execution fails and no
+ * further shard is completed. Kept shards are aliased, not copied.
+ */
+public final class Executor {
+    private final ShardSource source;
+    private final ExecutorService pool;
+    private final int maxInFlight;
+
+    /** @param pool runs the reads; {@code maxInFlight} bounds how many are outstanding */
+    public Executor(ShardSource source, ExecutorService pool, int maxInFlight) {
+        if (maxInFlight < 1) {
+            throw new IllegalArgumentException("maxInFlight must be >= 1");
+        }
+        this.source = source;
+        this.pool = pool;
+        this.maxInFlight = maxInFlight;
+    }
+
+    /** Counters of one run. */
+    private static final class Tally {
+        final AtomicLong local = new AtomicLong();
+        final AtomicLong remote = new AtomicLong();
+        final AtomicInteger retries = new AtomicInteger();
+        final AtomicInteger corrupted = new AtomicInteger();
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+    }
+
+    /**
+     * Assembles the shards of {@code plan} that {@code mine} selects (e.g. those whose destination
+     * device is on this worker).
+     *
+     * @throws ExecutionFailedException when some piece could not be read from any replica
+     */
+    public ExecutionReport run(Plan plan, Predicate<ShardPlan> mine, ShardSink sink)
+            throws ExecutionFailedException, InterruptedException {
+        long t0 = System.nanoTime();
+        Tally tally = new Tally();
+        Semaphore inFlight = new Semaphore(maxInFlight);
+        Phaser tasks = new Phaser(1);
+        int shards = 0;
+        int kept = 0;
+        for (ShardPlan shard : plan.shards()) {
+            if (!mine.test(shard)) {
+                continue;
+            }
+            shards++;
+            if (tally.failure.get() != null) {
+                break;
+            }
+            if (shard.pieces().size() == 1 && shard.pieces().get(0).kind() == Piece.Kind.KEEP) {
+                Piece p = shard.pieces().get(0);
+                sink.keep(shard.destRank(), shard.key(), p.sourceRank(), p.sourceKey());
+                kept++;
+                continue;
+            }
+            ByteBuffer buf = sink.open(shard.destRank(), shard.key(), shard.shape(), shard.byteSize());
+            AtomicInteger left = new AtomicInteger(shard.pieces().size());
+            if (shard.pieces().isEmpty()) {
+                sink.complete(shard.destRank(), shard.key()); // all padding
+                continue;
+            }
+            for (Piece piece : shard.pieces()) {
+                inFlight.acquire();
+                tasks.register();
+                pool.execute(() -> {
+                    try {
+                        if (tally.failure.get() == null) {
+                            fetch(plan, shard, piece, buf, tally);
+                            if (left.decrementAndGet() == 0 && tally.failure.get() == null) {
+                                sink.complete(shard.destRank(), shard.key());
+                            }
+                        }
+                    } catch (Throwable t) {
+                        tally.failure.compareAndSet(null, t);
+                    } finally {
+                        inFlight.release();
+                        tasks.arriveAndDeregister();
+                    }
+                });
+            }
+        }
+        tasks.arriveAndAwaitAdvance();
+        Throwable f = tally.failure.get();
+        if (f instanceof ExecutionFailedException e) {
+            throw e;
+        }
+        if (f != null) {
+            throw new ExecutionFailedException("execution failed: " + f, f);
+        }
+        return new ExecutionReport(shards, kept, tally.local.get(), tally.remote.get(), tally.retries.get(),
+                tally.corrupted.get(), System.nanoTime() - t0);
+    }
+
+    private void fetch(Plan plan, ShardPlan shard, Piece piece, ByteBuffer buf, Tally tally)
+            throws ExecutionFailedException {
+        int item = shard.dtype().itemSize();
+        Region dest = Region.at(piece.destOffset(), piece.source().shape().dims());
+        boolean direct = RegionScatter.isContiguous(dest, shard.shape());
+        int bytes = Math.toIntExact(piece.bytes());
+        List<Integer> order = new ArrayList<>();
+        order.add(piece.sourceRank());
+        for (int r : piece.replicas()) {
+            if (r != piece.sourceRank()) {
+                order.add(r);
+            }
+        }
+        IOException last = null;
+        for (int rank : order) {
+            Device device = plan.sourceDevice(rank);
+            ByteBuffer target;
+            if (direct) {
+                int off = Math.toIntExact(RegionScatter.offset(dest, shard.shape(), item));
+                target = buf.slice(off, bytes);
+            } else {
+                target = ByteBuffer.allocate(bytes);
+            }
+            try {
+                OptionalInt vouched = source.read(rank, device, piece.sourceKey(), piece.source(), target.duplicate());
+                if (vouched.isPresent()) {
+                    CRC32C crc = new CRC32C();
+                    crc.update(target.duplicate());
+                    if ((int) crc.getValue() != vouched.getAsInt()) {
+                        tally.corrupted.incrementAndGet();
+                        tally.retries.incrementAndGet();
+                        last = new IOException("checksum mismatch reading " + piece.sourceKey() + " [" + piece.source()
+                                + "] from rank " + rank + " (" + device + ")");
+                        continue;
+                    }
+                }
+                if (!direct) {
+                    RegionScatter.scatter(target, dest, shard.shape(), buf, item);
+                }
+                (device.worker() == shard.destDevice().worker() ? tally.local : tally.remote).addAndGet(bytes);
+                return;
+            } catch (IOException e) {
+                tally.retries.incrementAndGet();
+                last = e;
+            }
+        }
+        throw new ExecutionFailedException("piece " + piece.sourceKey() + " [" + piece.source() + "] of rank "
+                + shard.destRank() + "'s " + shard.key() + " failed on every replica " + order + ": "
+                + (last == null ? "" : last.getMessage()), last);
+    }
+}

@@ -1,0 +1,19 @@
+package io.tenplex.transform;
+
+import io.tenplex.ptc.Shape;
+import java.nio.ByteBuffer;
+
+/** Port: where a destination's new shards are assembled (a staging area). */
+public interface ShardSink {
+    /**
+     * A zero-filled buffer of {@code bytes} for the new shard {@code key} of {@code rank}; the
+     * executor writes pieces into disjoint parts of it, possibly from several threads.
+     */
+    ByteBuffer open(int rank, String key, Shape shape, long bytes);
+
+    /** The new shard is the source rank's old shard unchanged (a keep): alias it, copy nothing. */
+    void keep(int rank, String key, int sourceRank, String sourceKey);
+
+    /** Every piece of the shard has been written and verified. */
+    void complete(int rank, String key);
+}

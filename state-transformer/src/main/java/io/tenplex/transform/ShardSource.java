@@ -1,0 +1,24 @@
+package io.tenplex.transform;
+
+import io.tenplex.ptc.Device;
+import io.tenplex.ptc.Region;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.OptionalInt;
+
+/**
+ * Port: reads regions of the shards that source ranks hold (a peer daemon over HTTP, the local
+ * store, or a test fake).
+ */
+public interface ShardSource {
+    /**
+     * Reads the row-major bytes of {@code region} (in the shard's own coordinates) of the shard
+     * {@code key} held by {@code rank} on {@code device}, into {@code dst} from its position, exactly
+     * {@code dst.remaining()} bytes.
+     *
+     * @return the CRC32C of those bytes as the holder computed it, to verify the transfer; empty
+     *     when the holder vouches for none
+     * @throws IOException when the holder cannot be reached or answers with an error
+     */
+    OptionalInt read(int rank, Device device, String key, Region region, ByteBuffer dst) throws IOException;
+}

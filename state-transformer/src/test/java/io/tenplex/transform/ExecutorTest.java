@@ -1,0 +1,166 @@
+package io.tenplex.transform;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tenplex.ptc.Device;
+import io.tenplex.ptc.MegatronLayout;
+import io.tenplex.ptc.ParallelConfig;
+import io.tenplex.ptc.Ptc;
+import io.tenplex.ptc.Region;
+import io.tenplex.ptc.Shape;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.Map;
+import java.util.OptionalInt;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.zip.CRC32C;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The executor against in-memory ports (fakes at the edge: a source that serves the reference
+ * interpreter's shards, optionally dead or corrupting, and a sink that collects new shards).
+ */
+class ExecutorTest {
+    private static final MegatronLayout.Shape GPT = MegatronLayout.Shape.gpt(4, 64, 8, 1000, 16);
+    private final ExecutorService pool = Executors.newFixedThreadPool(4);
+
+    @AfterEach
+    void stop() {
+        pool.shutdownNow();
+    }
+
+    static Ptc ptc(int tp, int pp, int dp, int perWorker) {
+        return Ptc.packed(MegatronLayout.model(GPT, pp), ParallelConfig.of(tp, pp, dp), perWorker);
+    }
+
+    /** Serves old shards; ranks in {@code dead} fail, ranks in {@code corruptOnce} flip a byte on first use. */
+    static final class FakeSource implements ShardSource {
+        final Map<Integer, Map<String, ReferenceInterpreter.Bytes>> shards;
+        final Set<Integer> dead = ConcurrentHashMap.newKeySet();
+        final Set<Integer> corruptOnce = ConcurrentHashMap.newKeySet();
+
+        FakeSource(Map<Integer, Map<String, ReferenceInterpreter.Bytes>> shards) {
+            this.shards = shards;
+        }
+
+        @Override
+        public OptionalInt read(int rank, Device device, String key, Region region, ByteBuffer dst) throws IOException {
+            if (dead.contains(rank)) {
+                throw new IOException("connection refused by rank " + rank + " (" + device + ")");
+            }
+            ReferenceInterpreter.Bytes b = shards.get(rank).get(key);
+            int item = (int) (b.data().length / Math.max(1, b.shape().volume()));
+            byte[] out = new byte[(int) (region.volume() * item)];
+            ReferenceInterpreter.copy(b.data(), b.shape(), region, out, region.shape(), new long[region.rank()], item);
+            CRC32C crc = new CRC32C();
+            crc.update(out);
+            if (corruptOnce.remove(rank) && out.length > 0) {
+                out[out.length / 2] ^= 0x40;
+            }
+            dst.put(out);
+            return OptionalInt.of((int) crc.getValue());
+        }
+    }
+
+    /** Collects the new shards; keeps are resolved against the old shards. */
+    static final class FakeSink implements ShardSink {
+        final Map<Integer, Map<String, ReferenceInterpreter.Bytes>> old;
+        final Map<Integer, Map<String, byte[]>> done = new ConcurrentHashMap<>();
+        final Map<String, ByteBuffer> open = new ConcurrentHashMap<>();
+
+        FakeSink(Map<Integer, Map<String, ReferenceInterpreter.Bytes>> old) {
+            this.old = old;
+        }
+
+        @Override
+        public ByteBuffer open(int rank, String key, Shape shape, long bytes) {
+            ByteBuffer b = ByteBuffer.allocateDirect((int) bytes);
+            open.put(rank + "/" + key, b);
+            return b;
+        }
+
+        @Override
+        public void keep(int rank, String key, int sourceRank, String sourceKey) {
+            done.computeIfAbsent(rank, r -> new ConcurrentHashMap<>()).put(key, old.get(sourceRank).get(sourceKey).data());
+        }
+
+        @Override
+        public void complete(int rank, String key) {
+            ByteBuffer b = open.remove(rank + "/" + key);
+            byte[] data = new byte[b.capacity()];
+            b.get(0, data);
+            done.computeIfAbsent(rank, r -> new ConcurrentHashMap<>()).put(key, data);
+        }
+    }
+
+    private void runAndCompare(Ptc from, Ptc to, FakeSource source, ExecutionReportCheck check) throws Exception {
+        Map<String, byte[]> full = ReferenceInterpreter.fullTensors(from, 11);
+        var old = ReferenceInterpreter.shard(from, full);
+        source.shards.putAll(old);
+        FakeSink sink = new FakeSink(old);
+        Plan plan = Planner.plan(from, to);
+        ExecutionReport r = new Executor(source, pool, 3).run(plan, s -> true, sink);
+        var want = ReferenceInterpreter.shard(to, full);
+        for (int rank = 0; rank < to.worldSize(); rank++) {
+            for (var e : want.get(rank).entrySet()) {
+                assertArrayEquals(e.getValue().data(), sink.done.get(rank).get(e.getKey()), rank + " " + e.getKey());
+            }
+        }
+        assertEquals(plan.shards().size(), r.shards());
+        assertEquals(plan.report().interWorker(), r.remoteBytes());
+        check.check(r);
+    }
+
+    interface ExecutionReportCheck {
+        void check(ExecutionReport r);
+    }
+
+    @Test
+    void executesPlans_byteExact_withKeepsAliased() throws Exception {
+        runAndCompare(ptc(2, 2, 2, 4), ptc(4, 1, 2, 4), new FakeSource(new ConcurrentHashMap<>()),
+                r -> assertEquals(0, r.retries()));
+        runAndCompare(ptc(2, 2, 2, 4), ptc(2, 2, 2, 4), new FakeSource(new ConcurrentHashMap<>()),
+                r -> assertEquals(r.shards(), r.kept()));
+        runAndCompare(ptc(4, 1, 2, 4), ptc(1, 4, 1, 2), new FakeSource(new ConcurrentHashMap<>()),
+                r -> assertTrue(r.localBytes() > 0)); // every stage finds all it needs on its own worker
+    }
+
+    @Test
+    void corruptedTransfer_isDetected_andRefetched() throws Exception {
+        FakeSource src = new FakeSource(new ConcurrentHashMap<>());
+        src.corruptOnce.add(4);
+        src.corruptOnce.add(5);
+        runAndCompare(ptc(2, 2, 2, 4), ptc(4, 1, 2, 4), src, r -> {
+            assertEquals(2, r.corrupted());
+            assertTrue(r.retries() >= 2);
+        });
+    }
+
+    @Test
+    void deadPeer_withReplicas_isWorkedAround() throws Exception {
+        FakeSource src = new FakeSource(new ConcurrentHashMap<>());
+        src.dead.add(4); // rank 4 on worker 1; data-parallel replicas of its shards live on rank 6
+        runAndCompare(ptc(2, 2, 2, 4), ptc(4, 1, 2, 4), src, r -> assertTrue(r.retries() > 0));
+    }
+
+    @Test
+    void deadPeer_withoutReplica_failsWithAClearMessage() {
+        Ptc from = ptc(2, 2, 1, 2);
+        Ptc to = ptc(4, 1, 1, 4);
+        var old = ReferenceInterpreter.shard(from, ReferenceInterpreter.fullTensors(from, 3));
+        FakeSource src = new FakeSource(old);
+        src.dead.add(3);
+        FakeSink sink = new FakeSink(old);
+        ExecutionFailedException e = assertThrows(ExecutionFailedException.class,
+                () -> new Executor(src, pool, 2).run(Planner.plan(from, to), s -> true, sink));
+        assertTrue(e.getMessage().contains("failed on every replica [3]"), e.getMessage());
+        assertTrue(e.getMessage().contains("connection refused by rank 3"), e.getMessage());
+    }
+}
