@@ -20,6 +20,8 @@ import java.util.OptionalInt;
 final class Downloads {
     static final String NPY = "application/x-npy";
     static final String CRC_HEADER = "x-tensor-crc32c";
+    /** Asks for {@code x-tensor-crc32c} on any region, computed when the stored block checksums cannot give it. */
+    static final String WANT_CRC_HEADER = "x-want-crc32c";
 
     private Downloads() {
     }
@@ -48,11 +50,13 @@ final class Downloads {
                 h.set(HttpHeaderNames.CONTENT_TYPE, NPY);
             } else {
                 h.set(HttpHeaderNames.CONTENT_TYPE, "application/octet-stream");
-                if (read.isContiguous()) {
-                    OptionalInt crc = ref.crc32c(read.firstOffset(), read.byteSize());
-                    if (crc.isPresent()) {
-                        h.set(CRC_HEADER, Crc32c.hex(crc.getAsInt()));
-                    }
+                OptionalInt crc = read.isContiguous() ? ref.crc32c(read.firstOffset(), read.byteSize())
+                        : OptionalInt.empty();
+                if (crc.isEmpty() && Exchange.truthy(ex.header(WANT_CRC_HEADER))) {
+                    crc = OptionalInt.of(computeCrc(ref, meta, region)); // one pass over the region's memory
+                }
+                if (crc.isPresent()) {
+                    h.set(CRC_HEADER, Crc32c.hex(crc.getAsInt()));
                 }
             }
             ex.respondStream(HttpResponseStatus.OK, h, length,
@@ -61,6 +65,25 @@ final class Downloads {
             ref.close();
             throw e;
         }
+    }
+
+    private static int computeCrc(DataRef ref, TensorMeta meta, Region region) {
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        RegionRead again = new RegionRead(ref, meta, region);
+        java.nio.ByteBuffer scratch = null;
+        while (again.remaining() > 0) {
+            if (again.nextIsView()) {
+                crc.update(again.nextView(1 << 24));
+            } else {
+                if (scratch == null) {
+                    scratch = java.nio.ByteBuffer.allocate(1 << 20);
+                }
+                scratch.clear();
+                again.copy(scratch);
+                crc.update(scratch.flip());
+            }
+        }
+        return (int) crc.getValue();
     }
 
     /** Streams the whole content of a file (or sidecar), with extra headers. */

@@ -79,6 +79,12 @@ class RestServerTest {
         HttpResponse<byte[]> cols = send("GET", "/query?path=/job/a/w.numpy.ndarray&range=:,2:", null, null);
         assertEquals("3,2", cols.headers().firstValue("x-tensor-dims").orElseThrow());
         assertArrayEquals(floats(2, 3, 6, 7, 10, 11), cols.body());
+        assertTrue(q.headers().firstValue("x-tensor-crc32c").isEmpty(), "a strided read has no stored checksum");
+        HttpRequest want = HttpRequest.newBuilder(URI.create(base + "/api/v1/tensors/job/a/w.numpy.ndarray?range=1:3,1:3"))
+                .header("x-want-crc32c", "1").build();
+        HttpResponse<byte[]> withCrc = http.send(want, BodyHandlers.ofByteArray());
+        assertEquals(Crc32c.hex(Crc32c.of(ByteBuffer.wrap(floats(5, 6, 9, 10)))),
+                withCrc.headers().firstValue("x-tensor-crc32c").orElseThrow());
         HttpResponse<byte[]> whole = send("GET", "/query?path=/job/a/w.numpy.ndarray", "x-tensor", null);
         assertArrayEquals(Fixtures.iota32(12), whole.body());
         assertEquals(Crc32c.hex(Crc32c.of(ByteBuffer.wrap(Fixtures.iota32(12)))),
