@@ -76,7 +76,7 @@ public final class Executor {
                 kept++;
                 continue;
             }
-            ByteBuffer buf = sink.open(shard.destRank(), shard.key(), shard.shape(), shard.byteSize());
+            ByteBuffer buf = sink.open(shard.destRank(), shard.key(), shard.shape(), shard.dtype());
             AtomicInteger left = new AtomicInteger(shard.pieces().size());
             if (shard.pieces().isEmpty()) {
                 sink.complete(shard.destRank(), shard.key()); // all padding

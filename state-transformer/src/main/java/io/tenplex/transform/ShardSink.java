@@ -1,5 +1,6 @@
 package io.tenplex.transform;
 
+import io.tenplex.ptc.DType;
 import io.tenplex.ptc.Shape;
 import java.nio.ByteBuffer;
 
@@ -9,7 +10,7 @@ public interface ShardSink {
      * A zero-filled buffer of {@code bytes} for the new shard {@code key} of {@code rank}; the
      * executor writes pieces into disjoint parts of it, possibly from several threads.
      */
-    ByteBuffer open(int rank, String key, Shape shape, long bytes);
+    ByteBuffer open(int rank, String key, Shape shape, DType dtype);
 
     /** The new shard is the source rank's old shard unchanged (a keep): alias it, copy nothing. */
     void keep(int rank, String key, int sourceRank, String sourceKey);

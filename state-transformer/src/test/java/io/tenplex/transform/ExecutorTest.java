@@ -80,8 +80,8 @@ class ExecutorTest {
         }
 
         @Override
-        public ByteBuffer open(int rank, String key, Shape shape, long bytes) {
-            ByteBuffer b = ByteBuffer.allocateDirect((int) bytes);
+        public ByteBuffer open(int rank, String key, Shape shape, io.tenplex.ptc.DType dtype) {
+            ByteBuffer b = ByteBuffer.allocateDirect((int) (shape.volume() * dtype.itemSize()));
             open.put(rank + "/" + key, b);
             return b;
         }

@@ -13,15 +13,15 @@ import java.util.Random;
  * The oracle: shards plain in-memory tensors under a PTC, and applies a plan to such shards. Used
  * to check that applying a plan gives exactly what sharding directly under the new PTC gives.
  */
-final class ReferenceInterpreter {
+public final class ReferenceInterpreter {
     private ReferenceInterpreter() {
     }
 
     /** A shard's bytes with its shape. */
-    record Bytes(Shape shape, byte[] data) {}
+    public record Bytes(Shape shape, byte[] data) {}
 
     /** Random full tensors (logical shapes) for every tensor of the PTC's model, from a seed; tied copies equal their original. */
-    static Map<String, byte[]> fullTensors(Ptc ptc, long seed) {
+    public static Map<String, byte[]> fullTensors(Ptc ptc, long seed) {
         Random r = new Random(seed);
         Map<String, byte[]> out = new LinkedHashMap<>();
         for (TensorSpec t : ptc.model().tensors()) {
@@ -37,7 +37,7 @@ final class ReferenceInterpreter {
     }
 
     /** Shards full tensors directly under a PTC: rank -> key -> bytes (padding zero). */
-    static Map<Integer, Map<String, Bytes>> shard(Ptc ptc, Map<String, byte[]> full) {
+    public static Map<Integer, Map<String, Bytes>> shard(Ptc ptc, Map<String, byte[]> full) {
         Map<Integer, Map<String, Bytes>> out = new HashMap<>();
         for (int rank = 0; rank < ptc.worldSize(); rank++) {
             Map<String, Bytes> m = new LinkedHashMap<>();
@@ -57,7 +57,7 @@ final class ReferenceInterpreter {
     }
 
     /** Applies a plan to shards held under the old PTC; returns the shards of the new one. */
-    static Map<Integer, Map<String, Bytes>> apply(Plan plan, Map<Integer, Map<String, Bytes>> old, Ptc to) {
+    public static Map<Integer, Map<String, Bytes>> apply(Plan plan, Map<Integer, Map<String, Bytes>> old, Ptc to) {
         Map<Integer, Map<String, Bytes>> out = new HashMap<>();
         for (ShardPlan s : plan.shards()) {
             int item = to.model().tensor(s.tensor()).dtype().itemSize();
@@ -87,7 +87,7 @@ final class ReferenceInterpreter {
     }
 
     /** Copies {@code region} of {@code src} to {@code dstOffset} of {@code dst}, run by run (last dimension). */
-    static void copy(byte[] src, Shape srcShape, Region region, byte[] dst, Shape dstShape, long[] dstOffset, int item) {
+    public static void copy(byte[] src, Shape srcShape, Region region, byte[] dst, Shape dstShape, long[] dstOffset, int item) {
         if (region.isEmpty()) {
             return;
         }

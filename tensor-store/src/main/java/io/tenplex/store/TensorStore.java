@@ -196,6 +196,26 @@ public final class TensorStore implements AutoCloseable {
         }
     }
 
+    /**
+     * Publishes the bytes of the file or tensor at {@code from} also under {@code to}, without copying
+     * (both names share the memory until one is replaced or deleted).
+     */
+    public void link(StorePath from, StorePath to, boolean replace) {
+        Data d;
+        lock.readLock().lock();
+        try {
+            Node n = lookupLocked(from);
+            if (!(n instanceof Data data)) {
+                throw StoreException.notFound("no file or tensor at " + from);
+            }
+            d = data;
+            d.blob.retain();
+        } finally {
+            lock.readLock().unlock();
+        }
+        putAll(List.of(new Put(to, d.meta, d.blob, d.sums)), replace);
+    }
+
     /** Creates a directory and its missing parents; existing directories are fine. */
     public void mkdirs(StorePath path) {
         lock.writeLock().lock();

@@ -1,0 +1,23 @@
+package io.tenplex.adapters;
+
+import io.tenplex.store.StorePath;
+
+/** Where a job's shards live in a daemon's namespace. */
+public record JobPaths(String job) {
+    public JobPaths {
+        StorePath.parse("/job/" + job); // validates the name
+        if (job.contains("/")) {
+            throw new IllegalArgumentException("job name '" + job + "' must not contain '/'");
+        }
+    }
+
+    /** A saved shard: {@code /job/<job>/save/<rank>/<key>}. */
+    public StorePath saved(int rank, String key) {
+        return StorePath.parse("/job/" + job + "/save/" + rank + "/" + key);
+    }
+
+    /** A transformed shard while staged: {@code /job/<job>/staging/<plan>/load/<rank>/<key>}. */
+    public StorePath staged(String plan, int rank, String key) {
+        return StorePath.parse("/job/" + job + "/staging/" + plan + "/load/" + rank + "/" + key);
+    }
+}
