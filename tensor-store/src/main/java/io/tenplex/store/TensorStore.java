@@ -216,6 +216,48 @@ public final class TensorStore implements AutoCloseable {
         putAll(List.of(new Put(to, d.meta, d.blob, d.sums)), replace);
     }
 
+    /**
+     * Moves the entry at {@code from} to {@code to} in one step, replacing whatever {@code to} held
+     * (a whole directory tree included): readers see the old tree or the new one, never a mix. This
+     * is how a staged generation becomes the one training loads.
+     *
+     * @throws StoreException not found when {@code from} is missing; conflict when {@code to} is
+     *     inside {@code from} or an ancestor of {@code to} is not a directory
+     */
+    public void move(StorePath from, StorePath to) {
+        if (from.isRoot() || to.isRoot() || isAncestor(from, to) || from.equals(to)) {
+            throw StoreException.conflict("cannot move " + from + " to " + to);
+        }
+        List<Blob> toRelease = new ArrayList<>();
+        lock.writeLock().lock();
+        try {
+            Node node = lookupLocked(from);
+            if (node == null) {
+                throw StoreException.notFound("node not exist: " + from);
+            }
+            Node at = root;
+            for (String part : to.parent().parts()) {
+                Node next = ((Dir) at).children.get(part);
+                if (next instanceof Data d) {
+                    throw StoreException.conflict(to.parent() + " is a " + kind(d) + ", not a directory");
+                }
+                if (next == null) {
+                    break;
+                }
+                at = next;
+            }
+            Dir target = mkdirsLocked(to.parent());
+            ((Dir) lookupLocked(from.parent())).children.remove(from.name());
+            Node old = target.children.put(to.name(), node);
+            if (old != null) {
+                collect(old, toRelease, new long[3]);
+            }
+        } finally {
+            lock.writeLock().unlock();
+            toRelease.forEach(Blob::release);
+        }
+    }
+
     /** Creates a directory and its missing parents; existing directories are fine. */
     public void mkdirs(StorePath path) {
         lock.writeLock().lock();

@@ -95,6 +95,30 @@ class TensorStoreTest {
     }
 
     @Test
+    void move_replacesAWholeTree_atomically_andFreesTheOld() {
+        putF32(store, "/j/load/0/w", 4);
+        putF32(store, "/j/load/1/w", 4);
+        putF32(store, "/j/staging/p/load/0/w", 8);
+        store.move(StorePath.parse("/j/staging/p/load"), StorePath.parse("/j/load"));
+        assertEquals(List.of("/j/load/0/w"), names(store.walk(StorePath.parse("/j/load"), false)));
+        assertEquals(32, store.stat(StorePath.parse("/j/load/0/w")).orElseThrow().size());
+        assertEquals(32, store.allocator().usedBytes());
+        assertEquals(StoreException.Kind.NOT_FOUND, assertThrows(StoreException.class,
+                () -> store.move(StorePath.parse("/j/staging/p/load"), StorePath.parse("/j/load"))).kind());
+        assertEquals(StoreException.Kind.CONFLICT, assertThrows(StoreException.class,
+                () -> store.move(StorePath.parse("/j"), StorePath.parse("/j/load/x"))).kind());
+    }
+
+    @Test
+    void link_sharesBytesWithoutCopying() {
+        putF32(store, "/a", 4);
+        store.link(StorePath.parse("/a"), StorePath.parse("/b/c"), false);
+        assertEquals(16, store.allocator().usedBytes());
+        store.delete(StorePath.parse("/a"));
+        assertArrayEquals(Fixtures.iota32(4), readAll(store, "/b/c"));
+    }
+
+    @Test
     void budget_exceeded_leavesStoreUnchanged() {
         TensorStore small = new TensorStore(new Allocator(100), 64);
         putFile(small, "/a", new byte[60], false);
