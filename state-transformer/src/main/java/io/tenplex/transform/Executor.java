@@ -56,16 +56,24 @@ public final class Executor {
      */
     public ExecutionReport run(Plan plan, Predicate<ShardPlan> mine, ShardSink sink)
             throws ExecutionFailedException, InterruptedException {
+        return run(plan.shards().stream().filter(mine).toList(), plan::sourceDevice, sink, new AtomicLong());
+    }
+
+    /**
+     * Assembles the given destination shards (one worker's part of a plan).
+     *
+     * @param sourceDevice the device of every old rank
+     * @param progress advanced by the bytes of every piece written or kept
+     */
+    public ExecutionReport run(List<ShardPlan> part, java.util.function.IntFunction<Device> sourceDevice, ShardSink sink,
+            AtomicLong progress) throws ExecutionFailedException, InterruptedException {
         long t0 = System.nanoTime();
         Tally tally = new Tally();
         Semaphore inFlight = new Semaphore(maxInFlight);
         Phaser tasks = new Phaser(1);
         int shards = 0;
         int kept = 0;
-        for (ShardPlan shard : plan.shards()) {
-            if (!mine.test(shard)) {
-                continue;
-            }
+        for (ShardPlan shard : part) {
             shards++;
             if (tally.failure.get() != null) {
                 break;
@@ -73,6 +81,7 @@ public final class Executor {
             if (shard.pieces().size() == 1 && shard.pieces().get(0).kind() == Piece.Kind.KEEP) {
                 Piece p = shard.pieces().get(0);
                 sink.keep(shard.destRank(), shard.key(), p.sourceRank(), p.sourceKey());
+                progress.addAndGet(p.bytes());
                 kept++;
                 continue;
             }
@@ -88,7 +97,8 @@ public final class Executor {
                 pool.execute(() -> {
                     try {
                         if (tally.failure.get() == null) {
-                            fetch(plan, shard, piece, buf, tally);
+                            fetch(sourceDevice, shard, piece, buf, tally);
+                            progress.addAndGet(piece.bytes());
                             if (left.decrementAndGet() == 0 && tally.failure.get() == null) {
                                 sink.complete(shard.destRank(), shard.key());
                             }
@@ -114,7 +124,8 @@ public final class Executor {
                 tally.corrupted.get(), System.nanoTime() - t0);
     }
 
-    private void fetch(Plan plan, ShardPlan shard, Piece piece, ByteBuffer buf, Tally tally)
+    private void fetch(java.util.function.IntFunction<Device> sourceDevice, ShardPlan shard, Piece piece, ByteBuffer buf,
+            Tally tally)
             throws ExecutionFailedException {
         int item = shard.dtype().itemSize();
         Region dest = Region.at(piece.destOffset(), piece.source().shape().dims());
@@ -129,7 +140,7 @@ public final class Executor {
         }
         IOException last = null;
         for (int rank : order) {
-            Device device = plan.sourceDevice(rank);
+            Device device = sourceDevice.apply(rank);
             ByteBuffer target;
             if (direct) {
                 int off = Math.toIntExact(RegionScatter.offset(dest, shard.shape(), item));

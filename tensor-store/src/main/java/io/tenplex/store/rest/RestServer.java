@@ -78,6 +78,11 @@ public final class RestServer implements AutoCloseable {
         return addr;
     }
 
+    /** Adds a route for every path starting with {@code prefix} (before the built-in {@code /api/v1} routes). */
+    public void addControl(String prefix, ControlHandler handler) {
+        router.addControl(prefix, handler);
+    }
+
     public int port() {
         return ((InetSocketAddress) channel.localAddress()).getPort();
     }

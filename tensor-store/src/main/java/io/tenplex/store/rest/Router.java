@@ -7,6 +7,11 @@ import java.util.Map;
 
 /** Maps a request to its call. Route labels (a fixed vocabulary) name routes in logs and metrics. */
 final class Router {
+    private final java.util.Map<String, ControlHandler> controls = new java.util.concurrent.ConcurrentHashMap<>();
+
+    void addControl(String prefix, ControlHandler handler) {
+        controls.put(prefix, handler);
+    }
 
     static String routeLabel(String path) {
         return switch (path) {
@@ -21,7 +26,7 @@ final class Router {
                     int slash = rest.indexOf('/');
                     String res = slash < 0 ? rest : rest.substring(0, slash);
                     yield switch (res) {
-                        case "tensors", "files", "dirs", "stat", "checksums" -> res;
+                        case "tensors", "files", "dirs", "stat", "checksums", "jobs" -> res;
                         default -> "unknown";
                     };
                 }
@@ -48,6 +53,11 @@ final class Router {
                 return Call.of(e -> e.respondJson(HttpResponseStatus.OK, Map.of("status", "ok")));
             default:
                 break;
+        }
+        for (java.util.Map.Entry<String, ControlHandler> c : controls.entrySet()) {
+            if (path.startsWith(c.getKey())) {
+                return new ControlCall(c.getValue());
+            }
         }
         if (path.startsWith(ApiRoutes.PREFIX)) {
             String rest = path.substring(ApiRoutes.PREFIX.length());

@@ -1,0 +1,225 @@
+package io.tenplex.adapters;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.ptc.Device;
+import io.tenplex.ptc.Model;
+import io.tenplex.ptc.ModelSpecJson;
+import io.tenplex.ptc.ParallelConfig;
+import io.tenplex.ptc.Ptc;
+import io.tenplex.ptc.RankLayout;
+import io.tenplex.ptc.StageMap;
+import io.tenplex.store.DataRef;
+import io.tenplex.store.StoreException;
+import io.tenplex.store.StorePath;
+import io.tenplex.store.TensorStore;
+import io.tenplex.store.control.WorkerPlan;
+import io.tenplex.store.memory.BlobWriter;
+import io.tenplex.store.peer.PeerClient;
+import io.tenplex.store.rest.ControlHandler;
+import io.tenplex.transform.Plan;
+import io.tenplex.transform.Planner;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.http.HttpClient;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A daemon's job routes under {@code /api/v1/jobs/<job>/}: the scheduler-facing
+ * {@code reconfigure} (this daemon coordinates) and the daemon-to-daemon parts of a plan
+ * ({@code parts}, {@code parts/<id>/prepare|commit|abort}, protobuf bodies).
+ */
+public final class JobService implements ControlHandler, AutoCloseable {
+    public static final String PREFIX = "/api/v1/jobs/";
+
+    private final TensorStore store;
+    private final PeerClient peers;
+    private final ExecutorService readers = Executors.newFixedThreadPool(8, named("tenplex-fetch"));
+    private final ExecutorService background = Executors.newCachedThreadPool(named("tenplex-job"));
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final ObjectMapper json = new ObjectMapper();
+    private final Map<String, PartRunner> parts = new ConcurrentHashMap<>();
+    private final Map<String, Reconfiguration> reconfigurations = new ConcurrentHashMap<>();
+    private final AtomicInteger ids = new AtomicInteger();
+    private final Duration timeout;
+
+    public JobService(TensorStore store, PeerClient peers, Duration timeout) {
+        this.store = store;
+        this.peers = peers;
+        this.timeout = timeout;
+    }
+
+    private static java.util.concurrent.ThreadFactory named(String name) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, name + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    @Override
+    public CompletableFuture<Response> handle(Request req) {
+        try {
+            String[] p = req.path().substring(PREFIX.length()).split("/");
+            String job = p[0];
+            new JobPaths(job);
+            String what = p.length > 1 ? p[1] : "";
+            boolean post = req.method().equals("POST");
+            if (what.equals("reconfigure") && p.length == 2 && post) {
+                return CompletableFuture.completedFuture(reconfigure(job, req));
+            }
+            if (what.equals("reconfigurations") && p.length == 3 && req.method().equals("GET")) {
+                Reconfiguration r = reconfigurations.get(job + "/" + p[2]);
+                if (r == null) {
+                    throw StoreException.notFound("no reconfiguration " + p[2] + " of job " + job);
+                }
+                CompletableFuture<Void> ready = "true".equals(req.param("wait"))
+                        ? r.finished().completeOnTimeout(null, 10, TimeUnit.MINUTES) : CompletableFuture.completedFuture(null);
+                return ready.thenApply(v -> jsonResponse(200, r.describe()));
+            }
+            if (what.equals("parts") && p.length == 2 && post) {
+                WorkerPlan wp = WorkerPlan.parseFrom(req.body());
+                if (!wp.getJob().equals(job)) {
+                    throw new IllegalArgumentException("part of job " + wp.getJob() + " posted to job " + job);
+                }
+                PartRunner part = parts.computeIfAbsent(job + "/" + wp.getPlanId(),
+                        k -> new PartRunner(wp, store, peers, readers, background, http)); // idempotent
+                return CompletableFuture.completedFuture(proto(202, part.status().toByteArray()));
+            }
+            if (what.equals("parts") && p.length >= 3) {
+                PartRunner part = parts.get(job + "/" + p[2]);
+                if (part == null) {
+                    throw StoreException.notFound("no part of plan " + p[2] + " of job " + job + " on this daemon");
+                }
+                String action = p.length == 4 ? p[3] : "";
+                return switch (action) {
+                    case "" -> CompletableFuture.completedFuture(proto(200, part.status().toByteArray()));
+                    case "prepare" -> part.prepared().thenApply(s -> proto(200, s.toByteArray()));
+                    case "commit" -> CompletableFuture.completedFuture(proto(200, part.commit().toByteArray()));
+                    case "abort" -> CompletableFuture.completedFuture(proto(200, part.abort().toByteArray()));
+                    default -> throw StoreException.notFound("no action '" + action + "' on a plan part");
+                };
+            }
+            throw StoreException.notFound("no job route " + req.method() + " " + req.path());
+        } catch (IOException e) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException("bad control message: " + e.getMessage()));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private static Response proto(int status, byte[] body) {
+        return new Response(status, Reconfiguration.PROTOBUF, body);
+    }
+
+    private Response jsonResponse(int status, Object o) {
+        return new Response(status, "application/json", Reconfiguration.json(json, o).getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * {@code POST /api/v1/jobs/<job>/reconfigure} with JSON: {@code model} (a model spec; omitted: the
+     * one stored with the job), {@code from} and {@code to} (each {@code tp, pp, dp}, optional
+     * {@code ep}, and either {@code devicesPerWorker} with {@code firstWorker} or {@code devices} as
+     * [worker, local] pairs), {@code daemons} (worker to host:port) and {@code step}. With
+     * {@code ?dryRun=true} only the plan's summary comes back.
+     */
+    private Response reconfigure(String job, Request req) throws IOException {
+        JsonNode body = json.readTree(req.body());
+        if (body == null || !body.isObject()) {
+            throw new IllegalArgumentException("reconfigure needs a JSON object body");
+        }
+        Model model = model(job, body);
+        Ptc from = ptc(model, body.path("from"), "from");
+        Ptc to = ptc(model, body.path("to"), "to");
+        Plan plan = Planner.plan(from, to);
+        if ("true".equals(req.param("dryRun"))) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("from", plan.from().toString());
+            m.put("to", plan.to().toString());
+            m.put("shards", plan.shards().size());
+            m.put("report", plan.report().toString());
+            m.put("plan", plan.toString().lines().limit(40).toList());
+            return jsonResponse(200, m);
+        }
+        Map<Integer, InetSocketAddress> daemons = new HashMap<>();
+        for (Iterator<Map.Entry<String, JsonNode>> it = body.path("daemons").fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            daemons.put(Integer.parseInt(e.getKey()), PartRunner.address(e.getValue().asText()));
+        }
+        String id = "p" + ids.incrementAndGet() + "-" + Long.toHexString(System.nanoTime() & 0xffffff);
+        Reconfiguration r = new Reconfiguration(job, id, plan, from, daemons, body.path("step").asLong(0), http, timeout);
+        reconfigurations.put(job + "/" + id, r);
+        r.start(background);
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("plan", id);
+        m.put("status", PREFIX + job + "/reconfigurations/" + id);
+        return jsonResponse(202, m);
+    }
+
+    private Model model(String job, JsonNode body) throws IOException {
+        StorePath stored = StorePath.parse("/job/" + job + "/model.json");
+        if (body.has("model")) {
+            String spec = json.writeValueAsString(body.get("model"));
+            Model m = ModelSpecJson.parse(spec);
+            byte[] b = spec.getBytes(StandardCharsets.UTF_8);
+            BlobWriter w = BlobWriter.allocate(store.allocator(), b.length, store.checksumBlock());
+            w.append(ByteBuffer.wrap(b));
+            store.putFile(stored, w.take(), w.checksums(), true); // kept for later reconfigurations
+            return m;
+        }
+        try (DataRef ref = store.open(stored)) {
+            ByteBuffer b = ByteBuffer.allocate((int) ref.size());
+            ref.copyTo(0, ref.size(), b);
+            return ModelSpecJson.parse(new String(b.array(), StandardCharsets.UTF_8));
+        } catch (StoreException e) {
+            throw new IllegalArgumentException("no model in the request and none stored with job " + job);
+        }
+    }
+
+    private static Ptc ptc(Model model, JsonNode c, String which) {
+        if (!c.isObject()) {
+            throw new IllegalArgumentException("missing \"" + which + "\" configuration");
+        }
+        ParallelConfig config = new ParallelConfig(c.path("tp").asInt(1), c.path("pp").asInt(1), c.path("dp").asInt(1),
+                c.path("ep").asInt(1), false);
+        List<Device> devices;
+        if (c.has("devices")) {
+            devices = new ArrayList<>();
+            for (JsonNode d : c.get("devices")) {
+                devices.add(new Device(d.get(0).asInt(), d.get(1).asInt()));
+            }
+        } else {
+            int g = c.path("devicesPerWorker").asInt(0);
+            if (g < 1) {
+                throw new IllegalArgumentException("\"" + which + "\" needs devicesPerWorker or devices");
+            }
+            devices = new ArrayList<>();
+            int first = c.path("firstWorker").asInt(0);
+            for (Device d : Ptc.packedDevices(config.worldSize(), g)) {
+                devices.add(new Device(d.worker() + first, d.local()));
+            }
+        }
+        return new Ptc(model, config, RankLayout.MEGATRON, StageMap.uniform(model.layers(), config.pp()), devices);
+    }
+
+    @Override
+    public void close() {
+        readers.shutdownNow();
+        background.shutdownNow();
+    }
+}

@@ -1,0 +1,182 @@
+package io.tenplex.adapters;
+
+import io.tenplex.store.StoreException;
+import io.tenplex.store.StorePath;
+import io.tenplex.store.TensorStore;
+import io.tenplex.store.control.PartStatus;
+import io.tenplex.store.control.ValueCopy;
+import io.tenplex.store.control.WorkerPlan;
+import io.tenplex.store.memory.BlobWriter;
+import io.tenplex.store.peer.PeerClient;
+import io.tenplex.transform.ExecutionReport;
+import io.tenplex.transform.Executor;
+import io.tenplex.transform.ShardPlan;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One daemon's part of a reconfiguration: executes its shards into staging, then waits for the
+ * coordinator's commit (staging becomes {@code /job/<job>/load}, atomically) or abort (staging is
+ * deleted). Commit and abort are idempotent; a failed part leaves no staging behind and the
+ * previous generation untouched.
+ */
+final class PartRunner {
+    enum State { EXECUTING, PREPARED, FAILED, COMMITTED, ABORTED }
+
+    private final WorkerPlan wp;
+    private final TensorStore store;
+    private final JobPaths paths;
+    private final AtomicLong done = new AtomicLong();
+    private final long total;
+    private final CompletableFuture<Void> executed;
+    private volatile State state = State.EXECUTING;
+    private volatile String error = "";
+    private volatile ExecutionReport report;
+
+    PartRunner(WorkerPlan wp, TensorStore store, PeerClient peers, ExecutorService readers, ExecutorService background,
+            HttpClient http) {
+        this.wp = wp;
+        this.store = store;
+        this.paths = new JobPaths(wp.getJob());
+        List<ShardPlan> shards = PlanCodec.shards(wp);
+        this.total = shards.stream().mapToLong(s -> s.pieces().stream().mapToLong(p -> p.bytes()).sum()).sum();
+        Map<Integer, InetSocketAddress> daemons = new HashMap<>();
+        wp.getDaemonsMap().forEach((w, a) -> daemons.put(w, address(a)));
+        StoreSource source = new StoreSource(store, wp.getWorker(), paths,
+                new PeerSource(peers, daemons, paths, Duration.ofSeconds(60)));
+        StagingSink sink = new StagingSink(store, paths, wp.getPlanId());
+        this.executed = CompletableFuture.runAsync(() -> {
+            try {
+                report = new Executor(source, readers, 16).run(shards,
+                        r -> PlanCodec.device(wp.getSourceDevices(r)), sink, done);
+                copyValues(daemons, http);
+                synchronized (this) {
+                    if (state == State.EXECUTING) {
+                        state = State.PREPARED;
+                        return;
+                    }
+                }
+                dropStaging(); // aborted while executing
+            } catch (Exception e) {
+                sink.abort();
+                dropStaging();
+                error = e.getMessage() == null ? e.toString() : e.getMessage();
+                state = State.FAILED;
+                if (e instanceof InterruptedException) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }, background);
+    }
+
+    static InetSocketAddress address(String hostPort) {
+        int colon = hostPort.lastIndexOf(':');
+        if (colon < 0) {
+            throw new IllegalArgumentException("daemon address '" + hostPort + "' is not host:port");
+        }
+        return new InetSocketAddress(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)));
+    }
+
+    /** Non-tensor values: linked when saved on this worker, else fetched whole from the holder's daemon. */
+    private void copyValues(Map<Integer, InetSocketAddress> daemons, HttpClient http) throws IOException,
+            InterruptedException {
+        for (ValueCopy v : wp.getValuesList()) {
+            StorePath from = paths.saved(v.getSourceRank(), v.getKey());
+            StorePath to = paths.staged(wp.getPlanId(), v.getDestRank(), v.getKey());
+            int holder = wp.getSourceDevices(v.getSourceRank()).getWorker();
+            if (holder == wp.getWorker()) {
+                store.link(from, to, true);
+                continue;
+            }
+            InetSocketAddress a = daemons.get(holder);
+            HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(URI.create("http://" + a.getHostString() + ":"
+                    + a.getPort() + "/api/v1/files" + from)).build(), HttpResponse.BodyHandlers.ofByteArray());
+            if (r.statusCode() != 200) {
+                throw new IOException("value " + v.getKey() + " of rank " + v.getSourceRank() + " from " + a + ": "
+                        + r.statusCode() + " " + new String(r.body(), StandardCharsets.UTF_8).strip());
+            }
+            BlobWriter w = BlobWriter.allocate(store.allocator(), r.body().length, store.checksumBlock());
+            w.append(ByteBuffer.wrap(r.body()));
+            store.putFile(to, w.take(), w.checksums(), true);
+        }
+    }
+
+    private StorePath staging() {
+        return StorePath.parse("/job/" + wp.getJob() + "/staging/" + wp.getPlanId());
+    }
+
+    private void dropStaging() {
+        try {
+            store.delete(staging());
+        } catch (StoreException e) {
+            // nothing staged
+        }
+    }
+
+    /** Completes when execution has ended (prepared or failed). */
+    CompletableFuture<PartStatus> prepared() {
+        return executed.handle((v, t) -> status());
+    }
+
+    /** Switches {@code /job/<job>/load} to the staged generation and records the step. */
+    synchronized PartStatus commit() {
+        if (state == State.COMMITTED) {
+            return status();
+        }
+        if (state != State.PREPARED) {
+            throw StoreException.conflict("cannot commit plan " + wp.getPlanId() + " in state "
+                    + state.name().toLowerCase(java.util.Locale.ROOT) + (error.isEmpty() ? "" : ": " + error));
+        }
+        StorePath staged = StorePath.parse(staging() + "/load");
+        StorePath load = StorePath.parse("/job/" + wp.getJob() + "/load");
+        if (store.stat(staged).isPresent()) {
+            store.move(staged, load);
+        }
+        byte[] step = Long.toString(wp.getStep()).getBytes(StandardCharsets.US_ASCII);
+        BlobWriter w = BlobWriter.allocate(store.allocator(), step.length, store.checksumBlock());
+        w.append(ByteBuffer.wrap(step));
+        store.putFile(StorePath.parse("/job/" + wp.getJob() + "/iter"), w.take(), w.checksums(), true);
+        dropStaging();
+        state = State.COMMITTED;
+        return status();
+    }
+
+    /** Drops the staged generation; the previous one stays as it was. */
+    synchronized PartStatus abort() {
+        if (state == State.COMMITTED) {
+            throw StoreException.conflict("plan " + wp.getPlanId() + " is already committed");
+        }
+        if (state != State.EXECUTING) {
+            dropStaging();
+        }
+        if (state != State.FAILED) {
+            state = State.ABORTED; // an execution still running cleans up when it ends
+        }
+        return status();
+    }
+
+    PartStatus status() {
+        PartStatus.Builder b = PartStatus.newBuilder().setPlanId(wp.getPlanId())
+                .setState(state.name().toLowerCase(java.util.Locale.ROOT)).setError(error).setBytesTotal(total)
+                .setBytesDone(done.get());
+        ExecutionReport r = report;
+        if (r != null) {
+            b.setLocalBytes(r.localBytes()).setRemoteBytes(r.remoteBytes()).setRetries(r.retries())
+                    .setCorrupted(r.corrupted()).setExecuteNanos(r.nanos());
+        }
+        return b.build();
+    }
+}

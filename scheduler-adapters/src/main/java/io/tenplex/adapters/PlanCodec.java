@@ -1,0 +1,115 @@
+package io.tenplex.adapters;
+
+import io.tenplex.ptc.DType;
+import io.tenplex.ptc.IndexRange;
+import io.tenplex.ptc.Region;
+import io.tenplex.ptc.Shape;
+import io.tenplex.store.control.Range;
+import io.tenplex.store.control.Shard;
+import io.tenplex.store.control.WorkerPlan;
+import io.tenplex.transform.Piece;
+import io.tenplex.transform.Plan;
+import io.tenplex.transform.ShardPlan;
+import io.tenplex.transform.ValueCopy;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** A plan's part for one worker, as the protobuf message daemons exchange, and back. */
+final class PlanCodec {
+    private PlanCodec() {
+    }
+
+    static WorkerPlan encode(String job, String planId, int worker, Plan plan, int sourceRanks,
+            Map<Integer, InetSocketAddress> daemons, long step) {
+        WorkerPlan.Builder b = WorkerPlan.newBuilder().setJob(job).setPlanId(planId).setWorker(worker).setStep(step);
+        for (ShardPlan s : plan.shards()) {
+            if (s.destDevice().worker() == worker) {
+                b.addShards(shard(s));
+            }
+        }
+        for (ValueCopy v : plan.values()) {
+            if (plan.shards().stream().anyMatch(s -> s.destRank() == v.destRank() && s.destDevice().worker() == worker)) {
+                b.addValues(io.tenplex.store.control.ValueCopy.newBuilder().setDestRank(v.destRank()).setKey(v.key())
+                        .setSourceRank(v.sourceRank()));
+            }
+        }
+        for (int r = 0; r < sourceRanks; r++) {
+            b.addSourceDevices(device(plan.sourceDevice(r)));
+        }
+        daemons.forEach((w, a) -> b.putDaemons(w, a.getHostString() + ":" + a.getPort()));
+        return b.build();
+    }
+
+    private static io.tenplex.store.control.Device device(io.tenplex.ptc.Device d) {
+        return io.tenplex.store.control.Device.newBuilder().setWorker(d.worker()).setLocal(d.local()).build();
+    }
+
+    static io.tenplex.ptc.Device device(io.tenplex.store.control.Device d) {
+        return new io.tenplex.ptc.Device(d.getWorker(), d.getLocal());
+    }
+
+    private static io.tenplex.store.control.Region region(Region r) {
+        io.tenplex.store.control.Region.Builder b = io.tenplex.store.control.Region.newBuilder();
+        for (IndexRange x : r.ranges()) {
+            b.addRanges(Range.newBuilder().setStart(x.start()).setStop(x.stop()));
+        }
+        return b.build();
+    }
+
+    private static Region region(io.tenplex.store.control.Region r) {
+        List<IndexRange> out = new ArrayList<>();
+        for (Range x : r.getRangesList()) {
+            out.add(IndexRange.of(x.getStart(), x.getStop()));
+        }
+        return Region.of(out);
+    }
+
+    private static Shard shard(ShardPlan s) {
+        Shard.Builder b = Shard.newBuilder().setDestRank(s.destRank()).setDestDevice(device(s.destDevice()))
+                .setTensor(s.tensor()).setKey(s.key()).setDtype(s.dtype().wireName());
+        for (long d : s.shape().dims()) {
+            b.addShape(d);
+        }
+        for (Piece p : s.pieces()) {
+            io.tenplex.store.control.Piece.Builder pb = io.tenplex.store.control.Piece.newBuilder()
+                    .setKind(p.kind().ordinal()).setSourceRank(p.sourceRank()).setSourceKey(p.sourceKey())
+                    .setSource(region(p.source())).setBytes(p.bytes());
+            for (long o : p.destOffset()) {
+                pb.addDestOffset(o);
+            }
+            for (int r : p.replicas()) {
+                pb.addReplicas(r);
+            }
+            b.addPieces(pb);
+        }
+        for (Region pad : s.padding()) {
+            b.addPadding(region(pad));
+        }
+        return b.build();
+    }
+
+    /** The shards of a worker's part, as the executor takes them. */
+    static List<ShardPlan> shards(WorkerPlan wp) {
+        List<ShardPlan> out = new ArrayList<>();
+        for (Shard s : wp.getShardsList()) {
+            List<Piece> pieces = new ArrayList<>();
+            for (io.tenplex.store.control.Piece p : s.getPiecesList()) {
+                Region src = region(p.getSource());
+                long[] off = p.getDestOffsetList().stream().mapToLong(Long::longValue).toArray();
+                long[] global = off.clone(); // the global region is informational; keep the destination's
+                pieces.add(new Piece(Piece.Kind.values()[p.getKind()], p.getSourceRank(),
+                        device(wp.getSourceDevices(p.getSourceRank())), p.getSourceKey(), src,
+                        Region.at(global, src.shape().dims()), off, p.getBytes(),
+                        p.getReplicasList().stream().mapToInt(Integer::intValue).toArray()));
+            }
+            List<Region> padding = new ArrayList<>();
+            s.getPaddingList().forEach(r -> padding.add(region(r)));
+            out.add(new ShardPlan(s.getDestRank(), device(s.getDestDevice()), s.getTensor(), s.getKey(),
+                    Shape.of(s.getShapeList().stream().mapToLong(Long::longValue).toArray()), DType.fromName(s.getDtype()),
+                    List.copyOf(pieces), List.copyOf(padding)));
+        }
+        return out;
+    }
+}

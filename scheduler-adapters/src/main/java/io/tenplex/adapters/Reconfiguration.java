@@ -1,0 +1,248 @@
+package io.tenplex.adapters;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.ptc.Device;
+import io.tenplex.ptc.Ptc;
+import io.tenplex.store.control.PartStatus;
+import io.tenplex.store.control.WorkerPlan;
+import io.tenplex.transform.Plan;
+import io.tenplex.transform.PlanReport;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+
+/**
+ * The coordinator of one reconfiguration: checks that every daemon answers, sends each destination
+ * worker its part of the plan (protobuf), asks all to prepare, then commits everywhere, or aborts
+ * everywhere when any part failed or did not answer in time.
+ */
+final class Reconfiguration {
+    enum State { PLANNED, EXECUTING, COMMITTING, COMMITTED, ABORTED }
+
+    static final String PROTOBUF = "application/x-protobuf";
+
+    private final String job;
+    private final String id;
+    private final Plan plan;
+    private final Ptc from;
+    private final Map<Integer, InetSocketAddress> daemons;
+    private final long step;
+    private final HttpClient http;
+    private final Duration timeout;
+    private final CompletableFuture<Void> finished = new CompletableFuture<>();
+    private final Map<String, Long> phaseMillis = new LinkedHashMap<>();
+    private final Map<Integer, PartStatus> parts = new TreeMap<>();
+    private volatile State state = State.PLANNED;
+    private volatile String error = "";
+
+    Reconfiguration(String job, String id, Plan plan, Ptc from, Map<Integer, InetSocketAddress> daemons, long step,
+            HttpClient http, Duration timeout) {
+        this.job = job;
+        this.id = id;
+        this.plan = plan;
+        this.from = from;
+        this.daemons = Map.copyOf(daemons);
+        this.step = step;
+        this.http = http;
+        this.timeout = timeout;
+    }
+
+    String id() {
+        return id;
+    }
+
+    CompletableFuture<Void> finished() {
+        return finished;
+    }
+
+    /** Runs the whole reconfiguration on {@code background}. */
+    void start(ExecutorService background) {
+        background.execute(() -> {
+            try {
+                run();
+            } catch (Exception e) {
+                error = e.getMessage() == null ? e.toString() : e.getMessage();
+                state = State.ABORTED;
+            } finally {
+                finished.complete(null);
+            }
+        });
+    }
+
+    private List<Integer> destWorkers() {
+        return plan.shards().stream().map(s -> s.destDevice().worker()).distinct().sorted().toList();
+    }
+
+    private void run() throws Exception {
+        long t = System.nanoTime();
+        for (int w : workersInvolved()) {
+            if (!daemons.containsKey(w)) {
+                throw new IOException("no daemon address for worker " + w);
+            }
+            try {
+                HttpResponse<Void> r = http.send(request(w, "/api/v1/health").GET().build(),
+                        HttpResponse.BodyHandlers.discarding());
+                if (r.statusCode() != 200) {
+                    throw new IOException("health answered " + r.statusCode());
+                }
+            } catch (IOException e) {
+                throw new IOException("daemon of worker " + w + " at " + daemons.get(w) + " is unreachable: "
+                        + e.getMessage(), e);
+            }
+        }
+        phaseMillis.put("check", (System.nanoTime() - t) / 1_000_000);
+        state = State.EXECUTING;
+        t = System.nanoTime();
+        List<Integer> workers = destWorkers();
+        List<CompletableFuture<PartStatus>> sent = new ArrayList<>();
+        for (int w : workers) {
+            WorkerPlan wp = PlanCodec.encode(job, id, w, plan, from.worldSize(), daemons, step);
+            sent.add(call(w, "/parts", wp.toByteArray()));
+        }
+        boolean ok = collect(workers, sent);
+        if (ok) {
+            List<CompletableFuture<PartStatus>> prepared = new ArrayList<>();
+            for (int w : workers) {
+                prepared.add(call(w, "/parts/" + id + "/prepare", new byte[0]));
+            }
+            ok = collect(workers, prepared) && parts.values().stream().allMatch(p -> p.getState().equals("prepared"));
+        }
+        phaseMillis.put("execute", (System.nanoTime() - t) / 1_000_000);
+        t = System.nanoTime();
+        if (ok) {
+            state = State.COMMITTING;
+            List<CompletableFuture<PartStatus>> committed = new ArrayList<>();
+            for (int w : workers) {
+                committed.add(call(w, "/parts/" + id + "/commit", new byte[0]));
+            }
+            if (collect(workers, committed)) {
+                state = State.COMMITTED;
+            } else {
+                state = State.ABORTED; // a commit that did not answer: reported, not hidden
+            }
+            phaseMillis.put("commit", (System.nanoTime() - t) / 1_000_000);
+            return;
+        }
+        if (error.isEmpty()) {
+            error = parts.values().stream().filter(p -> !p.getError().isEmpty()).map(PartStatus::getError).findFirst()
+                    .orElse("a part did not prepare");
+        }
+        for (int w : workers) {
+            try {
+                call(w, "/parts/" + id + "/abort", new byte[0]).get();
+            } catch (Exception e) {
+                // a daemon that is down has nothing staged that survives its restart
+            }
+        }
+        state = State.ABORTED;
+        phaseMillis.put("abort", (System.nanoTime() - t) / 1_000_000);
+    }
+
+    private List<Integer> workersInvolved() {
+        List<Integer> w = new ArrayList<>(destWorkers());
+        for (Device d : from.devices()) {
+            if (!w.contains(d.worker())) {
+                w.add(d.worker());
+            }
+        }
+        return w;
+    }
+
+    private boolean collect(List<Integer> workers, List<CompletableFuture<PartStatus>> calls) {
+        boolean ok = true;
+        for (int i = 0; i < workers.size(); i++) {
+            try {
+                PartStatus s = calls.get(i).get();
+                synchronized (parts) {
+                    parts.put(workers.get(i), s);
+                }
+            } catch (Exception e) {
+                ok = false;
+                if (error.isEmpty()) {
+                    error = "worker " + workers.get(i) + ": " + (e.getCause() != null ? e.getCause().getMessage()
+                            : e.getMessage());
+                }
+            }
+        }
+        return ok;
+    }
+
+    private HttpRequest.Builder request(int worker, String path) {
+        InetSocketAddress a = daemons.get(worker);
+        return HttpRequest.newBuilder(URI.create("http://" + a.getHostString() + ":" + a.getPort() + path))
+                .timeout(timeout);
+    }
+
+    private CompletableFuture<PartStatus> call(int worker, String path, byte[] body) {
+        HttpRequest req = request(worker, JobService.PREFIX + job + path).header("Content-Type", PROTOBUF)
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
+        return http.sendAsync(req, HttpResponse.BodyHandlers.ofByteArray()).thenApply(r -> {
+            if (r.statusCode() >= 300) {
+                throw new IllegalStateException(r.statusCode() + " " + new String(r.body()).strip());
+            }
+            try {
+                return PartStatus.parseFrom(r.body());
+            } catch (IOException e) {
+                throw new IllegalStateException("bad answer from worker " + worker + ": " + e.getMessage());
+            }
+        });
+    }
+
+    /** State, phases, per-worker progress and the plan's report, as JSON. */
+    Map<String, Object> describe() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("job", job);
+        m.put("plan", id);
+        m.put("from", plan.from().toString());
+        m.put("to", plan.to().toString());
+        m.put("state", state.name().toLowerCase(java.util.Locale.ROOT));
+        if (!error.isEmpty()) {
+            m.put("error", error);
+        }
+        m.put("phaseMillis", phaseMillis);
+        Map<String, Object> progress = new LinkedHashMap<>();
+        synchronized (parts) {
+            parts.forEach((w, p) -> {
+                Map<String, Object> x = new LinkedHashMap<>();
+                x.put("state", p.getState());
+                x.put("bytesDone", p.getBytesDone());
+                x.put("bytesTotal", p.getBytesTotal());
+                x.put("localBytes", p.getLocalBytes());
+                x.put("remoteBytes", p.getRemoteBytes());
+                x.put("retries", p.getRetries());
+                progress.put(Integer.toString(w), x);
+            });
+        }
+        m.put("workers", progress);
+        PlanReport r = plan.report();
+        Map<String, Object> report = new LinkedHashMap<>();
+        report.put("onDeviceBytes", r.onDevice());
+        report.put("intraWorkerBytes", r.intraWorker());
+        report.put("interWorkerBytes", r.interWorker());
+        report.put("lowerBoundBytes", r.lowerBound());
+        report.put("keptBytes", r.kept());
+        report.put("sentByWorker", r.sentByWorker());
+        report.put("receivedByWorker", r.receivedByWorker());
+        m.put("report", report);
+        return m;
+    }
+
+    static String json(ObjectMapper mapper, Object o) {
+        try {
+            return mapper.writeValueAsString(o);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,208 @@
+package io.tenplex.adapters;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.ptc.MegatronLayout;
+import io.tenplex.ptc.Model;
+import io.tenplex.ptc.ModelSpecJson;
+import io.tenplex.ptc.ParallelConfig;
+import io.tenplex.ptc.Ptc;
+import io.tenplex.ptc.TensorMeta;
+import io.tenplex.ptc.ValueSpec;
+import io.tenplex.store.DataRef;
+import io.tenplex.store.Fixtures;
+import io.tenplex.store.StorePath;
+import io.tenplex.store.TensorStore;
+import io.tenplex.store.memory.Allocator;
+import io.tenplex.store.peer.PeerClient;
+import io.tenplex.store.rest.NettyLeaks;
+import io.tenplex.store.rest.RestServer;
+import io.tenplex.store.control.PartStatus;
+import io.tenplex.transform.ReferenceInterpreter;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The scheduler-facing API end to end on three daemons (one per worker, loopback): POST
+ * reconfigure to one daemon, which coordinates; every worker stages its part; all commit; the new
+ * generation appears under /job/j/load on every daemon. With a daemon down, it fails clearly and the
+ * previous generation stays as it was.
+ */
+class ReconfigureIT {
+    private static final MegatronLayout.Shape GPT = MegatronLayout.Shape.gpt(4, 64, 8, 1000, 16);
+    private static final JobPaths PATHS = new JobPaths("j");
+    private final ObjectMapper json = new ObjectMapper();
+    private final HttpClient http = HttpClient.newHttpClient();
+    private final List<TensorStore> stores = new ArrayList<>();
+    private final List<RestServer> servers = new ArrayList<>();
+    private final List<JobService> services = new ArrayList<>();
+    private final Map<Integer, InetSocketAddress> daemons = new LinkedHashMap<>();
+    private PeerClient peers;
+    private final Model model = MegatronLayout.model(GPT);
+
+    @BeforeEach
+    void start() throws Exception {
+        peers = new PeerClient(4, null);
+        for (int w = 0; w < 3; w++) {
+            TensorStore store = new TensorStore(new Allocator(512L << 20));
+            JobService jobs = new JobService(store, peers, Duration.ofSeconds(30));
+            RestServer s = new RestServer(store, null);
+            s.addControl(JobService.PREFIX, jobs);
+            daemons.put(w, s.start("127.0.0.1", 0));
+            stores.add(store);
+            servers.add(s);
+            services.add(jobs);
+        }
+    }
+
+    @AfterEach
+    void stop() {
+        servers.forEach(RestServer::close);
+        services.forEach(JobService::close);
+        peers.close();
+        stores.forEach(TensorStore::close);
+    }
+
+    @AfterAll
+    static void noLeaks() {
+        NettyLeaks.assertNone();
+    }
+
+    private Map<String, byte[]> save(Ptc from) {
+        Map<String, byte[]> full = ReferenceInterpreter.fullTensors(from, 5);
+        var shards = ReferenceInterpreter.shard(from, full);
+        for (int rank = 0; rank < from.worldSize(); rank++) {
+            TensorStore store = stores.get(from.device(rank).worker());
+            for (Ptc.Shard s : from.shards(rank)) {
+                Fixtures.putTensor(store, PATHS.saved(rank, s.key()).toString(),
+                        new TensorMeta(s.spec().dtype(), s.shape()), shards.get(rank).get(s.key()).data(), false);
+            }
+            for (ValueSpec v : model.values()) {
+                Fixtures.putFile(store, PATHS.saved(rank, v.key()).toString(),
+                        (v.key() + " of rank " + rank).getBytes(StandardCharsets.UTF_8), false);
+            }
+        }
+        return full;
+    }
+
+    private String config(ParallelConfig c) {
+        return "{\"tp\": " + c.tp() + ", \"pp\": " + c.pp() + ", \"dp\": " + c.dp() + ", \"devicesPerWorker\": 4}";
+    }
+
+    private JsonNode reconfigure(ParallelConfig a, ParallelConfig b, boolean withModel) throws Exception {
+        StringBuilder d = new StringBuilder("{");
+        daemons.forEach((w, addr) -> d.append(d.length() > 1 ? "," : "").append('"').append(w).append("\": \"127.0.0.1:")
+                .append(addr.getPort()).append('"'));
+        d.append('}');
+        String body = "{" + (withModel ? "\"model\": " + ModelSpecJson.write(model) + ", " : "") + "\"from\": "
+                + config(a) + ", \"to\": " + config(b) + ", \"daemons\": " + d + ", \"step\": 120}";
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(base(0) + JobService.PREFIX + "j/reconfigure"))
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(202, r.statusCode(), r.body());
+        String status = json.readTree(r.body()).get("status").asText();
+        HttpResponse<String> done = http.send(HttpRequest.newBuilder(URI.create(base(0) + status + "?wait=true")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        return json.readTree(done.body());
+    }
+
+    private String base(int w) {
+        return "http://127.0.0.1:" + daemons.get(w).getPort();
+    }
+
+    private byte[] read(int worker, String path) {
+        try (DataRef ref = stores.get(worker).open(StorePath.parse(path))) {
+            ByteBuffer b = ByteBuffer.allocate((int) ref.size());
+            ref.copyTo(0, ref.size(), b);
+            return b.array();
+        }
+    }
+
+    private void assertLoaded(Ptc to, Map<String, byte[]> full) {
+        var want = ReferenceInterpreter.shard(to, full);
+        for (int rank = 0; rank < to.worldSize(); rank++) {
+            int w = to.device(rank).worker();
+            for (var e : want.get(rank).entrySet()) {
+                assertArrayEquals(e.getValue().data(), read(w, "/job/j/load/" + rank + "/" + e.getKey()),
+                        "rank " + rank + " " + e.getKey());
+            }
+            // rng_state comes from the old rank with the same tensor and pipeline coordinates (dp 0), else rank 0
+            int tp = to.layout().coord(rank, to.config()).tp();
+            assertEquals("rng_state of rank " + (tp < 2 ? tp : 0),
+                    new String(read(w, "/job/j/load/" + rank + "/rng_state"), StandardCharsets.UTF_8));
+            assertEquals("120", new String(read(w, "/job/j/iter"), StandardCharsets.US_ASCII));
+        }
+    }
+
+    @Test
+    void reconfigure_commitsTheNewGenerationOnEveryDaemon() throws Exception {
+        ParallelConfig a = ParallelConfig.of(2, 2, 2);
+        ParallelConfig b = ParallelConfig.of(4, 1, 2);
+        Ptc from = Ptc.packed(model, a, 4);
+        Map<String, byte[]> full = save(from);
+        JsonNode r = reconfigure(a, b, true);
+        assertEquals("committed", r.get("state").asText(), r.toString());
+        assertEquals(r.at("/report/lowerBoundBytes").asLong(), r.at("/report/interWorkerBytes").asLong());
+        assertTrue(r.at("/workers/0/bytesDone").asLong() > 0, r.toString());
+        assertLoaded(Ptc.packed(model, b, 4), full);
+        assertTrue(stores.get(0).stat(StorePath.parse("/job/j/staging")).map(e -> e.children() == 0).orElse(true));
+        // committing again is harmless
+        String id = r.get("plan").asText();
+        HttpResponse<byte[]> again = http.send(HttpRequest.newBuilder(URI.create(base(1) + JobService.PREFIX + "j/parts/"
+                + id + "/commit")).POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofByteArray());
+        assertEquals(200, again.statusCode());
+        assertEquals("committed", PartStatus.parseFrom(again.body()).getState());
+    }
+
+    @Test
+    void partFailingDuringExecution_abortsEverywhere_andStagingIsCleaned() throws Exception {
+        ParallelConfig a = ParallelConfig.of(2, 2, 2);
+        ParallelConfig b = ParallelConfig.of(4, 1, 2);
+        Map<String, byte[]> full = save(Ptc.packed(model, a, 4));
+        assertEquals("committed", reconfigure(a, b, true).get("state").asText());
+        long[] used = stores.stream().mapToLong(st -> st.allocator().usedBytes()).toArray();
+        String key = "language_model.encoder.layers.1.mlp.dense_4h_to_h.weight"; // global layer 3, stage 1
+        long dropped = stores.get(1).delete(PATHS.saved(4, key)).bytes() + stores.get(1).delete(PATHS.saved(6, key)).bytes();
+        JsonNode r = reconfigure(a, ParallelConfig.of(1, 4, 2), false); // both replicas of one piece are gone
+        assertEquals("aborted", r.get("state").asText(), r.toString());
+        assertTrue(r.get("error").asText().contains("failed on every replica"), r.toString());
+        assertEquals(used[0], stores.get(0).allocator().usedBytes());
+        assertEquals(used[1] - dropped, stores.get(1).allocator().usedBytes());
+        assertLoaded(Ptc.packed(model, b, 4), full);
+    }
+
+    @Test
+    void daemonDown_failsClearly_andThePreviousGenerationStays() throws Exception {
+        ParallelConfig a = ParallelConfig.of(2, 2, 2);
+        ParallelConfig b = ParallelConfig.of(4, 1, 2);
+        Map<String, byte[]> full = save(Ptc.packed(model, a, 4));
+        assertEquals("committed", reconfigure(a, b, true).get("state").asText());
+        byte[] before = read(1, "/job/j/load/4/language_model.encoder.layers.2.mlp.dense_h_to_4h.weight");
+        long used0 = stores.get(0).allocator().usedBytes();
+        servers.get(1).close(); // worker 1 holds pipeline stage 1 and is gone
+        JsonNode r = reconfigure(a, ParallelConfig.of(1, 4, 2), false); // model stored with the job
+        assertEquals("aborted", r.get("state").asText(), r.toString());
+        assertTrue(r.get("error").asText().contains("daemon of worker 1 at"), r.toString());
+        assertTrue(r.get("error").asText().contains("is unreachable"), r.toString());
+        assertArrayEquals(before, read(1, "/job/j/load/4/language_model.encoder.layers.2.mlp.dense_h_to_4h.weight"));
+        assertEquals(used0, stores.get(0).allocator().usedBytes());
+        assertLoaded(Ptc.packed(model, b, 4), full);
+    }
+}
