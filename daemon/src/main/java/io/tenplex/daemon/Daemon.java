@@ -1,24 +1,30 @@
 package io.tenplex.daemon;
 
+import io.tenplex.adapters.JobService;
 import io.tenplex.store.TensorStore;
+import io.tenplex.store.peer.PeerClient;
 import io.tenplex.store.memory.Allocator;
 import io.tenplex.store.rest.RestServer;
 import java.net.InetSocketAddress;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The lifecycle stack: store, then REST; closed in reverse. Close is idempotent. */
+/** The lifecycle stack: store, peer client and job service, then REST; closed in reverse. Close is idempotent. */
 public final class Daemon implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Daemon.class);
 
     private final TensorStore store;
     private final RestServer rest;
+    private final PeerClient peers;
+    private final JobService jobs;
     private final InetSocketAddress address;
     private boolean closed;
 
-    private Daemon(TensorStore store, RestServer rest, InetSocketAddress address) {
+    private Daemon(TensorStore store, RestServer rest, PeerClient peers, JobService jobs, InetSocketAddress address) {
         this.store = store;
         this.rest = rest;
+        this.peers = peers;
+        this.jobs = jobs;
         this.address = address;
     }
 
@@ -29,10 +35,15 @@ public final class Daemon implements AutoCloseable {
         }
         TensorStore store = new TensorStore(new Allocator(cfg.memoryLimit()));
         RestServer rest = new RestServer(store, cfg.token());
+        PeerClient peers = new PeerClient(8, cfg.token());
+        JobService jobs = new JobService(store, peers, java.time.Duration.ofMinutes(10), cfg.token());
+        rest.addControl(JobService.PREFIX, jobs);
         try {
-            return new Daemon(store, rest, rest.start(cfg.bind(), cfg.port()));
+            return new Daemon(store, rest, peers, jobs, rest.start(cfg.bind(), cfg.port()));
         } catch (RuntimeException | InterruptedException e) {
             rest.close();
+            jobs.close();
+            peers.close();
             store.close();
             throw e;
         }
@@ -53,6 +64,8 @@ public final class Daemon implements AutoCloseable {
         }
         closed = true;
         rest.close();
+        jobs.close();
+        peers.close();
         long held = store.allocator().usedBytes();
         try {
             store.close();

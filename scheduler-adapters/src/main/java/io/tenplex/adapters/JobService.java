@@ -57,10 +57,18 @@ public final class JobService implements ControlHandler, AutoCloseable {
     private final AtomicInteger ids = new AtomicInteger();
     private final Duration timeout;
 
+    private final String token;
+
     public JobService(TensorStore store, PeerClient peers, Duration timeout) {
+        this(store, peers, timeout, null);
+    }
+
+    /** @param token the bearer token of the other daemons (the same for the whole cluster), or null */
+    public JobService(TensorStore store, PeerClient peers, Duration timeout, String token) {
         this.store = store;
         this.peers = peers;
         this.timeout = timeout;
+        this.token = token;
     }
 
     private static java.util.concurrent.ThreadFactory named(String name) {
@@ -89,7 +97,7 @@ public final class JobService implements ControlHandler, AutoCloseable {
                     throw StoreException.notFound("no reconfiguration " + p[2] + " of job " + job);
                 }
                 CompletableFuture<Void> ready = "true".equals(req.param("wait"))
-                        ? r.finished().completeOnTimeout(null, 10, TimeUnit.MINUTES) : CompletableFuture.completedFuture(null);
+                        ? r.finished().completeOnTimeout(null, 10, TimeUnit.MINUTES) : r.refresh();
                 return ready.thenApply(v -> jsonResponse(200, r.describe()));
             }
             if (what.equals("parts") && p.length == 2 && post) {
@@ -98,7 +106,7 @@ public final class JobService implements ControlHandler, AutoCloseable {
                     throw new IllegalArgumentException("part of job " + wp.getJob() + " posted to job " + job);
                 }
                 PartRunner part = parts.computeIfAbsent(job + "/" + wp.getPlanId(),
-                        k -> new PartRunner(wp, store, peers, readers, background, http)); // idempotent
+                        k -> new PartRunner(wp, store, peers, readers, background, http, token)); // idempotent
                 return CompletableFuture.completedFuture(proto(202, part.status().toByteArray()));
             }
             if (what.equals("parts") && p.length >= 3) {
@@ -162,7 +170,8 @@ public final class JobService implements ControlHandler, AutoCloseable {
             daemons.put(Integer.parseInt(e.getKey()), PartRunner.address(e.getValue().asText()));
         }
         String id = "p" + ids.incrementAndGet() + "-" + Long.toHexString(System.nanoTime() & 0xffffff);
-        Reconfiguration r = new Reconfiguration(job, id, plan, from, daemons, body.path("step").asLong(0), http, timeout);
+        Reconfiguration r = new Reconfiguration(job, id, plan, from, daemons, body.path("step").asLong(0), http, timeout,
+                token);
         reconfigurations.put(job + "/" + id, r);
         r.start(background);
         Map<String, Object> m = new LinkedHashMap<>();

@@ -47,7 +47,7 @@ final class PartRunner {
     private volatile ExecutionReport report;
 
     PartRunner(WorkerPlan wp, TensorStore store, PeerClient peers, ExecutorService readers, ExecutorService background,
-            HttpClient http) {
+            HttpClient http, String token) {
         this.wp = wp;
         this.store = store;
         this.paths = new JobPaths(wp.getJob());
@@ -62,7 +62,7 @@ final class PartRunner {
             try {
                 report = new Executor(source, readers, 16).run(shards,
                         r -> PlanCodec.device(wp.getSourceDevices(r)), sink, done);
-                copyValues(daemons, http);
+                copyValues(daemons, http, token);
                 synchronized (this) {
                     if (state == State.EXECUTING) {
                         state = State.PREPARED;
@@ -91,7 +91,7 @@ final class PartRunner {
     }
 
     /** Non-tensor values: linked when saved on this worker, else fetched whole from the holder's daemon. */
-    private void copyValues(Map<Integer, InetSocketAddress> daemons, HttpClient http) throws IOException,
+    private void copyValues(Map<Integer, InetSocketAddress> daemons, HttpClient http, String token) throws IOException,
             InterruptedException {
         for (ValueCopy v : wp.getValuesList()) {
             StorePath from = paths.saved(v.getSourceRank(), v.getKey());
@@ -102,8 +102,12 @@ final class PartRunner {
                 continue;
             }
             InetSocketAddress a = daemons.get(holder);
-            HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(URI.create("http://" + a.getHostString() + ":"
-                    + a.getPort() + "/api/v1/files" + from)).build(), HttpResponse.BodyHandlers.ofByteArray());
+            HttpRequest.Builder get = HttpRequest.newBuilder(URI.create("http://" + a.getHostString() + ":" + a.getPort()
+                    + "/api/v1/files" + from));
+            if (token != null) {
+                get.header("Authorization", "Bearer " + token);
+            }
+            HttpResponse<byte[]> r = http.send(get.build(), HttpResponse.BodyHandlers.ofByteArray());
             if (r.statusCode() != 200) {
                 throw new IOException("value " + v.getKey() + " of rank " + v.getSourceRank() + " from " + a + ": "
                         + r.statusCode() + " " + new String(r.body(), StandardCharsets.UTF_8).strip());

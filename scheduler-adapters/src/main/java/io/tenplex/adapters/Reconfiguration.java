@@ -40,6 +40,7 @@ final class Reconfiguration {
     private final long step;
     private final HttpClient http;
     private final Duration timeout;
+    private final String token;
     private final CompletableFuture<Void> finished = new CompletableFuture<>();
     private final Map<String, Long> phaseMillis = new LinkedHashMap<>();
     private final Map<Integer, PartStatus> parts = new TreeMap<>();
@@ -47,7 +48,8 @@ final class Reconfiguration {
     private volatile String error = "";
 
     Reconfiguration(String job, String id, Plan plan, Ptc from, Map<Integer, InetSocketAddress> daemons, long step,
-            HttpClient http, Duration timeout) {
+            HttpClient http, Duration timeout, String token) {
+        this.token = token;
         this.job = job;
         this.id = id;
         this.plan = plan;
@@ -180,8 +182,9 @@ final class Reconfiguration {
 
     private HttpRequest.Builder request(int worker, String path) {
         InetSocketAddress a = daemons.get(worker);
-        return HttpRequest.newBuilder(URI.create("http://" + a.getHostString() + ":" + a.getPort() + path))
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://" + a.getHostString() + ":" + a.getPort() + path))
                 .timeout(timeout);
+        return token == null ? b : b.header("Authorization", "Bearer " + token);
     }
 
     private CompletableFuture<PartStatus> call(int worker, String path, byte[] body) {
@@ -197,6 +200,30 @@ final class Reconfiguration {
                 throw new IllegalStateException("bad answer from worker " + worker + ": " + e.getMessage());
             }
         });
+    }
+
+    /** Asks every part for its live status while executing (for progress); completes when all answered. */
+    CompletableFuture<Void> refresh() {
+        if (state != State.EXECUTING) {
+            return CompletableFuture.completedFuture(null);
+        }
+        List<CompletableFuture<Void>> asks = new ArrayList<>();
+        for (int w : destWorkers()) {
+            HttpRequest req = request(w, JobService.PREFIX + job + "/parts/" + id).GET().build();
+            asks.add(http.sendAsync(req, HttpResponse.BodyHandlers.ofByteArray()).thenAccept(r -> {
+                if (r.statusCode() == 200) {
+                    try {
+                        PartStatus p = PartStatus.parseFrom(r.body());
+                        synchronized (parts) {
+                            parts.put(w, p);
+                        }
+                    } catch (IOException e) {
+                        // keep the last known status
+                    }
+                }
+            }).exceptionally(t -> null));
+        }
+        return CompletableFuture.allOf(asks.toArray(new CompletableFuture[0]));
     }
 
     /** State, phases, per-worker progress and the plan's report, as JSON. */

@@ -41,16 +41,7 @@ public final class ReferenceInterpreter {
         Map<Integer, Map<String, Bytes>> out = new HashMap<>();
         for (int rank = 0; rank < ptc.worldSize(); rank++) {
             Map<String, Bytes> m = new LinkedHashMap<>();
-            for (Ptc.Shard s : ptc.shards(rank)) {
-                TensorSpec t = s.spec();
-                String src = ptc.model().tiedTo(t.name()) != null ? ptc.model().tiedTo(t.name()) : t.name();
-                int item = t.dtype().itemSize();
-                byte[] data = new byte[(int) (s.region().volume() * item)];
-                Region logical = Region.whole(t.shape());
-                s.region().intersect(logical).ifPresent(real -> copy(full.get(src), t.shape(), real, data,
-                        s.shape(), offsetWithin(real, s.region()), item));
-                m.put(s.key(), new Bytes(s.shape(), data));
-            }
+            Sharding.shard(ptc, full, rank).forEach((k, v) -> m.put(k, new Bytes(v.shape(), v.data())));
             out.put(rank, m);
         }
         return out;
@@ -77,45 +68,9 @@ public final class ReferenceInterpreter {
         return out;
     }
 
-    private static long[] offsetWithin(Region inner, Region outer) {
-        long[] o = inner.offset();
-        long[] b = outer.offset();
-        for (int i = 0; i < o.length; i++) {
-            o[i] -= b[i];
-        }
-        return o;
-    }
-
-    /** Copies {@code region} of {@code src} to {@code dstOffset} of {@code dst}, run by run (last dimension). */
-    public static void copy(byte[] src, Shape srcShape, Region region, byte[] dst, Shape dstShape, long[] dstOffset, int item) {
-        if (region.isEmpty()) {
-            return;
-        }
-        int rank = srcShape.rank();
-        if (rank == 0) {
-            System.arraycopy(src, 0, dst, 0, item);
-            return;
-        }
-        long[] ss = srcShape.strides();
-        long[] ds = dstShape.strides();
-        long[] idx = new long[rank - 1];
-        int run = (int) (region.range(rank - 1).size() * item);
-        while (true) {
-            long s = region.range(rank - 1).start();
-            long d = dstOffset[rank - 1];
-            for (int k = 0; k < rank - 1; k++) {
-                s += (region.range(k).start() + idx[k]) * ss[k];
-                d += (dstOffset[k] + idx[k]) * ds[k];
-            }
-            System.arraycopy(src, (int) (s * item), dst, (int) (d * item), run);
-            int k = rank - 2;
-            while (k >= 0 && ++idx[k] == region.range(k).size()) {
-                idx[k] = 0;
-                k--;
-            }
-            if (k < 0) {
-                return;
-            }
-        }
+    /** Copies {@code region} of {@code src} to {@code dstOffset} of {@code dst}. */
+    public static void copy(byte[] src, Shape srcShape, Region region, byte[] dst, Shape dstShape, long[] dstOffset,
+            int item) {
+        Sharding.copy(src, srcShape, region, dst, dstShape, dstOffset, item);
     }
 }

@@ -1,0 +1,60 @@
+package io.tenplex.daemon;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tenplex.ptc.MegatronLayout;
+import io.tenplex.ptc.ModelSpecJson;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** The tenplex CLI against real daemons on loopback: the demo end to end, ls, status, plan --dry-run. */
+class CliIT {
+
+    private static String run(String... args) {
+        PrintStream old = System.out;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+        try {
+            int rc = new CommandLine(new TenplexCli()).execute(args);
+            assertEquals(0, rc, out.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setOut(old);
+        }
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void demo_reconfiguresThreeTimes_andVerifiesEveryShard() {
+        String out = run("demo", "--layers", "4", "--hidden", "64", "--vocab", "1000");
+        assertTrue(out.contains("(T,P,D)=(2,2,2) -> (T,P,D)=(4,1,2): committed"), out);
+        assertTrue(out.contains("(T,P,D)=(4,1,2) -> (T,P,D)=(1,4,1): committed"), out);
+        assertTrue(out.contains("(T,P,D)=(1,4,1) -> (T,P,D)=(2,2,2): committed"), out);
+        assertTrue(out.contains("demo: every shard of every step verified bit for bit"), out);
+    }
+
+    @Test
+    void status_ls_andDryRunPlan(@TempDir Path dir) throws Exception {
+        try (Daemon d = Daemon.start(new DaemonConfig("127.0.0.1", 0, 64L << 20, "test", null, null))) {
+            String addr = "http://127.0.0.1:" + d.address().getPort();
+            io.tenplex.store.Fixtures.putF32(d.store(), "/job/x/save/0/w", 2, 3);
+            String ls = run("ls", "--addr", addr, "/job/x/save/0");
+            assertTrue(ls.contains("tensor") && ls.contains("f32[2,3]") && ls.contains("w"), ls);
+            String status = run("status", "--addr", addr);
+            assertTrue(status.contains(": ok") && status.contains("tenplex_store_tensors 1.0"), status);
+            Path req = dir.resolve("req.json");
+            Files.writeString(req, "{\"model\": " + ModelSpecJson.write(MegatronLayout.model(
+                    MegatronLayout.Shape.gpt(2, 64, 8, 1000, 16))) + ", \"from\": {\"tp\": 2, \"pp\": 1, \"dp\": 2, "
+                    + "\"devicesPerWorker\": 2}, \"to\": {\"tp\": 1, \"pp\": 2, \"dp\": 2, \"devicesPerWorker\": 2}}");
+            String plan = run("plan", "--dry-run", "--addr", addr, "--job", "x", "--request", req.toString());
+            assertTrue(plan.startsWith("plan (T,P,D)=(2,1,2) -> (T,P,D)=(1,2,2)"), plan);
+            assertTrue(plan.contains("merge of 2"), plan);
+        }
+    }
+}
