@@ -56,7 +56,7 @@ final class PartRunner {
         Map<Integer, InetSocketAddress> daemons = new HashMap<>();
         wp.getDaemonsMap().forEach((w, a) -> daemons.put(w, address(a)));
         StoreSource source = new StoreSource(store, wp.getWorker(), paths,
-                new PeerSource(peers, daemons, paths, Duration.ofSeconds(60)));
+                new PeerSource(peers, daemons, paths, Duration.ofMinutes(10))); // per piece; dead peers fail fast on connect
         StagingSink sink = new StagingSink(store, paths, wp.getPlanId());
         this.executed = CompletableFuture.runAsync(() -> {
             try {

@@ -1,0 +1,154 @@
+package io.tenplex.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.ptc.DType;
+import io.tenplex.ptc.Device;
+import io.tenplex.ptc.MegatronLayout;
+import io.tenplex.ptc.Model;
+import io.tenplex.ptc.ModelSpecJson;
+import io.tenplex.ptc.ParallelConfig;
+import io.tenplex.ptc.Ptc;
+import io.tenplex.ptc.RankLayout;
+import io.tenplex.ptc.StageMap;
+import io.tenplex.ptc.TensorSpec;
+import io.tenplex.ptc.ValueSpec;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Reconfigures a GPT-like job across real daemons whose links are shaped to the same rate
+ * (bench/netns-reconfigure.sh starts one daemon per network namespace), and compares the wall time
+ * with the network lower bound: the most bytes any worker must send or receive, divided by the link
+ * rate. One GPU per worker.
+ *
+ * <p>Usage: {@code NetReconfigureBench <rate bit/s> <host:port>...}
+ */
+public final class NetReconfigureBench {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+    record Case(String name, ParallelConfig from, ParallelConfig to) {}
+
+    public static void main(String[] args) throws Exception {
+        double rate = Double.parseDouble(args[0]);
+        List<String> daemons = List.of(args).subList(1, args.length);
+        MegatronLayout.Shape shape = new MegatronLayout.Shape(8, 768, 12, 12, 3072, 16000, 512, 128, DType.F16, false,
+                true);
+        List<Case> cases = new ArrayList<>(List.of(
+                new Case("DP 2->4", ParallelConfig.of(1, 1, 2), ParallelConfig.of(1, 1, 4)),
+                new Case("TP 2->4", ParallelConfig.of(2, 1, 1), ParallelConfig.of(4, 1, 1)),
+                new Case("PP 2->4", ParallelConfig.of(1, 2, 1), ParallelConfig.of(1, 4, 1))));
+        if (daemons.size() >= 8) {
+            cases.add(new Case("(4,2,1)->(2,2,2)", ParallelConfig.of(4, 2, 1), ParallelConfig.of(2, 2, 2)));
+        }
+        System.out.printf(Locale.ROOT, "%d workers (1 GPU each), links %.2f Gbit/s; model %.0f MiB with Adam state%n",
+                daemons.size(), rate / 1e9, MegatronLayout.model(shape).bytes() / 1048576.0);
+        int n = 0;
+        for (Case c : cases) {
+            run(c, shape, daemons, rate, "bench" + n++);
+        }
+    }
+
+    private static Ptc ptc(Model m, ParallelConfig c) {
+        List<Device> devices = new ArrayList<>();
+        for (int r = 0; r < c.worldSize(); r++) {
+            devices.add(new Device(r, 0));
+        }
+        return new Ptc(m, c, RankLayout.MEGATRON, StageMap.uniform(m.layers(), c.pp()), devices);
+    }
+
+    private static void run(Case c, MegatronLayout.Shape shape, List<String> daemons, double rate, String job)
+            throws Exception {
+        Model model = MegatronLayout.model(shape);
+        Ptc from = ptc(model, c.from());
+        save(from, daemons, job);
+        StringBuilder addrs = new StringBuilder("{");
+        for (int w = 0; w < daemons.size(); w++) {
+            addrs.append(w > 0 ? "," : "").append('"').append(w).append("\": \"").append(daemons.get(w)).append('"');
+        }
+        addrs.append('}');
+        String req = "{\"model\": " + ModelSpecJson.write(model) + ", \"from\": {\"tp\": " + c.from().tp() + ", \"pp\": "
+                + c.from().pp() + ", \"dp\": " + c.from().dp() + ", \"devicesPerWorker\": 1}, \"to\": {\"tp\": "
+                + c.to().tp() + ", \"pp\": " + c.to().pp() + ", \"dp\": " + c.to().dp()
+                + ", \"devicesPerWorker\": 1}, \"daemons\": " + addrs + ", \"step\": 1}";
+        long t0 = System.nanoTime();
+        JsonNode started = JSON.readTree(post("http://" + daemons.get(0) + "/api/v1/jobs/" + job + "/reconfigure", req));
+        JsonNode end = JSON.readTree(get("http://" + daemons.get(0) + started.path("status").asText() + "?wait=true"));
+        double wall = (System.nanoTime() - t0) / 1e9;
+        long most = 0;
+        for (String side : new String[] {"sentByWorker", "receivedByWorker"}) {
+            for (Iterator<JsonNode> it = end.path("report").path(side).elements(); it.hasNext(); ) {
+                most = Math.max(most, it.next().asLong());
+            }
+        }
+        double bound = most * 8 / rate;
+        System.out.printf(Locale.ROOT, "%-18s %s: wall %.2f s, lower bound %.2f s (max %.0f MiB in or out of one worker), "
+                + "ratio %.2f; inter-worker %.0f MiB; phases %s%n", c.name(), end.path("state").asText(), wall, bound,
+                most / 1048576.0, bound == 0 ? 0 : wall / bound, end.at("/report/interWorkerBytes").asLong() / 1048576.0,
+                end.path("phaseMillis"));
+        for (String d : daemons) {
+            HTTP.send(HttpRequest.newBuilder(URI.create("http://" + d + "/delete?path=/job/" + job)).DELETE().build(),
+                    HttpResponse.BodyHandlers.discarding());
+        }
+    }
+
+    /** Saves every rank's shards (pseudo-random bytes) into its worker's daemon, a few requests in flight. */
+    private static void save(Ptc ptc, List<String> daemons, String job) {
+        long largest = 0;
+        for (int rank = 0; rank < ptc.worldSize(); rank++) {
+            for (Ptc.Shard s : ptc.shards(rank)) {
+                largest = Math.max(largest, s.bytes());
+            }
+        }
+        byte[] noise = new byte[(int) largest];
+        new Random(1).nextBytes(noise); // shared, read-only: every body is a prefix of it
+        java.util.concurrent.Semaphore window = new java.util.concurrent.Semaphore(16);
+        List<CompletableFuture<HttpResponse<String>>> sent = new ArrayList<>();
+        for (int rank = 0; rank < ptc.worldSize(); rank++) {
+            String d = daemons.get(ptc.device(rank).worker());
+            for (Ptc.Shard s : ptc.shards(rank)) {
+                TensorSpec t = s.spec();
+                window.acquireUninterruptibly();
+                sent.add(HTTP.sendAsync(HttpRequest.newBuilder(URI.create("http://" + d + "/api/v1/tensors/job/" + job
+                        + "/save/" + rank + "/" + s.key() + "?dtype=" + t.dtype().wireName() + "&dims=" + s.shape().toWire()))
+                        .PUT(HttpRequest.BodyPublishers.ofByteArray(noise, 0, (int) s.bytes())).build(),
+                        HttpResponse.BodyHandlers.ofString()).whenComplete((x, e) -> window.release()));
+            }
+            for (ValueSpec v : ptc.model().values()) {
+                sent.add(HTTP.sendAsync(HttpRequest.newBuilder(URI.create("http://" + d + "/api/v1/files/job/" + job
+                        + "/save/" + rank + "/" + v.key())).PUT(HttpRequest.BodyPublishers.ofString(v.key())).build(),
+                        HttpResponse.BodyHandlers.ofString()));
+            }
+        }
+        for (CompletableFuture<HttpResponse<String>> f : sent) {
+            HttpResponse<String> resp = f.join();
+            if (resp.statusCode() >= 300) {
+                throw new IllegalStateException("save failed: " + resp.statusCode() + " " + resp.body());
+            }
+        }
+    }
+
+    private static String post(String url, String body) throws Exception {
+        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(url))
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() >= 300) {
+            throw new IllegalStateException(r.statusCode() + " " + r.body());
+        }
+        return r.body();
+    }
+
+    private static String get(String url) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.ofString()).body();
+    }
+}
