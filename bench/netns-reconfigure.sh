@@ -3,10 +3,12 @@
 # worker's link shaped with tc to the same rate, a GPT-like job reconfigured across them
 # (DP 2->4, TP 2->4, PP 2->4, and (4,2,1)->(2,2,2) with 8 workers); prints wall time against the
 # network lower bound. Needs root (ip netns, tc). Creates and removes its namespaces itself.
-# Usage: bench/netns-reconfigure.sh [workers, default 8] [rate, default 1gbit]
+# Usage: bench/netns-reconfigure.sh [workers, default 8] [rate, default 1gbit] [--central] [--only CASE]
 set -euo pipefail
 N=${1:-8}
 RATE=${2:-1gbit}
+shift 2 2>/dev/null || shift $#
+extra=("$@")
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 [ -f daemon/target/tenplexd.jar ] && [ -f bench/target/benchmarks.jar ] || ./mvnw -B -q -DskipTests package
@@ -45,4 +47,4 @@ for i in $(seq 0 $((N - 1))); do
     sleep 0.2
   done
 done
-java -Xmx2g -cp bench/target/benchmarks.jar io.tenplex.bench.NetReconfigureBench "$bits" "${addrs[@]}"
+java -Xmx2g -cp bench/target/benchmarks.jar io.tenplex.bench.NetReconfigureBench "$bits" "${extra[@]}" "${addrs[@]}"

@@ -32,7 +32,9 @@ import java.util.concurrent.CompletableFuture;
  * with the network lower bound: the most bytes any worker must send or receive, divided by the link
  * rate. One GPU per worker.
  *
- * <p>Usage: {@code NetReconfigureBench <rate bit/s> <host:port>...}
+ * <p>Usage: {@code NetReconfigureBench <rate bit/s> [--central] [--only NAME] <host:port>...}; with
+ * {@code --central} every case also runs in the Tenplex-Central mode (all pieces through worker 0)
+ * and the two times are compared.
  */
 public final class NetReconfigureBench {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -42,7 +44,18 @@ public final class NetReconfigureBench {
 
     public static void main(String[] args) throws Exception {
         double rate = Double.parseDouble(args[0]);
-        List<String> daemons = List.of(args).subList(1, args.length);
+        boolean central = false;
+        String only = null;
+        List<String> daemons = new ArrayList<>();
+        for (int i = 1; i < args.length; i++) {
+            if (args[i].equals("--central")) {
+                central = true;
+            } else if (args[i].equals("--only")) {
+                only = args[++i];
+            } else {
+                daemons.add(args[i]);
+            }
+        }
         MegatronLayout.Shape shape = new MegatronLayout.Shape(8, 768, 12, 12, 3072, 16000, 512, 128, DType.F16, false,
                 true);
         List<Case> cases = new ArrayList<>(List.of(
@@ -56,7 +69,15 @@ public final class NetReconfigureBench {
                 daemons.size(), rate / 1e9, MegatronLayout.model(shape).bytes() / 1048576.0);
         int n = 0;
         for (Case c : cases) {
-            run(c, shape, daemons, rate, "bench" + n++);
+            if (only != null && !c.name().startsWith(only)) {
+                continue;
+            }
+            double p2p = run(c, shape, daemons, rate, "bench" + n++, false);
+            if (central) {
+                double viaCentral = run(c, shape, daemons, rate, "bench" + n++, true);
+                System.out.printf(Locale.ROOT, "%-18s peer-to-peer %.2f s vs central %.2f s: %.2fx faster%n", c.name(), p2p,
+                        viaCentral, viaCentral / p2p);
+            }
         }
     }
 
@@ -68,8 +89,8 @@ public final class NetReconfigureBench {
         return new Ptc(m, c, RankLayout.MEGATRON, StageMap.uniform(m.layers(), c.pp()), devices);
     }
 
-    private static void run(Case c, MegatronLayout.Shape shape, List<String> daemons, double rate, String job)
-            throws Exception {
+    private static double run(Case c, MegatronLayout.Shape shape, List<String> daemons, double rate, String job,
+            boolean central) throws Exception {
         Model model = MegatronLayout.model(shape);
         Ptc from = ptc(model, c.from());
         save(from, daemons, job);
@@ -81,7 +102,8 @@ public final class NetReconfigureBench {
         String req = "{\"model\": " + ModelSpecJson.write(model) + ", \"from\": {\"tp\": " + c.from().tp() + ", \"pp\": "
                 + c.from().pp() + ", \"dp\": " + c.from().dp() + ", \"devicesPerWorker\": 1}, \"to\": {\"tp\": "
                 + c.to().tp() + ", \"pp\": " + c.to().pp() + ", \"dp\": " + c.to().dp()
-                + ", \"devicesPerWorker\": 1}, \"daemons\": " + addrs + ", \"step\": 1}";
+                + ", \"devicesPerWorker\": 1}, \"daemons\": " + addrs + ", \"step\": 1"
+                + (central ? ", \"central\": true" : "") + "}";
         long t0 = System.nanoTime();
         JsonNode started = JSON.readTree(post("http://" + daemons.get(0) + "/api/v1/jobs/" + job + "/reconfigure", req));
         JsonNode end = JSON.readTree(get("http://" + daemons.get(0) + started.path("status").asText() + "?wait=true"));
@@ -93,14 +115,16 @@ public final class NetReconfigureBench {
             }
         }
         double bound = most * 8 / rate;
-        System.out.printf(Locale.ROOT, "%-18s %s: wall %.2f s, lower bound %.2f s (max %.0f MiB in or out of one worker), "
-                + "ratio %.2f; inter-worker %.0f MiB; phases %s%n", c.name(), end.path("state").asText(), wall, bound,
+        System.out.printf(Locale.ROOT, "%-18s %s%s: wall %.2f s, lower bound %.2f s (max %.0f MiB in or out of one worker), "
+                + "ratio %.2f; inter-worker %.0f MiB; phases %s%n", c.name(), central ? "[central] " : "",
+                end.path("state").asText(), wall, bound,
                 most / 1048576.0, bound == 0 ? 0 : wall / bound, end.at("/report/interWorkerBytes").asLong() / 1048576.0,
                 end.path("phaseMillis"));
         for (String d : daemons) {
             HTTP.send(HttpRequest.newBuilder(URI.create("http://" + d + "/delete?path=/job/" + job)).DELETE().build(),
                     HttpResponse.BodyHandlers.discarding());
         }
+        return wall;
     }
 
     /** Saves every rank's shards (pseudo-random bytes) into its worker's daemon, a few requests in flight. */

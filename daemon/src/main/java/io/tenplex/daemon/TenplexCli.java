@@ -146,9 +146,19 @@ public final class TenplexCli implements Callable<Integer> {
         @Option(names = "--request", required = true, description = "JSON file: model (optional), from, to, daemons, step.")
         Path request;
 
+        @Option(names = "--central", description = "Route every piece through one daemon (the Tenplex-Central baseline).")
+        boolean central;
+
         @Override
         public Integer call() throws Exception {
-            JsonNode started = t.post("/api/v1/jobs/" + job + "/reconfigure", Files.readString(request));
+            String body = Files.readString(request);
+            if (central) {
+                com.fasterxml.jackson.databind.node.ObjectNode o = (com.fasterxml.jackson.databind.node.ObjectNode) JSON
+                        .readTree(body);
+                o.put("central", true);
+                body = JSON.writeValueAsString(o);
+            }
+            JsonNode started = t.post("/api/v1/jobs/" + job + "/reconfigure", body);
             JsonNode end = follow(t, started.path("status").asText(), System.out);
             return end.path("state").asText().equals("committed") ? 0 : 1;
         }

@@ -3,7 +3,11 @@ package io.tenplex.adapters;
 import io.tenplex.store.StorePath;
 
 /** Where a job's shards live in a daemon's namespace. */
-public record JobPaths(String job) {
+public record JobPaths(String job, String sourceDir, String outputDir) {
+    public JobPaths(String job) {
+        this(job, "save", "load");
+    }
+
     public JobPaths {
         StorePath.parse("/job/" + job); // validates the name
         if (job.contains("/")) {
@@ -11,13 +15,13 @@ public record JobPaths(String job) {
         }
     }
 
-    /** A saved shard: {@code /job/<job>/save/<rank>/<key>}. */
+    /** A saved shard: {@code /job/<job>/save/<rank>/<key>} (or below another source directory). */
     public StorePath saved(int rank, String key) {
-        return StorePath.parse("/job/" + job + "/save/" + rank + "/" + key);
+        return StorePath.parse("/job/" + job + "/" + sourceDir + "/" + rank + "/" + key);
     }
 
     /** A transformed shard while staged: {@code /job/<job>/staging/<plan>/load/<rank>/<key>}. */
     public StorePath staged(String plan, int rank, String key) {
-        return StorePath.parse("/job/" + job + "/staging/" + plan + "/load/" + rank + "/" + key);
+        return StorePath.parse("/job/" + job + "/staging/" + plan + "/" + outputDir + "/" + rank + "/" + key);
     }
 }

@@ -170,8 +170,12 @@ public final class JobService implements ControlHandler, AutoCloseable {
             daemons.put(Integer.parseInt(e.getKey()), PartRunner.address(e.getValue().asText()));
         }
         String id = "p" + ids.incrementAndGet() + "-" + Long.toHexString(System.nanoTime() & 0xffffff);
+        int central = body.path("central").asBoolean(false) ? body.path("centralWorker").asInt(0) : -1;
+        if (central >= 0 && !daemons.containsKey(central)) {
+            throw new IllegalArgumentException("central worker " + central + " has no daemon address");
+        }
         Reconfiguration r = new Reconfiguration(job, id, plan, from, daemons, body.path("step").asLong(0), http, timeout,
-                token);
+                token, central);
         reconfigurations.put(job + "/" + id, r);
         r.start(background);
         Map<String, Object> m = new LinkedHashMap<>();

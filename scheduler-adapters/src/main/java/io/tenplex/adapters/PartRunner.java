@@ -50,7 +50,8 @@ final class PartRunner {
             HttpClient http, String token) {
         this.wp = wp;
         this.store = store;
-        this.paths = new JobPaths(wp.getJob());
+        this.paths = new JobPaths(wp.getJob(), wp.getSourceDir().isEmpty() ? "save" : wp.getSourceDir(),
+                wp.getOutputDir().isEmpty() ? "load" : wp.getOutputDir());
         List<ShardPlan> shards = PlanCodec.shards(wp);
         this.total = shards.stream().mapToLong(s -> s.pieces().stream().mapToLong(p -> p.bytes()).sum()).sum();
         Map<Integer, InetSocketAddress> daemons = new HashMap<>();
@@ -61,7 +62,7 @@ final class PartRunner {
         this.executed = CompletableFuture.runAsync(() -> {
             try {
                 report = new Executor(source, readers, 16).run(shards,
-                        r -> PlanCodec.device(wp.getSourceDevices(r)), sink, done);
+                        r -> PlanCodec.device(wp.getSourceDevices(r)), sink, done, wp.getWorker());
                 copyValues(daemons, http, token);
                 synchronized (this) {
                     if (state == State.EXECUTING) {

@@ -24,19 +24,82 @@ final class PlanCodec {
     static WorkerPlan encode(String job, String planId, int worker, Plan plan, int sourceRanks,
             Map<Integer, InetSocketAddress> daemons, long step) {
         WorkerPlan.Builder b = WorkerPlan.newBuilder().setJob(job).setPlanId(planId).setWorker(worker).setStep(step);
+        java.util.Set<Integer> ranks = new java.util.HashSet<>();
         for (ShardPlan s : plan.shards()) {
             if (s.destDevice().worker() == worker) {
-                b.addShards(shard(s));
+                b.addShards(shard(s, false));
+                ranks.add(s.destRank());
             }
         }
         for (ValueCopy v : plan.values()) {
-            if (plan.shards().stream().anyMatch(s -> s.destRank() == v.destRank() && s.destDevice().worker() == worker)) {
-                b.addValues(io.tenplex.store.control.ValueCopy.newBuilder().setDestRank(v.destRank()).setKey(v.key())
-                        .setSourceRank(v.sourceRank()));
+            if (ranks.contains(v.destRank())) {
+                b.addValues(value(v.destRank(), v.key(), v.sourceRank()));
             }
         }
         for (int r = 0; r < sourceRanks; r++) {
             b.addSourceDevices(device(plan.sourceDevice(r)));
+        }
+        daemons.forEach((w, a) -> b.putDaemons(w, a.getHostString() + ":" + a.getPort()));
+        return b.build();
+    }
+
+    private static io.tenplex.store.control.ValueCopy value(int dest, String key, int source) {
+        return io.tenplex.store.control.ValueCopy.newBuilder().setDestRank(dest).setKey(key).setSourceRank(source).build();
+    }
+
+    /**
+     * Central mode, first half: the central worker assembles every destination shard itself (kept
+     * pieces become reads too) into {@code staging/<plan>/central}.
+     */
+    static WorkerPlan encodeCentral(String job, String planId, int central, Plan plan, int sourceRanks,
+            Map<Integer, InetSocketAddress> daemons, long step) {
+        WorkerPlan.Builder b = WorkerPlan.newBuilder().setJob(job).setPlanId(planId).setWorker(central).setStep(step)
+                .setOutputDir("central");
+        plan.shards().forEach(s -> b.addShards(shard(s, true)));
+        plan.values().forEach(v -> b.addValues(value(v.destRank(), v.key(), v.sourceRank())));
+        for (int r = 0; r < sourceRanks; r++) {
+            b.addSourceDevices(device(plan.sourceDevice(r)));
+        }
+        daemons.forEach((w, a) -> b.putDaemons(w, a.getHostString() + ":" + a.getPort()));
+        return b.build();
+    }
+
+    /**
+     * Central mode, second half: a destination worker fetches each of its shards whole from the
+     * central worker's {@code staging/<centralPlan>/central/<rank>/<key>}.
+     */
+    static WorkerPlan encodeFromCentral(String job, String planId, String centralPlan, int worker, int central,
+            Plan plan, Map<Integer, InetSocketAddress> daemons, long step) {
+        WorkerPlan.Builder b = WorkerPlan.newBuilder().setJob(job).setPlanId(planId).setWorker(worker).setStep(step)
+                .setSourceDir("staging/" + centralPlan + "/central");
+        int maxRank = 0;
+        java.util.Set<Integer> ranks = new java.util.HashSet<>();
+        for (ShardPlan s : plan.shards()) {
+            maxRank = Math.max(maxRank, s.destRank());
+            if (s.destDevice().worker() != worker) {
+                continue;
+            }
+            ranks.add(s.destRank());
+            Shard.Builder sb = Shard.newBuilder().setDestRank(s.destRank()).setDestDevice(device(s.destDevice()))
+                    .setTensor(s.tensor()).setKey(s.key()).setDtype(s.dtype().wireName());
+            for (long d : s.shape().dims()) {
+                sb.addShape(d);
+            }
+            io.tenplex.store.control.Piece.Builder pb = io.tenplex.store.control.Piece.newBuilder()
+                    .setKind(Piece.Kind.REMOTE.ordinal()).setSourceRank(s.destRank()).setSourceKey(s.key())
+                    .setSource(region(Region.whole(s.shape()))).setBytes(s.byteSize()).addReplicas(s.destRank());
+            for (int i = 0; i < s.shape().rank(); i++) {
+                pb.addDestOffset(0);
+            }
+            b.addShards(sb.addPieces(pb));
+        }
+        for (ValueCopy v : plan.values()) {
+            if (ranks.contains(v.destRank())) {
+                b.addValues(value(v.destRank(), v.key(), v.destRank()));
+            }
+        }
+        for (int r = 0; r <= maxRank; r++) {
+            b.addSourceDevices(device(new io.tenplex.ptc.Device(central, 0)));
         }
         daemons.forEach((w, a) -> b.putDaemons(w, a.getHostString() + ":" + a.getPort()));
         return b.build();
@@ -66,7 +129,7 @@ final class PlanCodec {
         return Region.of(out);
     }
 
-    private static Shard shard(ShardPlan s) {
+    private static Shard shard(ShardPlan s, boolean noKeeps) {
         Shard.Builder b = Shard.newBuilder().setDestRank(s.destRank()).setDestDevice(device(s.destDevice()))
                 .setTensor(s.tensor()).setKey(s.key()).setDtype(s.dtype().wireName());
         for (long d : s.shape().dims()) {
@@ -74,7 +137,8 @@ final class PlanCodec {
         }
         for (Piece p : s.pieces()) {
             io.tenplex.store.control.Piece.Builder pb = io.tenplex.store.control.Piece.newBuilder()
-                    .setKind(p.kind().ordinal()).setSourceRank(p.sourceRank()).setSourceKey(p.sourceKey())
+                    .setKind(noKeeps && p.kind() == Piece.Kind.KEEP ? Piece.Kind.REMOTE.ordinal() : p.kind().ordinal())
+                    .setSourceRank(p.sourceRank()).setSourceKey(p.sourceKey())
                     .setSource(region(p.source())).setBytes(p.bytes());
             for (long o : p.destOffset()) {
                 pb.addDestOffset(o);

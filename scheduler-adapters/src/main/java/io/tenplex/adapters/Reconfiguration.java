@@ -41,6 +41,7 @@ final class Reconfiguration {
     private final HttpClient http;
     private final Duration timeout;
     private final String token;
+    private final int central;
     private final CompletableFuture<Void> finished = new CompletableFuture<>();
     private final Map<String, Long> phaseMillis = new LinkedHashMap<>();
     private final Map<Integer, PartStatus> parts = new TreeMap<>();
@@ -48,8 +49,9 @@ final class Reconfiguration {
     private volatile String error = "";
 
     Reconfiguration(String job, String id, Plan plan, Ptc from, Map<Integer, InetSocketAddress> daemons, long step,
-            HttpClient http, Duration timeout, String token) {
+            HttpClient http, Duration timeout, String token, int central) {
         this.token = token;
+        this.central = central;
         this.job = job;
         this.id = id;
         this.plan = plan;
@@ -107,18 +109,16 @@ final class Reconfiguration {
         state = State.EXECUTING;
         t = System.nanoTime();
         List<Integer> workers = destWorkers();
-        List<CompletableFuture<PartStatus>> sent = new ArrayList<>();
-        for (int w : workers) {
-            WorkerPlan wp = PlanCodec.encode(job, id, w, plan, from.worldSize(), daemons, step);
-            sent.add(call(w, "/parts", wp.toByteArray()));
-        }
-        boolean ok = collect(workers, sent);
-        if (ok) {
-            List<CompletableFuture<PartStatus>> prepared = new ArrayList<>();
-            for (int w : workers) {
-                prepared.add(call(w, "/parts/" + id + "/prepare", new byte[0]));
-            }
-            ok = collect(workers, prepared) && parts.values().stream().allMatch(p -> p.getState().equals("prepared"));
+        boolean ok;
+        if (central >= 0) {
+            // Tenplex-Central: the central worker assembles everything, then every worker fetches its shards whole
+            ok = executeParts(List.of(central), w -> PlanCodec.encodeCentral(job, id + "-c", w, plan, from.worldSize(),
+                    daemons, step), id + "-c");
+            phaseMillis.put("central", (System.nanoTime() - t) / 1_000_000);
+            ok = ok && executeParts(workers, w -> PlanCodec.encodeFromCentral(job, id, id + "-c", w, central, plan,
+                    daemons, step), id);
+        } else {
+            ok = executeParts(workers, w -> PlanCodec.encode(job, id, w, plan, from.worldSize(), daemons, step), id);
         }
         phaseMillis.put("execute", (System.nanoTime() - t) / 1_000_000);
         t = System.nanoTime();
@@ -133,9 +133,11 @@ final class Reconfiguration {
             } else {
                 state = State.ABORTED; // a commit that did not answer: reported, not hidden
             }
+            dropCentral();
             phaseMillis.put("commit", (System.nanoTime() - t) / 1_000_000);
             return;
         }
+        dropCentral();
         if (error.isEmpty()) {
             error = parts.values().stream().filter(p -> !p.getError().isEmpty()).map(PartStatus::getError).findFirst()
                     .orElse("a part did not prepare");
@@ -149,6 +151,35 @@ final class Reconfiguration {
         }
         state = State.ABORTED;
         phaseMillis.put("abort", (System.nanoTime() - t) / 1_000_000);
+    }
+
+    private void dropCentral() {
+        if (central >= 0) {
+            try {
+                call(central, "/parts/" + id + "-c/abort", new byte[0]).get();
+            } catch (Exception e) {
+                // the central part may never have started
+            }
+        }
+    }
+
+    /** Sends each worker its part and waits until all are prepared; false when any failed. */
+    private boolean executeParts(List<Integer> workers, java.util.function.IntFunction<WorkerPlan> part, String planId) {
+        List<CompletableFuture<PartStatus>> sent = new ArrayList<>();
+        for (int w : workers) {
+            sent.add(call(w, "/parts", part.apply(w).toByteArray()));
+        }
+        if (!collect(workers, sent)) {
+            return false;
+        }
+        List<CompletableFuture<PartStatus>> prepared = new ArrayList<>();
+        for (int w : workers) {
+            prepared.add(call(w, "/parts/" + planId + "/prepare", new byte[0]));
+        }
+        boolean ok = collect(workers, prepared);
+        synchronized (parts) {
+            return ok && workers.stream().allMatch(w -> parts.get(w).getState().equals("prepared"));
+        }
     }
 
     private List<Integer> workersInvolved() {
@@ -234,6 +265,7 @@ final class Reconfiguration {
         m.put("from", plan.from().toString());
         m.put("to", plan.to().toString());
         m.put("state", state.name().toLowerCase(java.util.Locale.ROOT));
+        m.put("mode", central >= 0 ? "central (worker " + central + ")" : "peer-to-peer");
         if (!error.isEmpty()) {
             m.put("error", error);
         }

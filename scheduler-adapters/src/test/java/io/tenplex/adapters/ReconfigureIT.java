@@ -108,12 +108,16 @@ class ReconfigureIT {
     }
 
     private JsonNode reconfigure(ParallelConfig a, ParallelConfig b, boolean withModel) throws Exception {
+        return reconfigure(a, b, withModel, "");
+    }
+
+    private JsonNode reconfigure(ParallelConfig a, ParallelConfig b, boolean withModel, String extra) throws Exception {
         StringBuilder d = new StringBuilder("{");
         daemons.forEach((w, addr) -> d.append(d.length() > 1 ? "," : "").append('"').append(w).append("\": \"127.0.0.1:")
                 .append(addr.getPort()).append('"'));
         d.append('}');
         String body = "{" + (withModel ? "\"model\": " + ModelSpecJson.write(model) + ", " : "") + "\"from\": "
-                + config(a) + ", \"to\": " + config(b) + ", \"daemons\": " + d + ", \"step\": 120}";
+                + config(a) + ", \"to\": " + config(b) + ", \"daemons\": " + d + ", \"step\": 120" + extra + "}";
         HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(base(0) + JobService.PREFIX + "j/reconfigure"))
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
         assertEquals(202, r.statusCode(), r.body());
@@ -135,7 +139,7 @@ class ReconfigureIT {
         }
     }
 
-    private void assertLoaded(Ptc to, Map<String, byte[]> full) {
+    private void assertLoaded(Ptc from, Ptc to, Map<String, byte[]> full) {
         var want = ReferenceInterpreter.shard(to, full);
         for (int rank = 0; rank < to.worldSize(); rank++) {
             int w = to.device(rank).worker();
@@ -144,8 +148,10 @@ class ReconfigureIT {
                         "rank " + rank + " " + e.getKey());
             }
             // rng_state comes from the old rank with the same tensor and pipeline coordinates (dp 0), else rank 0
-            int tp = to.layout().coord(rank, to.config()).tp();
-            assertEquals("rng_state of rank " + (tp < 2 ? tp : 0),
+            var c = to.layout().coord(rank, to.config());
+            boolean same = c.tp() < from.config().tp() && c.pp() < from.config().pp();
+            int src = same ? from.layout().rank(new io.tenplex.ptc.RankLayout.Coord(c.tp(), 0, c.pp()), from.config()) : 0;
+            assertEquals("rng_state of rank " + src,
                     new String(read(w, "/job/j/load/" + rank + "/rng_state"), StandardCharsets.UTF_8));
             assertEquals("120", new String(read(w, "/job/j/iter"), StandardCharsets.US_ASCII));
         }
@@ -161,7 +167,7 @@ class ReconfigureIT {
         assertEquals("committed", r.get("state").asText(), r.toString());
         assertEquals(r.at("/report/lowerBoundBytes").asLong(), r.at("/report/interWorkerBytes").asLong());
         assertTrue(r.at("/workers/0/bytesDone").asLong() > 0, r.toString());
-        assertLoaded(Ptc.packed(model, b, 4), full);
+        assertLoaded(Ptc.packed(model, a, 4), Ptc.packed(model, b, 4), full);
         assertTrue(stores.get(0).stat(StorePath.parse("/job/j/staging")).map(e -> e.children() == 0).orElse(true));
         // committing again is harmless
         String id = r.get("plan").asText();
@@ -169,6 +175,22 @@ class ReconfigureIT {
                 + id + "/commit")).POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofByteArray());
         assertEquals(200, again.statusCode());
         assertEquals("committed", PartStatus.parseFrom(again.body()).getState());
+    }
+
+    @Test
+    void centralMode_routesEverythingThroughOneDaemon_withTheSameResult() throws Exception {
+        ParallelConfig a = ParallelConfig.of(2, 2, 2);
+        ParallelConfig b = ParallelConfig.of(1, 2, 4); // 8 ranks on workers 0-1
+        Map<String, byte[]> full = save(Ptc.packed(model, a, 4));
+        JsonNode r = reconfigure(a, b, true, ", \"central\": true, \"centralWorker\": 2");
+        assertEquals("committed", r.get("state").asText(), r.toString());
+        assertEquals("central (worker 2)", r.get("mode").asText());
+        assertTrue(r.at("/workers/2/remoteBytes").asLong() > 0, r.toString()); // worker 2 gathered everything
+        assertLoaded(Ptc.packed(model, a, 4), Ptc.packed(model, b, 4), full);
+        for (TensorStore st : stores) {
+            assertTrue(st.stat(StorePath.parse("/job/j/staging")).map(e -> e.children() == 0).orElse(true));
+        }
+        assertEquals(0, stores.get(2).allocator().usedBytes()); // its staging is gone, it holds no shards
     }
 
     @Test
@@ -185,7 +207,7 @@ class ReconfigureIT {
         assertTrue(r.get("error").asText().contains("failed on every replica"), r.toString());
         assertEquals(used[0], stores.get(0).allocator().usedBytes());
         assertEquals(used[1] - dropped, stores.get(1).allocator().usedBytes());
-        assertLoaded(Ptc.packed(model, b, 4), full);
+        assertLoaded(Ptc.packed(model, a, 4), Ptc.packed(model, b, 4), full);
     }
 
     @Test
@@ -203,6 +225,6 @@ class ReconfigureIT {
         assertTrue(r.get("error").asText().contains("is unreachable"), r.toString());
         assertArrayEquals(before, read(1, "/job/j/load/4/language_model.encoder.layers.2.mlp.dense_h_to_4h.weight"));
         assertEquals(used0, stores.get(0).allocator().usedBytes());
-        assertLoaded(Ptc.packed(model, b, 4), full);
+        assertLoaded(Ptc.packed(model, a, 4), Ptc.packed(model, b, 4), full);
     }
 }

@@ -56,7 +56,7 @@ public final class Executor {
      */
     public ExecutionReport run(Plan plan, Predicate<ShardPlan> mine, ShardSink sink)
             throws ExecutionFailedException, InterruptedException {
-        return run(plan.shards().stream().filter(mine).toList(), plan::sourceDevice, sink, new AtomicLong());
+        return run(plan.shards().stream().filter(mine).toList(), plan::sourceDevice, sink, new AtomicLong(), -1);
     }
 
     /**
@@ -64,9 +64,11 @@ public final class Executor {
      *
      * @param sourceDevice the device of every old rank
      * @param progress advanced by the bytes of every piece written or kept
+     * @param worker the worker running this part (bytes from it count as local), or -1 for each
+     *     shard's destination worker
      */
     public ExecutionReport run(List<ShardPlan> part, java.util.function.IntFunction<Device> sourceDevice, ShardSink sink,
-            AtomicLong progress) throws ExecutionFailedException, InterruptedException {
+            AtomicLong progress, int worker) throws ExecutionFailedException, InterruptedException {
         long t0 = System.nanoTime();
         Tally tally = new Tally();
         Semaphore inFlight = new Semaphore(maxInFlight);
@@ -97,7 +99,7 @@ public final class Executor {
                 pool.execute(() -> {
                     try {
                         if (tally.failure.get() == null) {
-                            fetch(sourceDevice, shard, piece, buf, tally);
+                            fetch(sourceDevice, shard, piece, buf, tally, worker);
                             progress.addAndGet(piece.bytes());
                             if (left.decrementAndGet() == 0 && tally.failure.get() == null) {
                                 sink.complete(shard.destRank(), shard.key());
@@ -125,7 +127,7 @@ public final class Executor {
     }
 
     private void fetch(java.util.function.IntFunction<Device> sourceDevice, ShardPlan shard, Piece piece, ByteBuffer buf,
-            Tally tally)
+            Tally tally, int worker)
             throws ExecutionFailedException {
         int item = shard.dtype().itemSize();
         Region dest = Region.at(piece.destOffset(), piece.source().shape().dims());
@@ -164,7 +166,8 @@ public final class Executor {
                 if (!direct) {
                     RegionScatter.scatter(target, dest, shard.shape(), buf, item);
                 }
-                (device.worker() == shard.destDevice().worker() ? tally.local : tally.remote).addAndGet(bytes);
+                int here = worker >= 0 ? worker : shard.destDevice().worker();
+                (device.worker() == here ? tally.local : tally.remote).addAndGet(bytes);
                 return;
             } catch (IOException e) {
                 tally.retries.incrementAndGet();
