@@ -37,6 +37,7 @@ public final class Daemon implements AutoCloseable {
         RestServer rest = new RestServer(store, cfg.token());
         PeerClient peers = new PeerClient(8, cfg.token());
         JobService jobs = new JobService(store, peers, java.time.Duration.ofMinutes(10), cfg.token());
+        jobs.setDefaultDaemons(cfg.peers());
         rest.addControl(JobService.PREFIX, jobs);
         try {
             return new Daemon(store, rest, peers, jobs, rest.start(cfg.bind(), cfg.port()));

@@ -19,16 +19,22 @@ import java.util.Set;
  * @param token bearer token required by every request except health, or null
  */
 public record DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount,
-        String token) {
+        String token, java.util.Map<Integer, java.net.InetSocketAddress> peers) {
     public static final String DEFAULT_BIND = "127.0.0.1";
     public static final int DEFAULT_PORT = 20010;
     /** Default memory budget: this share of physical RAM (within the JVM's direct-memory limit). */
     public static final double DEFAULT_RAM_SHARE = 0.5;
     /** Direct memory kept free for network buffers. */
     public static final long DIRECT_HEADROOM = 256L << 20;
-    static final Set<String> FILE_KEYS = Set.of("bind", "port", "memoryLimit", "mount", "token");
+    static final Set<String> FILE_KEYS = Set.of("bind", "port", "memoryLimit", "mount", "token", "peers");
+
+    /** Without peers. */
+    public DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount, String token) {
+        this(bind, port, memoryLimit, memoryLimitSource, mount, token, java.util.Map.of());
+    }
 
     public DaemonConfig {
+        peers = java.util.Map.copyOf(peers);
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("port " + port + " out of range (expected 0..65535; 0 picks a free port)");
         }
@@ -41,9 +47,13 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
     }
 
     /** Values as given (null = not given), merged by {@link #resolve}. */
-    record Given(String bind, Integer port, String memoryLimit, Path mount, String token) {
+    record Given(String bind, Integer port, String memoryLimit, Path mount, String token, String peers) {
+        Given(String bind, Integer port, String memoryLimit, Path mount, String token) {
+            this(bind, port, memoryLimit, mount, token, null);
+        }
+
         static Given none() {
-            return new Given(null, null, null, null, null);
+            return new Given(null, null, null, null, null, null);
         }
 
         static Given fromFile(Path file) {
@@ -65,7 +75,7 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
             }
             return new Given(text(n, "bind"), n.has("port") ? n.get("port").asInt() : null,
                     n.has("memoryLimit") ? n.get("memoryLimit").asText() : null,
-                    n.has("mount") ? Path.of(n.get("mount").asText()) : null, text(n, "token"));
+                    n.has("mount") ? Path.of(n.get("mount").asText()) : null, text(n, "token"), text(n, "peers"));
         }
 
         private static String text(JsonNode n, String k) {
@@ -94,7 +104,30 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
             }
         }
         return new DaemonConfig(bind, port, limit, source, first(cli.mount(), file.mount(), null),
-                first(cli.token(), file.token(), null));
+                first(cli.token(), file.token(), null), parsePeers(first(cli.peers(), file.peers(), null)));
+    }
+
+    /** Parses {@code 0=host:port,1=host:port} (worker number = daemon address). */
+    static java.util.Map<Integer, java.net.InetSocketAddress> parsePeers(String text) {
+        java.util.Map<Integer, java.net.InetSocketAddress> out = new java.util.TreeMap<>();
+        if (text == null || text.isBlank()) {
+            return out;
+        }
+        for (String item : text.split(",")) {
+            String[] kv = item.trim().split("=", 2);
+            int colon = kv.length == 2 ? kv[1].lastIndexOf(':') : -1;
+            try {
+                if (colon < 0) {
+                    throw new NumberFormatException();
+                }
+                out.put(Integer.parseInt(kv[0].trim()), new java.net.InetSocketAddress(kv[1].substring(0, colon).trim(),
+                        Integer.parseInt(kv[1].substring(colon + 1).trim())));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("peer '" + item.trim() + "' is not worker=host:port (example: "
+                        + "--peers 0=10.0.0.1:20010,1=10.0.0.2:20010)");
+            }
+        }
+        return out;
     }
 
     private static <T> T first(T a, T b, T c) {
@@ -144,8 +177,8 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
 
     /** One line for the start-up log; the token is never printed. */
     String describe() {
-        return String.format(Locale.ROOT, "bind=%s port=%d memoryLimit=%.2f GiB (%s) mount=%s token=%s", bind, port,
-                memoryLimit / (double) (1L << 30), memoryLimitSource, mount == null ? "off" : mount,
-                token == null ? "off" : "on");
+        return String.format(Locale.ROOT, "bind=%s port=%d memoryLimit=%.2f GiB (%s) mount=%s token=%s peers=%s", bind,
+                port, memoryLimit / (double) (1L << 30), memoryLimitSource, mount == null ? "off" : mount,
+                token == null ? "off" : "on", peers.isEmpty() ? "none" : peers.toString());
     }
 }

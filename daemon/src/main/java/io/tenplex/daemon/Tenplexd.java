@@ -36,11 +36,15 @@ public final class Tenplexd implements Callable<Integer> {
             description = "Require 'Authorization: Bearer TOKEN' on every request except /api/v1/health.")
     String token;
 
+    @Option(names = "--peers", paramLabel = "W=HOST:PORT,...",
+            description = "The cluster's daemons by worker number, for reconfigurations whose request names none.")
+    String peers;
+
     private final CountDownLatch stopped = new CountDownLatch(1);
 
     @Override
     public Integer call() throws Exception {
-        DaemonConfig cfg = DaemonConfig.resolve(new DaemonConfig.Given(bind, port, memoryLimit, mount, token),
+        DaemonConfig cfg = DaemonConfig.resolve(new DaemonConfig.Given(bind, port, memoryLimit, mount, token, peers),
                 config == null ? DaemonConfig.Given.none() : DaemonConfig.Given.fromFile(config),
                 DaemonConfig.physicalRam(), DaemonConfig.maxDirectMemory());
         LOG.info("tenplexd starting: {}", cfg.describe());

@@ -46,6 +46,19 @@ class DaemonConfigTest {
     }
 
     @Test
+    void peers_parse_andBadOnesAreClearErrors() {
+        DaemonConfig c = DaemonConfig.resolve(new DaemonConfig.Given(null, null, null, null, null,
+                "0=10.0.0.1:20010, 1=worker-b:20011"), NONE, 24 * GIB, 100 * GIB);
+        assertEquals(2, c.peers().size());
+        assertEquals(20011, c.peers().get(1).getPort());
+        assertEquals("worker-b", c.peers().get(1).getHostString());
+        assertTrue(DaemonConfig.resolve(NONE, NONE, 24 * GIB, 100 * GIB).peers().isEmpty());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> DaemonConfig.parsePeers("0=nohostport"));
+        assertTrue(e.getMessage().contains("is not worker=host:port"), e.getMessage());
+    }
+
+    @Test
     void sizes_parse() {
         assertEquals(512L << 20, DaemonConfig.parseSize("512m", GIB));
         assertEquals(3 * GIB, DaemonConfig.parseSize("3GiB", GIB));

@@ -58,6 +58,12 @@ public final class JobService implements ControlHandler, AutoCloseable {
     private final Duration timeout;
 
     private final String token;
+    private volatile Map<Integer, InetSocketAddress> defaultDaemons = Map.of();
+
+    /** The daemons of the cluster (worker to address) used when a request names none ({@code --peers}). */
+    public void setDefaultDaemons(Map<Integer, InetSocketAddress> daemons) {
+        this.defaultDaemons = Map.copyOf(daemons);
+    }
 
     public JobService(TensorStore store, PeerClient peers, Duration timeout) {
         this(store, peers, timeout, null);
@@ -168,6 +174,13 @@ public final class JobService implements ControlHandler, AutoCloseable {
         for (Iterator<Map.Entry<String, JsonNode>> it = body.path("daemons").fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
             daemons.put(Integer.parseInt(e.getKey()), PartRunner.address(e.getValue().asText()));
+        }
+        if (daemons.isEmpty()) {
+            daemons.putAll(defaultDaemons);
+        }
+        if (daemons.isEmpty()) {
+            throw new IllegalArgumentException("no daemon addresses: give \"daemons\" in the request or start tenplexd "
+                    + "with --peers");
         }
         String id = "p" + ids.incrementAndGet() + "-" + Long.toHexString(System.nanoTime() & 0xffffff);
         int central = body.path("central").asBoolean(false) ? body.path("centralWorker").asInt(0) : -1;

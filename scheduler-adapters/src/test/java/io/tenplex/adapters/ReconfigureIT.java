@@ -71,6 +71,7 @@ class ReconfigureIT {
             servers.add(s);
             services.add(jobs);
         }
+        services.get(0).setDefaultDaemons(daemons); // as tenplexd --peers would
     }
 
     @AfterEach
@@ -108,16 +109,18 @@ class ReconfigureIT {
     }
 
     private JsonNode reconfigure(ParallelConfig a, ParallelConfig b, boolean withModel) throws Exception {
-        return reconfigure(a, b, withModel, "");
+        return reconfigure(a, b, withModel, "", true);
     }
 
-    private JsonNode reconfigure(ParallelConfig a, ParallelConfig b, boolean withModel, String extra) throws Exception {
+    private JsonNode reconfigure(ParallelConfig a, ParallelConfig b, boolean withModel, String extra, boolean withDaemons)
+            throws Exception {
         StringBuilder d = new StringBuilder("{");
         daemons.forEach((w, addr) -> d.append(d.length() > 1 ? "," : "").append('"').append(w).append("\": \"127.0.0.1:")
                 .append(addr.getPort()).append('"'));
         d.append('}');
         String body = "{" + (withModel ? "\"model\": " + ModelSpecJson.write(model) + ", " : "") + "\"from\": "
-                + config(a) + ", \"to\": " + config(b) + ", \"daemons\": " + d + ", \"step\": 120" + extra + "}";
+                + config(a) + ", \"to\": " + config(b) + (withDaemons ? ", \"daemons\": " + d : "") + ", \"step\": 120"
+                + extra + "}";
         HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(base(0) + JobService.PREFIX + "j/reconfigure"))
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
         assertEquals(202, r.statusCode(), r.body());
@@ -182,7 +185,7 @@ class ReconfigureIT {
         ParallelConfig a = ParallelConfig.of(2, 2, 2);
         ParallelConfig b = ParallelConfig.of(1, 2, 4); // 8 ranks on workers 0-1
         Map<String, byte[]> full = save(Ptc.packed(model, a, 4));
-        JsonNode r = reconfigure(a, b, true, ", \"central\": true, \"centralWorker\": 2");
+        JsonNode r = reconfigure(a, b, true, ", \"central\": true, \"centralWorker\": 2", false); // peers from --peers
         assertEquals("committed", r.get("state").asText(), r.toString());
         assertEquals("central (worker 2)", r.get("mode").asText());
         assertTrue(r.at("/workers/2/remoteBytes").asLong() > 0, r.toString()); // worker 2 gathered everything
