@@ -120,10 +120,10 @@ final class Demo implements Callable<Integer> {
     private static void save(List<Daemon> daemons, Ptc ptc, Map<String, byte[]> full) {
         for (int rank = 0; rank < ptc.worldSize(); rank++) {
             TensorStore store = daemons.get(ptc.device(rank).worker()).store();
-            for (Map.Entry<String, Sharding.Bytes> e : Sharding.shard(ptc, full, rank).entrySet()) {
-                put(store, "/job/" + JOB + "/save/" + rank + "/" + e.getKey(),
-                        new TensorMeta(ptc.model().tensors().stream().filter(t -> ptc.key(t).equals(e.getKey()))
-                                .findFirst().orElseThrow().dtype(), e.getValue().shape()), e.getValue().data());
+            Map<String, Sharding.Bytes> shards = Sharding.shard(ptc, full, rank);
+            for (Ptc.Shard s : ptc.shards(rank)) {
+                put(store, "/job/" + JOB + "/save/" + rank + "/" + s.key(), new TensorMeta(s.spec().dtype(), s.shape()),
+                        shards.get(s.key()).data());
             }
             for (ValueSpec v : ptc.model().values()) {
                 put(store, "/job/" + JOB + "/save/" + rank + "/" + v.key(), null,

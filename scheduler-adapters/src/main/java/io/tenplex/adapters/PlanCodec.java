@@ -23,7 +23,7 @@ final class PlanCodec {
 
     static WorkerPlan encode(String job, String planId, int worker, Plan plan, int sourceRanks,
             Map<Integer, InetSocketAddress> daemons, long step) {
-        WorkerPlan.Builder b = WorkerPlan.newBuilder().setJob(job).setPlanId(planId).setWorker(worker).setStep(step);
+        WorkerPlan.Builder b = header(job, planId, worker, step, daemons);
         java.util.Set<Integer> ranks = new java.util.HashSet<>();
         for (ShardPlan s : plan.shards()) {
             if (s.destDevice().worker() == worker) {
@@ -36,11 +36,21 @@ final class PlanCodec {
                 b.addValues(value(v.destRank(), v.key(), v.sourceRank()));
             }
         }
+        addSourceDevices(b, plan, sourceRanks);
+        return b.build();
+    }
+
+    private static WorkerPlan.Builder header(String job, String planId, int worker, long step,
+            Map<Integer, InetSocketAddress> daemons) {
+        WorkerPlan.Builder b = WorkerPlan.newBuilder().setJob(job).setPlanId(planId).setWorker(worker).setStep(step);
+        daemons.forEach((w, a) -> b.putDaemons(w, a.getHostString() + ":" + a.getPort()));
+        return b;
+    }
+
+    private static void addSourceDevices(WorkerPlan.Builder b, Plan plan, int sourceRanks) {
         for (int r = 0; r < sourceRanks; r++) {
             b.addSourceDevices(device(plan.sourceDevice(r)));
         }
-        daemons.forEach((w, a) -> b.putDaemons(w, a.getHostString() + ":" + a.getPort()));
-        return b.build();
     }
 
     private static io.tenplex.store.control.ValueCopy value(int dest, String key, int source) {
@@ -53,14 +63,10 @@ final class PlanCodec {
      */
     static WorkerPlan encodeCentral(String job, String planId, int central, Plan plan, int sourceRanks,
             Map<Integer, InetSocketAddress> daemons, long step) {
-        WorkerPlan.Builder b = WorkerPlan.newBuilder().setJob(job).setPlanId(planId).setWorker(central).setStep(step)
-                .setOutputDir("central");
+        WorkerPlan.Builder b = header(job, planId, central, step, daemons).setOutputDir("central");
         plan.shards().forEach(s -> b.addShards(shard(s, true)));
         plan.values().forEach(v -> b.addValues(value(v.destRank(), v.key(), v.sourceRank())));
-        for (int r = 0; r < sourceRanks; r++) {
-            b.addSourceDevices(device(plan.sourceDevice(r)));
-        }
-        daemons.forEach((w, a) -> b.putDaemons(w, a.getHostString() + ":" + a.getPort()));
+        addSourceDevices(b, plan, sourceRanks);
         return b.build();
     }
 
@@ -70,7 +76,7 @@ final class PlanCodec {
      */
     static WorkerPlan encodeFromCentral(String job, String planId, String centralPlan, int worker, int central,
             Plan plan, Map<Integer, InetSocketAddress> daemons, long step) {
-        WorkerPlan.Builder b = WorkerPlan.newBuilder().setJob(job).setPlanId(planId).setWorker(worker).setStep(step)
+        WorkerPlan.Builder b = header(job, planId, worker, step, daemons)
                 .setSourceDir("staging/" + centralPlan + "/central");
         int maxRank = 0;
         java.util.Set<Integer> ranks = new java.util.HashSet<>();
@@ -101,7 +107,6 @@ final class PlanCodec {
         for (int r = 0; r <= maxRank; r++) {
             b.addSourceDevices(device(new io.tenplex.ptc.Device(central, 0)));
         }
-        daemons.forEach((w, a) -> b.putDaemons(w, a.getHostString() + ":" + a.getPort()));
         return b.build();
     }
 

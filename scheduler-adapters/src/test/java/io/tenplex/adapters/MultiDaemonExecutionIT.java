@@ -98,16 +98,7 @@ class MultiDaemonExecutionIT {
 
     /** Saves every rank's shards into the daemon of its worker. */
     private Map<String, byte[]> save(Ptc from) {
-        Map<String, byte[]> full = ReferenceInterpreter.fullTensors(from, 99);
-        var shards = ReferenceInterpreter.shard(from, full);
-        for (int rank = 0; rank < from.worldSize(); rank++) {
-            TensorStore store = stores.get(from.device(rank).worker());
-            for (Ptc.Shard s : from.shards(rank)) {
-                Fixtures.putTensor(store, PATHS.saved(rank, s.key()).toString(),
-                        new TensorMeta(s.spec().dtype(), s.shape()), shards.get(rank).get(s.key()).data(), false);
-            }
-        }
-        return full;
+        return SavedJobs.save(stores, PATHS, from, 99);
     }
 
     private List<ExecutionReport> execute(Plan plan, Ptc to, String id) throws Exception {

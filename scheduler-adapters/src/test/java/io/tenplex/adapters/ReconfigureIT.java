@@ -88,14 +88,9 @@ class ReconfigureIT {
     }
 
     private Map<String, byte[]> save(Ptc from) {
-        Map<String, byte[]> full = ReferenceInterpreter.fullTensors(from, 5);
-        var shards = ReferenceInterpreter.shard(from, full);
+        Map<String, byte[]> full = SavedJobs.save(stores, PATHS, from, 5);
         for (int rank = 0; rank < from.worldSize(); rank++) {
             TensorStore store = stores.get(from.device(rank).worker());
-            for (Ptc.Shard s : from.shards(rank)) {
-                Fixtures.putTensor(store, PATHS.saved(rank, s.key()).toString(),
-                        new TensorMeta(s.spec().dtype(), s.shape()), shards.get(rank).get(s.key()).data(), false);
-            }
             for (ValueSpec v : model.values()) {
                 Fixtures.putFile(store, PATHS.saved(rank, v.key()).toString(),
                         (v.key() + " of rank " + rank).getBytes(StandardCharsets.UTF_8), false);
