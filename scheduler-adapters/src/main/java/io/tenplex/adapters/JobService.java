@@ -54,6 +54,7 @@ public final class JobService implements ControlHandler, AutoCloseable {
     private final ObjectMapper json = new ObjectMapper();
     private final Map<String, PartRunner> parts = new ConcurrentHashMap<>();
     private final Map<String, Reconfiguration> reconfigurations = new ConcurrentHashMap<>();
+    private final Generations generations;
     private final AtomicInteger ids = new AtomicInteger();
     private final Duration timeout;
 
@@ -75,6 +76,7 @@ public final class JobService implements ControlHandler, AutoCloseable {
         this.peers = peers;
         this.timeout = timeout;
         this.token = token;
+        this.generations = new Generations(store);
     }
 
     private static java.util.concurrent.ThreadFactory named(String name) {
@@ -105,6 +107,19 @@ public final class JobService implements ControlHandler, AutoCloseable {
                 CompletableFuture<Void> ready = "true".equals(req.param("wait"))
                         ? r.finished().completeOnTimeout(null, 10, TimeUnit.MINUTES) : r.refresh();
                 return ready.thenApply(v -> jsonResponse(200, r.describe()));
+            }
+            if (what.equals("saves") && p.length == 5 && p[3].equals("ranks") && post) {
+                return seal(job, step(p[2]), rank(p[4]), req);
+            }
+            if (what.equals("saves") && p.length == 4 && p[3].equals("sealed") && post) {
+                JsonNode b = jsonBody(req);
+                List<Integer> ranks = new ArrayList<>();
+                b.path("ranks").forEach(r -> ranks.add(r.asInt()));
+                boolean complete = generations.sealed(job, step(p[2]), ranks, world(b), b.get("config"));
+                return CompletableFuture.completedFuture(jsonResponse(200, Map.of("complete", complete)));
+            }
+            if (what.equals("generations") && p.length == 2 && req.method().equals("GET")) {
+                return CompletableFuture.completedFuture(jsonResponse(200, generations.describe(job)));
             }
             if (what.equals("parts") && p.length == 2 && post) {
                 WorkerPlan wp = WorkerPlan.parseFrom(req.body());
@@ -137,6 +152,99 @@ public final class JobService implements ControlHandler, AutoCloseable {
         }
     }
 
+    private static long step(String s) {
+        try {
+            return Long.parseLong(s);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("step '" + s + "' is not a number");
+        }
+    }
+
+    private static int rank(String s) {
+        try {
+            return Integer.parseInt(s);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("rank '" + s + "' is not a number");
+        }
+    }
+
+    private static int world(JsonNode b) {
+        if (!b.path("world").canConvertToInt()) {
+            throw new IllegalArgumentException("\"world\" (the number of ranks that save) is required");
+        }
+        return b.get("world").asInt();
+    }
+
+    private JsonNode jsonBody(Request req) throws IOException {
+        JsonNode b = req.body().length == 0 ? json.createObjectNode() : json.readTree(req.body());
+        if (b == null || !b.isObject()) {
+            throw new IllegalArgumentException("expected a JSON object body");
+        }
+        return b;
+    }
+
+    /**
+     * {@code POST /api/v1/jobs/<job>/saves/<step>/ranks/<rank>} with {@code world}, optional
+     * {@code config} and {@code daemons}: seals the rank here, then tells every daemon of the cluster.
+     */
+    private CompletableFuture<Response> seal(String job, long step, int rank, Request req) throws IOException {
+        JsonNode b = jsonBody(req);
+        int world = world(b);
+        JsonNode config = b.get("config");
+        Map<String, Object> manifest = generations.seal(job, step, rank, world, config);
+        boolean complete = generations.sealed(job, step, List.of(rank), world, config);
+        Map<Integer, InetSocketAddress> daemons = daemons(b);
+        Map<String, Object> sealedBody = new LinkedHashMap<>();
+        sealedBody.put("ranks", List.of(rank));
+        sealedBody.put("world", world);
+        if (config != null) {
+            sealedBody.put("config", config);
+        }
+        byte[] note = Reconfiguration.json(json, sealedBody).getBytes(StandardCharsets.UTF_8);
+        List<CompletableFuture<String>> told = new ArrayList<>();
+        daemons.forEach((w, a) -> {
+            java.net.http.HttpRequest.Builder r = java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://"
+                    + a.getHostString() + ":" + a.getPort() + PREFIX + job + "/saves/" + step + "/sealed"))
+                    .timeout(Duration.ofSeconds(30)).header("Content-Type", "application/json")
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofByteArray(note));
+            if (token != null) {
+                r.header("Authorization", "Bearer " + token);
+            }
+            told.add(http.sendAsync(r.build(), java.net.http.HttpResponse.BodyHandlers.ofString()).handle((resp, t) ->
+                    t != null ? "worker " + w + " at " + a + ": " + t.getMessage()
+                            : resp.statusCode() == 200 ? null
+                                    : "worker " + w + " at " + a + ": " + resp.statusCode() + " " + resp.body().strip()));
+        });
+        return CompletableFuture.allOf(told.toArray(new CompletableFuture[0])).thenApply(v -> {
+            List<String> failed = told.stream().map(CompletableFuture::join).filter(x -> x != null).toList();
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("step", step);
+            m.put("rank", rank);
+            m.put("world", world);
+            m.put("tensors", ((Map<?, ?>) manifest.get("tensors")).size());
+            m.put("bytes", manifest.get("bytes"));
+            m.put("complete", complete || generations.current(job).orElse(-1) == step);
+            if (!failed.isEmpty()) {
+                m.put("error", "rank " + rank + " is sealed here, but these daemons were not told (seal again to "
+                        + "retry): " + String.join("; ", failed));
+                return jsonResponse(502, m);
+            }
+            return jsonResponse(200, m);
+        });
+    }
+
+    private Map<Integer, InetSocketAddress> daemons(JsonNode body) {
+        Map<Integer, InetSocketAddress> daemons = new HashMap<>();
+        for (Iterator<Map.Entry<String, JsonNode>> it = body.path("daemons").fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            daemons.put(Integer.parseInt(e.getKey()), PartRunner.address(e.getValue().asText()));
+        }
+        if (daemons.isEmpty()) {
+            daemons.putAll(defaultDaemons);
+        }
+        return daemons;
+    }
+
     private static Response proto(int status, byte[] body) {
         return new Response(status, Reconfiguration.PROTOBUF, body);
     }
@@ -158,26 +266,41 @@ public final class JobService implements ControlHandler, AutoCloseable {
             throw new IllegalArgumentException("reconfigure needs a JSON object body");
         }
         Model model = model(job, body);
-        Ptc from = ptc(model, body.path("from"), "from");
+        String sourceDir = "save";
+        long step = body.path("step").asLong(0);
+        JsonNode fromConfig = body.path("from");
+        java.util.OptionalLong generation = body.has("generation") ? java.util.OptionalLong.of(body.get("generation")
+                .asLong()) : body.path("source").asText("").equals("save") ? java.util.OptionalLong.empty()
+                        : generations.current(job);
+        if (generation.isPresent()) {
+            long g = generation.getAsLong();
+            JsonNode recorded = generations.config(job, g);
+            sourceDir = Generations.sourceDir(g);
+            if (!body.has("step")) {
+                step = g;
+            }
+            if (fromConfig.isMissingNode()) {
+                if (recorded == null) {
+                    throw new IllegalArgumentException("generation " + g + " of job " + job
+                            + " was saved without a configuration; give \"from\"");
+                }
+                fromConfig = recorded;
+            }
+        }
+        Ptc from = ptc(model, fromConfig, "from");
         Ptc to = ptc(model, body.path("to"), "to");
         Plan plan = Planner.plan(from, to);
         if ("true".equals(req.param("dryRun"))) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("from", plan.from().toString());
             m.put("to", plan.to().toString());
+            m.put("source", "/job/" + job + "/" + sourceDir);
             m.put("shards", plan.shards().size());
             m.put("report", plan.report().toString());
             m.put("plan", plan.toString().lines().limit(40).toList());
             return jsonResponse(200, m);
         }
-        Map<Integer, InetSocketAddress> daemons = new HashMap<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = body.path("daemons").fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = it.next();
-            daemons.put(Integer.parseInt(e.getKey()), PartRunner.address(e.getValue().asText()));
-        }
-        if (daemons.isEmpty()) {
-            daemons.putAll(defaultDaemons);
-        }
+        Map<Integer, InetSocketAddress> daemons = daemons(body);
         if (daemons.isEmpty()) {
             throw new IllegalArgumentException("no daemon addresses: give \"daemons\" in the request or start tenplexd "
                     + "with --peers");
@@ -187,8 +310,8 @@ public final class JobService implements ControlHandler, AutoCloseable {
         if (central >= 0 && !daemons.containsKey(central)) {
             throw new IllegalArgumentException("central worker " + central + " has no daemon address");
         }
-        Reconfiguration r = new Reconfiguration(job, id, plan, from, daemons, body.path("step").asLong(0), http, timeout,
-                token, central);
+        Reconfiguration r = new Reconfiguration(job, id, plan, from, daemons, step, http, timeout, token, central,
+                sourceDir);
         reconfigurations.put(job + "/" + id, r);
         r.start(background);
         Map<String, Object> m = new LinkedHashMap<>();
@@ -202,19 +325,11 @@ public final class JobService implements ControlHandler, AutoCloseable {
         if (body.has("model")) {
             String spec = json.writeValueAsString(body.get("model"));
             Model m = ModelSpecJson.parse(spec);
-            byte[] b = spec.getBytes(StandardCharsets.UTF_8);
-            BlobWriter w = BlobWriter.allocate(store.allocator(), b.length, store.checksumBlock());
-            w.append(ByteBuffer.wrap(b));
-            store.putFile(stored, w.take(), w.checksums(), true); // kept for later reconfigurations
+            SmallFiles.put(store, stored, spec); // kept for later reconfigurations
             return m;
         }
-        try (DataRef ref = store.open(stored)) {
-            ByteBuffer b = ByteBuffer.allocate((int) ref.size());
-            ref.copyTo(0, ref.size(), b);
-            return ModelSpecJson.parse(new String(b.array(), StandardCharsets.UTF_8));
-        } catch (StoreException e) {
-            throw new IllegalArgumentException("no model in the request and none stored with job " + job);
-        }
+        return ModelSpecJson.parse(SmallFiles.read(store, stored).orElseThrow(() -> new IllegalArgumentException(
+                "no model in the request and none stored with job " + job)));
     }
 
     private static Ptc ptc(Model model, JsonNode c, String which) {

@@ -113,9 +113,7 @@ final class PartRunner {
                 throw new IOException("value " + v.getKey() + " of rank " + v.getSourceRank() + " from " + a + ": "
                         + r.statusCode() + " " + new String(r.body(), StandardCharsets.UTF_8).strip());
             }
-            BlobWriter w = BlobWriter.allocate(store.allocator(), r.body().length, store.checksumBlock());
-            w.append(ByteBuffer.wrap(r.body()));
-            store.putFile(to, w.take(), w.checksums(), true);
+            SmallFiles.put(store, to, r.body());
         }
     }
 
@@ -150,10 +148,7 @@ final class PartRunner {
         if (store.stat(staged).isPresent()) {
             store.move(staged, load);
         }
-        byte[] step = Long.toString(wp.getStep()).getBytes(StandardCharsets.US_ASCII);
-        BlobWriter w = BlobWriter.allocate(store.allocator(), step.length, store.checksumBlock());
-        w.append(ByteBuffer.wrap(step));
-        store.putFile(StorePath.parse("/job/" + wp.getJob() + "/iter"), w.take(), w.checksums(), true);
+        SmallFiles.put(store, StorePath.parse("/job/" + wp.getJob() + "/iter"), Long.toString(wp.getStep()));
         dropStaging();
         state = State.COMMITTED;
         return status();

@@ -22,8 +22,8 @@ final class PlanCodec {
     }
 
     static WorkerPlan encode(String job, String planId, int worker, Plan plan, int sourceRanks,
-            Map<Integer, InetSocketAddress> daemons, long step) {
-        WorkerPlan.Builder b = header(job, planId, worker, step, daemons);
+            Map<Integer, InetSocketAddress> daemons, long step, String sourceDir) {
+        WorkerPlan.Builder b = header(job, planId, worker, step, daemons).setSourceDir(sourceDir);
         java.util.Set<Integer> ranks = new java.util.HashSet<>();
         for (ShardPlan s : plan.shards()) {
             if (s.destDevice().worker() == worker) {
@@ -62,8 +62,8 @@ final class PlanCodec {
      * pieces become reads too) into {@code staging/<plan>/central}.
      */
     static WorkerPlan encodeCentral(String job, String planId, int central, Plan plan, int sourceRanks,
-            Map<Integer, InetSocketAddress> daemons, long step) {
-        WorkerPlan.Builder b = header(job, planId, central, step, daemons).setOutputDir("central");
+            Map<Integer, InetSocketAddress> daemons, long step, String sourceDir) {
+        WorkerPlan.Builder b = header(job, planId, central, step, daemons).setOutputDir("central").setSourceDir(sourceDir);
         plan.shards().forEach(s -> b.addShards(shard(s, true)));
         plan.values().forEach(v -> b.addValues(value(v.destRank(), v.key(), v.sourceRank())));
         addSourceDevices(b, plan, sourceRanks);

@@ -42,6 +42,7 @@ final class Reconfiguration {
     private final Duration timeout;
     private final String token;
     private final int central;
+    private final String sourceDir;
     private final CompletableFuture<Void> finished = new CompletableFuture<>();
     private final Map<String, Long> phaseMillis = new LinkedHashMap<>();
     private final Map<Integer, PartStatus> parts = new TreeMap<>();
@@ -49,7 +50,8 @@ final class Reconfiguration {
     private volatile String error = "";
 
     Reconfiguration(String job, String id, Plan plan, Ptc from, Map<Integer, InetSocketAddress> daemons, long step,
-            HttpClient http, Duration timeout, String token, int central) {
+            HttpClient http, Duration timeout, String token, int central, String sourceDir) {
+        this.sourceDir = sourceDir;
         this.token = token;
         this.central = central;
         this.job = job;
@@ -113,12 +115,13 @@ final class Reconfiguration {
         if (central >= 0) {
             // Tenplex-Central: the central worker assembles everything, then every worker fetches its shards whole
             ok = executeParts(List.of(central), w -> PlanCodec.encodeCentral(job, id + "-c", w, plan, from.worldSize(),
-                    daemons, step), id + "-c");
+                    daemons, step, sourceDir), id + "-c");
             phaseMillis.put("central", (System.nanoTime() - t) / 1_000_000);
             ok = ok && executeParts(workers, w -> PlanCodec.encodeFromCentral(job, id, id + "-c", w, central, plan,
                     daemons, step), id);
         } else {
-            ok = executeParts(workers, w -> PlanCodec.encode(job, id, w, plan, from.worldSize(), daemons, step), id);
+            ok = executeParts(workers, w -> PlanCodec.encode(job, id, w, plan, from.worldSize(), daemons, step,
+                    sourceDir), id);
         }
         phaseMillis.put("execute", (System.nanoTime() - t) / 1_000_000);
         t = System.nanoTime();
@@ -266,6 +269,7 @@ final class Reconfiguration {
         m.put("to", plan.to().toString());
         m.put("state", state.name().toLowerCase(java.util.Locale.ROOT));
         m.put("mode", central >= 0 ? "central (worker " + central + ")" : "peer-to-peer");
+        m.put("source", "/job/" + job + "/" + sourceDir);
         if (!error.isEmpty()) {
             m.put("error", error);
         }

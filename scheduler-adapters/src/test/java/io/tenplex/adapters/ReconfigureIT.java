@@ -71,7 +71,7 @@ class ReconfigureIT {
             servers.add(s);
             services.add(jobs);
         }
-        services.get(0).setDefaultDaemons(daemons); // as tenplexd --peers would
+        services.forEach(j -> j.setDefaultDaemons(daemons)); // as tenplexd --peers would
     }
 
     @AfterEach
@@ -138,6 +138,10 @@ class ReconfigureIT {
     }
 
     private void assertLoaded(Ptc from, Ptc to, Map<String, byte[]> full) {
+        assertLoaded(from, to, full, "120");
+    }
+
+    private void assertLoaded(Ptc from, Ptc to, Map<String, byte[]> full, String iter) {
         var want = ReferenceInterpreter.shard(to, full);
         for (int rank = 0; rank < to.worldSize(); rank++) {
             int w = to.device(rank).worker();
@@ -151,7 +155,7 @@ class ReconfigureIT {
             int src = same ? from.layout().rank(new io.tenplex.ptc.RankLayout.Coord(c.tp(), 0, c.pp()), from.config()) : 0;
             assertEquals("rng_state of rank " + src,
                     new String(read(w, "/job/j/load/" + rank + "/rng_state"), StandardCharsets.UTF_8));
-            assertEquals("120", new String(read(w, "/job/j/iter"), StandardCharsets.US_ASCII));
+            assertEquals(iter, new String(read(w, "/job/j/iter"), StandardCharsets.US_ASCII));
         }
     }
 
@@ -173,6 +177,69 @@ class ReconfigureIT {
                 + id + "/commit")).POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofByteArray());
         assertEquals(200, again.statusCode());
         assertEquals("committed", PartStatus.parseFrom(again.body()).getState());
+    }
+
+    private HttpResponse<String> post(int worker, String path, String body) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(base(worker) + JobService.PREFIX + "j/" + path))
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private JsonNode generations(int worker) throws Exception {
+        return json.readTree(http.send(HttpRequest.newBuilder(URI.create(base(worker) + JobService.PREFIX
+                + "j/generations")).build(), HttpResponse.BodyHandlers.ofString()).body());
+    }
+
+    @Test
+    void save_isCompleteWhenEveryRankSealed_andReconfigureReadsTheCompleteGeneration() throws Exception {
+        ParallelConfig a = ParallelConfig.of(2, 2, 2);
+        ParallelConfig b = ParallelConfig.of(4, 1, 2);
+        Ptc from = Ptc.packed(model, a, 4);
+        Map<String, byte[]> full = save(from);
+        String sealBody = "{\"world\": 8, \"config\": " + config(a) + "}";
+        for (int rank = 0; rank < 7; rank++) {
+            HttpResponse<String> r = post(from.device(rank).worker(), "saves/100/ranks/" + rank, sealBody);
+            assertEquals(200, r.statusCode(), r.body());
+            assertEquals(false, json.readTree(r.body()).get("complete").asBoolean(), r.body());
+        }
+        for (int w = 0; w < 3; w++) { // incomplete: nobody sees it as the current generation
+            assertTrue(generations(w).get("current").isNull(), generations(w).toString());
+            assertEquals(7, generations(w).at("/generations/0/sealedRanks").size());
+        }
+        // bad seals change nothing
+        assertEquals(400, post(1, "saves/100/ranks/8", sealBody).statusCode());
+        assertEquals(400, post(1, "saves/100/ranks/7", "{}").statusCode());
+        HttpResponse<String> mismatch = post(1, "saves/100/ranks/7", "{\"world\": 4}");
+        assertEquals(409, mismatch.statusCode(), mismatch.body());
+        assertTrue(mismatch.body().contains("has 8 ranks, not 4"), mismatch.body());
+        HttpResponse<String> last = post(1, "saves/100/ranks/7", sealBody);
+        assertEquals(200, last.statusCode(), last.body());
+        assertTrue(json.readTree(last.body()).get("complete").asBoolean(), last.body());
+        for (int w = 0; w < 3; w++) {
+            assertEquals(100, generations(w).get("current").asLong(), generations(w).toString());
+            assertEquals("100", new String(read(w, "/job/j/generation"), StandardCharsets.US_ASCII));
+        }
+        JsonNode manifest = json.readTree(read(1, "/job/j/generations/100/manifests/4.json"));
+        String qkv = "language_model.encoder.layers.0.self_attention.query_key_value.weight"; // rank 4 is stage 1
+        try (DataRef ref = stores.get(1).open(PATHS.saved(4, qkv))) {
+            assertEquals(io.tenplex.store.memory.Crc32c.hex(ref.crc32c(0, ref.size()).getAsInt()),
+                    manifest.at("/tensors/" + qkv + "/crc32c").asText(), manifest.toString());
+        }
+        // training goes on: a new save overwrites rank 0's working copy, its seal alone completes nothing
+        String emb = "language_model.embedding.word_embeddings.weight";
+        TensorMeta m = stores.get(0).stat(PATHS.saved(0, emb)).orElseThrow().meta();
+        Fixtures.putTensor(stores.get(0), PATHS.saved(0, emb).toString(), m, new byte[(int) m.byteSize()], true);
+        assertEquals(200, post(0, "saves/200/ranks/0", sealBody).statusCode());
+        assertEquals(409, post(0, "saves/50/ranks/0", sealBody).statusCode()); // older than the complete one
+        assertEquals(100, generations(2).get("current").asLong());
+        // reconfigure without "from" or "step": the current complete generation with its recorded configuration
+        HttpResponse<String> r = post(0, "reconfigure", "{\"model\": " + ModelSpecJson.write(model) + ", \"to\": "
+                + config(b) + "}");
+        assertEquals(202, r.statusCode(), r.body());
+        JsonNode done = json.readTree(http.send(HttpRequest.newBuilder(URI.create(base(0) + json.readTree(r.body())
+                .get("status").asText() + "?wait=true")).build(), HttpResponse.BodyHandlers.ofString()).body());
+        assertEquals("committed", done.get("state").asText(), done.toString());
+        assertEquals("/job/j/generations/100", done.get("source").asText());
+        assertLoaded(from, Ptc.packed(model, b, 4), full, "100"); // the sealed bytes, not the newer working copy
     }
 
     @Test

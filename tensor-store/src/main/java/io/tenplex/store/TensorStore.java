@@ -258,6 +258,56 @@ public final class TensorStore implements AutoCloseable {
         }
     }
 
+    /**
+     * Copies the tree at {@code from} (a directory, file or tensor) to {@code to} in one step, sharing
+     * the bytes: the copy is what {@code from} held at that instant, and later writes under either
+     * name do not show through the other. Empty directories are copied too.
+     *
+     * @throws StoreException not found when {@code from} is missing; conflict when {@code to} exists,
+     *     is inside {@code from}, or an ancestor of {@code to} is not a directory
+     */
+    public void snapshot(StorePath from, StorePath to) {
+        if (to.isRoot() || isAncestor(from, to) || from.equals(to)) {
+            throw StoreException.conflict("cannot snapshot " + from + " to " + to);
+        }
+        lock.writeLock().lock();
+        try {
+            Node node = lookupLocked(from);
+            if (node == null) {
+                throw StoreException.notFound("node not exist: " + from);
+            }
+            if (lookupLocked(to) != null) {
+                throw StoreException.conflict(to + " exists");
+            }
+            Node at = root;
+            for (String part : to.parent().parts()) {
+                Node next = ((Dir) at).children.get(part);
+                if (next instanceof Data d) {
+                    throw StoreException.conflict(to.parent() + " is a " + kind(d) + ", not a directory");
+                }
+                if (next == null) {
+                    break;
+                }
+                at = next;
+            }
+            mkdirsLocked(to.parent()).children.put(to.name(), copyLocked(node));
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    private Node copyLocked(Node n) {
+        if (n instanceof Data d) {
+            d.blob.retain();
+            Data c = new Data(d.meta, d.blob, d.sums);
+            account(c, +1);
+            return c;
+        }
+        Dir c = new Dir();
+        ((Dir) n).children.forEach((name, child) -> c.children.put(name, copyLocked(child)));
+        return c;
+    }
+
     /** Creates a directory and its missing parents; existing directories are fine. */
     public void mkdirs(StorePath path) {
         lock.writeLock().lock();

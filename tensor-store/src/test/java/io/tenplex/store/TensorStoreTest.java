@@ -118,6 +118,28 @@ class TensorStoreTest {
         assertArrayEquals(Fixtures.iota32(4), readAll(store, "/b/c"));
     }
 
+
+    @Test
+    void snapshot_copiesATreeSharingBytes_andIsolatesLaterWrites() {
+        putF32(store, "/j/save/0/model/w", 4);
+        store.mkdirs(StorePath.parse("/j/save/0/empty"));
+        putFile(store, "/j/save/0/iteration.int", "5".getBytes(StandardCharsets.US_ASCII), false);
+        store.snapshot(StorePath.parse("/j/save/0"), StorePath.parse("/j/generations/5/0"));
+        assertEquals(17, store.allocator().usedBytes()); // shared, not copied
+        Fixtures.putTensor(store, "/j/save/0/model/w", TensorMeta.of(DType.F32, 8), Fixtures.iota32(8), true);
+        assertEquals(16, store.stat(StorePath.parse("/j/generations/5/0/model/w")).orElseThrow().size());
+        assertArrayEquals(Fixtures.iota32(4), readAll(store, "/j/generations/5/0/model/w"));
+        assertEquals(List.of("/j/generations/5/0/model", "/j/generations/5/0/empty",
+                "/j/generations/5/0/iteration.int"), names(store.list(StorePath.parse("/j/generations/5/0"), false)));
+        assertEquals(StoreException.Kind.CONFLICT, assertThrows(StoreException.class,
+                () -> store.snapshot(StorePath.parse("/j/save/0"), StorePath.parse("/j/generations/5/0"))).kind());
+        assertEquals(StoreException.Kind.NOT_FOUND, assertThrows(StoreException.class,
+                () -> store.snapshot(StorePath.parse("/j/save/9"), StorePath.parse("/j/generations/5/9"))).kind());
+        assertEquals(StoreException.Kind.CONFLICT, assertThrows(StoreException.class,
+                () -> store.snapshot(StorePath.parse("/j/save"), StorePath.parse("/j/save/0/x"))).kind());
+        assertEquals(2, store.totals()[0]); // tensors: the new working w and the snapshot's
+        assertEquals(2, store.totals()[1]); // files: iteration.int under both names
+    }
     @Test
     void budget_exceeded_leavesStoreUnchanged() {
         TensorStore small = new TensorStore(new Allocator(100), 64);
