@@ -284,6 +284,7 @@ final class Reconfiguration {
                 x.put("localBytes", p.getLocalBytes());
                 x.put("remoteBytes", p.getRemoteBytes());
                 x.put("retries", p.getRetries());
+                x.put("corrupted", p.getCorrupted());
                 progress.put(Integer.toString(w), x);
             });
         }

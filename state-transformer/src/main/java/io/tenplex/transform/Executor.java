@@ -141,7 +141,9 @@ public final class Executor {
             }
         }
         IOException last = null;
-        for (int rank : order) {
+        boolean refetched = false;
+        for (int i = 0; i < order.size(); i++) {
+            int rank = order.get(i);
             Device device = sourceDevice.apply(rank);
             ByteBuffer target;
             if (direct) {
@@ -160,6 +162,10 @@ public final class Executor {
                         tally.retries.incrementAndGet();
                         last = new IOException("checksum mismatch reading " + piece.sourceKey() + " [" + piece.source()
                                 + "] from rank " + rank + " (" + device + ")");
+                        if (i == order.size() - 1 && !refetched) {
+                            refetched = true; // bytes damaged in transit: fetch once more from the last holder
+                            order.add(rank);
+                        }
                         continue;
                     }
                 }

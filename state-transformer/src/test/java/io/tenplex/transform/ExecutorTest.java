@@ -144,6 +144,16 @@ class ExecutorTest {
     }
 
     @Test
+    void corruptedTransfer_withoutAnotherReplica_isRefetchedFromTheSameHolder() throws Exception {
+        FakeSource src = new FakeSource(new ConcurrentHashMap<>());
+        src.corruptOnce.add(3); // data-parallel 1: rank 3's shards exist nowhere else
+        runAndCompare(ptc(2, 2, 1, 2), ptc(4, 1, 1, 4), src, r -> {
+            assertEquals(1, r.corrupted());
+            assertEquals(1, r.retries());
+        });
+    }
+
+    @Test
     void deadPeer_withReplicas_isWorkedAround() throws Exception {
         FakeSource src = new FakeSource(new ConcurrentHashMap<>());
         src.dead.add(4); // rank 4 on worker 1; data-parallel replicas of its shards live on rank 6

@@ -1,0 +1,93 @@
+package io.tenplex.daemon;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** A real tenplexd process started by a test; it is ended only by its PID. */
+final class DaemonProcess implements AutoCloseable {
+    private static final Pattern READY = Pattern.compile("ready on http://([\\d.]+):(\\d+)");
+
+    private final Process process;
+    private final List<String> log = new ArrayList<>();
+    private final Thread drain;
+    private final String url;
+    private final int port;
+
+    private DaemonProcess(Process process, BufferedReader out, String host, int port) {
+        this.process = process;
+        this.port = port;
+        this.url = "http://" + host + ":" + port;
+        this.drain = new Thread(() -> out.lines().forEach(this::keep), "daemon-log");
+        drain.setDaemon(true);
+        drain.start();
+    }
+
+    /** Starts {@code tenplexd args...} and returns once it logs that it is ready. */
+    static DaemonProcess start(String... args) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), Tenplexd.class.getName()));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        List<String> early = new ArrayList<>();
+        String line;
+        while ((line = out.readLine()) != null) {
+            early.add(line);
+            Matcher m = READY.matcher(line);
+            if (m.find()) {
+                DaemonProcess d = new DaemonProcess(p, out, m.group(1), Integer.parseInt(m.group(2)));
+                early.forEach(d::keep);
+                return d;
+            }
+        }
+        throw new AssertionError("daemon exited before it was ready:\n" + String.join("\n", early));
+    }
+
+    String url() {
+        return url;
+    }
+
+    InetSocketAddress address() {
+        return new InetSocketAddress("127.0.0.1", port);
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    private synchronized void keep(String line) {
+        log.add(line);
+    }
+
+    synchronized List<String> log() {
+        return List.copyOf(log);
+    }
+
+    /** Sends a signal by PID (Process.destroy would also close our end of its output) and waits for the exit. */
+    int signal(String signal) throws IOException, InterruptedException {
+        if (new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).start().waitFor() != 0) {
+            throw new IOException("kill -" + signal + " " + process.pid() + " failed");
+        }
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+            throw new IOException("daemon " + process.pid() + " did not exit after SIG" + signal);
+        }
+        drain.join(); // the log is complete once the pipe reaches end of file
+        return process.exitValue();
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        if (process.isAlive()) {
+            process.destroyForcibly().waitFor();
+        }
+    }
+}
