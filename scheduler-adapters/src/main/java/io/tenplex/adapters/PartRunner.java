@@ -64,6 +64,10 @@ final class PartRunner {
                 report = new Executor(source, readers, 16).run(shards,
                         r -> PlanCodec.device(wp.getSourceDevices(r)), sink, done, wp.getWorker());
                 copyValues(daemons, http, token);
+                for (io.tenplex.store.control.GeneratedFile g : wp.getGeneratedList()) {
+                    SmallFiles.put(store, paths.staged(wp.getPlanId(), g.getDestRank(), g.getPath()),
+                            g.getContent().toByteArray());
+                }
                 synchronized (this) {
                     if (state == State.EXECUTING) {
                         state = State.PREPARED;
@@ -103,18 +107,43 @@ final class PartRunner {
                 continue;
             }
             InetSocketAddress a = daemons.get(holder);
-            HttpRequest.Builder get = HttpRequest.newBuilder(URI.create("http://" + a.getHostString() + ":" + a.getPort()
-                    + "/api/v1/files" + from));
-            if (token != null) {
-                get.header("Authorization", "Bearer " + token);
+            HttpResponse<byte[]> r = get(http, token, a, "/api/v1/files" + from);
+            boolean tensor = r.statusCode() == 404 && new String(r.body(), StandardCharsets.UTF_8).contains("is a tensor");
+            if (tensor) { // a tensor inside a value (Megatron's grad scaler)
+                r = get(http, token, a, "/api/v1/tensors" + from);
             }
-            HttpResponse<byte[]> r = http.send(get.build(), HttpResponse.BodyHandlers.ofByteArray());
             if (r.statusCode() != 200) {
                 throw new IOException("value " + v.getKey() + " of rank " + v.getSourceRank() + " from " + a + ": "
                         + r.statusCode() + " " + new String(r.body(), StandardCharsets.UTF_8).strip());
             }
-            SmallFiles.put(store, to, r.body());
+            String crc = r.headers().firstValue("x-tensor-crc32c").orElse(null);
+            java.util.zip.CRC32C c = new java.util.zip.CRC32C();
+            c.update(r.body());
+            if (crc != null && (int) Long.parseLong(crc, 16) != (int) c.getValue()) {
+                throw new IOException("value " + v.getKey() + " of rank " + v.getSourceRank() + " from " + a
+                        + ": checksum mismatch");
+            }
+            if (tensor) {
+                io.tenplex.ptc.TensorMeta meta = new io.tenplex.ptc.TensorMeta(io.tenplex.ptc.DType.fromName(
+                        r.headers().firstValue("x-tensor-dtype").orElse("")), io.tenplex.ptc.Shape.parse(
+                                r.headers().firstValue("x-tensor-dims").orElse("")));
+                BlobWriter w = BlobWriter.allocate(store.allocator(), r.body().length, store.checksumBlock());
+                w.append(ByteBuffer.wrap(r.body()));
+                store.putTensor(to, meta, w.take(), w.checksums(), true);
+            } else {
+                SmallFiles.put(store, to, r.body());
+            }
         }
+    }
+
+    private static HttpResponse<byte[]> get(HttpClient http, String token, InetSocketAddress a, String path)
+            throws IOException, InterruptedException {
+        HttpRequest.Builder get = HttpRequest.newBuilder(URI.create("http://" + a.getHostString() + ":" + a.getPort()
+                + path));
+        if (token != null) {
+            get.header("Authorization", "Bearer " + token);
+        }
+        return http.send(get.build(), HttpResponse.BodyHandlers.ofByteArray());
     }
 
     private StorePath staging() {

@@ -22,7 +22,7 @@ final class PlanCodec {
     }
 
     static WorkerPlan encode(String job, String planId, int worker, Plan plan, int sourceRanks,
-            Map<Integer, InetSocketAddress> daemons, long step, String sourceDir) {
+            Map<Integer, InetSocketAddress> daemons, long step, String sourceDir, Map<Integer, Map<String, String>> generated) {
         WorkerPlan.Builder b = header(job, planId, worker, step, daemons).setSourceDir(sourceDir);
         java.util.Set<Integer> ranks = new java.util.HashSet<>();
         for (ShardPlan s : plan.shards()) {
@@ -36,8 +36,19 @@ final class PlanCodec {
                 b.addValues(value(v.destRank(), v.key(), v.sourceRank()));
             }
         }
+        addGenerated(b, ranks, generated);
         addSourceDevices(b, plan, sourceRanks);
         return b.build();
+    }
+
+    private static void addGenerated(WorkerPlan.Builder b, java.util.Set<Integer> ranks,
+            Map<Integer, Map<String, String>> generated) {
+        generated.forEach((rank, files) -> {
+            if (ranks.contains(rank)) {
+                files.forEach((path, content) -> b.addGenerated(io.tenplex.store.control.GeneratedFile.newBuilder()
+                        .setDestRank(rank).setPath(path).setContent(com.google.protobuf.ByteString.copyFromUtf8(content))));
+            }
+        });
     }
 
     private static WorkerPlan.Builder header(String job, String planId, int worker, long step,
@@ -75,7 +86,7 @@ final class PlanCodec {
      * central worker's {@code staging/<centralPlan>/central/<rank>/<key>}.
      */
     static WorkerPlan encodeFromCentral(String job, String planId, String centralPlan, int worker, int central,
-            Plan plan, Map<Integer, InetSocketAddress> daemons, long step) {
+            Plan plan, Map<Integer, InetSocketAddress> daemons, long step, Map<Integer, Map<String, String>> generated) {
         WorkerPlan.Builder b = header(job, planId, worker, step, daemons)
                 .setSourceDir("staging/" + centralPlan + "/central");
         int maxRank = 0;
@@ -104,6 +115,7 @@ final class PlanCodec {
                 b.addValues(value(v.destRank(), v.key(), v.destRank()));
             }
         }
+        addGenerated(b, ranks, generated);
         for (int r = 0; r <= maxRank; r++) {
             b.addSourceDevices(device(new io.tenplex.ptc.Device(central, 0)));
         }

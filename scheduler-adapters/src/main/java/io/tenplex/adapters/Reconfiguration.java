@@ -107,6 +107,7 @@ final class Reconfiguration {
                         + e.getMessage(), e);
             }
         }
+        PlanPaths.Result bound = PlanPaths.bind(plan, listSources());
         phaseMillis.put("check", (System.nanoTime() - t) / 1_000_000);
         state = State.EXECUTING;
         t = System.nanoTime();
@@ -114,14 +115,15 @@ final class Reconfiguration {
         boolean ok;
         if (central >= 0) {
             // Tenplex-Central: the central worker assembles everything, then every worker fetches its shards whole
-            ok = executeParts(List.of(central), w -> PlanCodec.encodeCentral(job, id + "-c", w, plan, from.worldSize(),
+            ok = executeParts(List.of(central), w -> PlanCodec.encodeCentral(job, id + "-c", w, bound.plan(),
+                    from.worldSize(),
                     daemons, step, sourceDir), id + "-c");
             phaseMillis.put("central", (System.nanoTime() - t) / 1_000_000);
-            ok = ok && executeParts(workers, w -> PlanCodec.encodeFromCentral(job, id, id + "-c", w, central, plan,
-                    daemons, step), id);
+            ok = ok && executeParts(workers, w -> PlanCodec.encodeFromCentral(job, id, id + "-c", w, central,
+                    bound.plan(), daemons, step, bound.generated()), id);
         } else {
-            ok = executeParts(workers, w -> PlanCodec.encode(job, id, w, plan, from.worldSize(), daemons, step,
-                    sourceDir), id);
+            ok = executeParts(workers, w -> PlanCodec.encode(job, id, w, bound.plan(), from.worldSize(), daemons,
+                    step, sourceDir, bound.generated()), id);
         }
         phaseMillis.put("execute", (System.nanoTime() - t) / 1_000_000);
         t = System.nanoTime();
@@ -154,6 +156,46 @@ final class Reconfiguration {
         }
         state = State.ABORTED;
         phaseMillis.put("abort", (System.nanoTime() - t) / 1_000_000);
+    }
+
+    /** Lists every old rank's saved tree on the daemon of its worker (a rank with none saved nothing). */
+    private Map<Integer, CheckpointLayout> listSources() throws IOException, InterruptedException {
+        Map<Integer, CompletableFuture<HttpResponse<byte[]>>> asks = new TreeMap<>();
+        for (int r = 0; r < from.worldSize(); r++) {
+            asks.put(r, http.sendAsync(request(from.device(r).worker(), "/api/v1/dirs/job/" + job + "/" + sourceDir + "/"
+                    + r + "?recursive=true").GET().build(), HttpResponse.BodyHandlers.ofByteArray()));
+        }
+        Map<Integer, CheckpointLayout> out = new TreeMap<>();
+        ObjectMapper mapper = new ObjectMapper();
+        for (Map.Entry<Integer, CompletableFuture<HttpResponse<byte[]>>> e : asks.entrySet()) {
+            int rank = e.getKey();
+            HttpResponse<byte[]> r;
+            try {
+                r = e.getValue().get();
+            } catch (java.util.concurrent.ExecutionException x) {
+                throw new IOException("listing rank " + rank + "'s saved state: " + x.getCause().getMessage(), x);
+            }
+            if (r.statusCode() == 404) {
+                continue;
+            }
+            if (r.statusCode() != 200) {
+                throw new IOException("listing rank " + rank + "'s saved state: " + r.statusCode() + " "
+                        + new String(r.body(), java.nio.charset.StandardCharsets.UTF_8).strip());
+            }
+            String root = "/job/" + job + "/" + sourceDir + "/" + rank + "/";
+            List<CheckpointLayout.Item> items = new ArrayList<>();
+            for (com.fasterxml.jackson.databind.JsonNode n : mapper.readTree(r.body()).path("entries")) {
+                String path = n.path("path").asText();
+                if (path.startsWith(root)) {
+                    boolean tensor = n.path("type").asText().equals("tensor");
+                    items.add(new CheckpointLayout.Item(path.substring(root.length()), tensor, n.path("shape").size()));
+                }
+            }
+            if (!items.isEmpty()) {
+                out.put(rank, CheckpointLayout.of(items));
+            }
+        }
+        return out;
     }
 
     private void dropCentral() {

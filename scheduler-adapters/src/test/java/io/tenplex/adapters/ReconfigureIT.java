@@ -266,12 +266,24 @@ class ReconfigureIT {
         assertEquals("committed", reconfigure(a, b, true).get("state").asText());
         long[] used = stores.stream().mapToLong(st -> st.allocator().usedBytes()).toArray();
         String key = "language_model.encoder.layers.1.mlp.dense_4h_to_h.weight"; // global layer 3, stage 1
-        long dropped = stores.get(1).delete(PATHS.saved(4, key)).bytes() + stores.get(1).delete(PATHS.saved(6, key)).bytes();
-        JsonNode r = reconfigure(a, ParallelConfig.of(1, 4, 2), false); // both replicas of one piece are gone
+        long dropped = 0;
+        for (int rank : new int[] {4, 6}) { // both replicas damaged: saved with too few elements
+            dropped += stores.get(1).stat(PATHS.saved(rank, key)).orElseThrow().size() - 2;
+            Fixtures.putTensor(stores.get(1), PATHS.saved(rank, key).toString(), TensorMeta.of(
+                    io.tenplex.ptc.DType.F16, 1), new byte[2], true);
+        }
+        JsonNode r = reconfigure(a, ParallelConfig.of(1, 4, 2), false);
         assertEquals("aborted", r.get("state").asText(), r.toString());
         assertTrue(r.get("error").asText().contains("failed on every replica"), r.toString());
         assertEquals(used[0], stores.get(0).allocator().usedBytes());
         assertEquals(used[1] - dropped, stores.get(1).allocator().usedBytes());
+        assertLoaded(Ptc.packed(model, a, 4), Ptc.packed(model, b, 4), full);
+        // a shard that no holder saved at all is found before any byte moves
+        stores.get(1).delete(PATHS.saved(4, key));
+        stores.get(1).delete(PATHS.saved(6, key));
+        r = reconfigure(a, ParallelConfig.of(1, 4, 2), false);
+        assertEquals("aborted", r.get("state").asText(), r.toString());
+        assertTrue(r.get("error").asText().contains("no rank of [6, 4] saved " + key), r.toString());
         assertLoaded(Ptc.packed(model, a, 4), Ptc.packed(model, b, 4), full);
     }
 

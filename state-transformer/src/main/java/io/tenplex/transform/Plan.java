@@ -54,6 +54,66 @@ public final class Plan {
         return sourceDevices.get(rank);
     }
 
+    /**
+     * The same plan with stored paths for its keys: {@code sourcePath} names a source rank's key
+     * (every replica must store it under the same path; a rank for which it answers null holds no
+     * copy and is dropped from the replicas, and a piece moves to a replica that has one),
+     * {@code destPath} a destination shard's, and {@code values} replaces the value copies.
+     *
+     * @throws IllegalArgumentException when no holder of a piece stores it
+     */
+    public Plan withPaths(java.util.function.BiFunction<Integer, String, String> sourcePath,
+            java.util.function.Function<ShardPlan, String> destPath, List<ValueCopy> values) {
+        List<ShardPlan> out = new java.util.ArrayList<>(shards.size());
+        for (ShardPlan s : shards) {
+            List<Piece> pieces = new java.util.ArrayList<>(s.pieces().size());
+            for (Piece p : s.pieces()) {
+                List<Integer> holders = new java.util.ArrayList<>();
+                String path = null;
+                for (int r : candidates(p)) {
+                    String at = sourcePath.apply(r, p.sourceKey());
+                    if (at == null) {
+                        continue;
+                    }
+                    if (path != null && !path.equals(at)) {
+                        throw new IllegalArgumentException("ranks " + holders.get(0) + " and " + r + " store "
+                                + p.sourceKey() + " under different paths: " + path + ", " + at);
+                    }
+                    path = at;
+                    holders.add(r);
+                }
+                if (path == null) {
+                    throw new IllegalArgumentException("no rank of " + java.util.Arrays.toString(candidates(p))
+                            + " saved " + p.sourceKey() + " (needed by rank " + s.destRank() + ")");
+                }
+                int rank = holders.get(0);
+                io.tenplex.ptc.Device d = sourceDevices.get(rank);
+                Piece.Kind kind = rank == p.sourceRank() ? p.kind()
+                        : d.equals(s.destDevice()) ? Piece.Kind.SPLIT
+                                : d.worker() == s.destDevice().worker() ? Piece.Kind.LOCAL : Piece.Kind.REMOTE;
+                pieces.add(new Piece(kind, rank, d, path, p.source(), p.global(), p.destOffset(), p.bytes(),
+                        holders.stream().sorted().mapToInt(Integer::intValue).toArray()));
+            }
+            out.add(new ShardPlan(s.destRank(), s.destDevice(), s.tensor(), destPath.apply(s), s.shape(), s.dtype(),
+                    pieces, s.padding()));
+        }
+        return new Plan(from, to, out, values, report, sourceDevices);
+    }
+
+    /** The piece's chosen rank first, then its other replicas. */
+    private static int[] candidates(Piece p) {
+        int[] r = p.replicas();
+        int[] out = new int[r.length + 1];
+        out[0] = p.sourceRank();
+        int n = 1;
+        for (int x : r) {
+            if (x != p.sourceRank()) {
+                out[n++] = x;
+            }
+        }
+        return java.util.Arrays.copyOf(out, n);
+    }
+
     /** True when no byte has to be copied or moved: every destination shard is already in place. */
     public boolean isEmpty() {
         return report.onDevice() == 0 && report.intraWorker() == 0 && report.interWorker() == 0;
