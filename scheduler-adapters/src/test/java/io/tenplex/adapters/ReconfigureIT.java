@@ -242,6 +242,91 @@ class ReconfigureIT {
         assertLoaded(from, Ptc.packed(model, b, 4), full, "100"); // the sealed bytes, not the newer working copy
     }
 
+    /** Megatron's nesting of a model key, as the prototype's client stores a Megatron state dict. */
+    private static String nested(String key) {
+        String enc = ".encoder.";
+        return (key.contains(enc) ? "model/language_model/encoder/" + key.substring(key.indexOf(enc) + enc.length())
+                : "model/" + key.replace('.', '/')) + CheckpointLayout.TENSOR_SUFFIX;
+    }
+
+    /** Each rank's Megatron parameter groups (matrices, then vectors, in model order) under a PTC. */
+    private static List<List<String>> groups(Ptc ptc, int rank) {
+        List<String> params = new ArrayList<>();
+        Map<String, Integer> dims = new LinkedHashMap<>();
+        for (Ptc.Shard s : ptc.shards(rank)) {
+            if (!s.key().startsWith("optimizer.")) {
+                params.add(s.key());
+                dims.put(s.key(), s.shape().rank());
+            }
+        }
+        return CheckpointLayout.groups(params, dims);
+    }
+
+    private static String megatronPath(Ptc ptc, int rank, String key) {
+        return key.startsWith("optimizer.") ? CheckpointLayout.megatronOptimizerPath(key, groups(ptc, rank)) : nested(key);
+    }
+
+    @Test
+    void megatronNestedLayout_isReadAndWrittenInTheJobsOwnLayout() throws Exception {
+        Model piped = MegatronLayout.model(GPT, 2); // with the tied head of pipelines
+        ParallelConfig a = ParallelConfig.of(2, 2, 2);
+        ParallelConfig b = ParallelConfig.of(2, 4, 1);
+        Ptc from = Ptc.packed(piped, a, 4);
+        Ptc to = Ptc.packed(piped, b, 4);
+        Map<String, byte[]> full = ReferenceInterpreter.fullTensors(from, 9);
+        var shards = ReferenceInterpreter.shard(from, full);
+        for (int rank = 0; rank < from.worldSize(); rank++) {
+            if (a.dp() > 1 && from.layout().coord(rank, a).dp() != 0) {
+                continue; // Megatron saves from data-parallel rank 0 only
+            }
+            TensorStore st = stores.get(from.device(rank).worker());
+            String dir = "/job/j/save/" + rank + "/";
+            for (Ptc.Shard sh : from.shards(rank)) {
+                Fixtures.putTensor(st, dir + megatronPath(from, rank, sh.key()), new TensorMeta(sh.spec().dtype(),
+                        sh.shape()), shards.get(rank).get(sh.key()).data(), false);
+            }
+            Map<String, String> values = new LinkedHashMap<>(CheckpointLayout.megatronGenerated(groups(from, rank)));
+            values.put("iteration.int", "5");
+            values.put("args.argparse.Namespace", "pickled args");
+            values.put("lr_scheduler/max_lr.float", "0.00015");
+            values.put("optimizer/optimizer/param_groups/dir.meta", "list\n2");
+            values.put("optimizer/optimizer/param_groups/0/lr.float", "5e-05");
+            values.put("rng_state/dir.meta", "list\n1");
+            values.put("rng_state/0/seed.int", Integer.toString(rank));
+            values.forEach((path, text) -> Fixtures.putFile(st, dir + path, text.getBytes(StandardCharsets.UTF_8), false));
+        }
+        HttpResponse<String> r = post(0, "reconfigure", "{\"model\": " + ModelSpecJson.write(piped) + ", \"from\": "
+                + config(a) + ", \"to\": " + config(b) + ", \"step\": 5}");
+        assertEquals(202, r.statusCode(), r.body());
+        JsonNode done = json.readTree(http.send(HttpRequest.newBuilder(URI.create(base(0) + json.readTree(r.body())
+                .get("status").asText() + "?wait=true")).build(), HttpResponse.BodyHandlers.ofString()).body());
+        assertEquals("committed", done.get("state").asText(), done.toString());
+        var want = ReferenceInterpreter.shard(to, full);
+        for (int rank = 0; rank < to.worldSize(); rank++) {
+            int w = to.device(rank).worker();
+            String dir = "/job/j/load/" + rank + "/";
+            for (var e : want.get(rank).entrySet()) {
+                assertArrayEquals(e.getValue().data(), read(w, dir + megatronPath(to, rank, e.getKey())),
+                        "rank " + rank + " " + e.getKey());
+            }
+            var c = to.layout().coord(rank, b); // rng_state: from the old rank at the same position (dp 0), else rank 0
+            boolean same = c.tp() < a.tp() && c.pp() < a.pp();
+            int src = same ? from.layout().rank(new io.tenplex.ptc.RankLayout.Coord(c.tp(), 0, c.pp()), a) : 0;
+            assertEquals(Integer.toString(src), new String(read(w, dir + "rng_state/0/seed.int"), StandardCharsets.UTF_8));
+            assertEquals("0.00015", new String(read(w, dir + "lr_scheduler/max_lr.float"), StandardCharsets.UTF_8));
+            // parameter groups and list markers describe this rank's own parameters
+            List<List<String>> g = groups(to, rank);
+            assertEquals("list\n" + g.get(0).size(), new String(read(w, dir + "optimizer/fp32_from_fp16_params/0/dir.meta"),
+                    StandardCharsets.UTF_8));
+            assertEquals("list\n" + g.get(1).size(), new String(read(w, dir
+                    + "optimizer/optimizer/param_groups/1/params/dir.meta"), StandardCharsets.UTF_8));
+            assertEquals(Integer.toString(g.get(0).size()), new String(read(w, dir
+                    + "optimizer/optimizer/param_groups/1/params/0.int"), StandardCharsets.UTF_8));
+            assertEquals("5e-05", new String(read(w, dir + "optimizer/optimizer/param_groups/0/lr.float"),
+                    StandardCharsets.UTF_8));
+        }
+    }
+
     @Test
     void centralMode_routesEverythingThroughOneDaemon_withTheSameResult() throws Exception {
         ParallelConfig a = ParallelConfig.of(2, 2, 2);
