@@ -107,6 +107,12 @@ final class Reconfiguration {
                         + e.getMessage(), e);
             }
         }
+        for (io.tenplex.transform.ShardPlan s : plan.shards()) {
+            if (s.byteSize() > io.tenplex.store.memory.Allocator.MAX_CHUNK) {
+                throw new IllegalArgumentException("shard " + s.key() + " of rank " + s.destRank() + " has " + s.byteSize()
+                        + " bytes; new shards over 1 GiB are not supported yet (use more tensor parallelism)");
+            }
+        }
         PlanPaths.Result bound = PlanPaths.bind(plan, listSources());
         phaseMillis.put("check", (System.nanoTime() - t) / 1_000_000);
         state = State.EXECUTING;
