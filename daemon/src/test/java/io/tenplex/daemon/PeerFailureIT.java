@@ -38,23 +38,17 @@ import org.junit.jupiter.api.Test;
 class PeerFailureIT {
     private static final MegatronLayout.Shape GPT = MegatronLayout.Shape.gpt(4, 64, 8, 1000, 16);
     private final Model model = MegatronLayout.model(GPT);
-    private final ObjectMapper json = new ObjectMapper();
-    private final HttpClient http = HttpClient.newHttpClient();
-    private final List<DaemonProcess> daemons = new ArrayList<>();
+    private final ProcessCluster cluster = new ProcessCluster(model);
     private final List<FaultProxy> proxies = new ArrayList<>();
 
     @AfterEach
     void stop() throws Exception {
         proxies.forEach(FaultProxy::close);
-        for (DaemonProcess d : daemons) {
-            d.close();
-        }
+        cluster.close();
     }
 
     private DaemonProcess start() throws Exception {
-        DaemonProcess d = DaemonProcess.start("--port", "0", "--memory-limit", "128m");
-        daemons.add(d);
-        return d;
+        return cluster.start();
     }
 
     private FaultProxy proxy(DaemonProcess d, FaultProxy.Mode mode) throws Exception {
@@ -63,74 +57,20 @@ class PeerFailureIT {
         return p;
     }
 
-    private HttpResponse<byte[]> send(HttpRequest.Builder r) throws Exception {
-        return http.send(r.build(), HttpResponse.BodyHandlers.ofByteArray());
-    }
-
-    /** Uploads every shard of {@code from} (and its values) to the daemon of the holding worker, as training would. */
-    private Map<String, byte[]> save(List<DaemonProcess> workers, Ptc from) throws Exception {
-        Map<String, byte[]> full = ReferenceInterpreter.fullTensors(from, 11);
-        var shards = ReferenceInterpreter.shard(from, full);
-        for (int rank = 0; rank < from.worldSize(); rank++) {
-            String base = workers.get(from.device(rank).worker()).url();
-            for (Ptc.Shard s : from.shards(rank)) {
-                var b = shards.get(rank).get(s.key());
-                String dims = String.join(",", Arrays.stream(s.shape().dims()).mapToObj(Long::toString).toList());
-                HttpResponse<byte[]> r = send(HttpRequest.newBuilder(URI.create(base + "/api/v1/tensors/job/j/save/" + rank
-                        + "/" + s.key() + "?dtype=" + s.spec().dtype().wireName() + "&dims=" + dims))
-                        .PUT(HttpRequest.BodyPublishers.ofByteArray(b.data())));
-                assertEquals(201, r.statusCode(), new String(r.body(), StandardCharsets.UTF_8));
-            }
-            for (ValueSpec v : model.values()) {
-                send(HttpRequest.newBuilder(URI.create(base + "/api/v1/files/job/j/save/" + rank + "/" + v.key()))
-                        .PUT(HttpRequest.BodyPublishers.ofString(v.key() + " of rank " + rank)));
-            }
-        }
-        return full;
-    }
-
     private static String config(ParallelConfig c, int perWorker, int firstWorker) {
-        return "{\"tp\": " + c.tp() + ", \"pp\": " + c.pp() + ", \"dp\": " + c.dp() + ", \"devicesPerWorker\": " + perWorker
-                + ", \"firstWorker\": " + firstWorker + "}";
+        return ProcessCluster.config(c, perWorker, firstWorker);
     }
 
-    /** Posts a reconfiguration to worker 0's daemon; returns its status URL. */
     private String reconfigure(String from, String to, Map<Integer, InetSocketAddress> addrs, long step) throws Exception {
-        StringBuilder d = new StringBuilder("{");
-        addrs.forEach((w, a) -> d.append(d.length() > 1 ? "," : "").append('"').append(w).append("\": \"127.0.0.1:")
-                .append(a.getPort()).append('"'));
-        String body = "{\"model\": " + ModelSpecJson.write(model) + ", \"from\": " + from + ", \"to\": " + to
-                + ", \"daemons\": " + d + "}, \"step\": " + step + "}";
-        HttpResponse<byte[]> r = send(HttpRequest.newBuilder(URI.create(daemons.get(0).url() + JobService.PREFIX
-                + "j/reconfigure")).POST(HttpRequest.BodyPublishers.ofString(body)));
-        assertEquals(202, r.statusCode(), new String(r.body(), StandardCharsets.UTF_8));
-        return json.readTree(r.body()).get("status").asText();
+        return cluster.reconfigure("j", from, to, addrs, step);
     }
 
     private JsonNode await(String status) throws Exception {
-        return json.readTree(send(HttpRequest.newBuilder(URI.create(daemons.get(0).url() + status + "?wait=true"))).body());
+        return cluster.await(status);
     }
 
     private byte[] get(DaemonProcess d, String path) throws Exception {
-        HttpResponse<byte[]> r = send(HttpRequest.newBuilder(URI.create(d.url() + path)));
-        assertEquals(200, r.statusCode(), path + ": " + new String(r.body(), StandardCharsets.UTF_8));
-        return r.body();
-    }
-
-    /**
-     * Every shard of {@code to} (packed from worker 0) under /job/j/load on the daemon of its worker
-     * shifted by {@code firstWorker}, byte for byte.
-     */
-    private void assertLoaded(List<DaemonProcess> workers, Ptc to, int firstWorker, Map<String, byte[]> full)
-            throws Exception {
-        var want = ReferenceInterpreter.shard(to, full);
-        for (int rank = 0; rank < to.worldSize(); rank++) {
-            DaemonProcess d = workers.get(to.device(rank).worker() + firstWorker);
-            for (var e : want.get(rank).entrySet()) {
-                assertArrayEquals(e.getValue().data(), get(d, "/api/v1/tensors/job/j/load/" + rank + "/" + e.getKey()),
-                        "rank " + rank + " " + e.getKey());
-            }
-        }
+        return cluster.get(d, path);
     }
 
     private static Map<Integer, InetSocketAddress> addresses(InetSocketAddress... a) {
@@ -148,7 +88,7 @@ class PeerFailureIT {
         DaemonProcess w2 = start();
         ParallelConfig a = ParallelConfig.of(2, 2, 1);
         Ptc from = Ptc.packed(model, a, 2); // stage 0 on worker 0, stage 1 on worker 1
-        Map<String, byte[]> full = save(List.of(w0, w1), from);
+        Map<String, byte[]> full = cluster.save("j", from, 0);
         // a first, committed generation: (2,1,2) on workers 0 and 1
         ParallelConfig mid = ParallelConfig.of(2, 1, 2);
         JsonNode first = await(reconfigure(config(a, 2, 0), config(mid, 2, 0), addresses(w0.address(), w1.address(),
@@ -173,18 +113,19 @@ class PeerFailureIT {
         assertArrayEquals(before, get(w1, probe));
         assertEquals("10", new String(get(w1, "/api/v1/files/job/j/iter"), StandardCharsets.US_ASCII));
         for (DaemonProcess d : List.of(w0, w1)) {
-            HttpResponse<byte[]> staging = send(HttpRequest.newBuilder(URI.create(d.url() + "/api/v1/dirs/job/j/staging")));
-            assertTrue(staging.statusCode() == 404 || json.readTree(staging.body()).path("entries").isEmpty(),
+            HttpResponse<byte[]> staging = cluster.send(HttpRequest.newBuilder(URI.create(d.url()
+                    + "/api/v1/dirs/job/j/staging")));
+            assertTrue(staging.statusCode() == 404 || cluster.json(staging.body()).path("entries").isEmpty(),
                     new String(staging.body(), StandardCharsets.UTF_8));
         }
-        assertLoaded(List.of(w0, w1), Ptc.packed(model, mid, 2), 0, full);
+        cluster.assertLoaded("j", List.of(w0, w1), Ptc.packed(model, mid, 2), 0, full);
         hold.close();
         // the operator restarts worker 2's daemon; the same reconfiguration now commits
         DaemonProcess w2again = start();
         JsonNode retried = await(reconfigure(config(a, 2, 0), config(a, 2, 1), addresses(w0.address(), w1.address(),
                 w2again.address()), 20));
         assertEquals("committed", retried.get("state").asText(), retried.toString());
-        assertLoaded(List.of(w0, w1, w2again), Ptc.packed(model, a, 2), 1, full);
+        cluster.assertLoaded("j", List.of(w0, w1, w2again), Ptc.packed(model, a, 2), 1, full);
     }
 
     @Test
@@ -194,7 +135,7 @@ class PeerFailureIT {
         DaemonProcess w2 = start();
         ParallelConfig a = ParallelConfig.of(2, 1, 2);
         Ptc from = Ptc.packed(model, a, 2); // data-parallel replicas on workers 0 and 1
-        Map<String, byte[]> full = save(List.of(w0, w1), from);
+        Map<String, byte[]> full = cluster.save("j", from, 0);
         FaultProxy p0 = proxy(w0, FaultProxy.Mode.CORRUPT);
         FaultProxy p1 = proxy(w1, FaultProxy.Mode.CORRUPT);
         ParallelConfig b = ParallelConfig.of(4, 1, 1);
@@ -206,6 +147,6 @@ class PeerFailureIT {
         assertTrue(flipped >= 1, "no byte was damaged: the test proves nothing");
         assertEquals(flipped, r.at("/workers/2/corrupted").asInt(), r.toString());
         assertTrue(r.at("/workers/2/retries").asInt() >= flipped, r.toString());
-        assertLoaded(List.of(w0, w1, w2), Ptc.packed(model, b, 4), 2, full);
+        cluster.assertLoaded("j", List.of(w0, w1, w2), Ptc.packed(model, b, 4), 2, full);
     }
 }
