@@ -235,17 +235,7 @@ public final class TensorStore implements AutoCloseable {
             if (node == null) {
                 throw StoreException.notFound("node not exist: " + from);
             }
-            Node at = root;
-            for (String part : to.parent().parts()) {
-                Node next = ((Dir) at).children.get(part);
-                if (next instanceof Data d) {
-                    throw StoreException.conflict(to.parent() + " is a " + kind(d) + ", not a directory");
-                }
-                if (next == null) {
-                    break;
-                }
-                at = next;
-            }
+            checkDirectoryPathLocked(to.parent());
             Dir target = mkdirsLocked(to.parent());
             ((Dir) lookupLocked(from.parent())).children.remove(from.name());
             Node old = target.children.put(to.name(), node);
@@ -279,20 +269,25 @@ public final class TensorStore implements AutoCloseable {
             if (lookupLocked(to) != null) {
                 throw StoreException.conflict(to + " exists");
             }
-            Node at = root;
-            for (String part : to.parent().parts()) {
-                Node next = ((Dir) at).children.get(part);
-                if (next instanceof Data d) {
-                    throw StoreException.conflict(to.parent() + " is a " + kind(d) + ", not a directory");
-                }
-                if (next == null) {
-                    break;
-                }
-                at = next;
-            }
+            checkDirectoryPathLocked(to.parent());
             mkdirsLocked(to.parent()).children.put(to.name(), copyLocked(node));
         } finally {
             lock.writeLock().unlock();
+        }
+    }
+
+    /** Conflict when an existing ancestor-or-self of {@code dir} is a file or tensor (missing parts are fine). */
+    private void checkDirectoryPathLocked(StorePath dir) {
+        Node at = root;
+        for (String part : dir.parts()) {
+            Node next = ((Dir) at).children.get(part);
+            if (next instanceof Data d) {
+                throw StoreException.conflict(dir + " is a " + kind(d) + ", not a directory");
+            }
+            if (next == null) {
+                return;
+            }
+            at = next;
         }
     }
 
