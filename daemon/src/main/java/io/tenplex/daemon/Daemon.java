@@ -1,6 +1,7 @@
 package io.tenplex.daemon;
 
 import io.tenplex.adapters.JobService;
+import io.tenplex.fuse.TenplexFuse;
 import io.tenplex.store.TensorStore;
 import io.tenplex.store.peer.PeerClient;
 import io.tenplex.store.memory.Allocator;
@@ -9,7 +10,10 @@ import java.net.InetSocketAddress;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The lifecycle stack: store, peer client and job service, then REST; closed in reverse. Close is idempotent. */
+/**
+ * The lifecycle stack: store, peer client and job service, REST, then the FUSE mount (when asked);
+ * closed in reverse. Close is idempotent.
+ */
 public final class Daemon implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Daemon.class);
 
@@ -18,6 +22,7 @@ public final class Daemon implements AutoCloseable {
     private final PeerClient peers;
     private final JobService jobs;
     private final InetSocketAddress address;
+    private TenplexFuse fuse;
     private boolean closed;
 
     private Daemon(TensorStore store, RestServer rest, PeerClient peers, JobService jobs, InetSocketAddress address) {
@@ -28,24 +33,31 @@ public final class Daemon implements AutoCloseable {
         this.address = address;
     }
 
-    public static Daemon start(DaemonConfig cfg) throws InterruptedException {
-        if (cfg.mount() != null) {
-            throw new IllegalArgumentException("--mount " + cfg.mount() + ": the FUSE view is not part of this build "
-                    + "yet; start without --mount and use the REST API");
-        }
+    public static Daemon start(DaemonConfig cfg) throws InterruptedException, java.io.IOException {
         TensorStore store = new TensorStore(new Allocator(cfg.memoryLimit()));
         RestServer rest = new RestServer(store, cfg.token());
         PeerClient peers = new PeerClient(8, cfg.token());
         JobService jobs = new JobService(store, peers, java.time.Duration.ofMinutes(10), cfg.token());
         jobs.setDefaultDaemons(cfg.peers());
         rest.addControl(JobService.PREFIX, jobs);
+        Daemon d = null;
         try {
-            return new Daemon(store, rest, peers, jobs, rest.start(cfg.bind(), cfg.port()));
-        } catch (RuntimeException | InterruptedException e) {
-            rest.close();
-            jobs.close();
-            peers.close();
-            store.close();
+            d = new Daemon(store, rest, peers, jobs, rest.start(cfg.bind(), cfg.port()));
+            if (cfg.mount() != null) {
+                TenplexFuse f = new TenplexFuse(store);
+                f.mountAt(cfg.mount());
+                d.fuse = f;
+            }
+            return d;
+        } catch (RuntimeException | InterruptedException | java.io.IOException e) {
+            if (d != null) {
+                d.close();
+            } else {
+                rest.close();
+                jobs.close();
+                peers.close();
+                store.close();
+            }
             throw e;
         }
     }
@@ -64,6 +76,9 @@ public final class Daemon implements AutoCloseable {
             return;
         }
         closed = true;
+        if (fuse != null) {
+            fuse.close();
+        }
         rest.close();
         jobs.close();
         peers.close();

@@ -25,7 +25,7 @@ public final class Tenplexd implements Callable<Integer> {
             description = "Memory budget for stored bytes, e.g. 8g, 512m, 25%% (default: 50%% of RAM).")
     String memoryLimit;
 
-    @Option(names = "--mount", paramLabel = "DIR", description = "Mount the namespace with FUSE here (not in this build).")
+    @Option(names = "--mount", paramLabel = "DIR", description = "Mount the store's namespace with FUSE at DIR (off by default; needs /dev/fuse).")
     Path mount;
 
     @Option(names = "--config", paramLabel = "FILE",
@@ -48,7 +48,13 @@ public final class Tenplexd implements Callable<Integer> {
                 config == null ? DaemonConfig.Given.none() : DaemonConfig.Given.fromFile(config),
                 DaemonConfig.physicalRam(), DaemonConfig.maxDirectMemory());
         LOG.info("tenplexd starting: {}", cfg.describe());
-        Daemon daemon = Daemon.start(cfg);
+        Daemon daemon;
+        try {
+            daemon = Daemon.start(cfg);
+        } catch (java.io.IOException e) {
+            System.err.println("tenplexd: " + e.getMessage());
+            return 1;
+        }
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             LOG.info("shutting down");
             daemon.close();

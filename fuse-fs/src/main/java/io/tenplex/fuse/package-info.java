@@ -1,5 +1,5 @@
 /**
- * The FUSE view owns the mounted file-system presentation of the store's namespace and of dataset
- * partitions; the jnr-fuse adapter stays thin over a plain, mount-free logic class.
+ * The FUSE view of the store: {@link io.tenplex.fuse.FsLogic} (the file system, testable without a
+ * mount) and {@link io.tenplex.fuse.TenplexFuse} (the thin jnr-fuse adapter and mount lifecycle).
  */
 package io.tenplex.fuse;

@@ -10,7 +10,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** The NumPy {@code .npy} format (versions 1-3): header encoding and parsing, C order only. */
-final class Npy {
+public final class Npy {
     private static final byte[] MAGIC = {(byte) 0x93, 'N', 'U', 'M', 'P', 'Y'};
     private static final Pattern DESCR = Pattern.compile("'descr'\\s*:\\s*'([^']*)'");
     private static final Pattern FORTRAN = Pattern.compile("'fortran_order'\\s*:\\s*(True|False)");
@@ -20,10 +20,10 @@ final class Npy {
     }
 
     /** A parsed header: the tensor it describes and where its data starts. */
-    record Header(TensorMeta meta, int dataOffset) {}
+    public record Header(TensorMeta meta, int dataOffset) {}
 
     /** The version 1.0 header for {@code meta}, padded so that the data starts on a 64-byte boundary. */
-    static byte[] header(TensorMeta meta) {
+    public static byte[] header(TensorMeta meta) {
         StringBuilder shape = new StringBuilder("(");
         for (int i = 0; i < meta.shape().rank(); i++) {
             shape.append(meta.shape().dim(i)).append(meta.shape().rank() == 1 ? "," : i + 1 < meta.shape().rank() ? ", " : "");
@@ -45,7 +45,7 @@ final class Npy {
      * @return null when more bytes are needed
      * @throws IllegalArgumentException when the bytes are not a supported {@code .npy} header
      */
-    static Header parse(byte[] buf, int n) {
+    public static Header parse(byte[] buf, int n) {
         if (n < 10) {
             return null;
         }
