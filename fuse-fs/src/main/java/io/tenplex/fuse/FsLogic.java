@@ -22,9 +22,9 @@ import java.util.regex.Pattern;
  * The file system view of a {@link TensorStore}, without FUSE: every operation the mount needs,
  * with errors as {@link FsError} carrying an errno. Paths are the store's. Directories list in
  * creation order; a tensor {@code w} reads as its raw bytes, its {@code w.meta} sidecar and a
- * virtual {@code w.npy}. Plain files are writable (random writes are buffered per open handle and
- * published atomically when the last writer closes); a written {@code x.npy} becomes the tensor
- * {@code x}. Saved generations are read-only (EROFS). Thread-safe.
+ * virtual {@code w.npy}. Plain files are writable: writes are buffered per file and published in
+ * one step when its last writer closes, so readers (and {@code stat}) see whole closed versions only;
+ * a written {@code x.npy} becomes the tensor {@code x}. Saved generations are read-only (EROFS). Thread-safe.
  */
 public final class FsLogic {
     public static final int ENOENT = 2;
@@ -153,13 +153,8 @@ public final class FsLogic {
         }
     }
 
+    /** What is published at {@code p} (a file being written shows its last closed version). */
     public Attr getattr(String p) {
-        Writer w = writers.get(normal(p));
-        if (w != null) {
-            synchronized (w) {
-                return new Attr(false, w.size, true, 0);
-            }
-        }
         StorePath sp = path(p);
         var e = store.stat(sp);
         if (e.isPresent()) {
@@ -215,13 +210,9 @@ public final class FsLogic {
             writable(n);
             return writeHandle(n, truncate, false);
         }
-        Writer w = writers.get(n);
-        if (w != null) {
-            return register(new WriteRef(attach(w)));
-        }
         StorePath sp = path(n);
         try {
-            return register(new Reader(store.open(sp), null));
+            return register(new Reader(store.open(sp), null)); // the last closed version, even while written
         } catch (StoreException e) {
             TensorMeta npy = e.kind() == StoreException.Kind.NOT_FOUND ? npyTensor(sp) : null;
             if (npy == null) {
