@@ -68,6 +68,30 @@ class TenplexdIT {
         stopGracefully();
     }
 
+    private static boolean mounted(Path dir) throws IOException {
+        return java.nio.file.Files.readAllLines(Path.of("/proc/self/mounts")).stream()
+                .anyMatch(l -> l.split(" ")[1].equals(dir.toString()));
+    }
+
+    @Test
+    void mount_survivesACrashedDaemon_andIsReleasedOnShutdown(@org.junit.jupiter.api.io.TempDir Path tmp)
+            throws Exception {
+        Path mnt = tmp.resolve("mnt");
+        String addr = start("--port", "0", "--memory-limit", "64m", "--mount", mnt.toString());
+        HttpClient http = HttpClient.newHttpClient();
+        http.send(HttpRequest.newBuilder(URI.create(addr + "/api/v1/files/job/a/note.txt"))
+                .PUT(HttpRequest.BodyPublishers.ofString("hello")).build(), BodyHandlers.discarding());
+        assertEquals("hello", java.nio.file.Files.readString(mnt.resolve("job/a/note.txt")));
+        assertEquals(137, daemon.signal("KILL")); // leaves a dead mount behind
+        assertTrue(mounted(mnt));
+        start("--port", "0", "--memory-limit", "64m", "--mount", mnt.toString());
+        assertTrue(daemon.log().stream().anyMatch(l -> l.contains("removing the stale mount")), daemon.log().toString());
+        assertTrue(java.nio.file.Files.isDirectory(mnt.resolve(".")));
+        assertEquals(List.of(), java.nio.file.Files.list(mnt).toList()); // a fresh, empty store
+        assertEquals(143, stopGracefully());
+        assertTrue(!mounted(mnt), "mount left behind");
+    }
+
     @Test
     void badOption_isAClearCliError() throws Exception {
         Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",

@@ -235,7 +235,6 @@ public final class TenplexFuse extends FuseStubFS implements AutoCloseable {
      * unmounted first; a live one is refused.
      */
     public void mountAt(Path dir) throws IOException {
-        Files.createDirectories(dir);
         Path abs = dir.toAbsolutePath().normalize();
         if (mounted(abs)) {
             if (!stale(abs)) {
@@ -243,6 +242,11 @@ public final class TenplexFuse extends FuseStubFS implements AutoCloseable {
             }
             LOG.info("removing the stale mount at {}", abs);
             run("fusermount", "-u", "-z", abs.toString());
+        }
+        try {
+            Files.createDirectories(abs);
+        } catch (IOException e) {
+            throw new IOException("cannot create the mount point " + abs + ": " + e, e);
         }
         mount(abs, false, false, new String[] {"-s", "-o", "big_writes", "-o", "fsname=tenplex"});
         mountedAt = abs;
