@@ -44,6 +44,7 @@ final class Reconfiguration {
     private final int central;
     private final String sourceDir;
     private final CompletableFuture<Void> finished = new CompletableFuture<>();
+    /** Written by the coordinator thread, read by status requests: guarded by itself. */
     private final Map<String, Long> phaseMillis = new LinkedHashMap<>();
     private final Map<Integer, PartStatus> parts = new TreeMap<>();
     private volatile State state = State.PLANNED;
@@ -114,7 +115,7 @@ final class Reconfiguration {
             }
         }
         PlanPaths.Result bound = PlanPaths.bind(plan, listSources());
-        phaseMillis.put("check", (System.nanoTime() - t) / 1_000_000);
+        phase("check", t);
         state = State.EXECUTING;
         t = System.nanoTime();
         List<Integer> workers = destWorkers();
@@ -124,14 +125,14 @@ final class Reconfiguration {
             ok = executeParts(List.of(central), w -> PlanCodec.encodeCentral(job, id + "-c", w, bound.plan(),
                     from.worldSize(),
                     daemons, step, sourceDir), id + "-c");
-            phaseMillis.put("central", (System.nanoTime() - t) / 1_000_000);
+            phase("central", t);
             ok = ok && executeParts(workers, w -> PlanCodec.encodeFromCentral(job, id, id + "-c", w, central,
                     bound.plan(), daemons, step, bound.generated()), id);
         } else {
             ok = executeParts(workers, w -> PlanCodec.encode(job, id, w, bound.plan(), from.worldSize(), daemons,
                     step, sourceDir, bound.generated()), id);
         }
-        phaseMillis.put("execute", (System.nanoTime() - t) / 1_000_000);
+        phase("execute", t);
         t = System.nanoTime();
         if (ok) {
             state = State.COMMITTING;
@@ -139,13 +140,11 @@ final class Reconfiguration {
             for (int w : workers) {
                 committed.add(call(w, "/parts/" + id + "/commit", new byte[0]));
             }
-            if (collect(workers, committed)) {
-                state = State.COMMITTED;
-            } else {
-                state = State.ABORTED; // a commit that did not answer: reported, not hidden
-            }
+            boolean allCommitted = collect(workers, committed);
             dropCentral();
-            phaseMillis.put("commit", (System.nanoTime() - t) / 1_000_000);
+            phase("commit", t);
+            // the final state last, so a reader that sees it also sees the whole report
+            state = allCommitted ? State.COMMITTED : State.ABORTED; // a commit that did not answer: reported
             return;
         }
         dropCentral();
@@ -160,8 +159,8 @@ final class Reconfiguration {
                 // a daemon that is down has nothing staged that survives its restart
             }
         }
+        phase("abort", t);
         state = State.ABORTED;
-        phaseMillis.put("abort", (System.nanoTime() - t) / 1_000_000);
     }
 
     /** Lists every old rank's saved tree on the daemon of its worker (a rank with none saved nothing). */
@@ -202,6 +201,12 @@ final class Reconfiguration {
             }
         }
         return out;
+    }
+
+    private void phase(String name, long startNanos) {
+        synchronized (phaseMillis) {
+            phaseMillis.put(name, (System.nanoTime() - startNanos) / 1_000_000);
+        }
     }
 
     private void dropCentral() {
@@ -321,7 +326,9 @@ final class Reconfiguration {
         if (!error.isEmpty()) {
             m.put("error", error);
         }
-        m.put("phaseMillis", phaseMillis);
+        synchronized (phaseMillis) {
+            m.put("phaseMillis", new LinkedHashMap<>(phaseMillis)); // a copy: the coordinator may still add phases
+        }
         Map<String, Object> progress = new LinkedHashMap<>();
         synchronized (parts) {
             parts.forEach((w, p) -> {
