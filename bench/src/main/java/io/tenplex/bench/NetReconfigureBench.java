@@ -32,9 +32,11 @@ import java.util.concurrent.CompletableFuture;
  * with the network lower bound: the most bytes any worker must send or receive, divided by the link
  * rate. One GPU per worker.
  *
- * <p>Usage: {@code NetReconfigureBench <rate bit/s> [--central] [--only NAME] <host:port>...}; with
- * {@code --central} every case also runs in the Tenplex-Central mode (all pieces through worker 0)
- * and the two times are compared.
+ * <p>Usage: {@code NetReconfigureBench <rate bit/s> [--central] [--cold] [--only NAME] <host:port>...};
+ * with {@code --central} every case also runs in the Tenplex-Central mode (all pieces through worker
+ * 0) and the two times are compared. Unless {@code --cold} is given, the last case runs three times
+ * first with a small model so that the daemons' transfer paths are compiled, as in a long-running
+ * deployment.
  */
 public final class NetReconfigureBench {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -46,10 +48,13 @@ public final class NetReconfigureBench {
         double rate = Double.parseDouble(args[0]);
         boolean central = false;
         String only = null;
+        boolean warmup = true;
         List<String> daemons = new ArrayList<>();
         for (int i = 1; i < args.length; i++) {
             if (args[i].equals("--central")) {
                 central = true;
+            } else if (args[i].equals("--cold")) {
+                warmup = false;
             } else if (args[i].equals("--only")) {
                 only = args[++i];
             } else {
@@ -68,13 +73,22 @@ public final class NetReconfigureBench {
         System.out.printf(Locale.ROOT, "%d workers (1 GPU each), links %.2f Gbit/s; model %.0f MiB with Adam state%n",
                 daemons.size(), rate / 1e9, MegatronLayout.model(shape).bytes() / 1048576.0);
         int n = 0;
+        if (warmup) {
+            // Daemons are long-running: compile the transfer paths once with a small model (every worker
+            // sends and receives) before measuring, unless --cold is given.
+            MegatronLayout.Shape small = new MegatronLayout.Shape(8, 256, 4, 4, 1024, 4000, 512, 128, DType.F16, false,
+                    true);
+            for (int i = 0; i < 3; i++) {
+                run(cases.get(cases.size() - 1), small, daemons, rate, "warmup" + i, false, "[warm-up] ");
+            }
+        }
         for (Case c : cases) {
             if (only != null && !c.name().startsWith(only)) {
                 continue;
             }
-            double p2p = run(c, shape, daemons, rate, "bench" + n++, false);
+            double p2p = run(c, shape, daemons, rate, "bench" + n++, false, "");
             if (central) {
-                double viaCentral = run(c, shape, daemons, rate, "bench" + n++, true);
+                double viaCentral = run(c, shape, daemons, rate, "bench" + n++, true, "[central] ");
                 System.out.printf(Locale.ROOT, "%-18s peer-to-peer %.2f s vs central %.2f s: %.2fx faster%n", c.name(), p2p,
                         viaCentral, viaCentral / p2p);
             }
@@ -90,7 +104,7 @@ public final class NetReconfigureBench {
     }
 
     private static double run(Case c, MegatronLayout.Shape shape, List<String> daemons, double rate, String job,
-            boolean central) throws Exception {
+            boolean central, String tag) throws Exception {
         Model model = MegatronLayout.model(shape);
         Ptc from = ptc(model, c.from());
         save(from, daemons, job);
@@ -116,10 +130,14 @@ public final class NetReconfigureBench {
         }
         double bound = most * 8 / rate;
         System.out.printf(Locale.ROOT, "%-18s %s%s: wall %.2f s, lower bound %.2f s (max %.0f MiB in or out of one worker), "
-                + "ratio %.2f; inter-worker %.0f MiB; phases %s%n", c.name(), central ? "[central] " : "",
+                + "ratio %.2f; inter-worker %.0f MiB; phases %s%n", c.name(), tag,
                 end.path("state").asText(), wall, bound,
                 most / 1048576.0, bound == 0 ? 0 : wall / bound, end.at("/report/interWorkerBytes").asLong() / 1048576.0,
                 end.path("phaseMillis"));
+        StringBuilder perWorker = new StringBuilder();
+        end.path("workers").fields().forEachRemaining(w -> perWorker.append(' ').append(w.getKey()).append('=')
+                .append(String.format(Locale.ROOT, "%.1f", w.getValue().path("executeMillis").asLong() / 1000.0)));
+        System.out.println("    execute time per worker (s):" + perWorker);
         for (String d : daemons) {
             HTTP.send(HttpRequest.newBuilder(URI.create("http://" + d + "/delete?path=/job/" + job)).DELETE().build(),
                     HttpResponse.BodyHandlers.discarding());

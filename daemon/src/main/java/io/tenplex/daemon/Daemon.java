@@ -1,6 +1,9 @@
 package io.tenplex.daemon;
 
 import io.tenplex.adapters.JobService;
+import io.tenplex.store.data.DatasetService;
+import java.util.ArrayList;
+import java.util.List;
 import io.tenplex.fuse.TenplexFuse;
 import io.tenplex.store.TensorStore;
 import io.tenplex.store.peer.PeerClient;
@@ -21,12 +24,15 @@ public final class Daemon implements AutoCloseable {
     private final RestServer rest;
     private final PeerClient peers;
     private final JobService jobs;
+    private final DatasetService datasets;
     private final InetSocketAddress address;
     private TenplexFuse fuse;
     private boolean closed;
 
-    private Daemon(TensorStore store, RestServer rest, PeerClient peers, JobService jobs, InetSocketAddress address) {
+    private Daemon(TensorStore store, RestServer rest, PeerClient peers, JobService jobs, DatasetService datasets,
+            InetSocketAddress address) {
         this.store = store;
+        this.datasets = datasets;
         this.rest = rest;
         this.peers = peers;
         this.jobs = jobs;
@@ -40,11 +46,16 @@ public final class Daemon implements AutoCloseable {
         JobService jobs = new JobService(store, peers, java.time.Duration.ofMinutes(10), cfg.token());
         jobs.setDefaultDaemons(cfg.peers());
         rest.addControl(JobService.PREFIX, jobs);
+        DatasetService datasets = new DatasetService(store.allocator(), cfg.token());
+        List<String> others = new ArrayList<>();
+        cfg.peers().values().forEach(a -> others.add(a.getHostString() + ":" + a.getPort()));
+        datasets.setDefaultPeers(others);
+        rest.addControl(DatasetService.PREFIX, datasets);
         Daemon d = null;
         try {
-            d = new Daemon(store, rest, peers, jobs, rest.start(cfg.bind(), cfg.port()));
+            d = new Daemon(store, rest, peers, jobs, datasets, rest.start(cfg.bind(), cfg.port()));
             if (cfg.mount() != null) {
-                TenplexFuse f = new TenplexFuse(store);
+                TenplexFuse f = new TenplexFuse(store, datasets);
                 f.mountAt(cfg.mount());
                 d.fuse = f;
             }
@@ -55,6 +66,7 @@ public final class Daemon implements AutoCloseable {
             } else {
                 rest.close();
                 jobs.close();
+                datasets.close();
                 peers.close();
                 store.close();
             }
@@ -81,6 +93,7 @@ public final class Daemon implements AutoCloseable {
         }
         rest.close();
         jobs.close();
+        datasets.close();
         peers.close();
         long held = store.allocator().usedBytes();
         try {

@@ -7,6 +7,8 @@ import io.tenplex.store.EntryType;
 import io.tenplex.store.StoreException;
 import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
+import io.tenplex.store.data.DatasetService;
+import io.tenplex.store.data.ViewNode;
 import io.tenplex.store.memory.BlobWriter;
 import io.tenplex.store.memory.OutOfBudgetException;
 import io.tenplex.store.rest.Npy;
@@ -42,6 +44,7 @@ public final class FsLogic {
 
     private static final String NPY = ".npy";
     private static final Pattern READ_ONLY = Pattern.compile("^/job/[^/]+/generations(/.*)?$");
+    private static final Pattern JOB_DIR = Pattern.compile("^/job(/[^/]+)?$|^/$");
     private static final int MAX_FILE = Integer.MAX_VALUE - 64;
 
     /** An error with the errno the kernel should see. */
@@ -62,15 +65,25 @@ public final class FsLogic {
     public record Attr(boolean dir, long size, boolean writable, int children) {}
 
     private final TensorStore store;
+    private final DatasetService datasets; // null: no dataset views
     private final Map<Long, Handle> handles = new ConcurrentHashMap<>();
     private final Map<String, Writer> writers = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
 
     public FsLogic(TensorStore store) {
-        this.store = store;
+        this(store, null);
     }
 
-    private sealed interface Handle permits Reader, WriteRef {}
+    /** @param datasets the dataset mounts whose rank views appear under {@code /job/<job>/} (read-only), or null */
+    public FsLogic(TensorStore store, DatasetService datasets) {
+        this.store = store;
+        this.datasets = datasets;
+    }
+
+    private sealed interface Handle permits Reader, WriteRef, ViewReader {}
+
+    /** An open file of a dataset view; reads wait for samples still loading. */
+    private record ViewReader(ViewNode node) implements Handle {}
 
     /** An open file for reading: the bytes (a sidecar included) or a tensor seen as {@code .npy}. */
     private record Reader(DataRef ref, byte[] prefix) implements Handle {}
@@ -147,15 +160,30 @@ public final class FsLogic {
         return new FsError(errno, e.getMessage());
     }
 
-    private static void writable(String p) {
+    private void writable(String p) {
         if (READ_ONLY.matcher(p).matches()) {
             throw new FsError(EROFS, p + " is a saved generation (read-only)");
         }
+        if (datasets != null && !JOB_DIR.matcher(p).matches()) {
+            StorePath sp = path(p);
+            if (datasets.isViewPath(p) || (!sp.isRoot() && datasets.isViewPath(sp.parent().toString()))) {
+                throw new FsError(EROFS, p + " is in a dataset view (read-only)");
+            }
+        }
+    }
+
+    /** The dataset view entry at {@code p}, or null. */
+    private ViewNode view(String p) {
+        return datasets == null ? null : datasets.lookup(p).orElse(null);
     }
 
     /** What is published at {@code p} (a file being written shows its last closed version). */
     public Attr getattr(String p) {
         StorePath sp = path(p);
+        ViewNode v = view(sp.toString());
+        if (v != null && !JOB_DIR.matcher(sp.toString()).matches()) {
+            return v.isDir() ? new Attr(true, 0, false, v.children().size()) : new Attr(false, v.size(), false, 0);
+        }
         var e = store.stat(sp);
         if (e.isPresent()) {
             Entry en = e.get();
@@ -169,6 +197,9 @@ public final class FsLogic {
         TensorMeta npy = npyTensor(sp);
         if (npy != null) {
             return new Attr(false, Npy.header(npy).length + npy.byteSize(), false, 0);
+        }
+        if (v != null || (datasets != null && !datasets.jobs().isEmpty() && sp.toString().equals("/job"))) {
+            return new Attr(true, 0, true, 0); // a job directory that only its dataset view makes
         }
         throw new FsError(ENOENT, "no such entry: " + p);
     }
@@ -189,18 +220,37 @@ public final class FsLogic {
 
     /** Names in a directory in creation order: sidecars before their tensors, then each tensor's {@code .npy}. */
     public List<String> readdir(String p) {
+        String n = normal(p);
+        ViewNode v = view(n);
+        if (v != null && !v.isDir()) {
+            throw new FsError(ENOTDIR, n + " is not a directory");
+        }
+        List<String> out = new ArrayList<>();
         try {
-            List<String> out = new ArrayList<>();
-            for (Entry e : store.list(path(p), true)) {
+            for (Entry e : store.list(path(n), true)) {
                 out.add(e.name());
                 if (e.type() == EntryType.TENSOR && store.stat(e.path().parent().child(e.name() + NPY)).isEmpty()) {
                     out.add(e.name() + NPY);
                 }
             }
-            return out;
         } catch (StoreException e) {
-            throw error(e);
+            if (e.kind() != StoreException.Kind.NOT_FOUND || (v == null && !mountedJobsUnder(n))) {
+                throw error(e);
+            }
         }
+        List<String> extra = v != null ? v.children()
+                : n.equals("/job") && datasets != null ? datasets.jobs()
+                : n.equals("/") && mountedJobsUnder("/") ? List.of("job") : List.of();
+        for (String name : extra) {
+            if (!out.contains(name)) {
+                out.add(name);
+            }
+        }
+        return out;
+    }
+
+    private boolean mountedJobsUnder(String dir) {
+        return datasets != null && !datasets.jobs().isEmpty() && (dir.equals("/") || dir.equals("/job"));
     }
 
     /** Opens a file; {@code write} opens it for writing ({@code truncate}: from empty). */
@@ -211,6 +261,13 @@ public final class FsLogic {
             return writeHandle(n, truncate, false);
         }
         StorePath sp = path(n);
+        ViewNode v = view(n);
+        if (v != null && !JOB_DIR.matcher(n).matches()) {
+            if (v.isDir()) {
+                throw new FsError(EISDIR, n + " is a directory");
+            }
+            return register(new ViewReader(v));
+        }
         try {
             return register(new Reader(store.open(sp), null)); // the last closed version, even while written
         } catch (StoreException e) {
@@ -293,6 +350,16 @@ public final class FsLogic {
         Handle h = handle(fh);
         if (h instanceof WriteRef wr) {
             return wr.writer().read(offset, dst);
+        }
+        if (h instanceof ViewReader vr) {
+            try {
+                return vr.node().read(offset, dst); // waits for samples still loading
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new FsError(EIO, "interrupted");
+            } catch (IllegalStateException e) {
+                throw new FsError(EIO, e.getMessage()); // the mount was replaced or removed
+            }
         }
         Reader r = (Reader) h;
         int done = 0;

@@ -39,7 +39,12 @@ public final class TenplexFuse extends FuseStubFS implements AutoCloseable {
     private Path mountedAt;
 
     public TenplexFuse(TensorStore store) {
-        this.fs = new FsLogic(store);
+        this(store, null);
+    }
+
+    /** @param datasets dataset mounts shown read-only under {@code /job/<job>/}, or null */
+    public TenplexFuse(TensorStore store, io.tenplex.store.data.DatasetService datasets) {
+        this.fs = new FsLogic(store, datasets);
         this.uid = id("-u");
         this.gid = id("-g");
     }

@@ -45,7 +45,7 @@ public final class JobService implements ControlHandler, AutoCloseable {
 
     private final TensorStore store;
     private final PeerClient peers;
-    private final ExecutorService readers = Executors.newFixedThreadPool(8, named("tenplex-fetch"));
+    private final ExecutorService readers = Executors.newFixedThreadPool(64, named("tenplex-fetch")); // 2 reads per source worker (PartRunner)
     private final ExecutorService background = Executors.newCachedThreadPool(named("tenplex-job"));
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final ObjectMapper json = new ObjectMapper();

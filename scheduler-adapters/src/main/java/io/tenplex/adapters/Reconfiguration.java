@@ -340,6 +340,9 @@ final class Reconfiguration {
                 x.put("remoteBytes", p.getRemoteBytes());
                 x.put("retries", p.getRetries());
                 x.put("corrupted", p.getCorrupted());
+                if (p.getExecuteNanos() > 0) {
+                    x.put("executeMillis", p.getExecuteNanos() / 1_000_000);
+                }
                 progress.put(Integer.toString(w), x);
             });
         }

@@ -5,11 +5,14 @@ import io.tenplex.ptc.Region;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalInt;
+import java.util.Queue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Phaser;
-import java.util.concurrent.Semaphore;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -19,7 +22,9 @@ import java.util.zip.CRC32C;
 /**
  * Executes a plan against ports: for every destination shard it selects, it opens a buffer in the
  * {@link ShardSink}, reads each piece from the {@link ShardSource} (many pieces in flight, bounded),
- * verifies the CRC32C the holder vouches for, and writes the piece into place. A piece whose
+ * verifies the CRC32C the holder vouches for, and writes the piece into place. Pieces are queued per
+ * source worker and each queue is drained by at most {@code maxInFlight} concurrent reads, so the
+ * pool should have that many threads per source worker. A piece whose
  * destination bytes are contiguous is read straight into the destination buffer. A failed read or a
  * checksum mismatch is retried on the next replica; when every replica fails, execution fails and no
  * further shard is completed. Kept shards are aliased, not copied.
@@ -29,7 +34,7 @@ public final class Executor {
     private final ExecutorService pool;
     private final int maxInFlight;
 
-    /** @param pool runs the reads; {@code maxInFlight} bounds how many are outstanding */
+    /** @param pool runs the reads; {@code maxInFlight} bounds how many are outstanding per source worker */
     public Executor(ShardSource source, ExecutorService pool, int maxInFlight) {
         if (maxInFlight < 1) {
             throw new IllegalArgumentException("maxInFlight must be >= 1");
@@ -71,15 +76,12 @@ public final class Executor {
             AtomicLong progress, int worker) throws ExecutionFailedException, InterruptedException {
         long t0 = System.nanoTime();
         Tally tally = new Tally();
-        Semaphore inFlight = new Semaphore(maxInFlight);
-        Phaser tasks = new Phaser(1);
-        int shards = 0;
         int kept = 0;
+        // One queue of pieces per source worker, each drained by up to maxInFlight lanes: every flow
+        // into this worker gets the same number of connections whatever the order of the shards, so a
+        // source shared with other destinations is not monopolised by the one whose pieces come first.
+        Map<Integer, Queue<Task>> bySource = new LinkedHashMap<>();
         for (ShardPlan shard : part) {
-            shards++;
-            if (tally.failure.get() != null) {
-                break;
-            }
             if (shard.pieces().size() == 1 && shard.pieces().get(0).kind() == Piece.Kind.KEEP) {
                 Piece p = shard.pieces().get(0);
                 sink.keep(shard.destRank(), shard.key(), p.sourceRank(), p.sourceKey());
@@ -88,33 +90,38 @@ public final class Executor {
                 continue;
             }
             ByteBuffer buf = sink.open(shard.destRank(), shard.key(), shard.shape(), shard.dtype());
-            AtomicInteger left = new AtomicInteger(shard.pieces().size());
             if (shard.pieces().isEmpty()) {
                 sink.complete(shard.destRank(), shard.key()); // all padding
                 continue;
             }
+            AtomicInteger left = new AtomicInteger(shard.pieces().size());
             for (Piece piece : shard.pieces()) {
-                inFlight.acquire();
-                tasks.register();
+                int from = sourceDevice.apply(piece.sourceRank()).worker();
+                bySource.computeIfAbsent(from, w -> new ConcurrentLinkedQueue<>()).add(new Task(shard, piece, buf, left));
+            }
+        }
+        Phaser lanes = new Phaser(1);
+        for (Queue<Task> queue : bySource.values()) {
+            for (int i = Math.min(maxInFlight, queue.size()); i > 0; i--) {
+                lanes.register();
                 pool.execute(() -> {
                     try {
-                        if (tally.failure.get() == null) {
-                            fetch(sourceDevice, shard, piece, buf, tally, worker);
-                            progress.addAndGet(piece.bytes());
-                            if (left.decrementAndGet() == 0 && tally.failure.get() == null) {
-                                sink.complete(shard.destRank(), shard.key());
+                        for (Task t; tally.failure.get() == null && (t = queue.poll()) != null; ) {
+                            fetch(sourceDevice, t.shard, t.piece, t.buf, tally, worker);
+                            progress.addAndGet(t.piece.bytes());
+                            if (t.left.decrementAndGet() == 0 && tally.failure.get() == null) {
+                                sink.complete(t.shard.destRank(), t.shard.key());
                             }
                         }
-                    } catch (Throwable t) {
-                        tally.failure.compareAndSet(null, t);
+                    } catch (Throwable e) {
+                        tally.failure.compareAndSet(null, e);
                     } finally {
-                        inFlight.release();
-                        tasks.arriveAndDeregister();
+                        lanes.arriveAndDeregister();
                     }
                 });
             }
         }
-        tasks.arriveAndAwaitAdvance();
+        lanes.awaitAdvanceInterruptibly(lanes.arrive());
         Throwable f = tally.failure.get();
         if (f instanceof ExecutionFailedException e) {
             throw e;
@@ -122,9 +129,11 @@ public final class Executor {
         if (f != null) {
             throw new ExecutionFailedException("execution failed: " + f, f);
         }
-        return new ExecutionReport(shards, kept, tally.local.get(), tally.remote.get(), tally.retries.get(),
+        return new ExecutionReport(part.size(), kept, tally.local.get(), tally.remote.get(), tally.retries.get(),
                 tally.corrupted.get(), System.nanoTime() - t0);
     }
+
+    private record Task(ShardPlan shard, Piece piece, ByteBuffer buf, AtomicInteger left) {}
 
     private void fetch(java.util.function.IntFunction<Device> sourceDevice, ShardPlan shard, Piece piece, ByteBuffer buf,
             Tally tally, int worker)

@@ -1,0 +1,3 @@
+"""tenplex: training-side client of the tenplex daemon."""
+
+from .data import RankReader, RankDataset, sample_order  # noqa: F401

@@ -1,0 +1,167 @@
+package io.tenplex.fuse;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.ptc.data.DataPartition;
+import io.tenplex.ptc.data.DatasetIndex;
+import io.tenplex.ptc.data.MountParams;
+import io.tenplex.store.TensorStore;
+import io.tenplex.store.data.DatasetService;
+import io.tenplex.store.data.IndexBuilders;
+import io.tenplex.store.memory.Allocator;
+import java.io.StringWriter;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Dataset rank views on a real FUSE mount, read by the Python reader (both layouts, and the torch
+ * IterableDataset when torch is installed), across a change of data parallelism, with fio random
+ * reads and read-only errors from shell tools.
+ */
+class DatasetMountIT {
+    private static final Path ROOT = Path.of(System.getProperty("user.dir")).getParent();
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final int RECORD = 24;
+
+    @TempDir
+    Path tmp;
+    private TensorStore store;
+    private DatasetService datasets;
+    private TenplexFuse fuse;
+    private Path mnt;
+
+    @BeforeEach
+    void mount() throws Exception {
+        store = new TensorStore(new Allocator(256L << 20));
+        datasets = new DatasetService(store.allocator(), null);
+        fuse = new TenplexFuse(store, datasets);
+        mnt = tmp.resolve("mnt");
+        fuse.mountAt(mnt);
+    }
+
+    @AfterEach
+    void unmount() {
+        fuse.close();
+        assertEquals(0, fuse.logic().openHandles());
+        datasets.close();
+        store.close();
+    }
+
+    private static String sh(int want, String... cmd) throws Exception {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(want, p.waitFor(), String.join(" ", cmd) + ":\n" + out);
+        return out;
+    }
+
+    /** Two record files whose samples start with their global id (int64, little-endian). */
+    private String index(int first, int second) throws Exception {
+        List<DatasetIndex.File> files = new ArrayList<>();
+        int id = 0;
+        for (int n : new int[] {first, second}) {
+            ByteBuffer b = ByteBuffer.allocate(n * RECORD).order(ByteOrder.LITTLE_ENDIAN);
+            for (int i = 0; i < n; i++, id++) {
+                b.putLong(id);
+                for (int j = 8; j < RECORD; j++) {
+                    b.put((byte) (id * 31 + j));
+                }
+            }
+            Path f = tmp.resolve("part" + files.size() + ".bin");
+            Files.write(f, b.array());
+            files.add(IndexBuilders.build(f, IndexBuilders.Format.RECORDS, RECORD));
+        }
+        StringWriter w = new StringWriter();
+        new DatasetIndex(files).write(w);
+        return w.toString();
+    }
+
+    private JsonNode readAll(String job, int n) throws Exception {
+        ProcessBuilder pb = new ProcessBuilder("/usr/bin/python3", ROOT.resolve("tests/python/read_dataset.py").toString(),
+                mnt.toString(), job, Integer.toString(n));
+        Process p = pb.redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, p.waitFor(), out);
+        return JSON.readTree(out);
+    }
+
+    /** What every rank must read after a mount: rank r's slice of each global batch. */
+    private static void assertPartition(JsonNode read, int samples, MountParams params) {
+        DataPartition p = new DataPartition(samples, params);
+        int k = params.rankSlice();
+        for (String layout : new String[] {"simple", "prototype"}) {
+            for (int r = 0; r < params.dpSize(); r++) {
+                JsonNode batches = read.path(layout).get(r);
+                assertEquals(p.batches(), batches.size(), layout + " rank " + r);
+                for (int b = 0; b < p.batches(); b++) {
+                    int[] g = p.globalBatch(b);
+                    List<Integer> want = new ArrayList<>();
+                    for (int i = Math.min(r * k, g.length); i < Math.min((r + 1) * k, g.length); i++) {
+                        want.add(g[i]);
+                    }
+                    List<Integer> got = new ArrayList<>();
+                    batches.get(b).forEach(x -> got.add(x.asInt()));
+                    assertEquals(want, got, layout + " rank " + r + " batch " + b);
+                }
+            }
+        }
+    }
+
+    @Test
+    void pythonReadsEveryRank_inBothLayouts_andAResizeContinuesTheSameOrder() throws Exception {
+        String index = index(70, 33); // 103 samples, G = 12: 8 batches, 7 dropped
+        var m = JSON.createObjectNode().put("indexText", index).put("globalBatch", 12).put("dpSize", 2)
+                .put("seed", 5).put("samplesPerFile", 7);
+        Map<String, Object> first = datasets.mount("j", m);
+        assertEquals(8, first.get("batches"));
+        assertEquals(7, first.get("dropped"));
+        JsonNode read = readAll("j", 2);
+        assertPartition(read, 103, new MountParams(0, 12, 2, 5, true, 7));
+        if (!read.path("torch").isNull()) {
+            assertTrue(read.path("torch").asBoolean(), "the torch IterableDataset read rank 0 differently");
+        }
+        // resize at step 3: N = 5 does not divide G = 12; samples come from the previous mount
+        datasets.mount("j", m.put("progress", 36).put("dpSize", 5));
+        JsonNode after = readAll("j", 5);
+        assertPartition(after, 103, new MountParams(36, 12, 5, 5, true, 7));
+        // the prototype layout's entry points
+        assertEquals("/job/j/progress-36-cluster-of-5.txt\n", Files.readString(mnt.resolve("job/j/head.txt")));
+        assertEquals("/job/j/progress/36/cluster-of-5/rank-004\n",
+                Files.readAllLines(mnt.resolve("job/j/progress-36-cluster-of-5.txt")).get(4) + "\n");
+        assertEquals("2 5\n", Files.readString(mnt.resolve("job/j/progress/36/cluster-of-5/rank-004/batch-sizes.txt")));
+        // read-only, as shell tools see it
+        assertTrue(sh(1, "touch", mnt.resolve("job/j/dataset/new").toString()).contains("Read-only file system"));
+        assertTrue(sh(1, "rm", mnt.resolve("job/j/head.txt").toString()).contains("Read-only file system"));
+        assertTrue(sh(1, "mkdir", mnt.resolve("job/j/progress/x").toString()).contains("Read-only file system"));
+        // the job directory itself stays writable for checkpoints
+        Files.writeString(mnt.resolve("job/j/notes.txt"), "ok");
+        assertTrue(List.of(sh(0, "ls", mnt.resolve("job/j").toString()).split("\\s+")).containsAll(
+                List.of("head.txt", "progress", "dataset", "notes.txt")));
+    }
+
+    @Test
+    void fioRandomReads_onARankPartition() throws Exception {
+        datasets.mount("f", JSON.createObjectNode().put("indexText", index(4096, 4096)).put("globalBatch", 64)
+                .put("dpSize", 2).put("seed", 1));
+        Path samples = mnt.resolve("job/f/dataset/rank-1/samples");
+        assertEquals(4096L * RECORD, Files.size(samples));
+        String out = sh(0, "fio", "--name=rand", "--filename=" + samples, "--readonly", "--rw=randread", "--bs=4k",
+                "--ioengine=psync", "--numjobs=4", "--size=" + Files.size(samples), "--io_size=4m", "--group_reporting",
+                "--output-format=json");
+        JsonNode job = JSON.readTree(out.substring(out.indexOf('{'))).path("jobs").get(0);
+        assertEquals(0, job.path("error").asInt());
+        assertEquals(4 * 1024, job.path("read").path("total_ios").asInt(), out);
+    }
+}

@@ -1,0 +1,264 @@
+package io.tenplex.store.data;
+
+import io.tenplex.ptc.DType;
+import io.tenplex.ptc.TensorMeta;
+import io.tenplex.ptc.data.DataPartition;
+import io.tenplex.ptc.data.DatasetIndex;
+import io.tenplex.ptc.data.MountParams;
+import io.tenplex.store.memory.Allocator;
+import io.tenplex.store.rest.Npy;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One dataset mount of a job on this daemon: the partition, the shard buffers of the ranks this
+ * daemon serves, and the read-only view over them in two layouts (paths relative to
+ * {@code /job/<job>/}):
+ *
+ * <ul>
+ *   <li>the prototype's: {@code head.txt}, {@code progress-<P>-cluster-of-<N>.txt} and
+ *       {@code progress/<P>/cluster-of-<N>/rank-<RRR>/} with {@code list.txt},
+ *       {@code batch-sizes.txt} and shard files {@code <NNNN>.tf_record} with {@code .idx} and
+ *       {@code .meta};
+ *   <li>the simple one: {@code dataset/mount.json} and {@code dataset/rank-<r>/} with
+ *       {@code samples} (the rank's sample bytes in read order), {@code offsets.npy} (int64, count+1
+ *       byte offsets into {@code samples}) and {@code ids.npy} (int64 global sample ids).
+ * </ul>
+ */
+final class DatasetMount {
+    /** Where a sample's bytes are in this mount. */
+    record Loc(ShardBuffer buf, int i) {}
+
+    final String job;
+    final DatasetIndex index;
+    final DataPartition partition;
+    final List<Integer> ranks;
+    final Map<Integer, ShardBuffer[]> shards = new LinkedHashMap<>();
+    final Map<Integer, Loc> locations = new HashMap<>();
+    final Map<String, ViewNode> nodes = new HashMap<>();
+    final long mountedNanos = System.nanoTime();
+    final AtomicLong fromLocal = new AtomicLong();
+    final AtomicLong fromPeers = new AtomicLong();
+    final AtomicLong fromSource = new AtomicLong();
+    final AtomicLong loadedBytes = new AtomicLong();
+    final AtomicLong waitedReads = new AtomicLong();
+    final AtomicLong waitNanos = new AtomicLong();
+    final AtomicLong longestWaitNanos = new AtomicLong();
+    volatile long firstBatchNanos = -1;
+    volatile long loadedNanos = -1;
+    volatile String loadError = "";
+    final long totalBytes;
+    final int totalSamples;
+
+    /** Allocates every shard buffer; on failure (over budget) frees what it allocated and rethrows. */
+    DatasetMount(String job, DatasetIndex index, MountParams params, List<Integer> ranks, Allocator allocator) {
+        this.job = job;
+        this.index = index;
+        this.partition = new DataPartition(index.size(), params);
+        this.ranks = List.copyOf(ranks);
+        long bytes = 0;
+        int samples = 0;
+        try {
+            for (int r : ranks) {
+                int[] all = partition.rankSamples(r);
+                ShardBuffer[] files = new ShardBuffer[partition.shardFiles(r)];
+                for (int f = 0; f < files.length; f++) {
+                    int[] ids = partition.shardSamples(all, f);
+                    long[] lengths = new long[ids.length];
+                    for (int i = 0; i < ids.length; i++) {
+                        lengths[i] = index.length(ids[i]);
+                    }
+                    files[f] = new ShardBuffer(ids, lengths, allocator);
+                    shards.put(r, files); // partial arrays are freed by close()
+                    for (int i = 0; i < ids.length; i++) {
+                        locations.put(ids[i], new Loc(files[f], i));
+                    }
+                    bytes += files[f].size();
+                    samples += ids.length;
+                }
+                shards.put(r, files);
+            }
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+        this.totalBytes = bytes;
+        this.totalSamples = samples;
+        buildView();
+    }
+
+    private String progressDir() {
+        MountParams p = partition.params();
+        return "progress/" + p.progress() + "/cluster-of-" + p.dpSize();
+    }
+
+    private void buildView() {
+        MountParams p = partition.params();
+        String root = "/job/" + job + "/";
+        String progressFile = "progress-" + p.progress() + "-cluster-of-" + p.dpSize() + ".txt";
+        nodes.put("", ViewNode.dir());
+        put("head.txt", text(root + progressFile + "\n"));
+        StringBuilder rankDirs = new StringBuilder();
+        for (int r = 0; r < p.dpSize(); r++) {
+            rankDirs.append(root).append(progressDir()).append('/').append(rankName(r)).append('\n');
+        }
+        put(progressFile, text(rankDirs.toString()));
+        mkdirs(progressDir());
+        mkdirs("dataset");
+        put("dataset/mount.json", text(describeMount()));
+        for (int r : ranks) {
+            String dir = progressDir() + "/" + rankName(r);
+            mkdirs(dir);
+            ShardBuffer[] files = shards.get(r);
+            StringBuilder list = new StringBuilder();
+            for (int f = 0; f < files.length; f++) {
+                list.append(root).append(dir).append('/').append(shardName(f)).append('\n');
+            }
+            put(dir + "/list.txt", text(list.toString()));
+            int local = partition.localBatch(r);
+            put(dir + "/batch-sizes.txt", text(partition.batches() == 0 ? "" : local + " " + partition.batches() + "\n"));
+            for (int f = 0; f < files.length; f++) {
+                ShardBuffer b = files[f];
+                put(dir + "/" + shardName(f), ViewNode.data(this, b));
+                StringBuilder idx = new StringBuilder("1\n./" + shardName(f) + " " + b.ids.length + "\n");
+                StringBuilder meta = new StringBuilder();
+                for (int i = 0; i < b.ids.length; i++) {
+                    idx.append(b.offsets[i]).append(' ').append(b.offsets[i + 1]).append('\n');
+                    meta.append(b.ids[i]).append('\n');
+                }
+                put(dir + "/" + shardName(f) + ".idx", text(idx.toString()));
+                put(dir + "/" + shardName(f) + ".meta", text(meta.toString()));
+            }
+            String simple = "dataset/rank-" + r;
+            mkdirs(simple);
+            put(simple + "/samples", ViewNode.data(this, files));
+            int n = 0;
+            for (ShardBuffer b : files) {
+                n += b.ids.length;
+            }
+            long[] offsets = new long[n + 1];
+            long[] ids = new long[n];
+            int k = 0;
+            for (ShardBuffer b : files) {
+                for (int i = 0; i < b.ids.length; i++, k++) {
+                    ids[k] = b.ids[i];
+                    offsets[k + 1] = offsets[k] + b.length(i);
+                }
+            }
+            put(simple + "/offsets.npy", npy(offsets));
+            put(simple + "/ids.npy", npy(ids));
+        }
+    }
+
+    static String rankName(int r) {
+        return String.format(Locale.ROOT, "rank-%03d", r);
+    }
+
+    static String shardName(int f) {
+        return String.format(Locale.ROOT, "%04d.tf_record", f);
+    }
+
+    String describeMount() {
+        MountParams p = partition.params();
+        StringBuilder local = new StringBuilder();
+        for (int r = 0; r < p.dpSize(); r++) {
+            local.append(r == 0 ? "" : ", ").append(partition.localBatch(r));
+        }
+        return "{\"job\": \"" + job + "\", \"progress\": " + p.progress() + ", \"globalBatch\": " + p.globalBatch()
+                + ", \"dpSize\": " + p.dpSize() + ", \"seed\": " + p.seed() + ", \"shuffle\": " + p.shuffle()
+                + ", \"samplesPerFile\": " + p.samplesPerFile() + ", \"samples\": " + index.size() + ", \"epoch\": "
+                + partition.epoch() + ", \"batches\": " + partition.batches() + ", \"dropped\": " + partition.dropped()
+                + ", \"localBatch\": [" + local + "], \"ranks\": " + ranks + "}\n";
+    }
+
+    private void mkdirs(String path) {
+        String parent = "";
+        for (String part : path.split("/")) {
+            String child = parent.isEmpty() ? part : parent + "/" + part;
+            if (!nodes.containsKey(child)) {
+                nodes.put(child, ViewNode.dir());
+                nodes.get(parent).add(part);
+            }
+            parent = child;
+        }
+    }
+
+    private void put(String path, ViewNode node) {
+        int slash = path.lastIndexOf('/');
+        String parent = slash < 0 ? "" : path.substring(0, slash);
+        mkdirs(parent.isEmpty() ? "" : parent);
+        nodes.get(parent).add(path.substring(slash + 1));
+        nodes.put(path, node);
+    }
+
+    private static ViewNode text(String s) {
+        return ViewNode.file(s.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static ViewNode npy(long[] values) {
+        byte[] header = Npy.header(TensorMeta.of(DType.I64, values.length));
+        ByteBuffer b = ByteBuffer.allocate(header.length + 8 * values.length).order(ByteOrder.LITTLE_ENDIAN);
+        b.put(header);
+        for (long v : values) {
+            b.putLong(v);
+        }
+        return ViewNode.file(b.array());
+    }
+
+    void recordRead(long waitedNanos) {
+        if (waitedNanos > 0) {
+            waitedReads.incrementAndGet();
+            waitNanos.addAndGet(waitedNanos);
+            longestWaitNanos.accumulateAndGet(waitedNanos, Math::max);
+        }
+    }
+
+    /** The sample if this mount holds it loaded, else false. */
+    boolean copySample(int id, ByteBuffer dst) {
+        Loc loc = locations.get(id);
+        return loc != null && loc.buf().copySample(loc.i(), dst);
+    }
+
+    /** Loading order: the first global batch of every local rank, then the second, and so on. */
+    List<Loc> loadOrder() {
+        List<Loc> out = new ArrayList<>(totalSamples);
+        for (int b = 0; b < partition.batches(); b++) {
+            for (int r : ranks) {
+                int local = partition.localBatch(r);
+                int m = partition.params().samplesPerFile();
+                for (int j = 0; j < local; j++) {
+                    int s = b * local + j;
+                    out.add(new Loc(shards.get(r)[s / m], s % m));
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Samples of the first global batch over the local ranks. */
+    int firstBatchSamples() {
+        int n = 0;
+        for (int r : ranks) {
+            n += partition.batches() == 0 ? 0 : partition.localBatch(r);
+        }
+        return n;
+    }
+
+    void close() {
+        for (ShardBuffer[] files : shards.values()) {
+            for (ShardBuffer b : files) {
+                if (b != null) {
+                    b.close();
+                }
+            }
+        }
+    }
+}
