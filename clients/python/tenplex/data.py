@@ -87,6 +87,9 @@ class RankReader:
                 size, count = (int(x) for x in line.split())
                 sizes.extend([size] * count)
         pending = []
+        while sizes and sizes[0] == 0:  # a rank that takes nothing from a global batch
+            sizes.pop(0)
+            yield []
         for shard in _read(os.path.join(rank_dir, "list.txt"), "r").split():
             lines = _read(root + shard + ".idx", "r").split("\n")
             count = int(lines[1].split()[1])

@@ -132,15 +132,20 @@ class DatasetMountIT {
         if (!read.path("torch").isNull()) {
             assertTrue(read.path("torch").asBoolean(), "the torch IterableDataset read rank 0 differently");
         }
-        // resize at step 3: N = 5 does not divide G = 12; samples come from the previous mount
+        // resize at step 3: N = 5 does not divide G = 12 (k = 3: rank 4 reads nothing); samples come from the
+        // previous mount
         datasets.mount("j", m.put("progress", 36).put("dpSize", 5));
         JsonNode after = readAll("j", 5);
         assertPartition(after, 103, new MountParams(36, 12, 5, 5, true, 7));
+        JsonNode load = JSON.readTree(datasets.handle(new io.tenplex.store.rest.ControlHandler.Request("GET",
+                DatasetService.PREFIX + "j", Map.of(), null, new byte[0])).get().body()).path("load");
+        assertEquals(60, load.path("fromPreviousMount").asInt(), load.toString()); // 5 batches of 12, none re-read
+        assertEquals(0, load.path("fromSource").asInt(), load.toString());
         // the prototype layout's entry points
         assertEquals("/job/j/progress-36-cluster-of-5.txt\n", Files.readString(mnt.resolve("job/j/head.txt")));
         assertEquals("/job/j/progress/36/cluster-of-5/rank-004\n",
                 Files.readAllLines(mnt.resolve("job/j/progress-36-cluster-of-5.txt")).get(4) + "\n");
-        assertEquals("2 5\n", Files.readString(mnt.resolve("job/j/progress/36/cluster-of-5/rank-004/batch-sizes.txt")));
+        assertEquals("0 5\n", Files.readString(mnt.resolve("job/j/progress/36/cluster-of-5/rank-004/batch-sizes.txt")));
         // read-only, as shell tools see it
         assertTrue(sh(1, "touch", mnt.resolve("job/j/dataset/new").toString()).contains("Read-only file system"));
         assertTrue(sh(1, "rm", mnt.resolve("job/j/head.txt").toString()).contains("Read-only file system"));
