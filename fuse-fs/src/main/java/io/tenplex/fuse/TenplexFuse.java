@@ -32,6 +32,8 @@ public final class TenplexFuse extends FuseStubFS implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(TenplexFuse.class);
     private static final int MAX_REQUEST = 1 << 20;
 
+    private static final com.kenai.jffi.MemoryIO NATIVE = com.kenai.jffi.MemoryIO.getInstance();
+
     private final FsLogic fs;
     private final ThreadLocal<byte[]> buffers = ThreadLocal.withInitial(() -> new byte[MAX_REQUEST]);
     private final long uid;
@@ -128,10 +130,10 @@ public final class TenplexFuse extends FuseStubFS implements AutoCloseable {
     @Override
     public int read(String path, Pointer buf, @size_t long size, @off_t long offset, FuseFileInfo fi) {
         return call("read", path, () -> {
-            byte[] b = buffer(size);
-            int n = fs.read(fi.fh.get(), offset, ByteBuffer.wrap(b, 0, (int) size));
-            buf.put(0, b, 0, n);
-            return n;
+            // the kernel's buffer seen as a direct ByteBuffer: the store copies into it once (memcpy),
+            // with no heap array in between (Pointer.put from a heap array would be a second copy)
+            ByteBuffer dst = NATIVE.newDirectByteBuffer(buf.address(), (int) size);
+            return fs.read(fi.fh.get(), offset, dst);
         });
     }
 
