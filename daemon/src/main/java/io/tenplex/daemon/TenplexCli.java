@@ -238,7 +238,8 @@ public final class TenplexCli implements Callable<Integer> {
         return String.format(Locale.ROOT, "%.1f MiB", b / 1048576.0);
     }
 
-    public static void main(String[] args) {
+    /** The command line with its error handling: a bad argument or a refusal prints one line, exit status 2. */
+    static CommandLine commandLine() {
         CommandLine cl = new CommandLine(new TenplexCli());
         cl.setExecutionExceptionHandler((ex, line, parsed) -> {
             if (ex instanceof IllegalArgumentException) {
@@ -247,6 +248,10 @@ public final class TenplexCli implements Callable<Integer> {
             }
             throw ex;
         });
-        System.exit(cl.execute(args));
+        return cl;
+    }
+
+    public static void main(String[] args) {
+        System.exit(commandLine().execute(args));
     }
 }

@@ -57,4 +57,25 @@ class CliIT {
             assertTrue(plan.contains("merge of 2"), plan);
         }
     }
+
+    @Test
+    void dataset_indexMountAndStatus(@TempDir Path dir) throws Exception {
+        Path data = Files.writeString(dir.resolve("lines.txt"), "a\nbb\nccc\ndddd\neeeee\nf\ng\nh\n");
+        Path index = dir.resolve("index.txt");
+        run("dataset", "index", "--format", "lines", "-o", index.toString(), data.toString());
+        assertTrue(Files.readString(index).startsWith("1\n" + data.toAbsolutePath() + " 8\n0 2\n2 5\n"));
+        try (Daemon d = Daemon.start(new DaemonConfig("127.0.0.1", 0, 64L << 20, "test", null, null))) {
+            String addr = "http://127.0.0.1:" + d.address().getPort();
+            String mounted = run("dataset", "mount", "--addr", addr, "--job", "d", "--index", index.toString(),
+                    "--global-batch", "3", "--dp", "2", "--no-shuffle");
+            assertTrue(mounted.contains("2 batches of 3 (2 samples dropped), local batches [2,1]"), mounted);
+            String status = run("dataset", "status", "--addr", addr, "--job", "d");
+            assertTrue(status.contains("progress 0, G 3, N 2, 2 batches"), status);
+        }
+        java.io.StringWriter err = new java.io.StringWriter();
+        CommandLine cl = TenplexCli.commandLine();
+        cl.setErr(new java.io.PrintWriter(err));
+        assertEquals(2, cl.execute("dataset", "index", "--format", "parquet", data.toString()));
+        assertTrue(err.toString().contains("tenplex: unknown format 'parquet'"), err.toString());
+    }
 }
