@@ -60,13 +60,6 @@ class DatasetMountIT {
         store.close();
     }
 
-    private static String sh(int want, String... cmd) throws Exception {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(want, p.waitFor(), String.join(" ", cmd) + ":\n" + out);
-        return out;
-    }
-
     /** Two record files whose samples start with their global id (int64, little-endian). */
     private String index(int first, int second) throws Exception {
         List<DatasetIndex.File> files = new ArrayList<>();
@@ -147,12 +140,12 @@ class DatasetMountIT {
                 Files.readAllLines(mnt.resolve("job/j/progress-36-cluster-of-5.txt")).get(4) + "\n");
         assertEquals("0 5\n", Files.readString(mnt.resolve("job/j/progress/36/cluster-of-5/rank-004/batch-sizes.txt")));
         // read-only, as shell tools see it
-        assertTrue(sh(1, "touch", mnt.resolve("job/j/dataset/new").toString()).contains("Read-only file system"));
-        assertTrue(sh(1, "rm", mnt.resolve("job/j/head.txt").toString()).contains("Read-only file system"));
-        assertTrue(sh(1, "mkdir", mnt.resolve("job/j/progress/x").toString()).contains("Read-only file system"));
+        assertTrue(FuseMountIT.sh(1, "touch", mnt.resolve("job/j/dataset/new").toString()).contains("Read-only file system"));
+        assertTrue(FuseMountIT.sh(1, "rm", mnt.resolve("job/j/head.txt").toString()).contains("Read-only file system"));
+        assertTrue(FuseMountIT.sh(1, "mkdir", mnt.resolve("job/j/progress/x").toString()).contains("Read-only file system"));
         // the job directory itself stays writable for checkpoints
         Files.writeString(mnt.resolve("job/j/notes.txt"), "ok");
-        assertTrue(List.of(sh(0, "ls", mnt.resolve("job/j").toString()).split("\\s+")).containsAll(
+        assertTrue(List.of(FuseMountIT.sh(0, "ls", mnt.resolve("job/j").toString()).split("\\s+")).containsAll(
                 List.of("head.txt", "progress", "dataset", "notes.txt")));
     }
 
@@ -162,7 +155,7 @@ class DatasetMountIT {
                 .put("dpSize", 2).put("seed", 1));
         Path samples = mnt.resolve("job/f/dataset/rank-1/samples");
         assertEquals(4096L * RECORD, Files.size(samples));
-        String out = sh(0, "fio", "--name=rand", "--filename=" + samples, "--readonly", "--rw=randread", "--bs=4k",
+        String out = FuseMountIT.sh(0, "fio", "--name=rand", "--filename=" + samples, "--readonly", "--rw=randread", "--bs=4k",
                 "--ioengine=psync", "--numjobs=4", "--size=" + Files.size(samples), "--io_size=4m", "--group_reporting",
                 "--output-format=json");
         JsonNode job = JSON.readTree(out.substring(out.indexOf('{'))).path("jobs").get(0);

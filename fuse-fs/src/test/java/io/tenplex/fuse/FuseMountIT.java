@@ -44,7 +44,7 @@ class FuseMountIT {
     }
 
     /** Runs a command; returns its output, failing with it when the exit status is not {@code want}. */
-    private static String sh(int want, String... cmd) throws Exception {
+    static String sh(int want, String... cmd) throws Exception {
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(want, p.waitFor(), String.join(" ", cmd) + ":\n" + out);
