@@ -37,14 +37,24 @@ final class ShardBuffer {
         return offsets[i + 1] - offsets[i];
     }
 
-    /** Stores sample {@code i} (exactly its length) and wakes the readers waiting for it. */
+    /** Stores sample {@code i} (exactly its length) and wakes the readers waiting for it; a no-op once closed. */
     void fill(int i, ByteBuffer bytes) {
         if (bytes.remaining() != length(i)) {
             throw new IllegalArgumentException("sample " + ids[i] + " has " + bytes.remaining() + " bytes, expected "
                     + length(i));
         }
-        if (blob != null && bytes.hasRemaining()) {
-            blob.write(offsets[i], bytes);
+        synchronized (this) {
+            if (closed) {
+                return; // the mount was replaced or removed while this sample was loading
+            }
+            active++;
+        }
+        try {
+            if (blob != null && bytes.hasRemaining()) {
+                blob.write(offsets[i], bytes);
+            }
+        } finally {
+            exit();
         }
         synchronized (this) {
             filled[i] = true;
@@ -52,10 +62,8 @@ final class ShardBuffer {
             while (c < filled.length && filled[c]) {
                 c++;
             }
-            if (c != contiguous) {
-                contiguous = c;
-                notifyAll();
-            }
+            contiguous = c;
+            notifyAll(); // a reader may wait for this sample only, ahead of the contiguous prefix
         }
     }
 
