@@ -34,6 +34,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * </ul>
  */
 final class DatasetMount {
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
     /** Where a sample's bytes are in this mount. */
     record Loc(ShardBuffer buf, int i) {}
 
@@ -113,7 +114,11 @@ final class DatasetMount {
         put(progressFile, text(rankDirs.toString()));
         mkdirs(progressDir());
         mkdirs("dataset");
-        put("dataset/mount.json", text(describeMount()));
+        try {
+            put("dataset/mount.json", ViewNode.file(JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(describeMount())));
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException(e); // numbers, strings and lists only
+        }
         for (int r : ranks) {
             String dir = progressDir() + "/" + rankName(r);
             mkdirs(dir);
@@ -166,17 +171,28 @@ final class DatasetMount {
         return String.format(Locale.ROOT, "%04d.tf_record", f);
     }
 
-    String describeMount() {
+    /** The mount's parameters and shape, as {@code mount.json} and the status show them. */
+    Map<String, Object> describeMount() {
         MountParams p = partition.params();
-        StringBuilder local = new StringBuilder();
+        List<Integer> local = new ArrayList<>();
         for (int r = 0; r < p.dpSize(); r++) {
-            local.append(r == 0 ? "" : ", ").append(partition.localBatch(r));
+            local.add(partition.localBatch(r));
         }
-        return "{\"job\": \"" + job + "\", \"progress\": " + p.progress() + ", \"globalBatch\": " + p.globalBatch()
-                + ", \"dpSize\": " + p.dpSize() + ", \"seed\": " + p.seed() + ", \"shuffle\": " + p.shuffle()
-                + ", \"samplesPerFile\": " + p.samplesPerFile() + ", \"samples\": " + index.size() + ", \"epoch\": "
-                + partition.epoch() + ", \"batches\": " + partition.batches() + ", \"dropped\": " + partition.dropped()
-                + ", \"localBatch\": [" + local + "], \"ranks\": " + ranks + "}\n";
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("job", job);
+        m.put("progress", p.progress());
+        m.put("globalBatch", p.globalBatch());
+        m.put("dpSize", p.dpSize());
+        m.put("seed", p.seed());
+        m.put("shuffle", p.shuffle());
+        m.put("samplesPerFile", p.samplesPerFile());
+        m.put("samples", index.size());
+        m.put("epoch", partition.epoch());
+        m.put("batches", partition.batches());
+        m.put("dropped", partition.dropped());
+        m.put("localBatch", local);
+        m.put("ranks", ranks);
+        return m;
     }
 
     private void mkdirs(String path) {

@@ -408,9 +408,7 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
         }
         ByteBuffer dst = ByteBuffer.allocate((int) Math.min(length, Math.max(0, node.size() - offset)));
         try {
-            while (dst.hasRemaining() && node.read(offset + dst.position(), dst) > 0) {
-                // a read may stop at a shard boundary
-            }
+            node.read(offset, dst); // fills dst across shard boundaries, waiting for samples still loading
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted");
@@ -428,12 +426,7 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
     }
 
     private Map<String, Object> describe(DatasetMount m) {
-        Map<String, Object> out = new LinkedHashMap<>();
-        try {
-            out.putAll(json.readValue(m.describeMount(), Map.class));
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
+        Map<String, Object> out = m.describeMount();
         Map<String, Object> load = new LinkedHashMap<>();
         long loaded = m.fromLocal.get() + m.fromPeers.get() + m.fromSource.get();
         load.put("state", m.loadedNanos >= 0 ? "loaded" : "loading");
