@@ -1,6 +1,7 @@
 package io.tenplex.daemon;
 
 import io.tenplex.adapters.JobService;
+import io.tenplex.adapters.StopFlags;
 import io.tenplex.store.data.DatasetService;
 import java.util.ArrayList;
 import java.util.List;
@@ -43,9 +44,11 @@ public final class Daemon implements AutoCloseable {
         TensorStore store = new TensorStore(new Allocator(cfg.memoryLimit()));
         RestServer rest = new RestServer(store, cfg.token());
         PeerClient peers = new PeerClient(8, cfg.token());
-        JobService jobs = new JobService(store, peers, java.time.Duration.ofMinutes(10), cfg.token());
+        StopFlags flags = new StopFlags();
+        JobService jobs = new JobService(store, peers, java.time.Duration.ofMinutes(10), cfg.token(), flags);
         jobs.setDefaultDaemons(cfg.peers());
         rest.addControl(JobService.PREFIX, jobs);
+        rest.addControl(StopFlags.COMPAT_PATH, flags);
         DatasetService datasets = new DatasetService(store.allocator(), cfg.token());
         List<String> others = new ArrayList<>();
         cfg.peers().values().forEach(a -> others.add(a.getHostString() + ":" + a.getPort()));
@@ -54,6 +57,9 @@ public final class Daemon implements AutoCloseable {
         Daemon d = null;
         try {
             d = new Daemon(store, rest, peers, jobs, datasets, rest.start(cfg.bind(), cfg.port()));
+            if (cfg.peers().isEmpty()) {
+                jobs.setDefaultDaemons(java.util.Map.of(0, d.address)); // alone: this daemon is worker 0
+            }
             if (cfg.mount() != null) {
                 TenplexFuse f = new TenplexFuse(store, datasets);
                 f.mountAt(cfg.mount());

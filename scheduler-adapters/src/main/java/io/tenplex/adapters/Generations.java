@@ -191,6 +191,7 @@ final class Generations {
         OptionalLong previous = current(job);
         SmallFiles.put(store, currentFile(job), Long.toString(step));
         p.complete = true;
+        notifyAll(); // a lifecycle waiting for this save
         // keep the new generation and the one before it; drop older complete ones
         TreeMap<Long, Progress> steps = jobs.get(job);
         for (Long s : new ArrayList<>(steps.headMap(step).keySet())) {
@@ -204,6 +205,36 @@ final class Generations {
                 // an incomplete older save that left nothing on this daemon
             }
         }
+    }
+
+    /**
+     * Waits until the job has a complete generation newer than {@code after} (and at least
+     * {@code atLeast}), at most {@code timeoutMillis}.
+     *
+     * @return the new generation's step, or empty on timeout
+     */
+    synchronized OptionalLong awaitNewer(String job, long after, long atLeast, long timeoutMillis,
+            java.util.function.BooleanSupplier cancelled) throws InterruptedException {
+        long end = System.nanoTime() + timeoutMillis * 1_000_000L;
+        while (true) {
+            OptionalLong c = current(job);
+            if (c.isPresent() && c.getAsLong() > after && c.getAsLong() >= atLeast) {
+                return c;
+            }
+            if (cancelled.getAsBoolean()) {
+                return OptionalLong.empty();
+            }
+            long left = (end - System.nanoTime()) / 1_000_000L;
+            if (left <= 0) {
+                return OptionalLong.empty();
+            }
+            wait(left);
+        }
+    }
+
+    /** Wakes every waiter of {@link #awaitNewer} (to see a cancellation). */
+    synchronized void wake() {
+        notifyAll();
     }
 
     /** The step of the job's current complete generation, if any. */

@@ -51,6 +51,8 @@ public final class JobService implements ControlHandler, AutoCloseable {
     private final ObjectMapper json = new ObjectMapper();
     private final Map<String, PartRunner> parts = new ConcurrentHashMap<>();
     private final Map<String, Reconfiguration> reconfigurations = new ConcurrentHashMap<>();
+    private final Map<String, ResourceChange> changes = new ConcurrentHashMap<>();
+    private final StopFlags flags;
     private final Generations generations;
     private final AtomicInteger ids = new AtomicInteger();
     private final Duration timeout;
@@ -69,6 +71,12 @@ public final class JobService implements ControlHandler, AutoCloseable {
 
     /** @param token the bearer token of the other daemons (the same for the whole cluster), or null */
     public JobService(TensorStore store, PeerClient peers, Duration timeout, String token) {
+        this(store, peers, timeout, token, new StopFlags());
+    }
+
+    /** @param flags the daemon's stop flags (shared with the prototype's {@code GET /stop} route) */
+    public JobService(TensorStore store, PeerClient peers, Duration timeout, String token, StopFlags flags) {
+        this.flags = flags;
         this.store = store;
         this.peers = peers;
         this.timeout = timeout;
@@ -95,6 +103,32 @@ public final class JobService implements ControlHandler, AutoCloseable {
             boolean post = req.method().equals("POST");
             if (what.equals("reconfigure") && p.length == 2 && post) {
                 return CompletableFuture.completedFuture(reconfigure(job, req));
+            }
+            if (what.equals("stop") && p.length == 2) {
+                return CompletableFuture.completedFuture(stop(job, req));
+            }
+            if (what.equals("resources") && p.length == 2 && post) {
+                return CompletableFuture.completedFuture(resources(job, req));
+            }
+            if (what.equals("resources") && p.length == 3) {
+                ResourceChange c = changes.get(job + "/" + p[2]);
+                if (c == null) {
+                    throw StoreException.notFound("no resource change " + p[2] + " of job " + job);
+                }
+                if (req.method().equals("DELETE")) {
+                    if (!c.cancel() && c.running()) {
+                        throw StoreException.conflict("resource change " + p[2] + " is already reconfiguring");
+                    }
+                    return c.finished().thenApply(v -> jsonResponse(200, c.describe()));
+                }
+                if (!req.method().equals("GET")) {
+                    return CompletableFuture.completedFuture(Response.text(405, req.method()
+                            + " not allowed on a resource change (GET, DELETE)"));
+                }
+                CompletableFuture<Void> ready = "true".equals(req.param("wait"))
+                        ? c.finished().copy().completeOnTimeout(null, 10, TimeUnit.MINUTES)
+                        : CompletableFuture.completedFuture(null);
+                return ready.thenApply(v -> jsonResponse(200, c.describe()));
             }
             if (what.equals("reconfigurations") && p.length == 3 && req.method().equals("GET")) {
                 Reconfiguration r = reconfigurations.get(job + "/" + p[2]);
@@ -262,6 +296,19 @@ public final class JobService implements ControlHandler, AutoCloseable {
         if (body == null || !body.isObject()) {
             throw new IllegalArgumentException("reconfigure needs a JSON object body");
         }
+        boolean dryRun = "true".equals(req.param("dryRun"));
+        Object started = startReconfiguration(job, body, dryRun);
+        if (dryRun) {
+            return jsonResponse(200, started);
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("plan", ((Reconfiguration) started).id());
+        m.put("status", PREFIX + job + "/reconfigurations/" + ((Reconfiguration) started).id());
+        return jsonResponse(202, m);
+    }
+
+    /** Plans and starts a reconfiguration (the reconfigure route's body); a dry run answers the plan's summary. */
+    private Object startReconfiguration(String job, JsonNode body, boolean dryRun) throws IOException {
         Model model = model(job, body);
         String sourceDir = "save";
         long step = body.path("step").asLong(0);
@@ -287,7 +334,7 @@ public final class JobService implements ControlHandler, AutoCloseable {
         Ptc from = ptc(model, fromConfig, "from");
         Ptc to = ptc(model, body.path("to"), "to");
         Plan plan = Planner.plan(from, to);
-        if ("true".equals(req.param("dryRun"))) {
+        if (dryRun) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("from", plan.from().toString());
             m.put("to", plan.to().toString());
@@ -295,7 +342,7 @@ public final class JobService implements ControlHandler, AutoCloseable {
             m.put("shards", plan.shards().size());
             m.put("report", plan.report().toString());
             m.put("plan", plan.toString().lines().limit(40).toList());
-            return jsonResponse(200, m);
+            return m;
         }
         Map<Integer, InetSocketAddress> daemons = daemons(body);
         if (daemons.isEmpty()) {
@@ -311,10 +358,75 @@ public final class JobService implements ControlHandler, AutoCloseable {
                 sourceDir);
         reconfigurations.put(job + "/" + id, r);
         r.start(background);
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("plan", id);
-        m.put("status", PREFIX + job + "/reconfigurations/" + id);
-        return jsonResponse(202, m);
+        return r;
+    }
+
+    /**
+     * {@code GET|POST|DELETE /api/v1/jobs/<job>/stop}: read (with {@code ?step=}, the steps a rank has
+     * finished), raise (JSON {@code atStep}, {@code reason}; both optional) or clear the stop flag.
+     */
+    private Response stop(String job, Request req) throws IOException {
+        switch (req.method()) {
+            case "GET":
+                return jsonResponse(200, flags.describe(job, StopFlags.step(req.param("step"))));
+            case "POST": {
+                JsonNode b = jsonBody(req);
+                java.util.OptionalLong at = b.has("atStep") ? StopFlags.step(b.get("atStep").asText())
+                        : java.util.OptionalLong.empty();
+                flags.raise(job, at, b.path("reason").asText("raised by request"));
+                return jsonResponse(200, flags.describe(job, java.util.OptionalLong.empty()));
+            }
+            case "DELETE":
+                flags.clear(job);
+                return jsonResponse(200, flags.describe(job, java.util.OptionalLong.empty()));
+            default:
+                return Response.text(405, req.method() + " not allowed on the stop flag (GET, POST, DELETE)");
+        }
+    }
+
+    /**
+     * {@code POST /api/v1/jobs/<job>/resources}: the job's devices change. Checks the request, then
+     * runs the {@link ResourceChange} lifecycle in the background; answers 202 with its id and status
+     * URL. One change per job at a time (409 while one runs).
+     */
+    private Response resources(String job, Request req) throws IOException {
+        JsonNode b = jsonBody(req);
+        Parallelizer stored = SmallFiles.read(store, StorePath.parse("/job/" + job + "/para-config.json"))
+                .map(ParaConfigTable::parse).orElse(null);
+        ResourceChange.Spec spec = ResourceChange.Spec.parse(b, stored);
+        synchronized (changes) {
+            for (Map.Entry<String, ResourceChange> e : changes.entrySet()) {
+                if (e.getKey().startsWith(job + "/") && e.getValue().running()) {
+                    throw StoreException.conflict("resource change " + e.getValue().id() + " of job " + job
+                            + " is still running");
+                }
+            }
+            String id = "r" + ids.incrementAndGet() + "-" + Long.toHexString(System.nanoTime() & 0xffffff);
+            ResourceChange c = new ResourceChange(job, id, spec, flags, generations, ignored -> {
+                try {
+                    return model(job, json.createObjectNode());
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }, body -> {
+                try {
+                    return (Reconfiguration) startReconfiguration(job, body, false);
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            changes.put(job + "/" + id, c);
+            background.execute(c::run);
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("id", id);
+            m.put("status", PREFIX + job + "/resources/" + id);
+            return jsonResponse(202, m);
+        }
+    }
+
+    /** The daemon's stop flags. */
+    public StopFlags stopFlags() {
+        return flags;
     }
 
     private Model model(String job, JsonNode body) throws IOException {

@@ -69,6 +69,15 @@ final class Reconfiguration {
         return id;
     }
 
+    State state() {
+        return state;
+    }
+
+    /** The failure's reason, or null. */
+    String error() {
+        return error.isEmpty() ? null : error;
+    }
+
     CompletableFuture<Void> finished() {
         return finished;
     }

@@ -1,0 +1,298 @@
+package io.tenplex.adapters;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tenplex.ptc.Device;
+import io.tenplex.ptc.Model;
+import io.tenplex.ptc.ParallelConfig;
+import io.tenplex.ptc.Ptc;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+
+/**
+ * The job lifecycle behind every scheduler adapter (paper §5.1): a resource change raises the job's
+ * stop flag, waits until every rank has saved (a complete generation newer than the one before the
+ * change), chooses the new configuration (given, or by a {@link Parallelizer}), reconfigures, reports,
+ * and clears the stop flag for the relaunched ranks. A failure at any step clears the flag too, leaves
+ * the previous generation as it was and is reported with its reason.
+ */
+public final class ResourceChange {
+    public enum State { STOPPING, RECONFIGURING, DONE, FAILED }
+
+    /** What the scheduler asked for, parsed and checked before anything happens. */
+    public record Spec(List<Device> devices, int devicesPerWorker, ParallelConfig config, Parallelizer parallelizer,
+            long memoryPerDevice, OptionalLong atStep, long saveTimeoutMillis, JsonNode daemons) {
+
+        /**
+         * Parses {@code devices} ([worker, local] pairs) or {@code size} with {@code devicesPerWorker}
+         * (and {@code firstWorker}); optional {@code config} {@code {tp, pp, dp}}, {@code parallelizer}
+         * ({@code {"table": {...}}} or {@code {"memoryPerDevice": bytes}}), {@code atStep},
+         * {@code saveTimeoutSeconds} (600) and {@code daemons}.
+         */
+        public static Spec parse(JsonNode b, Parallelizer stored) {
+            List<Device> devices = new ArrayList<>();
+            int perWorker;
+            if (b.has("devices")) {
+                if (!b.get("devices").isArray() || b.get("devices").isEmpty()) {
+                    throw new IllegalArgumentException("\"devices\" must be a non-empty list of [worker, local] pairs");
+                }
+                Map<Integer, Integer> count = new LinkedHashMap<>();
+                for (JsonNode d : b.get("devices")) {
+                    if (!d.isArray() || d.size() != 2 || !d.get(0).canConvertToInt() || !d.get(1).canConvertToInt()
+                            || d.get(0).asInt() < 0 || d.get(1).asInt() < 0) {
+                        throw new IllegalArgumentException("device " + d + " is not a [worker, local] pair of "
+                                + "non-negative integers");
+                    }
+                    Device dev = new Device(d.get(0).asInt(), d.get(1).asInt());
+                    if (devices.contains(dev)) {
+                        throw new IllegalArgumentException("device " + d + " is listed twice");
+                    }
+                    devices.add(dev);
+                    count.merge(dev.worker(), 1, Integer::sum);
+                }
+                perWorker = b.path("devicesPerWorker").asInt(count.values().stream().mapToInt(i -> i).max().orElse(1));
+            } else {
+                int size = b.path("size").asInt(-1);
+                perWorker = b.path("devicesPerWorker").asInt(-1);
+                if (size < 1 || perWorker < 1) {
+                    throw new IllegalArgumentException("give \"devices\" ([worker, local] pairs) or \"size\" and "
+                            + "\"devicesPerWorker\" (both >= 1)");
+                }
+                int first = b.path("firstWorker").asInt(0);
+                for (Device d : Ptc.packedDevices(size, perWorker)) {
+                    devices.add(new Device(d.worker() + first, d.local()));
+                }
+            }
+            ParallelConfig config = null;
+            if (b.has("config")) {
+                JsonNode c = b.get("config");
+                config = new ParallelConfig(positive(c, "tp"), positive(c, "pp"), positive(c, "dp"), c.path("ep").asInt(1),
+                        false);
+                if (config.worldSize() != devices.size()) {
+                    throw new IllegalArgumentException("config " + config + " needs " + config.worldSize()
+                            + " devices, the change gives " + devices.size());
+                }
+            }
+            Parallelizer p = stored != null ? stored : new BuiltinChooser();
+            long memory = 0;
+            JsonNode pz = b.path("parallelizer");
+            if (pz.has("table")) {
+                p = ParaConfigTable.of(pz.get("table"));
+            } else if (pz.isObject()) {
+                p = new BuiltinChooser();
+                memory = pz.path("memoryPerDevice").asLong(0);
+            }
+            OptionalLong atStep = b.has("atStep") ? OptionalLong.of(nonNegative(b, "atStep")) : OptionalLong.empty();
+            long timeout = b.has("saveTimeoutSeconds") ? nonNegative(b, "saveTimeoutSeconds") * 1000 : 600_000;
+            return new Spec(List.copyOf(devices), perWorker, config, p, memory, atStep, timeout, b.get("daemons"));
+        }
+
+        private static int positive(JsonNode c, String f) {
+            JsonNode v = c.path(f);
+            if (v.isMissingNode()) {
+                return 1;
+            }
+            if (!v.canConvertToInt() || v.asInt() < 1) {
+                throw new IllegalArgumentException("config \"" + f + "\" must be an integer >= 1, got " + v);
+            }
+            return v.asInt();
+        }
+
+        private static long nonNegative(JsonNode b, String f) {
+            JsonNode v = b.get(f);
+            if (!v.canConvertToLong() || v.asLong() < 0) {
+                throw new IllegalArgumentException("\"" + f + "\" must be a non-negative integer, got " + v);
+            }
+            return v.asLong();
+        }
+    }
+
+    private final String job;
+    private final String id;
+    private final Spec spec;
+    private final StopFlags flags;
+    private final Generations generations;
+    private final Function<JsonNode, Model> models;
+    private final Function<ObjectNode, Reconfiguration> reconfigure;
+    private final CompletableFuture<Void> finished = new CompletableFuture<>();
+    private final Map<String, Long> phaseMillis = new LinkedHashMap<>();
+    private final List<String> events = new ArrayList<>();
+    private final long started = System.nanoTime();
+    private volatile State state = State.STOPPING;
+    private volatile String error;
+    private volatile ParallelConfig chosen;
+    private volatile JsonNode fromConfig;
+    private volatile long generation = -1;
+    private volatile Reconfiguration reconfiguration;
+    private volatile boolean cancelled;
+
+    ResourceChange(String job, String id, Spec spec, StopFlags flags, Generations generations,
+            Function<JsonNode, Model> models, Function<ObjectNode, Reconfiguration> reconfigure) {
+        this.job = job;
+        this.id = id;
+        this.spec = spec;
+        this.flags = flags;
+        this.generations = generations;
+        this.models = models;
+        this.reconfigure = reconfigure;
+    }
+
+    public String id() {
+        return id;
+    }
+
+    public State state() {
+        return state;
+    }
+
+    CompletableFuture<Void> finished() {
+        return finished;
+    }
+
+    /**
+     * Cancels the change while it waits for the ranks to save (the job ended first, or the scheduler
+     * changed its mind); has no effect once the reconfiguration has started.
+     *
+     * @return whether the change was still waiting
+     */
+    boolean cancel() {
+        if (state != State.STOPPING) {
+            return false;
+        }
+        cancelled = true;
+        generations.wake();
+        return true;
+    }
+
+    boolean running() {
+        return !finished.isDone();
+    }
+
+    /** Runs the whole lifecycle on the calling (background) thread. */
+    void run() {
+        try {
+            long before = generations.current(job).orElse(-1);
+            flags.raise(job, spec.atStep(), "resource change " + id + " to " + spec.devices().size() + " devices");
+            event("stop flag raised" + (spec.atStep().isPresent() ? " for step " + spec.atStep().getAsLong() : "")
+                    + "; waiting for every rank to save (generation after " + (before < 0 ? "none" : before) + ")");
+            long t = System.nanoTime();
+            OptionalLong g = generations.awaitNewer(job, before, spec.atStep().orElse(0), spec.saveTimeoutMillis(),
+                    () -> cancelled);
+            phase("stop", t);
+            if (g.isEmpty() && cancelled) {
+                throw new IllegalStateException("cancelled before every rank had saved");
+            }
+            if (g.isEmpty()) {
+                throw new IllegalStateException("the ranks of job " + job + " did not all save within "
+                        + spec.saveTimeoutMillis() / 1000 + " s after the stop flag (is the job running and calling "
+                        + "tenplex.should_stop?)");
+            }
+            generation = g.getAsLong();
+            fromConfig = generations.config(job, generation);
+            event("generation " + generation + " complete" + (fromConfig != null ? " under " + fromConfig : ""));
+            if (fromConfig == null) {
+                throw new IllegalStateException("generation " + generation + " was saved without its configuration");
+            }
+            state = State.RECONFIGURING;
+            t = System.nanoTime();
+            ParallelConfig c = spec.config();
+            if (c == null) {
+                Model model = models.apply(null);
+                c = spec.parallelizer().choose(new Parallelizer.Request(spec.devices().size(), spec.devicesPerWorker(),
+                        model, spec.memoryPerDevice()));
+                event("parallelizer " + spec.parallelizer().name() + " chose " + c);
+            }
+            chosen = c;
+            ObjectMapper m = new ObjectMapper();
+            ObjectNode body = m.createObjectNode();
+            body.put("generation", generation);
+            ObjectNode to = body.putObject("to");
+            to.put("tp", c.tp());
+            to.put("pp", c.pp());
+            to.put("dp", c.dp());
+            if (c.ep() > 1) {
+                to.put("ep", c.ep());
+            }
+            ArrayNode devs = to.putArray("devices");
+            spec.devices().forEach(d -> devs.addArray().add(d.worker()).add(d.local()));
+            if (spec.daemons() != null) {
+                body.set("daemons", spec.daemons());
+            }
+            Reconfiguration r = reconfigure.apply(body);
+            reconfiguration = r;
+            event("reconfiguration " + r.id() + " started");
+            r.finished().get();
+            phase("reconfigure", t);
+            if (r.state() != Reconfiguration.State.COMMITTED) {
+                throw new IllegalStateException("reconfiguration " + r.id() + " " + r.state().name().toLowerCase()
+                        + (r.error() != null ? ": " + r.error() : ""));
+            }
+            event("committed: /job/" + job + "/load holds generation " + generation + " under " + c);
+            state = State.DONE;
+        } catch (Exception e) {
+            Throwable cause = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e;
+            error = cause.getMessage();
+            event("failed: " + error);
+            state = State.FAILED;
+        } finally {
+            flags.clear(job);
+            event("stop flag cleared");
+            phase("total", started);
+            finished.complete(null);
+        }
+    }
+
+    private void phase(String name, long since) {
+        synchronized (phaseMillis) {
+            phaseMillis.put(name, (System.nanoTime() - since) / 1_000_000);
+        }
+    }
+
+    private void event(String what) {
+        synchronized (events) {
+            events.add(String.format(java.util.Locale.ROOT, "%.3fs %s", (System.nanoTime() - started) / 1e9, what));
+        }
+    }
+
+    /** State, chosen configuration, phases, events and the reconfiguration's report, as JSON. */
+    public Map<String, Object> describe() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("id", id);
+        m.put("job", job);
+        m.put("state", state.name().toLowerCase());
+        if (error != null) {
+            m.put("error", error);
+        }
+        m.put("devices", spec.devices().stream().map(d -> List.of(d.worker(), d.local())).toList());
+        m.put("atStep", spec.atStep().isPresent() ? spec.atStep().getAsLong() : null);
+        m.put("generation", generation < 0 ? null : generation);
+        m.put("from", fromConfig);
+        ParallelConfig c = chosen;
+        if (c != null) {
+            Map<String, Object> cfg = new LinkedHashMap<>();
+            cfg.put("tp", c.tp());
+            cfg.put("pp", c.pp());
+            cfg.put("dp", c.dp());
+            cfg.put("devices", m.get("devices"));
+            m.put("config", cfg);
+        }
+        synchronized (phaseMillis) {
+            m.put("phaseMillis", new LinkedHashMap<>(phaseMillis));
+        }
+        synchronized (events) {
+            m.put("events", List.copyOf(events));
+        }
+        Reconfiguration r = reconfiguration;
+        if (r != null) {
+            m.put("reconfiguration", r.describe());
+        }
+        return m;
+    }
+}
