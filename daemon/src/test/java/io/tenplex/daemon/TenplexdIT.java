@@ -56,6 +56,18 @@ class TenplexdIT {
     }
 
     @Test
+    void pythonClient_saveLoadStopAndInstall() throws Exception {
+        String addr = start("--port", "0", "--memory-limit", "256m");
+        ProcessBuilder py = new ProcessBuilder("/usr/bin/python3", ROOT.resolve("tests/python/test_client.py").toString())
+                .redirectErrorStream(true);
+        py.environment().put("TENPLEX_ADDR", addr);
+        Process p = py.start();
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, p.waitFor(), output);
+        assertTrue(output.strip().endsWith("OK"), output);
+    }
+
+    @Test
     void token_guardsEverythingButHealth() throws Exception {
         String addr = start("--port", "0", "--token", "abc", "--memory-limit", "64m");
         HttpClient http = HttpClient.newHttpClient();

@@ -1,0 +1,141 @@
+"""Reading a rank's data partition from a tenplex dataset view (FUSE mount).
+
+The daemon shows each data-parallel rank its samples, batch after batch, read-only under
+``<mount>/job/<job>/``. This module reads the simple layout (``dataset/rank-<r>/samples`` with
+``offsets.npy`` and ``ids.npy``) or the prototype's (``head.txt``, ``rank-RRR/list.txt``,
+``batch-sizes.txt`` and ``.tf_record`` shards with ``.idx``/``.meta``), and reproduces the global
+sample order the daemon uses (``sample_order``), so a client can check what it read.
+Pure Python with numpy; ``RankDataset`` is a ``torch.utils.data.IterableDataset`` when torch is
+installed.
+"""
+
+import json
+import os
+
+import numpy as np
+
+_MASK = (1 << 64) - 1
+
+
+def sample_order(n, seed, epoch=0, shuffle=True):
+    """The global order of ``n`` samples: SplitMix64 seeded with ``seed + epoch`` driving a
+    Fisher-Yates shuffle from the back (docs/DATASETS.md). Identity without shuffling."""
+    order = list(range(n))
+    if not shuffle:
+        return order
+    state = (seed + epoch) & _MASK
+    for i in range(n - 1, 0, -1):
+        state = (state + 0x9E3779B97F4A7C15) & _MASK
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+        z ^= z >> 31
+        j = z % (i + 1)
+        order[i], order[j] = order[j], order[i]
+    return order
+
+
+def _read(path, mode="rb"):
+    with open(path, mode) as f:
+        return f.read()
+
+
+class RankReader:
+    """The samples of one data-parallel rank, as a list of ``bytes`` per local batch.
+
+    ``mount`` is the FUSE mount point, ``job`` the job id, ``rank`` the data-parallel rank.
+    ``layout`` is ``"simple"`` (default) or ``"prototype"``. ``decode`` (optional) turns each
+    sample's bytes into something else, e.g. ``lambda b: np.frombuffer(b, np.float32)``.
+    Reads block while the daemon is still loading the samples; they never fail for that reason.
+    """
+
+    def __init__(self, mount, job, rank, layout="simple", decode=None):
+        self.mount = mount
+        self.job = job
+        self.rank = rank
+        self.layout = layout
+        self.decode = decode
+        self.info = json.loads(_read(os.path.join(mount, "job", job, "dataset", "mount.json")))
+        if not 0 <= rank < self.info["dpSize"]:
+            raise ValueError("rank %d outside the data-parallel size %d" % (rank, self.info["dpSize"]))
+        self.local_batch = self.info["localBatch"][rank]
+        self.batches = self.info["batches"]
+
+    def __len__(self):
+        return self.batches
+
+    def _simple(self):
+        d = os.path.join(self.mount, "job", self.job, "dataset", "rank-%d" % self.rank)
+        offsets = np.load(os.path.join(d, "offsets.npy"))
+        with open(os.path.join(d, "samples"), "rb", buffering=0) as f:
+            for b in range(self.batches):
+                lo = int(offsets[b * self.local_batch])
+                hi = int(offsets[(b + 1) * self.local_batch])
+                f.seek(lo)
+                buf = _read_exact(f, hi - lo)
+                yield [buf[int(offsets[i]) - lo:int(offsets[i + 1]) - lo]
+                       for i in range(b * self.local_batch, (b + 1) * self.local_batch)]
+
+    def _prototype(self):
+        root = self.mount
+        head = _read(os.path.join(root, "job", self.job, "head.txt"), "r").strip()
+        rank_dirs = _read(root + head, "r").split()
+        rank_dir = root + rank_dirs[self.rank]
+        sizes = []
+        for line in _read(os.path.join(rank_dir, "batch-sizes.txt"), "r").splitlines():
+            if line.strip():
+                size, count = (int(x) for x in line.split())
+                sizes.extend([size] * count)
+        pending = []
+        while sizes and sizes[0] == 0:  # a rank that takes nothing from a global batch
+            sizes.pop(0)
+            yield []
+        for shard in _read(os.path.join(rank_dir, "list.txt"), "r").split():
+            lines = _read(root + shard + ".idx", "r").split("\n")
+            count = int(lines[1].split()[1])
+            ranges = [tuple(int(x) for x in lines[2 + i].split()) for i in range(count)]
+            data = _read(root + shard)
+            pending.extend(data[b:e] for b, e in ranges)
+            while sizes and len(pending) >= sizes[0]:
+                n = sizes.pop(0)
+                yield pending[:n]
+                pending = pending[n:]
+
+    def __iter__(self):
+        batches = self._prototype() if self.layout == "prototype" else self._simple()
+        for batch in batches:
+            yield [self.decode(s) for s in batch] if self.decode else batch
+
+    def ids(self):
+        """Global ids of the rank's samples in read order."""
+        d = os.path.join(self.mount, "job", self.job, "dataset", "rank-%d" % self.rank)
+        return [int(x) for x in np.load(os.path.join(d, "ids.npy"))]
+
+
+def _read_exact(f, n):
+    out = bytearray()
+    while len(out) < n:
+        chunk = f.read(n - len(out))
+        if not chunk:
+            raise IOError("unexpected end of file after %d of %d bytes" % (len(out), n))
+        out += chunk
+    return bytes(out)
+
+
+try:
+    import torch.utils.data as _tud
+
+    class RankDataset(_tud.IterableDataset):
+        """A ``torch.utils.data.IterableDataset`` over one rank's batches (each a list of decoded samples)."""
+
+        def __init__(self, mount, job, rank, layout="simple", decode=None):
+            super().__init__()
+            self.reader = RankReader(mount, job, rank, layout, decode)
+
+        def __iter__(self):
+            return iter(self.reader)
+
+        def __len__(self):
+            return len(self.reader)
+except ImportError:  # torch is optional
+    RankDataset = None
