@@ -1,0 +1,376 @@
+"""An elastic GPT-style training job: tensor, pipeline and data parallelism that change mid-run.
+
+A small decoder-only transformer in PyTorch, parallelised as Megatron-LM does it:
+* tensor parallelism (T): column-parallel ``attn.qkv`` and ``mlp.fc1`` (split by output rows, whole
+  attention heads per rank), row-parallel ``attn.proj`` and ``mlp.fc2`` (split by input columns, the
+  partial outputs summed by an all-reduce), with the autograd collectives that make the gradients
+  right (identity forward / all-reduce backward before a column-parallel layer, all-reduce forward /
+  identity backward after a row-parallel one);
+* pipeline parallelism (P): stage s holds layers [s*L/P, (s+1)*L/P) (renumbered from 0), the
+  embeddings on the first stage, the final norm and head on the last; stages exchange activations
+  forward and their gradients backward with send/recv;
+* data parallelism (D): each data-parallel rank reads its part of every global batch from the
+  tenplex dataset view (FUSE) and gradients are summed with an all-reduce.
+It runs on CPU over torch.distributed's gloo backend in float64 with Adam. The global batch is fixed,
+so every configuration computes the same mathematical step; results differ from a (1,1,1) run only
+by floating-point summation order.
+
+The state is saved with ``tenplex.save`` when ``tenplex.should_stop`` says so (and at the end) and
+loaded with ``tenplex.load`` when the job is relaunched under a new configuration. Launch it with
+``tenplex run --schedule schedule.json -- python3 examples/elastic_gpt.py --dataset ... --mount ...``
+(see README.md); ``tenplex run`` sets RANK, WORLD_SIZE, MASTER_ADDR/PORT and TENPLEX_* for each rank.
+
+``--make-data DIR`` writes the synthetic dataset (samples file and tenplex index) and exits.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "clients", "python"))
+import tenplex  # noqa: E402
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--steps", type=int, default=60)
+    p.add_argument("--global-batch", type=int, default=8)
+    p.add_argument("--seq", type=int, default=16)
+    p.add_argument("--vocab", type=int, default=64)
+    p.add_argument("--hidden", type=int, default=32)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--layers", type=int, default=4)
+    p.add_argument("--lr", type=float, default=3e-3)
+    p.add_argument("--seed", type=int, default=1234)
+    p.add_argument("--data-seed", type=int, default=7)
+    p.add_argument("--dataset", help="index file of the dataset (the daemon reads it)")
+    p.add_argument("--mount", help="where tenplexd mounted its FUSE view")
+    p.add_argument("--out", default=".", help="directory for <job>.jsonl (losses, sample ids, events)")
+    p.add_argument("--make-data", metavar="DIR", help="write a synthetic dataset and its index into DIR, then exit")
+    p.add_argument("--samples", type=int, default=480, help="samples written by --make-data")
+    return p.parse_args(argv)
+
+
+# ---------------------------------------------------------------- data
+
+def make_data(a):
+    """Sequences t_i = (start + i*stride) mod vocab: learnable, so the loss visibly falls."""
+    os.makedirs(a.make_data, exist_ok=True)
+    rng = np.random.default_rng(a.data_seed)
+    n, length = a.samples, a.seq + 1
+    starts = rng.integers(0, a.vocab, n)
+    strides = rng.integers(1, 4, n)
+    tokens = (starts[:, None] + strides[:, None] * np.arange(length)[None, :]) % a.vocab
+    path = os.path.abspath(os.path.join(a.make_data, "tokens.bin"))
+    tokens.astype("<i8").tofile(path)
+    rec = length * 8
+    with open(os.path.join(a.make_data, "index.txt"), "w") as f:
+        f.write("1\n%s %d\n" % (path, n))
+        for i in range(n):
+            f.write("%d %d\n" % (i * rec, (i + 1) * rec))
+    print("wrote %d samples of %d tokens to %s" % (n, length, path))
+
+
+# ---------------------------------------------------------------- model description (for tenplex)
+
+def global_params(a):
+    """Every parameter of the whole model: name -> (shape, placement, partition) in a fixed order."""
+    H, V, S, L, F4 = a.hidden, a.vocab, a.seq, a.layers, 4 * a.hidden
+    hd = H // a.heads
+    out = {"embed.weight": ((V, H), {"stage": "first"}, {"kind": "replicated"}),
+           "pos.weight": ((S, H), {"stage": "first"}, {"kind": "replicated"})}
+    for l in range(L):
+        at = {"layer": l}
+        p = "layers.%d." % l
+        out[p + "ln1.weight"] = ((H,), at, {"kind": "replicated"})
+        out[p + "ln1.bias"] = ((H,), at, {"kind": "replicated"})
+        out[p + "attn.qkv.weight"] = ((3 * H, H), at, {"kind": "split", "dim": 0, "granule": 3 * hd})
+        out[p + "attn.qkv.bias"] = ((3 * H,), at, {"kind": "split", "dim": 0, "granule": 3 * hd})
+        out[p + "attn.proj.weight"] = ((H, H), at, {"kind": "split", "dim": 1, "granule": hd})
+        out[p + "attn.proj.bias"] = ((H,), at, {"kind": "replicated"})
+        out[p + "ln2.weight"] = ((H,), at, {"kind": "replicated"})
+        out[p + "ln2.bias"] = ((H,), at, {"kind": "replicated"})
+        out[p + "mlp.fc1.weight"] = ((F4, H), at, {"kind": "split", "dim": 0})
+        out[p + "mlp.fc1.bias"] = ((F4,), at, {"kind": "split", "dim": 0})
+        out[p + "mlp.fc2.weight"] = ((H, F4), at, {"kind": "split", "dim": 1})
+        out[p + "mlp.fc2.bias"] = ((H,), at, {"kind": "replicated"})
+    out["ln_f.weight"] = ((H,), {"stage": "last"}, {"kind": "replicated"})
+    out["ln_f.bias"] = ((H,), {"stage": "last"}, {"kind": "replicated"})
+    out["head.weight"] = ((V, H), {"stage": "last"}, {"kind": "replicated"})
+    return out
+
+
+def model_spec(a):
+    """The tenplex model spec (docs/PTC.md): parameters and their Adam moments, partitioned alike."""
+    tensors = []
+    for name, (shape, at, part) in global_params(a).items():
+        for key in (name, "optimizer.exp_avg." + name, "optimizer.exp_avg_sq." + name):
+            t = {"name": key, "dtype": "f64", "shape": list(shape), "partition": part}
+            t.update(at)
+            tensors.append(t)
+    return {"layers": a.layers, "tensors": tensors,
+            "values": [{"key": "optimizer.step", "scope": "global"}, {"key": "optimizer.param_groups", "scope": "global"}]}
+
+
+def init_full(a):
+    """The whole model's initial values, from the seed alone (so every configuration starts equal)."""
+    g = torch.Generator().manual_seed(a.seed)
+    full = {}
+    for name, (shape, _, _) in global_params(a).items():
+        if name.endswith("ln1.weight") or name.endswith("ln2.weight") or name == "ln_f.weight":
+            full[name] = torch.ones(shape, dtype=torch.float64)
+        elif name.endswith("bias"):
+            full[name] = torch.zeros(shape, dtype=torch.float64)
+        else:
+            std = 0.02 / math.sqrt(2 * a.layers) if name.endswith(("proj.weight", "fc2.weight")) else 0.02
+            full[name] = torch.randn(shape, generator=g, dtype=torch.float64) * std
+    return full
+
+
+def shard(t, part, tp, T):
+    if part["kind"] != "split":
+        return t.clone()
+    n = t.shape[part["dim"]] // T
+    return t.narrow(part["dim"], tp * n, n).clone()
+
+
+# ---------------------------------------------------------------- tensor-parallel autograd functions
+
+class CopyToTP(torch.autograd.Function):
+    """Identity forward, all-reduce of the gradient backward (before a column-parallel layer)."""
+
+    @staticmethod
+    def forward(ctx, x, group):
+        ctx.group = group
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        if ctx.group is not None:
+            g = g.clone()
+            dist.all_reduce(g, group=ctx.group)
+        return g, None
+
+
+class ReduceFromTP(torch.autograd.Function):
+    """All-reduce forward (summing a row-parallel layer's partial outputs), identity backward."""
+
+    @staticmethod
+    def forward(ctx, x, group):
+        if group is not None:
+            x = x.clone()
+            dist.all_reduce(x, group=group)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, None
+
+
+class Stage(torch.nn.Module):
+    """The layers of one pipeline stage, holding this tensor-parallel rank's shards."""
+
+    def __init__(self, a, T, P, tp, pp, tp_group):
+        super().__init__()
+        self.a, self.T, self.tp_group = a, T, tp_group
+        self.first, self.last = pp == 0, pp == P - 1
+        per = a.layers // P
+        self.global_layers = list(range(pp * per, (pp + 1) * per))
+        self.heads = a.heads // T
+        full = init_full(a)
+        spec = global_params(a)
+        self.names = {}  # local name -> global name
+        for name in spec:
+            local = self._local(name)
+            if local is None:
+                continue
+            self.names[local] = name
+            self.register_parameter(local.replace(".", "__"),
+                                    torch.nn.Parameter(shard(full[name], spec[name][2], tp, T)))
+
+    def _local(self, name):
+        if name.startswith("layers."):
+            l = int(name.split(".")[1])
+            if l not in self.global_layers:
+                return None
+            return "layers.%d.%s" % (l - self.global_layers[0], name.split(".", 2)[2])
+        if name in ("embed.weight", "pos.weight"):
+            return name if self.first else None
+        return name if self.last else None
+
+    def p(self, local):
+        return getattr(self, local.replace(".", "__"))
+
+    def named(self):
+        """Parameters by their local dotted name (what is saved and what the model spec describes)."""
+        return {local: self.p(local) for local in self.names}
+
+    def state(self):
+        return {local: p.detach() for local, p in self.named().items()}
+
+    def load(self, state):
+        with torch.no_grad():
+            for local, p in self.named().items():
+                if local not in state:
+                    raise KeyError("the loaded state has no %s (it has %s)" % (local, sorted(state)[:5]))
+                if state[local].shape != p.shape:
+                    raise ValueError("%s: loaded %s, expected %s" % (local, tuple(state[local].shape), tuple(p.shape)))
+                p.copy_(state[local])
+
+    def forward(self, h, tokens=None):
+        a = self.a
+        if self.first:
+            h = self.p("embed.weight")[tokens] + self.p("pos.weight")[: tokens.shape[1]]
+        for i in range(len(self.global_layers)):
+            q = "layers.%d." % i
+            h = h + self.attention(F.layer_norm(h, (a.hidden,), self.p(q + "ln1.weight"), self.p(q + "ln1.bias")), q)
+            h = h + self.mlp(F.layer_norm(h, (a.hidden,), self.p(q + "ln2.weight"), self.p(q + "ln2.bias")), q)
+        if self.last:
+            h = F.layer_norm(h, (a.hidden,), self.p("ln_f.weight"), self.p("ln_f.bias"))
+            return h @ self.p("head.weight").t()
+        return h
+
+    def attention(self, x, q):
+        b, s, _ = x.shape
+        hd = self.a.hidden // self.a.heads
+        x = CopyToTP.apply(x, self.tp_group)
+        qkv = F.linear(x, self.p(q + "attn.qkv.weight"), self.p(q + "attn.qkv.bias"))
+        qkv = qkv.view(b, s, self.heads, 3, hd).permute(3, 0, 2, 1, 4)  # (3, b, heads, s, hd)
+        att = (qkv[0] @ qkv[1].transpose(-1, -2)) / math.sqrt(hd)
+        mask = torch.triu(torch.ones(s, s, dtype=torch.bool), 1)
+        att = att.masked_fill(mask, float("-inf")).softmax(-1)
+        y = (att @ qkv[2]).transpose(1, 2).reshape(b, s, self.heads * hd)
+        y = ReduceFromTP.apply(F.linear(y, self.p(q + "attn.proj.weight")), self.tp_group)
+        return y + self.p(q + "attn.proj.bias")
+
+    def mlp(self, x, q):
+        x = CopyToTP.apply(x, self.tp_group)
+        y = F.gelu(F.linear(x, self.p(q + "mlp.fc1.weight"), self.p(q + "mlp.fc1.bias")))
+        y = ReduceFromTP.apply(F.linear(y, self.p(q + "mlp.fc2.weight")), self.tp_group)
+        return y + self.p(q + "mlp.fc2.bias")
+
+
+# ---------------------------------------------------------------- the job
+
+def main(a):
+    rank, world = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+    T, P = int(os.environ.get("TENPLEX_TP", 1)), int(os.environ.get("TENPLEX_PP", 1))
+    D = int(os.environ.get("TENPLEX_DP", world // (T * P)))
+    assert T * P * D == world, "T*P*D = %d*%d*%d is not the world size %d" % (T, P, D, world)
+    assert a.global_batch % D == 0, "the global batch %d must divide by D=%d" % (a.global_batch, D)
+    job = os.environ.get("TENPLEX_JOB", "elastic-gpt")
+    tp, dp, pp = rank % T, (rank // T) % D, rank // (T * D)  # Megatron's order: tensor, data, pipeline
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    tp_group = dp_group = None
+    for p_ in range(P):  # every rank creates every group, in the same order
+        for d_ in range(D):
+            g = dist.new_group([p_ * T * D + d_ * T + t for t in range(T)])
+            if (p_, d_) == (pp, dp):
+                tp_group = g if T > 1 else None
+        for t_ in range(T):
+            g = dist.new_group([p_ * T * D + d_ * T + t_ for d_ in range(D)])
+            if (p_, t_) == (pp, tp):
+                dp_group = g if D > 1 else None
+    client = tenplex.Client()
+    if rank == 0:
+        tenplex.put_file("/job/%s/model.json" % job, json.dumps(model_spec(a)), client)
+
+    stage = Stage(a, T, P, tp, pp, tp_group)
+    opt = torch.optim.Adam(list(stage.named().values()), lr=a.lr)
+    try:
+        state, step = tenplex.load(job, rank, client)
+        stage.load(state["model"])
+        tenplex.load_optimizer_state_by_name(opt, stage.named(), state["optimizer"])
+        how = "loaded step %d from tenplex" % step
+    except tenplex.NoCheckpoint:
+        step, how = 0, "initialised from seed %d" % a.seed
+    local_batch = a.global_batch // D
+    if rank == 0:
+        client.request("POST", "/api/v1/datasets/%s/mount" % job, json={
+            "index": os.path.abspath(a.dataset), "globalBatch": a.global_batch, "dpSize": D,
+            "progress": step * a.global_batch, "seed": a.data_seed, "shuffle": True})
+        log(a, job, {"event": "start", "step": step, "config": [T, P, D], "how": how})
+    dist.barrier()
+    reader = tenplex.RankReader(a.mount, job, dp, decode=lambda b: np.frombuffer(b, "<i8"))
+    ids = reader.ids()
+    batches = iter(reader)
+    print("rank %d (tp %d, dp %d, pp %d of %d,%d,%d): %s" % (rank, tp, dp, pp, T, P, D, how), flush=True)
+
+    first_step = step
+    while step < a.steps:
+        if tenplex.should_stop(job, step, client=client):
+            break
+        batch = torch.from_numpy(np.stack(next(batches)))
+        my_ids = ids[(step - first_step) * local_batch:(step - first_step + 1) * local_batch]
+        loss = train_step(a, stage, opt, batch, T, D, P, pp, rank, dp_group)
+        total = torch.tensor([loss if (pp == P - 1 and tp == 0) else 0.0], dtype=torch.float64)
+        dist.all_reduce(total)
+        gathered = [torch.zeros(local_batch, dtype=torch.int64) for _ in range(world)]
+        dist.all_gather(gathered, torch.tensor(my_ids, dtype=torch.int64))
+        step += 1
+        if rank == 0:
+            global_ids = [int(i) for d_ in range(D) for i in gathered[d_ * T]]
+            log(a, job, {"step": step, "loss": float(total[0]), "ids": global_ids, "config": [T, P, D]})
+
+    saved = {"model": stage.state(), "optimizer": tenplex.optimizer_state_by_name(opt, stage.named())} \
+        if dp == 0 else None  # data-parallel replicas hold the same state: rank dp=0 saves it
+    tenplex.save(saved, job, step, rank, world, client=client)
+    dist.barrier()
+    if rank == 0:
+        log(a, job, {"event": "saved", "step": step, "config": [T, P, D],
+                     "reason": "end" if step >= a.steps else "stop"})
+    dist.destroy_process_group()
+
+
+def train_step(a, stage, opt, batch, T, D, P, pp, rank, dp_group):
+    """One step on this rank's part of the global batch; returns its share of the global mean loss."""
+    x, y = batch[:, :-1], batch[:, 1:]
+    opt.zero_grad(set_to_none=False)
+    h_in = None
+    if pp > 0:
+        h_in = torch.empty(x.shape[0], x.shape[1], a.hidden, dtype=torch.float64)
+        dist.recv(h_in, src=rank - T * D)
+        h_in.requires_grad_()
+    out = stage(h_in, x)
+    loss = 0.0
+    if pp == P - 1:
+        part = F.cross_entropy(out.reshape(-1, a.vocab), y.reshape(-1), reduction="sum") / (a.global_batch * a.seq)
+        part.backward()
+        loss = float(part.detach())
+    else:
+        dist.send(out.detach(), dst=rank + T * D)
+        g = torch.empty_like(out)
+        dist.recv(g, src=rank + T * D)
+        out.backward(g)
+    if pp > 0:
+        dist.send(h_in.grad, dst=rank - T * D)
+    if dp_group is not None:
+        for p in stage.named().values():
+            dist.all_reduce(p.grad, group=dp_group)
+    opt.step()
+    return loss
+
+
+def log(a, job, record):
+    record["time"] = time.time()
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, job + ".jsonl"), "a") as f:
+        f.write(json.dumps(record) + "\n")
+
+
+if __name__ == "__main__":
+    args = parse_args()
+    if args.make_data:
+        make_data(args)
+    else:
+        if not args.dataset or not args.mount:
+            sys.exit("elastic_gpt.py: --dataset and --mount are required (see --help)")
+        main(args)
