@@ -78,4 +78,42 @@ class CliIT {
         assertEquals(2, cl.execute("dataset", "index", "--format", "parquet", data.toString()));
         assertTrue(err.toString().contains("tenplex: unknown format 'parquet'"), err.toString());
     }
+
+    @Test
+    void verifyAndExport_generations() throws Exception {
+        try (Daemon d = Daemon.start(new DaemonConfig("127.0.0.1", 0, 64L << 20, "test", null, null))) {
+            String addr = "http://127.0.0.1:" + d.address().getPort();
+            io.tenplex.client.TenplexClient c = new io.tenplex.client.TenplexClient(addr, null);
+            java.nio.ByteBuffer a = java.nio.ByteBuffer.allocate(32).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(32).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            for (int i = 0; i < 4; i++) {
+                a.putDouble(i + 1.0);
+                b.putDouble(i == 2 ? 3.0 + 1e-6 : i + 1.0);
+            }
+            c.save("/job/v/generations/1/0", java.util.Map.of("w", new io.tenplex.client.Tensor("f64", new long[] {4}, a.array())));
+            c.save("/job/v/generations/2/0", java.util.Map.of("w", new io.tenplex.client.Tensor("f64", new long[] {4}, b.array())));
+            PrintStream old = System.out;
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            int strict;
+            int loose;
+            int export;
+            try {
+                strict = TenplexCli.commandLine().execute("verify", "--addr", addr, "v@1", "v@2");
+                loose = TenplexCli.commandLine().execute("verify", "--addr", addr, "v@1", "v@2", "--rtol", "1e-6");
+                export = TenplexCli.commandLine().execute("export", "--addr", addr, "v@1", "--dtype", "bf16");
+            } finally {
+                System.setOut(old);
+            }
+            String text = out.toString(StandardCharsets.UTF_8);
+            assertEquals(1, strict, text);
+            assertEquals(0, loose, text);
+            assertEquals(0, export, text);
+            assertTrue(text.contains("0/w.numpy.ndarray"), text);
+            assertTrue(text.contains("1 tensors compared (rtol 1.0e-09, atol 0.0e+00): 1 outside tolerance"), text);
+            assertTrue(text.contains("all within tolerance"), text);
+            assertTrue(text.contains("exported /job/v/generations/1 to /job/v/exports/1-bf16: 1 tensors cast to bf16"), text);
+            assertEquals("bf16", c.getTensor("/job/v/exports/1-bf16/0/w.numpy.ndarray", null).dtype());
+        }
+    }
 }
