@@ -6,6 +6,7 @@ installation from the checkout with pip (no network). Prints OK at the end; any 
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -164,8 +165,10 @@ for (k, a), (_, b) in zip(net.state_dict().items(), net2.state_dict().items()):
 # ---- pip install from the checkout, no network, into a venv that sees Debian's numpy/requests
 with tempfile.TemporaryDirectory() as d:
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", d + "/venv"], check=True)
-    out = subprocess.run([d + "/venv/bin/pip", "install", "--no-index", "--no-build-isolation", "--no-deps", "-q",
-                          os.path.join(HERE, "..", "..", "clients", "python")], capture_output=True, text=True)
+    src = shutil.copytree(os.path.join(HERE, "..", "..", "clients", "python"), d + "/src",
+                          ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))  # builds leave the checkout clean
+    out = subprocess.run([d + "/venv/bin/pip", "install", "--no-index", "--no-build-isolation", "--no-deps", "-q", src],
+                         capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
     v = subprocess.run([d + "/venv/bin/python", "-c", "import tenplex, os; print(tenplex.__version__, tenplex.__file__)"],
                        capture_output=True, text=True, cwd=d)

@@ -42,13 +42,7 @@ class TenplexdIT {
     @Test
     void pythonClientForms_replayByteForByte() throws Exception {
         String addr = start("--port", "0", "--memory-limit", "256m");
-        ProcessBuilder py = new ProcessBuilder("/usr/bin/python3", ROOT.resolve("tests/python/test_compat.py").toString())
-                .redirectErrorStream(true);
-        py.environment().put("TENPLEX_ADDR", addr);
-        Process p = py.start();
-        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(0, p.waitFor(), output);
-        assertTrue(output.contains("OK"), output);
+        pythonAgainst(addr, "tests/python/test_compat.py");
         assertEquals(143, stopGracefully()); // 128 + SIGTERM, after the shutdown hook ran
         List<String> log = daemon.log();
         assertTrue(log.stream().anyMatch(l -> l.contains("stopped (released 0 bytes)")), String.join("\n", log));
@@ -58,8 +52,12 @@ class TenplexdIT {
     @Test
     void pythonClient_saveLoadStopAndInstall() throws Exception {
         String addr = start("--port", "0", "--memory-limit", "256m");
-        ProcessBuilder py = new ProcessBuilder("/usr/bin/python3", ROOT.resolve("tests/python/test_client.py").toString())
-                .redirectErrorStream(true);
+        pythonAgainst(addr, "tests/python/test_client.py");
+    }
+
+    /** Runs a Python test script against the daemon at {@code addr}; it must exit 0 and end with OK. */
+    private static void pythonAgainst(String addr, String script) throws Exception {
+        ProcessBuilder py = new ProcessBuilder("/usr/bin/python3", ROOT.resolve(script).toString()).redirectErrorStream(true);
         py.environment().put("TENPLEX_ADDR", addr);
         Process p = py.start();
         String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
