@@ -416,6 +416,7 @@ public final class JobService implements ControlHandler, AutoCloseable {
                 }
             });
             changes.put(job + "/" + id, c);
+            c.begin();
             background.execute(c::run);
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("id", id);

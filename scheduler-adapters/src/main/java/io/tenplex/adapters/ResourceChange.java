@@ -175,13 +175,22 @@ public final class ResourceChange {
         return !finished.isDone();
     }
 
-    /** Runs the whole lifecycle on the calling (background) thread. */
+    private long before = -1;
+
+    /**
+     * Raises the stop flag (on the caller's thread, so that it is up when the scheduler's request is
+     * answered) and remembers the generation the save must be newer than.
+     */
+    void begin() {
+        before = generations.current(job).orElse(-1);
+        flags.raise(job, spec.atStep(), "resource change " + id + " to " + spec.devices().size() + " devices");
+        event("stop flag raised" + (spec.atStep().isPresent() ? " for step " + spec.atStep().getAsLong() : "")
+                + "; waiting for every rank to save (generation after " + (before < 0 ? "none" : before) + ")");
+    }
+
+    /** Runs the rest of the lifecycle on the calling (background) thread, after {@link #begin()}. */
     void run() {
         try {
-            long before = generations.current(job).orElse(-1);
-            flags.raise(job, spec.atStep(), "resource change " + id + " to " + spec.devices().size() + " devices");
-            event("stop flag raised" + (spec.atStep().isPresent() ? " for step " + spec.atStep().getAsLong() : "")
-                    + "; waiting for every rank to save (generation after " + (before < 0 ? "none" : before) + ")");
             long t = System.nanoTime();
             OptionalLong g = generations.awaitNewer(job, before, spec.atStep().orElse(0), spec.saveTimeoutMillis(),
                     () -> cancelled);
