@@ -17,13 +17,18 @@ import picocli.CommandLine;
 /** The tenplex CLI against real daemons on loopback: the demo end to end, ls, status, plan --dry-run. */
 class CliIT {
 
-    private static String run(String... args) {
+    static String run(String... args) {
+        return run(0, args);
+    }
+
+    /** Runs the CLI in this JVM and returns what it printed; its exit status must be {@code status}. */
+    static String run(int status, String... args) {
         PrintStream old = System.out;
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
         try {
-            int rc = new CommandLine(new TenplexCli()).execute(args);
-            assertEquals(0, rc, out.toString(StandardCharsets.UTF_8));
+            int rc = TenplexCli.commandLine().execute(args);
+            assertEquals(status, rc, out.toString(StandardCharsets.UTF_8));
         } finally {
             System.setOut(old);
         }
@@ -92,23 +97,9 @@ class CliIT {
             }
             c.save("/job/v/generations/1/0", java.util.Map.of("w", new io.tenplex.client.Tensor("f64", new long[] {4}, a.array())));
             c.save("/job/v/generations/2/0", java.util.Map.of("w", new io.tenplex.client.Tensor("f64", new long[] {4}, b.array())));
-            PrintStream old = System.out;
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-            int strict;
-            int loose;
-            int export;
-            try {
-                strict = TenplexCli.commandLine().execute("verify", "--addr", addr, "v@1", "v@2");
-                loose = TenplexCli.commandLine().execute("verify", "--addr", addr, "v@1", "v@2", "--rtol", "1e-6");
-                export = TenplexCli.commandLine().execute("export", "--addr", addr, "v@1", "--dtype", "bf16");
-            } finally {
-                System.setOut(old);
-            }
-            String text = out.toString(StandardCharsets.UTF_8);
-            assertEquals(1, strict, text);
-            assertEquals(0, loose, text);
-            assertEquals(0, export, text);
+            String text = run(1, "verify", "--addr", addr, "v@1", "v@2")
+                    + run(0, "verify", "--addr", addr, "v@1", "v@2", "--rtol", "1e-6")
+                    + run(0, "export", "--addr", addr, "v@1", "--dtype", "bf16");
             assertTrue(text.contains("0/w.numpy.ndarray"), text);
             assertTrue(text.contains("1 tensors compared (rtol 1.0e-09, atol 0.0e+00): 1 outside tolerance"), text);
             assertTrue(text.contains("all within tolerance"), text);

@@ -402,13 +402,7 @@ public final class JobService implements ControlHandler, AutoCloseable {
                 }
             }
             String id = "r" + ids.incrementAndGet() + "-" + Long.toHexString(System.nanoTime() & 0xffffff);
-            ResourceChange c = new ResourceChange(job, id, spec, flags, generations, ignored -> {
-                try {
-                    return model(job, json.createObjectNode());
-                } catch (IOException e) {
-                    throw new java.io.UncheckedIOException(e);
-                }
-            }, body -> {
+            ResourceChange c = new ResourceChange(job, id, spec, flags, generations, () -> storedModel(job), body -> {
                 try {
                     return (Reconfiguration) startReconfiguration(job, body, false);
                 } catch (IOException e) {
@@ -431,15 +425,19 @@ public final class JobService implements ControlHandler, AutoCloseable {
     }
 
     private Model model(String job, JsonNode body) throws IOException {
-        StorePath stored = StorePath.parse("/job/" + job + "/model.json");
         if (body.has("model")) {
             String spec = json.writeValueAsString(body.get("model"));
             Model m = ModelSpecJson.parse(spec);
-            SmallFiles.put(store, stored, spec); // kept for later reconfigurations
+            SmallFiles.put(store, StorePath.parse("/job/" + job + "/model.json"), spec); // kept for later reconfigurations
             return m;
         }
-        return ModelSpecJson.parse(SmallFiles.read(store, stored).orElseThrow(() -> new IllegalArgumentException(
-                "no model in the request and none stored with job " + job)));
+        return storedModel(job);
+    }
+
+    /** The model spec stored with the job at {@code /job/<job>/model.json}. */
+    private Model storedModel(String job) {
+        return ModelSpecJson.parse(SmallFiles.read(store, StorePath.parse("/job/" + job + "/model.json")).orElseThrow(
+                () -> new IllegalArgumentException("no model in the request and none stored with job " + job)));
     }
 
     private static Ptc ptc(Model model, JsonNode c, String which) {

@@ -119,7 +119,8 @@ public final class ResourceChange {
     private final Spec spec;
     private final StopFlags flags;
     private final Generations generations;
-    private final Function<JsonNode, Model> models;
+    /** The model stored with the job (for a parallelizer that needs it). */
+    private final java.util.function.Supplier<Model> storedModel;
     private final Function<ObjectNode, Reconfiguration> reconfigure;
     private final CompletableFuture<Void> finished = new CompletableFuture<>();
     private final Map<String, Long> phaseMillis = new LinkedHashMap<>();
@@ -134,13 +135,13 @@ public final class ResourceChange {
     private volatile boolean cancelled;
 
     ResourceChange(String job, String id, Spec spec, StopFlags flags, Generations generations,
-            Function<JsonNode, Model> models, Function<ObjectNode, Reconfiguration> reconfigure) {
+            java.util.function.Supplier<Model> storedModel, Function<ObjectNode, Reconfiguration> reconfigure) {
         this.job = job;
         this.id = id;
         this.spec = spec;
         this.flags = flags;
         this.generations = generations;
-        this.models = models;
+        this.storedModel = storedModel;
         this.reconfigure = reconfigure;
     }
 
@@ -213,7 +214,7 @@ public final class ResourceChange {
             t = System.nanoTime();
             ParallelConfig c = spec.config();
             if (c == null) {
-                Model model = models.apply(null);
+                Model model = storedModel.get();
                 c = spec.parallelizer().choose(new Parallelizer.Request(spec.devices().size(), spec.devicesPerWorker(),
                         model, spec.memoryPerDevice()));
                 event("parallelizer " + spec.parallelizer().name() + " chose " + c);
