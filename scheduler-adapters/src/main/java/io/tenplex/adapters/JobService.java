@@ -110,6 +110,9 @@ public final class JobService implements ControlHandler, AutoCloseable {
             if (what.equals("resources") && p.length == 2 && post) {
                 return CompletableFuture.completedFuture(resources(job, req));
             }
+            if (what.equals("parallelize") && p.length == 2 && post) {
+                return CompletableFuture.completedFuture(parallelize(job, req));
+            }
             if (what.equals("resources") && p.length == 3) {
                 ResourceChange c = changes.get(job + "/" + p[2]);
                 if (c == null) {
@@ -417,6 +420,32 @@ public final class JobService implements ControlHandler, AutoCloseable {
             m.put("status", PREFIX + job + "/resources/" + id);
             return jsonResponse(202, m);
         }
+    }
+
+    /**
+     * {@code POST /api/v1/jobs/<job>/parallelize}: the configuration a resource change with this body
+     * would choose (the parallelizer's answer, nothing else happens). For launching a job's first
+     * ranks, whose devices no resource change has given yet.
+     */
+    private Response parallelize(String job, Request req) throws IOException {
+        JsonNode b = jsonBody(req);
+        Parallelizer stored = SmallFiles.read(store, StorePath.parse("/job/" + job + "/para-config.json"))
+                .map(ParaConfigTable::parse).orElse(null);
+        ResourceChange.Spec spec = ResourceChange.Spec.parse(b, stored);
+        ParallelConfig c = spec.config();
+        String by = "request";
+        if (c == null) {
+            Model model = spec.parallelizer() instanceof ParaConfigTable ? null : storedModel(job);
+            c = spec.parallelizer().choose(new Parallelizer.Request(spec.devices().size(), spec.devicesPerWorker(), model,
+                    spec.memoryPerDevice()));
+            by = spec.parallelizer().name();
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("tp", c.tp());
+        m.put("pp", c.pp());
+        m.put("dp", c.dp());
+        m.put("parallelizer", by);
+        return jsonResponse(200, m);
     }
 
     /** The daemon's stop flags. */

@@ -9,12 +9,12 @@ import java.util.List;
 import java.util.Map;
 
 /** Saves a job's shards into the stores of the workers that hold them, as training would. */
-final class SavedJobs {
+public final class SavedJobs {
     private SavedJobs() {
     }
 
     /** Random full tensors, sharded under {@code from} into {@code stores} (index = worker); returns the tensors. */
-    static Map<String, byte[]> save(List<TensorStore> stores, JobPaths paths, Ptc from, long seed) {
+    public static Map<String, byte[]> save(List<TensorStore> stores, JobPaths paths, Ptc from, long seed) {
         Map<String, byte[]> full = ReferenceInterpreter.fullTensors(from, seed);
         var shards = ReferenceInterpreter.shard(from, full);
         for (int rank = 0; rank < from.worldSize(); rank++) {

@@ -1,0 +1,471 @@
+package io.tenplex.adapters.kubernetes;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.tenplex.adapters.kubernetes.PodMembership.Member;
+import io.tenplex.adapters.kubernetes.PodMembership.Membership;
+import io.tenplex.adapters.kubernetes.PodMembership.Node;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Kubernetes scheduler adapter: watches the pods of one job (a label selector in a namespace)
+ * with a fabric8 informer and turns changes of its ready pods and their GPUs into resource changes
+ * on the coordinating daemon ({@code POST /api/v1/jobs/<job>/resources}, the lifecycle of
+ * {@link io.tenplex.adapters.ResourceChange}).
+ *
+ * <p>Each node with member pods is a tenplex worker; its daemon (the DaemonSet's, on the host
+ * network) is at {@code hostIP:daemonPort}. Nodes get worker numbers in the order they first appear
+ * and keep them, so the daemons of workers that left stay reachable as sources of the saved state.
+ * Changes are acted on once the pods have been still for the settle time (pods of a scale-up become
+ * ready one by one). After the first observation and after every committed change the adapter
+ * publishes the job's assignment (configuration, each pod's ranks, the master address) at
+ * {@code /job/<job>/kubernetes/assignment.json} on the coordinating daemon, where relaunched ranks
+ * read it; it also tells a restarted adapter what was applied.
+ */
+public final class KubernetesAdapter implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(KubernetesAdapter.class);
+    private static final int KEPT_EVENTS = 200;
+
+    /**
+     * @param namespace    the job's namespace
+     * @param selector     equality label selector of the job's pods
+     * @param job          the tenplex job name
+     * @param gpuResource  the extended resource counted as devices ({@code nvidia.com/gpu})
+     * @param daemonPort   the port of every node's tenplexd
+     * @param daemon       the coordinating daemon ({@code host:port})
+     * @param token        its bearer token, or null
+     * @param settle       how long pods must be still before a change is acted on
+     * @param saveTimeout  how long a change waits for the ranks to save
+     */
+    public record Settings(String namespace, Map<String, String> selector, String job, String gpuResource,
+            int daemonPort, String daemon, String token, Duration settle, Duration saveTimeout) {
+        public Settings {
+            selector = Map.copyOf(selector);
+            if (selector.isEmpty()) {
+                throw new IllegalArgumentException("the label selector must name at least one label (all pods of the "
+                        + "namespace are not a job)");
+            }
+            if (daemonPort < 1 || daemonPort > 65535) {
+                throw new IllegalArgumentException("daemon port " + daemonPort + " out of range 1..65535");
+            }
+            if (settle.isNegative() || saveTimeout.isNegative() || saveTimeout.isZero()) {
+                throw new IllegalArgumentException("settle must be >= 0 and the save timeout > 0");
+            }
+        }
+
+        /** Parses {@code k=v,k2=v2} (equality selectors only). */
+        public static Map<String, String> parseSelector(String s) {
+            Map<String, String> m = new TreeMap<>();
+            for (String part : s.split(",")) {
+                String p = part.strip();
+                int eq = p.indexOf('=');
+                String k = eq < 0 ? "" : p.substring(0, eq).strip();
+                String v = eq < 0 ? "" : p.substring(eq + 1).replaceFirst("^=", "").strip();
+                if (k.isEmpty() || k.endsWith("!") || v.isEmpty() || v.contains("=")) {
+                    throw new IllegalArgumentException("selector '" + s + "': expected label=value pairs separated by "
+                            + "commas (equality selectors only), got '" + p + "'");
+                }
+                m.put(k, v);
+            }
+            return m;
+        }
+    }
+
+    /**
+     * A snapshot of what the adapter saw and did; {@code settled} when no evaluation runs or waits
+     * (everything observed so far has been acted on).
+     */
+    public record Status(long evaluations, String observed, Map<String, Integer> applied, String running,
+            List<Map<String, Object>> changes, List<String> events, JsonNode assignment, boolean settled) {
+    }
+
+    private final KubernetesClient client;
+    private final Settings settings;
+    private final DaemonApi daemon;
+    private final ObjectMapper json = new ObjectMapper();
+    private final ScheduledExecutorService loop = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "kubernetes-adapter");
+        t.setDaemon(true);
+        return t;
+    });
+    private final long started = System.nanoTime();
+    private SharedIndexInformer<Pod> informer;
+    private ScheduledFuture<?> pending;
+
+    // guarded by this
+    private long evaluations;
+    /** Evaluations scheduled or running. */
+    private int queued;
+    private Membership observed;
+    private Map<String, Integer> applied;
+    private Map<String, Integer> refused;
+    private String running;
+    private final List<Map<String, Object>> changes = new ArrayList<>();
+    private final Deque<String> events = new ArrayDeque<>();
+    private JsonNode assignment;
+    private final Map<String, Integer> workerIds = new TreeMap<>();
+    private final Map<Integer, String> addresses = new TreeMap<>();
+
+    public KubernetesAdapter(KubernetesClient client, Settings settings) {
+        this.client = client;
+        this.settings = settings;
+        this.daemon = new DaemonApi(settings.daemon(), settings.token());
+    }
+
+    private String assignmentPath() {
+        return "/job/" + settings.job() + "/kubernetes/assignment.json";
+    }
+
+    /**
+     * Restores the last published assignment (a restarted adapter keeps worker numbers and what was
+     * applied), then starts watching. Returns once the informer has listed the pods.
+     */
+    public KubernetesAdapter start() throws IOException, InterruptedException {
+        java.util.Optional<byte[]> saved = daemon.readFile(assignmentPath());
+        if (saved.isPresent()) {
+            restore(json.readTree(saved.get()));
+        }
+        event("watching pods " + settings.selector() + " in namespace " + settings.namespace() + " for job "
+                + settings.job() + "; daemon " + daemon.address());
+        informer = client.pods().inNamespace(settings.namespace()).withLabels(settings.selector())
+                .inform(new ResourceEventHandler<Pod>() {
+                    @Override
+                    public void onAdd(Pod pod) {
+                        poke();
+                    }
+
+                    @Override
+                    public void onUpdate(Pod before, Pod after) {
+                        poke();
+                    }
+
+                    @Override
+                    public void onDelete(Pod pod, boolean unknownFinalState) {
+                        poke();
+                    }
+                }, 0);
+        poke();
+        return this;
+    }
+
+    private synchronized void restore(JsonNode a) {
+        Map<String, Integer> shape = new TreeMap<>();
+        for (JsonNode w : a.path("workers")) {
+            workerIds.put(w.path("node").asText(), w.path("worker").asInt());
+            addresses.put(w.path("worker").asInt(), w.path("address").asText());
+            if (w.path("devices").asInt() > 0) {
+                shape.put(w.path("node").asText(), w.path("devices").asInt());
+            }
+        }
+        applied = shape;
+        assignment = a;
+        event("restored assignment " + shape + " (worker numbers " + workerIds + ")");
+    }
+
+    /** Something changed: evaluate once the pods have been still for the settle time. */
+    private synchronized void poke() {
+        if (loop.isShutdown()) {
+            return;
+        }
+        if (pending != null && pending.cancel(false)) {
+            queued--; // not yet started: pushed back by this newer event
+        }
+        queued++;
+        pending = loop.schedule(this::evaluate, settings.settle().toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    private void evaluate() {
+        Membership m = PodMembership.of(informer.getStore().list(), settings.gpuResource());
+        Map<String, Integer> before;
+        synchronized (this) {
+            evaluations++;
+            if (observed == null || !observed.equals(m)) {
+                event("observed " + m + (m.skipped().isEmpty() ? "" : "; not counted: " + m.skipped()));
+            }
+            observed = m;
+            before = applied;
+            notifyAll();
+        }
+        try {
+            if (m.nodes().isEmpty()) {
+                return; // nothing to run on; the next ready pods are a change from what was applied
+            }
+            if (before == null) {
+                number(m);
+                publish(m, configFor(m), null, null);
+                synchronized (this) {
+                    applied = m.shape();
+                    event("initial devices " + m + "; assignment published");
+                }
+                return;
+            }
+            if (m.shape().equals(before) || m.shape().equals(refused)) {
+                return;
+            }
+            change(m, before);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (IOException | RuntimeException e) {
+            event("error: " + e.getMessage() + "; will try again in " + Math.max(1, settings.settle().toSeconds()) + " s");
+            retryLater();
+        } finally {
+            synchronized (this) {
+                queued--;
+                notifyAll();
+            }
+        }
+    }
+
+    private void retryLater() {
+        synchronized (this) {
+            if (!loop.isShutdown()) {
+                queued++;
+                pending = loop.schedule(this::evaluate, Math.max(1000, settings.settle().toMillis()), TimeUnit.MILLISECONDS);
+            }
+        }
+    }
+
+    /** Gives new nodes the next worker numbers (in name order); numbers are never reused. */
+    private synchronized void number(Membership m) {
+        for (Node n : m.nodes()) {
+            if (!workerIds.containsKey(n.name())) {
+                int id = workerIds.values().stream().mapToInt(i -> i + 1).max().orElse(0);
+                workerIds.put(n.name(), id);
+            }
+            addresses.put(workerIds.get(n.name()), n.hostIp() + ":" + settings.daemonPort());
+        }
+    }
+
+    /** The configuration a first launch uses: the daemon's parallelizer for these devices. */
+    private JsonNode configFor(Membership m) throws IOException, InterruptedException {
+        ObjectNode b = json.createObjectNode();
+        devices(m, b);
+        try {
+            return daemon.post("/api/v1/jobs/" + settings.job() + "/parallelize", b);
+        } catch (DaemonApi.Refused e) {
+            if (e.status / 100 == 4) {
+                event("no configuration for " + m + ": " + e.getMessage());
+                return null;
+            }
+            throw e;
+        }
+    }
+
+    private synchronized void devices(Membership m, ObjectNode body) {
+        ArrayNode devs = body.putArray("devices");
+        int perWorker = 1;
+        for (Node n : sortedByWorker(m)) {
+            for (int l = 0; l < n.devices(); l++) {
+                devs.addArray().add(workerIds.get(n.name())).add(l);
+            }
+            perWorker = Math.max(perWorker, n.devices());
+        }
+        body.put("devicesPerWorker", perWorker);
+    }
+
+    private synchronized List<Node> sortedByWorker(Membership m) {
+        List<Node> nodes = new ArrayList<>(m.nodes());
+        nodes.sort(java.util.Comparator.comparing(n -> workerIds.get(n.name())));
+        return nodes;
+    }
+
+    private void change(Membership m, Map<String, Integer> before) throws IOException, InterruptedException {
+        number(m);
+        ObjectNode body = json.createObjectNode();
+        devices(m, body);
+        ObjectNode daemons = body.putObject("daemons");
+        synchronized (this) {
+            addresses.forEach((w, a) -> daemons.put(Integer.toString(w), a));
+        }
+        body.put("saveTimeoutSeconds", Math.max(1, settings.saveTimeout().toSeconds()));
+        JsonNode started;
+        try {
+            started = daemon.post("/api/v1/jobs/" + settings.job() + "/resources", body);
+        } catch (DaemonApi.Refused e) {
+            if (e.status == 409) {
+                event("another change of job " + settings.job() + " is running; trying again later");
+                retryLater();
+                return;
+            }
+            if (e.status / 100 == 4) {
+                synchronized (this) {
+                    refused = m.shape();
+                    changes.add(Map.of("devices", m.shape(), "state", "refused", "error", e.getMessage()));
+                }
+                event("the daemon refused the change to " + m + ": " + e.getMessage() + " (not retried until the pods "
+                        + "change again)");
+                return;
+            }
+            throw e;
+        }
+        String id = started.path("id").asText();
+        synchronized (this) {
+            running = id;
+        }
+        event("resource change " + id + ": " + before + " -> " + m.shape() + " (stop flag raised; waiting for the save)");
+        JsonNode done;
+        do {
+            done = daemon.get(started.path("status").asText() + "?wait=true", settings.saveTimeout().plusMinutes(15));
+        } while (done.path("state").asText().equals("stopping") || done.path("state").asText().equals("reconfiguring"));
+        Map<String, Object> record = new LinkedHashMap<>();
+        record.put("id", id);
+        record.put("devices", m.shape());
+        record.put("state", done.path("state").asText());
+        if (done.has("error")) {
+            record.put("error", done.path("error").asText());
+        }
+        if (done.has("config")) {
+            record.put("config", done.get("config"));
+        }
+        if ("done".equals(done.path("state").asText())) {
+            publish(m, done.get("config"), id, done.path("generation"));
+            synchronized (this) {
+                applied = m.shape();
+                refused = null;
+            }
+            event("change " + id + " done: " + done.path("config").path("tp").asInt() + "," + done.path("config")
+                    .path("pp").asInt() + "," + done.path("config").path("dp").asInt() + " (T,P,D) from generation "
+                    + done.path("generation").asText() + "; assignment published");
+        } else {
+            synchronized (this) {
+                refused = m.shape();
+            }
+            event("change " + id + " " + done.path("state").asText() + ": " + done.path("error").asText()
+                    + " (not retried until the pods change again)");
+        }
+        synchronized (this) {
+            running = null;
+            changes.add(record);
+        }
+    }
+
+    /** Writes the assignment: configuration, workers, and each pod's local devices and ranks. */
+    private void publish(Membership m, JsonNode config, String change, JsonNode generation)
+            throws IOException, InterruptedException {
+        ObjectNode a = json.createObjectNode();
+        a.put("job", settings.job());
+        a.put("change", change);
+        a.set("generation", generation == null || generation.isNull() || generation.isMissingNode() ? null : generation);
+        if (config != null) {
+            ObjectNode c = a.putObject("config");
+            c.put("tp", config.path("tp").asInt());
+            c.put("pp", config.path("pp").asInt());
+            c.put("dp", config.path("dp").asInt());
+        } else {
+            a.putNull("config");
+        }
+        a.put("worldSize", m.devices());
+        ObjectNode devHolder = json.createObjectNode();
+        devices(m, devHolder);
+        a.put("devicesPerWorker", devHolder.path("devicesPerWorker").asInt());
+        if (config != null) {
+            ((ObjectNode) a.get("config")).set("devices", devHolder.get("devices"));
+        }
+        ArrayNode workers = a.putArray("workers");
+        ArrayNode pods = a.putArray("pods");
+        int rank = 0;
+        synchronized (this) {
+            Map<String, Node> present = new TreeMap<>();
+            m.nodes().forEach(n -> present.put(n.name(), n));
+            for (Node n : sortedByWorker(m)) {
+                int worker = workerIds.get(n.name());
+                if (rank == 0) {
+                    a.put("masterAddr", n.hostIp());
+                }
+                int local = 0;
+                for (Member p : n.pods()) {
+                    ObjectNode po = pods.addObject();
+                    po.put("pod", p.pod());
+                    po.put("node", n.name());
+                    po.put("worker", worker);
+                    ArrayNode locals = po.putArray("local");
+                    ArrayNode ranks = po.putArray("ranks");
+                    for (int i = 0; i < p.devices(); i++) {
+                        locals.add(local++);
+                        ranks.add(rank++);
+                    }
+                }
+            }
+            for (Map.Entry<String, Integer> e : workerIds.entrySet()) {
+                Node n = present.get(e.getKey());
+                ObjectNode w = workers.addObject();
+                w.put("worker", e.getValue());
+                w.put("node", e.getKey());
+                w.put("address", addresses.get(e.getValue()));
+                w.put("devices", n == null ? 0 : n.devices());
+            }
+        }
+        daemon.writeFile(assignmentPath(), json.writerWithDefaultPrettyPrinter().writeValueAsString(a)
+                .getBytes(StandardCharsets.UTF_8));
+        synchronized (this) {
+            assignment = a;
+        }
+    }
+
+    private synchronized void event(String what) {
+        String line = String.format(java.util.Locale.ROOT, "%.3fs %s", (System.nanoTime() - started) / 1e9, what);
+        events.addLast(line);
+        while (events.size() > KEPT_EVENTS) {
+            events.removeFirst();
+        }
+        LOG.info("{}", what);
+        notifyAll();
+    }
+
+    public synchronized Status status() {
+        List<Map<String, Object>> cs = new ArrayList<>(changes);
+        return new Status(evaluations, observed == null ? null : observed.toString(),
+                applied == null ? null : Map.copyOf(applied), running, cs, List.copyOf(events),
+                assignment == null ? null : assignment.deepCopy(), queued == 0);
+    }
+
+    /** Waits until the status satisfies {@code until}; returns it, or throws on timeout. */
+    public Status await(Predicate<Status> until, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        synchronized (this) {
+            while (true) {
+                Status s = status();
+                if (until.test(s)) {
+                    return s;
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new IllegalStateException("timed out after " + timeout + "; last status: " + s);
+                }
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            loop.shutdownNow();
+        }
+        if (informer != null) {
+            informer.close();
+        }
+    }
+}

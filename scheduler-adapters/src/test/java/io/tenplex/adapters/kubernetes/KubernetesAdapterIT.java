@@ -1,0 +1,277 @@
+package io.tenplex.adapters.kubernetes;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.tenplex.adapters.JobService;
+import io.tenplex.adapters.StopFlags;
+import io.tenplex.adapters.JobPaths;
+import io.tenplex.adapters.SavedJobs;
+import io.tenplex.ptc.Device;
+import io.tenplex.ptc.MegatronLayout;
+import io.tenplex.ptc.Model;
+import io.tenplex.ptc.ModelSpecJson;
+import io.tenplex.ptc.ParallelConfig;
+import io.tenplex.ptc.Ptc;
+import io.tenplex.ptc.RankLayout;
+import io.tenplex.ptc.StageMap;
+import io.tenplex.store.DataRef;
+import io.tenplex.store.Fixtures;
+import io.tenplex.store.StorePath;
+import io.tenplex.store.TensorStore;
+import io.tenplex.store.memory.Allocator;
+import io.tenplex.store.peer.PeerClient;
+import io.tenplex.store.rest.NettyLeaks;
+import io.tenplex.store.rest.RestServer;
+import io.tenplex.transform.ReferenceInterpreter;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Kubernetes adapter against fabric8's Kubernetes mock API server in CRUD mode (pods are created,
+ * updated and deleted through the real client; the informer lists and watches them) and two real
+ * daemons, one per "node": node-a's at 127.0.0.1:P and node-b's at 127.0.0.2:P, the same port on
+ * two host IPs as a DaemonSet on the host network would be. The mock API server is the only stand-in.
+ */
+@EnableKubernetesMockClient(crud = true)
+class KubernetesAdapterIT {
+    private static final String NS = "training";
+    private static final Model MODEL = MegatronLayout.model(MegatronLayout.Shape.gpt(4, 64, 8, 1000, 16));
+    private static final Duration WAIT = Duration.ofSeconds(60);
+
+    KubernetesClient client;
+
+    private final ObjectMapper json = new ObjectMapper();
+    private final HttpClient http = HttpClient.newHttpClient();
+    private final List<TensorStore> stores = new ArrayList<>();
+    private final List<RestServer> servers = new ArrayList<>();
+    private final List<JobService> services = new ArrayList<>();
+    private final List<String> addresses = new ArrayList<>();
+    private PeerClient peers;
+    private KubernetesAdapter adapter;
+
+    @BeforeEach
+    void start() throws Exception {
+        peers = new PeerClient(4, null);
+        int port = 0;
+        for (String host : List.of("127.0.0.1", "127.0.0.2")) {
+            TensorStore store = new TensorStore(new Allocator(256L << 20));
+            JobService jobs = new JobService(store, peers, Duration.ofSeconds(30), null, new StopFlags());
+            RestServer s = new RestServer(store, null);
+            s.addControl(JobService.PREFIX, jobs);
+            InetSocketAddress a = s.start(host, port);
+            port = a.getPort();
+            stores.add(store);
+            servers.add(s);
+            services.add(jobs);
+            addresses.add(host + ":" + port);
+        }
+        Fixtures.putFile(stores.get(0), "/job/j/model.json", ModelSpecJson.write(MODEL).getBytes(StandardCharsets.UTF_8),
+                false);
+    }
+
+    @AfterEach
+    void stop() {
+        if (adapter != null) {
+            adapter.close();
+        }
+        servers.forEach(RestServer::close);
+        services.forEach(JobService::close);
+        peers.close();
+        stores.forEach(TensorStore::close);
+    }
+
+    @AfterAll
+    static void noLeaks() {
+        NettyLeaks.assertNone();
+    }
+
+    private KubernetesAdapter adapter(Duration settle) throws Exception {
+        int port = Integer.parseInt(addresses.get(0).split(":")[1]);
+        return new KubernetesAdapter(client, new KubernetesAdapter.Settings(NS, Map.of("tenplex.io/job", "j"), "j",
+                PodMembership.DEFAULT_GPU_RESOURCE, port, addresses.get(0), null, settle, Duration.ofSeconds(60))).start();
+    }
+
+    static Pod pod(String name, String node, String hostIp, int gpus, boolean ready) {
+        return new PodBuilder().withNewMetadata().withName(name).withNamespace(NS).addToLabels("tenplex.io/job", "j")
+                .endMetadata()
+                .withNewSpec().withNodeName(node).addNewContainer().withName("train").withImage("tenplex/example")
+                .withNewResources().addToLimits(PodMembership.DEFAULT_GPU_RESOURCE, new Quantity(Integer.toString(gpus)))
+                .endResources().endContainer().endSpec()
+                .withNewStatus().withPhase(ready ? "Running" : "Pending").withHostIP(hostIp)
+                .addNewCondition().withType("Ready").withStatus(ready ? "True" : "False").endCondition().endStatus()
+                .build();
+    }
+
+    private void create(Pod p) {
+        client.pods().inNamespace(NS).resource(p).create();
+    }
+
+    private void markReady(String name) {
+        Pod p = client.pods().inNamespace(NS).withName(name).get();
+        p.getStatus().setPhase("Running");
+        p.getStatus().getConditions().get(0).setStatus("True");
+        client.pods().inNamespace(NS).resource(p).updateStatus();
+    }
+
+    private JsonNode get(int daemon, String path) throws Exception {
+        return json.readTree(http.send(HttpRequest.newBuilder(URI.create("http://" + addresses.get(daemon) + path)).build(),
+                HttpResponse.BodyHandlers.ofString()).body());
+    }
+
+    private Ptc ptc(ParallelConfig c, List<Device> devices) {
+        return new Ptc(MODEL, c, RankLayout.MEGATRON, StageMap.uniform(MODEL.layers(), c.pp()), devices);
+    }
+
+    private static List<Device> devices(JsonNode list) {
+        List<Device> out = new ArrayList<>();
+        list.forEach(d -> out.add(new Device(d.get(0).asInt(), d.get(1).asInt())));
+        return out;
+    }
+
+    /** What the job's ranks do when the stop flag is up: save their shards and seal the step on every daemon. */
+    private Map<String, byte[]> trainAndSave(JsonNode assignment, long step, long seed) throws Exception {
+        JsonNode c = assignment.get("config");
+        Ptc ptc = ptc(ParallelConfig.of(c.get("tp").asInt(), c.get("pp").asInt(), c.get("dp").asInt()),
+                devices(c.get("devices")));
+        for (TensorStore s : stores) {
+            if (s.stat(StorePath.parse("/job/j/save")).isPresent()) {
+                s.delete(StorePath.parse("/job/j/save")); // training replaces its working copy
+            }
+        }
+        Map<String, byte[]> full = SavedJobs.save(stores, new JobPaths("j"), ptc, seed);
+        for (int rank = 0; rank < ptc.worldSize(); rank++) {
+            for (io.tenplex.ptc.ValueSpec v : MODEL.values()) {
+                Fixtures.putFile(stores.get(ptc.device(rank).worker()), "/job/j/save/" + rank + "/" + v.key(),
+                        (v.key() + " of rank " + rank).getBytes(StandardCharsets.UTF_8), false);
+            }
+        }
+        String daemons = "{\"0\": \"" + addresses.get(0) + "\", \"1\": \"" + addresses.get(1) + "\"}";
+        for (int rank = 0; rank < ptc.worldSize(); rank++) {
+            int worker = ptc.device(rank).worker();
+            String body = "{\"world\": " + ptc.worldSize() + ", \"config\": " + c + ", \"daemons\": " + daemons + "}";
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://" + addresses.get(worker)
+                    + JobService.PREFIX + "j/saves/" + step + "/ranks/" + rank)).POST(HttpRequest.BodyPublishers
+                    .ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, r.statusCode(), r.body());
+        }
+        return full;
+    }
+
+    private byte[] read(int worker, String path) {
+        try (DataRef ref = stores.get(worker).open(StorePath.parse(path))) {
+            ByteBuffer b = ByteBuffer.allocate((int) ref.size());
+            ref.copyTo(0, ref.size(), b);
+            return b.array();
+        }
+    }
+
+    /** Every rank's shards in /job/j/load on its worker's daemon equal sharding the full tensors directly. */
+    private void assertLoaded(JsonNode assignment, Map<String, byte[]> full) {
+        JsonNode c = assignment.get("config");
+        Ptc to = ptc(ParallelConfig.of(c.get("tp").asInt(), c.get("pp").asInt(), c.get("dp").asInt()),
+                devices(c.get("devices")));
+        var want = ReferenceInterpreter.shard(to, full);
+        for (int rank = 0; rank < to.worldSize(); rank++) {
+            for (var e : want.get(rank).entrySet()) {
+                assertArrayEquals(e.getValue().data(), read(to.device(rank).worker(), "/job/j/load/" + rank + "/"
+                        + e.getKey()), "rank " + rank + " " + e.getKey());
+            }
+        }
+    }
+
+    private KubernetesAdapter.Status awaitChanges(int n) throws InterruptedException {
+        return adapter.await(s -> s.changes().size() >= n && s.running() == null, WAIT);
+    }
+
+    @Test
+    void readyPodsAndTheirGpus_becomeResourceChanges_thatMoveTheStateBetweenNodes() throws Exception {
+        create(pod("gpt-a0", "node-a", "127.0.0.1", 2, true));
+        create(pod("gpt-b0", "node-b", "127.0.0.2", 2, false));
+        adapter = adapter(Duration.ofMillis(200));
+
+        // first observation: node-a's two GPUs; node-b's pod is not ready yet
+        KubernetesAdapter.Status s = adapter.await(x -> x.assignment() != null, WAIT);
+        JsonNode a = s.assignment();
+        assertEquals(Map.of("node-a", 2), s.applied());
+        assertEquals(json.readTree("{\"tp\":1,\"pp\":1,\"dp\":2,\"devices\":[[0,0],[0,1]]}"), a.get("config"), a.toString());
+        assertEquals("127.0.0.1", a.path("masterAddr").asText());
+        assertEquals(json.readTree("[{\"pod\":\"gpt-a0\",\"node\":\"node-a\",\"worker\":0,\"local\":[0,1],\"ranks\":[0,1]}]"),
+                a.get("pods"));
+        assertTrue(s.observed().contains("2 devices"), s.observed());
+        assertTrue(s.events().stream().anyMatch(e -> e.contains("gpt-b0=phase Pending")), s.events().toString());
+        assertEquals(a, get(0, "/api/v1/files/job/j/kubernetes/assignment.json"), "published on the coordinator");
+        assertTrue(s.changes().isEmpty());
+        trainAndSave(a, 10, 1);
+
+        // scale up: node-b's pod becomes ready -> stop flag, save, reconfigure to (1,1,4) over both nodes
+        markReady("gpt-b0");
+        adapter.await(x -> x.running() != null, WAIT);
+        assertTrue(get(0, "/api/v1/jobs/j/stop").path("stop").asBoolean(), "the ranks are told to stop");
+        Map<String, byte[]> full = trainAndSave(a, 20, 2);
+        s = awaitChanges(1);
+        assertEquals("done", s.changes().get(0).get("state"), s.toString());
+        a = s.assignment();
+        assertEquals(json.readTree("{\"tp\":1,\"pp\":1,\"dp\":4,\"devices\":[[0,0],[0,1],[1,0],[1,1]]}"), a.get("config"));
+        assertEquals(20, a.path("generation").asLong());
+        assertEquals("gpt-b0", a.at("/pods/1/pod").asText());
+        assertEquals(json.readTree("[2,3]"), a.at("/pods/1/ranks"));
+        assertEquals(addresses.get(1), a.at("/workers/1/address").asText());
+        assertLoaded(a, full);
+        assertFalse(get(0, "/api/v1/jobs/j/stop").path("stop").asBoolean(), "flag cleared for the relaunched ranks");
+
+        // a pod whose device annotation is wrong is reported and counted as nothing: no change
+        Pod bad = pod("gpt-c0", "node-c", "127.0.0.3", 1, true);
+        bad.getMetadata().setAnnotations(Map.of(PodMembership.DEVICES_ANNOTATION, "two"));
+        create(bad);
+        s = adapter.await(x -> x.settled() && x.events().stream().anyMatch(e -> e.contains(
+                "gpt-c0=annotation tenplex.io/devices='two' is not a positive integer")), WAIT);
+        assertEquals(1, s.changes().size());
+        assertNull(s.running());
+
+        // node-a's pod goes away: the state moves to node-b alone, read from node-a's daemon (still running)
+        client.pods().inNamespace(NS).withName("gpt-a0").delete();
+        adapter.await(x -> x.running() != null, WAIT);
+        full = trainAndSave(a, 30, 3);
+        s = awaitChanges(2);
+        assertEquals("done", s.changes().get(1).get("state"), s.toString());
+        a = s.assignment();
+        assertEquals(json.readTree("{\"tp\":1,\"pp\":1,\"dp\":2,\"devices\":[[1,0],[1,1]]}"), a.get("config"));
+        assertEquals("127.0.0.2", a.path("masterAddr").asText());
+        assertEquals(json.readTree("[{\"pod\":\"gpt-b0\",\"node\":\"node-b\",\"worker\":1,\"local\":[0,1],\"ranks\":[0,1]}]"),
+                a.get("pods"));
+        assertEquals(0, a.at("/workers/0/devices").asInt(), "node-a keeps its number, with no devices");
+        assertLoaded(a, full);
+
+        // a restarted adapter picks up what was applied and keeps the worker numbers: nothing to change
+        adapter.close();
+        adapter = adapter(Duration.ofMillis(200));
+        s = adapter.await(x -> x.evaluations() > 0 && x.settled(), WAIT);
+        assertEquals(Map.of("node-b", 2), s.applied());
+        assertTrue(s.changes().isEmpty());
+        assertNull(s.running());
+    }
+}
