@@ -14,7 +14,8 @@ the prototype's client and by this one are interchangeable:
 
 Configuration comes from arguments or the environment: ``TENPLEX_ADDR`` (default
 ``http://127.0.0.1:20010``), ``TENPLEX_JOB``, ``TENPLEX_TOKEN``, and from a launcher ``RANK``,
-``WORLD_SIZE`` and ``TENPLEX_CONFIG`` (the parallel configuration as JSON).
+``WORLD_SIZE``, ``TENPLEX_CONFIG`` (the parallel configuration as JSON) and ``TENPLEX_DAEMONS``
+(worker number to daemon address, for clusters whose daemons do not know each other).
 """
 
 import argparse
@@ -354,6 +355,8 @@ def save(state, job=None, step=0, rank=None, world=None, config=None, client=Non
     body = {"world": world}
     if config is not None:
         body["config"] = config
+    if os.environ.get("TENPLEX_DAEMONS"):  # every worker's daemon (from a launcher): all of them learn of the seal
+        body["daemons"] = json.loads(os.environ["TENPLEX_DAEMONS"])
     return c.request("POST", "/api/v1/jobs/%s/saves/%d/ranks/%d" % (_p(job), step, rank), json=body).json()
 
 

@@ -25,7 +25,7 @@ import picocli.CommandLine.Parameters;
 @Command(name = "tenplex", mixinStandardHelpOptions = true, version = "tenplex 0.1.0",
         description = "Talk to tenplexd daemons: status, listings, reconfigurations, and a local demo.",
         subcommands = {TenplexCli.Status.class, TenplexCli.Ls.class, TenplexCli.Reconfigure.class, TenplexCli.PlanCmd.class,
-            DatasetCli.class, RunCli.class, StateCli.Verify.class, StateCli.ExportCmd.class, Demo.class})
+            DatasetCli.class, RunCli.class, KubernetesCli.class, StateCli.Verify.class, StateCli.ExportCmd.class, Demo.class})
 public final class TenplexCli implements Callable<Integer> {
     static final ObjectMapper JSON = new ObjectMapper();
 

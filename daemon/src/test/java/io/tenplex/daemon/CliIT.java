@@ -107,4 +107,27 @@ class CliIT {
             assertEquals("bf16", c.getTensor("/job/v/exports/1-bf16/0/w.numpy.ndarray", null).dtype());
         }
     }
+
+    @Test
+    void kubernetes_badInputFailsClearly_beforeWatchingAnything() throws Exception {
+        assertTrue(runErr(2, "kubernetes").contains("--job (or TENPLEX_JOB) is required"));
+        assertTrue(runErr(2, "kubernetes", "--job", "j", "--selector", "app in (gpt)")
+                .contains("expected label=value pairs separated by commas (equality selectors only)"));
+        assertTrue(runErr(2, "kubernetes", "--job", "j", "--settle", "-1").contains("--settle must be >= 0"));
+        int free;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            free = s.getLocalPort();
+        }
+        String err = runErr(2, "kubernetes", "--job", "j", "--addr", "http://127.0.0.1:" + free);
+        assertTrue(err.contains("cannot connect to http://127.0.0.1:" + free + " (is tenplexd running?)"), err);
+    }
+
+    /** Runs the CLI in this JVM and returns what it printed on stderr; its exit status must be {@code status}. */
+    static String runErr(int status, String... args) {
+        java.io.StringWriter err = new java.io.StringWriter();
+        CommandLine cl = TenplexCli.commandLine();
+        cl.setErr(new java.io.PrintWriter(err, true));
+        assertEquals(status, cl.execute(args), err.toString());
+        return err.toString();
+    }
 }

@@ -53,6 +53,7 @@ class TenplexdIT {
     void pythonClient_saveLoadStopAndInstall() throws Exception {
         String addr = start("--port", "0", "--memory-limit", "256m");
         pythonAgainst(addr, "tests/python/test_client.py");
+        pythonAgainst(addr, "tests/python/test_launch.py");
     }
 
     /** Runs a Python test script against the daemon at {@code addr}; it must exit 0 and end with OK. */

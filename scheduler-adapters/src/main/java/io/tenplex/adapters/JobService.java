@@ -411,7 +411,7 @@ public final class JobService implements ControlHandler, AutoCloseable {
                 } catch (IOException e) {
                     throw new java.io.UncheckedIOException(e);
                 }
-            });
+            }, (atStep, reason) -> setRemoteFlags(job, spec.daemons(), atStep, reason));
             changes.put(job + "/" + id, c);
             c.begin();
             background.execute(c::run);
@@ -446,6 +446,41 @@ public final class JobService implements ControlHandler, AutoCloseable {
         m.put("dp", c.dp());
         m.put("parallelizer", by);
         return jsonResponse(200, m);
+    }
+
+    /** Raises ({@code reason} given) or clears the job's stop flag on the daemons of a change; answers the failures. */
+    private CompletableFuture<List<String>> setRemoteFlags(String job, JsonNode named, java.util.OptionalLong atStep,
+            String reason) {
+        com.fasterxml.jackson.databind.node.ObjectNode holder = json.createObjectNode();
+        if (named != null) {
+            holder.set("daemons", named);
+        }
+        List<CompletableFuture<String>> sent = new ArrayList<>();
+        for (Map.Entry<Integer, InetSocketAddress> e : new java.util.TreeMap<>(daemons(holder)).entrySet()) {
+            InetSocketAddress a = e.getValue();
+            java.net.http.HttpRequest.Builder r = java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://"
+                    + a.getHostString() + ":" + a.getPort() + PREFIX + job + "/stop")).timeout(Duration.ofSeconds(30));
+            if (reason != null) {
+                Map<String, Object> body = new LinkedHashMap<>();
+                if (atStep.isPresent()) {
+                    body.put("atStep", atStep.getAsLong());
+                }
+                body.put("reason", reason);
+                r.header("Content-Type", "application/json").POST(java.net.http.HttpRequest.BodyPublishers.ofString(
+                        Reconfiguration.json(json, body)));
+            } else {
+                r.DELETE();
+            }
+            if (token != null) {
+                r.header("Authorization", "Bearer " + token);
+            }
+            sent.add(http.sendAsync(r.build(), java.net.http.HttpResponse.BodyHandlers.ofString()).handle((resp, t) ->
+                    t != null ? "worker " + e.getKey() + " at " + a + ": " + t
+                            : resp.statusCode() == 200 ? null
+                                    : "worker " + e.getKey() + " at " + a + ": " + resp.statusCode() + " " + resp.body().strip()));
+        }
+        return CompletableFuture.allOf(sent.toArray(new CompletableFuture[0])).thenApply(v ->
+                sent.stream().map(CompletableFuture::join).filter(x -> x != null).toList());
     }
 
     /** The daemon's stop flags. */

@@ -114,6 +114,15 @@ public final class ResourceChange {
         }
     }
 
+    /**
+     * The stop flag on the other daemons of the change: each rank asks its own node's daemon, so the
+     * flag is raised and cleared on all of them.
+     */
+    interface RemoteFlags {
+        /** Raises ({@code reason} given) or clears ({@code reason} null) the flag; answers the daemons that failed. */
+        CompletableFuture<List<String>> set(OptionalLong atStep, String reason);
+    }
+
     private final String job;
     private final String id;
     private final Spec spec;
@@ -122,6 +131,8 @@ public final class ResourceChange {
     /** The model stored with the job (for a parallelizer that needs it). */
     private final java.util.function.Supplier<Model> storedModel;
     private final Function<ObjectNode, Reconfiguration> reconfigure;
+    private final RemoteFlags remote;
+    private CompletableFuture<List<String>> remoteRaise = CompletableFuture.completedFuture(List.of());
     private final CompletableFuture<Void> finished = new CompletableFuture<>();
     private final Map<String, Long> phaseMillis = new LinkedHashMap<>();
     private final List<String> events = new ArrayList<>();
@@ -135,7 +146,9 @@ public final class ResourceChange {
     private volatile boolean cancelled;
 
     ResourceChange(String job, String id, Spec spec, StopFlags flags, Generations generations,
-            java.util.function.Supplier<Model> storedModel, Function<ObjectNode, Reconfiguration> reconfigure) {
+            java.util.function.Supplier<Model> storedModel, Function<ObjectNode, Reconfiguration> reconfigure,
+            RemoteFlags remote) {
+        this.remote = remote;
         this.job = job;
         this.id = id;
         this.spec = spec;
@@ -184,7 +197,9 @@ public final class ResourceChange {
      */
     void begin() {
         before = generations.current(job).orElse(-1);
-        flags.raise(job, spec.atStep(), "resource change " + id + " to " + spec.devices().size() + " devices");
+        String reason = "resource change " + id + " to " + spec.devices().size() + " devices";
+        flags.raise(job, spec.atStep(), reason);
+        remoteRaise = remote.set(spec.atStep(), reason);
         event("stop flag raised" + (spec.atStep().isPresent() ? " for step " + spec.atStep().getAsLong() : "")
                 + "; waiting for every rank to save (generation after " + (before < 0 ? "none" : before) + ")");
     }
@@ -193,6 +208,7 @@ public final class ResourceChange {
     void run() {
         try {
             long t = System.nanoTime();
+            reportRemote("raised", remoteRaise);
             OptionalLong g = generations.awaitNewer(job, before, spec.atStep().orElse(0), spec.saveTimeoutMillis(),
                     () -> cancelled);
             phase("stop", t);
@@ -253,9 +269,22 @@ public final class ResourceChange {
             state = State.FAILED;
         } finally {
             flags.clear(job);
+            reportRemote("cleared", remote.set(OptionalLong.empty(), null));
             event("stop flag cleared");
             phase("total", started);
             finished.complete(null);
+        }
+    }
+
+    private void reportRemote(String what, CompletableFuture<List<String>> done) {
+        List<String> failed;
+        try {
+            failed = done.get(60, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (Exception e) {
+            failed = List.of(e.toString());
+        }
+        if (!failed.isEmpty()) {
+            event("stop flag not " + what + " on: " + String.join("; ", failed));
         }
     }
 

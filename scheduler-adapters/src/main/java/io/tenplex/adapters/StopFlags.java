@@ -26,6 +26,7 @@ public final class StopFlags implements ControlHandler {
     }
 
     private final Map<String, Flag> flags = new ConcurrentHashMap<>();
+    private final Map<String, Long> raises = new ConcurrentHashMap<>();
 
     public void raise(String job, OptionalLong atStep, String reason) {
         if (atStep.isPresent() && atStep.getAsLong() < 0) {
@@ -33,6 +34,12 @@ public final class StopFlags implements ControlHandler {
         }
         new JobPaths(job);
         flags.put(job, new Flag(atStep, reason, System.currentTimeMillis()));
+        raises.merge(job, 1L, Long::sum);
+    }
+
+    /** How often the job's flag has been raised on this daemon (a launcher tells a stop from an end by it). */
+    public long raises(String job) {
+        return raises.getOrDefault(job, 0L);
     }
 
     public void clear(String job) {
@@ -55,6 +62,7 @@ public final class StopFlags implements ControlHandler {
         Flag f = flags.get(job);
         m.put("stop", f != null && f.stops(step));
         m.put("raised", f != null);
+        m.put("raises", raises(job));
         if (f != null) {
             m.put("atStep", f.atStep().isPresent() ? f.atStep().getAsLong() : null);
             m.put("reason", f.reason());

@@ -242,6 +242,9 @@ class KubernetesAdapterIT {
         assertEquals(addresses.get(1), a.at("/workers/1/address").asText());
         assertLoaded(a, full);
         assertFalse(get(0, "/api/v1/jobs/j/stop").path("stop").asBoolean(), "flag cleared for the relaunched ranks");
+        JsonNode nodeB = get(1, "/api/v1/jobs/j/stop");
+        assertEquals(1, nodeB.path("raises").asInt(), "node-b's ranks ask node-b's daemon: raised there too");
+        assertFalse(nodeB.path("raised").asBoolean(), "and cleared");
 
         // a pod whose device annotation is wrong is reported and counted as nothing: no change
         Pod bad = pod("gpt-c0", "node-c", "127.0.0.3", 1, true);

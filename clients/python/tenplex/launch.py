@@ -1,0 +1,139 @@
+"""Per-pod launcher for jobs whose devices the Kubernetes adapter manages.
+
+``python3 -m tenplex.launch [--pod NAME] -- <training command>`` runs in each pod of the job:
+
+1. it waits until the job's stop flag is down and the adapter's assignment
+   (``/job/<job>/kubernetes/assignment.json``) is for the job's current complete generation and
+   names this pod (so a relaunch never uses the assignment from before the last save);
+2. it starts one process per rank of this pod with ``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``,
+   ``MASTER_ADDR``, ``MASTER_PORT``, ``TENPLEX_TP``/``PP``/``DP``, ``TENPLEX_CONFIG`` (with the
+   devices) and ``TENPLEX_DAEMONS`` (every worker's daemon, for the seal) in the environment;
+3. when they have all exited: if the stop flag was raised since the launch (the daemon counts its
+   raises, so a flag already cleared again is not missed), the job's resources are changing and it
+   goes back to 1 for the next assignment; else the job has ended and so does the launcher. A rank
+   that fails ends the launcher with its exit status.
+
+SIGTERM (the pod is being deleted) is not passed on: the adapter has raised the stop flag, the
+ranks save and exit, and then the launcher exits instead of relaunching.
+"""
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from .client import Client, TenplexError, _p
+
+
+def _log(msg):
+    print("tenplex.launch: " + msg, file=sys.stderr, flush=True)
+
+
+def _state(c, job, pod):
+    """(assignment or None, why not yet) for this pod."""
+    if c.request("GET", "/api/v1/jobs/%s/stop" % _p(job)).json()["stop"]:
+        return None, "the stop flag is up"
+    r = c.request("GET", "/api/v1/files" + _p("/job/%s/kubernetes/assignment.json" % job), ok=(200, 404))
+    if r.status_code == 404:
+        return None, "no assignment yet"
+    a = r.json()
+    current = c.request("GET", "/api/v1/jobs/%s/generations" % _p(job)).json().get("current")
+    if a.get("generation") != current:
+        return None, "the assignment is for generation %s, the job's is %s" % (a.get("generation"), current)
+    if a.get("config") is None:
+        return None, "the assignment has no configuration (is the model stored with the job?)"
+    mine = [p for p in a["pods"] if p["pod"] == pod]
+    if not mine:
+        return None, "pod %s is not in the assignment" % pod
+    return (a, mine[0]), None
+
+
+def _flag(c, job):
+    return c.request("GET", "/api/v1/jobs/%s/stop" % _p(job)).json()
+
+
+def wait_for_assignment(c, job, pod, poll, stopping):
+    last = None
+    while not stopping():
+        got, why = _state(c, job, pod)
+        if got is not None:
+            return got
+        if why != last:
+            _log("waiting: " + why)
+            last = why
+        time.sleep(poll)
+    return None
+
+
+def environment(a, mine, job, master_port):
+    cfg = a["config"]
+    daemons = {str(w["worker"]): w["address"] for w in a["workers"]}
+    envs = []
+    for local, rank in zip(mine["local"], mine["ranks"]):
+        env = dict(os.environ)
+        env.update({
+            "RANK": str(rank), "LOCAL_RANK": str(local), "WORLD_SIZE": str(a["worldSize"]),
+            "MASTER_ADDR": a["masterAddr"], "MASTER_PORT": str(master_port), "TENPLEX_JOB": job,
+            "TENPLEX_TP": str(cfg["tp"]), "TENPLEX_PP": str(cfg["pp"]), "TENPLEX_DP": str(cfg["dp"]),
+            "TENPLEX_CONFIG": json.dumps(cfg), "TENPLEX_DAEMONS": json.dumps(daemons),
+        })
+        envs.append(env)
+    return envs
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python3 -m tenplex.launch", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--job", default=os.environ.get("TENPLEX_JOB"), help="job name (default: TENPLEX_JOB)")
+    ap.add_argument("--addr", default=None, help="this node's daemon (default: TENPLEX_ADDR)")
+    ap.add_argument("--pod", default=os.environ.get("POD_NAME") or os.environ.get("HOSTNAME"),
+                    help="this pod's name (default: POD_NAME, else HOSTNAME)")
+    ap.add_argument("--master-port", type=int, default=29500)
+    ap.add_argument("--poll", type=float, default=2.0, help="seconds between checks while waiting")
+    ap.add_argument("command", nargs=argparse.REMAINDER)
+    args = ap.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not args.job or not args.pod or not command:
+        ap.error("--job (or TENPLEX_JOB), --pod (or POD_NAME/HOSTNAME) and a command after -- are required")
+    c = Client(args.addr)
+    terminating = []
+    signal.signal(signal.SIGTERM, lambda *_: terminating.append(True))
+    launches = 0
+    while True:
+        try:
+            got = wait_for_assignment(c, args.job, args.pod, args.poll, lambda: bool(terminating))
+        except TenplexError as e:
+            _log(str(e))
+            return 2
+        if got is None:
+            _log("terminating before a launch")
+            return 0
+        a, mine = got
+        launches += 1
+        cfg = a["config"]
+        _log("launch %d: ranks %s of %d under (T,P,D)=(%d,%d,%d), generation %s" % (
+            launches, mine["ranks"], a["worldSize"], cfg["tp"], cfg["pp"], cfg["dp"], a.get("generation")))
+        raises = _flag(c, args.job)["raises"]
+        procs = [subprocess.Popen(command, env=env) for env in environment(a, mine, args.job, args.master_port)]
+        codes = [p.wait() for p in procs]
+        failed = next((x for x in codes if x != 0), 0)
+        if failed:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+            _log("a rank exited with %d" % failed)
+            return failed
+        if terminating:
+            _log("pod terminating; ranks exited")
+            return 0
+        flag = _flag(c, args.job)
+        if not flag["raised"] and flag["raises"] == raises:
+            _log("the job ended")
+            return 0
+        _log("the job's resources are changing; waiting for the next assignment")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""tenplex.launch (the per-pod launcher of Kubernetes jobs) against a real daemon (TENPLEX_ADDR).
+
+This script plays the Kubernetes adapter's part (it publishes assignments and raises and clears
+the stop flag, as the adapter and the daemon's resource change do); the launcher and its ranks are
+real processes. Launch 1 runs two ranks under (1,1,2); the ranks stop on the flag and seal step 5;
+the launcher waits for an assignment for generation 5 and relaunches one rank under (1,1,1); that
+run ends the job. Prints OK at the end; any failure raises."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PKG = os.path.join(HERE, "..", "..", "clients", "python")
+sys.path.insert(0, PKG)
+
+import tenplex  # noqa: E402
+
+ADDR = os.environ["TENPLEX_ADDR"]
+c = tenplex.Client(ADDR)
+JOB = "k"
+HOSTPORT = ADDR.split("://")[-1]
+
+CHILD = r'''
+import json, os, sys, time
+sys.path.insert(0, %(pkg)r)
+import tenplex
+out, rank = sys.argv[1], int(os.environ["RANK"])
+launch = 2 if os.path.exists(os.path.join(out, "rank-%%d-1.json" %% rank)) else 1
+keys = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "TENPLEX_JOB", "TENPLEX_TP",
+        "TENPLEX_PP", "TENPLEX_DP", "TENPLEX_CONFIG", "TENPLEX_DAEMONS"]
+with open(os.path.join(out, "rank-%%d-%%d.json" %% (rank, launch)), "w") as f:
+    json.dump({k: os.environ.get(k) for k in keys}, f)
+if launch == 1:
+    deadline = time.time() + 60
+    while not tenplex.should_stop():  # training steps would run here
+        assert time.time() < deadline, "no stop flag"
+        time.sleep(0.02)
+    tenplex.save(None, step=5)  # seals as an empty rank; the daemon learns of it through TENPLEX_DAEMONS too
+'''
+
+
+def assignment(generation, dp, ranks):
+    devices = [[0, i] for i in range(dp)]
+    return {"job": JOB, "generation": generation, "config": {"tp": 1, "pp": 1, "dp": dp, "devices": devices},
+            "worldSize": dp, "devicesPerWorker": dp, "masterAddr": "127.0.0.1",
+            "workers": [{"worker": 0, "node": "node-a", "address": HOSTPORT, "devices": dp}],
+            "pods": [{"pod": "p0", "node": "node-a", "worker": 0, "local": ranks, "ranks": ranks}]}
+
+
+def publish(a):
+    tenplex.put_file("/job/%s/kubernetes/assignment.json" % JOB, json.dumps(a), c)
+
+
+def wait_until(what, cond, timeout=60):
+    deadline = time.time() + timeout
+    while not cond():
+        assert time.time() < deadline, "timed out waiting for " + what
+        time.sleep(0.02)
+
+
+def launcher(out, *extra):
+    env = dict(os.environ, PYTHONPATH=PKG, TENPLEX_JOB=JOB)
+    child = os.path.join(out, "child.py")
+    return subprocess.Popen([sys.executable, "-m", "tenplex.launch", "--pod", "p0", "--poll", "0.02", *extra, "--",
+                             sys.executable, child, out], env=env, stderr=subprocess.PIPE, text=True)
+
+
+def read(out, rank, launch):
+    with open(os.path.join(out, "rank-%d-%d.json" % (rank, launch))) as f:
+        return json.load(f)
+
+
+with tempfile.TemporaryDirectory() as out:
+    with open(os.path.join(out, "child.py"), "w") as f:
+        f.write(CHILD % {"pkg": os.path.abspath(PKG)})
+    publish(assignment(None, 2, [0, 1]))
+    p = launcher(out)
+    wait_until("launch 1", lambda: all(os.path.exists(os.path.join(out, "rank-%d-1.json" % r)) for r in (0, 1)))
+    c.request("POST", "/api/v1/jobs/%s/stop" % JOB, json={"reason": "test: resources change"})
+    gens = lambda: c.request("GET", "/api/v1/jobs/%s/generations" % JOB).json()  # noqa: E731
+    wait_until("generation 5", lambda: gens().get("current") == 5)
+    c.request("DELETE", "/api/v1/jobs/%s/stop" % JOB)  # as the resource change does before the adapter publishes
+    publish(assignment(5, 1, [0]))
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    first = [read(out, r, 1) for r in (0, 1)]
+    assert [e["RANK"] for e in first] == ["0", "1"] and [e["LOCAL_RANK"] for e in first] == ["0", "1"], first
+    assert all(e["WORLD_SIZE"] == "2" and e["TENPLEX_DP"] == "2" and e["TENPLEX_TP"] == "1" for e in first), first
+    assert json.loads(first[1]["TENPLEX_CONFIG"])["devices"] == [[0, 0], [0, 1]], first
+    assert json.loads(first[0]["TENPLEX_DAEMONS"]) == {"0": HOSTPORT}, first
+    assert first[0]["MASTER_ADDR"] == "127.0.0.1" and first[0]["MASTER_PORT"] == "29500", first
+    second = read(out, 0, 2)
+    assert second["WORLD_SIZE"] == "1" and second["TENPLEX_DP"] == "1", second
+    assert not os.path.exists(os.path.join(out, "rank-1-2.json")), "rank 1 is gone after the change"
+    assert "launch 1: ranks [0, 1] of 2 under (T,P,D)=(1,1,2), generation None" in err, err
+    assert "the job's resources are changing; waiting for the next assignment" in err, err
+    assert "launch 2: ranks [0] of 1 under (T,P,D)=(1,1,1), generation 5" in err, err
+    assert err.strip().endswith("tenplex.launch: the job ended"), err
+
+    # a rank that fails ends the launcher with its status; bad use is a clear error
+    with open(os.path.join(out, "child.py"), "w") as f:
+        f.write("import sys; sys.exit(3)\n")
+    publish(assignment(5, 1, [0]))
+    p = launcher(out)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 3 and "a rank exited with 3" in err, (p.returncode, err)
+    r = subprocess.run([sys.executable, "-m", "tenplex.launch", "--job", JOB, "--pod", "p0"],
+                       env=dict(os.environ, PYTHONPATH=PKG), stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 2 and "a command after -- are required" in r.stderr, r.stderr
+
+print("OK")
