@@ -56,6 +56,8 @@ def parse_args(argv=None):
     p.add_argument("--out", default=".", help="directory for <job>.jsonl (losses, sample ids, events)")
     p.add_argument("--make-data", metavar="DIR", help="write a synthetic dataset and its index into DIR, then exit")
     p.add_argument("--samples", type=int, default=480, help="samples written by --make-data")
+    p.add_argument("--put-model-spec", action="store_true",
+                   help="store the model spec with the job (TENPLEX_ADDR, TENPLEX_JOB) for the parallelizer, then exit")
     return p.parse_args(argv)
 
 
@@ -370,6 +372,9 @@ if __name__ == "__main__":
     args = parse_args()
     if args.make_data:
         make_data(args)
+    elif args.put_model_spec:
+        tenplex.put_file("/job/%s/model.json" % os.environ.get("TENPLEX_JOB", "elastic-gpt"),
+                         json.dumps(model_spec(args)))
     else:
         if not args.dataset or not args.mount:
             sys.exit("elastic_gpt.py: --dataset and --mount are required (see --help)")

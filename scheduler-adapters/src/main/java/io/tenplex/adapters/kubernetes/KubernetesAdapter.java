@@ -391,11 +391,11 @@ public final class KubernetesAdapter implements AutoCloseable {
             m.nodes().forEach(n -> present.put(n.name(), n));
             for (Node n : sortedByWorker(m)) {
                 int worker = workerIds.get(n.name());
-                if (rank == 0) {
-                    a.put("masterAddr", n.hostIp());
-                }
                 int local = 0;
                 for (Member p : n.pods()) {
+                    if (rank == 0) { // rank 0's pod hosts the rendezvous (torch.distributed's MASTER_ADDR)
+                        a.put("masterAddr", p.podIp() != null ? p.podIp() : n.hostIp());
+                    }
                     ObjectNode po = pods.addObject();
                     po.put("pod", p.pod());
                     po.put("node", n.name());

@@ -24,8 +24,8 @@ public final class PodMembership {
     /** The GPU resource counted by default. */
     public static final String DEFAULT_GPU_RESOURCE = "nvidia.com/gpu";
 
-    /** A member pod and its devices. */
-    public record Member(String pod, int devices) {
+    /** A member pod, its devices and its IP (null when it has none yet). */
+    public record Member(String pod, int devices, String podIp) {
     }
 
     /** One node (a tenplex worker): its host IP, devices and member pods (by name). */
@@ -87,7 +87,7 @@ public final class PodMembership {
                 continue;
             }
             String node = p.getSpec().getNodeName();
-            byNode.computeIfAbsent(node, k -> new ArrayList<>()).add(new Member(name, devices));
+            byNode.computeIfAbsent(node, k -> new ArrayList<>()).add(new Member(name, devices, p.getStatus().getPodIP()));
             hostIps.putIfAbsent(node, p.getStatus().getHostIP());
         }
         List<Node> nodes = new ArrayList<>();

@@ -122,6 +122,7 @@ class KubernetesAdapterIT {
                 .withNewResources().addToLimits(PodMembership.DEFAULT_GPU_RESOURCE, new Quantity(Integer.toString(gpus)))
                 .endResources().endContainer().endSpec()
                 .withNewStatus().withPhase(ready ? "Running" : "Pending").withHostIP(hostIp)
+                .withPodIP(hostIp == null ? null : "10.244." + hostIp.substring(hostIp.lastIndexOf('.') + 1) + ".10")
                 .addNewCondition().withType("Ready").withStatus(ready ? "True" : "False").endCondition().endStatus()
                 .build();
     }
@@ -218,7 +219,7 @@ class KubernetesAdapterIT {
         JsonNode a = s.assignment();
         assertEquals(Map.of("node-a", 2), s.applied());
         assertEquals(json.readTree("{\"tp\":1,\"pp\":1,\"dp\":2,\"devices\":[[0,0],[0,1]]}"), a.get("config"), a.toString());
-        assertEquals("127.0.0.1", a.path("masterAddr").asText());
+        assertEquals("10.244.1.10", a.path("masterAddr").asText(), "rank 0's pod");
         assertEquals(json.readTree("[{\"pod\":\"gpt-a0\",\"node\":\"node-a\",\"worker\":0,\"local\":[0,1],\"ranks\":[0,1]}]"),
                 a.get("pods"));
         assertTrue(s.observed().contains("2 devices"), s.observed());
@@ -263,7 +264,7 @@ class KubernetesAdapterIT {
         assertEquals("done", s.changes().get(1).get("state"), s.toString());
         a = s.assignment();
         assertEquals(json.readTree("{\"tp\":1,\"pp\":1,\"dp\":2,\"devices\":[[1,0],[1,1]]}"), a.get("config"));
-        assertEquals("127.0.0.2", a.path("masterAddr").asText());
+        assertEquals("10.244.2.10", a.path("masterAddr").asText());
         assertEquals(json.readTree("[{\"pod\":\"gpt-b0\",\"node\":\"node-b\",\"worker\":1,\"local\":[0,1],\"ranks\":[0,1]}]"),
                 a.get("pods"));
         assertEquals(0, a.at("/workers/0/devices").asInt(), "node-a keeps its number, with no devices");
