@@ -28,7 +28,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -130,11 +129,7 @@ class ReconfigureIT {
     }
 
     private byte[] read(int worker, String path) {
-        try (DataRef ref = stores.get(worker).open(StorePath.parse(path))) {
-            ByteBuffer b = ByteBuffer.allocate((int) ref.size());
-            ref.copyTo(0, ref.size(), b);
-            return b.array();
-        }
+        return SavedJobs.bytes(stores.get(worker), path);
     }
 
     private void assertLoaded(Ptc from, Ptc to, Map<String, byte[]> full) {

@@ -26,4 +26,13 @@ public final class SavedJobs {
         }
         return full;
     }
+
+    /** The bytes stored at {@code path}. */
+    public static byte[] bytes(TensorStore store, String path) {
+        try (io.tenplex.store.DataRef ref = store.open(io.tenplex.store.StorePath.parse(path))) {
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate((int) ref.size());
+            ref.copyTo(0, ref.size(), b);
+            return b.array();
+        }
+    }
 }

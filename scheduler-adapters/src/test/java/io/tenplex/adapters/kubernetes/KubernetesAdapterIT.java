@@ -25,7 +25,6 @@ import io.tenplex.ptc.ParallelConfig;
 import io.tenplex.ptc.Ptc;
 import io.tenplex.ptc.RankLayout;
 import io.tenplex.ptc.StageMap;
-import io.tenplex.store.DataRef;
 import io.tenplex.store.Fixtures;
 import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
@@ -39,7 +38,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -183,11 +181,7 @@ class KubernetesAdapterIT {
     }
 
     private byte[] read(int worker, String path) {
-        try (DataRef ref = stores.get(worker).open(StorePath.parse(path))) {
-            ByteBuffer b = ByteBuffer.allocate((int) ref.size());
-            ref.copyTo(0, ref.size(), b);
-            return b.array();
-        }
+        return SavedJobs.bytes(stores.get(worker), path);
     }
 
     /** Every rank's shards in /job/j/load on its worker's daemon equal sharding the full tensors directly. */
