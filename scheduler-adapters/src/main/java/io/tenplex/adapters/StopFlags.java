@@ -33,6 +33,10 @@ public final class StopFlags implements ControlHandler {
             throw new IllegalArgumentException("atStep " + atStep.getAsLong() + " is negative");
         }
         new JobPaths(job);
+        Flag before = flags.get(job);
+        if (before != null && before.atStep().equals(atStep) && before.reason().equals(reason)) {
+            return; // the same raise again (a coordinator also tells itself): not a new one
+        }
         flags.put(job, new Flag(atStep, reason, System.currentTimeMillis()));
         raises.merge(job, 1L, Long::sum);
     }

@@ -144,6 +144,11 @@ class ResourceChangeIT {
         assertEquals("done", done.path("state").asText(), done.toString());
         assertEquals(8, done.path("generation").asLong());
         assertEquals(3, done.at("/config/dp").asInt(), done.toString()); // largest D that fits: (1,1,3)
+        JsonNode asked = json.readTree(send("POST", "/api/v1/jobs/j/parallelize", "{\"devices\": [[0,0],[0,1],[0,2]]}")
+                .body());
+        assertEquals(json.readTree("{\"tp\":1,\"pp\":1,\"dp\":3,\"parallelizer\":\"builtin\"}"), asked,
+                "the same choice without a change");
+        assertEquals(1, stopFlag(0).path("raises").asInt(), "one raise for the one change (its daemons: this one)");
     }
 
     @Test
@@ -161,11 +166,17 @@ class ResourceChangeIT {
             {"[1]", "JSON object"},
         };
         for (String[] b : bad) {
-            HttpResponse<String> r = send("POST", "/api/v1/jobs/j/resources", b[0]);
-            assertEquals(400, r.statusCode(), b[0] + " -> " + r.body());
-            assertTrue(r.body().contains(b[1]), b[0] + " -> " + r.body());
+            for (String route : List.of("resources", "parallelize")) { // parallelize reads the same request
+                HttpResponse<String> r = send("POST", "/api/v1/jobs/j/" + route, b[0]);
+                assertEquals(400, r.statusCode(), route + " " + b[0] + " -> " + r.body());
+                assertTrue(r.body().contains(b[1]), b[0] + " -> " + r.body());
+            }
         }
         assertFalse(stopFlag(0).path("raised").asBoolean());
+        assertEquals(0, stopFlag(0).path("raises").asInt());
+        HttpResponse<String> none = send("POST", "/api/v1/jobs/other/parallelize", "{\"size\": 2, \"devicesPerWorker\": 2}");
+        assertEquals(400, none.statusCode());
+        assertTrue(none.body().contains("no model in the request and none stored with job other"), none.body());
         assertEquals(400, send("GET", "/api/v1/jobs/j/stop?step=x", null).statusCode());
         assertEquals(405, send("POST", "/stop", "").statusCode());
         assertEquals(404, send("GET", "/api/v1/jobs/j/resources/nope", null).statusCode());

@@ -111,7 +111,7 @@ public final class KubernetesAdapter implements AutoCloseable {
         return t;
     });
     private final long started = System.nanoTime();
-    private SharedIndexInformer<Pod> informer;
+    private volatile SharedIndexInformer<Pod> informer;
     private ScheduledFuture<?> pending;
 
     // guarded by this
@@ -197,6 +197,12 @@ public final class KubernetesAdapter implements AutoCloseable {
     }
 
     private void evaluate() {
+        if (informer == null) { // an event before inform() returned: the poke after it evaluates
+            synchronized (this) {
+                queued--;
+            }
+            return;
+        }
         Membership m = PodMembership.of(informer.getStore().list(), settings.gpuResource());
         Map<String, Integer> before;
         synchronized (this) {
