@@ -234,23 +234,7 @@ public final class JobService implements ControlHandler, AutoCloseable {
         if (config != null) {
             sealedBody.put("config", config);
         }
-        byte[] note = Reconfiguration.json(json, sealedBody).getBytes(StandardCharsets.UTF_8);
-        List<CompletableFuture<String>> told = new ArrayList<>();
-        daemons.forEach((w, a) -> {
-            java.net.http.HttpRequest.Builder r = java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://"
-                    + a.getHostString() + ":" + a.getPort() + PREFIX + job + "/saves/" + step + "/sealed"))
-                    .timeout(Duration.ofSeconds(30)).header("Content-Type", "application/json")
-                    .POST(java.net.http.HttpRequest.BodyPublishers.ofByteArray(note));
-            if (token != null) {
-                r.header("Authorization", "Bearer " + token);
-            }
-            told.add(http.sendAsync(r.build(), java.net.http.HttpResponse.BodyHandlers.ofString()).handle((resp, t) ->
-                    t != null ? "worker " + w + " at " + a + ": " + t.getMessage()
-                            : resp.statusCode() == 200 ? null
-                                    : "worker " + w + " at " + a + ": " + resp.statusCode() + " " + resp.body().strip()));
-        });
-        return CompletableFuture.allOf(told.toArray(new CompletableFuture[0])).thenApply(v -> {
-            List<String> failed = told.stream().map(CompletableFuture::join).filter(x -> x != null).toList();
+        return tellAll(daemons, job + "/saves/" + step + "/sealed", "POST", sealedBody).thenApply(failed -> {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("step", step);
             m.put("rank", rank);
@@ -393,10 +377,7 @@ public final class JobService implements ControlHandler, AutoCloseable {
      * URL. One change per job at a time (409 while one runs).
      */
     private Response resources(String job, Request req) throws IOException {
-        JsonNode b = jsonBody(req);
-        Parallelizer stored = SmallFiles.read(store, StorePath.parse("/job/" + job + "/para-config.json"))
-                .map(ParaConfigTable::parse).orElse(null);
-        ResourceChange.Spec spec = ResourceChange.Spec.parse(b, stored);
+        ResourceChange.Spec spec = changeSpec(job, req);
         synchronized (changes) {
             for (Map.Entry<String, ResourceChange> e : changes.entrySet()) {
                 if (e.getKey().startsWith(job + "/") && e.getValue().running()) {
@@ -422,16 +403,20 @@ public final class JobService implements ControlHandler, AutoCloseable {
         }
     }
 
+    /** A resource change's request, with the para-config table stored with the job as its default parallelizer. */
+    private ResourceChange.Spec changeSpec(String job, Request req) throws IOException {
+        Parallelizer stored = SmallFiles.read(store, StorePath.parse("/job/" + job + "/para-config.json"))
+                .map(ParaConfigTable::parse).orElse(null);
+        return ResourceChange.Spec.parse(jsonBody(req), stored);
+    }
+
     /**
      * {@code POST /api/v1/jobs/<job>/parallelize}: the configuration a resource change with this body
      * would choose (the parallelizer's answer, nothing else happens). For launching a job's first
      * ranks, whose devices no resource change has given yet.
      */
     private Response parallelize(String job, Request req) throws IOException {
-        JsonNode b = jsonBody(req);
-        Parallelizer stored = SmallFiles.read(store, StorePath.parse("/job/" + job + "/para-config.json"))
-                .map(ParaConfigTable::parse).orElse(null);
-        ResourceChange.Spec spec = ResourceChange.Spec.parse(b, stored);
+        ResourceChange.Spec spec = changeSpec(job, req);
         ParallelConfig c = spec.config();
         String by = "request";
         if (c == null) {
@@ -455,30 +440,41 @@ public final class JobService implements ControlHandler, AutoCloseable {
         if (named != null) {
             holder.set("daemons", named);
         }
+        Map<String, Object> body = null;
+        if (reason != null) {
+            body = new LinkedHashMap<>();
+            if (atStep.isPresent()) {
+                body.put("atStep", atStep.getAsLong());
+            }
+            body.put("reason", reason);
+        }
+        return tellAll(new java.util.TreeMap<>(daemons(holder)), job + "/stop", reason != null ? "POST" : "DELETE", body);
+    }
+
+    /**
+     * Sends {@code method PREFIX + route} (with {@code body} as JSON, or none) to every daemon at
+     * once; answers the ones that failed, as "worker W at host:port: reason".
+     */
+    private CompletableFuture<List<String>> tellAll(Map<Integer, InetSocketAddress> daemons, String route, String method,
+            Object body) {
+        java.net.http.HttpRequest.BodyPublisher publisher = body == null ? java.net.http.HttpRequest.BodyPublishers.noBody()
+                : java.net.http.HttpRequest.BodyPublishers.ofString(Reconfiguration.json(json, body));
         List<CompletableFuture<String>> sent = new ArrayList<>();
-        for (Map.Entry<Integer, InetSocketAddress> e : new java.util.TreeMap<>(daemons(holder)).entrySet()) {
-            InetSocketAddress a = e.getValue();
+        daemons.forEach((w, a) -> {
             java.net.http.HttpRequest.Builder r = java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://"
-                    + a.getHostString() + ":" + a.getPort() + PREFIX + job + "/stop")).timeout(Duration.ofSeconds(30));
-            if (reason != null) {
-                Map<String, Object> body = new LinkedHashMap<>();
-                if (atStep.isPresent()) {
-                    body.put("atStep", atStep.getAsLong());
-                }
-                body.put("reason", reason);
-                r.header("Content-Type", "application/json").POST(java.net.http.HttpRequest.BodyPublishers.ofString(
-                        Reconfiguration.json(json, body)));
-            } else {
-                r.DELETE();
+                    + a.getHostString() + ":" + a.getPort() + PREFIX + route)).timeout(Duration.ofSeconds(30))
+                    .method(method, publisher);
+            if (body != null) {
+                r.header("Content-Type", "application/json");
             }
             if (token != null) {
                 r.header("Authorization", "Bearer " + token);
             }
             sent.add(http.sendAsync(r.build(), java.net.http.HttpResponse.BodyHandlers.ofString()).handle((resp, t) ->
-                    t != null ? "worker " + e.getKey() + " at " + a + ": " + t
+                    t != null ? "worker " + w + " at " + a + ": " + (t.getMessage() != null ? t.getMessage() : t)
                             : resp.statusCode() == 200 ? null
-                                    : "worker " + e.getKey() + " at " + a + ": " + resp.statusCode() + " " + resp.body().strip()));
-        }
+                                    : "worker " + w + " at " + a + ": " + resp.statusCode() + " " + resp.body().strip()));
+        });
         return CompletableFuture.allOf(sent.toArray(new CompletableFuture[0])).thenApply(v ->
                 sent.stream().map(CompletableFuture::join).filter(x -> x != null).toList());
     }
