@@ -32,7 +32,9 @@ import java.util.concurrent.CompletableFuture;
  * with the network lower bound: the most bytes any worker must send or receive, divided by the link
  * rate. One GPU per worker.
  *
- * <p>Usage: {@code NetReconfigureBench <rate bit/s> [--central] [--cold] [--only NAME] <host:port>...};
+ * <p>Usage: {@code NetReconfigureBench <rate bit/s> [--central] [--unpaced] [--cold] [--only NAME] <host:port>...};
+ * every reconfiguration names the link rate, so its flows are paced; with {@code --unpaced} every
+ * case also runs without it (flows left to TCP) and the two times are compared;
  * with {@code --central} every case also runs in the Tenplex-Central mode (all pieces through worker
  * 0) and the two times are compared. Unless {@code --cold} is given, the last case runs three times
  * first with a small model so that the daemons' transfer paths are compiled, as in a long-running
@@ -49,10 +51,13 @@ public final class NetReconfigureBench {
         boolean central = false;
         String only = null;
         boolean warmup = true;
+        boolean unpaced = false;
         List<String> daemons = new ArrayList<>();
         for (int i = 1; i < args.length; i++) {
             if (args[i].equals("--central")) {
                 central = true;
+            } else if (args[i].equals("--unpaced")) {
+                unpaced = true;
             } else if (args[i].equals("--cold")) {
                 warmup = false;
             } else if (args[i].equals("--only")) {
@@ -79,16 +84,20 @@ public final class NetReconfigureBench {
             MegatronLayout.Shape small = new MegatronLayout.Shape(8, 256, 4, 4, 1024, 4000, 512, 128, DType.F16, false,
                     true);
             for (int i = 0; i < 3; i++) {
-                run(cases.get(cases.size() - 1), small, daemons, rate, "warmup" + i, false, "[warm-up] ");
+                run(cases.get(cases.size() - 1), small, daemons, rate, "warmup" + i, false, true, "[warm-up] ");
             }
         }
         for (Case c : cases) {
             if (only != null && !c.name().startsWith(only)) {
                 continue;
             }
-            double p2p = run(c, shape, daemons, rate, "bench" + n++, false, "");
+            double p2p = run(c, shape, daemons, rate, "bench" + n++, false, true, "");
+            if (unpaced) {
+                double tcp = run(c, shape, daemons, rate, "bench" + n++, false, false, "[unpaced] ");
+                System.out.printf(Locale.ROOT, "%-18s paced %.2f s vs unpaced %.2f s%n", c.name(), p2p, tcp);
+            }
             if (central) {
-                double viaCentral = run(c, shape, daemons, rate, "bench" + n++, true, "[central] ");
+                double viaCentral = run(c, shape, daemons, rate, "bench" + n++, true, true, "[central] ");
                 System.out.printf(Locale.ROOT, "%-18s peer-to-peer %.2f s vs central %.2f s: %.2fx faster%n", c.name(), p2p,
                         viaCentral, viaCentral / p2p);
             }
@@ -104,7 +113,7 @@ public final class NetReconfigureBench {
     }
 
     private static double run(Case c, MegatronLayout.Shape shape, List<String> daemons, double rate, String job,
-            boolean central, String tag) throws Exception {
+            boolean central, boolean paced, String tag) throws Exception {
         Model model = MegatronLayout.model(shape);
         Ptc from = ptc(model, c.from());
         save(from, daemons, job);
@@ -117,6 +126,7 @@ public final class NetReconfigureBench {
                 + c.from().pp() + ", \"dp\": " + c.from().dp() + ", \"devicesPerWorker\": 1}, \"to\": {\"tp\": "
                 + c.to().tp() + ", \"pp\": " + c.to().pp() + ", \"dp\": " + c.to().dp()
                 + ", \"devicesPerWorker\": 1}, \"daemons\": " + addrs + ", \"step\": 1"
+                + (paced ? ", \"linkRate\": " + (long) rate : "")
                 + (central ? ", \"central\": true" : "") + "}";
         long t0 = System.nanoTime();
         JsonNode started = JSON.readTree(post("http://" + daemons.get(0) + "/api/v1/jobs/" + job + "/reconfigure", req));

@@ -47,6 +47,7 @@ public final class Daemon implements AutoCloseable {
         StopFlags flags = new StopFlags();
         JobService jobs = new JobService(store, peers, java.time.Duration.ofMinutes(10), cfg.token(), flags);
         jobs.setDefaultDaemons(cfg.peers());
+        jobs.setLinkRate(cfg.linkRate());
         rest.addControl(JobService.PREFIX, jobs);
         rest.addControl(StopFlags.COMPAT_PATH, flags);
         DatasetService datasets = new DatasetService(store.allocator(), cfg.token());

@@ -17,20 +17,27 @@ import java.util.Set;
  * @param memoryLimit bytes the store may hold (tensors and files)
  * @param mount FUSE mount point, or null
  * @param token bearer token required by every request except health, or null
+ * @param linkRate every worker's link rate in bits/s, for pacing reconfigurations; 0 = not paced
  */
 public record DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount,
-        String token, java.util.Map<Integer, java.net.InetSocketAddress> peers) {
+        String token, java.util.Map<Integer, java.net.InetSocketAddress> peers, long linkRate) {
     public static final String DEFAULT_BIND = "127.0.0.1";
     public static final int DEFAULT_PORT = 20010;
     /** Default memory budget: this share of physical RAM (within the JVM's direct-memory limit). */
     public static final double DEFAULT_RAM_SHARE = 0.5;
     /** Direct memory kept free for network buffers. */
     public static final long DIRECT_HEADROOM = 256L << 20;
-    static final Set<String> FILE_KEYS = Set.of("bind", "port", "memoryLimit", "mount", "token", "peers");
+    static final Set<String> FILE_KEYS = Set.of("bind", "port", "memoryLimit", "mount", "token", "peers", "linkRate");
 
     /** Without peers. */
     public DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount, String token) {
-        this(bind, port, memoryLimit, memoryLimitSource, mount, token, java.util.Map.of());
+        this(bind, port, memoryLimit, memoryLimitSource, mount, token, java.util.Map.of(), 0);
+    }
+
+    /** Without a link rate. */
+    public DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount, String token,
+            java.util.Map<Integer, java.net.InetSocketAddress> peers) {
+        this(bind, port, memoryLimit, memoryLimitSource, mount, token, peers, 0);
     }
 
     public DaemonConfig {
@@ -41,19 +48,27 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
         if (memoryLimit <= 0) {
             throw new IllegalArgumentException("memory limit must be positive, got " + memoryLimit);
         }
+        if (linkRate < 0) {
+            throw new IllegalArgumentException("link rate must not be negative, got " + linkRate);
+        }
         if (bind == null || bind.isBlank()) {
             throw new IllegalArgumentException("bind address must not be empty");
         }
     }
 
     /** Values as given (null = not given), merged by {@link #resolve}. */
-    record Given(String bind, Integer port, String memoryLimit, Path mount, String token, String peers) {
+    record Given(String bind, Integer port, String memoryLimit, Path mount, String token, String peers,
+            String linkRate) {
         Given(String bind, Integer port, String memoryLimit, Path mount, String token) {
-            this(bind, port, memoryLimit, mount, token, null);
+            this(bind, port, memoryLimit, mount, token, null, null);
+        }
+
+        Given(String bind, Integer port, String memoryLimit, Path mount, String token, String peers) {
+            this(bind, port, memoryLimit, mount, token, peers, null);
         }
 
         static Given none() {
-            return new Given(null, null, null, null, null, null);
+            return new Given(null, null, null, null, null, null, null);
         }
 
         static Given fromFile(Path file) {
@@ -75,7 +90,8 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
             }
             return new Given(text(n, "bind"), n.has("port") ? n.get("port").asInt() : null,
                     n.has("memoryLimit") ? n.get("memoryLimit").asText() : null,
-                    n.has("mount") ? Path.of(n.get("mount").asText()) : null, text(n, "token"), text(n, "peers"));
+                    n.has("mount") ? Path.of(n.get("mount").asText()) : null, text(n, "token"), text(n, "peers"),
+                    text(n, "linkRate"));
         }
 
         private static String text(JsonNode n, String k) {
@@ -104,7 +120,12 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
             }
         }
         return new DaemonConfig(bind, port, limit, source, first(cli.mount(), file.mount(), null),
-                first(cli.token(), file.token(), null), parsePeers(first(cli.peers(), file.peers(), null)));
+                first(cli.token(), file.token(), null), parsePeers(first(cli.peers(), file.peers(), null)),
+                linkRate(first(cli.linkRate(), file.linkRate(), null)));
+    }
+
+    private static long linkRate(String text) {
+        return text == null ? 0 : io.tenplex.adapters.JobService.parseLinkRate(text);
     }
 
     /** Parses {@code 0=host:port,1=host:port} (worker number = daemon address). */
@@ -177,8 +198,9 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
 
     /** One line for the start-up log; the token is never printed. */
     String describe() {
-        return String.format(Locale.ROOT, "bind=%s port=%d memoryLimit=%.2f GiB (%s) mount=%s token=%s peers=%s", bind,
-                port, memoryLimit / (double) (1L << 30), memoryLimitSource, mount == null ? "off" : mount,
-                token == null ? "off" : "on", peers.isEmpty() ? "none" : peers.toString());
+        return String.format(Locale.ROOT, "bind=%s port=%d memoryLimit=%.2f GiB (%s) mount=%s token=%s peers=%s "
+                + "linkRate=%s", bind, port, memoryLimit / (double) (1L << 30), memoryLimitSource,
+                mount == null ? "off" : mount, token == null ? "off" : "on", peers.isEmpty() ? "none" : peers.toString(),
+                linkRate == 0 ? "unpaced" : String.format(Locale.ROOT, "%.3f Gbit/s", linkRate / 1e9));
     }
 }

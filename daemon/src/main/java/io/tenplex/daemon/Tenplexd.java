@@ -29,7 +29,8 @@ public final class Tenplexd implements Callable<Integer> {
     Path mount;
 
     @Option(names = "--config", paramLabel = "FILE",
-            description = "JSON file with any of: bind, port, memoryLimit, mount, token. Options given here win.")
+            description = "JSON file with any of: bind, port, memoryLimit, mount, token, peers, linkRate. Options given "
+                    + "here win.")
     Path config;
 
     @Option(names = "--token", paramLabel = "TOKEN",
@@ -40,11 +41,17 @@ public final class Tenplexd implements Callable<Integer> {
             description = "The cluster's daemons by worker number, for reconfigurations whose request names none.")
     String peers;
 
+    @Option(names = "--link-rate", paramLabel = "RATE",
+            description = "Every worker's network link rate, e.g. 10gbit or 100mbit. Reconfigurations coordinated here "
+                    + "then pace each flow so that all finish with the busiest link (default: unpaced).")
+    String linkRate;
+
     private final CountDownLatch stopped = new CountDownLatch(1);
 
     @Override
     public Integer call() throws Exception {
-        DaemonConfig cfg = DaemonConfig.resolve(new DaemonConfig.Given(bind, port, memoryLimit, mount, token, peers),
+        DaemonConfig cfg = DaemonConfig.resolve(new DaemonConfig.Given(bind, port, memoryLimit, mount, token, peers,
+                linkRate),
                 config == null ? DaemonConfig.Given.none() : DaemonConfig.Given.fromFile(config),
                 DaemonConfig.physicalRam(), DaemonConfig.maxDirectMemory());
         LOG.info("tenplexd starting: {}", cfg.describe());

@@ -59,6 +59,21 @@ public final class JobService implements ControlHandler, AutoCloseable {
 
     private final String token;
     private volatile Map<Integer, InetSocketAddress> defaultDaemons = Map.of();
+    private volatile long linkRate;
+
+    /**
+     * Every worker's link rate in bits/s ({@code --link-rate}), used when a reconfiguration names
+     * none: flows are then paced so that all finish with the busiest link ({@link FlowRates}); 0
+     * leaves them to TCP.
+     */
+    public void setLinkRate(long bitsPerSecond) {
+        this.linkRate = bitsPerSecond;
+    }
+
+    /** Parses a link rate such as {@code 100mbit} or {@code 10gbit} into bits/s. */
+    public static long parseLinkRate(String text) {
+        return FlowRates.parse(text);
+    }
 
     /** The daemons of the cluster (worker to address) used when a request names none ({@code --peers}). */
     public void setDefaultDaemons(Map<Integer, InetSocketAddress> daemons) {
@@ -341,8 +356,9 @@ public final class JobService implements ControlHandler, AutoCloseable {
         if (central >= 0 && !daemons.containsKey(central)) {
             throw new IllegalArgumentException("central worker " + central + " has no daemon address");
         }
+        long rate = body.hasNonNull("linkRate") ? FlowRates.parse(body.get("linkRate").asText()) : linkRate;
         Reconfiguration r = new Reconfiguration(job, id, plan, from, daemons, step, http, timeout, token, central,
-                sourceDir);
+                sourceDir, rate);
         reconfigurations.put(job + "/" + id, r);
         r.start(background);
         return r;

@@ -61,7 +61,7 @@ final class PartRunner {
         StagingSink sink = new StagingSink(store, paths, wp.getPlanId());
         this.executed = CompletableFuture.runAsync(() -> {
             try {
-                report = new Executor(source, readers, 2).run(shards,
+                report = new Executor(source, readers, 2, wp.getFlowRatesMap()).run(shards,
                         r -> PlanCodec.device(wp.getSourceDevices(r)), sink, done, wp.getWorker());
                 copyValues(daemons, http, token);
                 for (io.tenplex.store.control.GeneratedFile g : wp.getGeneratedList()) {

@@ -15,7 +15,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
-/** Reads pieces from the daemon of the holder's worker with range GETs. */
+/** Reads pieces from the daemon of the holder's worker with range GETs, paced when asked. */
 public final class PeerSource implements ShardSource {
     private final PeerClient client;
     private final Map<Integer, InetSocketAddress> daemons;
@@ -32,12 +32,18 @@ public final class PeerSource implements ShardSource {
 
     @Override
     public OptionalInt read(int rank, Device device, String key, Region region, ByteBuffer dst) throws IOException {
+        return read(rank, device, key, region, dst, 0);
+    }
+
+    @Override
+    public OptionalInt read(int rank, Device device, String key, Region region, ByteBuffer dst, long pace)
+            throws IOException {
         InetSocketAddress addr = daemons.get(device.worker());
         if (addr == null) {
             throw new IOException("no daemon address for worker " + device.worker());
         }
         try {
-            return client.readRegion(addr, paths.saved(rank, key).toString(), RangeSyntax.print(region), dst)
+            return client.readRegion(addr, paths.saved(rank, key).toString(), RangeSyntax.print(region), dst, pace)
                     .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause());

@@ -43,6 +43,7 @@ final class Reconfiguration {
     private final String token;
     private final int central;
     private final String sourceDir;
+    private final long linkRate;
     private final CompletableFuture<Void> finished = new CompletableFuture<>();
     /** Written by the coordinator thread, read by status requests: guarded by itself. */
     private final Map<String, Long> phaseMillis = new LinkedHashMap<>();
@@ -51,8 +52,9 @@ final class Reconfiguration {
     private volatile String error = "";
 
     Reconfiguration(String job, String id, Plan plan, Ptc from, Map<Integer, InetSocketAddress> daemons, long step,
-            HttpClient http, Duration timeout, String token, int central, String sourceDir) {
+            HttpClient http, Duration timeout, String token, int central, String sourceDir, long linkRate) {
         this.sourceDir = sourceDir;
+        this.linkRate = linkRate;
         this.token = token;
         this.central = central;
         this.job = job;
@@ -138,8 +140,10 @@ final class Reconfiguration {
             ok = ok && executeParts(workers, w -> PlanCodec.encodeFromCentral(job, id, id + "-c", w, central,
                     bound.plan(), daemons, step, bound.generated()), id);
         } else {
+            Map<Integer, Map<Integer, Long>> rates = linkRate > 0 ? FlowRates.rates(bound.plan(), linkRate) : Map.of();
             ok = executeParts(workers, w -> PlanCodec.encode(job, id, w, bound.plan(), from.worldSize(), daemons,
-                    step, sourceDir, bound.generated()), id);
+                    step, sourceDir, bound.generated()).toBuilder().putAllFlowRates(rates.getOrDefault(w, Map.of()))
+                    .build(), id);
         }
         phase("execute", t);
         t = System.nanoTime();
@@ -332,6 +336,9 @@ final class Reconfiguration {
         m.put("state", state.name().toLowerCase(java.util.Locale.ROOT));
         m.put("mode", central >= 0 ? "central (worker " + central + ")" : "peer-to-peer");
         m.put("source", "/job/" + job + "/" + sourceDir);
+        if (linkRate > 0 && central < 0) {
+            m.put("pacedForLinkRate", linkRate);
+        }
         if (!error.isEmpty()) {
             m.put("error", error);
         }

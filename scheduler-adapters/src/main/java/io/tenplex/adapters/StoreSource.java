@@ -30,8 +30,14 @@ public final class StoreSource implements ShardSource {
 
     @Override
     public OptionalInt read(int rank, Device device, String key, Region region, ByteBuffer dst) throws IOException {
+        return read(rank, device, key, region, dst, 0);
+    }
+
+    @Override
+    public OptionalInt read(int rank, Device device, String key, Region region, ByteBuffer dst, long pace)
+            throws IOException {
         if (device.worker() != worker) {
-            return peers.read(rank, device, key, region, dst);
+            return peers.read(rank, device, key, region, dst, pace);
         }
         try (DataRef ref = local.openTensor(paths.saved(rank, key))) {
             RegionRead read = new RegionRead(ref, ref.meta(), region);

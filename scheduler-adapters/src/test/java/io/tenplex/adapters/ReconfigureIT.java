@@ -323,6 +323,27 @@ class ReconfigureIT {
     }
 
     @Test
+    void pacedByLinkRate_sameResult_andABadRateIsRefused() throws Exception {
+        ParallelConfig a = ParallelConfig.of(2, 2, 2);
+        ParallelConfig b = ParallelConfig.of(4, 1, 2); // TP and PP change across the three workers
+        Map<String, byte[]> full = save(Ptc.packed(model, a, 4));
+        JsonNode r = reconfigure(a, b, true, ", \"linkRate\": \"10gbit\"", true);
+        assertEquals("committed", r.get("state").asText(), r.toString());
+        assertEquals(10_000_000_000L, r.get("pacedForLinkRate").asLong(), r.toString());
+        assertTrue(r.at("/report/interWorkerBytes").asLong() > 0, r.toString()); // flows were paced
+        assertLoaded(Ptc.packed(model, a, 4), Ptc.packed(model, b, 4), full);
+
+        String body = "{\"model\": " + ModelSpecJson.write(model) + ", \"from\": " + config(b) + ", \"to\": " + config(a)
+                + ", \"linkRate\": \"fast\"}";
+        HttpResponse<String> bad = http.send(HttpRequest.newBuilder(URI.create(base(0) + JobService.PREFIX
+                + "j/reconfigure")).POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(400, bad.statusCode(), bad.body());
+        assertTrue(bad.body().contains("link rate 'fast'"), bad.body());
+        assertLoaded(Ptc.packed(model, a, 4), Ptc.packed(model, b, 4), full); // the committed generation is untouched
+    }
+
+    @Test
     void centralMode_routesEverythingThroughOneDaemon_withTheSameResult() throws Exception {
         ParallelConfig a = ParallelConfig.of(2, 2, 2);
         ParallelConfig b = ParallelConfig.of(1, 2, 4); // 8 ranks on workers 0-1

@@ -21,4 +21,13 @@ public interface ShardSource {
      * @throws IOException when the holder cannot be reached or answers with an error
      */
     OptionalInt read(int rank, Device device, String key, Region region, ByteBuffer dst) throws IOException;
+
+    /**
+     * As {@link #read(int, Device, String, Region, ByteBuffer)}, asking the holder to send no faster
+     * than {@code pace} bytes/s (0: as fast as it can). Sources that cannot pace ignore it.
+     */
+    default OptionalInt read(int rank, Device device, String key, Region region, ByteBuffer dst, long pace)
+            throws IOException {
+        return read(rank, device, key, region, dst);
+    }
 }

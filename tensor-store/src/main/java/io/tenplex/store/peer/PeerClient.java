@@ -74,6 +74,15 @@ public final class PeerClient implements AutoCloseable {
      *     {@link IOException} naming the peer and the reason
      */
     public CompletableFuture<OptionalInt> readRegion(InetSocketAddress peer, String path, String range, ByteBuffer dst) {
+        return readRegion(peer, path, range, dst, 0);
+    }
+
+    /**
+     * As {@link #readRegion(InetSocketAddress, String, String, ByteBuffer)}, asking the peer to send
+     * no faster than {@code pace} bytes/s ({@code x-tenplex-pace}; 0: as fast as it can).
+     */
+    public CompletableFuture<OptionalInt> readRegion(InetSocketAddress peer, String path, String range, ByteBuffer dst,
+            long pace) {
         CompletableFuture<OptionalInt> result = new CompletableFuture<>();
         FixedChannelPool pool = pool(peer);
         pool.acquire().addListener(f -> {
@@ -95,6 +104,9 @@ public final class PeerClient implements AutoCloseable {
             DefaultFullHttpRequest req = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, uri.toString());
             req.headers().set(HttpHeaderNames.HOST, peer.getHostString() + ":" + peer.getPort());
             req.headers().set("x-want-crc32c", "1");
+            if (pace > 0) {
+                req.headers().set("x-tenplex-pace", Long.toString(pace));
+            }
             if (token != null) {
                 req.headers().set(HttpHeaderNames.AUTHORIZATION, "Bearer " + token);
             }

@@ -29,9 +29,11 @@ final class Downloads {
     /**
      * Streams a tensor or the sub-tensor {@code range} selects, with {@code x-tensor-dtype} and
      * {@code x-tensor-dims} headers, or as {@code .npy} when asked. A block-aligned contiguous read
-     * carries {@code x-tensor-crc32c}, derived from the stored block checksums.
+     * carries {@code x-tensor-crc32c}, derived from the stored block checksums. A reader may ask for
+     * a pace ({@link Pacing}).
      */
     static void tensor(Exchange ex, StorePath path, String range, boolean npy) throws Exception {
+        Pacing.apply(ex);
         DataRef ref = ex.rc.store().openTensor(path);
         try {
             TensorMeta meta = ref.meta();

@@ -68,6 +68,42 @@ class PeerClientTest {
     }
 
     @Test
+    void pacedRead_isCappedAtTheAskedRate_andTheNextUnpacedReadOnTheConnectionIsNot() throws Exception {
+        // 4 MiB: the kernel leaves a connection's first 10 segments unpaced, 640 KiB on loopback
+        byte[] big = new byte[4 << 20];
+        new Random(7).nextBytes(big);
+        Fixtures.putTensor(store, "/job/j/save/3/big", TensorMeta.of(DType.F32, 1024, 1024), big, false);
+        PeerClient one = new PeerClient(1, null); // one connection: both reads use it
+        try {
+            ByteBuffer paced = ByteBuffer.allocate(big.length); // the last 3.4 MiB at 2 MB/s: about 1.8 s
+            long t0 = System.nanoTime();
+            OptionalInt crc = one.readRegion(addr, "/job/j/save/3/big", null, paced, 2_000_000).get();
+            double pacedSeconds = (System.nanoTime() - t0) / 1e9;
+            assertArrayEquals(big, paced.array());
+            assertEquals(Crc32c.of(ByteBuffer.wrap(big)), crc.getAsInt());
+            assertTrue(pacedSeconds > 1.2, "a 4 MiB read paced at 2 MB/s took " + pacedSeconds + " s");
+            ByteBuffer free = ByteBuffer.allocate(big.length);
+            t0 = System.nanoTime();
+            one.readRegion(addr, "/job/j/save/3/big", null, free).get();
+            double freeSeconds = (System.nanoTime() - t0) / 1e9;
+            assertArrayEquals(big, free.array());
+            assertTrue(freeSeconds < pacedSeconds / 2, "unpaced " + freeSeconds + " s vs paced " + pacedSeconds + " s");
+        } finally {
+            one.close();
+        }
+    }
+
+    @Test
+    void malformedPace_isRefusedWith400() throws Exception {
+        java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
+                java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + addr.getPort()
+                        + "/api/v1/tensors/job/j/save/3/w?range=0:1")).header("x-tenplex-pace", "-3").build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertEquals(400, r.statusCode());
+        assertTrue(r.body().contains("x-tenplex-pace"), r.body());
+    }
+
+    @Test
     void readsStridedRegions_manyInFlight_withVouchedChecksums() throws Exception {
         List<CompletableFuture<OptionalInt>> reads = new ArrayList<>();
         List<ByteBuffer> bufs = new ArrayList<>();
