@@ -28,7 +28,8 @@ import java.util.zip.CRC32C;
  * destination bytes are contiguous is read straight into the destination buffer. A failed read or a
  * checksum mismatch is retried on the next replica; when every replica fails, execution fails and no
  * further shard is completed. Kept shards are aliased, not copied. Given a rate per source worker
- * (see the scheduler's flow rates), each read asks its holder to send no faster than its share of it.
+ * (see the scheduler's flow rates), that worker's pieces are read one at a time and each read asks
+ * its holder to send no faster than the rate.
  */
 public final class Executor {
     private final ShardSource source;
