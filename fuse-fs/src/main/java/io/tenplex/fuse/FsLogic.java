@@ -26,7 +26,8 @@ import java.util.regex.Pattern;
  * creation order; a tensor {@code w} reads as its raw bytes, its {@code w.meta} sidecar and a
  * virtual {@code w.npy}. Plain files are writable: writes are buffered per file and published in
  * one step when its last writer closes, so readers (and {@code stat}) see whole closed versions only;
- * a written {@code x.npy} becomes the tensor {@code x}. Saved generations are read-only (EROFS). Thread-safe.
+ * a written {@code x.npy} becomes the tensor {@code x} (one that is not valid NumPy fails its close
+ * with EINVAL and is not kept). Saved generations are read-only (EROFS). Thread-safe.
  */
 public final class FsLogic {
     public static final int ENOENT = 2;
@@ -93,14 +94,19 @@ public final class FsLogic {
     /** The buffered contents of a file open for writing, shared by all its writers. */
     private static final class Writer {
         final String path;
+        /** The file did not exist before this writer: a failed publish removes its placeholder. */
+        final boolean created;
         byte[] data;
         long size;
         int opens;
+        /** Written since the last publish. */
+        boolean dirty;
 
-        Writer(String path, byte[] data) {
+        Writer(String path, byte[] data, boolean created) {
             this.path = path;
             this.data = data;
             this.size = data.length;
+            this.created = created;
         }
 
         synchronized void write(long offset, ByteBuffer src) {
@@ -111,6 +117,7 @@ public final class FsLogic {
             ensure(end);
             src.get(data, (int) offset, src.remaining());
             size = Math.max(size, end);
+            dirty = true;
         }
 
         synchronized void truncate(long length) {
@@ -122,6 +129,7 @@ public final class FsLogic {
                 java.util.Arrays.fill(data, (int) length, (int) Math.min(size, data.length), (byte) 0);
             }
             size = length;
+            dirty = true;
         }
 
         private void ensure(long end) {
@@ -316,7 +324,7 @@ public final class FsLogic {
             if (e.isEmpty()) {
                 publish(n, new byte[0], 0); // visible at once, as a newly created file is
             }
-            w = new Writer(n, initial);
+            w = new Writer(n, initial, e.isEmpty());
             writers.put(n, w);
         } else if (truncate) {
             w.truncate(0);
@@ -416,9 +424,27 @@ public final class FsLogic {
     }
 
     /**
-     * Closes a handle. When the last writer of a file closes, its bytes are published in one step
-     * (a {@code .npy} file becomes a tensor); over the memory budget that fails with ENOSPC and the
-     * previous content stays.
+     * Called at every {@code close} of a descriptor: when it is the file's only open handle, its bytes
+     * are published now, so that a failure reaches the {@code close} call (the kernel ignores the
+     * result of release). A {@code .npy} file becomes a tensor and must be valid NumPy (EINVAL);
+     * over the memory budget the publish fails with ENOSPC. Either way the previous content stays
+     * and a file this writer created is removed.
+     */
+    public void flush(long fh) {
+        Handle h = handle(fh);
+        if (h instanceof WriteRef wr) {
+            Writer w = wr.writer();
+            synchronized (w) {
+                if (w.opens == 1) {
+                    publishIfDirty(w);
+                }
+            }
+        }
+    }
+
+    /**
+     * Closes a handle. When the last writer of a file closes, bytes not yet published by
+     * {@link #flush} are published in one step, with the same rules.
      */
     public void release(long fh) {
         Handle h = handles.remove(fh);
@@ -436,37 +462,66 @@ public final class FsLogic {
                     writers.remove(w.path);
                 }
             }
+            synchronized (w) {
+                publishIfDirty(w);
+            }
+        }
+    }
+
+    private void publishIfDirty(Writer w) {
+        if (!w.dirty) {
+            return;
+        }
+        w.dirty = false;
+        try {
             publish(w.path, w.data, w.size);
+        } catch (FsError e) {
+            if (w.created) {
+                store.delete(path(w.path)); // the placeholder made at create
+            }
+            throw e;
         }
     }
 
     private void publish(String n, byte[] data, long size) {
+        StorePath sp = path(n);
         try {
-            StorePath sp = path(n);
             if (n.endsWith(NPY) && size > 0) {
-                Npy.Header header;
-                try {
-                    header = Npy.parse(data, (int) Math.min(size, 1 << 17));
-                } catch (IllegalArgumentException e) {
-                    header = null; // not a NumPy file: kept as the bytes written
-                }
-                if (header != null && header.dataOffset() + header.meta().byteSize() == size) {
-                    StorePath tensor = sp.parent().child(sp.name().substring(0, sp.name().length() - NPY.length()));
-                    BlobWriter bw = BlobWriter.allocate(store.allocator(), header.meta().byteSize(), store.checksumBlock());
+                Npy.Header header = validNpy(n, data, size);
+                StorePath tensor = sp.parent().child(sp.name().substring(0, sp.name().length() - NPY.length()));
+                try (BlobWriter bw = BlobWriter.allocate(store.allocator(), header.meta().byteSize(),
+                        store.checksumBlock())) {
                     bw.append(ByteBuffer.wrap(data, header.dataOffset(), (int) header.meta().byteSize()));
                     store.putTensor(tensor, header.meta(), bw.take(), bw.checksums(), true);
-                    store.delete(sp); // the placeholder made at create
-                    return;
                 }
+                store.delete(sp); // the placeholder made at create
+                return;
             }
-            BlobWriter bw = BlobWriter.allocate(store.allocator(), size, store.checksumBlock());
-            bw.append(ByteBuffer.wrap(data, 0, (int) size));
-            store.putFile(sp, bw.take(), bw.checksums(), true);
+            try (BlobWriter bw = BlobWriter.allocate(store.allocator(), size, store.checksumBlock())) {
+                bw.append(ByteBuffer.wrap(data, 0, (int) size));
+                store.putFile(sp, bw.take(), bw.checksums(), true);
+            }
         } catch (OutOfBudgetException e) {
             throw new FsError(ENOSPC, e.getMessage());
         } catch (StoreException e) {
             throw error(e);
         }
+    }
+
+    /** A {@code .npy} written through the mount must be a complete NumPy file of a supported dtype. */
+    private static Npy.Header validNpy(String n, byte[] data, long size) {
+        Npy.Header header;
+        try {
+            header = Npy.parse(data, (int) Math.min(size, 1 << 17));
+        } catch (IllegalArgumentException e) {
+            throw new FsError(EINVAL, n + " is not a NumPy file we can store: " + e.getMessage());
+        }
+        if (header == null || header.dataOffset() + header.meta().byteSize() != size) {
+            throw new FsError(EINVAL, n + " is not a complete .npy file (" + size + " bytes"
+                    + (header == null ? ", no complete header)" : "; " + header.meta() + " needs "
+                    + (header.dataOffset() + header.meta().byteSize()) + ")"));
+        }
+        return header;
     }
 
     public void mkdir(String p) {

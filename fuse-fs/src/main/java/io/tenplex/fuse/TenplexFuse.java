@@ -181,7 +181,10 @@ public final class TenplexFuse extends FuseStubFS implements AutoCloseable {
 
     @Override
     public int flush(String path, FuseFileInfo fi) {
-        return 0; // bytes are published when the last writer releases the file
+        return call("flush", path, () -> {
+            fs.flush(fi.fh.get()); // publishes a file's bytes so that close() sees a failure
+            return 0;
+        });
     }
 
     @Override

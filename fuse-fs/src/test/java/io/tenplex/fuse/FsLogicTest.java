@@ -103,8 +103,46 @@ class FsLogicTest {
         assertArrayEquals(Fixtures.iota32(4), readAll(store, "/x"));
         long bad = fs.create("/y.npy");
         fs.write(bad, 0, ByteBuffer.wrap("not numpy".getBytes(StandardCharsets.US_ASCII)));
+        assertEquals(FsLogic.EINVAL, errno(() -> fs.flush(bad))); // close() reports it
         fs.release(bad);
-        assertEquals("file", store.stat(StorePath.parse("/y.npy")).orElseThrow().type().jsonName());
+        assertTrue(store.stat(StorePath.parse("/y.npy")).isEmpty(), "a refused .npy is not kept");
+        long cut = fs.create("/z.npy"); // a valid header whose data is short
+        fs.write(cut, 0, ByteBuffer.wrap(header));
+        fs.write(cut, header.length, ByteBuffer.wrap(Fixtures.iota32(3)));
+        assertEquals(FsLogic.EINVAL, errno(() -> fs.release(cut))); // without a flush the last release publishes
+        assertTrue(store.stat(StorePath.parse("/z.npy")).isEmpty() && store.stat(StorePath.parse("/z")).isEmpty());
+    }
+
+    @Test
+    void flush_ofTheOnlyHandle_publishes_andAFailureKeepsThePreviousContent() {
+        long fh = fs.create("/f");
+        fs.write(fh, 0, ByteBuffer.wrap(new byte[] {1, 2, 3}));
+        fs.flush(fh);
+        assertArrayEquals(new byte[] {1, 2, 3}, readAll(store, "/f"));
+        fs.release(fh);
+        long big = fs.open("/f", true, true);
+        fs.write(big, 0, ByteBuffer.allocate((1 << 20) + 1)); // over this store's 1 MiB budget
+        assertEquals(FsLogic.ENOSPC, errno(() -> fs.flush(big)));
+        fs.release(big);
+        assertArrayEquals(new byte[] {1, 2, 3}, readAll(store, "/f"));
+        assertEquals(3, store.allocator().usedBytes(), "nothing of the refused write stays allocated");
+    }
+
+    @Test
+    void write_ofSizesThatAreNotPageMultiples_isStoredWhole() {
+        try (TensorStore big = new TensorStore(new Allocator(64 << 20), 4096)) {
+            FsLogic logic = new FsLogic(big);
+            for (int size : new int[] {1_048_577, 4_000_000, (1 << 20) + 4095}) {
+                byte[] data = new byte[size];
+                new java.util.Random(size).nextBytes(data);
+                long fh = logic.create("/f" + size);
+                logic.write(fh, 0, ByteBuffer.wrap(data));
+                logic.flush(fh);
+                logic.release(fh);
+                assertArrayEquals(data, readAll(big, "/f" + size));
+            }
+            assertEquals(0, logic.openHandles());
+        }
     }
 
     @Test

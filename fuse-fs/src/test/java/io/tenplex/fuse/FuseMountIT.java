@@ -79,6 +79,35 @@ class FuseMountIT {
     }
 
     @Test
+    void sizesThatAreNotPageMultiples_areStored_andBadNpyOrNoSpaceFailsTheClose() throws Exception {
+        sh(0, "sh", "-c", "head -c 1048577 /dev/urandom > " + mnt.resolve("a"));
+        assertEquals(1_048_577, Fixtures.readAll(store, "/a").length);
+        assertEquals("1048577", sh(0, "stat", "-c", "%s", mnt.resolve("a").toString()).strip());
+        String py = "import numpy as np, errno\n"
+                + "np.save('" + mnt + "/e.npy', np.ones((1000, 1000), np.float32))\n"
+                + "try:\n"
+                + "    with open('" + mnt + "/bad.npy', 'wb') as f: f.write(b'not numpy at all')\n"
+                + "except OSError as e: print(errno.errorcode[e.errno])\n";
+        assertEquals("EINVAL", sh(0, "/usr/bin/python3", "-c", py).strip());
+        assertTrue(store.stat(StorePath.parse("/e")).orElseThrow().meta().toString().contains("1000"));
+        assertTrue(store.stat(StorePath.parse("/bad.npy")).isEmpty());
+        // over the budget: close fails with ENOSPC, the earlier content stays, nothing stays allocated
+        io.tenplex.store.memory.Blob hog = store.allocator().allocate(store.allocator().freeBytes() - (4 << 20));
+        try {
+            long used = store.allocator().usedBytes();
+            String full = "import errno\n"
+                    + "try:\n"
+                    + "    with open('" + mnt + "/a', 'wb') as f: f.write(bytes(8 << 20))\n"
+                    + "except OSError as e: print(errno.errorcode[e.errno])\n";
+            assertEquals("ENOSPC", sh(0, "/usr/bin/python3", "-c", full).strip());
+            assertEquals(1_048_577, Fixtures.readAll(store, "/a").length);
+            assertEquals(used, store.allocator().usedBytes());
+        } finally {
+            hog.release();
+        }
+    }
+
+    @Test
     void errorsAreProperErrnoValues() throws Exception {
         Files.createDirectories(mnt.resolve("d"));
         Files.write(mnt.resolve("d/f"), new byte[] {1});

@@ -52,22 +52,45 @@ public final class Allocator implements AutoCloseable {
         try {
             for (; made < n; made++) {
                 int len = (int) Math.min(chunkSize, size - (long) made * chunkSize);
-                // large chunks start on a page boundary, so a page-sized run of a strided read
-                // touches one page, not two (direct buffers are only 16-byte aligned)
-                boolean align = len >= ALIGN_FROM && len <= Integer.MAX_VALUE - PAGE;
-                owners[made] = ByteBuffer.allocateDirect(align ? len + PAGE - 1 : len);
-                chunks[made] = align ? owners[made].alignedSlice(PAGE).limit(len).slice() : owners[made];
+                owners[made] = ByteBuffer.allocateDirect(ownerCapacity(len));
+                chunks[made] = chunkOf(owners[made], len);
             }
-        } catch (OutOfMemoryError e) {
+        } catch (OutOfMemoryError | RuntimeException e) {
+            // nothing of a failed allocation stays reserved or allocated
             for (int i = 0; i < made; i++) {
                 free(owners[i]);
             }
             used.addAndGet(-size);
-            throw new OutOfBudgetException("out of direct memory allocating " + size + " bytes (raise "
-                    + "-XX:MaxDirectMemorySize or lower the memory limit): " + e.getMessage(), true);
+            if (e instanceof OutOfMemoryError) {
+                throw new OutOfBudgetException("out of direct memory allocating " + size + " bytes (raise "
+                        + "-XX:MaxDirectMemorySize or lower the memory limit): " + e.getMessage(), true);
+            }
+            throw e;
         }
         blobs.incrementAndGet();
         return new Blob(this, chunks, owners, size, chunkSize);
+    }
+
+    /**
+     * Large chunks start on a page boundary, so a page-sized run of a strided read touches one page,
+     * not two (direct buffers are only 16-byte aligned). {@link ByteBuffer#alignedSlice} rounds the
+     * start up and the end down to the page, so the owner holds the length rounded up to whole pages
+     * plus one page of slack for the start: any length fits, not only multiples of the page.
+     */
+    private static boolean aligned(int len) {
+        return len >= ALIGN_FROM && len <= Integer.MAX_VALUE - 2 * PAGE;
+    }
+
+    static int ownerCapacity(int len) {
+        return aligned(len) ? roundUpToPage(len) + PAGE - 1 : len;
+    }
+
+    static ByteBuffer chunkOf(ByteBuffer owner, int len) {
+        return aligned(len) ? owner.alignedSlice(PAGE).limit(len).slice() : owner;
+    }
+
+    private static int roundUpToPage(int len) {
+        return (len + PAGE - 1) & -PAGE;
     }
 
     private void reserve(long size) {

@@ -7,6 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
 import org.junit.jupiter.api.Test;
 
 class AllocatorTest {
@@ -79,6 +84,45 @@ class AllocatorTest {
         Blob b = a.allocate(10);
         assertThrows(IndexOutOfBoundsException.class, () -> b.views(5, 6));
         assertThrows(IndexOutOfBoundsException.class, () -> b.write(8, ByteBuffer.allocate(3)));
+        b.release();
+        a.close();
+    }
+
+    /** Sizes users have: 1 MiB + 1, an f32 [1000,1000] tensor, a GPT-2 embedding, odd multi-chunk sizes. */
+    @Property(tries = 40)
+    void allocate_anySize_fitsWritesEveryByteAndReleasesExactly(@ForAll("sizes") long size) {
+        Allocator a = new Allocator(1L << 30);
+        Blob b = a.allocate(size);
+        assertEquals(size, a.usedBytes());
+        byte[] edge = {1, 2, 3};
+        b.write(size - edge.length, ByteBuffer.wrap(edge));
+        ByteBuffer back = ByteBuffer.allocate(edge.length);
+        b.copyTo(size - edge.length, edge.length, back);
+        assertArrayEquals(edge, back.array());
+        for (ByteBuffer v : b.views(0, size)) {
+            if (v.remaining() >= (1 << 20)) {
+                assertEquals(0, v.alignmentOffset(0, 4096), "large chunks start on a page");
+            }
+        }
+        b.release();
+        assertEquals(0, a.usedBytes());
+        a.close();
+    }
+
+    @Provide
+    Arbitrary<Long> sizes() {
+        return Arbitraries.oneOf(
+                Arbitraries.of(1_048_577L, 4_000_000L, 50_257L * 768 * 4, (1L << 20) + 4095, (1L << 20) + 4097,
+                        3L * (1 << 20) - 1),
+                Arbitraries.longs().between(1 << 20, 8 << 20),
+                Arbitraries.longs().between(3, 70_000));
+    }
+
+    @Test
+    void allocate_unalignedSizesInMultiChunkBlobs_accountExactly() {
+        Allocator a = new Allocator(1L << 30, (1 << 20) + 3);
+        Blob b = a.allocate(5L * ((1 << 20) + 3) - 7);
+        assertEquals(5L * ((1 << 20) + 3) - 7, a.usedBytes());
         b.release();
         a.close();
     }
