@@ -6,11 +6,10 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * A route that another module adds to the daemon's server (reconfiguration control, job APIs).
- * Bodies are small control messages, collected whole (at most {@link #MAX_BODY} bytes) before the
- * handler runs; the handler answers asynchronously and must not block the caller.
+ * Bodies are small control messages, collected whole (at most {@link ServerLimits#controlBody()}
+ * bytes) before the handler runs; the handler answers asynchronously and must not block the caller.
  */
 public interface ControlHandler {
-    int MAX_BODY = 64 << 20;
 
     /** One request to a control route. */
     record Request(String method, String path, Map<String, List<String>> params, String contentType, byte[] body) {

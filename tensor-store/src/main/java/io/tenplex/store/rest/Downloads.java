@@ -108,6 +108,6 @@ final class Downloads {
 
     static boolean wantsNpy(Exchange ex) {
         String accept = ex.header(HttpHeaderNames.ACCEPT);
-        return (accept != null && accept.contains(NPY)) || "npy".equals(ex.param("format"));
+        return (accept != null && accept.toLowerCase(java.util.Locale.ROOT).contains(NPY)) || "npy".equals(ex.param("format"));
     }
 }

@@ -71,6 +71,15 @@ final class Exchange {
         return request.headers().get(name);
     }
 
+    /** A header's media type, lower case, without parameters; empty for null. */
+    static String mediaType(String header) {
+        if (header == null) {
+            return "";
+        }
+        int semi = header.indexOf(';');
+        return (semi < 0 ? header : header.substring(0, semi)).trim().toLowerCase(java.util.Locale.ROOT);
+    }
+
     /** True for {@code true}/{@code 1}/{@code yes} (case-insensitive). */
     static boolean truthy(String v) {
         return v != null && (v.equalsIgnoreCase("true") || v.equals("1") || v.equalsIgnoreCase("yes"));

@@ -1,6 +1,8 @@
 package io.tenplex.store.rest;
 
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
@@ -14,6 +16,7 @@ import io.netty.util.ReferenceCountUtil;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.ArrayDeque;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,6 +29,7 @@ import org.slf4j.LoggerFactory;
  */
 final class HttpHandler extends ChannelInboundHandlerAdapter {
     private static final Logger LOG = LoggerFactory.getLogger(HttpHandler.class);
+    private static final int LINGER_SECONDS = 2;
 
     private final RestContext rc;
     private final Router router;
@@ -35,6 +39,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
     private Throwable failure;
     private boolean requestDone;
     private boolean discardUntilNextRequest;
+    private boolean closing;
 
     HttpHandler(RestContext rc, Router router) {
         this.rc = rc;
@@ -43,6 +48,10 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (closing) {
+            ReferenceCountUtil.release(msg); // input after the last answer
+            return;
+        }
         if (ex != null && requestDone) {
             queued.add(msg); // an earlier response is still being written
             return;
@@ -69,21 +78,27 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         call = null;
         failure = null;
         requestDone = false;
+        deadlines(ctx).enter(Deadlines.Phase.BODY);
         if (req.decoderResult().isFailure()) {
+            // the decoder drops the rest of the connection's bytes: answer now and close
             ex.closeAfter = true;
-            failure = HttpError.badRequest("malformed HTTP request: " + req.decoderResult().cause().getMessage());
-        } else {
-            try {
-                String path = ex.query.path();
-                ex.route = Router.routeLabel(path);
-                if (!path.equals("/api/v1/health")) {
-                    authorize(req);
-                }
-                call = router.route(ex);
-                call.head(ex);
-            } catch (Throwable t) {
-                fail(t);
+            failure = RequestHeads.malformed(req.decoderResult().cause());
+            finishRequest();
+            discardUntilNextRequest = true;
+            return;
+        }
+        try {
+            RequestHeads.checkFraming(ex);
+            String path = ex.query.path();
+            ex.route = Router.routeLabel(path);
+            RequestHeads.checkOrigin(ex);
+            if (!path.equals("/api/v1/health")) {
+                authorize(req);
             }
+            call = router.route(ex);
+            call.head(ex);
+        } catch (Throwable t) {
+            fail(t);
         }
         if (HttpUtil.is100ContinueExpected(req)) {
             if (failure != null) {
@@ -110,6 +125,14 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void body(HttpContent c) {
+        if (c.decoderResult().isFailure()) {
+            // a malformed body (chunk sizes, line ends, extensions): nothing of it is stored
+            ex.closeAfter = true;
+            fail(HttpError.badRequest("malformed request body: " + RequestHeads.describe(c.decoderResult().cause())));
+            finishRequest();
+            discardUntilNextRequest = true;
+            return;
+        }
         if (failure == null && call != null) {
             try {
                 ex.rc.metrics().received(c.content().readableBytes());
@@ -132,6 +155,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
 
     private void finishRequest() {
         requestDone = true;
+        deadlines(ex.ctx).enter(Deadlines.Phase.ANSWER);
         ex.ctx.channel().config().setAutoRead(false);
         if (failure == null) {
             try {
@@ -152,8 +176,8 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         ChannelHandlerContext ctx = done.ctx;
         rc.metrics().record(done);
         if (done.closeAfter) {
-            ctx.channel().close();
             drop();
+            lingeringClose(ctx);
             return;
         }
         if (!ctx.executor().inEventLoop()) {
@@ -167,10 +191,48 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         while (!queued.isEmpty() && (ex == null || !requestDone)) {
             handle(ctx, queued.poll());
         }
+        if (ex == null) {
+            deadlines(ctx).enter(Deadlines.Phase.AWAIT);
+        }
         if (ex == null || !requestDone) {
             ctx.channel().config().setAutoRead(true);
             ctx.read();
         }
+    }
+
+    private static Deadlines deadlines(ChannelHandlerContext ctx) {
+        return ctx.pipeline().get(Deadlines.class);
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+        if (evt == Deadlines.BODY_STALLED && ex != null && !requestDone) {
+            ex.closeAfter = true;
+            fail(new HttpError(HttpResponseStatus.REQUEST_TIMEOUT, "request body stalled: nothing received for "
+                    + rc.limits().body().toSeconds() + " s (the upload was abandoned)"));
+            finishRequest();
+            discardUntilNextRequest = true;
+            return;
+        }
+        super.userEventTriggered(ctx, evt);
+    }
+
+    /**
+     * Closes after the answer without losing it: the output is shut down (the client reads the
+     * answer, then the end), and what the client still sends is read and dropped until it closes or
+     * a few seconds pass. Closing with unread input would reset the connection, and a reset can
+     * discard the answer before the client reads it.
+     */
+    private void lingeringClose(ChannelHandlerContext ctx) {
+        Channel ch = ctx.channel();
+        if (closing || !(ch instanceof DuplexChannel d) || !ch.isActive()) {
+            ch.close();
+            return;
+        }
+        closing = true;
+        d.shutdownOutput();
+        ch.config().setAutoRead(true);
+        ctx.executor().schedule(() -> ch.close(), LINGER_SECONDS, TimeUnit.SECONDS);
     }
 
     private void drop() {

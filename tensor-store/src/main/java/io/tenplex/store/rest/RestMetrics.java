@@ -58,8 +58,16 @@ public final class RestMetrics {
 
     void record(Exchange ex) {
         String status = ex.status() == null ? "none" : Integer.toString(ex.status().code());
-        requests.labels(ex.route, ex.method().name(), status).inc();
+        requests.labels(ex.route, methodLabel(ex.method().name()), status).inc();
         latency.labels(ex.route).observe((System.nanoTime() - ex.startNanos) / 1e9);
+    }
+
+    /** Methods are labels only when they are ones we serve: any other name is "other" (bounded labels). */
+    static String methodLabel(String method) {
+        return switch (method) {
+            case "GET", "HEAD", "PUT", "POST", "DELETE", "OPTIONS" -> method;
+            default -> "other";
+        };
     }
 
     byte[] scrape() {

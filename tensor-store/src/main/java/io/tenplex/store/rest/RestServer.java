@@ -19,6 +19,7 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.stream.ChunkedWriteHandler;
+import io.netty.handler.timeout.WriteTimeoutHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.tenplex.store.TensorStore;
 import java.net.InetSocketAddress;
@@ -26,6 +27,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,9 +47,15 @@ public final class RestServer implements AutoCloseable {
 
     /** @param token bearer token required on every request except health, or null for none */
     public RestServer(TensorStore store, String token) {
+        this(store, token, ServerLimits.DEFAULTS);
+    }
+
+    /** With the given timeouts and limits. */
+    public RestServer(TensorStore store, String token, ServerLimits limits) {
         ExecutorService work = Executors.newFixedThreadPool(2, new DefaultThreadFactory("tenplex-work", true));
         this.rc = new RestContext(store, new ObjectMapper(), work, new RestMetrics(store),
-                token == null || token.isEmpty() ? null : token.getBytes(StandardCharsets.UTF_8));
+                token == null || token.isEmpty() ? null : token.getBytes(StandardCharsets.UTF_8), limits,
+                new AtomicLong());
     }
 
     /** Binds and starts serving; returns the bound address (port 0 picks a free one). */
@@ -67,7 +75,10 @@ public final class RestServer implements AutoCloseable {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast("http", new HttpServerCodec(decoder))
+                        ch.pipeline().addLast("write-timeout", new WriteTimeoutHandler(
+                                        rc.limits().write().toMillis(), TimeUnit.MILLISECONDS))
+                                .addLast("deadlines", new Deadlines(rc.limits()))
+                                .addLast("http", new HttpServerCodec(decoder))
                                 .addLast("chunks", new ChunkedWriteHandler())
                                 .addLast("tenplex", new HttpHandler(rc, router));
                     }

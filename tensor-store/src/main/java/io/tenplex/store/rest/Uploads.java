@@ -213,8 +213,11 @@ final class Uploads {
         return Exchange.truthy(ex.header("x-replace")) || Exchange.truthy(ex.param("replace"));
     }
 
+    /**
+     * The request's media type, lower case and without parameters ({@code X-Tensor; q=1} is
+     * {@code x-tensor}): media types compare case-insensitively. Empty when there is none.
+     */
     static String contentType(Exchange ex) {
-        String ct = ex.header(HttpHeaderNames.CONTENT_TYPE);
-        return ct == null ? "" : ct.trim();
+        return Exchange.mediaType(ex.header(HttpHeaderNames.CONTENT_TYPE));
     }
 }

@@ -84,6 +84,32 @@ public final class RawHttp implements AutoCloseable {
         return b.size() == 0 ? null : b.toString(StandardCharsets.ISO_8859_1);
     }
 
+    /** Writes bytes as they are, reading nothing. */
+    public void write(byte[] bytes) throws IOException {
+        out.write(bytes);
+        out.flush();
+    }
+
+    /** Reads at most {@code n} bytes, as many as one read gives. */
+    public int readSome(int n) throws IOException {
+        return in.read(new byte[n]);
+    }
+
+    /** Reads until the server closes the connection; returns how many bytes came before the end. */
+    public long drainUntilClosed() throws IOException {
+        long n = 0;
+        byte[] buf = new byte[1 << 16];
+        int r;
+        try {
+            while ((r = in.read(buf)) != -1) {
+                n += r;
+            }
+        } catch (java.net.SocketException e) {
+            // a reset is a close too
+        }
+        return n;
+    }
+
     @Override
     public void close() throws IOException {
         socket.close();
