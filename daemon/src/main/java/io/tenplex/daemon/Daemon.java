@@ -42,7 +42,7 @@ public final class Daemon implements AutoCloseable {
 
     public static Daemon start(DaemonConfig cfg) throws InterruptedException, java.io.IOException {
         TensorStore store = new TensorStore(new Allocator(cfg.memoryLimit()));
-        RestServer rest = new RestServer(store, cfg.token());
+        RestServer rest = new RestServer(store, cfg.token(), cfg.limits());
         PeerClient peers = new PeerClient(8, cfg.token());
         StopFlags flags = new StopFlags();
         JobService jobs = new JobService(store, peers, java.time.Duration.ofMinutes(10), cfg.token(), flags);

@@ -6,7 +6,10 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import io.tenplex.store.rest.ServerLimits;
+import java.time.Duration;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 
@@ -18,26 +21,28 @@ import java.util.Set;
  * @param mount FUSE mount point, or null
  * @param token bearer token required by every request except health, or null
  * @param linkRate every worker's link rate in bits/s, for pacing reconfigurations; 0 = not paced
+ * @param limits the REST server's timeouts, control-body limits and allowed browser origins
  */
 public record DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount,
-        String token, java.util.Map<Integer, java.net.InetSocketAddress> peers, long linkRate) {
+        String token, java.util.Map<Integer, java.net.InetSocketAddress> peers, long linkRate, ServerLimits limits) {
     public static final String DEFAULT_BIND = "127.0.0.1";
     public static final int DEFAULT_PORT = 20010;
     /** Default memory budget: this share of physical RAM (within the JVM's direct-memory limit). */
     public static final double DEFAULT_RAM_SHARE = 0.5;
     /** Direct memory kept free for network buffers. */
     public static final long DIRECT_HEADROOM = 256L << 20;
-    static final Set<String> FILE_KEYS = Set.of("bind", "port", "memoryLimit", "mount", "token", "peers", "linkRate");
+    static final Set<String> FILE_KEYS = Set.of("bind", "port", "memoryLimit", "mount", "token", "peers", "linkRate",
+            "idleTimeout", "headTimeout", "bodyTimeout", "writeTimeout", "allowOrigins");
 
     /** Without peers. */
     public DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount, String token) {
-        this(bind, port, memoryLimit, memoryLimitSource, mount, token, java.util.Map.of(), 0);
+        this(bind, port, memoryLimit, memoryLimitSource, mount, token, java.util.Map.of(), 0, ServerLimits.DEFAULTS);
     }
 
     /** Without a link rate. */
     public DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount, String token,
             java.util.Map<Integer, java.net.InetSocketAddress> peers) {
-        this(bind, port, memoryLimit, memoryLimitSource, mount, token, peers, 0);
+        this(bind, port, memoryLimit, memoryLimitSource, mount, token, peers, 0, ServerLimits.DEFAULTS);
     }
 
     public DaemonConfig {
@@ -54,21 +59,22 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
         if (bind == null || bind.isBlank()) {
             throw new IllegalArgumentException("bind address must not be empty");
         }
+        java.util.Objects.requireNonNull(limits, "limits");
     }
 
     /** Values as given (null = not given), merged by {@link #resolve}. */
     record Given(String bind, Integer port, String memoryLimit, Path mount, String token, String peers,
-            String linkRate) {
+            String linkRate, Timeouts timeouts) {
         Given(String bind, Integer port, String memoryLimit, Path mount, String token) {
-            this(bind, port, memoryLimit, mount, token, null, null);
+            this(bind, port, memoryLimit, mount, token, null, null, Timeouts.NONE);
         }
 
         Given(String bind, Integer port, String memoryLimit, Path mount, String token, String peers) {
-            this(bind, port, memoryLimit, mount, token, peers, null);
+            this(bind, port, memoryLimit, mount, token, peers, null, Timeouts.NONE);
         }
 
         static Given none() {
-            return new Given(null, null, null, null, null, null, null);
+            return new Given(null, null, null, null, null, null, null, Timeouts.NONE);
         }
 
         static Given fromFile(Path file) {
@@ -91,11 +97,57 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
             return new Given(text(n, "bind"), n.has("port") ? n.get("port").asInt() : null,
                     n.has("memoryLimit") ? n.get("memoryLimit").asText() : null,
                     n.has("mount") ? Path.of(n.get("mount").asText()) : null, text(n, "token"), text(n, "peers"),
-                    text(n, "linkRate"));
+                    text(n, "linkRate"), new Timeouts(text(n, "idleTimeout"), text(n, "headTimeout"),
+                            text(n, "bodyTimeout"), text(n, "writeTimeout"), text(n, "allowOrigins")));
         }
 
         private static String text(JsonNode n, String k) {
             return n.has(k) ? n.get(k).asText() : null;
+        }
+    }
+
+    /** The server's timeouts as given ({@code 30s}, {@code 500ms}, {@code 2m}), and allowed origins (comma-separated). */
+    record Timeouts(String idle, String head, String body, String write, String origins) {
+        static final Timeouts NONE = new Timeouts(null, null, null, null, null);
+
+        /** These values over {@code file}'s over the defaults. */
+        ServerLimits resolve(Timeouts file) {
+            ServerLimits d = ServerLimits.DEFAULTS;
+            String o = first(origins, file.origins, null);
+            return d.withTimeouts(duration("idle timeout", first(idle, file.idle, null), d.idle()),
+                    duration("head timeout", first(head, file.head, null), d.head()),
+                    duration("body timeout", first(body, file.body, null), d.body()),
+                    duration("write timeout", first(write, file.write, null), d.write()))
+                    .withAllowedOrigins(o == null || o.isBlank() ? List.of() : List.of(o.split(",")));
+        }
+    }
+
+    /** Parses {@code 30s}, {@code 500ms}, {@code 2m}, {@code 1h} or plain seconds. */
+    static Duration duration(String what, String text, Duration dflt) {
+        if (text == null) {
+            return dflt;
+        }
+        String t = text.trim().toLowerCase(Locale.ROOT);
+        try {
+            Duration d;
+            if (t.endsWith("ms")) {
+                d = Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2).trim()));
+            } else if (t.endsWith("s")) {
+                d = Duration.ofSeconds(Long.parseLong(t.substring(0, t.length() - 1).trim()));
+            } else if (t.endsWith("m")) {
+                d = Duration.ofMinutes(Long.parseLong(t.substring(0, t.length() - 1).trim()));
+            } else if (t.endsWith("h")) {
+                d = Duration.ofHours(Long.parseLong(t.substring(0, t.length() - 1).trim()));
+            } else {
+                d = Duration.ofSeconds(Long.parseLong(t));
+            }
+            if (d.isNegative() || d.isZero()) {
+                throw new NumberFormatException();
+            }
+            return d;
+        } catch (NumberFormatException | ArithmeticException e) {
+            throw new IllegalArgumentException(what + " '" + text + "' is not a positive duration (examples: 30s, "
+                    + "500ms, 2m)");
         }
     }
 
@@ -121,7 +173,7 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
         }
         return new DaemonConfig(bind, port, limit, source, first(cli.mount(), file.mount(), null),
                 first(cli.token(), file.token(), null), parsePeers(first(cli.peers(), file.peers(), null)),
-                linkRate(first(cli.linkRate(), file.linkRate(), null)));
+                linkRate(first(cli.linkRate(), file.linkRate(), null)), cli.timeouts().resolve(file.timeouts()));
     }
 
     private static long linkRate(String text) {
@@ -199,8 +251,10 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
     /** One line for the start-up log; the token is never printed. */
     String describe() {
         return String.format(Locale.ROOT, "bind=%s port=%d memoryLimit=%.2f GiB (%s) mount=%s token=%s peers=%s "
-                + "linkRate=%s", bind, port, memoryLimit / (double) (1L << 30), memoryLimitSource,
+                + "linkRate=%s timeouts(idle=%ds head=%ds body=%ds write=%ds) allowedOrigins=%s", bind, port, memoryLimit / (double) (1L << 30), memoryLimitSource,
                 mount == null ? "off" : mount, token == null ? "off" : "on", peers.isEmpty() ? "none" : peers.toString(),
-                linkRate == 0 ? "unpaced" : String.format(Locale.ROOT, "%.3f Gbit/s", linkRate / 1e9));
+                linkRate == 0 ? "unpaced" : String.format(Locale.ROOT, "%.3f Gbit/s", linkRate / 1e9),
+                limits.idle().toSeconds(), limits.head().toSeconds(), limits.body().toSeconds(),
+                limits.write().toSeconds(), limits.allowedOrigins().isEmpty() ? "none" : limits.allowedOrigins());
     }
 }

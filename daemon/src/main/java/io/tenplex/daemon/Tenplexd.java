@@ -29,8 +29,8 @@ public final class Tenplexd implements Callable<Integer> {
     Path mount;
 
     @Option(names = "--config", paramLabel = "FILE",
-            description = "JSON file with any of: bind, port, memoryLimit, mount, token, peers, linkRate. Options given "
-                    + "here win.")
+            description = "JSON file with any of: bind, port, memoryLimit, mount, token, peers, linkRate, idleTimeout, "
+                    + "headTimeout, bodyTimeout, writeTimeout, allowOrigins. Options given here win.")
     Path config;
 
     @Option(names = "--token", paramLabel = "TOKEN",
@@ -46,12 +46,34 @@ public final class Tenplexd implements Callable<Integer> {
                     + "then pace each flow so that all finish with the busiest link (default: unpaced).")
     String linkRate;
 
+    @Option(names = "--idle-timeout", paramLabel = "DURATION",
+            description = "Close a connection that waits this long for its next request (default: 120s).")
+    String idleTimeout;
+
+    @Option(names = "--head-timeout", paramLabel = "DURATION",
+            description = "A request head must arrive within this long of its first byte, else 408 (default: 30s).")
+    String headTimeout;
+
+    @Option(names = "--body-timeout", paramLabel = "DURATION",
+            description = "Abandon an upload that receives nothing for this long: 408, memory released (default: 60s).")
+    String bodyTimeout;
+
+    @Option(names = "--write-timeout", paramLabel = "DURATION",
+            description = "Close a connection whose reader takes nothing for this long (default: 120s).")
+    String writeTimeout;
+
+    @Option(names = "--allow-origin", paramLabel = "ORIGIN", split = ",",
+            description = "A browser origin (e.g. https://ops.example) allowed to call the daemon; requests with any "
+                    + "other Origin header get 403 (default: none).")
+    java.util.List<String> allowOrigins;
+
     private final CountDownLatch stopped = new CountDownLatch(1);
 
     @Override
     public Integer call() throws Exception {
         DaemonConfig cfg = DaemonConfig.resolve(new DaemonConfig.Given(bind, port, memoryLimit, mount, token, peers,
-                linkRate),
+                linkRate, new DaemonConfig.Timeouts(idleTimeout, headTimeout, bodyTimeout, writeTimeout,
+                        allowOrigins == null ? null : String.join(",", allowOrigins))),
                 config == null ? DaemonConfig.Given.none() : DaemonConfig.Given.fromFile(config),
                 DaemonConfig.physicalRam(), DaemonConfig.maxDirectMemory());
         LOG.info("tenplexd starting: {}", cfg.describe());

@@ -59,6 +59,31 @@ class DaemonConfigTest {
     }
 
     @Test
+    void timeoutsAndOrigins_defaultsArePinned_fileAndCommandLineOverride(@TempDir Path dir) throws Exception {
+        DaemonConfig d = DaemonConfig.resolve(NONE, NONE, 24 * GIB, 100 * GIB);
+        assertEquals(java.time.Duration.ofSeconds(120), d.limits().idle());
+        assertEquals(java.time.Duration.ofSeconds(30), d.limits().head());
+        assertEquals(java.time.Duration.ofSeconds(60), d.limits().body());
+        assertEquals(java.time.Duration.ofSeconds(120), d.limits().write());
+        assertEquals(16 << 20, d.limits().controlBody());
+        assertTrue(d.limits().allowedOrigins().isEmpty());
+        Path f = dir.resolve("c.json");
+        Files.writeString(f, "{\"bodyTimeout\": \"5s\", \"idleTimeout\": \"2m\", \"allowOrigins\": \"https://a.example\"}");
+        DaemonConfig c = DaemonConfig.resolve(new DaemonConfig.Given(null, null, null, null, null, null, null,
+                new DaemonConfig.Timeouts(null, "1500ms", "7", null, null)), DaemonConfig.Given.fromFile(f), 24 * GIB,
+                100 * GIB);
+        assertEquals(java.time.Duration.ofSeconds(7), c.limits().body());
+        assertEquals(java.time.Duration.ofMinutes(2), c.limits().idle());
+        assertEquals(java.time.Duration.ofMillis(1500), c.limits().head());
+        assertEquals(java.util.List.of("https://a.example"), c.limits().allowedOrigins());
+        for (String bad : new String[] {"0s", "-3s", "soon", "1.5s", ""}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> DaemonConfig.duration("body timeout", bad, null));
+            assertTrue(e.getMessage().contains("not a positive duration"), e.getMessage());
+        }
+    }
+
+    @Test
     void sizes_parse() {
         assertEquals(512L << 20, DaemonConfig.parseSize("512m", GIB));
         assertEquals(3 * GIB, DaemonConfig.parseSize("3GiB", GIB));

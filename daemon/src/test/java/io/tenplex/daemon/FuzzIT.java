@@ -1,0 +1,274 @@
+package io.tenplex.daemon;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse.BodyHandlers;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Fuzzes a real daemon process over raw sockets with {@link HttpFuzzer}'s requests, from several
+ * connections at once, some written slowly. It asserts that every connection gets an answer, that
+ * no answer is a 5xx (507, out of memory budget, is a refusal we mean), that the store outside the
+ * fuzzer's scratch paths is byte-identical afterwards, and that once the scratch paths are removed
+ * the memory accounting is back at its baseline.
+ *
+ * <p>A few thousand requests by default (well under two minutes); {@code -Dtenplex.fuzz.requests=N}
+ * runs more and {@code -Dtenplex.fuzz.seed=S} replays a run (the seed is printed).
+ */
+class FuzzIT {
+    private static final int REQUESTS = Integer.getInteger("tenplex.fuzz.requests", 3000);
+    private static final int CLIENTS = 4;
+    private static final Pattern USED = Pattern.compile("(?m)^tenplex_store_used_bytes (\\S+)$");
+    private final HttpClient http = HttpClient.newHttpClient();
+    private DaemonProcess daemon;
+
+    @AfterEach
+    void stop() throws Exception {
+        if (daemon != null) {
+            daemon.close();
+        }
+    }
+
+    @Test
+    void hostileRequestsOnEveryRoute_getAnswers_noServerErrors_andLeaveTheRestOfTheStoreAlone() throws Exception {
+        long seed = Long.getLong("tenplex.fuzz.seed", new Random().nextLong());
+        System.out.println("FuzzIT: " + REQUESTS + " requests, seed " + seed + " (-Dtenplex.fuzz.seed=" + seed + ")");
+        daemon = DaemonProcess.start("--port", "0", "--memory-limit", "256m", "--head-timeout", "2s",
+                "--body-timeout", "2s", "--idle-timeout", "5s");
+        byte[] w = new byte[1000 * 1000 * 4];
+        new Random(seed).nextBytes(w);
+        byte[] f = new byte[(1 << 20) + 1];
+        new Random(seed + 1).nextBytes(f);
+        put("/api/v1/tensors/keep/w?dtype=f32&dims=1000,1000", w);
+        put("/api/v1/files/keep/f", f);
+        String before = listing();
+        long baseline = usedBytes();
+        // a model for the fuzzer's job, so that plans, resource changes and parallelizers get past "no model"
+        put("/api/v1/files/job/" + HttpFuzzer.JOB + "/model.json", io.tenplex.ptc.ModelSpecJson.write(
+                io.tenplex.ptc.MegatronLayout.model(io.tenplex.ptc.MegatronLayout.Shape.gpt(2, 16, 4, 100, 8)))
+                .getBytes(StandardCharsets.UTF_8));
+
+        List<String> failures = Collections.synchronizedList(new ArrayList<>());
+        AtomicInteger answered = new AtomicInteger();
+        HttpFuzzer fuzzer = new HttpFuzzer(seed);
+        List<HttpFuzzer.Request> requests = new ArrayList<>();
+        for (int i = 0; i < REQUESTS; i++) {
+            requests.add(fuzzer.next());
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(CLIENTS);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int c = 0; c < CLIENTS; c++) {
+                int client = c;
+                done.add(pool.submit(() -> {
+                    Random pace = new Random(seed + client);
+                    for (int i = client; i < requests.size(); i += CLIENTS) {
+                        String problem = exchange(requests.get(i), pace.nextInt(50) == 0 ? pace : null, answered);
+                        if (problem != null) {
+                            failures.add("#" + i + " " + requests.get(i).summary() + ": " + problem);
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> d : done) {
+                d.get();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        System.out.println("FuzzIT: " + answered.get() + " answers, " + failures.size() + " failures");
+        assertTrue(failures.isEmpty(), failures.size() + " failures (seed " + seed + "), first ones:\n"
+                + String.join("\n", failures.subList(0, Math.min(20, failures.size()))));
+
+        assertArrayEquals(w, get("/api/v1/tensors/keep/w"));
+        assertArrayEquals(f, get("/api/v1/files/keep/f"));
+        assertEquals(before, listing(), "the store outside the fuzzer's paths changed");
+        send("DELETE", "/api/v1/datasets/" + HttpFuzzer.JOB);
+        send("DELETE", "/api/v1/dirs" + HttpFuzzer.SCRATCH + "?recursive=true");
+        send("DELETE", "/api/v1/dirs/job/" + HttpFuzzer.JOB + "?recursive=true");
+        long end = System.nanoTime() + 30_000_000_000L;
+        long used;
+        while ((used = usedBytes()) != baseline) { // cut connections give their memory back on their own
+            assertTrue(System.nanoTime() < end, "memory accounting at " + used + " bytes, baseline " + baseline);
+            Thread.sleep(20); // polling the condition
+        }
+        String metrics = new String(get("/metrics"), StandardCharsets.UTF_8);
+        assertTrue(metrics.length() < 200_000, "metrics grew to " + metrics.length() + " characters");
+    }
+
+    /** Sends one request (slowly when {@code pace} is given); null when it was answered well. */
+    private String exchange(HttpFuzzer.Request r, Random pace, AtomicInteger answered) {
+        try (Socket s = new Socket("127.0.0.1", daemon.address().getPort())) {
+            s.setSoTimeout(30_000);
+            OutputStream out = s.getOutputStream();
+            try {
+                write(out, r.bytes(), pace);
+            } catch (IOException e) {
+                // the server may answer and close before it has read everything (a refused head)
+            }
+            InputStream in = s.getInputStream();
+            for (int k = 0; k < r.answers(); k++) {
+                Answer a = readResponse(in, r.head());
+                if (a == null) {
+                    return k == 0 ? "connection closed without an answer" : null;
+                }
+                answered.incrementAndGet();
+                if (a.status() >= 500 && a.status() != 507) {
+                    return "answer " + (k + 1) + ": " + a.status() + " " + a.reason();
+                }
+            }
+            return null;
+        } catch (SocketTimeoutException e) {
+            return "no answer within 30 s";
+        } catch (IOException e) {
+            return e.toString();
+        }
+    }
+
+    private static void write(OutputStream out, byte[] bytes, Random pace) throws IOException {
+        if (pace == null) {
+            out.write(bytes);
+            out.flush();
+            return;
+        }
+        for (int pos = 0; pos < bytes.length; ) { // a slow client: a few pieces with pauses
+            int n = Math.min(bytes.length - pos, 1 + pace.nextInt(Math.max(1, bytes.length / 3)));
+            out.write(bytes, pos, n);
+            out.flush();
+            pos += n;
+            try {
+                Thread.sleep(pace.nextInt(300)); // the slowness under test, not synchronisation
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    /** A response's status and the start of its body. */
+    record Answer(int status, String reason) {}
+
+    /** Reads one response, or null when the connection ended first. */
+    static Answer readResponse(InputStream in, boolean head) throws IOException {
+        while (true) {
+            String status = line(in);
+            if (status == null) {
+                return null;
+            }
+            String[] parts = status.split(" ");
+            if (parts.length < 2 || !parts[0].startsWith("HTTP/1.")) {
+                throw new IOException("not an HTTP status line: " + status);
+            }
+            int code = Integer.parseInt(parts[1]);
+            long length = -1;
+            boolean chunked = false;
+            String l;
+            while ((l = line(in)) != null && !l.isEmpty()) {
+                String lower = l.toLowerCase(Locale.ROOT);
+                if (lower.startsWith("content-length:")) {
+                    length = Long.parseLong(lower.substring(15).trim());
+                } else if (lower.startsWith("transfer-encoding:") && lower.contains("chunked")) {
+                    chunked = true;
+                }
+            }
+            if (code == 100) {
+                continue;
+            }
+            if (head || code == 204 || code == 304) {
+                return new Answer(code, "");
+            }
+            byte[] body;
+            if (chunked) {
+                ByteArrayOutputStream all = new ByteArrayOutputStream();
+                long n;
+                while ((n = Long.parseLong(line(in).split(";")[0].trim(), 16)) > 0) {
+                    all.writeBytes(in.readNBytes((int) n));
+                    line(in);
+                }
+                line(in);
+                body = all.toByteArray();
+            } else if (length >= 0) {
+                body = in.readNBytes((int) Math.min(length, 200));
+                in.skipNBytes(length - body.length);
+            } else {
+                body = in.readAllBytes();
+            }
+            String text = new String(body, 0, Math.min(body.length, 200), StandardCharsets.UTF_8).strip();
+            return new Answer(code, text);
+        }
+    }
+
+    private static String line(InputStream in) throws IOException {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        int c;
+        while ((c = in.read()) != -1) {
+            if (c == '\n') {
+                String s = b.toString(StandardCharsets.ISO_8859_1);
+                return s.endsWith("\r") ? s.substring(0, s.length() - 1) : s;
+            }
+            b.write(c);
+        }
+        return b.size() == 0 ? null : b.toString(StandardCharsets.ISO_8859_1);
+    }
+
+    private void put(String path, byte[] body) throws Exception {
+        int status = http.send(HttpRequest.newBuilder(URI.create(daemon.url() + path))
+                .PUT(HttpRequest.BodyPublishers.ofByteArray(body)).build(), BodyHandlers.discarding()).statusCode();
+        assertEquals(201, status, path);
+    }
+
+    private byte[] get(String path) throws Exception {
+        var r = http.send(HttpRequest.newBuilder(URI.create(daemon.url() + path)).build(), BodyHandlers.ofByteArray());
+        assertEquals(200, r.statusCode(), path);
+        return r.body();
+    }
+
+    private void send(String method, String path) throws Exception {
+        http.send(HttpRequest.newBuilder(URI.create(daemon.url() + path)).method(method,
+                HttpRequest.BodyPublishers.noBody()).build(), BodyHandlers.discarding());
+    }
+
+    /** Every entry of the store outside the fuzzer's paths, with its type and size. */
+    private String listing() throws Exception {
+        var all = new com.fasterxml.jackson.databind.ObjectMapper().readTree(get("/api/v1/dirs/?recursive=true"));
+        StringBuilder b = new StringBuilder();
+        for (var e : all.get("entries")) {
+            String path = e.get("path").asText();
+            if (!path.startsWith(HttpFuzzer.SCRATCH + "/") && !path.startsWith("/job/" + HttpFuzzer.JOB + "/")) {
+                b.append(e).append('\n');
+            }
+        }
+        return b.toString();
+    }
+
+    private long usedBytes() throws Exception {
+        Matcher m = USED.matcher(new String(get("/metrics"), StandardCharsets.UTF_8));
+        assertTrue(m.find());
+        return (long) Double.parseDouble(m.group(1));
+    }
+}
