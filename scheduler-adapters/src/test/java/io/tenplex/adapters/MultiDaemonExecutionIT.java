@@ -88,12 +88,16 @@ class MultiDaemonExecutionIT {
     }
 
     private static Ptc ptc(ParallelConfig c, int perWorker, int firstWorker) {
+        return ptc(GPT, c, perWorker, firstWorker);
+    }
+
+    private static Ptc ptc(MegatronLayout.Shape shape, ParallelConfig c, int perWorker, int firstWorker) {
         List<Device> devices = new ArrayList<>();
         for (Device d : Ptc.packedDevices(c.worldSize(), perWorker)) {
             devices.add(new Device(d.worker() + firstWorker, d.local()));
         }
-        return new Ptc(MegatronLayout.model(GPT, c.pp()), c, RankLayout.MEGATRON,
-                StageMap.uniform(GPT.layers(), c.pp()), devices);
+        return new Ptc(MegatronLayout.model(shape, c.pp()), c, RankLayout.MEGATRON,
+                StageMap.uniform(shape.layers(), c.pp()), devices);
     }
 
     /** Saves every rank's shards into the daemon of its worker. */
@@ -142,6 +146,20 @@ class MultiDaemonExecutionIT {
         assertStaged(to, full, "p1");
         assertEquals(plan.report().interWorker(), r.stream().mapToLong(ExecutionReport::remoteBytes).sum());
         assertTrue(plan.report().interWorker() > 0);
+    }
+
+    /** Shards of 1 MiB and more whose sizes are not page multiples (1,200,000 bytes and the like). */
+    @Test
+    void shardsOfSizesThatAreNotPageMultiples_areStagedExactly_andNothingLeaks() throws Exception {
+        MegatronLayout.Shape odd = MegatronLayout.Shape.gpt(2, 600, 8, 1000, 16);
+        Ptc from = ptc(odd, ParallelConfig.of(2, 1, 2), 2, 0);
+        Ptc to = ptc(odd, ParallelConfig.of(1, 2, 2), 2, 1);
+        assertTrue(from.shards(0).stream().anyMatch(s -> new io.tenplex.ptc.TensorMeta(s.spec().dtype(), s.shape())
+                .byteSize() >= (1 << 20) && new io.tenplex.ptc.TensorMeta(s.spec().dtype(), s.shape()).byteSize() % 4096 != 0));
+        Map<String, byte[]> full = SavedJobs.save(stores, PATHS, from, 7);
+        Plan plan = Planner.plan(from, to);
+        execute(plan, to, "odd");
+        assertStaged(to, full, "odd");
     }
 
     @Test
