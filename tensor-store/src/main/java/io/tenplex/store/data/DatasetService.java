@@ -26,8 +26,12 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -47,6 +51,13 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
     private static final int CHUNK = 64;
     private static final int LOADERS = 4;
 
+    /** Threads that fetch and parse indexes and allocate mounts (never on an event loop). */
+    static final int REQUEST_THREADS = 4;
+    /** Mount requests waiting for a request thread; more are refused with 503. */
+    static final int REQUEST_QUEUE = 64;
+    /** The longest {@code wait} of a status request. */
+    static final long MAX_WAIT_MILLIS = 60_000;
+
     private final Allocator allocator;
     private final ObjectMapper json = new ObjectMapper();
     private final Map<String, DatasetMount> mounts = new ConcurrentHashMap<>();
@@ -56,15 +67,33 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
         t.setDaemon(true);
         return t;
     });
-    private final SourceReader source = new SourceReader();
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final ThreadPoolExecutor requests = new ThreadPoolExecutor(REQUEST_THREADS, REQUEST_THREADS, 30,
+            TimeUnit.SECONDS, new ArrayBlockingQueue<>(REQUEST_QUEUE), r -> {
+                Thread t = new Thread(r, "tenplex-data-request");
+                t.setDaemon(true);
+                return t;
+            });
+    private final SourceReader source;
+    private final HttpClient http;
     private final String token;
     private volatile List<String> defaultPeers = List.of();
 
-    /** @param token bearer token sent to peers, or null */
+    /** Without dataset sources (local files and URLs are refused); inline indexes and peers only. */
     public DatasetService(Allocator allocator, String token) {
+        this(allocator, token, SourcePolicy.none());
+    }
+
+    /**
+     * @param token bearer token sent to peers, or null
+     * @param policy where index and sample sources may come from, and the fetch timeouts
+     */
+    public DatasetService(Allocator allocator, String token, SourcePolicy policy) {
         this.allocator = allocator;
         this.token = token;
+        this.source = new SourceReader(policy);
+        this.http = HttpClient.newBuilder().connectTimeout(policy.connectTimeout())
+                .followRedirects(HttpClient.Redirect.NEVER).build();
+        requests.allowCoreThreadTimeOut(true);
     }
 
     /** Peers ({@code host:port}) asked for samples when a mount request names none. */
@@ -108,24 +137,69 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
             String what = p.length > 1 ? p[1] : "";
             switch (req.method() + " " + what) {
                 case "POST mount":
-                    return CompletableFuture.completedFuture(json(200, mount(job, json.readTree(req.body()))));
+                    return onRequestThread(() -> json(200, mount(job, readJson(req.body()))));
                 case "GET ":
-                    return CompletableFuture.completedFuture(json(200, describe(current(job))));
+                    return status(job, req);
                 case "DELETE ":
                     unmount(job);
                     return CompletableFuture.completedFuture(Response.text(200, "unmounted " + job));
                 case "POST samples":
-                    return CompletableFuture.completedFuture(new Response(200, "application/octet-stream",
-                            samples(job, req.body())));
+                    return CompletableFuture.supplyAsync(() -> new Response(200, "application/octet-stream",
+                            samples(job, req.body())), loaders);
                 case "GET files":
                     return CompletableFuture.supplyAsync(() -> file(job, p.length > 2 ? p[2] : "", req), loaders);
                 default:
                     throw StoreException.notFound("no dataset route " + req.method() + " " + req.path());
             }
-        } catch (IOException e) {
-            return CompletableFuture.failedFuture(new IllegalArgumentException("bad mount request: " + e.getMessage()));
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** Runs blocking work (fetches, parsing, allocation) on a request thread; 503 when too many wait. */
+    private CompletableFuture<Response> onRequestThread(java.util.function.Supplier<Response> work) {
+        try {
+            return CompletableFuture.supplyAsync(work, requests);
+        } catch (RejectedExecutionException e) {
+            throw new StoreException(StoreException.Kind.UNAVAILABLE, "too many dataset mount requests in progress ("
+                    + (REQUEST_THREADS + REQUEST_QUEUE) + "); try again later");
+        }
+    }
+
+    private JsonNode readJson(byte[] body) {
+        try {
+            return json.readTree(body);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("bad mount request: the body is not JSON");
+        }
+    }
+
+    /** The mount's status; with {@code wait=<ms>} (at most a minute) once loading has ended or the time is up. */
+    private CompletableFuture<Response> status(String job, Request req) {
+        DatasetMount m = current(job);
+        long wait = longParam(req, "wait", 0);
+        if (wait < 0 || wait > MAX_WAIT_MILLIS) {
+            throw new IllegalArgumentException("wait " + wait + " ms (expected: 0 <= wait <= " + MAX_WAIT_MILLIS + ")");
+        }
+        if (wait == 0) {
+            return CompletableFuture.completedFuture(json(200, describe(m)));
+        }
+        return m.settled.copy().completeOnTimeout(null, wait, TimeUnit.MILLISECONDS).thenApply(v -> json(200, describe(m)));
+    }
+
+    /**
+     * Waits until the job's current mount has finished loading (or failed, or was unmounted).
+     *
+     * @return false if the time ran out first
+     */
+    public boolean awaitLoaded(String job, java.time.Duration timeout) throws InterruptedException {
+        try {
+            current(job).settled.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            return true;
+        } catch (java.util.concurrent.TimeoutException e) {
+            return false;
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException(e.getCause());
         }
     }
 
@@ -137,35 +211,13 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
         return m;
     }
 
-    /** Mounts (or remounts) a job's dataset; nothing changes if the request is bad or over budget. */
-    public synchronized Map<String, Object> mount(String job, JsonNode b) throws IOException {
+    /**
+     * Mounts (or remounts) a job's dataset; nothing changes if the request is bad, refused or over
+     * budget. Blocking (it may fetch the index): never call it on an event loop.
+     */
+    public Map<String, Object> mount(String job, JsonNode b) {
+        MountRequest r = MountRequest.parse(b, defaultPeers, source.policy());
         DatasetIndex index = index(b);
-        MountParams params;
-        try {
-            params = new MountParams(b.path("progress").asLong(0), need(b, "globalBatch"), need(b, "dpSize"),
-                    b.path("seed").asLong(0), b.path("shuffle").asBoolean(true), b.path("samplesPerFile").asInt(1024));
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("bad mount parameters: " + e.getMessage());
-        }
-        List<Integer> ranks = new ArrayList<>();
-        if (b.has("ranks")) {
-            b.get("ranks").forEach(r -> ranks.add(r.asInt()));
-            for (int r : ranks) {
-                if (r < 0 || r >= params.dpSize()) {
-                    throw new IllegalArgumentException("rank " + r + " outside the data-parallel size " + params.dpSize());
-                }
-            }
-        } else {
-            for (int r = 0; r < params.dpSize(); r++) {
-                ranks.add(r);
-            }
-        }
-        List<String> peers = new ArrayList<>();
-        if (b.has("peers")) {
-            b.get("peers").forEach(x -> peers.add(x.asText()));
-        } else {
-            peers.addAll(defaultPeers);
-        }
         Map<String, Long> ends = new LinkedHashMap<>();
         for (DatasetIndex.File f : index.files()) {
             long end = 0;
@@ -174,64 +226,55 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
             }
             ends.merge(f.url(), end, Math::max);
         }
-        ends.forEach(SourceReader::check);
-        DatasetMount m;
+        ends.forEach(source::check);
+        DatasetMount m = allocate(job, index, r);
+        install(job, m, r.peers());
+        Map<String, Object> out = describe(m);
+        out.put("head", "/job/" + job + "/head.txt");
+        return out;
+    }
+
+    private DatasetMount allocate(String job, DatasetIndex index, MountRequest r) {
         try {
-            m = new DatasetMount(job, index, params, ranks, allocator);
+            return new DatasetMount(job, index, r.params(), r.ranks(), allocator);
         } catch (OutOfBudgetException e) {
             throw new StoreException(StoreException.Kind.INSUFFICIENT_STORAGE,
                     "dataset partition does not fit in the memory budget: " + e.getMessage());
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("progress " + r.params().progress() + " is beyond the last epoch this "
+                    + "index can count (" + Integer.MAX_VALUE + " epochs)");
         }
+    }
+
+    private synchronized void install(String job, DatasetMount m, List<String> peers) {
         DatasetMount old = mounts.put(job, m);
         DatasetMount older = old == null ? null : previous.put(job, old);
         if (older != null) {
             older.close();
         }
         loaders.execute(() -> load(m, old, peers));
-        Map<String, Object> out = describe(m);
-        out.put("head", "/job/" + job + "/head.txt");
-        return out;
     }
 
-    private static int need(JsonNode b, String field) {
-        if (!b.path(field).canConvertToInt()) {
-            throw new IllegalArgumentException("mount request needs an integer '" + field + "'");
-        }
-        return b.get(field).asInt();
-    }
-
-    private DatasetIndex index(JsonNode b) throws IOException {
-        String text;
+    private DatasetIndex index(JsonNode b) {
         if (b.hasNonNull("indexText")) {
-            text = b.get("indexText").asText();
-        } else if (b.hasNonNull("index")) {
-            String where = b.get("index").asText();
-            if (SourceReader.isHttp(where)) {
-                try {
-                    HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(where)).build(),
-                            HttpResponse.BodyHandlers.ofString());
-                    if (r.statusCode() != 200) {
-                        throw new IllegalArgumentException("GET " + where + ": status " + r.statusCode());
-                    }
-                    text = r.body();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IOException("interrupted");
-                }
-            } else {
-                try {
-                    text = Files.readString(SourceReader.localPath(where));
-                } catch (IOException e) {
-                    throw new IllegalArgumentException("cannot read the index " + where + ": " + e);
-                }
+            try {
+                return DatasetIndex.read(new StringReader(b.get("indexText").asText()));
+            } catch (IOException | IllegalArgumentException e) {
+                throw new IllegalArgumentException("bad dataset index: " + e.getMessage());
             }
-        } else {
+        }
+        if (!b.hasNonNull("index")) {
             throw new IllegalArgumentException("mount request needs 'index' (a path or URL) or 'indexText'");
         }
+        String where = b.get("index").asText();
+        String text = source.readIndex(where);
         try {
             return DatasetIndex.read(new StringReader(text));
+        } catch (DatasetIndex.FormatException e) {
+            // the text came from a file or URL: say where it is wrong, never what it holds
+            throw new IllegalArgumentException("dataset index " + where + " is not a valid index (line " + e.line() + ")");
         } catch (IOException | IllegalArgumentException e) {
-            throw new IllegalArgumentException("bad dataset index: " + e.getMessage());
+            throw new IllegalArgumentException("dataset index " + where + " is not a valid index");
         }
     }
 
@@ -263,9 +306,11 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
         CompletableFuture.allOf(workers.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> {
             if (e != null) {
                 m.loadError = e.toString();
+                m.settled.complete(null);
                 return;
             }
             m.loadedNanos = System.nanoTime() - m.mountedNanos;
+            m.settled.complete(null);
             if (old != null && previous.remove(m.job, old)) {
                 old.close(); // the new mount no longer needs it
             }
@@ -475,6 +520,7 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
         for (String job : List.copyOf(mounts.keySet())) {
             unmount(job);
         }
+        requests.shutdownNow();
         loaders.shutdownNow();
         source.close();
     }
