@@ -3,6 +3,7 @@ package io.tenplex.daemon;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
+import io.tenplex.store.data.SourcePolicy;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,16 +19,18 @@ import java.util.Set;
  * @param mount FUSE mount point, or null
  * @param token bearer token required by every request except health, or null
  * @param linkRate every worker's link rate in bits/s, for pacing reconfigurations; 0 = not paced
+ * @param sources where dataset sources may come from (data roots, allowed hosts) and fetch timeouts
  */
 public record DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount,
-        String token, java.util.Map<Integer, java.net.InetSocketAddress> peers, long linkRate) {
+        String token, java.util.Map<Integer, java.net.InetSocketAddress> peers, long linkRate, SourcePolicy sources) {
     public static final String DEFAULT_BIND = "127.0.0.1";
     public static final int DEFAULT_PORT = 20010;
     /** Default memory budget: this share of physical RAM (within the JVM's direct-memory limit). */
     public static final double DEFAULT_RAM_SHARE = 0.5;
     /** Direct memory kept free for network buffers. */
     public static final long DIRECT_HEADROOM = 256L << 20;
-    static final Set<String> FILE_KEYS = Set.of("bind", "port", "memoryLimit", "mount", "token", "peers", "linkRate");
+    static final Set<String> FILE_KEYS = Set.of("bind", "port", "memoryLimit", "mount", "token", "peers", "linkRate",
+            "dataRoots", "allowSourceHosts", "sourceConnectTimeout", "sourceReadTimeout");
 
     /** Without peers. */
     public DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount, String token) {
@@ -40,8 +43,20 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
         this(bind, port, memoryLimit, memoryLimitSource, mount, token, peers, 0);
     }
 
+    /** Without dataset sources (local files and URLs refused). */
+    public DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount, String token,
+            java.util.Map<Integer, java.net.InetSocketAddress> peers, long linkRate) {
+        this(bind, port, memoryLimit, memoryLimitSource, mount, token, peers, linkRate, SourcePolicy.none());
+    }
+
+    /** This configuration with other dataset source rules. */
+    public DaemonConfig withSources(SourcePolicy s) {
+        return new DaemonConfig(bind, port, memoryLimit, memoryLimitSource, mount, token, peers, linkRate, s);
+    }
+
     public DaemonConfig {
         peers = java.util.Map.copyOf(peers);
+        java.util.Objects.requireNonNull(sources, "sources");
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("port " + port + " out of range (expected 0..65535; 0 picks a free port)");
         }
@@ -56,15 +71,25 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
         }
     }
 
+    /** Dataset source options as given (null or empty = not given). */
+    record Sources(java.util.List<Path> dataRoots, java.util.List<String> allowHosts, String connectTimeout,
+            String readTimeout) {
+        static final Sources NONE = new Sources(null, null, null, null);
+    }
+
     /** Values as given (null = not given), merged by {@link #resolve}. */
     record Given(String bind, Integer port, String memoryLimit, Path mount, String token, String peers,
-            String linkRate) {
+            String linkRate, Sources sources) {
         Given(String bind, Integer port, String memoryLimit, Path mount, String token) {
             this(bind, port, memoryLimit, mount, token, null, null);
         }
 
         Given(String bind, Integer port, String memoryLimit, Path mount, String token, String peers) {
             this(bind, port, memoryLimit, mount, token, peers, null);
+        }
+
+        Given(String bind, Integer port, String memoryLimit, Path mount, String token, String peers, String linkRate) {
+            this(bind, port, memoryLimit, mount, token, peers, linkRate, Sources.NONE);
         }
 
         static Given none() {
@@ -91,7 +116,21 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
             return new Given(text(n, "bind"), n.has("port") ? n.get("port").asInt() : null,
                     n.has("memoryLimit") ? n.get("memoryLimit").asText() : null,
                     n.has("mount") ? Path.of(n.get("mount").asText()) : null, text(n, "token"), text(n, "peers"),
-                    text(n, "linkRate"));
+                    text(n, "linkRate"), new Sources(list(n, "dataRoots", file).stream().map(Path::of).toList(),
+                            list(n, "allowSourceHosts", file), text(n, "sourceConnectTimeout"),
+                            text(n, "sourceReadTimeout")));
+        }
+
+        private static java.util.List<String> list(JsonNode n, String k, Path file) {
+            if (!n.has(k)) {
+                return java.util.List.of();
+            }
+            if (!n.get(k).isArray()) {
+                throw new IllegalArgumentException("config file " + file + ": '" + k + "' must be an array of strings");
+            }
+            java.util.List<String> out = new java.util.ArrayList<>();
+            n.get(k).forEach(x -> out.add(x.asText()));
+            return out;
         }
 
         private static String text(JsonNode n, String k) {
@@ -121,7 +160,24 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
         }
         return new DaemonConfig(bind, port, limit, source, first(cli.mount(), file.mount(), null),
                 first(cli.token(), file.token(), null), parsePeers(first(cli.peers(), file.peers(), null)),
-                linkRate(first(cli.linkRate(), file.linkRate(), null)));
+                linkRate(first(cli.linkRate(), file.linkRate(), null)), sources(cli.sources(), file.sources()));
+    }
+
+    /** Lists from the command line replace the file's; each timeout is taken separately. */
+    static SourcePolicy sources(Sources cli, Sources file) {
+        java.util.List<Path> roots = nonEmpty(cli.dataRoots(), file.dataRoots());
+        java.util.List<String> hosts = nonEmpty(cli.allowHosts(), file.allowHosts());
+        String connect = first(cli.connectTimeout(), file.connectTimeout(), null);
+        String read = first(cli.readTimeout(), file.readTimeout(), null);
+        return new SourcePolicy(roots, hosts,
+                connect == null ? SourcePolicy.DEFAULT_CONNECT_TIMEOUT
+                        : SourcePolicy.parseDuration(connect, "source connect timeout"),
+                read == null ? SourcePolicy.DEFAULT_READ_TIMEOUT
+                        : SourcePolicy.parseDuration(read, "source read timeout"));
+    }
+
+    private static <T> java.util.List<T> nonEmpty(java.util.List<T> a, java.util.List<T> b) {
+        return a != null && !a.isEmpty() ? a : b != null ? b : java.util.List.of();
     }
 
     private static long linkRate(String text) {
@@ -199,8 +255,8 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
     /** One line for the start-up log; the token is never printed. */
     String describe() {
         return String.format(Locale.ROOT, "bind=%s port=%d memoryLimit=%.2f GiB (%s) mount=%s token=%s peers=%s "
-                + "linkRate=%s", bind, port, memoryLimit / (double) (1L << 30), memoryLimitSource,
+                + "linkRate=%s %s", bind, port, memoryLimit / (double) (1L << 30), memoryLimitSource,
                 mount == null ? "off" : mount, token == null ? "off" : "on", peers.isEmpty() ? "none" : peers.toString(),
-                linkRate == 0 ? "unpaced" : String.format(Locale.ROOT, "%.3f Gbit/s", linkRate / 1e9));
+                linkRate == 0 ? "unpaced" : String.format(Locale.ROOT, "%.3f Gbit/s", linkRate / 1e9), sources.describe());
     }
 }

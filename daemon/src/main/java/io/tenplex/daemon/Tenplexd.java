@@ -29,8 +29,8 @@ public final class Tenplexd implements Callable<Integer> {
     Path mount;
 
     @Option(names = "--config", paramLabel = "FILE",
-            description = "JSON file with any of: bind, port, memoryLimit, mount, token, peers, linkRate. Options given "
-                    + "here win.")
+            description = "JSON file with any of: bind, port, memoryLimit, mount, token, peers, linkRate, dataRoots, "
+                    + "allowSourceHosts, sourceConnectTimeout, sourceReadTimeout. Options given here win.")
     Path config;
 
     @Option(names = "--token", paramLabel = "TOKEN",
@@ -46,12 +46,30 @@ public final class Tenplexd implements Callable<Integer> {
                     + "then pace each flow so that all finish with the busiest link (default: unpaced).")
     String linkRate;
 
+    @Option(names = "--data-root", paramLabel = "DIR",
+            description = "A directory below which dataset indexes and sample files may be read (repeatable; default: "
+                    + "none, so local dataset sources are refused).")
+    java.util.List<Path> dataRoots;
+
+    @Option(names = "--allow-source-host", paramLabel = "HOST[:PORT]",
+            description = "A host whose http(s) URLs may be dataset sources or mount peers (repeatable; default: none, "
+                    + "loopback included).")
+    java.util.List<String> sourceHosts;
+
+    @Option(names = "--source-connect-timeout", paramLabel = "DURATION",
+            description = "Connect timeout of dataset source fetches, e.g. 5s, 500ms (default: 5s).")
+    String sourceConnectTimeout;
+
+    @Option(names = "--source-read-timeout", paramLabel = "DURATION",
+            description = "Longest wait for the next bytes of a dataset source answer (default: 30s).")
+    String sourceReadTimeout;
+
     private final CountDownLatch stopped = new CountDownLatch(1);
 
     @Override
     public Integer call() throws Exception {
         DaemonConfig cfg = DaemonConfig.resolve(new DaemonConfig.Given(bind, port, memoryLimit, mount, token, peers,
-                linkRate),
+                linkRate, new DaemonConfig.Sources(dataRoots, sourceHosts, sourceConnectTimeout, sourceReadTimeout)),
                 config == null ? DaemonConfig.Given.none() : DaemonConfig.Given.fromFile(config),
                 DaemonConfig.physicalRam(), DaemonConfig.maxDirectMemory());
         LOG.info("tenplexd starting: {}", cfg.describe());
