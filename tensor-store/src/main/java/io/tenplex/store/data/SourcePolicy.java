@@ -18,7 +18,8 @@ import java.util.Locale;
  * fetch. Paths are canonicalised (symbolic links and {@code ..} resolved) before they are checked,
  * and a refusal reads the same whether the file is missing or outside the roots. Immutable.
  *
- * @param dataRoots canonical directories below which local sources may lie
+ * @param dataRoots absolute directories below which local sources may lie (a root that does not exist
+ *     yet allows nothing until it does; roots are canonicalised when a source is checked)
  * @param allowedHosts {@code host} (any port) or {@code host:port} ({@code [v6]:port}), lower case
  * @param connectTimeout connect timeout of every HTTP fetch
  * @param readTimeout longest wait for the next bytes of an HTTP answer
@@ -63,15 +64,10 @@ public record SourcePolicy(List<Path> dataRoots, List<String> allowedHosts, Dura
     }
 
     private static Path canonicalRoot(Path root) {
-        try {
-            Path real = root.toRealPath();
-            if (!Files.isDirectory(real)) {
-                throw new IllegalArgumentException("data root " + root + " is not a directory");
-            }
-            return real;
-        } catch (IOException e) {
-            throw new IllegalArgumentException("data root " + root + " does not exist or is not readable");
+        if (!root.isAbsolute()) {
+            throw new IllegalArgumentException("data root " + root + " must be an absolute path");
         }
+        return root.normalize();
     }
 
     /** Validates {@code host}, {@code host:port} or {@code [v6]:port}; returns it in lower case. */
@@ -164,8 +160,12 @@ public record SourcePolicy(List<Path> dataRoots, List<String> allowedHosts, Dura
 
     private boolean underRoot(Path real) {
         for (Path root : dataRoots) {
-            if (real.startsWith(root)) {
-                return true;
+            try {
+                if (real.startsWith(root.toRealPath())) {
+                    return true;
+                }
+            } catch (IOException | SecurityException e) {
+                // a root that does not exist (yet) allows nothing
             }
         }
         return false;
@@ -198,7 +198,7 @@ public record SourcePolicy(List<Path> dataRoots, List<String> allowedHosts, Dura
     /** One line for the start-up log. */
     public String describe() {
         List<String> roots = new ArrayList<>();
-        dataRoots.forEach(r -> roots.add(r.toString()));
+        dataRoots.forEach(r -> roots.add(Files.isDirectory(r) ? r.toString() : r + " (not a directory yet)"));
         return "dataRoots=" + (roots.isEmpty() ? "none" : roots) + " allowSourceHosts="
                 + (allowedHosts.isEmpty() ? "none" : allowedHosts) + " sourceTimeouts=" + connectTimeout.toMillis()
                 + "ms/" + readTimeout.toMillis() + "ms";

@@ -126,7 +126,8 @@ class DatasetSourcesTest {
         Path inside = Files.writeString(root.resolve("lines.txt"), "a\nbb\n");
         Path outside = secretFile("outside.txt");
         Files.createSymbolicLink(root.resolve("link.txt"), outside);
-        daemon(SourcePolicy.none().withDataRoots(List.of(root)));
+        Path later = tmp.resolve("later"); // a root that does not exist yet allows nothing until it does
+        daemon(SourcePolicy.none().withDataRoots(List.of(root, later)));
 
         assertEquals(200, mount("j", inline(inside.toString(), 5)).statusCode());
         assertEquals("a\nbb\n", get(DatasetService.PREFIX + "j/files/dataset/rank-0/samples").body());
@@ -148,6 +149,9 @@ class DatasetSourcesTest {
         assertEquals(400, notAnIndex.statusCode(), notAnIndex.body());
         assertFalse(notAnIndex.body().contains(SECRET), notAnIndex.body());
         assertTrue(notAnIndex.body().contains("is not a valid index (line 1)"), notAnIndex.body());
+        assertRefused(mount("j", inline(later.resolve("x.txt").toString(), 1)), "below this daemon's data roots");
+        Path x = Files.writeString(Files.createDirectories(later).resolve("x.txt"), "x");
+        assertEquals(200, mount("j", inline(x.toString(), 1)).statusCode());
     }
 
     @Test
