@@ -3,37 +3,29 @@ package io.tenplex.store.data;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tenplex.ptc.data.DatasetIndex;
-import io.tenplex.ptc.data.MountParams;
 import io.tenplex.store.StoreException;
 import io.tenplex.store.memory.Allocator;
 import io.tenplex.store.memory.OutOfBudgetException;
 import io.tenplex.store.rest.ControlHandler;
 import java.io.IOException;
 import java.io.StringReader;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -43,13 +35,13 @@ import java.util.regex.Pattern;
  * {@code GET .../files/<path>} (a view file, {@code offset}/{@code length} optional; waits for
  * samples still loading) and {@code POST .../samples} (daemon to daemon: the loaded bytes of the
  * given samples). A new mount of a job replaces the previous one, which keeps serving its samples to
- * the new mount and to peers until the new one has loaded.
+ * the new mount and to peers until the new one has loaded. Sources are read only as the
+ * {@link SourcePolicy} allows; mount requests (fetching, parsing, allocating) run on their own
+ * bounded pool and loading on the loader threads, never on the caller's (event loop) thread.
  */
 public final class DatasetService implements ControlHandler, AutoCloseable {
     public static final String PREFIX = "/api/v1/datasets/";
     private static final Pattern JOB = Pattern.compile("[A-Za-z0-9._-]+");
-    private static final int CHUNK = 64;
-    private static final int LOADERS = 4;
 
     /** Threads that fetch and parse indexes and allocate mounts (never on an event loop). */
     static final int REQUEST_THREADS = 4;
@@ -74,8 +66,7 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
                 return t;
             });
     private final SourceReader source;
-    private final HttpClient http;
-    private final String token;
+    private final MountLoader loader;
     private volatile List<String> defaultPeers = List.of();
 
     /** Without dataset sources (local files and URLs are refused); inline indexes and peers only. */
@@ -89,10 +80,11 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
      */
     public DatasetService(Allocator allocator, String token, SourcePolicy policy) {
         this.allocator = allocator;
-        this.token = token;
         this.source = new SourceReader(policy);
-        this.http = HttpClient.newBuilder().connectTimeout(policy.connectTimeout())
+        HttpClient peers = HttpClient.newBuilder().connectTimeout(policy.connectTimeout())
                 .followRedirects(HttpClient.Redirect.NEVER).build();
+        this.loader = new MountLoader(loaders, source, peers, token, this::isLive, this::isCurrent,
+                this::retire);
         requests.allowCoreThreadTimeOut(true);
     }
 
@@ -192,7 +184,7 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
      *
      * @return false if the time ran out first
      */
-    public boolean awaitLoaded(String job, java.time.Duration timeout) throws InterruptedException {
+    public boolean awaitLoaded(String job, Duration timeout) throws InterruptedException {
         try {
             current(job).settled.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             return true;
@@ -200,6 +192,22 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
             return false;
         } catch (java.util.concurrent.ExecutionException e) {
             throw new IllegalStateException(e.getCause());
+        }
+    }
+
+    /** True while {@code m} is the job's mount or the previous one (still worth loading). */
+    private boolean isLive(DatasetMount m) {
+        return mounts.get(m.job) == m || previous.get(m.job) == m;
+    }
+
+    private boolean isCurrent(DatasetMount m) {
+        return mounts.get(m.job) == m;
+    }
+
+    /** The loader is done with {@code old}: free it unless a newer remount already did. */
+    private void retire(DatasetMount old) {
+        if (old != null && previous.remove(old.job, old)) {
+            old.close();
         }
     }
 
@@ -252,7 +260,7 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
         if (older != null) {
             older.close();
         }
-        loaders.execute(() -> load(m, old, peers));
+        loaders.execute(() -> loader.load(m, old, peers));
     }
 
     private DatasetIndex index(JsonNode b) {
@@ -276,135 +284,6 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
         } catch (IOException | IllegalArgumentException e) {
             throw new IllegalArgumentException("dataset index " + where + " is not a valid index");
         }
-    }
-
-    /** Loads every sample of {@code m} in read order: from the previous mount, a peer, or the source. */
-    private void load(DatasetMount m, DatasetMount old, List<String> peers) {
-        List<DatasetMount.Loc> order = m.loadOrder();
-        int first = m.firstBatchSamples();
-        AtomicInteger firstLeft = new AtomicInteger(first);
-        if (first == 0) {
-            m.firstBatchNanos = 0;
-        }
-        AtomicInteger cursor = new AtomicInteger();
-        List<CompletableFuture<Void>> workers = new ArrayList<>();
-        for (int w = 0; w < LOADERS; w++) {
-            workers.add(CompletableFuture.runAsync(() -> {
-                for (int at; (at = cursor.getAndAdd(CHUNK)) < order.size(); ) {
-                    if (mounts.get(m.job) != m && previous.get(m.job) != m) {
-                        return; // unmounted
-                    }
-                    List<DatasetMount.Loc> chunk = order.subList(at, Math.min(at + CHUNK, order.size()));
-                    loadChunk(m, old, peers, chunk);
-                    int inFirst = Math.max(0, Math.min(first, at + chunk.size()) - at);
-                    if (inFirst > 0 && firstLeft.addAndGet(-inFirst) == 0) {
-                        m.firstBatchNanos = System.nanoTime() - m.mountedNanos;
-                    }
-                }
-            }, loaders));
-        }
-        CompletableFuture.allOf(workers.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> {
-            if (e != null) {
-                m.loadError = e.toString();
-                m.settled.complete(null);
-                return;
-            }
-            m.loadedNanos = System.nanoTime() - m.mountedNanos;
-            m.settled.complete(null);
-            if (old != null && previous.remove(m.job, old)) {
-                old.close(); // the new mount no longer needs it
-            }
-        });
-    }
-
-    private void loadChunk(DatasetMount m, DatasetMount old, List<String> peers, List<DatasetMount.Loc> chunk) {
-        List<DatasetMount.Loc> missing = new ArrayList<>();
-        for (DatasetMount.Loc loc : chunk) {
-            ByteBuffer tmp = ByteBuffer.allocate((int) loc.buf().length(loc.i()));
-            if (old != null && old.copySample(loc.buf().ids[loc.i()], tmp)) {
-                fill(m, loc, tmp.flip());
-                m.fromLocal.incrementAndGet();
-            } else {
-                missing.add(loc);
-            }
-        }
-        for (String peer : peers) {
-            if (missing.isEmpty()) {
-                break;
-            }
-            missing = fromPeer(m, peer, missing);
-        }
-        for (DatasetMount.Loc loc : missing) {
-            int id = loc.buf().ids[loc.i()];
-            int file = m.index.fileOf(id);
-            ByteBuffer tmp = ByteBuffer.allocate((int) loc.buf().length(loc.i()));
-            for (long backoff = 100; ; backoff = Math.min(backoff * 2, 5000)) {
-                try {
-                    source.read(m.index.files().get(file).url(), m.index.begin(id), tmp.clear());
-                    m.loadError = "";
-                    break;
-                } catch (IOException | java.io.UncheckedIOException e) {
-                    m.loadError = "reading sample " + id + " from " + m.index.files().get(file).url() + ": " + e.getMessage()
-                            + " (retrying)";
-                    if (mounts.get(m.job) != m) {
-                        return;
-                    }
-                    try {
-                        Thread.sleep(backoff); // waiting for the source to come back, not for another thread
-                    } catch (InterruptedException ie) {
-                        Thread.currentThread().interrupt();
-                        return;
-                    }
-                }
-            }
-            fill(m, loc, tmp.flip());
-            m.fromSource.incrementAndGet();
-        }
-    }
-
-    private static void fill(DatasetMount m, DatasetMount.Loc loc, ByteBuffer bytes) {
-        m.loadedBytes.addAndGet(bytes.remaining());
-        loc.buf().fill(loc.i(), bytes);
-    }
-
-    /** Asks one peer for the samples; returns those it did not have. */
-    private List<DatasetMount.Loc> fromPeer(DatasetMount m, String peer, List<DatasetMount.Loc> wanted) {
-        ByteBuffer ids = ByteBuffer.allocate(4 * wanted.size()).order(ByteOrder.LITTLE_ENDIAN);
-        wanted.forEach(l -> ids.putInt(l.buf().ids[l.i()]));
-        HttpRequest.Builder rb = HttpRequest.newBuilder(URI.create("http://" + peer + PREFIX + m.job + "/samples"))
-                .timeout(Duration.ofMinutes(1)).POST(HttpRequest.BodyPublishers.ofByteArray(ids.array()));
-        if (token != null) {
-            rb.header("Authorization", "Bearer " + token);
-        }
-        byte[] body;
-        try {
-            HttpResponse<byte[]> r = http.send(rb.build(), HttpResponse.BodyHandlers.ofByteArray());
-            if (r.statusCode() != 200) {
-                return wanted; // no mount of this job there
-            }
-            body = r.body();
-        } catch (IOException e) {
-            return wanted; // an unreachable peer only means loading from elsewhere
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return wanted;
-        }
-        ByteBuffer in = ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN);
-        List<DatasetMount.Loc> rest = new ArrayList<>();
-        for (DatasetMount.Loc loc : wanted) {
-            long len = in.remaining() >= 8 ? in.getLong() : -1;
-            if (len != loc.buf().length(loc.i()) || in.remaining() < len) {
-                rest.add(loc);
-                if (len > 0 && in.remaining() >= len) {
-                    in.position(in.position() + (int) len);
-                }
-                continue;
-            }
-            fill(m, loc, in.slice(in.position(), (int) len));
-            in.position(in.position() + (int) len);
-            m.fromPeers.incrementAndGet();
-        }
-        return rest;
     }
 
     /** Answers a peer: per requested id (int32 little-endian), an int64 length (-1: not here) and the bytes. */
