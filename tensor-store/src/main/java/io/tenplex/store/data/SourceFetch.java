@@ -29,6 +29,7 @@ final class SourceFetch {
     /** The whole body of a 200 answer, at most {@code max} bytes. */
     byte[] getAll(URI url, int max) {
         HttpURLConnection c = open(url, null);
+        boolean reuse = false; // a body read to its end leaves the connection to the JDK's keep-alive cache
         try {
             int status = status(c, url);
             if (status != 200) {
@@ -42,9 +43,12 @@ final class SourceFetch {
             if (body.length > max) {
                 throw tooLarge(url, body.length, max);
             }
+            reuse = true;
             return body;
         } finally {
-            c.disconnect();
+            if (!reuse) {
+                c.disconnect();
+            }
         }
     }
 
@@ -52,6 +56,7 @@ final class SourceFetch {
     void getRange(URI url, long begin, ByteBuffer dst) throws IOException {
         long end = begin + dst.remaining() - 1;
         HttpURLConnection c = open(url, "bytes=" + begin + "-" + end);
+        boolean reuse = false;
         try {
             int status = status(c, url);
             if (status != 200 && status != 206) {
@@ -71,11 +76,14 @@ final class SourceFetch {
                     }
                     dst.put(buf, 0, n);
                 }
+                reuse = status == 206 && c.getContentLengthLong() == end - begin + 1; // the whole answer was read
             }
         } catch (StoreException e) {
             throw new IOException(e.getMessage());
         } finally {
-            c.disconnect();
+            if (!reuse) {
+                c.disconnect();
+            }
         }
     }
 
