@@ -30,7 +30,7 @@ mkdir -p "$work/c" "$work/t"
 "$work/memfs" "$work/data" "$work/c" -f &
 pids+=($!)
 java -Xms64m -Xmx1g -XX:+UseSerialGC -XX:MaxDirectMemorySize=$((SIZE_MB * 4 + 1024))m -jar daemon/target/tenplexd.jar \
-  --port 0 --mount "$work/t" --memory-limit $((SIZE_MB * 3 + 512))m >"$work/tenplexd.log" 2>&1 &
+  --port 0 --mount "$work/t" --memory-limit $((SIZE_MB * 3 + 512))m --data-root "$work" >"$work/tenplexd.log" 2>&1 &
 pids+=($!)
 until grep -q "ready on" "$work/tenplexd.log"; do
   kill -0 "${pids[1]}" 2>/dev/null || { cat "$work/tenplexd.log"; exit 1; }
@@ -44,7 +44,7 @@ java -cp daemon/target/tenplexd.jar io.tenplex.daemon.TenplexCli dataset index -
   -o "$work/index.txt" "$work/data" 2>/dev/null
 java -cp daemon/target/tenplexd.jar io.tenplex.daemon.TenplexCli dataset mount --addr "http://$addr" --job bench \
   --index "$work/index.txt" --global-batch 64 --dp 2 --seed 1 >/dev/null
-until curl -sf "http://$addr/api/v1/datasets/bench" | grep -q '"state":"loaded"'; do sleep 0.2; done
+until curl -sf "http://$addr/api/v1/datasets/bench?wait=60000" | grep -q '"state":"loaded"'; do :; done
 ours="$work/t/bench/data"
 base="$work/c/data"
 part="$work/t/job/bench/dataset/rank-0/samples"

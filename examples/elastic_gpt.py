@@ -20,7 +20,8 @@ loaded with ``tenplex.load`` when the job is relaunched under a new configuratio
 ``tenplex run --schedule schedule.json -- python3 examples/elastic_gpt.py --dataset ... --mount ...``
 (see README.md); ``tenplex run`` sets RANK, WORLD_SIZE, MASTER_ADDR/PORT and TENPLEX_* for each rank.
 
-``--make-data DIR`` writes the synthetic dataset (samples file and tenplex index) and exits.
+``--make-data DIR`` writes the synthetic dataset (samples file and tenplex index) and exits; the
+daemon reads them only if DIR is below one of its data roots (``tenplexd --data-root DIR``).
 """
 
 import argparse

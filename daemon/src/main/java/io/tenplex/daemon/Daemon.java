@@ -50,7 +50,7 @@ public final class Daemon implements AutoCloseable {
         jobs.setLinkRate(cfg.linkRate());
         rest.addControl(JobService.PREFIX, jobs);
         rest.addControl(StopFlags.COMPAT_PATH, flags);
-        DatasetService datasets = new DatasetService(store.allocator(), cfg.token());
+        DatasetService datasets = new DatasetService(store.allocator(), cfg.token(), cfg.sources());
         List<String> others = new ArrayList<>();
         cfg.peers().values().forEach(a -> others.add(a.getHostString() + ":" + a.getPort()));
         datasets.setDefaultPeers(others);

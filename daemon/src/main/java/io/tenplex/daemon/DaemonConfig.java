@@ -3,6 +3,7 @@ package io.tenplex.daemon;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
+import io.tenplex.store.data.SourcePolicy;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,9 +23,11 @@ import java.util.Set;
  * @param token bearer token required by every request except health, or null
  * @param linkRate every worker's link rate in bits/s, for pacing reconfigurations; 0 = not paced
  * @param limits the REST server's timeouts, control-body limits and allowed browser origins
+ * @param sources where dataset sources may come from (data roots, allowed hosts) and fetch timeouts
  */
 public record DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount,
-        String token, java.util.Map<Integer, java.net.InetSocketAddress> peers, long linkRate, ServerLimits limits) {
+        String token, java.util.Map<Integer, java.net.InetSocketAddress> peers, long linkRate, ServerLimits limits,
+        SourcePolicy sources) {
     public static final String DEFAULT_BIND = "127.0.0.1";
     public static final int DEFAULT_PORT = 20010;
     /** Default memory budget: this share of physical RAM (within the JVM's direct-memory limit). */
@@ -32,21 +35,35 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
     /** Direct memory kept free for network buffers. */
     public static final long DIRECT_HEADROOM = 256L << 20;
     static final Set<String> FILE_KEYS = Set.of("bind", "port", "memoryLimit", "mount", "token", "peers", "linkRate",
-            "idleTimeout", "headTimeout", "bodyTimeout", "writeTimeout", "allowOrigins");
+            "idleTimeout", "headTimeout", "bodyTimeout", "writeTimeout", "allowOrigins", "dataRoots", "allowSourceHosts",
+            "sourceConnectTimeout", "sourceReadTimeout");
 
     /** Without peers. */
     public DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount, String token) {
-        this(bind, port, memoryLimit, memoryLimitSource, mount, token, java.util.Map.of(), 0, ServerLimits.DEFAULTS);
+        this(bind, port, memoryLimit, memoryLimitSource, mount, token, java.util.Map.of(), 0);
     }
 
     /** Without a link rate. */
     public DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount, String token,
             java.util.Map<Integer, java.net.InetSocketAddress> peers) {
-        this(bind, port, memoryLimit, memoryLimitSource, mount, token, peers, 0, ServerLimits.DEFAULTS);
+        this(bind, port, memoryLimit, memoryLimitSource, mount, token, peers, 0);
+    }
+
+    /** Without dataset sources (local files and URLs refused). */
+    public DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount, String token,
+            java.util.Map<Integer, java.net.InetSocketAddress> peers, long linkRate) {
+        this(bind, port, memoryLimit, memoryLimitSource, mount, token, peers, linkRate, ServerLimits.DEFAULTS,
+                SourcePolicy.none());
+    }
+
+    /** This configuration with other dataset source rules. */
+    public DaemonConfig withSources(SourcePolicy s) {
+        return new DaemonConfig(bind, port, memoryLimit, memoryLimitSource, mount, token, peers, linkRate, limits, s);
     }
 
     public DaemonConfig {
         peers = java.util.Map.copyOf(peers);
+        java.util.Objects.requireNonNull(sources, "sources");
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("port " + port + " out of range (expected 0..65535; 0 picks a free port)");
         }
@@ -62,19 +79,29 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
         java.util.Objects.requireNonNull(limits, "limits");
     }
 
+    /** Dataset source options as given (null or empty = not given). */
+    record Sources(java.util.List<Path> dataRoots, java.util.List<String> allowHosts, String connectTimeout,
+            String readTimeout) {
+        static final Sources NONE = new Sources(null, null, null, null);
+    }
+
     /** Values as given (null = not given), merged by {@link #resolve}. */
     record Given(String bind, Integer port, String memoryLimit, Path mount, String token, String peers,
-            String linkRate, Timeouts timeouts) {
+            String linkRate, Timeouts timeouts, Sources sources) {
         Given(String bind, Integer port, String memoryLimit, Path mount, String token) {
-            this(bind, port, memoryLimit, mount, token, null, null, Timeouts.NONE);
+            this(bind, port, memoryLimit, mount, token, null, null, Timeouts.NONE, Sources.NONE);
         }
 
         Given(String bind, Integer port, String memoryLimit, Path mount, String token, String peers) {
-            this(bind, port, memoryLimit, mount, token, peers, null, Timeouts.NONE);
+            this(bind, port, memoryLimit, mount, token, peers, null, Timeouts.NONE, Sources.NONE);
+        }
+
+        Given(String bind, Integer port, String memoryLimit, Path mount, String token, String peers, String linkRate) {
+            this(bind, port, memoryLimit, mount, token, peers, linkRate, Timeouts.NONE, Sources.NONE);
         }
 
         static Given none() {
-            return new Given(null, null, null, null, null, null, null, Timeouts.NONE);
+            return new Given(null, null, null, null, null, null, null, Timeouts.NONE, Sources.NONE);
         }
 
         static Given fromFile(Path file) {
@@ -98,7 +125,22 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
                     n.has("memoryLimit") ? n.get("memoryLimit").asText() : null,
                     n.has("mount") ? Path.of(n.get("mount").asText()) : null, text(n, "token"), text(n, "peers"),
                     text(n, "linkRate"), new Timeouts(text(n, "idleTimeout"), text(n, "headTimeout"),
-                            text(n, "bodyTimeout"), text(n, "writeTimeout"), text(n, "allowOrigins")));
+                            text(n, "bodyTimeout"), text(n, "writeTimeout"), list(n, "allowOrigins", file)),
+                    new Sources(list(n, "dataRoots", file).stream().map(Path::of).toList(),
+                            list(n, "allowSourceHosts", file), text(n, "sourceConnectTimeout"),
+                            text(n, "sourceReadTimeout")));
+        }
+
+        private static java.util.List<String> list(JsonNode n, String k, Path file) {
+            if (!n.has(k)) {
+                return java.util.List.of();
+            }
+            if (!n.get(k).isArray()) {
+                throw new IllegalArgumentException("config file " + file + ": '" + k + "' must be an array of strings");
+            }
+            java.util.List<String> out = new java.util.ArrayList<>();
+            n.get(k).forEach(x -> out.add(x.asText()));
+            return out;
         }
 
         private static String text(JsonNode n, String k) {
@@ -107,18 +149,18 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
     }
 
     /** The server's timeouts as given ({@code 30s}, {@code 500ms}, {@code 2m}), and allowed origins (comma-separated). */
-    record Timeouts(String idle, String head, String body, String write, String origins) {
+    record Timeouts(String idle, String head, String body, String write, List<String> origins) {
         static final Timeouts NONE = new Timeouts(null, null, null, null, null);
 
         /** These values over {@code file}'s over the defaults. */
         ServerLimits resolve(Timeouts file) {
             ServerLimits d = ServerLimits.DEFAULTS;
-            String o = first(origins, file.origins, null);
+            List<String> o = origins != null && !origins.isEmpty() ? origins : file.origins;
             return d.withTimeouts(duration("idle timeout", first(idle, file.idle, null), d.idle()),
                     duration("head timeout", first(head, file.head, null), d.head()),
                     duration("body timeout", first(body, file.body, null), d.body()),
                     duration("write timeout", first(write, file.write, null), d.write()))
-                    .withAllowedOrigins(o == null || o.isBlank() ? List.of() : List.of(o.split(",")));
+                    .withAllowedOrigins(o == null ? List.of() : o);
         }
     }
 
@@ -173,7 +215,23 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
         }
         return new DaemonConfig(bind, port, limit, source, first(cli.mount(), file.mount(), null),
                 first(cli.token(), file.token(), null), parsePeers(first(cli.peers(), file.peers(), null)),
-                linkRate(first(cli.linkRate(), file.linkRate(), null)), cli.timeouts().resolve(file.timeouts()));
+                linkRate(first(cli.linkRate(), file.linkRate(), null)), cli.timeouts().resolve(file.timeouts()),
+                sources(cli.sources(), file.sources()));
+    }
+
+    /** Lists from the command line replace the file's; each timeout is taken separately. */
+    static SourcePolicy sources(Sources cli, Sources file) {
+        java.util.List<Path> roots = nonEmpty(cli.dataRoots(), file.dataRoots());
+        java.util.List<String> hosts = nonEmpty(cli.allowHosts(), file.allowHosts());
+        String connect = first(cli.connectTimeout(), file.connectTimeout(), null);
+        String read = first(cli.readTimeout(), file.readTimeout(), null);
+        return new SourcePolicy(roots, hosts,
+                duration("source connect timeout", connect, SourcePolicy.DEFAULT_CONNECT_TIMEOUT),
+                duration("source read timeout", read, SourcePolicy.DEFAULT_READ_TIMEOUT));
+    }
+
+    private static <T> java.util.List<T> nonEmpty(java.util.List<T> a, java.util.List<T> b) {
+        return a != null && !a.isEmpty() ? a : b != null ? b : java.util.List.of();
     }
 
     private static long linkRate(String text) {
@@ -251,10 +309,12 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
     /** One line for the start-up log; the token is never printed. */
     String describe() {
         return String.format(Locale.ROOT, "bind=%s port=%d memoryLimit=%.2f GiB (%s) mount=%s token=%s peers=%s "
-                + "linkRate=%s timeouts(idle=%ds head=%ds body=%ds write=%ds) allowedOrigins=%s", bind, port, memoryLimit / (double) (1L << 30), memoryLimitSource,
+                + "linkRate=%s timeouts(idle=%ds head=%ds body=%ds write=%ds) allowedOrigins=%s %s", bind, port,
+                memoryLimit / (double) (1L << 30), memoryLimitSource,
                 mount == null ? "off" : mount, token == null ? "off" : "on", peers.isEmpty() ? "none" : peers.toString(),
                 linkRate == 0 ? "unpaced" : String.format(Locale.ROOT, "%.3f Gbit/s", linkRate / 1e9),
                 limits.idle().toSeconds(), limits.head().toSeconds(), limits.body().toSeconds(),
-                limits.write().toSeconds(), limits.allowedOrigins().isEmpty() ? "none" : limits.allowedOrigins());
+                limits.write().toSeconds(), limits.allowedOrigins().isEmpty() ? "none" : limits.allowedOrigins(),
+                sources.describe());
     }
 }

@@ -93,7 +93,9 @@ final class DatasetCli implements Callable<Integer> {
         @Option(names = "--job", required = true, description = "Job name.")
         String job;
 
-        @Option(names = "--index", required = true, description = "Index file (a path the daemon can read, or a URL).")
+        @Option(names = "--index", required = true,
+                description = "Index file: a path below one of the daemon's --data-root directories, or a URL on one "
+                        + "of its --allow-source-host hosts.")
         String index;
 
         @Option(names = "--global-batch", required = true, description = "Global batch size G.")

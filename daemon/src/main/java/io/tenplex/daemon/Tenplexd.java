@@ -30,7 +30,8 @@ public final class Tenplexd implements Callable<Integer> {
 
     @Option(names = "--config", paramLabel = "FILE",
             description = "JSON file with any of: bind, port, memoryLimit, mount, token, peers, linkRate, idleTimeout, "
-                    + "headTimeout, bodyTimeout, writeTimeout, allowOrigins. Options given here win.")
+                    + "headTimeout, bodyTimeout, writeTimeout, allowOrigins, dataRoots, allowSourceHosts, "
+                    + "sourceConnectTimeout, sourceReadTimeout. Options given here win.")
     Path config;
 
     @Option(names = "--token", paramLabel = "TOKEN",
@@ -67,13 +68,32 @@ public final class Tenplexd implements Callable<Integer> {
                     + "other Origin header get 403 (default: none).")
     java.util.List<String> allowOrigins;
 
+    @Option(names = "--data-root", paramLabel = "DIR",
+            description = "A directory below which dataset indexes and sample files may be read (repeatable; default: "
+                    + "none, so local dataset sources are refused).")
+    java.util.List<Path> dataRoots;
+
+    @Option(names = "--allow-source-host", paramLabel = "HOST[:PORT]",
+            description = "A host whose http(s) URLs may be dataset sources or mount peers (repeatable; default: none, "
+                    + "loopback included).")
+    java.util.List<String> sourceHosts;
+
+    @Option(names = "--source-connect-timeout", paramLabel = "DURATION",
+            description = "Connect timeout of dataset source fetches, e.g. 5s, 500ms (default: 5s).")
+    String sourceConnectTimeout;
+
+    @Option(names = "--source-read-timeout", paramLabel = "DURATION",
+            description = "Longest wait for the next bytes of a dataset source answer (default: 30s).")
+    String sourceReadTimeout;
+
     private final CountDownLatch stopped = new CountDownLatch(1);
 
     @Override
     public Integer call() throws Exception {
         DaemonConfig cfg = DaemonConfig.resolve(new DaemonConfig.Given(bind, port, memoryLimit, mount, token, peers,
                 linkRate, new DaemonConfig.Timeouts(idleTimeout, headTimeout, bodyTimeout, writeTimeout,
-                        allowOrigins == null ? null : String.join(",", allowOrigins))),
+                        allowOrigins),
+                new DaemonConfig.Sources(dataRoots, sourceHosts, sourceConnectTimeout, sourceReadTimeout)),
                 config == null ? DaemonConfig.Given.none() : DaemonConfig.Given.fromFile(config),
                 DaemonConfig.physicalRam(), DaemonConfig.maxDirectMemory());
         LOG.info("tenplexd starting: {}", cfg.describe());

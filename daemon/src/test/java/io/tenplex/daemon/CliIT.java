@@ -69,7 +69,8 @@ class CliIT {
         Path index = dir.resolve("index.txt");
         run("dataset", "index", "--format", "lines", "-o", index.toString(), data.toString());
         assertTrue(Files.readString(index).startsWith("1\n" + data.toAbsolutePath() + " 8\n0 2\n2 5\n"));
-        try (Daemon d = Daemon.start(new DaemonConfig("127.0.0.1", 0, 64L << 20, "test", null, null))) {
+        try (Daemon d = Daemon.start(new DaemonConfig("127.0.0.1", 0, 64L << 20, "test", null, null)
+                .withSources(io.tenplex.store.data.SourcePolicy.none().withDataRoots(java.util.List.of(dir))))) {
             String addr = "http://127.0.0.1:" + d.address().getPort();
             String mounted = run("dataset", "mount", "--addr", addr, "--job", "d", "--index", index.toString(),
                     "--global-batch", "3", "--dp", "2", "--no-shuffle");

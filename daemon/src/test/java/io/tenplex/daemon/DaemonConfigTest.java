@@ -22,6 +22,39 @@ class DaemonConfigTest {
         assertEquals(12 * GIB, c.memoryLimit());
         assertNull(c.mount());
         assertNull(c.token());
+        assertTrue(c.sources().dataRoots().isEmpty(), "local dataset sources must be off by default");
+        assertTrue(c.sources().allowedHosts().isEmpty(), "URL dataset sources must be off by default");
+        assertEquals(java.time.Duration.ofSeconds(5), c.sources().connectTimeout());
+        assertEquals(java.time.Duration.ofSeconds(30), c.sources().readTimeout());
+    }
+
+    @Test
+    void datasetSources_commandLineListsReplaceTheFiles_andBadOnesAreClearErrors(@TempDir Path dir) throws Exception {
+        Path a = Files.createDirectories(dir.resolve("a"));
+        Path b = Files.createDirectories(dir.resolve("b"));
+        Path f = dir.resolve("c.json");
+        Files.writeString(f, "{\"dataRoots\": [\"" + a + "\"], \"allowSourceHosts\": [\"data.example:8080\"], "
+                + "\"sourceReadTimeout\": \"2m\"}");
+        DaemonConfig fromFile = DaemonConfig.resolve(NONE, DaemonConfig.Given.fromFile(f), 24 * GIB, 100 * GIB);
+        assertEquals(java.util.List.of(a), fromFile.sources().dataRoots());
+        assertEquals(java.util.List.of("data.example:8080"), fromFile.sources().allowedHosts());
+        assertEquals(java.time.Duration.ofMinutes(2), fromFile.sources().readTimeout());
+        DaemonConfig.Given cli = new DaemonConfig.Given(null, null, null, null, null, null, null,
+                DaemonConfig.Timeouts.NONE, new DaemonConfig.Sources(java.util.List.of(b), null, "500ms", null));
+        DaemonConfig both = DaemonConfig.resolve(cli, DaemonConfig.Given.fromFile(f), 24 * GIB, 100 * GIB);
+        assertEquals(java.util.List.of(b), both.sources().dataRoots());
+        assertEquals(java.util.List.of("data.example:8080"), both.sources().allowedHosts());
+        assertEquals(java.time.Duration.ofMillis(500), both.sources().connectTimeout());
+        assertTrue(both.describe().contains("dataRoots=[" + b + "]"), both.describe());
+        for (DaemonConfig.Sources bad : java.util.List.of(
+                new DaemonConfig.Sources(java.util.List.of(Path.of("relative/dir")), null, null, null),
+                new DaemonConfig.Sources(null, java.util.List.of("http://x/"), null, null),
+                new DaemonConfig.Sources(null, java.util.List.of("x:99999"), null, null),
+                new DaemonConfig.Sources(null, null, "soon", null),
+                new DaemonConfig.Sources(null, null, null, "0s"))) {
+            assertThrows(IllegalArgumentException.class, () -> DaemonConfig.resolve(new DaemonConfig.Given(null, null,
+                    null, null, null, null, null, DaemonConfig.Timeouts.NONE, bad), NONE, 24 * GIB, 100 * GIB), bad.toString());
+        }
     }
 
     @Test
@@ -68,9 +101,10 @@ class DaemonConfigTest {
         assertEquals(16 << 20, d.limits().controlBody());
         assertTrue(d.limits().allowedOrigins().isEmpty());
         Path f = dir.resolve("c.json");
-        Files.writeString(f, "{\"bodyTimeout\": \"5s\", \"idleTimeout\": \"2m\", \"allowOrigins\": \"https://a.example\"}");
+        Files.writeString(f, "{\"bodyTimeout\": \"5s\", \"idleTimeout\": \"2m\", \"allowOrigins\": [\"https://a.example\"]}");
         DaemonConfig c = DaemonConfig.resolve(new DaemonConfig.Given(null, null, null, null, null, null, null,
-                new DaemonConfig.Timeouts(null, "1500ms", "7", null, null)), DaemonConfig.Given.fromFile(f), 24 * GIB,
+                new DaemonConfig.Timeouts(null, "1500ms", "7", null, null), DaemonConfig.Sources.NONE),
+                DaemonConfig.Given.fromFile(f), 24 * GIB,
                 100 * GIB);
         assertEquals(java.time.Duration.ofSeconds(7), c.limits().body());
         assertEquals(java.time.Duration.ofMinutes(2), c.limits().idle());

@@ -49,7 +49,8 @@ class ElasticTrainingIT {
                  {"step": 30, "size": 4, "tp": 4, "pp": 1, "dp": 1},
                  {"step": 45, "size": 4, "tp": 1, "pp": 2, "dp": 2}]
                 """);
-        try (Daemon d = Daemon.start(new DaemonConfig("127.0.0.1", 0, 256L << 20, "test", mnt, null))) {
+        try (Daemon d = Daemon.start(new DaemonConfig("127.0.0.1", 0, 256L << 20, "test", mnt, null)
+                .withSources(io.tenplex.store.data.SourcePolicy.none().withDataRoots(java.util.List.of(dir.resolve("data")))))) {
             String addr = "http://127.0.0.1:" + d.address().getPort();
             String[] train = {"--", "/usr/bin/python3", example, "--dataset", dir.resolve("data/index.txt").toString(),
                 "--mount", mnt.toString(), "--out", dir.resolve("out").toString(), "--steps", "60"};

@@ -164,6 +164,8 @@ public final class FsLogic {
                     : e.getMessage().contains("is a directory") ? EISDIR : EEXIST;
             case BAD_REQUEST -> EINVAL;
             case TOO_LARGE, INSUFFICIENT_STORAGE -> ENOSPC;
+            case FORBIDDEN -> EACCES;
+            case UNAVAILABLE, BAD_GATEWAY, GATEWAY_TIMEOUT -> EIO;
         };
         return new FsError(errno, e.getMessage());
     }

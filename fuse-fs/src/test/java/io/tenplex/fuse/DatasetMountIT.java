@@ -46,7 +46,8 @@ class DatasetMountIT {
     @BeforeEach
     void mount() throws Exception {
         store = new TensorStore(new Allocator(256L << 20));
-        datasets = new DatasetService(store.allocator(), null);
+        datasets = new DatasetService(store.allocator(), null,
+                io.tenplex.store.data.SourcePolicy.none().withDataRoots(List.of(tmp)));
         fuse = new TenplexFuse(store, datasets);
         mnt = tmp.resolve("mnt");
         fuse.mountAt(mnt);
@@ -130,6 +131,8 @@ class DatasetMountIT {
         datasets.mount("j", m.put("progress", 36).put("dpSize", 5));
         JsonNode after = readAll("j", 5);
         assertPartition(after, 103, new MountParams(36, 12, 5, 5, true, 7));
+        // every sample is readable before the loader has counted it: wait for the end of loading
+        assertTrue(datasets.awaitLoaded("j", java.time.Duration.ofSeconds(30)));
         JsonNode load = JSON.readTree(datasets.handle(new io.tenplex.store.rest.ControlHandler.Request("GET",
                 DatasetService.PREFIX + "j", Map.of(), null, new byte[0])).get().body()).path("load");
         assertEquals(60, load.path("fromPreviousMount").asInt(), load.toString()); // 5 batches of 12, none re-read

@@ -4,7 +4,15 @@ package io.tenplex.store;
 public final class StoreException extends RuntimeException {
     /** Why an operation was refused. */
     public enum Kind {
-        BAD_REQUEST, NOT_FOUND, CONFLICT, TOO_LARGE, INSUFFICIENT_STORAGE
+        BAD_REQUEST, NOT_FOUND, CONFLICT, TOO_LARGE, INSUFFICIENT_STORAGE,
+        /** Not allowed by the operator's configuration (403). */
+        FORBIDDEN,
+        /** Too many such requests in progress; try again later (503). */
+        UNAVAILABLE,
+        /** An upstream source answered wrongly or not at all (502). */
+        BAD_GATEWAY,
+        /** An upstream source did not answer in time (504). */
+        GATEWAY_TIMEOUT
     }
 
     private final Kind kind;

@@ -99,7 +99,22 @@ public final class DatasetIndex {
         }
     }
 
-    /** Parses the text form; errors name the line. */
+    /** A malformed text form: {@link #line()} is where, the message also says what. */
+    public static final class FormatException extends IOException {
+        private final int line;
+
+        FormatException(int line, String message) {
+            super(message);
+            this.line = line;
+        }
+
+        /** The 1-based line of the first error. */
+        public int line() {
+            return line;
+        }
+    }
+
+    /** Parses the text form; errors ({@link FormatException}) name the line. */
     public static DatasetIndex read(Reader in) throws IOException {
         BufferedReader r = new BufferedReader(in);
         int[] line = {0};
@@ -109,32 +124,45 @@ public final class DatasetIndex {
         for (int f = 0; f < nfiles; f++) {
             String[] parts = next(r, line, "file " + f + "'s '<url> <n>' line").trim().split("\\s+");
             if (parts.length != 2) {
-                throw new IOException("index line " + line[0] + ": expected '<url> <n>', got " + parts.length + " fields");
+                throw new FormatException(line[0], "index line " + line[0] + ": expected '<url> <n>', got "
+                        + parts.length + " fields");
             }
-            int n = parseInt(parts[1], line[0], "sample count");
-            long[] begins = new long[n];
-            long[] ends = new long[n];
-            for (int i = 0; i < n; i++) {
-                String[] be = next(r, line, "sample " + i + " of " + parts[0]).trim().split("\\s+");
-                if (be.length != 2) {
-                    throw new IOException("index line " + line[0] + ": expected '<begin> <end>'");
-                }
-                begins[i] = parseLong(be[0], line[0]);
-                ends[i] = parseLong(be[1], line[0]);
-                if (begins[i] < 0 || ends[i] < begins[i]) {
-                    throw new IOException("index line " + line[0] + ": range " + begins[i] + " " + ends[i]
-                            + " (expected: 0 <= begin <= end)");
-                }
-            }
-            files.add(new File(parts[0], begins, ends));
+            files.add(readFile(r, line, parts[0], parseInt(parts[1], line[0], "sample count")));
         }
         for (String rest; (rest = r.readLine()) != null; ) {
             line[0]++;
             if (!rest.isBlank()) {
-                throw new IOException("index line " + line[0] + ": unexpected content after the last file");
+                throw new FormatException(line[0], "index line " + line[0] + ": unexpected content after the last file");
             }
         }
-        return new DatasetIndex(files);
+        try {
+            return new DatasetIndex(files);
+        } catch (IllegalArgumentException e) {
+            throw new FormatException(line[0], e.getMessage());
+        }
+    }
+
+    /** The n sample lines of one file; the arrays grow with the lines read, not with the n announced. */
+    private static File readFile(BufferedReader r, int[] line, String url, int n) throws IOException {
+        long[] begins = new long[Math.min(n, 1 << 12)];
+        long[] ends = new long[begins.length];
+        for (int i = 0; i < n; i++) {
+            String[] be = next(r, line, "sample " + i + " of file '" + url + "'").trim().split("\\s+");
+            if (be.length != 2) {
+                throw new FormatException(line[0], "index line " + line[0] + ": expected '<begin> <end>'");
+            }
+            if (i == begins.length) {
+                begins = Arrays.copyOf(begins, (int) Math.min(n, 2L * i));
+                ends = Arrays.copyOf(ends, begins.length);
+            }
+            begins[i] = parseLong(be[0], line[0]);
+            ends[i] = parseLong(be[1], line[0]);
+            if (begins[i] < 0 || ends[i] < begins[i]) {
+                throw new FormatException(line[0], "index line " + line[0] + ": range " + begins[i] + " " + ends[i]
+                        + " (expected: 0 <= begin <= end)");
+            }
+        }
+        return new File(url, begins, ends);
     }
 
     /** Writes the text form. */
@@ -159,7 +187,7 @@ public final class DatasetIndex {
         String s = r.readLine();
         line[0]++;
         if (s == null) {
-            throw new IOException("index ends at line " + line[0] + " before " + what);
+            throw new FormatException(line[0], "index ends at line " + line[0] + " before " + what);
         }
         return s;
     }
@@ -172,7 +200,7 @@ public final class DatasetIndex {
             }
             return v;
         } catch (NumberFormatException e) {
-            throw new IOException("index line " + line + ": " + what + " '" + s.trim() + "' is not a count");
+            throw new FormatException(line, "index line " + line + ": " + what + " '" + s.trim() + "' is not a count");
         }
     }
 
@@ -180,7 +208,7 @@ public final class DatasetIndex {
         try {
             return Long.parseLong(s);
         } catch (NumberFormatException e) {
-            throw new IOException("index line " + line + ": '" + s + "' is not an offset");
+            throw new FormatException(line, "index line " + line + ": '" + s + "' is not an offset");
         }
     }
 }

@@ -56,6 +56,8 @@ final class DatasetMount {
     volatile long firstBatchNanos = -1;
     volatile long loadedNanos = -1;
     volatile String loadError = "";
+    /** Completed when loading ends (loaded, failed or unmounted); the counters are final by then. */
+    final java.util.concurrent.CompletableFuture<Void> settled = new java.util.concurrent.CompletableFuture<>();
     final long totalBytes;
     final int totalSamples;
 
@@ -65,6 +67,9 @@ final class DatasetMount {
         this.index = index;
         this.partition = new DataPartition(index.size(), params);
         this.ranks = List.copyOf(ranks);
+        if (new java.util.HashSet<>(ranks).size() != ranks.size()) {
+            throw new IllegalArgumentException("ranks " + ranks + " name a rank more than once");
+        }
         long bytes = 0;
         int samples = 0;
         try {
@@ -269,6 +274,7 @@ final class DatasetMount {
     }
 
     void close() {
+        settled.complete(null);
         for (ShardBuffer[] files : shards.values()) {
             for (ShardBuffer b : files) {
                 if (b != null) {

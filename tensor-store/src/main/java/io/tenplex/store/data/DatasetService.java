@@ -3,33 +3,29 @@ package io.tenplex.store.data;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tenplex.ptc.data.DatasetIndex;
-import io.tenplex.ptc.data.MountParams;
 import io.tenplex.store.StoreException;
 import io.tenplex.store.memory.Allocator;
 import io.tenplex.store.memory.OutOfBudgetException;
 import io.tenplex.store.rest.ControlHandler;
 import java.io.IOException;
 import java.io.StringReader;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
 /**
@@ -39,13 +35,20 @@ import java.util.regex.Pattern;
  * {@code GET .../files/<path>} (a view file, {@code offset}/{@code length} optional; waits for
  * samples still loading) and {@code POST .../samples} (daemon to daemon: the loaded bytes of the
  * given samples). A new mount of a job replaces the previous one, which keeps serving its samples to
- * the new mount and to peers until the new one has loaded.
+ * the new mount and to peers until the new one has loaded. Sources are read only as the
+ * {@link SourcePolicy} allows; mount requests (fetching, parsing, allocating) run on their own
+ * bounded pool and loading on the loader threads, never on the caller's (event loop) thread.
  */
 public final class DatasetService implements ControlHandler, AutoCloseable {
     public static final String PREFIX = "/api/v1/datasets/";
     private static final Pattern JOB = Pattern.compile("[A-Za-z0-9._-]+");
-    private static final int CHUNK = 64;
-    private static final int LOADERS = 4;
+
+    /** Threads that fetch and parse indexes and allocate mounts (never on an event loop). */
+    static final int REQUEST_THREADS = 4;
+    /** Mount requests waiting for a request thread; more are refused with 503. */
+    static final int REQUEST_QUEUE = 64;
+    /** The longest {@code wait} of a status request. */
+    static final long MAX_WAIT_MILLIS = 60_000;
 
     private final Allocator allocator;
     private final ObjectMapper json = new ObjectMapper();
@@ -56,15 +59,33 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
         t.setDaemon(true);
         return t;
     });
-    private final SourceReader source = new SourceReader();
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-    private final String token;
+    private final ThreadPoolExecutor requests = new ThreadPoolExecutor(REQUEST_THREADS, REQUEST_THREADS, 30,
+            TimeUnit.SECONDS, new ArrayBlockingQueue<>(REQUEST_QUEUE), r -> {
+                Thread t = new Thread(r, "tenplex-data-request");
+                t.setDaemon(true);
+                return t;
+            });
+    private final SourceReader source;
+    private final MountLoader loader;
     private volatile List<String> defaultPeers = List.of();
 
-    /** @param token bearer token sent to peers, or null */
+    /** Without dataset sources (local files and URLs are refused); inline indexes and peers only. */
     public DatasetService(Allocator allocator, String token) {
+        this(allocator, token, SourcePolicy.none());
+    }
+
+    /**
+     * @param token bearer token sent to peers, or null
+     * @param policy where index and sample sources may come from, and the fetch timeouts
+     */
+    public DatasetService(Allocator allocator, String token, SourcePolicy policy) {
         this.allocator = allocator;
-        this.token = token;
+        this.source = new SourceReader(policy);
+        HttpClient peers = HttpClient.newBuilder().connectTimeout(policy.connectTimeout())
+                .followRedirects(HttpClient.Redirect.NEVER).build();
+        this.loader = new MountLoader(loaders, source, peers, token, this::isLive, this::isCurrent,
+                this::retire);
+        requests.allowCoreThreadTimeOut(true);
     }
 
     /** Peers ({@code host:port}) asked for samples when a mount request names none. */
@@ -108,24 +129,85 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
             String what = p.length > 1 ? p[1] : "";
             switch (req.method() + " " + what) {
                 case "POST mount":
-                    return CompletableFuture.completedFuture(json(200, mount(job, json.readTree(req.body()))));
+                    return onRequestThread(() -> json(200, mount(job, readJson(req.body()))));
                 case "GET ":
-                    return CompletableFuture.completedFuture(json(200, describe(current(job))));
+                    return status(job, req);
                 case "DELETE ":
                     unmount(job);
                     return CompletableFuture.completedFuture(Response.text(200, "unmounted " + job));
                 case "POST samples":
-                    return CompletableFuture.completedFuture(new Response(200, "application/octet-stream",
-                            samples(job, req.body())));
+                    return CompletableFuture.supplyAsync(() -> new Response(200, "application/octet-stream",
+                            samples(job, req.body())), loaders);
                 case "GET files":
                     return CompletableFuture.supplyAsync(() -> file(job, p.length > 2 ? p[2] : "", req), loaders);
                 default:
                     throw StoreException.notFound("no dataset route " + req.method() + " " + req.path());
             }
-        } catch (IOException e) {
-            return CompletableFuture.failedFuture(new IllegalArgumentException("bad mount request: " + e.getMessage()));
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** Runs blocking work (fetches, parsing, allocation) on a request thread; 503 when too many wait. */
+    private CompletableFuture<Response> onRequestThread(java.util.function.Supplier<Response> work) {
+        try {
+            return CompletableFuture.supplyAsync(work, requests);
+        } catch (RejectedExecutionException e) {
+            throw new StoreException(StoreException.Kind.UNAVAILABLE, "too many dataset mount requests in progress ("
+                    + (REQUEST_THREADS + REQUEST_QUEUE) + "); try again later");
+        }
+    }
+
+    private JsonNode readJson(byte[] body) {
+        try {
+            return json.readTree(body);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("bad mount request: the body is not JSON");
+        }
+    }
+
+    /** The mount's status; with {@code wait=<ms>} (at most a minute) once loading has ended or the time is up. */
+    private CompletableFuture<Response> status(String job, Request req) {
+        DatasetMount m = current(job);
+        long wait = longParam(req, "wait", 0);
+        if (wait < 0 || wait > MAX_WAIT_MILLIS) {
+            throw new IllegalArgumentException("wait " + wait + " ms (expected: 0 <= wait <= " + MAX_WAIT_MILLIS + ")");
+        }
+        if (wait == 0) {
+            return CompletableFuture.completedFuture(json(200, describe(m)));
+        }
+        return m.settled.copy().completeOnTimeout(null, wait, TimeUnit.MILLISECONDS).thenApply(v -> json(200, describe(m)));
+    }
+
+    /**
+     * Waits until the job's current mount has finished loading (or failed, or was unmounted).
+     *
+     * @return false if the time ran out first
+     */
+    public boolean awaitLoaded(String job, Duration timeout) throws InterruptedException {
+        try {
+            current(job).settled.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            return true;
+        } catch (java.util.concurrent.TimeoutException e) {
+            return false;
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException(e.getCause());
+        }
+    }
+
+    /** True while {@code m} is the job's mount or the previous one (still worth loading). */
+    private boolean isLive(DatasetMount m) {
+        return mounts.get(m.job) == m || previous.get(m.job) == m;
+    }
+
+    private boolean isCurrent(DatasetMount m) {
+        return mounts.get(m.job) == m;
+    }
+
+    /** The loader is done with {@code old}: free it unless a newer remount already did. */
+    private void retire(DatasetMount old) {
+        if (old != null && previous.remove(old.job, old)) {
+            old.close();
         }
     }
 
@@ -137,35 +219,13 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
         return m;
     }
 
-    /** Mounts (or remounts) a job's dataset; nothing changes if the request is bad or over budget. */
-    public synchronized Map<String, Object> mount(String job, JsonNode b) throws IOException {
+    /**
+     * Mounts (or remounts) a job's dataset; nothing changes if the request is bad, refused or over
+     * budget. Blocking (it may fetch the index): never call it on an event loop.
+     */
+    public Map<String, Object> mount(String job, JsonNode b) {
+        MountRequest r = MountRequest.parse(b, defaultPeers, source.policy());
         DatasetIndex index = index(b);
-        MountParams params;
-        try {
-            params = new MountParams(b.path("progress").asLong(0), need(b, "globalBatch"), need(b, "dpSize"),
-                    b.path("seed").asLong(0), b.path("shuffle").asBoolean(true), b.path("samplesPerFile").asInt(1024));
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("bad mount parameters: " + e.getMessage());
-        }
-        List<Integer> ranks = new ArrayList<>();
-        if (b.has("ranks")) {
-            b.get("ranks").forEach(r -> ranks.add(r.asInt()));
-            for (int r : ranks) {
-                if (r < 0 || r >= params.dpSize()) {
-                    throw new IllegalArgumentException("rank " + r + " outside the data-parallel size " + params.dpSize());
-                }
-            }
-        } else {
-            for (int r = 0; r < params.dpSize(); r++) {
-                ranks.add(r);
-            }
-        }
-        List<String> peers = new ArrayList<>();
-        if (b.has("peers")) {
-            b.get("peers").forEach(x -> peers.add(x.asText()));
-        } else {
-            peers.addAll(defaultPeers);
-        }
         Map<String, Long> ends = new LinkedHashMap<>();
         for (DatasetIndex.File f : index.files()) {
             long end = 0;
@@ -174,192 +234,56 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
             }
             ends.merge(f.url(), end, Math::max);
         }
-        ends.forEach(SourceReader::check);
-        DatasetMount m;
-        try {
-            m = new DatasetMount(job, index, params, ranks, allocator);
-        } catch (OutOfBudgetException e) {
-            throw new StoreException(StoreException.Kind.INSUFFICIENT_STORAGE,
-                    "dataset partition does not fit in the memory budget: " + e.getMessage());
-        }
-        DatasetMount old = mounts.put(job, m);
-        DatasetMount older = old == null ? null : previous.put(job, old);
-        if (older != null) {
-            older.close();
-        }
-        loaders.execute(() -> load(m, old, peers));
+        ends.forEach(source::check);
+        DatasetMount m = allocate(job, index, r);
+        install(job, m, r.peers());
         Map<String, Object> out = describe(m);
         out.put("head", "/job/" + job + "/head.txt");
         return out;
     }
 
-    private static int need(JsonNode b, String field) {
-        if (!b.path(field).canConvertToInt()) {
-            throw new IllegalArgumentException("mount request needs an integer '" + field + "'");
+    private DatasetMount allocate(String job, DatasetIndex index, MountRequest r) {
+        try {
+            return new DatasetMount(job, index, r.params(), r.ranks(), allocator);
+        } catch (OutOfBudgetException e) {
+            throw new StoreException(StoreException.Kind.INSUFFICIENT_STORAGE,
+                    "dataset partition does not fit in the memory budget: " + e.getMessage());
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("progress " + r.params().progress() + " is beyond the last epoch this "
+                    + "index can count (" + Integer.MAX_VALUE + " epochs)");
         }
-        return b.get(field).asInt();
     }
 
-    private DatasetIndex index(JsonNode b) throws IOException {
-        String text;
+    private synchronized void install(String job, DatasetMount m, List<String> peers) {
+        DatasetMount old = mounts.put(job, m);
+        DatasetMount older = old == null ? null : previous.put(job, old);
+        if (older != null) {
+            older.close();
+        }
+        loaders.execute(() -> loader.load(m, old, peers));
+    }
+
+    private DatasetIndex index(JsonNode b) {
         if (b.hasNonNull("indexText")) {
-            text = b.get("indexText").asText();
-        } else if (b.hasNonNull("index")) {
-            String where = b.get("index").asText();
-            if (SourceReader.isHttp(where)) {
-                try {
-                    HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(where)).build(),
-                            HttpResponse.BodyHandlers.ofString());
-                    if (r.statusCode() != 200) {
-                        throw new IllegalArgumentException("GET " + where + ": status " + r.statusCode());
-                    }
-                    text = r.body();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IOException("interrupted");
-                }
-            } else {
-                try {
-                    text = Files.readString(SourceReader.localPath(where));
-                } catch (IOException e) {
-                    throw new IllegalArgumentException("cannot read the index " + where + ": " + e);
-                }
+            try {
+                return DatasetIndex.read(new StringReader(b.get("indexText").asText()));
+            } catch (IOException | IllegalArgumentException e) {
+                throw new IllegalArgumentException("bad dataset index: " + e.getMessage());
             }
-        } else {
+        }
+        if (!b.hasNonNull("index")) {
             throw new IllegalArgumentException("mount request needs 'index' (a path or URL) or 'indexText'");
         }
+        String where = b.get("index").asText();
+        String text = source.readIndex(where);
         try {
             return DatasetIndex.read(new StringReader(text));
+        } catch (DatasetIndex.FormatException e) {
+            // the text came from a file or URL: say where it is wrong, never what it holds
+            throw new IllegalArgumentException("dataset index " + where + " is not a valid index (line " + e.line() + ")");
         } catch (IOException | IllegalArgumentException e) {
-            throw new IllegalArgumentException("bad dataset index: " + e.getMessage());
+            throw new IllegalArgumentException("dataset index " + where + " is not a valid index");
         }
-    }
-
-    /** Loads every sample of {@code m} in read order: from the previous mount, a peer, or the source. */
-    private void load(DatasetMount m, DatasetMount old, List<String> peers) {
-        List<DatasetMount.Loc> order = m.loadOrder();
-        int first = m.firstBatchSamples();
-        AtomicInteger firstLeft = new AtomicInteger(first);
-        if (first == 0) {
-            m.firstBatchNanos = 0;
-        }
-        AtomicInteger cursor = new AtomicInteger();
-        List<CompletableFuture<Void>> workers = new ArrayList<>();
-        for (int w = 0; w < LOADERS; w++) {
-            workers.add(CompletableFuture.runAsync(() -> {
-                for (int at; (at = cursor.getAndAdd(CHUNK)) < order.size(); ) {
-                    if (mounts.get(m.job) != m && previous.get(m.job) != m) {
-                        return; // unmounted
-                    }
-                    List<DatasetMount.Loc> chunk = order.subList(at, Math.min(at + CHUNK, order.size()));
-                    loadChunk(m, old, peers, chunk);
-                    int inFirst = Math.max(0, Math.min(first, at + chunk.size()) - at);
-                    if (inFirst > 0 && firstLeft.addAndGet(-inFirst) == 0) {
-                        m.firstBatchNanos = System.nanoTime() - m.mountedNanos;
-                    }
-                }
-            }, loaders));
-        }
-        CompletableFuture.allOf(workers.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> {
-            if (e != null) {
-                m.loadError = e.toString();
-                return;
-            }
-            m.loadedNanos = System.nanoTime() - m.mountedNanos;
-            if (old != null && previous.remove(m.job, old)) {
-                old.close(); // the new mount no longer needs it
-            }
-        });
-    }
-
-    private void loadChunk(DatasetMount m, DatasetMount old, List<String> peers, List<DatasetMount.Loc> chunk) {
-        List<DatasetMount.Loc> missing = new ArrayList<>();
-        for (DatasetMount.Loc loc : chunk) {
-            ByteBuffer tmp = ByteBuffer.allocate((int) loc.buf().length(loc.i()));
-            if (old != null && old.copySample(loc.buf().ids[loc.i()], tmp)) {
-                fill(m, loc, tmp.flip());
-                m.fromLocal.incrementAndGet();
-            } else {
-                missing.add(loc);
-            }
-        }
-        for (String peer : peers) {
-            if (missing.isEmpty()) {
-                break;
-            }
-            missing = fromPeer(m, peer, missing);
-        }
-        for (DatasetMount.Loc loc : missing) {
-            int id = loc.buf().ids[loc.i()];
-            int file = m.index.fileOf(id);
-            ByteBuffer tmp = ByteBuffer.allocate((int) loc.buf().length(loc.i()));
-            for (long backoff = 100; ; backoff = Math.min(backoff * 2, 5000)) {
-                try {
-                    source.read(m.index.files().get(file).url(), m.index.begin(id), tmp.clear());
-                    m.loadError = "";
-                    break;
-                } catch (IOException | java.io.UncheckedIOException e) {
-                    m.loadError = "reading sample " + id + " from " + m.index.files().get(file).url() + ": " + e.getMessage()
-                            + " (retrying)";
-                    if (mounts.get(m.job) != m) {
-                        return;
-                    }
-                    try {
-                        Thread.sleep(backoff); // waiting for the source to come back, not for another thread
-                    } catch (InterruptedException ie) {
-                        Thread.currentThread().interrupt();
-                        return;
-                    }
-                }
-            }
-            fill(m, loc, tmp.flip());
-            m.fromSource.incrementAndGet();
-        }
-    }
-
-    private static void fill(DatasetMount m, DatasetMount.Loc loc, ByteBuffer bytes) {
-        m.loadedBytes.addAndGet(bytes.remaining());
-        loc.buf().fill(loc.i(), bytes);
-    }
-
-    /** Asks one peer for the samples; returns those it did not have. */
-    private List<DatasetMount.Loc> fromPeer(DatasetMount m, String peer, List<DatasetMount.Loc> wanted) {
-        ByteBuffer ids = ByteBuffer.allocate(4 * wanted.size()).order(ByteOrder.LITTLE_ENDIAN);
-        wanted.forEach(l -> ids.putInt(l.buf().ids[l.i()]));
-        HttpRequest.Builder rb = HttpRequest.newBuilder(URI.create("http://" + peer + PREFIX + m.job + "/samples"))
-                .timeout(Duration.ofMinutes(1)).POST(HttpRequest.BodyPublishers.ofByteArray(ids.array()));
-        if (token != null) {
-            rb.header("Authorization", "Bearer " + token);
-        }
-        byte[] body;
-        try {
-            HttpResponse<byte[]> r = http.send(rb.build(), HttpResponse.BodyHandlers.ofByteArray());
-            if (r.statusCode() != 200) {
-                return wanted; // no mount of this job there
-            }
-            body = r.body();
-        } catch (IOException e) {
-            return wanted; // an unreachable peer only means loading from elsewhere
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return wanted;
-        }
-        ByteBuffer in = ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN);
-        List<DatasetMount.Loc> rest = new ArrayList<>();
-        for (DatasetMount.Loc loc : wanted) {
-            long len = in.remaining() >= 8 ? in.getLong() : -1;
-            if (len != loc.buf().length(loc.i()) || in.remaining() < len) {
-                rest.add(loc);
-                if (len > 0 && in.remaining() >= len) {
-                    in.position(in.position() + (int) len);
-                }
-                continue;
-            }
-            fill(m, loc, in.slice(in.position(), (int) len));
-            in.position(in.position() + (int) len);
-            m.fromPeers.incrementAndGet();
-        }
-        return rest;
     }
 
     /** Answers a peer: per requested id (int32 little-endian), an int64 length (-1: not here) and the bytes. */
@@ -475,6 +399,7 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
         for (String job : List.copyOf(mounts.keySet())) {
             unmount(job);
         }
+        requests.shutdownNow();
         loaders.shutdownNow();
         source.close();
     }

@@ -1,55 +1,83 @@
 package io.tenplex.store.data;
 
+import io.tenplex.store.StoreException;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Reads sample bytes from where the index says they live: a local path, a {@code file://} URL, or an
- * {@code http(s)://} URL (one range GET per read). Thread-safe; close it to close the files.
+ * Reads dataset sources where the index says they live, within the {@link SourcePolicy}: a local
+ * path or {@code file://} URL below a data root, or an {@code http(s)://} URL on an allowed host (one
+ * range GET per read, with timeouts). Blocking: call it from worker threads only. Thread-safe; close
+ * it to close the files.
  */
 final class SourceReader implements AutoCloseable {
-    private final Map<String, FileChannel> files = new ConcurrentHashMap<>();
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10))
-            .followRedirects(HttpClient.Redirect.NORMAL).build();
+    /** The largest index read from a file or URL (an inline index is bounded by the request size). */
+    static final int MAX_INDEX_BYTES = 64 << 20;
+
+    private final SourcePolicy policy;
+    private final SourceFetch fetch;
+    private final Map<Path, FileChannel> files = new ConcurrentHashMap<>();
+    private final Map<String, Path> checked = new ConcurrentHashMap<>(); // local source -> its allowed real path
+
+    SourceReader(SourcePolicy policy) {
+        this.policy = policy;
+        this.fetch = new SourceFetch(policy);
+    }
+
+    SourcePolicy policy() {
+        return policy;
+    }
 
     static boolean isHttp(String url) {
         return url.startsWith("http://") || url.startsWith("https://");
     }
 
-    static Path localPath(String url) {
-        return url.startsWith("file://") ? Path.of(URI.create(url)) : Path.of(url);
+    /** The text of an index at {@code where}; 403 if the policy refuses it, 502/504 if the URL fails. */
+    String readIndex(String where) {
+        if (isHttp(where)) {
+            return new String(fetch.getAll(policy.httpSource(where), MAX_INDEX_BYTES), StandardCharsets.UTF_8);
+        }
+        Path p = policy.localSource(where);
+        try {
+            long size = Files.size(p);
+            if (size > MAX_INDEX_BYTES) {
+                throw new StoreException(StoreException.Kind.TOO_LARGE, "dataset index " + where + " has " + size
+                        + " bytes (limit " + MAX_INDEX_BYTES + ")");
+            }
+            return Files.readString(p, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("dataset index " + where + " is not readable text ("
+                    + e.getClass().getSimpleName() + ")");
+        }
     }
 
-    /** Checks that a local file exists and holds at least {@code end} bytes (HTTP URLs are not checked). */
-    static void check(String url, long end) {
+    /**
+     * Checks that a source is allowed and, for a local file, that it holds at least {@code end} bytes
+     * (an HTTP source is only checked against the allowed hosts).
+     */
+    void check(String url, long end) {
         if (isHttp(url)) {
+            policy.httpSource(url);
             return;
         }
-        Path p;
-        try {
-            p = localPath(url);
-        } catch (RuntimeException e) {
-            throw new IllegalArgumentException("bad dataset file url '" + url + "': " + e.getMessage());
-        }
+        Path p = policy.localSource(url);
+        checked.put(url, p);
         long size;
         try {
             size = Files.size(p);
         } catch (IOException e) {
-            throw new IllegalArgumentException("dataset file " + p + " is not readable: " + e);
+            throw new IllegalArgumentException("dataset file " + url + " is not readable");
         }
         if (size < end) {
-            throw new IllegalArgumentException("dataset file " + p + " has " + size + " bytes but the index reads up to "
+            throw new IllegalArgumentException("dataset file " + url + " has " + size + " bytes but the index reads up to "
                     + end);
         }
     }
@@ -60,16 +88,10 @@ final class SourceReader implements AutoCloseable {
             return;
         }
         if (isHttp(url)) {
-            readHttp(url, begin, dst);
+            fetch.getRange(policy.httpSource(url), begin, dst);
             return;
         }
-        FileChannel ch = files.computeIfAbsent(url, u -> {
-            try {
-                return FileChannel.open(localPath(u), StandardOpenOption.READ);
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        });
+        FileChannel ch = channel(checked.computeIfAbsent(url, policy::localSource));
         long pos = begin;
         while (dst.hasRemaining()) {
             int n = ch.read(dst, pos);
@@ -80,26 +102,18 @@ final class SourceReader implements AutoCloseable {
         }
     }
 
-    private void readHttp(String url, long begin, ByteBuffer dst) throws IOException {
-        long end = begin + dst.remaining() - 1;
-        HttpRequest req = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofMinutes(2))
-                .header("Range", "bytes=" + begin + "-" + end).build();
-        HttpResponse<byte[]> resp;
-        try {
-            resp = http.send(req, HttpResponse.BodyHandlers.ofByteArray());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted reading " + url);
+    private FileChannel channel(Path real) throws IOException {
+        FileChannel ch = files.get(real);
+        if (ch == null) {
+            FileChannel opened = FileChannel.open(real, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
+            ch = files.putIfAbsent(real, opened);
+            if (ch == null) {
+                ch = opened;
+            } else {
+                opened.close();
+            }
         }
-        byte[] body = resp.body();
-        if (resp.statusCode() == 206 && body.length == dst.remaining()) {
-            dst.put(body);
-        } else if (resp.statusCode() == 200 && body.length > end) {
-            dst.put(body, (int) begin, dst.remaining()); // the server ignored the range
-        } else {
-            throw new IOException("GET " + url + " bytes " + begin + "-" + end + ": status " + resp.statusCode() + ", "
-                    + body.length + " bytes");
-        }
+        return ch;
     }
 
     @Override

@@ -24,6 +24,10 @@ final class Errors {
                 case CONFLICT -> HttpResponseStatus.CONFLICT;
                 case TOO_LARGE -> HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE;
                 case INSUFFICIENT_STORAGE -> HttpResponseStatus.INSUFFICIENT_STORAGE;
+                case FORBIDDEN -> HttpResponseStatus.FORBIDDEN;
+                case UNAVAILABLE -> HttpResponseStatus.SERVICE_UNAVAILABLE;
+                case BAD_GATEWAY -> HttpResponseStatus.BAD_GATEWAY;
+                case GATEWAY_TIMEOUT -> HttpResponseStatus.GATEWAY_TIMEOUT;
             };
         }
         if (t instanceof OutOfBudgetException o) {
