@@ -18,26 +18,55 @@ import java.util.Set;
  * @param mount FUSE mount point, or null
  * @param token bearer token required by every request except health, or null
  * @param linkRate every worker's link rate in bits/s, for pacing reconfigurations; 0 = not paced
+ * @param tls TLS on the REST port and for peer traffic, or null for plain HTTP
  */
 public record DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount,
-        String token, java.util.Map<Integer, java.net.InetSocketAddress> peers, long linkRate) {
+        String token, java.util.Map<Integer, java.net.InetSocketAddress> peers, long linkRate, Tls tls) {
     public static final String DEFAULT_BIND = "127.0.0.1";
     public static final int DEFAULT_PORT = 20010;
     /** Default memory budget: this share of physical RAM (within the JVM's direct-memory limit). */
     public static final double DEFAULT_RAM_SHARE = 0.5;
     /** Direct memory kept free for network buffers. */
     public static final long DIRECT_HEADROOM = 256L << 20;
-    static final Set<String> FILE_KEYS = Set.of("bind", "port", "memoryLimit", "mount", "token", "peers", "linkRate");
+    static final Set<String> FILE_KEYS = Set.of("bind", "port", "memoryLimit", "mount", "token", "peers", "linkRate",
+            "tokenFile", "tlsCert", "tlsKey", "tlsCa");
+
+    /**
+     * TLS: the REST port serves {@code cert}/{@code key} (PEM), and peers are reached over https
+     * trusting {@code ca} (PEM; null: the JDK's trusted CAs).
+     */
+    public record Tls(Path cert, Path key, Path ca) {
+        static Tls of(Path cert, Path key, Path ca) {
+            if (cert == null && key == null) {
+                if (ca != null) {
+                    throw new IllegalArgumentException("--tls-ca needs --tls-cert and --tls-key (a cluster runs TLS on "
+                            + "every daemon or on none)");
+                }
+                return null;
+            }
+            if (cert == null || key == null) {
+                throw new IllegalArgumentException("--tls-cert and --tls-key go together (got only "
+                        + (cert == null ? "--tls-key" : "--tls-cert") + ")");
+            }
+            return new Tls(cert, key, ca);
+        }
+    }
 
     /** Without peers. */
     public DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount, String token) {
-        this(bind, port, memoryLimit, memoryLimitSource, mount, token, java.util.Map.of(), 0);
+        this(bind, port, memoryLimit, memoryLimitSource, mount, token, java.util.Map.of(), 0, null);
     }
 
     /** Without a link rate. */
     public DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount, String token,
             java.util.Map<Integer, java.net.InetSocketAddress> peers) {
-        this(bind, port, memoryLimit, memoryLimitSource, mount, token, peers, 0);
+        this(bind, port, memoryLimit, memoryLimitSource, mount, token, peers, 0, null);
+    }
+
+    /** Without TLS. */
+    public DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount, String token,
+            java.util.Map<Integer, java.net.InetSocketAddress> peers, long linkRate) {
+        this(bind, port, memoryLimit, memoryLimitSource, mount, token, peers, linkRate, null);
     }
 
     public DaemonConfig {
@@ -58,7 +87,7 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
 
     /** Values as given (null = not given), merged by {@link #resolve}. */
     record Given(String bind, Integer port, String memoryLimit, Path mount, String token, String peers,
-            String linkRate) {
+            String linkRate, Path tokenFile, Path tlsCert, Path tlsKey, Path tlsCa) {
         Given(String bind, Integer port, String memoryLimit, Path mount, String token) {
             this(bind, port, memoryLimit, mount, token, null, null);
         }
@@ -67,8 +96,19 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
             this(bind, port, memoryLimit, mount, token, peers, null);
         }
 
+        Given(String bind, Integer port, String memoryLimit, Path mount, String token, String peers, String linkRate) {
+            this(bind, port, memoryLimit, mount, token, peers, linkRate, null, null, null, null);
+        }
+
         static Given none() {
             return new Given(null, null, null, null, null, null, null);
+        }
+
+        /** The token from {@code TENPLEX_TOKEN} or {@code TENPLEX_TOKEN_FILE}. */
+        static Given fromEnv(java.util.Map<String, String> env) {
+            String file = env.get(Tokens.ENV_FILE);
+            return new Given(null, null, null, null, env.get(Tokens.ENV), null, null,
+                    file == null || file.isEmpty() ? null : Path.of(file), null, null, null);
         }
 
         static Given fromFile(Path file) {
@@ -91,16 +131,28 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
             return new Given(text(n, "bind"), n.has("port") ? n.get("port").asInt() : null,
                     n.has("memoryLimit") ? n.get("memoryLimit").asText() : null,
                     n.has("mount") ? Path.of(n.get("mount").asText()) : null, text(n, "token"), text(n, "peers"),
-                    text(n, "linkRate"));
+                    text(n, "linkRate"), path(n, "tokenFile"), path(n, "tlsCert"), path(n, "tlsKey"), path(n, "tlsCa"));
         }
 
         private static String text(JsonNode n, String k) {
             return n.has(k) ? n.get(k).asText() : null;
         }
+
+        private static Path path(JsonNode n, String k) {
+            return n.has(k) ? Path.of(n.get(k).asText()) : null;
+        }
     }
 
     /** Command-line values over file values over defaults. */
     static DaemonConfig resolve(Given cli, Given file, long physicalRam, long maxDirect) {
+        return resolve(cli, Given.none(), file, physicalRam, maxDirect);
+    }
+
+    /**
+     * Command-line values over the environment's (the token only) over file values over defaults. A
+     * token file is read here: it must exist and not be empty.
+     */
+    static DaemonConfig resolve(Given cli, Given env, Given file, long physicalRam, long maxDirect) {
         String bind = first(cli.bind(), file.bind(), DEFAULT_BIND);
         int port = first(cli.port(), file.port(), DEFAULT_PORT);
         String limitText = first(cli.memoryLimit(), file.memoryLimit(), null);
@@ -120,8 +172,15 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
             }
         }
         return new DaemonConfig(bind, port, limit, source, first(cli.mount(), file.mount(), null),
-                first(cli.token(), file.token(), null), parsePeers(first(cli.peers(), file.peers(), null)),
-                linkRate(first(cli.linkRate(), file.linkRate(), null)));
+                token(cli, env, file), parsePeers(first(cli.peers(), file.peers(), null)),
+                linkRate(first(cli.linkRate(), file.linkRate(), null)), Tls.of(first(cli.tlsCert(), file.tlsCert(), null),
+                        first(cli.tlsKey(), file.tlsKey(), null), first(cli.tlsCa(), file.tlsCa(), null)));
+    }
+
+    private static String token(Given cli, Given env, Given file) {
+        String t = Tokens.pick("--token", cli.token(), "--token-file", cli.tokenFile());
+        t = t != null ? t : Tokens.pick(Tokens.ENV, env.token(), Tokens.ENV_FILE, env.tokenFile());
+        return t != null ? t : Tokens.pick("token", file.token(), "tokenFile", file.tokenFile());
     }
 
     private static long linkRate(String text) {
@@ -199,8 +258,10 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
     /** One line for the start-up log; the token is never printed. */
     String describe() {
         return String.format(Locale.ROOT, "bind=%s port=%d memoryLimit=%.2f GiB (%s) mount=%s token=%s peers=%s "
-                + "linkRate=%s", bind, port, memoryLimit / (double) (1L << 30), memoryLimitSource,
+                + "linkRate=%s tls=%s", bind, port, memoryLimit / (double) (1L << 30), memoryLimitSource,
                 mount == null ? "off" : mount, token == null ? "off" : "on", peers.isEmpty() ? "none" : peers.toString(),
-                linkRate == 0 ? "unpaced" : String.format(Locale.ROOT, "%.3f Gbit/s", linkRate / 1e9));
+                linkRate == 0 ? "unpaced" : String.format(Locale.ROOT, "%.3f Gbit/s", linkRate / 1e9),
+                tls == null ? "off" : "on (cert " + tls.cert() + ", peers trust " + (tls.ca() == null ? "the JDK's CAs"
+                        : tls.ca()) + ")");
     }
 }

@@ -6,6 +6,7 @@ import io.tenplex.ptc.data.DatasetIndex;
 import io.tenplex.ptc.data.MountParams;
 import io.tenplex.store.StoreException;
 import io.tenplex.store.memory.Allocator;
+import io.tenplex.store.peer.DaemonLink;
 import io.tenplex.store.memory.OutOfBudgetException;
 import io.tenplex.store.rest.ControlHandler;
 import java.io.IOException;
@@ -59,12 +60,19 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
     private final SourceReader source = new SourceReader();
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final String token;
+    private final DaemonLink link;
     private volatile List<String> defaultPeers = List.of();
 
     /** @param token bearer token sent to peers, or null */
     public DatasetService(Allocator allocator, String token) {
+        this(allocator, DaemonLink.plain(token));
+    }
+
+    /** @param link how peers are reached (TLS or not) and their bearer token */
+    public DatasetService(Allocator allocator, DaemonLink link) {
         this.allocator = allocator;
-        this.token = token;
+        this.link = link;
+        this.token = link.token();
     }
 
     /** Peers ({@code host:port}) asked for samples when a mount request names none. */
@@ -326,14 +334,14 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
     private List<DatasetMount.Loc> fromPeer(DatasetMount m, String peer, List<DatasetMount.Loc> wanted) {
         ByteBuffer ids = ByteBuffer.allocate(4 * wanted.size()).order(ByteOrder.LITTLE_ENDIAN);
         wanted.forEach(l -> ids.putInt(l.buf().ids[l.i()]));
-        HttpRequest.Builder rb = HttpRequest.newBuilder(URI.create("http://" + peer + PREFIX + m.job + "/samples"))
+        HttpRequest.Builder rb = HttpRequest.newBuilder(link.uri(peer, PREFIX + m.job + "/samples"))
                 .timeout(Duration.ofMinutes(1)).POST(HttpRequest.BodyPublishers.ofByteArray(ids.array()));
         if (token != null) {
             rb.header("Authorization", "Bearer " + token);
         }
         byte[] body;
         try {
-            HttpResponse<byte[]> r = http.send(rb.build(), HttpResponse.BodyHandlers.ofByteArray());
+            HttpResponse<byte[]> r = link.http().send(rb.build(), HttpResponse.BodyHandlers.ofByteArray());
             if (r.statusCode() != 200) {
                 return wanted; // no mount of this job there
             }
