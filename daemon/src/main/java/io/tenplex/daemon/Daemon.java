@@ -49,14 +49,14 @@ public final class Daemon implements AutoCloseable {
         DaemonLink link = tls == null ? DaemonLink.plain(cfg.token()) : DaemonLink.tls(tls.ca(), cfg.token());
         TensorStore store = new TensorStore(new Allocator(cfg.memoryLimit()));
         RestServer rest = new RestServer(store, cfg.token(), ssl);
-        PeerClient peers = new PeerClient(8, link);
+        PeerClient peers = new PeerClient(link, 8);
         StopFlags flags = new StopFlags();
         JobService jobs = new JobService(store, peers, java.time.Duration.ofMinutes(10), cfg.token(), flags);
         jobs.setDefaultDaemons(cfg.peers());
         jobs.setLinkRate(cfg.linkRate());
         rest.addControl(JobService.PREFIX, jobs);
         rest.addControl(StopFlags.COMPAT_PATH, flags);
-        DatasetService datasets = new DatasetService(store.allocator(), link);
+        DatasetService datasets = new DatasetService(link, store.allocator());
         List<String> others = new ArrayList<>();
         cfg.peers().values().forEach(a -> others.add(a.getHostString() + ":" + a.getPort()));
         datasets.setDefaultPeers(others);

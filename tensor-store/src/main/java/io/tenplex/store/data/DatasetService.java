@@ -65,11 +65,11 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
 
     /** @param token bearer token sent to peers, or null */
     public DatasetService(Allocator allocator, String token) {
-        this(allocator, DaemonLink.plain(token));
+        this(DaemonLink.plain(token), allocator);
     }
 
     /** @param link how peers are reached (TLS or not) and their bearer token */
-    public DatasetService(Allocator allocator, DaemonLink link) {
+    public DatasetService(DaemonLink link, Allocator allocator) {
         this.allocator = allocator;
         this.link = link;
         this.token = link.token();

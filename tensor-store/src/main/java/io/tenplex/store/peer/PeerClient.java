@@ -49,11 +49,11 @@ public final class PeerClient implements AutoCloseable {
 
     /** @param token bearer token of the peers, or null */
     public PeerClient(int maxConnectionsPerPeer, String token) {
-        this(maxConnectionsPerPeer, DaemonLink.plain(token));
+        this(DaemonLink.plain(token), maxConnectionsPerPeer);
     }
 
     /** @param link how peers are reached (TLS or not) and their bearer token */
-    public PeerClient(int maxConnectionsPerPeer, DaemonLink link) {
+    public PeerClient(DaemonLink link, int maxConnectionsPerPeer) {
         this.maxConnections = maxConnectionsPerPeer;
         this.link = link;
         this.token = link.token();
