@@ -79,7 +79,7 @@ public final class RestServer implements AutoCloseable {
                                 .addLast("chunks", new ChunkedWriteHandler())
                                 .addLast("tenplex", new HttpHandler(rc, router));
                         if (ssl != null) {
-                            ch.pipeline().addFirst("tls", ssl.newHandler(ch.alloc()));
+                            ch.pipeline().addFirst("tls", new HttpsOnly(ssl));
                         }
                     }
                 });

@@ -15,24 +15,24 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * A loopback TCP relay in front of one server that keeps a copy of every byte the clients sent:
  * what an observer on the network would see. The test's edge; both ends are real.
  */
-final class RecordingRelay implements AutoCloseable {
+public final class RecordingRelay implements AutoCloseable {
     private final ServerSocket server;
     private final InetSocketAddress target;
     private final ByteArrayOutputStream seen = new ByteArrayOutputStream();
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
 
-    RecordingRelay(InetSocketAddress target) throws IOException {
+    public RecordingRelay(InetSocketAddress target) throws IOException {
         this.target = target;
         this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         daemon(this::accept);
     }
 
-    InetSocketAddress address() {
+    public InetSocketAddress address() {
         return new InetSocketAddress("127.0.0.1", server.getLocalPort());
     }
 
     /** Every byte clients sent so far. */
-    byte[] sent() {
+    public byte[] sent() {
         synchronized (seen) {
             return seen.toByteArray();
         }

@@ -87,8 +87,11 @@ class TlsTest {
         assertEquals(401, get(DaemonLink.tls(certs.ca(), null), addr, "/api/v1/tensors/job/j/save/0/w").statusCode());
 
         HttpClient plain = HttpClient.newHttpClient();
-        assertThrows(IOException.class, () -> plain.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-                + addr.getPort() + "/api/v1/health")).build(), HttpResponse.BodyHandlers.ofString()));
+        HttpResponse<String> refused = plain.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                + addr.getPort() + "/api/v1/tensors/job/j/save/0/w")).header("Authorization", "Bearer " + TOKEN).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(400, refused.statusCode());
+        assertEquals("this port serves HTTPS only: use https", refused.body().strip());
         IOException untrusted = assertThrows(IOException.class, () -> get(DaemonLink.tls(stranger.ca(), TOKEN), addr,
                 "/api/v1/health"));
         assertTrue(untrusted instanceof SSLHandshakeException, untrusted.toString());
