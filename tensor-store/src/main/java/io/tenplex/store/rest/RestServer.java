@@ -85,7 +85,8 @@ public final class RestServer implements AutoCloseable {
                 });
         channel = b.bind(host, port).sync().channel();
         InetSocketAddress addr = (InetSocketAddress) channel.localAddress();
-        LOG.info("listening on {}://{}:{} (transport={})", ssl == null ? "http" : "https", addr.getHostString(), addr.getPort(), epoll ? "epoll" : "nio");
+        LOG.info("listening on {}://{}:{} (transport={})", ssl == null ? "http" : "https", addr.getHostString(),
+                addr.getPort(), epoll ? "epoll" : "nio");
         return addr;
     }
 
