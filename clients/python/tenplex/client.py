@@ -13,7 +13,9 @@ the prototype's client and by this one are interchangeable:
   ``<key>.bytes``; ``argparse.Namespace`` -> ``<key>.argparse.Namespace`` (a pickle).
 
 Configuration comes from arguments or the environment: ``TENPLEX_ADDR`` (default
-``http://127.0.0.1:20010``), ``TENPLEX_JOB``, ``TENPLEX_TOKEN``, and from a launcher ``RANK``,
+``http://127.0.0.1:20010``; ``https://...`` for a daemon with TLS), ``TENPLEX_JOB``, the token from
+``TENPLEX_TOKEN_FILE`` (a file holding it) or ``TENPLEX_TOKEN``, ``TENPLEX_CA`` (a PEM file of the CA
+certificates to trust for https; default: the system's), and from a launcher ``RANK``,
 ``WORLD_SIZE``, ``TENPLEX_CONFIG`` (the parallel configuration as JSON) and ``TENPLEX_DAEMONS``
 (worker number to daemon address, for clusters whose daemons do not know each other).
 """
@@ -60,22 +62,44 @@ def _env_int(name, default):
     return int(v) if v not in (None, "") else default
 
 
-class Client:
-    """A connection to one daemon (keep-alive). ``addr`` and ``token`` default to the environment."""
+def _env_token():
+    """The token from ``TENPLEX_TOKEN_FILE`` (the file's content, stripped) or else ``TENPLEX_TOKEN``."""
+    path = os.environ.get("TENPLEX_TOKEN_FILE")
+    if not path:
+        return os.environ.get("TENPLEX_TOKEN")
+    try:
+        with open(path, encoding="utf-8") as f:
+            token = f.read().strip()
+    except OSError as e:
+        raise TenplexError("cannot read token file %s (%s)" % (path, type(e).__name__)) from None
+    if not token:
+        raise TenplexError("token file %s is empty" % path)
+    return token
 
-    def __init__(self, addr=None, token=None, timeout=300):
+
+class Client:
+    """A connection to one daemon (keep-alive). ``addr``, ``token`` and ``ca`` default to the environment.
+
+    ``ca`` is a PEM file of CA certificates to trust for an ``https://`` address (``TENPLEX_CA``);
+    without it the system's trusted CAs apply."""
+
+    def __init__(self, addr=None, token=None, timeout=300, ca=None):
         self.addr = (addr or os.environ.get("TENPLEX_ADDR") or "http://127.0.0.1:20010").rstrip("/")
         if "://" not in self.addr:
             self.addr = "http://" + self.addr
-        self.token = token if token is not None else os.environ.get("TENPLEX_TOKEN")
+        self.token = token if token is not None else _env_token()
         self.timeout = timeout
         self.session = requests.Session()
+        # given with every request: a session-wide verify would lose to REQUESTS_CA_BUNDLE in the environment
+        self.ca = ca or os.environ.get("TENPLEX_CA") or None
         if self.token:
             self.session.headers["Authorization"] = "Bearer " + self.token
 
     def request(self, method, path, ok=(200,), **kw):
         url = self.addr + path
         try:
+            if self.ca:
+                kw.setdefault("verify", self.ca)
             r = self.session.request(method, url, timeout=self.timeout, **kw)
         except requests.ConnectionError as e:
             raise TenplexError("cannot reach the tenplex daemon at %s (%s)" % (self.addr, e)) from None

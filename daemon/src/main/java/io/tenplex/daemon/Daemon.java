@@ -7,7 +7,10 @@ import java.util.ArrayList;
 import java.util.List;
 import io.tenplex.fuse.TenplexFuse;
 import io.tenplex.store.TensorStore;
+import io.netty.handler.ssl.SslContext;
+import io.tenplex.store.peer.DaemonLink;
 import io.tenplex.store.peer.PeerClient;
+import io.tenplex.store.peer.TlsFiles;
 import io.tenplex.store.memory.Allocator;
 import io.tenplex.store.rest.RestServer;
 import java.net.InetSocketAddress;
@@ -41,16 +44,19 @@ public final class Daemon implements AutoCloseable {
     }
 
     public static Daemon start(DaemonConfig cfg) throws InterruptedException, java.io.IOException {
+        DaemonConfig.Tls tls = cfg.tls(); // TLS files are checked before anything starts
+        SslContext ssl = tls == null ? null : TlsFiles.server(tls.cert(), tls.key());
+        DaemonLink link = tls == null ? DaemonLink.plain(cfg.token()) : DaemonLink.tls(tls.ca(), cfg.token());
         TensorStore store = new TensorStore(new Allocator(cfg.memoryLimit()));
-        RestServer rest = new RestServer(store, cfg.token(), cfg.limits());
-        PeerClient peers = new PeerClient(8, cfg.token());
+        RestServer rest = new RestServer(store, cfg.token(), cfg.limits(), ssl);
+        PeerClient peers = new PeerClient(link, 8);
         StopFlags flags = new StopFlags();
         JobService jobs = new JobService(store, peers, java.time.Duration.ofMinutes(10), cfg.token(), flags);
         jobs.setDefaultDaemons(cfg.peers());
         jobs.setLinkRate(cfg.linkRate());
         rest.addControl(JobService.PREFIX, jobs);
         rest.addControl(StopFlags.COMPAT_PATH, flags);
-        DatasetService datasets = new DatasetService(store.allocator(), cfg.token(), cfg.sources());
+        DatasetService datasets = new DatasetService(link, store.allocator(), cfg.sources());
         List<String> others = new ArrayList<>();
         cfg.peers().values().forEach(a -> others.add(a.getHostString() + ":" + a.getPort()));
         datasets.setDefaultPeers(others);

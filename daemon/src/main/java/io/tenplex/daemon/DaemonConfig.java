@@ -24,10 +24,11 @@ import java.util.Set;
  * @param linkRate every worker's link rate in bits/s, for pacing reconfigurations; 0 = not paced
  * @param limits the REST server's timeouts, control-body limits and allowed browser origins
  * @param sources where dataset sources may come from (data roots, allowed hosts) and fetch timeouts
+ * @param tls TLS on the REST port and for peer traffic, or null for plain HTTP
  */
 public record DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount,
         String token, java.util.Map<Integer, java.net.InetSocketAddress> peers, long linkRate, ServerLimits limits,
-        SourcePolicy sources) {
+        SourcePolicy sources, Tls tls) {
     public static final String DEFAULT_BIND = "127.0.0.1";
     public static final int DEFAULT_PORT = 20010;
     /** Default memory budget: this share of physical RAM (within the JVM's direct-memory limit). */
@@ -36,7 +37,29 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
     public static final long DIRECT_HEADROOM = 256L << 20;
     static final Set<String> FILE_KEYS = Set.of("bind", "port", "memoryLimit", "mount", "token", "peers", "linkRate",
             "idleTimeout", "headTimeout", "bodyTimeout", "writeTimeout", "allowOrigins", "dataRoots", "allowSourceHosts",
-            "sourceConnectTimeout", "sourceReadTimeout");
+            "sourceConnectTimeout", "sourceReadTimeout",
+            "tokenFile", "tlsCert", "tlsKey", "tlsCa");
+
+    /**
+     * TLS: the REST port serves {@code cert}/{@code key} (PEM), and peers are reached over https
+     * trusting {@code ca} (PEM; null: the JDK's trusted CAs).
+     */
+    public record Tls(Path cert, Path key, Path ca) {
+        static Tls of(Path cert, Path key, Path ca) {
+            if (cert == null && key == null) {
+                if (ca != null) {
+                    throw new IllegalArgumentException("--tls-ca needs --tls-cert and --tls-key (a cluster runs TLS on "
+                            + "every daemon or on none)");
+                }
+                return null;
+            }
+            if (cert == null || key == null) {
+                throw new IllegalArgumentException("--tls-cert and --tls-key go together (got only "
+                        + (cert == null ? "--tls-key" : "--tls-cert") + ")");
+            }
+            return new Tls(cert, key, ca);
+        }
+    }
 
     /** Without peers. */
     public DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount, String token) {
@@ -49,16 +72,17 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
         this(bind, port, memoryLimit, memoryLimitSource, mount, token, peers, 0);
     }
 
-    /** Without dataset sources (local files and URLs refused). */
+    /** With default limits, without dataset sources (local files and URLs refused) and without TLS. */
     public DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount, String token,
             java.util.Map<Integer, java.net.InetSocketAddress> peers, long linkRate) {
         this(bind, port, memoryLimit, memoryLimitSource, mount, token, peers, linkRate, ServerLimits.DEFAULTS,
-                SourcePolicy.none());
+                SourcePolicy.none(), null);
     }
 
     /** This configuration with other dataset source rules. */
     public DaemonConfig withSources(SourcePolicy s) {
-        return new DaemonConfig(bind, port, memoryLimit, memoryLimitSource, mount, token, peers, linkRate, limits, s);
+        return new DaemonConfig(bind, port, memoryLimit, memoryLimitSource, mount, token, peers, linkRate, limits, s,
+                tls);
     }
 
     public DaemonConfig {
@@ -87,21 +111,39 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
 
     /** Values as given (null = not given), merged by {@link #resolve}. */
     record Given(String bind, Integer port, String memoryLimit, Path mount, String token, String peers,
-            String linkRate, Timeouts timeouts, Sources sources) {
+            String linkRate, Timeouts timeouts, Sources sources, Path tokenFile, Path tlsCert, Path tlsKey, Path tlsCa) {
         Given(String bind, Integer port, String memoryLimit, Path mount, String token) {
-            this(bind, port, memoryLimit, mount, token, null, null, Timeouts.NONE, Sources.NONE);
+            this(bind, port, memoryLimit, mount, token, null, null);
         }
 
         Given(String bind, Integer port, String memoryLimit, Path mount, String token, String peers) {
-            this(bind, port, memoryLimit, mount, token, peers, null, Timeouts.NONE, Sources.NONE);
+            this(bind, port, memoryLimit, mount, token, peers, null);
         }
 
         Given(String bind, Integer port, String memoryLimit, Path mount, String token, String peers, String linkRate) {
             this(bind, port, memoryLimit, mount, token, peers, linkRate, Timeouts.NONE, Sources.NONE);
         }
 
+        Given(String bind, Integer port, String memoryLimit, Path mount, String token, String peers, String linkRate,
+                Timeouts timeouts, Sources sources) {
+            this(bind, port, memoryLimit, mount, token, peers, linkRate, timeouts, sources, null, null, null, null);
+        }
+
+        Given(String bind, Integer port, String memoryLimit, Path mount, String token, String peers, String linkRate,
+                Path tokenFile, Path tlsCert, Path tlsKey, Path tlsCa) {
+            this(bind, port, memoryLimit, mount, token, peers, linkRate, Timeouts.NONE, Sources.NONE, tokenFile, tlsCert,
+                    tlsKey, tlsCa);
+        }
+
         static Given none() {
-            return new Given(null, null, null, null, null, null, null, Timeouts.NONE, Sources.NONE);
+            return new Given(null, null, null, null, null, null, null);
+        }
+
+        /** The token from {@code TENPLEX_TOKEN} or {@code TENPLEX_TOKEN_FILE}. */
+        static Given fromEnv(java.util.Map<String, String> env) {
+            String file = env.get(Tokens.ENV_FILE);
+            return new Given(null, null, null, null, env.get(Tokens.ENV), null, null,
+                    file == null || file.isEmpty() ? null : Path.of(file), null, null, null);
         }
 
         static Given fromFile(Path file) {
@@ -128,7 +170,8 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
                             text(n, "bodyTimeout"), text(n, "writeTimeout"), list(n, "allowOrigins", file)),
                     new Sources(list(n, "dataRoots", file).stream().map(Path::of).toList(),
                             list(n, "allowSourceHosts", file), text(n, "sourceConnectTimeout"),
-                            text(n, "sourceReadTimeout")));
+                            text(n, "sourceReadTimeout")),
+                    path(n, "tokenFile"), path(n, "tlsCert"), path(n, "tlsKey"), path(n, "tlsCa"));
         }
 
         private static java.util.List<String> list(JsonNode n, String k, Path file) {
@@ -145,6 +188,10 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
 
         private static String text(JsonNode n, String k) {
             return n.has(k) ? n.get(k).asText() : null;
+        }
+
+        private static Path path(JsonNode n, String k) {
+            return n.has(k) ? Path.of(n.get(k).asText()) : null;
         }
     }
 
@@ -195,6 +242,14 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
 
     /** Command-line values over file values over defaults. */
     static DaemonConfig resolve(Given cli, Given file, long physicalRam, long maxDirect) {
+        return resolve(cli, Given.none(), file, physicalRam, maxDirect);
+    }
+
+    /**
+     * Command-line values over the environment's (the token only) over file values over defaults. A
+     * token file is read here: it must exist and not be empty.
+     */
+    static DaemonConfig resolve(Given cli, Given env, Given file, long physicalRam, long maxDirect) {
         String bind = first(cli.bind(), file.bind(), DEFAULT_BIND);
         int port = first(cli.port(), file.port(), DEFAULT_PORT);
         String limitText = first(cli.memoryLimit(), file.memoryLimit(), null);
@@ -214,9 +269,10 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
             }
         }
         return new DaemonConfig(bind, port, limit, source, first(cli.mount(), file.mount(), null),
-                first(cli.token(), file.token(), null), parsePeers(first(cli.peers(), file.peers(), null)),
+                token(cli, env, file), parsePeers(first(cli.peers(), file.peers(), null)),
                 linkRate(first(cli.linkRate(), file.linkRate(), null)), cli.timeouts().resolve(file.timeouts()),
-                sources(cli.sources(), file.sources()));
+                sources(cli.sources(), file.sources()), Tls.of(first(cli.tlsCert(), file.tlsCert(), null),
+                        first(cli.tlsKey(), file.tlsKey(), null), first(cli.tlsCa(), file.tlsCa(), null)));
     }
 
     /** Lists from the command line replace the file's; each timeout is taken separately. */
@@ -232,6 +288,12 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
 
     private static <T> java.util.List<T> nonEmpty(java.util.List<T> a, java.util.List<T> b) {
         return a != null && !a.isEmpty() ? a : b != null ? b : java.util.List.of();
+    }
+
+    private static String token(Given cli, Given env, Given file) {
+        String t = Tokens.pick("--token", cli.token(), "--token-file", cli.tokenFile());
+        t = t != null ? t : Tokens.pick(Tokens.ENV, env.token(), Tokens.ENV_FILE, env.tokenFile());
+        return t != null ? t : Tokens.pick("token", file.token(), "tokenFile", file.tokenFile());
     }
 
     private static long linkRate(String text) {
@@ -309,12 +371,13 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
     /** One line for the start-up log; the token is never printed. */
     String describe() {
         return String.format(Locale.ROOT, "bind=%s port=%d memoryLimit=%.2f GiB (%s) mount=%s token=%s peers=%s "
-                + "linkRate=%s timeouts(idle=%ds head=%ds body=%ds write=%ds) allowedOrigins=%s %s", bind, port,
+                + "linkRate=%s timeouts(idle=%ds head=%ds body=%ds write=%ds) allowedOrigins=%s %s tls=%s", bind, port,
                 memoryLimit / (double) (1L << 30), memoryLimitSource,
                 mount == null ? "off" : mount, token == null ? "off" : "on", peers.isEmpty() ? "none" : peers.toString(),
                 linkRate == 0 ? "unpaced" : String.format(Locale.ROOT, "%.3f Gbit/s", linkRate / 1e9),
                 limits.idle().toSeconds(), limits.head().toSeconds(), limits.body().toSeconds(),
                 limits.write().toSeconds(), limits.allowedOrigins().isEmpty() ? "none" : limits.allowedOrigins(),
-                sources.describe());
+                sources.describe(), tls == null ? "off" : "on (cert " + tls.cert() + ", peers trust "
+                        + (tls.ca() == null ? "the JDK's CAs" : tls.ca()) + ")");
     }
 }

@@ -59,9 +59,9 @@ final class KubernetesCli implements Callable<Integer> {
         try (KubernetesClient client = new KubernetesClientBuilder().build()) {
             String ns = namespace != null ? namespace : client.getNamespace() != null ? client.getNamespace() : "default";
             KubernetesAdapter.Settings settings = new KubernetesAdapter.Settings(ns, labels, job, gpuResource,
-                    daemonPort, t.addr, t.token, Duration.ofSeconds(settleSeconds), Duration.ofSeconds(saveTimeout));
+                    daemonPort, t.addr, t.token(), Duration.ofSeconds(settleSeconds), Duration.ofSeconds(saveTimeout));
             CountDownLatch stopped = new CountDownLatch(1);
-            try (KubernetesAdapter adapter = new KubernetesAdapter(client, settings)) {
+            try (KubernetesAdapter adapter = new KubernetesAdapter(client, settings, t.link())) {
                 Runtime.getRuntime().addShutdownHook(new Thread(stopped::countDown, "tenplex-kubernetes-stop"));
                 System.out.println("tenplex kubernetes: watching " + labels + " in namespace " + ns + " at "
                         + client.getMasterUrl() + "; resource changes go to " + t.addr);

@@ -180,8 +180,11 @@ final class RunCli implements Callable<Integer> {
             env.put("MASTER_PORT", Integer.toString(port));
             env.put("TENPLEX_ADDR", t.addr);
             env.put("TENPLEX_JOB", job);
-            if (t.token != null && !t.token.isEmpty()) {
-                env.put("TENPLEX_TOKEN", t.token);
+            if (t.token() != null) {
+                env.put("TENPLEX_TOKEN", t.token());
+            }
+            if (t.tlsCa() != null) {
+                env.put("TENPLEX_CA", t.tlsCa().toAbsolutePath().toString());
             }
             env.put("TENPLEX_TP", Integer.toString(c.tp()));
             env.put("TENPLEX_PP", Integer.toString(c.pp()));

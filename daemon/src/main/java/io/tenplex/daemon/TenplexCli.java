@@ -16,6 +16,7 @@ import java.util.Iterator;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import io.tenplex.store.peer.DaemonLink;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -40,17 +41,52 @@ public final class TenplexCli implements Callable<Integer> {
         @Option(names = "--addr", defaultValue = "http://127.0.0.1:20010", description = "Daemon address (default: ${DEFAULT-VALUE}).")
         String addr;
 
-        @Option(names = "--token", description = "Bearer token of the daemon (or TENPLEX_TOKEN).")
-        String token = System.getenv("TENPLEX_TOKEN");
+        @Option(names = "--token", description = "Bearer token of the daemon; visible in the process list, so prefer "
+                + "--token-file, TENPLEX_TOKEN_FILE or TENPLEX_TOKEN.")
+        String token;
 
-        final HttpClient http = HttpClient.newHttpClient();
+        @Option(names = "--token-file", paramLabel = "FILE", description = "File holding the bearer token (or "
+                + "TENPLEX_TOKEN_FILE).")
+        Path tokenFile;
+
+        @Option(names = "--tls-ca", paramLabel = "FILE", description = "PEM CA certificates to trust for an https:// "
+                + "--addr (or TENPLEX_CA; default: the JDK's trusted CAs).")
+        Path tlsCa;
+
+        private DaemonLink link;
+
+        /** The token (options over the environment), the trusted CAs and one HTTP client; resolved once. */
+        synchronized DaemonLink link() {
+            if (link == null) {
+                if (token != null && !token.isEmpty()) {
+                    Tokens.warnCommandLine("--token");
+                }
+                String t = Tokens.forClient(token, tokenFile, System.getenv());
+                Path ca = tlsCa();
+                link = ca != null ? DaemonLink.tls(ca, t) : DaemonLink.plain(t);
+            }
+            return link;
+        }
+
+        /** The bearer token, or null. */
+        String token() {
+            return link().token();
+        }
+
+        /** The CA file to trust ({@code --tls-ca}, else {@code TENPLEX_CA}), or null. */
+        Path tlsCa() {
+            String env = System.getenv("TENPLEX_CA");
+            return tlsCa != null ? tlsCa : env == null || env.isEmpty() ? null : Path.of(env);
+        }
+
+        HttpClient http() {
+            return link().http();
+        }
 
         HttpResponse<String> send(HttpRequest.Builder b) throws IOException, InterruptedException {
-            if (token != null && !token.isEmpty()) {
-                b.header("Authorization", "Bearer " + token);
-            }
+            link().authorize(b);
             try {
-                return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+                return http().send(b.build(), HttpResponse.BodyHandlers.ofString());
             } catch (java.net.ConnectException e) {
                 throw new IllegalArgumentException("cannot connect to " + addr + " (is tenplexd running?)");
             }

@@ -29,14 +29,31 @@ public final class Tenplexd implements Callable<Integer> {
     Path mount;
 
     @Option(names = "--config", paramLabel = "FILE",
-            description = "JSON file with any of: bind, port, memoryLimit, mount, token, peers, linkRate, idleTimeout, "
-                    + "headTimeout, bodyTimeout, writeTimeout, allowOrigins, dataRoots, allowSourceHosts, "
-                    + "sourceConnectTimeout, sourceReadTimeout. Options given here win.")
+            description = "JSON file with any of: bind, port, memoryLimit, mount, token, tokenFile, peers, linkRate, "
+                    + "tlsCert, tlsKey, tlsCa, idleTimeout, headTimeout, bodyTimeout, writeTimeout, allowOrigins, dataRoots, "
+                    + "allowSourceHosts, sourceConnectTimeout, sourceReadTimeout. Options given here win.")
     Path config;
 
     @Option(names = "--token", paramLabel = "TOKEN",
-            description = "Require 'Authorization: Bearer TOKEN' on every request except /api/v1/health.")
+            description = "Require 'Authorization: Bearer TOKEN' on every request except /api/v1/health. Visible in the "
+                    + "process list: prefer --token-file or TENPLEX_TOKEN_FILE / TENPLEX_TOKEN.")
     String token;
+
+    @Option(names = "--token-file", paramLabel = "FILE",
+            description = "Read the bearer token from FILE (mode 600; surrounding white space is ignored).")
+    Path tokenFile;
+
+    @Option(names = "--tls-cert", paramLabel = "FILE",
+            description = "Serve HTTPS with this PEM certificate chain (needs --tls-key); peers are then reached over "
+                    + "https too.")
+    Path tlsCert;
+
+    @Option(names = "--tls-key", paramLabel = "FILE", description = "The certificate's unencrypted PKCS#8 PEM key.")
+    Path tlsKey;
+
+    @Option(names = "--tls-ca", paramLabel = "FILE",
+            description = "PEM CA certificates that peers' certificates must chain to (default: the JDK's trusted CAs).")
+    Path tlsCa;
 
     @Option(names = "--peers", paramLabel = "W=HOST:PORT,...",
             description = "The cluster's daemons by worker number, for reconfigurations whose request names none.")
@@ -90,10 +107,14 @@ public final class Tenplexd implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (token != null) {
+            Tokens.warnCommandLine("--token");
+        }
         DaemonConfig cfg = DaemonConfig.resolve(new DaemonConfig.Given(bind, port, memoryLimit, mount, token, peers,
                 linkRate, new DaemonConfig.Timeouts(idleTimeout, headTimeout, bodyTimeout, writeTimeout,
                         allowOrigins),
-                new DaemonConfig.Sources(dataRoots, sourceHosts, sourceConnectTimeout, sourceReadTimeout)),
+                new DaemonConfig.Sources(dataRoots, sourceHosts, sourceConnectTimeout, sourceReadTimeout), tokenFile,
+                tlsCert, tlsKey, tlsCa), DaemonConfig.Given.fromEnv(System.getenv()),
                 config == null ? DaemonConfig.Given.none() : DaemonConfig.Given.fromFile(config),
                 DaemonConfig.physicalRam(), DaemonConfig.maxDirectMemory());
         LOG.info("tenplexd starting: {}", cfg.describe());
@@ -109,7 +130,7 @@ public final class Tenplexd implements Callable<Integer> {
             daemon.close();
             stopped.countDown();
         }, "tenplexd-shutdown"));
-        LOG.info("ready on http://{}:{}", daemon.address().getHostString(), daemon.address().getPort());
+        LOG.info("ready on {}://{}:{}", cfg.tls() == null ? "http" : "https", daemon.address().getHostString(), daemon.address().getPort());
         stopped.await();
         return 0;
     }

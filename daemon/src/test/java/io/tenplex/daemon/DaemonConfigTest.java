@@ -140,4 +140,58 @@ class DaemonConfigTest {
         assertThrows(IllegalArgumentException.class, () -> DaemonConfig.resolve(
                 new DaemonConfig.Given(null, 70000, null, null, null), NONE, 24 * GIB, 100 * GIB));
     }
+
+    private static DaemonConfig.Given cliToken(String token, Path file) {
+        return new DaemonConfig.Given(null, null, null, null, token, null, null, file, null, null, null);
+    }
+
+    @Test
+    void token_optionsOverEnvironmentOverFile_andAFileIsReadStripped(@TempDir Path dir) throws Exception {
+        Path f = Files.writeString(dir.resolve("t"), "  from-file\n");
+        Path cfg = Files.writeString(dir.resolve("c.json"), "{\"tokenFile\": \"" + f + "\"}");
+        DaemonConfig.Given env = DaemonConfig.Given.fromEnv(java.util.Map.of("TENPLEX_TOKEN", "from-env"));
+        DaemonConfig.Given file = DaemonConfig.Given.fromFile(cfg);
+        assertEquals("from-cli", DaemonConfig.resolve(cliToken("from-cli", null), env, file, 24 * GIB, 100 * GIB).token());
+        assertEquals("from-file", DaemonConfig.resolve(cliToken(null, f), env, NONE, 24 * GIB, 100 * GIB).token());
+        assertEquals("from-env", DaemonConfig.resolve(NONE, env, file, 24 * GIB, 100 * GIB).token());
+        assertEquals("from-file", DaemonConfig.resolve(NONE, NONE, file, 24 * GIB, 100 * GIB).token());
+        assertEquals("from-file", DaemonConfig.resolve(NONE, DaemonConfig.Given.fromEnv(java.util.Map.of(
+                "TENPLEX_TOKEN_FILE", f.toString())), NONE, 24 * GIB, 100 * GIB).token());
+        IllegalArgumentException both = assertThrows(IllegalArgumentException.class, () -> DaemonConfig.resolve(
+                cliToken("x", f), NONE, NONE, 24 * GIB, 100 * GIB));
+        assertTrue(both.getMessage().contains("--token or --token-file, not both"), both.getMessage());
+    }
+
+    @Test
+    void tokenFile_emptyMissingOrOdd_isAClearErrorThatNeverEchoesIt(@TempDir Path dir) throws Exception {
+        Path empty = Files.writeString(dir.resolve("empty"), "\n\t \n");
+        Path twoLines = Files.writeString(dir.resolve("two"), "sekrit-a\nsekrit-b\n");
+        Path big = Files.write(dir.resolve("big"), new byte[Tokens.MAX_BYTES + 1]);
+        for (Object[] c : new Object[][] {{empty, "is empty"}, {dir.resolve("none"), "does not exist"},
+                {twoLines, "control characters"}, {big, "larger than 4096 bytes"}}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Tokens.read((Path) c[0]));
+            assertTrue(e.getMessage().contains((String) c[1]) && e.getMessage().contains(c[0].toString()),
+                    e.getMessage());
+            assertTrue(!e.getMessage().contains("sekrit"), e.getMessage());
+        }
+    }
+
+    @Test
+    void tls_needsCertAndKeyTogether_andTheCaOnlyWithThem(@TempDir Path dir) throws Exception {
+        Path cert = dir.resolve("c.pem");
+        Path key = dir.resolve("k.pem");
+        Path ca = dir.resolve("ca.pem");
+        assertNull(DaemonConfig.resolve(NONE, NONE, 24 * GIB, 100 * GIB).tls());
+        DaemonConfig.Tls tls = DaemonConfig.resolve(new DaemonConfig.Given(null, null, null, null, null, null, null,
+                null, cert, key, ca), NONE, NONE, 24 * GIB, 100 * GIB).tls();
+        assertEquals(new DaemonConfig.Tls(cert, key, ca), tls);
+        Path cfg = Files.writeString(dir.resolve("c.json"), "{\"tlsCert\": \"" + cert + "\", \"tlsKey\": \"" + key
+                + "\"}");
+        DaemonConfig fromFile = DaemonConfig.resolve(NONE, NONE, DaemonConfig.Given.fromFile(cfg), 24 * GIB, 100 * GIB);
+        assertEquals(new DaemonConfig.Tls(cert, key, null), fromFile.tls());
+        assertTrue(fromFile.describe().contains("tls=on"), fromFile.describe());
+        assertThrows(IllegalArgumentException.class, () -> DaemonConfig.Tls.of(cert, null, null));
+        assertThrows(IllegalArgumentException.class, () -> DaemonConfig.Tls.of(null, key, null));
+        assertThrows(IllegalArgumentException.class, () -> DaemonConfig.Tls.of(null, null, ca));
+    }
 }

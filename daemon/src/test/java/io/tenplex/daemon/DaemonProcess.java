@@ -14,7 +14,7 @@ import java.util.regex.Pattern;
 
 /** A real tenplexd process started by a test; it is ended only by its PID. */
 final class DaemonProcess implements AutoCloseable {
-    private static final Pattern READY = Pattern.compile("ready on http://([\\d.]+):(\\d+)");
+    private static final Pattern READY = Pattern.compile("ready on (https?)://([\\d.]+):(\\d+)");
 
     private final Process process;
     private final List<String> log = new ArrayList<>();
@@ -22,10 +22,10 @@ final class DaemonProcess implements AutoCloseable {
     private final String url;
     private final int port;
 
-    private DaemonProcess(Process process, BufferedReader out, String host, int port) {
+    private DaemonProcess(Process process, BufferedReader out, String scheme, String host, int port) {
         this.process = process;
         this.port = port;
-        this.url = "http://" + host + ":" + port;
+        this.url = scheme + "://" + host + ":" + port;
         this.drain = new Thread(() -> out.lines().forEach(this::keep), "daemon-log");
         drain.setDaemon(true);
         drain.start();
@@ -33,10 +33,17 @@ final class DaemonProcess implements AutoCloseable {
 
     /** Starts {@code tenplexd args...} and returns once it logs that it is ready. */
     static DaemonProcess start(String... args) throws IOException {
+        return start(java.util.Map.of(), args);
+    }
+
+    /** As {@link #start(String...)} with {@code env} added to the daemon's environment. */
+    static DaemonProcess start(java.util.Map<String, String> env, String... args) throws IOException {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", System.getProperty("java.class.path"), Tenplexd.class.getName()));
         cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().putAll(env);
+        Process p = pb.start();
         BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         List<String> early = new ArrayList<>();
         String line;
@@ -44,7 +51,7 @@ final class DaemonProcess implements AutoCloseable {
             early.add(line);
             Matcher m = READY.matcher(line);
             if (m.find()) {
-                DaemonProcess d = new DaemonProcess(p, out, m.group(1), Integer.parseInt(m.group(2)));
+                DaemonProcess d = new DaemonProcess(p, out, m.group(1), m.group(2), Integer.parseInt(m.group(3)));
                 early.forEach(d::keep);
                 return d;
             }

@@ -14,7 +14,7 @@ import io.tenplex.ptc.ValueSpec;
 import io.tenplex.transform.ReferenceInterpreter;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.net.http.HttpClient;
+import io.tenplex.store.peer.DaemonLink;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -29,14 +29,24 @@ final class ProcessCluster implements AutoCloseable {
     final List<DaemonProcess> daemons = new ArrayList<>();
     private final Model model;
     private final ObjectMapper json = new ObjectMapper();
-    private final HttpClient http = HttpClient.newHttpClient();
+    private final DaemonLink link;
+    private final List<String> options;
 
     ProcessCluster(Model model) {
+        this(model, DaemonLink.plain(null));
+    }
+
+    /** Daemons started with {@code options} (TLS, token), reached through {@code link}. */
+    ProcessCluster(Model model, DaemonLink link, String... options) {
         this.model = model;
+        this.link = link;
+        this.options = List.of(options);
     }
 
     DaemonProcess start() throws Exception {
-        DaemonProcess d = DaemonProcess.start("--port", "0", "--memory-limit", "128m");
+        List<String> args = new ArrayList<>(List.of("--port", "0", "--memory-limit", "128m"));
+        args.addAll(options);
+        DaemonProcess d = DaemonProcess.start(args.toArray(String[]::new));
         daemons.add(d);
         return d;
     }
@@ -49,7 +59,7 @@ final class ProcessCluster implements AutoCloseable {
     }
 
     HttpResponse<byte[]> send(HttpRequest.Builder r) throws Exception {
-        return http.send(r.build(), HttpResponse.BodyHandlers.ofByteArray());
+        return link.http().send(link.authorize(r).build(), HttpResponse.BodyHandlers.ofByteArray());
     }
 
     /**

@@ -46,7 +46,7 @@ class DatasetMountIT {
     @BeforeEach
     void mount() throws Exception {
         store = new TensorStore(new Allocator(256L << 20));
-        datasets = new DatasetService(store.allocator(), null,
+        datasets = new DatasetService(io.tenplex.store.peer.DaemonLink.plain(null), store.allocator(),
                 io.tenplex.store.data.SourcePolicy.none().withDataRoots(List.of(tmp)));
         fuse = new TenplexFuse(store, datasets);
         mnt = tmp.resolve("mnt");

@@ -29,19 +29,39 @@ public final class TenplexClient {
 
     private final String addr;
     private final String token;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    private final HttpClient http;
     private final ObjectMapper json = new ObjectMapper();
 
     /** @param addr e.g. {@code http://127.0.0.1:20010}; @param token bearer token or null */
     public TenplexClient(String addr, String token) {
-        this.addr = addr.endsWith("/") ? addr.substring(0, addr.length() - 1) : addr;
-        this.token = token == null || token.isEmpty() ? null : token;
+        this(addr, token, null);
     }
 
-    /** From {@code TENPLEX_ADDR} and {@code TENPLEX_TOKEN} (default address {@code http://127.0.0.1:20010}). */
+    /**
+     * @param addr e.g. {@code https://10.0.0.7:20010}
+     * @param token bearer token or null
+     * @param caFile PEM CA certificates to trust for https, or null for the JDK's trusted CAs
+     */
+    public TenplexClient(String addr, String token, java.nio.file.Path caFile) {
+        this.addr = addr.endsWith("/") ? addr.substring(0, addr.length() - 1) : addr;
+        this.token = token == null || token.isEmpty() ? null : token;
+        HttpClient.Builder b = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10));
+        this.http = (caFile == null ? b : b.sslContext(ClientTls.trusting(caFile))).build();
+    }
+
+    /**
+     * From the environment: {@code TENPLEX_ADDR} (default {@code http://127.0.0.1:20010}), the token
+     * from {@code TENPLEX_TOKEN_FILE} or {@code TENPLEX_TOKEN}, the CA file from {@code TENPLEX_CA}.
+     */
     public static TenplexClient fromEnvironment() {
-        String a = System.getenv("TENPLEX_ADDR");
-        return new TenplexClient(a == null || a.isEmpty() ? "http://127.0.0.1:20010" : a, System.getenv("TENPLEX_TOKEN"));
+        return fromEnvironment(System.getenv());
+    }
+
+    static TenplexClient fromEnvironment(Map<String, String> env) {
+        String a = env.get("TENPLEX_ADDR");
+        String ca = env.get("TENPLEX_CA");
+        return new TenplexClient(a == null || a.isEmpty() ? "http://127.0.0.1:20010" : a, ClientTls.token(env),
+                ca == null || ca.isEmpty() ? null : java.nio.file.Path.of(ca));
     }
 
     static String encode(String path) {

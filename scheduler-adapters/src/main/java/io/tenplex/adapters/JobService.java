@@ -47,7 +47,7 @@ public final class JobService implements ControlHandler, AutoCloseable {
     private final PeerClient peers;
     private final ExecutorService readers = Executors.newFixedThreadPool(64, named("tenplex-fetch")); // 2 reads per source worker (PartRunner)
     private final ExecutorService background = Executors.newCachedThreadPool(named("tenplex-job"));
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http;
     private final ObjectMapper json = new ObjectMapper();
     private final Map<String, PartRunner> parts = new ConcurrentHashMap<>();
     private final Map<String, Reconfiguration> reconfigurations = new ConcurrentHashMap<>();
@@ -96,6 +96,7 @@ public final class JobService implements ControlHandler, AutoCloseable {
         this.peers = peers;
         this.timeout = timeout;
         this.token = token;
+        this.http = peers.link().http();
         this.generations = new Generations(store);
     }
 
@@ -357,8 +358,8 @@ public final class JobService implements ControlHandler, AutoCloseable {
             throw new IllegalArgumentException("central worker " + central + " has no daemon address");
         }
         long rate = body.hasNonNull("linkRate") ? FlowRates.parse(body.get("linkRate").asText()) : linkRate;
-        Reconfiguration r = new Reconfiguration(job, id, plan, from, daemons, step, http, timeout, token, central,
-                sourceDir, rate);
+        Reconfiguration r = new Reconfiguration(job, id, plan, from, daemons, step, peers.link(), timeout, token,
+                central, sourceDir, rate);
         reconfigurations.put(job + "/" + id, r);
         r.start(background);
         return r;
@@ -477,8 +478,8 @@ public final class JobService implements ControlHandler, AutoCloseable {
                 : java.net.http.HttpRequest.BodyPublishers.ofString(Reconfiguration.json(json, body));
         List<CompletableFuture<String>> sent = new ArrayList<>();
         daemons.forEach((w, a) -> {
-            java.net.http.HttpRequest.Builder r = java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://"
-                    + a.getHostString() + ":" + a.getPort() + PREFIX + route)).timeout(Duration.ofSeconds(30))
+            java.net.http.HttpRequest.Builder r = java.net.http.HttpRequest.newBuilder(peers.link().uri(a, PREFIX + route))
+                    .timeout(Duration.ofSeconds(30))
                     .method(method, publisher);
             if (body != null) {
                 r.header("Content-Type", "application/json");

@@ -13,7 +13,7 @@ import io.tenplex.transform.Executor;
 import io.tenplex.transform.ShardPlan;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.URI;
+import io.tenplex.store.peer.DaemonLink;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -39,6 +39,7 @@ final class PartRunner {
     private final WorkerPlan wp;
     private final TensorStore store;
     private final JobPaths paths;
+    private final DaemonLink link;
     private final AtomicLong done = new AtomicLong();
     private final long total;
     private final CompletableFuture<Void> executed;
@@ -50,6 +51,7 @@ final class PartRunner {
             HttpClient http, String token) {
         this.wp = wp;
         this.store = store;
+        this.link = peers.link();
         this.paths = new JobPaths(wp.getJob(), wp.getSourceDir().isEmpty() ? "save" : wp.getSourceDir(),
                 wp.getOutputDir().isEmpty() ? "load" : wp.getOutputDir());
         List<ShardPlan> shards = PlanCodec.shards(wp);
@@ -136,10 +138,9 @@ final class PartRunner {
         }
     }
 
-    private static HttpResponse<byte[]> get(HttpClient http, String token, InetSocketAddress a, String path)
+    private HttpResponse<byte[]> get(HttpClient http, String token, InetSocketAddress a, String path)
             throws IOException, InterruptedException {
-        HttpRequest.Builder get = HttpRequest.newBuilder(URI.create("http://" + a.getHostString() + ":" + a.getPort()
-                + path));
+        HttpRequest.Builder get = HttpRequest.newBuilder(link.uri(a, path));
         if (token != null) {
             get.header("Authorization", "Bearer " + token);
         }

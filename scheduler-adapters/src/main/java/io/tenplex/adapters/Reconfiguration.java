@@ -9,7 +9,7 @@ import io.tenplex.transform.Plan;
 import io.tenplex.transform.PlanReport;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.URI;
+import io.tenplex.store.peer.DaemonLink;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -39,6 +39,7 @@ final class Reconfiguration {
     private final Map<Integer, InetSocketAddress> daemons;
     private final long step;
     private final HttpClient http;
+    private final DaemonLink link;
     private final Duration timeout;
     private final String token;
     private final int central;
@@ -52,7 +53,7 @@ final class Reconfiguration {
     private volatile String error = "";
 
     Reconfiguration(String job, String id, Plan plan, Ptc from, Map<Integer, InetSocketAddress> daemons, long step,
-            HttpClient http, Duration timeout, String token, int central, String sourceDir, long linkRate) {
+            DaemonLink link, Duration timeout, String token, int central, String sourceDir, long linkRate) {
         this.sourceDir = sourceDir;
         this.linkRate = linkRate;
         this.token = token;
@@ -63,7 +64,8 @@ final class Reconfiguration {
         this.from = from;
         this.daemons = Map.copyOf(daemons);
         this.step = step;
-        this.http = http;
+        this.link = link;
+        this.http = link.http();
         this.timeout = timeout;
     }
 
@@ -282,7 +284,7 @@ final class Reconfiguration {
 
     private HttpRequest.Builder request(int worker, String path) {
         InetSocketAddress a = daemons.get(worker);
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://" + a.getHostString() + ":" + a.getPort() + path))
+        HttpRequest.Builder b = HttpRequest.newBuilder(link.uri(a, path))
                 .timeout(timeout);
         return token == null ? b : b.header("Authorization", "Bearer " + token);
     }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.net.URI;
+import io.tenplex.store.peer.DaemonLink;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -23,14 +24,18 @@ final class DaemonApi {
     }
 
     private final ObjectMapper json = new ObjectMapper();
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    private final HttpClient http;
     private final String base;
     private final String token;
 
-    /** @param address the daemon's {@code host:port} (or {@code http://host:port}) */
-    DaemonApi(String address, String token) {
-        this.base = address.startsWith("http://") ? address.replaceAll("/+$", "") : "http://" + address;
-        this.token = token;
+    /**
+     * @param address the daemon's {@code host:port} (or {@code http(s)://host:port})
+     * @param link the scheme of a bare {@code host:port}, the trusted certificates and the token
+     */
+    DaemonApi(String address, DaemonLink link) {
+        this.http = link.http();
+        this.base = link.uri(address, "").toString();
+        this.token = link.token();
     }
 
     String address() {

@@ -100,8 +100,15 @@ class DeployManifestsTest {
         assertTrue(String.join(" ", d.getCommand()).endsWith("-jar /opt/tenplex/tenplexd.jar"), d.getCommand().toString());
         assertEquals("0.0.0.0", arg(d, "--bind"));
         assertEquals("20010", arg(d, "--port"));
-        assertEquals("$(TENPLEX_TOKEN)", arg(d, "--token"));
-        assertEquals("tenplex-token", d.getEnv().get(0).getValueFrom().getSecretKeyRef().getName());
+        String tokenFile = arg(d, "--token-file");
+        VolumeMount tokenMount = d.getVolumeMounts().stream().filter(m -> tokenFile.startsWith(m.getMountPath() + "/"))
+                .findFirst().orElseThrow(() -> new AssertionError("the token file is on no volume: " + tokenFile));
+        assertTrue(tokenMount.getReadOnly());
+        io.fabric8.kubernetes.api.model.SecretVolumeSource secret = spec.getVolumes().stream()
+                .filter(v -> v.getName().equals(tokenMount.getName())).findFirst().orElseThrow().getSecret();
+        assertEquals("tenplex-token", secret.getSecretName());
+        assertEquals("token", tokenFile.substring(tokenFile.lastIndexOf('/') + 1), "the Secret's key");
+        assertEquals(0400, secret.getDefaultMode(), "only the daemon's user may read the token");
         assertTrue(d.getSecurityContext().getPrivileged(), "FUSE needs /dev/fuse and CAP_SYS_ADMIN");
         assertEquals("/dev/fuse", spec.getVolumes().stream().filter(v -> v.getName().equals(mount(d, "/dev/fuse").getName()))
                 .findFirst().orElseThrow().getHostPath().getPath());
@@ -110,6 +117,42 @@ class DeployManifestsTest {
         assertTrue(arg(d, "--mount").startsWith("/var/lib/tenplex/"), "the FUSE mount is inside the propagated volume");
         assertEquals("/api/v1/health", d.getReadinessProbe().getHttpGet().getPath());
         assertEquals(20010, d.getPorts().get(0).getHostPort());
+    }
+
+    /** Every container of every workload. */
+    private List<Container> containers() {
+        List<Container> out = new ArrayList<>();
+        for (HasMetadata r : all) {
+            PodSpec spec = r instanceof DaemonSet d ? d.getSpec().getTemplate().getSpec()
+                    : r instanceof Deployment d ? d.getSpec().getTemplate().getSpec()
+                    : r instanceof StatefulSet s ? s.getSpec().getTemplate().getSpec() : null;
+            if (spec != null) {
+                out.addAll(spec.getContainers());
+                out.addAll(spec.getInitContainers());
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void noToken_isInAnyCommandLine_onlyInSecretsMountedOrReferenced() {
+        List<Container> all = containers();
+        assertEquals(5, all.size(), "daemon, adapter and its init container, job and its init container");
+        for (Container c : all) {
+            List<String> line = new ArrayList<>();
+            line.addAll(c.getCommand() == null ? List.of() : c.getCommand());
+            line.addAll(c.getArgs() == null ? List.of() : c.getArgs());
+            for (String a : line) {
+                assertFalse(a.startsWith("--token=") || a.equals("--token") || a.contains("TENPLEX_TOKEN)")
+                        || a.contains("change-me"), c.getName() + " has the token on its command line: " + a);
+            }
+            for (EnvVar e : c.getEnv() == null ? List.<EnvVar>of() : c.getEnv()) {
+                if (e.getName().contains("TOKEN")) {
+                    assertEquals(null, e.getValue(), c.getName() + ": " + e.getName() + " must come from the Secret");
+                    assertEquals("tenplex-token", e.getValueFrom().getSecretKeyRef().getName());
+                }
+            }
+        }
     }
 
     @Test

@@ -5,11 +5,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tenplex.ptc.data.DatasetIndex;
 import io.tenplex.store.StoreException;
 import io.tenplex.store.memory.Allocator;
+import io.tenplex.store.peer.DaemonLink;
 import io.tenplex.store.memory.OutOfBudgetException;
 import io.tenplex.store.rest.ControlHandler;
 import java.io.IOException;
 import java.io.StringReader;
-import java.net.http.HttpClient;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
@@ -69,22 +69,14 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
     private final MountLoader loader;
     private volatile List<String> defaultPeers = List.of();
 
-    /** Without dataset sources (local files and URLs are refused); inline indexes and peers only. */
-    public DatasetService(Allocator allocator, String token) {
-        this(allocator, token, SourcePolicy.none());
-    }
-
     /**
-     * @param token bearer token sent to peers, or null
+     * @param link how peers are reached (TLS or not) and their bearer token
      * @param policy where index and sample sources may come from, and the fetch timeouts
      */
-    public DatasetService(Allocator allocator, String token, SourcePolicy policy) {
+    public DatasetService(DaemonLink link, Allocator allocator, SourcePolicy policy) {
         this.allocator = allocator;
         this.source = new SourceReader(policy);
-        HttpClient peers = HttpClient.newBuilder().connectTimeout(policy.connectTimeout())
-                .followRedirects(HttpClient.Redirect.NEVER).build();
-        this.loader = new MountLoader(loaders, source, peers, token, this::isLive, this::isCurrent,
-                this::retire);
+        this.loader = new MountLoader(loaders, source, link, this::isLive, this::isCurrent, this::retire);
         requests.allowCoreThreadTimeOut(true);
     }
 

@@ -1,8 +1,7 @@
 package io.tenplex.store.data;
 
+import io.tenplex.store.peer.DaemonLink;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
@@ -28,23 +27,22 @@ final class MountLoader {
 
     private final Executor loaders;
     private final SourceReader source;
-    private final HttpClient http;
-    private final String token;
+    private final DaemonLink link;
     private final Predicate<DatasetMount> live;
     private final Predicate<DatasetMount> current;
     private final Consumer<DatasetMount> retired;
 
     /**
+     * @param link how peers are reached (scheme, trusted certificates, token)
      * @param live whether a mount is still worth loading (current or previous)
      * @param current whether a mount is the job's current one (the source is retried only for it)
      * @param retired called with the previous mount once the new one has loaded (null if there was none)
      */
-    MountLoader(Executor loaders, SourceReader source, HttpClient http, String token, Predicate<DatasetMount> live,
+    MountLoader(Executor loaders, SourceReader source, DaemonLink link, Predicate<DatasetMount> live,
             Predicate<DatasetMount> current, Consumer<DatasetMount> retired) {
         this.loaders = loaders;
         this.source = source;
-        this.http = http;
-        this.token = token;
+        this.link = link;
         this.live = live;
         this.current = current;
         this.retired = retired;
@@ -141,14 +139,11 @@ final class MountLoader {
     private List<DatasetMount.Loc> fromPeer(DatasetMount m, String peer, List<DatasetMount.Loc> wanted) {
         ByteBuffer ids = ByteBuffer.allocate(4 * wanted.size()).order(ByteOrder.LITTLE_ENDIAN);
         wanted.forEach(l -> ids.putInt(l.buf().ids[l.i()]));
-        HttpRequest.Builder rb = HttpRequest.newBuilder(URI.create("http://" + peer + DatasetService.PREFIX + m.job + "/samples"))
-                .timeout(Duration.ofMinutes(1)).POST(HttpRequest.BodyPublishers.ofByteArray(ids.array()));
-        if (token != null) {
-            rb.header("Authorization", "Bearer " + token);
-        }
+        HttpRequest.Builder rb = link.authorize(HttpRequest.newBuilder(link.uri(peer, DatasetService.PREFIX + m.job
+                + "/samples"))).timeout(Duration.ofMinutes(1)).POST(HttpRequest.BodyPublishers.ofByteArray(ids.array()));
         byte[] body;
         try {
-            HttpResponse<byte[]> r = http.send(rb.build(), HttpResponse.BodyHandlers.ofByteArray());
+            HttpResponse<byte[]> r = link.http().send(rb.build(), HttpResponse.BodyHandlers.ofByteArray());
             if (r.statusCode() != 200) {
                 return wanted; // no mount of this job there
             }

@@ -44,12 +44,19 @@ public final class PeerClient implements AutoCloseable {
     private final Bootstrap bootstrap;
     private final int maxConnections;
     private final String token;
+    private final DaemonLink link;
     private final Map<InetSocketAddress, FixedChannelPool> pools = new ConcurrentHashMap<>();
 
     /** @param token bearer token of the peers, or null */
     public PeerClient(int maxConnectionsPerPeer, String token) {
+        this(DaemonLink.plain(token), maxConnectionsPerPeer);
+    }
+
+    /** @param link how peers are reached (TLS or not) and their bearer token */
+    public PeerClient(DaemonLink link, int maxConnectionsPerPeer) {
         this.maxConnections = maxConnectionsPerPeer;
-        this.token = token;
+        this.link = link;
+        this.token = link.token();
         this.group = new MultiThreadIoEventLoopGroup(2, new DefaultThreadFactory("tenplex-peer", true),
                 NioIoHandler.newFactory());
         this.bootstrap = new Bootstrap().group(group).channel(NioSocketChannel.class)
@@ -61,9 +68,18 @@ public final class PeerClient implements AutoCloseable {
                 new AbstractChannelPoolHandler() {
                     @Override
                     public void channelCreated(Channel ch) {
+                        if (link.nettyClient() != null) {
+                            ch.pipeline().addLast("tls", link.nettyClient().newHandler(ch.alloc(), p.getHostString(),
+                                    p.getPort()));
+                        }
                         ch.pipeline().addLast("http", new HttpClientCodec());
                     }
                 }, maxConnections));
+    }
+
+    /** How this client reaches daemons; the other daemon-to-daemon calls use the same. */
+    public DaemonLink link() {
+        return link;
     }
 
     /**

@@ -18,6 +18,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.ssl.SslContext;
 import io.netty.handler.stream.ChunkedWriteHandler;
 import io.netty.handler.timeout.WriteTimeoutHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
@@ -40,6 +41,7 @@ public final class RestServer implements AutoCloseable {
 
     private final RestContext rc;
     private final Router router = new Router();
+    private final SslContext ssl;
     private EventLoopGroup boss;
     private EventLoopGroup workers;
     private Channel channel;
@@ -47,11 +49,25 @@ public final class RestServer implements AutoCloseable {
 
     /** @param token bearer token required on every request except health, or null for none */
     public RestServer(TensorStore store, String token) {
-        this(store, token, ServerLimits.DEFAULTS);
+        this(store, token, ServerLimits.DEFAULTS, null);
     }
 
     /** With the given timeouts and limits. */
     public RestServer(TensorStore store, String token, ServerLimits limits) {
+        this(store, token, limits, null);
+    }
+
+    /** @param ssl TLS on the port (see {@code TlsFiles.server}), or null for plain HTTP */
+    public RestServer(TensorStore store, String token, SslContext ssl) {
+        this(store, token, ServerLimits.DEFAULTS, ssl);
+    }
+
+    /**
+     * @param limits timeouts and limits
+     * @param ssl TLS on the port (see {@code TlsFiles.server}), or null for plain HTTP
+     */
+    public RestServer(TensorStore store, String token, ServerLimits limits, SslContext ssl) {
+        this.ssl = ssl;
         ExecutorService work = Executors.newFixedThreadPool(2, new DefaultThreadFactory("tenplex-work", true));
         this.rc = new RestContext(store, new ObjectMapper(), work, new RestMetrics(store),
                 token == null || token.isEmpty() ? null : token.getBytes(StandardCharsets.UTF_8), limits,
@@ -81,11 +97,15 @@ public final class RestServer implements AutoCloseable {
                                 .addLast("http", new HttpServerCodec(decoder))
                                 .addLast("chunks", new ChunkedWriteHandler())
                                 .addLast("tenplex", new HttpHandler(rc, router));
+                        if (ssl != null) {
+                            ch.pipeline().addFirst("tls", new HttpsOnly(ssl));
+                        }
                     }
                 });
         channel = b.bind(host, port).sync().channel();
         InetSocketAddress addr = (InetSocketAddress) channel.localAddress();
-        LOG.info("listening on http://{}:{} (transport={})", addr.getHostString(), addr.getPort(), epoll ? "epoll" : "nio");
+        LOG.info("listening on {}://{}:{} (transport={})", ssl == null ? "http" : "https", addr.getHostString(),
+                addr.getPort(), epoll ? "epoll" : "nio");
         return addr;
     }
 

@@ -114,7 +114,7 @@ class DatasetServiceTest {
     private Daemon daemon() throws Exception {
         TensorStore store = new TensorStore(new Allocator(64L << 20));
         open.add(store);
-        DatasetService ds = new DatasetService(store.allocator(), null, sources());
+        DatasetService ds = new DatasetService(io.tenplex.store.peer.DaemonLink.plain(null), store.allocator(), sources());
         RestServer rest = new RestServer(store, null);
         rest.addControl(DatasetService.PREFIX, ds);
         InetSocketAddress addr = rest.start("127.0.0.1", 0);
@@ -236,7 +236,7 @@ class DatasetServiceTest {
         ObjectNode huge = mount(index, 0, 2);
         TensorStore small = new TensorStore(new Allocator(64));
         open.add(small);
-        DatasetService tiny = new DatasetService(small.allocator(), null, sources());
+        DatasetService tiny = new DatasetService(io.tenplex.store.peer.DaemonLink.plain(null), small.allocator(), sources());
         open.add(tiny);
         StoreException full = org.junit.jupiter.api.Assertions.assertThrows(StoreException.class,
                 () -> tiny.mount("j", huge));

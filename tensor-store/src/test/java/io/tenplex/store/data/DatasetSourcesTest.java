@@ -60,7 +60,7 @@ class DatasetSourcesTest {
     private void daemon(SourcePolicy policy) throws Exception {
         store = new TensorStore(new Allocator(64L << 20));
         open.add(store);
-        datasets = new DatasetService(store.allocator(), null, policy);
+        datasets = new DatasetService(io.tenplex.store.peer.DaemonLink.plain(null), store.allocator(), policy);
         RestServer rest = new RestServer(store, null);
         rest.addControl(DatasetService.PREFIX, datasets);
         InetSocketAddress addr = rest.start("127.0.0.1", 0);
