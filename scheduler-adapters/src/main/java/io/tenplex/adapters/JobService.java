@@ -47,6 +47,7 @@ public final class JobService implements ControlHandler, AutoCloseable {
     private final PeerClient peers;
     private final ExecutorService readers = Executors.newFixedThreadPool(64, named("tenplex-fetch")); // 2 reads per source worker (PartRunner)
     private final ExecutorService background = Executors.newCachedThreadPool(named("tenplex-job"));
+    private final PlanningPool planning = new PlanningPool(); // planning and sealing: never on the event loop
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final ObjectMapper json = new ObjectMapper();
     private final Map<String, PartRunner> parts = new ConcurrentHashMap<>();
@@ -117,7 +118,7 @@ public final class JobService implements ControlHandler, AutoCloseable {
             String what = p.length > 1 ? p[1] : "";
             boolean post = req.method().equals("POST");
             if (what.equals("reconfigure") && p.length == 2 && post) {
-                return CompletableFuture.completedFuture(reconfigure(job, req));
+                return planning.submit(() -> CompletableFuture.completedFuture(reconfigure(job, req)));
             }
             if (what.equals("stop") && p.length == 2) {
                 return CompletableFuture.completedFuture(stop(job, req));
@@ -126,7 +127,7 @@ public final class JobService implements ControlHandler, AutoCloseable {
                 return CompletableFuture.completedFuture(resources(job, req));
             }
             if (what.equals("parallelize") && p.length == 2 && post) {
-                return CompletableFuture.completedFuture(parallelize(job, req));
+                return planning.submit(() -> CompletableFuture.completedFuture(parallelize(job, req)));
             }
             if (what.equals("resources") && p.length == 3) {
                 ResourceChange c = changes.get(job + "/" + p[2]);
@@ -158,26 +159,19 @@ public final class JobService implements ControlHandler, AutoCloseable {
                 return ready.thenApply(v -> jsonResponse(200, r.describe()));
             }
             if (what.equals("saves") && p.length == 5 && p[3].equals("ranks") && post) {
-                return seal(job, step(p[2]), rank(p[4]), req);
+                long step = step(p[2]);
+                int rank = rank(p[4]);
+                return planning.submit(() -> seal(job, step, rank, req));
             }
             if (what.equals("saves") && p.length == 4 && p[3].equals("sealed") && post) {
-                JsonNode b = jsonBody(req);
-                List<Integer> ranks = new ArrayList<>();
-                b.path("ranks").forEach(r -> ranks.add(r.asInt()));
-                boolean complete = generations.sealed(job, step(p[2]), ranks, world(b), b.get("config"));
-                return CompletableFuture.completedFuture(jsonResponse(200, Map.of("complete", complete)));
+                long step = step(p[2]);
+                return planning.submit(() -> CompletableFuture.completedFuture(sealed(job, step, req)));
             }
             if (what.equals("generations") && p.length == 2 && req.method().equals("GET")) {
                 return CompletableFuture.completedFuture(jsonResponse(200, generations.describe(job)));
             }
             if (what.equals("parts") && p.length == 2 && post) {
-                WorkerPlan wp = WorkerPlan.parseFrom(req.body());
-                if (!wp.getJob().equals(job)) {
-                    throw new IllegalArgumentException("part of job " + wp.getJob() + " posted to job " + job);
-                }
-                PartRunner part = parts.computeIfAbsent(job + "/" + wp.getPlanId(),
-                        k -> new PartRunner(wp, store, peers, readers, background, http, token)); // idempotent
-                return CompletableFuture.completedFuture(proto(202, part.status().toByteArray()));
+                return planning.submit(() -> CompletableFuture.completedFuture(startPart(job, req)));
             }
             if (what.equals("parts") && p.length >= 3) {
                 PartRunner part = parts.get(job + "/" + p[2]);
@@ -201,6 +195,35 @@ public final class JobService implements ControlHandler, AutoCloseable {
         }
     }
 
+    /** {@code POST .../parts}: decodes and checks a part of a plan, then starts it (idempotent per plan). */
+    private Response startPart(String job, Request req) throws IOException {
+        WorkerPlan wp = WorkerPlan.parseFrom(req.body());
+        if (!wp.getJob().equals(job)) {
+            throw new IllegalArgumentException("part of job " + wp.getJob() + " posted to job " + job);
+        }
+        PartRunner part = parts.computeIfAbsent(job + "/" + wp.getPlanId(),
+                k -> new PartRunner(wp, store, peers, readers, background, http, token));
+        return proto(202, part.status().toByteArray());
+    }
+
+    /** {@code POST .../saves/<step>/sealed}: ranks of a step were sealed on another daemon. */
+    private Response sealed(String job, long step, Request req) throws IOException {
+        JsonNode b = jsonBody(req);
+        List<Integer> ranks = new ArrayList<>();
+        if (b.path("ranks").size() > Limits.MAX_RANKS) {
+            throw new IllegalArgumentException("\"ranks\" lists " + b.path("ranks").size() + " ranks, over the limit of "
+                    + Limits.MAX_RANKS);
+        }
+        for (JsonNode r : b.path("ranks")) {
+            if (!r.isIntegralNumber() || !r.canConvertToInt()) {
+                throw new IllegalArgumentException("rank " + Limits.abbreviate(r) + " is not an integer");
+            }
+            ranks.add(r.intValue());
+        }
+        boolean complete = generations.sealed(job, step, ranks, world(b), b.get("config"));
+        return jsonResponse(200, Map.of("complete", complete));
+    }
+
     private static long step(String s) {
         try {
             return Long.parseLong(s);
@@ -218,10 +241,10 @@ public final class JobService implements ControlHandler, AutoCloseable {
     }
 
     private static int world(JsonNode b) {
-        if (!b.path("world").canConvertToInt()) {
+        if (!b.has("world")) {
             throw new IllegalArgumentException("\"world\" (the number of ranks that save) is required");
         }
-        return b.get("world").asInt();
+        return Limits.intIn(b, "world", 0, 1, Limits.MAX_RANKS, "");
     }
 
     private JsonNode jsonBody(Request req) throws IOException {
@@ -333,8 +356,8 @@ public final class JobService implements ControlHandler, AutoCloseable {
                 fromConfig = recorded;
             }
         }
-        Ptc from = ptc(model, fromConfig, "from");
-        Ptc to = ptc(model, body.path("to"), "to");
+        Ptc from = ConfigJson.ptc(model, fromConfig, "from");
+        Ptc to = ConfigJson.ptc(model, body.path("to"), "to");
         Plan plan = Planner.plan(from, to);
         if (dryRun) {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -516,34 +539,9 @@ public final class JobService implements ControlHandler, AutoCloseable {
                 () -> new IllegalArgumentException("no model in the request and none stored with job " + job)));
     }
 
-    private static Ptc ptc(Model model, JsonNode c, String which) {
-        if (!c.isObject()) {
-            throw new IllegalArgumentException("missing \"" + which + "\" configuration");
-        }
-        ParallelConfig config = new ParallelConfig(c.path("tp").asInt(1), c.path("pp").asInt(1), c.path("dp").asInt(1),
-                c.path("ep").asInt(1), false);
-        List<Device> devices;
-        if (c.has("devices")) {
-            devices = new ArrayList<>();
-            for (JsonNode d : c.get("devices")) {
-                devices.add(new Device(d.get(0).asInt(), d.get(1).asInt()));
-            }
-        } else {
-            int g = c.path("devicesPerWorker").asInt(0);
-            if (g < 1) {
-                throw new IllegalArgumentException("\"" + which + "\" needs devicesPerWorker or devices");
-            }
-            devices = new ArrayList<>();
-            int first = c.path("firstWorker").asInt(0);
-            for (Device d : Ptc.packedDevices(config.worldSize(), g)) {
-                devices.add(new Device(d.worker() + first, d.local()));
-            }
-        }
-        return new Ptc(model, config, RankLayout.MEGATRON, StageMap.uniform(model.layers(), config.pp()), devices);
-    }
-
     @Override
     public void close() {
+        planning.close();
         readers.shutdownNow();
         background.shutdownNow();
     }

@@ -76,6 +76,9 @@ final class PartRunner {
                 }
                 dropStaging(); // aborted while executing
             } catch (Exception e) {
+                if (e instanceof io.tenplex.transform.ExecutionFailedException f && f.report() != null) {
+                    report = f.report(); // a failed part still reports its retries and corrupted transfers
+                }
                 sink.abort();
                 dropStaging();
                 error = e.getMessage() == null ? e.toString() : e.getMessage();
@@ -116,12 +119,10 @@ final class PartRunner {
                 throw new IOException("value " + v.getKey() + " of rank " + v.getSourceRank() + " from " + a + ": "
                         + r.statusCode() + " " + new String(r.body(), StandardCharsets.UTF_8).strip());
             }
-            String crc = r.headers().firstValue("x-tensor-crc32c").orElse(null);
-            java.util.zip.CRC32C c = new java.util.zip.CRC32C();
-            c.update(r.body());
-            if (crc != null && (int) Long.parseLong(crc, 16) != (int) c.getValue()) {
-                throw new IOException("value " + v.getKey() + " of rank " + v.getSourceRank() + " from " + a
-                        + ": checksum mismatch");
+            String problem = TransferChecksum.problem(r.headers().firstValue("x-tensor-crc32c").orElse(null), r.body());
+            if (problem != null) {
+                throw new IOException("value " + v.getKey() + " of rank " + v.getSourceRank() + " from " + a + ": "
+                        + problem);
             }
             if (tensor) {
                 io.tenplex.ptc.TensorMeta meta = new io.tenplex.ptc.TensorMeta(io.tenplex.ptc.DType.fromName(
@@ -139,7 +140,7 @@ final class PartRunner {
     private static HttpResponse<byte[]> get(HttpClient http, String token, InetSocketAddress a, String path)
             throws IOException, InterruptedException {
         HttpRequest.Builder get = HttpRequest.newBuilder(URI.create("http://" + a.getHostString() + ":" + a.getPort()
-                + path));
+                + path)).header("x-want-crc32c", "1");
         if (token != null) {
             get.header("Authorization", "Bearer " + token);
         }
