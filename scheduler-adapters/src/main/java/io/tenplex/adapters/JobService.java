@@ -48,6 +48,15 @@ public final class JobService implements ControlHandler, AutoCloseable {
     private final ExecutorService readers = Executors.newFixedThreadPool(64, named("tenplex-fetch")); // 2 reads per source worker (PartRunner)
     private final ExecutorService background = Executors.newCachedThreadPool(named("tenplex-job"));
     private final PlanningPool planning = new PlanningPool(); // planning and sealing: never on the event loop
+    private final java.util.concurrent.ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(
+            named("tenplex-indoubt"));
+    /** Finished parts are forgotten after this long, and beyond {@link #MAX_FINISHED_PARTS} the oldest first. */
+    static final Duration PART_RETENTION = Duration.ofMinutes(30);
+    static final int MAX_FINISHED_PARTS = 1024;
+    /** How long a prepared part waits for commit or abort before it resolves itself, unless a request says. */
+    public static final Duration DEFAULT_PREPARED_TIMEOUT = Duration.ofSeconds(60);
+    private volatile Duration preparedTimeout = DEFAULT_PREPARED_TIMEOUT;
+    private volatile String selfAddress = "";
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final ObjectMapper json = new ObjectMapper();
     private final Map<String, PartRunner> parts = new ConcurrentHashMap<>();
@@ -69,6 +78,29 @@ public final class JobService implements ControlHandler, AutoCloseable {
      */
     public void setLinkRate(long bitsPerSecond) {
         this.linkRate = bitsPerSecond;
+    }
+
+    /**
+     * The address (host:port) other daemons reach this one at: parts of the reconfigurations it
+     * coordinates ask it for the outcome when in doubt.
+     */
+    public void setSelfAddress(InetSocketAddress address) {
+        String host = address.getAddress() != null && address.getAddress().isAnyLocalAddress() ? localHost()
+                : address.getHostString();
+        this.selfAddress = host + ":" + address.getPort();
+    }
+
+    private static String localHost() {
+        try {
+            return java.net.InetAddress.getLocalHost().getHostAddress();
+        } catch (java.net.UnknownHostException e) {
+            return "127.0.0.1";
+        }
+    }
+
+    /** How long a prepared part waits for the coordinator's commit or abort before it asks the others. */
+    public void setPreparedTimeout(Duration timeout) {
+        this.preparedTimeout = timeout;
     }
 
     /** Parses a link rate such as {@code 100mbit} or {@code 10gbit} into bits/s. */
@@ -201,9 +233,23 @@ public final class JobService implements ControlHandler, AutoCloseable {
         if (!wp.getJob().equals(job)) {
             throw new IllegalArgumentException("part of job " + wp.getJob() + " posted to job " + job);
         }
+        prune();
         PartRunner part = parts.computeIfAbsent(job + "/" + wp.getPlanId(),
-                k -> new PartRunner(wp, store, peers, readers, background, http, token));
+                k -> new PartRunner(wp, store, peers, readers, background, http, token, timer, preparedTimeout));
         return proto(202, part.status().toByteArray());
+    }
+
+    /** Forgets finished parts older than the retention, and the oldest beyond the bound. */
+    private void prune() {
+        long now = System.nanoTime();
+        parts.values().removeIf(p -> p.finishedBefore(now, PART_RETENTION.toNanos()));
+        List<Map.Entry<String, PartRunner>> finished = new ArrayList<>(parts.entrySet().stream()
+                .filter(e -> e.getValue().finishedBefore(now, -1)).toList());
+        if (finished.size() > MAX_FINISHED_PARTS) {
+            finished.sort(java.util.Comparator.comparingLong(e -> e.getValue().finishedAt()));
+            finished.subList(0, finished.size() - MAX_FINISHED_PARTS).forEach(e -> parts.remove(e.getKey(), e.getValue()));
+        }
+        reconfigurations.values().removeIf(r -> r.finishedBefore(now, PART_RETENTION.toNanos()));
     }
 
     /** {@code POST .../saves/<step>/sealed}: ranks of a step were sealed on another daemon. */
@@ -380,8 +426,10 @@ public final class JobService implements ControlHandler, AutoCloseable {
             throw new IllegalArgumentException("central worker " + central + " has no daemon address");
         }
         long rate = body.hasNonNull("linkRate") ? FlowRates.parse(body.get("linkRate").asText()) : linkRate;
+        long prepared = Limits.intIn(body, "preparedTimeoutMillis", (int) Math.min(Integer.MAX_VALUE,
+                preparedTimeout.toMillis()), 100, Limits.MAX_PREPARED_TIMEOUT_MILLIS, "");
         Reconfiguration r = new Reconfiguration(job, id, plan, from, daemons, step, http, timeout, token, central,
-                sourceDir, rate);
+                sourceDir, rate, new Reconfiguration.InDoubtInfo(body.path("coordinator").asText(selfAddress), prepared));
         reconfigurations.put(job + "/" + id, r);
         r.start(background);
         return r;
@@ -542,6 +590,7 @@ public final class JobService implements ControlHandler, AutoCloseable {
     @Override
     public void close() {
         planning.close();
+        timer.shutdownNow();
         readers.shutdownNow();
         background.shutdownNow();
     }

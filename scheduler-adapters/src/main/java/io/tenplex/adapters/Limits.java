@@ -14,6 +14,9 @@ final class Limits {
     /** Shards one plan may have at most (ranks x tensors of the model): bounds the planner's memory. */
     static final long MAX_PLAN_SHARDS = 1L << 21;
 
+    /** The longest a prepared part may wait before it resolves itself (one day). */
+    static final int MAX_PREPARED_TIMEOUT_MILLIS = 24 * 3600 * 1000;
+
     private Limits() {
     }
 

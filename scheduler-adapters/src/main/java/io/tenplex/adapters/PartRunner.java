@@ -25,15 +25,22 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One daemon's part of a reconfiguration: executes its shards into staging, then waits for the
  * coordinator's commit (staging becomes {@code /job/<job>/load}, atomically) or abort (staging is
  * deleted). Commit and abort are idempotent; a failed part leaves no staging behind and the
- * previous generation untouched.
+ * previous generation untouched. A prepared part that hears nothing within its prepared timeout
+ * resolves itself by asking the other participants and the coordinator ({@link InDoubt}).
  */
 final class PartRunner {
+    private static final Logger LOG = LoggerFactory.getLogger(PartRunner.class);
+
     enum State { EXECUTING, PREPARED, FAILED, COMMITTED, ABORTED }
 
     private final WorkerPlan wp;
@@ -45,10 +52,19 @@ final class PartRunner {
     private volatile State state = State.EXECUTING;
     private volatile String error = "";
     private volatile ExecutionReport report;
+    private final ScheduledExecutorService timer;
+    private final Duration preparedTimeout;
+    private final InDoubt.Ask inDoubt;
+    /** When the part reached a final state (System.nanoTime), 0 while it may still change. */
+    private volatile long finishedAt;
 
     PartRunner(WorkerPlan wp, TensorStore store, PeerClient peers, ExecutorService readers, ExecutorService background,
-            HttpClient http, String token) {
+            HttpClient http, String token, ScheduledExecutorService timer, Duration defaultPreparedTimeout) {
         this.wp = wp;
+        this.timer = timer;
+        this.preparedTimeout = wp.getPreparedTimeoutMillis() > 0 ? Duration.ofMillis(wp.getPreparedTimeoutMillis())
+                : defaultPreparedTimeout;
+        this.inDoubt = new PeerParts(wp, http, token);
         this.store = store;
         this.paths = new JobPaths(wp.getJob(), wp.getSourceDir().isEmpty() ? "save" : wp.getSourceDir(),
                 wp.getOutputDir().isEmpty() ? "load" : wp.getOutputDir());
@@ -71,6 +87,8 @@ final class PartRunner {
                 synchronized (this) {
                     if (state == State.EXECUTING) {
                         state = State.PREPARED;
+                        finishedAt = 0;
+                        awaitDecision();
                         return;
                     }
                 }
@@ -83,11 +101,49 @@ final class PartRunner {
                 dropStaging();
                 error = e.getMessage() == null ? e.toString() : e.getMessage();
                 state = State.FAILED;
+                finishedAt = System.nanoTime();
                 if (e instanceof InterruptedException) {
                     Thread.currentThread().interrupt();
                 }
             }
         }, background);
+    }
+
+    /** A prepared part that hears nothing within its timeout asks the others ({@link InDoubt}). */
+    private void awaitDecision() {
+        try {
+            timer.schedule(this::resolve, preparedTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // the daemon is closing: its staging goes with it
+        }
+    }
+
+    private void resolve() {
+        if (state != State.PREPARED) {
+            return;
+        }
+        List<Integer> participants = wp.getParticipantsList();
+        InDoubt.Decision d = InDoubt.decide(wp.getWorker(), participants, inDoubt);
+        LOG.info("job={} plan={} in doubt after {} ms: {}", wp.getJob(), wp.getPlanId(), preparedTimeout.toMillis(), d);
+        try {
+            switch (d) {
+                case COMMIT -> commit();
+                case ABORT -> abort();
+                case WAIT -> awaitDecision();
+            }
+        } catch (StoreException e) {
+            LOG.warn("job={} plan={} resolving in doubt: {}", wp.getJob(), wp.getPlanId(), e.getMessage());
+        }
+    }
+
+    long finishedAt() {
+        return finishedAt;
+    }
+
+    /** Whether the part reached a final state more than {@code age} ago (it can be forgotten). */
+    boolean finishedBefore(long nanoTime, long ageNanos) {
+        long f = finishedAt;
+        return f != 0 && nanoTime - f > ageNanos;
     }
 
     static InetSocketAddress address(String hostPort) {
@@ -181,6 +237,7 @@ final class PartRunner {
         SmallFiles.put(store, StorePath.parse("/job/" + wp.getJob() + "/iter"), Long.toString(wp.getStep()));
         dropStaging();
         state = State.COMMITTED;
+        finishedAt = System.nanoTime();
         return status();
     }
 
@@ -194,6 +251,9 @@ final class PartRunner {
         }
         if (state != State.FAILED) {
             state = State.ABORTED; // an execution still running cleans up when it ends
+        }
+        if (finishedAt == 0) {
+            finishedAt = System.nanoTime();
         }
         return status();
     }
