@@ -30,7 +30,7 @@ final class ConfigJson {
         int dp = Limits.intIn(c, "dp", 1, 1, max, where);
         int ep = Limits.intIn(c, "ep", 1, 1, max, where);
         int world = Limits.worldSize(tp, pp, dp, ep, where);
-        Limits.planSize(world, model.tensors().size(), where);
+        Limits.planSize(world, pp, model.tensors().size(), where);
         ParallelConfig config = new ParallelConfig(tp, pp, dp, ep, false);
         List<Device> devices = c.has("devices") ? devices(c.get("devices"), world, where) : packed(c, world, where);
         return new Ptc(model, config, RankLayout.MEGATRON, StageMap.uniform(model.layers(), config.pp()), devices);

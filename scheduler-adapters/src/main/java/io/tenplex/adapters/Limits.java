@@ -11,8 +11,11 @@ final class Limits {
     static final int MAX_RANKS = 16_384;
     /** Worker numbers (and local device numbers) are below this. */
     static final int MAX_WORKER = 1 << 20;
-    /** Shards one plan may have at most (ranks x tensors of the model): bounds the planner's memory. */
-    static final long MAX_PLAN_SHARDS = 1L << 21;
+    /**
+     * Shards one plan may have at most (about 500 bytes of heap each while planning): ranks divided by
+     * pipeline stages, times the model's tensors.
+     */
+    static final long MAX_PLAN_SHARDS = 1L << 19;
 
     /** The longest a prepared part may wait before it resolves itself (one day). */
     static final int MAX_PREPARED_TIMEOUT_MILLIS = 24 * 3600 * 1000;
@@ -43,11 +46,12 @@ final class Limits {
         return (int) world;
     }
 
-    /** Ranks times tensors, the most shards a plan can have. */
-    static void planSize(int ranks, int tensors, String where) {
-        if ((long) ranks * tensors > MAX_PLAN_SHARDS) {
-            throw new IllegalArgumentException(where + ranks + " ranks x " + tensors + " tensors = " + (long) ranks
-                    * tensors + " shards is over the limit of " + MAX_PLAN_SHARDS + " shards a plan may have");
+    /** The shards of a configuration: (ranks / stages) x tensors (each stage holds its part of the tensors). */
+    static void planSize(int ranks, int stages, int tensors, String where) {
+        long shards = (long) (ranks / stages) * tensors;
+        if (shards > MAX_PLAN_SHARDS) {
+            throw new IllegalArgumentException(where + ranks + " ranks / " + stages + " stages x " + tensors + " tensors = "
+                    + shards + " shards, over the limit of " + MAX_PLAN_SHARDS + " shards a plan may have");
         }
     }
 

@@ -100,6 +100,12 @@ class JobInputLimitsIT {
     }
 
     @Test
+    void reconfigure_planOverTheShardLimit_is400() throws Exception {
+        assertRefused(postJson("/api/v1/jobs/j/reconfigure?dryRun=true", dryRun("{\"dp\": 4096, \"devicesPerWorker\": 8}")),
+                "851968 shards", "524288");
+    }
+
+    @Test
     void parallelize_hugeSize_is400() throws Exception {
         assertRefused(postJson("/api/v1/jobs/j/parallelize", "{\"size\": 2147483647, \"devicesPerWorker\": 1}"),
                 "2147483647", "16384");
@@ -141,7 +147,7 @@ class JobInputLimitsIT {
         // connections go round the loops, so some of these share the loop that took the plan request
         CompletableFuture<HttpResponse<String>> plan = http.sendAsync(HttpRequest.newBuilder(URI.create(base
                 + "/api/v1/jobs/j/reconfigure?dryRun=true")).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(dryRun("{\"tp\": 1, \"dp\": 8192, \"devicesPerWorker\": 8}")))
+                .POST(HttpRequest.BodyPublishers.ofString(dryRun("{\"tp\": 1, \"dp\": 2048, \"devicesPerWorker\": 8}")))
                 .build(), HttpResponse.BodyHandlers.ofString());
         int port = Integer.parseInt(base.substring(base.lastIndexOf(':') + 1));
         int answered = 0;
