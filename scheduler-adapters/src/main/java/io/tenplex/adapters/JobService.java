@@ -52,6 +52,7 @@ public final class JobService implements ControlHandler, AutoCloseable {
             named("tenplex-indoubt"));
     /** Finished parts are forgotten after this long, and beyond {@link #MAX_FINISHED_PARTS} the oldest first. */
     static final Duration PART_RETENTION = Duration.ofMinutes(30);
+    private volatile Duration partRetention = PART_RETENTION;
     static final int MAX_FINISHED_PARTS = 1024;
     /** How long a prepared part waits for commit or abort before it resolves itself, unless a request says. */
     public static final Duration DEFAULT_PREPARED_TIMEOUT = Duration.ofSeconds(60);
@@ -96,6 +97,11 @@ public final class JobService implements ControlHandler, AutoCloseable {
         } catch (java.net.UnknownHostException e) {
             return "127.0.0.1";
         }
+    }
+
+    /** How long finished parts and reconfigurations are kept (for tests; default {@link #PART_RETENTION}). */
+    void setPartRetention(Duration retention) {
+        this.partRetention = retention;
     }
 
     /** How long a prepared part waits for the coordinator's commit or abort before it asks the others. */
@@ -206,6 +212,7 @@ public final class JobService implements ControlHandler, AutoCloseable {
                 return planning.submit(() -> CompletableFuture.completedFuture(startPart(job, req)));
             }
             if (what.equals("parts") && p.length >= 3) {
+                prune();
                 PartRunner part = parts.get(job + "/" + p[2]);
                 if (part == null) {
                     throw StoreException.notFound("no part of plan " + p[2] + " of job " + job + " on this daemon");
@@ -242,14 +249,14 @@ public final class JobService implements ControlHandler, AutoCloseable {
     /** Forgets finished parts older than the retention, and the oldest beyond the bound. */
     private void prune() {
         long now = System.nanoTime();
-        parts.values().removeIf(p -> p.finishedBefore(now, PART_RETENTION.toNanos()));
+        parts.values().removeIf(p -> p.finishedBefore(now, partRetention.toNanos()));
         List<Map.Entry<String, PartRunner>> finished = new ArrayList<>(parts.entrySet().stream()
-                .filter(e -> e.getValue().finishedBefore(now, -1)).toList());
+                .filter(e -> e.getValue().finishedAt() != 0).toList());
         if (finished.size() > MAX_FINISHED_PARTS) {
             finished.sort(java.util.Comparator.comparingLong(e -> e.getValue().finishedAt()));
             finished.subList(0, finished.size() - MAX_FINISHED_PARTS).forEach(e -> parts.remove(e.getKey(), e.getValue()));
         }
-        reconfigurations.values().removeIf(r -> r.finishedBefore(now, PART_RETENTION.toNanos()));
+        reconfigurations.values().removeIf(r -> r.finishedBefore(now, partRetention.toNanos()));
     }
 
     /** {@code POST .../saves/<step>/sealed}: ranks of a step were sealed on another daemon. */

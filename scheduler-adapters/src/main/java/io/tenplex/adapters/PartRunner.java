@@ -140,10 +140,13 @@ final class PartRunner {
         return finishedAt;
     }
 
-    /** Whether the part reached a final state more than {@code age} ago (it can be forgotten). */
+    /**
+     * Whether the part reached a final state more than {@code age} ago, and more than twice its
+     * prepared timeout ago (parts in doubt of the same plan may still ask it): it can be forgotten.
+     */
     boolean finishedBefore(long nanoTime, long ageNanos) {
         long f = finishedAt;
-        return f != 0 && nanoTime - f > ageNanos;
+        return f != 0 && nanoTime - f > Math.max(ageNanos, 2 * preparedTimeout.toNanos());
     }
 
     static InetSocketAddress address(String hostPort) {
