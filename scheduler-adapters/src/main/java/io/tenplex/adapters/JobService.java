@@ -246,6 +246,16 @@ public final class JobService implements ControlHandler, AutoCloseable {
         return proto(202, part.status().toByteArray());
     }
 
+    /** The coordinator's address for parts in doubt: {@code coordinator} (host:port) in the body, else this daemon's. */
+    private String coordinator(JsonNode body) {
+        if (!body.hasNonNull("coordinator")) {
+            return selfAddress;
+        }
+        String a = body.get("coordinator").asText();
+        PartRunner.address(a); // checks host:port
+        return a;
+    }
+
     /** Forgets finished parts older than the retention, and the oldest beyond the bound. */
     private void prune() {
         long now = System.nanoTime();
@@ -436,7 +446,7 @@ public final class JobService implements ControlHandler, AutoCloseable {
         long prepared = Limits.intIn(body, "preparedTimeoutMillis", (int) Math.min(Integer.MAX_VALUE,
                 preparedTimeout.toMillis()), 100, Limits.MAX_PREPARED_TIMEOUT_MILLIS, "");
         Reconfiguration r = new Reconfiguration(job, id, plan, from, daemons, step, http, timeout, token, central,
-                sourceDir, rate, new Reconfiguration.InDoubtInfo(body.path("coordinator").asText(selfAddress), prepared));
+                sourceDir, rate, new Reconfiguration.InDoubtInfo(coordinator(body), prepared));
         reconfigurations.put(job + "/" + id, r);
         r.start(background);
         return r;
