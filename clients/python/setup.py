@@ -8,5 +8,5 @@ setup(
     packages=["tenplex"],
     python_requires=">=3.8",
     install_requires=["numpy", "requests"],
-    extras_require={"torch": ["torch"]},
+    extras_require={"torch": ["torch"], "crc": ["crcmod"]},
 )

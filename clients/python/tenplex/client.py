@@ -15,7 +15,8 @@ the prototype's client and by this one are interchangeable:
 Configuration comes from arguments or the environment: ``TENPLEX_ADDR`` (default
 ``http://127.0.0.1:20010``; ``https://...`` for a daemon with TLS), ``TENPLEX_JOB``, the token from
 ``TENPLEX_TOKEN_FILE`` (a file holding it) or ``TENPLEX_TOKEN``, ``TENPLEX_CA`` (a PEM file of the CA
-certificates to trust for https; default: the system's), and from a launcher ``RANK``,
+certificates to trust for https; default: the system's), ``TENPLEX_CHECKSUMS`` (``1``: ask for and
+send a CRC32C on every read and upload, see :class:`Client`), and from a launcher ``RANK``,
 ``WORLD_SIZE``, ``TENPLEX_CONFIG`` (the parallel configuration as JSON) and ``TENPLEX_DAEMONS``
 (worker number to daemon address, for clusters whose daemons do not know each other).
 """
@@ -28,6 +29,8 @@ from urllib.parse import quote
 
 import numpy as np
 import requests
+
+from . import checksum
 
 try:
     import torch
@@ -81,14 +84,23 @@ class Client:
     """A connection to one daemon (keep-alive). ``addr``, ``token`` and ``ca`` default to the environment.
 
     ``ca`` is a PEM file of CA certificates to trust for an ``https://`` address (``TENPLEX_CA``);
-    without it the system's trusted CAs apply."""
+    without it the system's trusted CAs apply.
 
-    def __init__(self, addr=None, token=None, timeout=300, ca=None):
+    Every body the daemon sends with ``x-tensor-crc32c`` is verified (a mismatch raises
+    :class:`TenplexError`; without a native CRC32C implementation, see :mod:`tenplex.checksum`, only
+    bodies up to 1 MiB are). With ``checksums=True`` (default: ``TENPLEX_CHECKSUMS=1``) every read
+    also asks for one (``x-want-crc32c``) and fails when it does not come, and every upload carries
+    the body's CRC32C, which the daemon verifies before it stores anything."""
+
+    def __init__(self, addr=None, token=None, timeout=300, ca=None, checksums=None):
         self.addr = (addr or os.environ.get("TENPLEX_ADDR") or "http://127.0.0.1:20010").rstrip("/")
         if "://" not in self.addr:
             self.addr = "http://" + self.addr
         self.token = token if token is not None else _env_token()
         self.timeout = timeout
+        if checksums is None:
+            checksums = os.environ.get("TENPLEX_CHECKSUMS", "").lower() in ("1", "true", "yes")
+        self.checksums = bool(checksums)
         self.session = requests.Session()
         # given with every request: a session-wide verify would lose to REQUESTS_CA_BUNDLE in the environment
         self.ca = ca or os.environ.get("TENPLEX_CA") or None
@@ -110,6 +122,44 @@ class Client:
 
     def close(self):
         self.session.close()
+
+    def read_headers(self):
+        """Headers for a read: asks for the body's checksum when :attr:`checksums` is on."""
+        return {checksum.WANT_HEADER: "1"} if self.checksums else {}
+
+    def upload_headers(self, body):
+        """Headers for an upload of ``body``: its checksum when :attr:`checksums` is on."""
+        return {checksum.HEADER: checksum.hex8(checksum.crc32c(body))} if self.checksums else {}
+
+    def verify(self, path, response, body):
+        """Checks ``body`` against the checksum the daemon sent with ``response``."""
+        sent = response.headers.get(checksum.HEADER)
+        if sent is None:
+            if self.checksums:
+                raise TenplexError("%s: the daemon sent no %s although it was asked for" % (path, checksum.HEADER))
+            return
+        want = checksum.parse(sent)
+        if want is None:
+            raise TenplexError("%s: malformed %s %r" % (path, checksum.HEADER, sent))
+        if not checksum.FAST and not self.checksums and len(body) > _SLOW_VERIFY_LIMIT:
+            _warn_slow()
+            return
+        got = checksum.crc32c(body)
+        if got != want:
+            raise TenplexError("%s: checksum mismatch: the daemon sent %s, the %d bytes received have %s"
+                               % (path, checksum.hex8(want), len(body), checksum.hex8(got)))
+
+
+_SLOW_VERIFY_LIMIT = 1 << 20
+_warned = []
+
+
+def _warn_slow():
+    if not _warned:
+        _warned.append(True)
+        import warnings
+        warnings.warn("no native CRC32C implementation (install python3-crcmod or the crc32c package): bodies over "
+                      "1 MiB are not verified")
 
 
 _default = {}
@@ -223,11 +273,11 @@ def upload(state, prefix, client=None, replace=True):
             body = memoryview(a.reshape(-1)).cast("B") if a.size else b""
             c.request("PUT", "/api/v1/tensors" + _p(path), ok=(200, 201),
                       params={"dtype": dtype, "dims": ",".join(str(d) for d in shape), "replace": rep},
-                      data=_Body(body), headers={"Content-Type": "application/octet-stream"})
+                      data=_Body(body), headers=dict(c.upload_headers(body), **{"Content-Type": "application/octet-stream"}))
             sent += a.nbytes
         else:
             c.request("PUT", "/api/v1/files" + _p(path), ok=(200, 201), params={"replace": rep}, data=payload,
-                      headers={"Content-Type": "application/octet-stream"})
+                      headers=dict(c.upload_headers(payload), **{"Content-Type": "application/octet-stream"}))
             sent += len(payload)
     return sent
 
@@ -262,7 +312,7 @@ def _dtype_of(short):
 def _fetch_tensor(c, path, short, shape, as_torch):
     dt = _dtype_of(short)
     a = np.empty(shape, dtype=dt)
-    r = c.request("GET", "/api/v1/tensors" + _p(path), stream=True)
+    r = c.request("GET", "/api/v1/tensors" + _p(path), stream=True, headers=c.read_headers())
     try:
         view = memoryview(a.reshape(-1)).cast("B") if a.size else memoryview(b"")
         got = 0
@@ -273,6 +323,7 @@ def _fetch_tensor(c, path, short, shape, as_torch):
             got += n
     finally:
         r.close()
+    c.verify(path, r, view)
     if as_torch:
         if short == "bf16":
             return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
@@ -339,7 +390,9 @@ def download(prefix, client=None, as_torch=None):
 
 
 def _read_file(c, path):
-    return c.request("GET", "/api/v1/files" + _p(path)).content
+    r = c.request("GET", "/api/v1/files" + _p(path), headers=c.read_headers())
+    c.verify(path, r, r.content)
+    return r.content
 
 
 def _rebuild(node, path, markers):
@@ -392,9 +445,10 @@ def load(job=None, rank=None, client=None, addr=None, token=None, as_torch=None)
     job = _job(job)
     rank = _env_int("RANK", 0) if rank is None else rank
     state = download("/job/%s/load/%d" % (job, rank), c, as_torch)
-    r = c.request("GET", "/api/v1/files" + _p("/job/%s/iter" % job), ok=(200, 404))
+    r = c.request("GET", "/api/v1/files" + _p("/job/%s/iter" % job), ok=(200, 404), headers=c.read_headers())
     if r.status_code == 404:
         raise NoCheckpoint("/job/%s/load/%d exists but /job/%s/iter does not" % (job, rank, job), 404)
+    c.verify("/job/%s/iter" % job, r, r.content)
     return state, int(r.text.strip())
 
 
@@ -426,7 +480,9 @@ def put_file(path, data, client=None):
     """Writes (or replaces) one file of the store, e.g. ``/job/<job>/model.json``."""
     if isinstance(data, str):
         data = data.encode("utf-8")
-    _client(client).request("PUT", "/api/v1/files" + _p(path), ok=(200, 201), params={"replace": "true"}, data=data)
+    c = _client(client)
+    c.request("PUT", "/api/v1/files" + _p(path), ok=(200, 201), params={"replace": "true"}, data=data,
+              headers=c.upload_headers(data))
 
 
 # ---------------------------------------------------------------- optimizer state by parameter name

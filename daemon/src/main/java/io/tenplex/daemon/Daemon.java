@@ -64,6 +64,7 @@ public final class Daemon implements AutoCloseable {
         Daemon d = null;
         try {
             d = new Daemon(store, rest, peers, jobs, datasets, rest.start(cfg.bind(), cfg.port()));
+            jobs.setSelfAddress(d.address); // parts in doubt ask the coordinator here
             if (cfg.peers().isEmpty()) {
                 jobs.setDefaultDaemons(java.util.Map.of(0, d.address)); // alone: this daemon is worker 0
             }

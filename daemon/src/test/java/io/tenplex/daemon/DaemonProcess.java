@@ -33,13 +33,24 @@ final class DaemonProcess implements AutoCloseable {
 
     /** Starts {@code tenplexd args...} and returns once it logs that it is ready. */
     static DaemonProcess start(String... args) throws IOException {
-        return start(java.util.Map.of(), args);
+        return start(java.util.Map.of(), List.of(), args);
     }
 
     /** As {@link #start(String...)} with {@code env} added to the daemon's environment. */
     static DaemonProcess start(java.util.Map<String, String> env, String... args) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), Tenplexd.class.getName()));
+        return start(env, List.of(), args);
+    }
+
+    /** As {@link #start(String...)}, with JVM options (e.g. a test-only {@code -D} property) before the class. */
+    static DaemonProcess start(List<String> jvm, String... args) throws IOException {
+        return start(java.util.Map.of(), jvm, args);
+    }
+
+    private static DaemonProcess start(java.util.Map<String, String> env, List<String> jvm, String... args)
+            throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        cmd.addAll(jvm);
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Tenplexd.class.getName()));
         cmd.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         pb.environment().putAll(env);
@@ -77,6 +88,14 @@ final class DaemonProcess implements AutoCloseable {
 
     synchronized List<String> log() {
         return List.copyOf(log);
+    }
+
+    /** Waits (up to 60 s) for the process to end by itself; its exit status. */
+    int awaitExit() throws IOException, InterruptedException {
+        if (!process.waitFor(60, TimeUnit.SECONDS)) {
+            throw new IOException("daemon " + process.pid() + " did not exit within 60 s");
+        }
+        return process.exitValue();
     }
 
     /** Sends a signal by PID (Process.destroy would also close our end of its output) and waits for the exit. */

@@ -19,10 +19,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * sub-tensor read ({@code GET /api/v1/tensors/...}) it carries; everything else passes untouched.
  * {@link Mode#CORRUPT} flips the first body byte of that read's response (bytes damaged in
  * transit); {@link Mode#HOLD} stops forwarding that request and signals {@link #held}, so a test
- * knows a transfer is in flight. This is the test's edge: the daemons on both sides are real.
+ * knows a transfer is in flight. {@link Mode#STRIP_AND_CORRUPT} damages every answer that carries
+ * {@code x-tensor-crc32c}: it removes that header and flips the first body byte (a proxy that hides
+ * the damage). This is the test's edge: the daemons on both sides are real.
  */
 final class FaultProxy implements AutoCloseable {
-    enum Mode { CORRUPT, HOLD }
+    enum Mode { CORRUPT, HOLD, STRIP_AND_CORRUPT }
 
     private static final byte[] TENSOR_GET = "GET /api/v1/tensors/".getBytes(StandardCharsets.US_ASCII);
 
@@ -56,7 +58,13 @@ final class FaultProxy implements AutoCloseable {
                 sockets.add(upstream);
                 AtomicBoolean armed = new AtomicBoolean(); // the next response on this connection gets the fault
                 start(() -> pump(client, upstream, true, armed));
-                start(() -> pump(upstream, client, false, armed));
+                start(() -> {
+                    if (mode == Mode.STRIP_AND_CORRUPT) {
+                        stripAndCorrupt(upstream, client);
+                    } else {
+                        pump(upstream, client, false, armed);
+                    }
+                });
             } catch (IOException e) {
                 return; // closed
             }
@@ -111,6 +119,65 @@ final class FaultProxy implements AutoCloseable {
                 closeQuietly(to);
             }
         }
+    }
+
+    /** Forwards answers one by one (heads parsed, bodies by Content-Length), damaging those with a checksum. */
+    private void stripAndCorrupt(Socket from, Socket to) {
+        try {
+            java.io.BufferedInputStream in = new java.io.BufferedInputStream(from.getInputStream());
+            OutputStream out = to.getOutputStream();
+            for (String head; (head = readHead(in)) != null; ) {
+                long length = 0;
+                boolean damage = false;
+                StringBuilder kept = new StringBuilder();
+                for (String line : head.split("\r\n")) {
+                    String lower = line.toLowerCase(java.util.Locale.ROOT);
+                    if (lower.startsWith("x-tensor-crc32c:")) {
+                        damage = true;
+                        continue;
+                    }
+                    if (lower.startsWith("content-length:")) {
+                        length = Long.parseLong(line.substring(15).trim());
+                    }
+                    kept.append(line).append("\r\n");
+                }
+                out.write(kept.append("\r\n").toString().getBytes(StandardCharsets.ISO_8859_1));
+                byte[] buf = new byte[64 << 10];
+                for (long left = length; left > 0; ) {
+                    int n = in.read(buf, 0, (int) Math.min(buf.length, left));
+                    if (n < 0) {
+                        return;
+                    }
+                    if (left == length && damage) {
+                        buf[0] ^= 0x5a;
+                        flipped.incrementAndGet();
+                    }
+                    out.write(buf, 0, n);
+                    left -= n;
+                }
+                out.flush();
+            }
+        } catch (IOException e) {
+            // a side closed
+        } finally {
+            closeQuietly(from);
+            closeQuietly(to);
+        }
+    }
+
+    /** One answer's head without its final empty line, or null at the end of the stream. */
+    private static String readHead(InputStream in) throws IOException {
+        java.io.ByteArrayOutputStream head = new java.io.ByteArrayOutputStream();
+        int b;
+        while ((b = in.read()) >= 0) {
+            head.write(b);
+            byte[] h = head.toByteArray();
+            int n = h.length;
+            if (n >= 4 && h[n - 4] == '\r' && h[n - 3] == '\n' && h[n - 2] == '\r' && h[n - 1] == '\n') {
+                return new String(h, 0, n - 4, StandardCharsets.ISO_8859_1);
+            }
+        }
+        return null;
     }
 
     private static int indexOf(byte[] buf, int n, byte[] what, int from) {

@@ -143,4 +143,41 @@ class PeerFailureIT {
         assertTrue(r.at("/workers/2/retries").asInt() >= flipped, r.toString());
         cluster.assertLoaded("j", List.of(w0, w1, w2), Ptc.packed(model, b, 4), 2, full);
     }
+
+    @Test
+    void checksumStrippedAndBytesDamaged_failTheReconfiguration_reportCorrupted_keepThePreviousGeneration()
+            throws Exception {
+        DaemonProcess w0 = start();
+        DaemonProcess w1 = start();
+        DaemonProcess w2 = start();
+        ParallelConfig a = ParallelConfig.of(2, 1, 2);
+        Map<String, byte[]> full = cluster.save("j", Ptc.packed(model, a, 2), 0); // replicas on workers 0 and 1
+        ParallelConfig b = ParallelConfig.of(4, 1, 1);
+        JsonNode first = await(reconfigure(config(a, 2, 0), config(b, 4, 2), addresses(w0.address(), w1.address(),
+                w2.address()), 10));
+        assertEquals("committed", first.get("state").asText(), first.toString());
+        String probe = "/api/v1/tensors/job/j/load/0/language_model.encoder.layers.0.mlp.dense_h_to_4h.weight";
+        byte[] before = get(w2, probe);
+        // every holder's answer loses its checksum and one byte on the way: nothing can be verified
+        FaultProxy p0 = proxy(w0, FaultProxy.Mode.STRIP_AND_CORRUPT);
+        FaultProxy p1 = proxy(w1, FaultProxy.Mode.STRIP_AND_CORRUPT);
+        JsonNode r = await(reconfigure(config(a, 2, 0), config(b, 4, 2), addresses(
+                new InetSocketAddress("127.0.0.1", p0.port()), new InetSocketAddress("127.0.0.1", p1.port()),
+                w2.address()), 30));
+        assertEquals("aborted", r.get("state").asText(), r.toString());
+        int flipped = p0.flipped.get() + p1.flipped.get();
+        assertTrue(flipped >= 1, "no byte was damaged: the test proves nothing");
+        assertEquals("failed", r.at("/workers/2/state").asText(), r.toString());
+        assertTrue(r.at("/workers/2/corrupted").asInt() >= 1, r.toString());
+        assertTrue(r.at("/workers/2/retries").asInt() >= r.at("/workers/2/corrupted").asInt(), r.toString());
+        assertTrue(r.get("error").asText().contains("x-tensor-crc32c"), r.toString());
+        // the previous generation is intact and nothing is left staged
+        assertArrayEquals(before, get(w2, probe));
+        assertEquals("10", new String(get(w2, "/api/v1/files/job/j/iter"), StandardCharsets.US_ASCII));
+        HttpResponse<byte[]> staging = cluster.send(HttpRequest.newBuilder(URI.create(w2.url()
+                + "/api/v1/dirs/job/j/staging")));
+        assertTrue(staging.statusCode() == 404 || cluster.json(staging.body()).path("entries").isEmpty(),
+                new String(staging.body(), StandardCharsets.UTF_8));
+        cluster.assertLoaded("j", List.of(w0, w1, w2), Ptc.packed(model, b, 4), 2, full);
+    }
 }

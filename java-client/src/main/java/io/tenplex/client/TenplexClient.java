@@ -21,6 +21,11 @@ import java.util.StringJoiner;
  * save/load of a state in the prototype's checkpoint layout (interchangeable with the Python client):
  * nested maps are directories, tensors {@code <key>.numpy.ndarray}, strings {@code .str}, integers
  * {@code .int}, doubles {@code .float}, booleans {@code .bool}, null {@code .none}.
+ *
+ * <p>Every body the daemon sends with {@code x-tensor-crc32c} is verified (a mismatch is a
+ * {@link TenplexException}). A client made with {@link #withChecksums(boolean) withChecksums(true)}
+ * also asks for the checksum on every read (and fails when it does not come) and sends the body's
+ * CRC32C with every upload, which the daemon verifies before it stores anything.
  */
 public final class TenplexClient {
     public static final String TENSOR = ".numpy.ndarray";
@@ -31,6 +36,7 @@ public final class TenplexClient {
     private final String token;
     private final HttpClient http;
     private final ObjectMapper json = new ObjectMapper();
+    private final boolean checksums;
 
     /** @param addr e.g. {@code http://127.0.0.1:20010}; @param token bearer token or null */
     public TenplexClient(String addr, String token) {
@@ -43,10 +49,27 @@ public final class TenplexClient {
      * @param caFile PEM CA certificates to trust for https, or null for the JDK's trusted CAs
      */
     public TenplexClient(String addr, String token, java.nio.file.Path caFile) {
+        this(addr, token, client(caFile), false);
+    }
+
+    private TenplexClient(String addr, String token, HttpClient http, boolean checksums) {
         this.addr = addr.endsWith("/") ? addr.substring(0, addr.length() - 1) : addr;
         this.token = token == null || token.isEmpty() ? null : token;
+        this.http = http;
+        this.checksums = checksums;
+    }
+
+    private static HttpClient client(java.nio.file.Path caFile) {
         HttpClient.Builder b = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10));
-        this.http = (caFile == null ? b : b.sslContext(ClientTls.trusting(caFile))).build();
+        return (caFile == null ? b : b.sslContext(ClientTls.trusting(caFile))).build();
+    }
+
+    /**
+     * The same daemon with checksums asked for on every read and sent with every upload ({@code true}),
+     * or only verified when the daemon sends them ({@code false}, the default).
+     */
+    public TenplexClient withChecksums(boolean always) {
+        return new TenplexClient(addr, token, http, always);
     }
 
     /**
@@ -72,6 +95,24 @@ public final class TenplexClient {
             }
         }
         return j.toString();
+    }
+
+    /** A read: asks for the checksum when on, and verifies the one the daemon sends. */
+    private HttpResponse<byte[]> read(HttpRequest.Builder b, String path) {
+        if (checksums) {
+            b.header(Checksums.WANT_HEADER, "1");
+        }
+        HttpResponse<byte[]> r = send(b.GET(), 200);
+        Checksums.verify(path, r.headers().firstValue(Checksums.HEADER).orElse(null), r.body(), checksums);
+        return r;
+    }
+
+    /** An upload of {@code body}, with its checksum when on. */
+    private HttpRequest.Builder upload(HttpRequest.Builder b, byte[] body) {
+        if (checksums) {
+            b.header(Checksums.HEADER, Checksums.hex(body));
+        }
+        return b.PUT(HttpRequest.BodyPublishers.ofByteArray(body));
     }
 
     private HttpResponse<byte[]> send(HttpRequest.Builder b, int... ok) {
@@ -106,14 +147,14 @@ public final class TenplexClient {
         for (long d : t.shape()) {
             dims.add(Long.toString(d));
         }
-        send(at("/api/v1/tensors", path, "dtype=" + t.dtype() + "&dims=" + dims + "&replace=" + replace)
-                .PUT(HttpRequest.BodyPublishers.ofByteArray(t.data())), 200, 201);
+        send(upload(at("/api/v1/tensors", path, "dtype=" + t.dtype() + "&dims=" + dims + "&replace=" + replace),
+                t.data()), 200, 201);
     }
 
     /** The tensor at {@code path}, or the sub-tensor {@code range} (e.g. {@code "1:3,:"}; null for all). */
     public Tensor getTensor(String path, String range) {
-        HttpResponse<byte[]> r = send(at("/api/v1/tensors", path, range == null ? null
-                : "range=" + URLEncoder.encode(range, StandardCharsets.UTF_8)).GET(), 200);
+        HttpResponse<byte[]> r = read(at("/api/v1/tensors", path, range == null ? null
+                : "range=" + URLEncoder.encode(range, StandardCharsets.UTF_8)), path);
         String dims = r.headers().firstValue("x-tensor-dims").orElse("");
         long[] shape = dims.isEmpty() ? new long[0] : java.util.Arrays.stream(dims.split(",")).mapToLong(Long::parseLong)
                 .toArray();
@@ -121,11 +162,11 @@ public final class TenplexClient {
     }
 
     public void putFile(String path, byte[] data, boolean replace) {
-        send(at("/api/v1/files", path, "replace=" + replace).PUT(HttpRequest.BodyPublishers.ofByteArray(data)), 200, 201);
+        send(upload(at("/api/v1/files", path, "replace=" + replace), data), 200, 201);
     }
 
     public byte[] getFile(String path) {
-        return send(at("/api/v1/files", path, null).GET(), 200).body();
+        return read(at("/api/v1/files", path, null), path).body();
     }
 
     /** Deletes a path and everything below it; false when there was nothing. */

@@ -134,9 +134,9 @@ final class Generations {
         if (step < 0) {
             throw new IllegalArgumentException("step " + step + " is negative");
         }
-        if (world < 1) {
-            throw new IllegalArgumentException("\"world\" (the number of ranks that seal a save) must be >= 1, got "
-                    + world);
+        if (world < 1 || world > Limits.MAX_RANKS) {
+            throw new IllegalArgumentException("\"world\" (the number of ranks that seal a save) must be in [1, "
+                    + Limits.MAX_RANKS + "], got " + world);
         }
     }
 

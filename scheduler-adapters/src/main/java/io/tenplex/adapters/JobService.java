@@ -47,6 +47,17 @@ public final class JobService implements ControlHandler, AutoCloseable {
     private final PeerClient peers;
     private final ExecutorService readers = Executors.newFixedThreadPool(64, named("tenplex-fetch")); // 2 reads per source worker (PartRunner)
     private final ExecutorService background = Executors.newCachedThreadPool(named("tenplex-job"));
+    private final PlanningPool planning = new PlanningPool(); // planning and sealing: never on the event loop
+    private final java.util.concurrent.ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(
+            named("tenplex-indoubt"));
+    /** Finished parts are forgotten after this long, and beyond {@link #MAX_FINISHED_PARTS} the oldest first. */
+    static final Duration PART_RETENTION = Duration.ofMinutes(30);
+    private volatile Duration partRetention = PART_RETENTION;
+    static final int MAX_FINISHED_PARTS = 1024;
+    /** How long a prepared part waits for commit or abort before it resolves itself, unless a request says. */
+    public static final Duration DEFAULT_PREPARED_TIMEOUT = Duration.ofSeconds(60);
+    private volatile Duration preparedTimeout = DEFAULT_PREPARED_TIMEOUT;
+    private volatile String selfAddress = "";
     private final HttpClient http;
     private final ObjectMapper json = new ObjectMapper();
     private final Map<String, PartRunner> parts = new ConcurrentHashMap<>();
@@ -68,6 +79,34 @@ public final class JobService implements ControlHandler, AutoCloseable {
      */
     public void setLinkRate(long bitsPerSecond) {
         this.linkRate = bitsPerSecond;
+    }
+
+    /**
+     * The address (host:port) other daemons reach this one at: parts of the reconfigurations it
+     * coordinates ask it for the outcome when in doubt.
+     */
+    public void setSelfAddress(InetSocketAddress address) {
+        String host = address.getAddress() != null && address.getAddress().isAnyLocalAddress() ? localHost()
+                : address.getHostString();
+        this.selfAddress = host + ":" + address.getPort();
+    }
+
+    private static String localHost() {
+        try {
+            return java.net.InetAddress.getLocalHost().getHostAddress();
+        } catch (java.net.UnknownHostException e) {
+            return "127.0.0.1";
+        }
+    }
+
+    /** How long finished parts and reconfigurations are kept (for tests; default {@link #PART_RETENTION}). */
+    void setPartRetention(Duration retention) {
+        this.partRetention = retention;
+    }
+
+    /** How long a prepared part waits for the coordinator's commit or abort before it asks the others. */
+    public void setPreparedTimeout(Duration timeout) {
+        this.preparedTimeout = timeout;
     }
 
     /** Parses a link rate such as {@code 100mbit} or {@code 10gbit} into bits/s. */
@@ -118,7 +157,7 @@ public final class JobService implements ControlHandler, AutoCloseable {
             String what = p.length > 1 ? p[1] : "";
             boolean post = req.method().equals("POST");
             if (what.equals("reconfigure") && p.length == 2 && post) {
-                return CompletableFuture.completedFuture(reconfigure(job, req));
+                return planning.submit(() -> CompletableFuture.completedFuture(reconfigure(job, req)));
             }
             if (what.equals("stop") && p.length == 2) {
                 return CompletableFuture.completedFuture(stop(job, req));
@@ -127,7 +166,7 @@ public final class JobService implements ControlHandler, AutoCloseable {
                 return CompletableFuture.completedFuture(resources(job, req));
             }
             if (what.equals("parallelize") && p.length == 2 && post) {
-                return CompletableFuture.completedFuture(parallelize(job, req));
+                return planning.submit(() -> CompletableFuture.completedFuture(parallelize(job, req)));
             }
             if (what.equals("resources") && p.length == 3) {
                 ResourceChange c = changes.get(job + "/" + p[2]);
@@ -159,28 +198,22 @@ public final class JobService implements ControlHandler, AutoCloseable {
                 return ready.thenApply(v -> jsonResponse(200, r.describe()));
             }
             if (what.equals("saves") && p.length == 5 && p[3].equals("ranks") && post) {
-                return seal(job, step(p[2]), rank(p[4]), req);
+                long step = step(p[2]);
+                int rank = rank(p[4]);
+                return planning.submit(() -> seal(job, step, rank, req));
             }
             if (what.equals("saves") && p.length == 4 && p[3].equals("sealed") && post) {
-                JsonNode b = jsonBody(req);
-                List<Integer> ranks = new ArrayList<>();
-                b.path("ranks").forEach(r -> ranks.add(r.asInt()));
-                boolean complete = generations.sealed(job, step(p[2]), ranks, world(b), b.get("config"));
-                return CompletableFuture.completedFuture(jsonResponse(200, Map.of("complete", complete)));
+                long step = step(p[2]);
+                return planning.submit(() -> CompletableFuture.completedFuture(sealed(job, step, req)));
             }
             if (what.equals("generations") && p.length == 2 && req.method().equals("GET")) {
                 return CompletableFuture.completedFuture(jsonResponse(200, generations.describe(job)));
             }
             if (what.equals("parts") && p.length == 2 && post) {
-                WorkerPlan wp = WorkerPlan.parseFrom(req.body());
-                if (!wp.getJob().equals(job)) {
-                    throw new IllegalArgumentException("part of job " + wp.getJob() + " posted to job " + job);
-                }
-                PartRunner part = parts.computeIfAbsent(job + "/" + wp.getPlanId(),
-                        k -> new PartRunner(wp, store, peers, readers, background, http, token)); // idempotent
-                return CompletableFuture.completedFuture(proto(202, part.status().toByteArray()));
+                return planning.submit(() -> CompletableFuture.completedFuture(startPart(job, req)));
             }
             if (what.equals("parts") && p.length >= 3) {
+                prune();
                 PartRunner part = parts.get(job + "/" + p[2]);
                 if (part == null) {
                     throw StoreException.notFound("no part of plan " + p[2] + " of job " + job + " on this daemon");
@@ -202,6 +235,59 @@ public final class JobService implements ControlHandler, AutoCloseable {
         }
     }
 
+    /** {@code POST .../parts}: decodes and checks a part of a plan, then starts it (idempotent per plan). */
+    private Response startPart(String job, Request req) throws IOException {
+        WorkerPlan wp = WorkerPlan.parseFrom(req.body());
+        if (!wp.getJob().equals(job)) {
+            throw new IllegalArgumentException("part of job " + wp.getJob() + " posted to job " + job);
+        }
+        prune();
+        PartRunner part = parts.computeIfAbsent(job + "/" + wp.getPlanId(),
+                k -> new PartRunner(wp, store, peers, readers, background, http, token, timer, preparedTimeout));
+        return proto(202, part.status().toByteArray());
+    }
+
+    /** The coordinator's address for parts in doubt: {@code coordinator} (host:port) in the body, else this daemon's. */
+    private String coordinator(JsonNode body) {
+        if (!body.hasNonNull("coordinator")) {
+            return selfAddress;
+        }
+        String a = body.get("coordinator").asText();
+        PartRunner.address(a); // checks host:port
+        return a;
+    }
+
+    /** Forgets finished parts older than the retention, and the oldest beyond the bound. */
+    private void prune() {
+        long now = System.nanoTime();
+        parts.values().removeIf(p -> p.finishedBefore(now, partRetention.toNanos()));
+        List<Map.Entry<String, PartRunner>> finished = new ArrayList<>(parts.entrySet().stream()
+                .filter(e -> e.getValue().finishedAt() != 0).toList());
+        if (finished.size() > MAX_FINISHED_PARTS) {
+            finished.sort(java.util.Comparator.comparingLong(e -> e.getValue().finishedAt()));
+            finished.subList(0, finished.size() - MAX_FINISHED_PARTS).forEach(e -> parts.remove(e.getKey(), e.getValue()));
+        }
+        reconfigurations.values().removeIf(r -> r.finishedBefore(now, partRetention.toNanos()));
+    }
+
+    /** {@code POST .../saves/<step>/sealed}: ranks of a step were sealed on another daemon. */
+    private Response sealed(String job, long step, Request req) throws IOException {
+        JsonNode b = jsonBody(req);
+        List<Integer> ranks = new ArrayList<>();
+        if (b.path("ranks").size() > Limits.MAX_RANKS) {
+            throw new IllegalArgumentException("\"ranks\" lists " + b.path("ranks").size() + " ranks, over the limit of "
+                    + Limits.MAX_RANKS);
+        }
+        for (JsonNode r : b.path("ranks")) {
+            if (!r.isIntegralNumber() || !r.canConvertToInt()) {
+                throw new IllegalArgumentException("rank " + Limits.abbreviate(r) + " is not an integer");
+            }
+            ranks.add(r.intValue());
+        }
+        boolean complete = generations.sealed(job, step, ranks, world(b), b.get("config"));
+        return jsonResponse(200, Map.of("complete", complete));
+    }
+
     private static long step(String s) {
         try {
             return Long.parseLong(s);
@@ -219,10 +305,10 @@ public final class JobService implements ControlHandler, AutoCloseable {
     }
 
     private static int world(JsonNode b) {
-        if (!b.path("world").canConvertToInt()) {
+        if (!b.has("world")) {
             throw new IllegalArgumentException("\"world\" (the number of ranks that save) is required");
         }
-        return b.get("world").asInt();
+        return Limits.intIn(b, "world", 0, 1, Limits.MAX_RANKS, "");
     }
 
     private JsonNode jsonBody(Request req) throws IOException {
@@ -334,8 +420,8 @@ public final class JobService implements ControlHandler, AutoCloseable {
                 fromConfig = recorded;
             }
         }
-        Ptc from = ptc(model, fromConfig, "from");
-        Ptc to = ptc(model, body.path("to"), "to");
+        Ptc from = ConfigJson.ptc(model, fromConfig, "from");
+        Ptc to = ConfigJson.ptc(model, body.path("to"), "to");
         Plan plan = Planner.plan(from, to);
         if (dryRun) {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -358,8 +444,10 @@ public final class JobService implements ControlHandler, AutoCloseable {
             throw new IllegalArgumentException("central worker " + central + " has no daemon address");
         }
         long rate = body.hasNonNull("linkRate") ? FlowRates.parse(body.get("linkRate").asText()) : linkRate;
+        long prepared = Limits.intIn(body, "preparedTimeoutMillis", (int) Math.min(Integer.MAX_VALUE,
+                preparedTimeout.toMillis()), 100, Limits.MAX_PREPARED_TIMEOUT_MILLIS, "");
         Reconfiguration r = new Reconfiguration(job, id, plan, from, daemons, step, peers.link(), timeout, token,
-                central, sourceDir, rate);
+                central, sourceDir, rate, new Reconfiguration.InDoubtInfo(coordinator(body), prepared));
         reconfigurations.put(job + "/" + id, r);
         r.start(background);
         return r;
@@ -517,34 +605,10 @@ public final class JobService implements ControlHandler, AutoCloseable {
                 () -> new IllegalArgumentException("no model in the request and none stored with job " + job)));
     }
 
-    private static Ptc ptc(Model model, JsonNode c, String which) {
-        if (!c.isObject()) {
-            throw new IllegalArgumentException("missing \"" + which + "\" configuration");
-        }
-        ParallelConfig config = new ParallelConfig(c.path("tp").asInt(1), c.path("pp").asInt(1), c.path("dp").asInt(1),
-                c.path("ep").asInt(1), false);
-        List<Device> devices;
-        if (c.has("devices")) {
-            devices = new ArrayList<>();
-            for (JsonNode d : c.get("devices")) {
-                devices.add(new Device(d.get(0).asInt(), d.get(1).asInt()));
-            }
-        } else {
-            int g = c.path("devicesPerWorker").asInt(0);
-            if (g < 1) {
-                throw new IllegalArgumentException("\"" + which + "\" needs devicesPerWorker or devices");
-            }
-            devices = new ArrayList<>();
-            int first = c.path("firstWorker").asInt(0);
-            for (Device d : Ptc.packedDevices(config.worldSize(), g)) {
-                devices.add(new Device(d.worker() + first, d.local()));
-            }
-        }
-        return new Ptc(model, config, RankLayout.MEGATRON, StageMap.uniform(model.layers(), config.pp()), devices);
-    }
-
     @Override
     public void close() {
+        planning.close();
+        timer.shutdownNow();
         readers.shutdownNow();
         background.shutdownNow();
     }

@@ -25,15 +25,22 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One daemon's part of a reconfiguration: executes its shards into staging, then waits for the
  * coordinator's commit (staging becomes {@code /job/<job>/load}, atomically) or abort (staging is
  * deleted). Commit and abort are idempotent; a failed part leaves no staging behind and the
- * previous generation untouched.
+ * previous generation untouched. A prepared part that hears nothing within its prepared timeout
+ * resolves itself by asking the other participants and the coordinator ({@link InDoubt}).
  */
 final class PartRunner {
+    private static final Logger LOG = LoggerFactory.getLogger(PartRunner.class);
+
     enum State { EXECUTING, PREPARED, FAILED, COMMITTED, ABORTED }
 
     private final WorkerPlan wp;
@@ -46,10 +53,19 @@ final class PartRunner {
     private volatile State state = State.EXECUTING;
     private volatile String error = "";
     private volatile ExecutionReport report;
+    private final ScheduledExecutorService timer;
+    private final Duration preparedTimeout;
+    private final InDoubt.Ask inDoubt;
+    /** When the part reached a final state (System.nanoTime), 0 while it may still change. */
+    private volatile long finishedAt;
 
     PartRunner(WorkerPlan wp, TensorStore store, PeerClient peers, ExecutorService readers, ExecutorService background,
-            HttpClient http, String token) {
+            HttpClient http, String token, ScheduledExecutorService timer, Duration defaultPreparedTimeout) {
         this.wp = wp;
+        this.timer = timer;
+        this.preparedTimeout = wp.getPreparedTimeoutMillis() > 0 ? Duration.ofMillis(wp.getPreparedTimeoutMillis())
+                : defaultPreparedTimeout;
+        this.inDoubt = new PeerParts(wp, peers.link());
         this.store = store;
         this.link = peers.link();
         this.paths = new JobPaths(wp.getJob(), wp.getSourceDir().isEmpty() ? "save" : wp.getSourceDir(),
@@ -73,20 +89,66 @@ final class PartRunner {
                 synchronized (this) {
                     if (state == State.EXECUTING) {
                         state = State.PREPARED;
+                        finishedAt = 0;
+                        awaitDecision();
                         return;
                     }
                 }
                 dropStaging(); // aborted while executing
             } catch (Exception e) {
+                if (e instanceof io.tenplex.transform.ExecutionFailedException f && f.report() != null) {
+                    report = f.report(); // a failed part still reports its retries and corrupted transfers
+                }
                 sink.abort();
                 dropStaging();
                 error = e.getMessage() == null ? e.toString() : e.getMessage();
                 state = State.FAILED;
+                finishedAt = System.nanoTime();
                 if (e instanceof InterruptedException) {
                     Thread.currentThread().interrupt();
                 }
             }
         }, background);
+    }
+
+    /** A prepared part that hears nothing within its timeout asks the others ({@link InDoubt}). */
+    private void awaitDecision() {
+        try {
+            timer.schedule(this::resolve, preparedTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // the daemon is closing: its staging goes with it
+        }
+    }
+
+    private void resolve() {
+        if (state != State.PREPARED) {
+            return;
+        }
+        List<Integer> participants = wp.getParticipantsList();
+        InDoubt.Decision d = InDoubt.decide(wp.getWorker(), participants, inDoubt);
+        LOG.info("job={} plan={} in doubt after {} ms: {}", wp.getJob(), wp.getPlanId(), preparedTimeout.toMillis(), d);
+        try {
+            switch (d) {
+                case COMMIT -> commit();
+                case ABORT -> abort();
+                case WAIT -> awaitDecision();
+            }
+        } catch (StoreException e) {
+            LOG.warn("job={} plan={} resolving in doubt: {}", wp.getJob(), wp.getPlanId(), e.getMessage());
+        }
+    }
+
+    long finishedAt() {
+        return finishedAt;
+    }
+
+    /**
+     * Whether the part reached a final state more than {@code age} ago, and more than twice its
+     * prepared timeout ago (parts in doubt of the same plan may still ask it): it can be forgotten.
+     */
+    boolean finishedBefore(long nanoTime, long ageNanos) {
+        long f = finishedAt;
+        return f != 0 && nanoTime - f > Math.max(ageNanos, 2 * preparedTimeout.toNanos());
     }
 
     static InetSocketAddress address(String hostPort) {
@@ -118,12 +180,10 @@ final class PartRunner {
                 throw new IOException("value " + v.getKey() + " of rank " + v.getSourceRank() + " from " + a + ": "
                         + r.statusCode() + " " + new String(r.body(), StandardCharsets.UTF_8).strip());
             }
-            String crc = r.headers().firstValue("x-tensor-crc32c").orElse(null);
-            java.util.zip.CRC32C c = new java.util.zip.CRC32C();
-            c.update(r.body());
-            if (crc != null && (int) Long.parseLong(crc, 16) != (int) c.getValue()) {
-                throw new IOException("value " + v.getKey() + " of rank " + v.getSourceRank() + " from " + a
-                        + ": checksum mismatch");
+            String problem = TransferChecksum.problem(r.headers().firstValue("x-tensor-crc32c").orElse(null), r.body());
+            if (problem != null) {
+                throw new IOException("value " + v.getKey() + " of rank " + v.getSourceRank() + " from " + a + ": "
+                        + problem);
             }
             if (tensor) {
                 io.tenplex.ptc.TensorMeta meta = new io.tenplex.ptc.TensorMeta(io.tenplex.ptc.DType.fromName(
@@ -140,7 +200,7 @@ final class PartRunner {
 
     private HttpResponse<byte[]> get(HttpClient http, String token, InetSocketAddress a, String path)
             throws IOException, InterruptedException {
-        HttpRequest.Builder get = HttpRequest.newBuilder(link.uri(a, path));
+        HttpRequest.Builder get = HttpRequest.newBuilder(link.uri(a, path)).header("x-want-crc32c", "1");
         if (token != null) {
             get.header("Authorization", "Bearer " + token);
         }
@@ -181,6 +241,7 @@ final class PartRunner {
         SmallFiles.put(store, StorePath.parse("/job/" + wp.getJob() + "/iter"), Long.toString(wp.getStep()));
         dropStaging();
         state = State.COMMITTED;
+        finishedAt = System.nanoTime();
         return status();
     }
 
@@ -194,6 +255,9 @@ final class PartRunner {
         }
         if (state != State.FAILED) {
             state = State.ABORTED; // an execution still running cleans up when it ends
+        }
+        if (finishedAt == 0) {
+            finishedAt = System.nanoTime();
         }
         return status();
     }

@@ -3,7 +3,9 @@ package io.tenplex.adapters;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.RangeSyntax;
 import io.tenplex.ptc.Region;
+import io.tenplex.store.peer.ChecksumMissingException;
 import io.tenplex.store.peer.PeerClient;
+import io.tenplex.transform.CorruptTransferException;
 import io.tenplex.transform.ShardSource;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -15,7 +17,10 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
-/** Reads pieces from the daemon of the holder's worker with range GETs, paced when asked. */
+/**
+ * Reads pieces from the daemon of the holder's worker with range GETs, paced when asked. Every read
+ * asks for the holder's checksum; an answer without one is a {@link CorruptTransferException}.
+ */
 public final class PeerSource implements ShardSource {
     private final PeerClient client;
     private final Map<Integer, InetSocketAddress> daemons;
@@ -43,9 +48,16 @@ public final class PeerSource implements ShardSource {
             throw new IOException("no daemon address for worker " + device.worker());
         }
         try {
-            return client.readRegion(addr, paths.saved(rank, key).toString(), RangeSyntax.print(region), dst, pace)
-                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            OptionalInt crc = client.readRegion(addr, paths.saved(rank, key).toString(), RangeSyntax.print(region), dst,
+                    pace).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            if (crc.isEmpty()) { // asked for and missing: as untrustworthy as a mismatch
+                throw new CorruptTransferException(addr + " sent " + key + " of rank " + rank + " without a checksum");
+            }
+            return crc;
         } catch (ExecutionException e) {
+            if (e.getCause() instanceof ChecksumMissingException missing) {
+                throw new CorruptTransferException(key + " of rank " + rank + ": " + missing.getMessage());
+            }
             throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
         } catch (TimeoutException e) {
             throw new IOException("no answer from " + addr + " within " + timeout.toSeconds() + " s");

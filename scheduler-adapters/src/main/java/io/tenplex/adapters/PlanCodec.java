@@ -171,8 +171,48 @@ final class PlanCodec {
         return b.build();
     }
 
+    /**
+     * Checks a part that came over the wire before anything is built from it: every rank it names
+     * has a source device, piece kinds and dtypes are known, regions fit their shapes.
+     *
+     * @throws IllegalArgumentException naming the value and the limit
+     */
+    static void check(WorkerPlan wp) {
+        int sources = wp.getSourceDevicesCount();
+        for (Shard s : wp.getShardsList()) {
+            DType.fromName(s.getDtype());
+            int dims = s.getShapeCount();
+            for (io.tenplex.store.control.Piece p : s.getPiecesList()) {
+                String where = "piece " + p.getSourceKey() + " of rank " + s.getDestRank() + "'s " + s.getKey() + ": ";
+                checkRank(p.getSourceRank(), sources, where + "source_rank");
+                for (int r : p.getReplicasList()) {
+                    checkRank(r, sources, where + "replica");
+                }
+                if (p.getKind() < 0 || p.getKind() >= Piece.Kind.values().length) {
+                    throw new IllegalArgumentException(where + "kind " + p.getKind() + " is not in [0, "
+                            + (Piece.Kind.values().length - 1) + "]");
+                }
+                if (p.getSource().getRangesCount() != dims || p.getDestOffsetCount() != dims) {
+                    throw new IllegalArgumentException(where + "region and offset must have " + dims + " dimensions, got "
+                            + p.getSource().getRangesCount() + " and " + p.getDestOffsetCount());
+                }
+            }
+        }
+        for (io.tenplex.store.control.ValueCopy v : wp.getValuesList()) {
+            checkRank(v.getSourceRank(), sources, "value " + v.getKey() + ": source_rank");
+        }
+    }
+
+    private static void checkRank(int rank, int sources, String what) {
+        if (rank < 0 || rank >= sources) {
+            throw new IllegalArgumentException(what + " " + rank + " is not in [0, " + sources + ") (the part lists "
+                    + sources + " source devices)");
+        }
+    }
+
     /** The shards of a worker's part, as the executor takes them. */
     static List<ShardPlan> shards(WorkerPlan wp) {
+        check(wp);
         List<ShardPlan> out = new ArrayList<>();
         for (Shard s : wp.getShardsList()) {
             List<Piece> pieces = new ArrayList<>();

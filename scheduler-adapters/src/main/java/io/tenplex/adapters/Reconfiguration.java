@@ -32,6 +32,13 @@ final class Reconfiguration {
 
     static final String PROTOBUF = "application/x-protobuf";
 
+    /**
+     * What parts need to resolve themselves when in doubt: the coordinator's address (host:port, may
+     * be empty) and how long a prepared part waits.
+     */
+    record InDoubtInfo(String coordinator, long preparedTimeoutMillis) {
+    }
+
     private final String job;
     private final String id;
     private final Plan plan;
@@ -45,6 +52,8 @@ final class Reconfiguration {
     private final int central;
     private final String sourceDir;
     private final long linkRate;
+    private final InDoubtInfo inDoubt;
+    private volatile long finishedAt;
     private final CompletableFuture<Void> finished = new CompletableFuture<>();
     /** Written by the coordinator thread, read by status requests: guarded by itself. */
     private final Map<String, Long> phaseMillis = new LinkedHashMap<>();
@@ -53,7 +62,9 @@ final class Reconfiguration {
     private volatile String error = "";
 
     Reconfiguration(String job, String id, Plan plan, Ptc from, Map<Integer, InetSocketAddress> daemons, long step,
-            DaemonLink link, Duration timeout, String token, int central, String sourceDir, long linkRate) {
+            DaemonLink link, Duration timeout, String token, int central, String sourceDir, long linkRate,
+            InDoubtInfo inDoubt) {
+        this.inDoubt = inDoubt;
         this.sourceDir = sourceDir;
         this.linkRate = linkRate;
         this.token = token;
@@ -86,6 +97,12 @@ final class Reconfiguration {
         return finished;
     }
 
+    /** Whether it ended more than {@code ageNanos} before {@code nanoTime} (its status can be forgotten). */
+    boolean finishedBefore(long nanoTime, long ageNanos) {
+        long f = finishedAt;
+        return f != 0 && nanoTime - f > ageNanos;
+    }
+
     /** Runs the whole reconfiguration on {@code background}. */
     void start(ExecutorService background) {
         background.execute(() -> {
@@ -95,6 +112,7 @@ final class Reconfiguration {
                 error = e.getMessage() == null ? e.toString() : e.getMessage();
                 state = State.ABORTED;
             } finally {
+                finishedAt = System.nanoTime();
                 finished.complete(null);
             }
         });
@@ -151,16 +169,14 @@ final class Reconfiguration {
         t = System.nanoTime();
         if (ok) {
             state = State.COMMITTING;
-            List<CompletableFuture<PartStatus>> committed = new ArrayList<>();
-            for (int w : workers) {
-                committed.add(call(w, "/parts/" + id + "/commit", new byte[0]));
+            if (commit(workers)) {
+                dropCentral();
+                phase("commit", t);
+                // the final state last, so a reader that sees it also sees the whole report; a part
+                // whose commit did not answer commits when it resolves (its error is reported)
+                state = State.COMMITTED;
+                return;
             }
-            boolean allCommitted = collect(workers, committed);
-            dropCentral();
-            phase("commit", t);
-            // the final state last, so a reader that sees it also sees the whole report
-            state = allCommitted ? State.COMMITTED : State.ABORTED; // a commit that did not answer: reported
-            return;
         }
         dropCentral();
         if (error.isEmpty()) {
@@ -176,6 +192,37 @@ final class Reconfiguration {
         }
         phase("abort", t);
         state = State.ABORTED;
+    }
+
+    /**
+     * Commits the commit point (the first worker) alone, then the others at once. When the commit
+     * point refuses or does not answer, nobody has committed and the caller aborts everywhere; once
+     * it has committed, parts in doubt learn from it that they must commit too ({@link InDoubt}).
+     *
+     * @return whether the commit point committed (the others' answers and failures are recorded)
+     */
+    private boolean commit(List<Integer> workers) {
+        CommitHook.reached(0);
+        int point = workers.get(0);
+        if (!collect(workers.subList(0, 1), List.of(call(point, "/parts/" + id + "/commit", new byte[0])))
+                && !"committed".equals(askPart(point))) {
+            return false; // the commit point did not commit (its answer may have been lost: asked once more)
+        }
+        CommitHook.reached(1);
+        List<Integer> rest = workers.subList(1, workers.size());
+        List<CompletableFuture<PartStatus>> committed = new ArrayList<>();
+        for (int w : rest) {
+            committed.add(call(w, "/parts/" + id + "/commit", new byte[0]));
+        }
+        collect(rest, committed);
+        return true;
+    }
+
+    /** The state of a worker's part, asked directly (or {@link InDoubt#UNREACHABLE}). */
+    private String askPart(int worker) {
+        WorkerPlan.Builder who = WorkerPlan.newBuilder().setJob(job).setPlanId(id);
+        daemons.forEach((w, a) -> who.putDaemons(w, a.getHostString() + ":" + a.getPort()));
+        return new PeerParts(who.build(), link).part(worker);
     }
 
     /** Lists every old rank's saved tree on the daemon of its worker (a rank with none saved nothing). */
@@ -238,7 +285,9 @@ final class Reconfiguration {
     private boolean executeParts(List<Integer> workers, java.util.function.IntFunction<WorkerPlan> part, String planId) {
         List<CompletableFuture<PartStatus>> sent = new ArrayList<>();
         for (int w : workers) {
-            sent.add(call(w, "/parts", part.apply(w).toByteArray()));
+            WorkerPlan wp = part.apply(w).toBuilder().addAllParticipants(workers).setCoordinator(inDoubt.coordinator())
+                    .setReconfiguration(id).setPreparedTimeoutMillis(inDoubt.preparedTimeoutMillis()).build();
+            sent.add(call(w, "/parts", wp.toByteArray()));
         }
         if (!collect(workers, sent)) {
             return false;

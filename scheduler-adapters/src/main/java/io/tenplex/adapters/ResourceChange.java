@@ -26,6 +26,9 @@ import java.util.function.Function;
 public final class ResourceChange {
     public enum State { STOPPING, RECONFIGURING, DONE, FAILED }
 
+    /** The longest a change waits for the ranks to save. */
+    static final long MAX_SAVE_TIMEOUT_SECONDS = 7 * 24 * 3600;
+
     /** What the scheduler asked for, parsed and checked before anything happens. */
     public record Spec(List<Device> devices, int devicesPerWorker, ParallelConfig config, Parallelizer parallelizer,
             long memoryPerDevice, OptionalLong atStep, long saveTimeoutMillis, JsonNode daemons) {
@@ -40,32 +43,31 @@ public final class ResourceChange {
             List<Device> devices = new ArrayList<>();
             int perWorker;
             if (b.has("devices")) {
-                if (!b.get("devices").isArray() || b.get("devices").isEmpty()) {
-                    throw new IllegalArgumentException("\"devices\" must be a non-empty list of [worker, local] pairs");
+                if (!b.get("devices").isArray() || b.get("devices").isEmpty() || b.get("devices").size() > Limits.MAX_RANKS) {
+                    throw new IllegalArgumentException("\"devices\" must be a non-empty list of at most " + Limits.MAX_RANKS
+                            + " [worker, local] pairs" + (b.get("devices").isArray() ? ", got " + b.get("devices").size()
+                                    : ""));
                 }
                 Map<Integer, Integer> count = new LinkedHashMap<>();
+                java.util.Set<Device> seen = new java.util.HashSet<>();
                 for (JsonNode d : b.get("devices")) {
-                    if (!d.isArray() || d.size() != 2 || !d.get(0).canConvertToInt() || !d.get(1).canConvertToInt()
-                            || d.get(0).asInt() < 0 || d.get(1).asInt() < 0) {
-                        throw new IllegalArgumentException("device " + d + " is not a [worker, local] pair of "
-                                + "non-negative integers");
-                    }
-                    Device dev = new Device(d.get(0).asInt(), d.get(1).asInt());
-                    if (devices.contains(dev)) {
+                    Device dev = ConfigJson.device(d, "");
+                    if (!seen.add(dev)) {
                         throw new IllegalArgumentException("device " + d + " is listed twice");
                     }
                     devices.add(dev);
                     count.merge(dev.worker(), 1, Integer::sum);
                 }
-                perWorker = b.path("devicesPerWorker").asInt(count.values().stream().mapToInt(i -> i).max().orElse(1));
+                perWorker = Limits.intIn(b, "devicesPerWorker", count.values().stream().mapToInt(i -> i).max().orElse(1),
+                        1, Limits.MAX_RANKS, "");
             } else {
-                int size = b.path("size").asInt(-1);
-                perWorker = b.path("devicesPerWorker").asInt(-1);
-                if (size < 1 || perWorker < 1) {
+                if (!b.has("size") || !b.has("devicesPerWorker")) {
                     throw new IllegalArgumentException("give \"devices\" ([worker, local] pairs) or \"size\" and "
                             + "\"devicesPerWorker\" (both >= 1)");
                 }
-                int first = b.path("firstWorker").asInt(0);
+                int size = Limits.intIn(b, "size", -1, 1, Limits.MAX_RANKS, "");
+                perWorker = Limits.intIn(b, "devicesPerWorker", -1, 1, Limits.MAX_RANKS, "");
+                int first = Limits.intIn(b, "firstWorker", 0, 0, Limits.MAX_WORKER - 1 - size, "");
                 for (Device d : Ptc.packedDevices(size, perWorker)) {
                     devices.add(new Device(d.worker() + first, d.local()));
                 }
@@ -73,8 +75,12 @@ public final class ResourceChange {
             ParallelConfig config = null;
             if (b.has("config")) {
                 JsonNode c = b.get("config");
-                config = new ParallelConfig(positive(c, "tp"), positive(c, "pp"), positive(c, "dp"), c.path("ep").asInt(1),
-                        false);
+                int tp = positive(c, "tp");
+                int pp = positive(c, "pp");
+                int dp = positive(c, "dp");
+                int ep = Limits.intIn(c, "ep", 1, 1, Limits.MAX_RANKS, "config ");
+                Limits.worldSize(tp, pp, dp, ep, "config ");
+                config = new ParallelConfig(tp, pp, dp, ep, false);
                 if (config.worldSize() != devices.size()) {
                     throw new IllegalArgumentException("config " + config + " needs " + config.worldSize()
                             + " devices, the change gives " + devices.size());
@@ -90,19 +96,17 @@ public final class ResourceChange {
                 memory = pz.path("memoryPerDevice").asLong(0);
             }
             OptionalLong atStep = b.has("atStep") ? OptionalLong.of(nonNegative(b, "atStep")) : OptionalLong.empty();
-            long timeout = b.has("saveTimeoutSeconds") ? nonNegative(b, "saveTimeoutSeconds") * 1000 : 600_000;
+            long timeout = b.has("saveTimeoutSeconds") ? nonNegative(b, "saveTimeoutSeconds") : 600;
+            if (timeout > MAX_SAVE_TIMEOUT_SECONDS) {
+                throw new IllegalArgumentException("\"saveTimeoutSeconds\" " + timeout + " is over the limit of "
+                        + MAX_SAVE_TIMEOUT_SECONDS + " (7 days)");
+            }
+            timeout *= 1000;
             return new Spec(List.copyOf(devices), perWorker, config, p, memory, atStep, timeout, b.get("daemons"));
         }
 
         private static int positive(JsonNode c, String f) {
-            JsonNode v = c.path(f);
-            if (v.isMissingNode()) {
-                return 1;
-            }
-            if (!v.canConvertToInt() || v.asInt() < 1) {
-                throw new IllegalArgumentException("config \"" + f + "\" must be an integer >= 1, got " + v);
-            }
-            return v.asInt();
+            return Limits.intIn(c, f, 1, 1, Limits.MAX_RANKS, "config ");
         }
 
         private static long nonNegative(JsonNode b, String f) {

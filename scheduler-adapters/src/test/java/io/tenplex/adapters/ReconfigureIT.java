@@ -155,6 +155,26 @@ class ReconfigureIT {
     }
 
     @Test
+    void finishedParts_areForgottenAfterTheirRetention() throws Exception {
+        ParallelConfig a = ParallelConfig.of(2, 2, 2);
+        ParallelConfig b = ParallelConfig.of(4, 1, 2);
+        Map<String, byte[]> full = save(Ptc.packed(model, a, 4));
+        services.forEach(j -> j.setPartRetention(Duration.ZERO)); // then twice the prepared timeout is the bound
+        JsonNode r = reconfigure(a, b, true, ", \"preparedTimeoutMillis\": 100", true);
+        assertEquals("committed", r.get("state").asText(), r.toString());
+        assertLoaded(Ptc.packed(model, a, 4), Ptc.packed(model, b, 4), full);
+        String part = JobService.PREFIX + "j/parts/" + r.get("plan").asText();
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        for (int w = 0; w < 2; w++) { // the destination workers' daemons held the parts
+            while (http.send(HttpRequest.newBuilder(URI.create(base(w) + part)).build(),
+                    HttpResponse.BodyHandlers.discarding()).statusCode() != 404) {
+                assertTrue(System.nanoTime() < deadline, "worker " + w + " still keeps its finished part");
+                java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L); // polling a remote condition
+            }
+        }
+    }
+
+    @Test
     void reconfigure_commitsTheNewGenerationOnEveryDaemon() throws Exception {
         ParallelConfig a = ParallelConfig.of(2, 2, 2);
         ParallelConfig b = ParallelConfig.of(4, 1, 2);

@@ -160,7 +160,7 @@ class ResourceChangeIT {
             {"{\"devices\": [[0,0],[0,0]]}", "listed twice"},
             {"{\"devices\": [[0,-1]]}", "is not a [worker, local] pair"},
             {"{\"size\": 4, \"devicesPerWorker\": 4, \"config\": {\"tp\": 2}}", "needs 2 devices, the change gives 4"},
-            {"{\"size\": 4, \"devicesPerWorker\": 4, \"config\": {\"tp\": 0}}", "must be an integer >= 1"},
+            {"{\"size\": 4, \"devicesPerWorker\": 4, \"config\": {\"tp\": 0}}", "must be an integer in [1, 16384], got 0"},
             {"{\"size\": 4, \"devicesPerWorker\": 4, \"atStep\": -3}", "\"atStep\" must be a non-negative integer"},
             {"{\"size\": 4, \"devicesPerWorker\": 4, \"parallelizer\": {\"table\": {\"4\": {\"mp_size\": 3}}}}", "\"pp_size\" must be an integer >= 1"},
             {"[1]", "JSON object"},

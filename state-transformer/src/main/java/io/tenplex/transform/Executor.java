@@ -22,7 +22,8 @@ import java.util.zip.CRC32C;
 /**
  * Executes a plan against ports: for every destination shard it selects, it opens a buffer in the
  * {@link ShardSink}, reads each piece from the {@link ShardSource} (many pieces in flight, bounded),
- * verifies the CRC32C the holder vouches for, and writes the piece into place. Pieces are queued per
+ * verifies the CRC32C the holder vouches for, and writes the piece into place. A source that asked for a
+ * checksum and got none reports a {@link CorruptTransferException}, handled like a mismatch. Pieces are queued per
  * source worker and each queue is drained by at most {@code maxInFlight} concurrent reads, so the
  * pool should have that many threads per source worker. A piece whose
  * destination bytes are contiguous is read straight into the destination buffer. A failed read or a
@@ -146,15 +147,14 @@ public final class Executor {
             }
         }
         lanes.awaitAdvanceInterruptibly(lanes.arrive());
+        ExecutionReport report = new ExecutionReport(part.size(), kept, tally.local.get(), tally.remote.get(),
+                tally.retries.get(), tally.corrupted.get(), System.nanoTime() - t0);
         Throwable f = tally.failure.get();
-        if (f instanceof ExecutionFailedException e) {
-            throw e;
+        if (f != null) { // the report goes with the failure: a failed part still tells its retries and corruptions
+            throw new ExecutionFailedException(f instanceof ExecutionFailedException ? f.getMessage()
+                    : "execution failed: " + f, f instanceof ExecutionFailedException ? f.getCause() : f, report);
         }
-        if (f != null) {
-            throw new ExecutionFailedException("execution failed: " + f, f);
-        }
-        return new ExecutionReport(part.size(), kept, tally.local.get(), tally.remote.get(), tally.retries.get(),
-                tally.corrupted.get(), System.nanoTime() - t0);
+        return report;
     }
 
     private record Task(ShardPlan shard, Piece piece, ByteBuffer buf, AtomicInteger left) {}
@@ -193,15 +193,8 @@ public final class Executor {
                     CRC32C crc = new CRC32C();
                     crc.update(target.duplicate());
                     if ((int) crc.getValue() != vouched.getAsInt()) {
-                        tally.corrupted.incrementAndGet();
-                        tally.retries.incrementAndGet();
-                        last = new IOException("checksum mismatch reading " + piece.sourceKey() + " [" + piece.source()
-                                + "] from rank " + rank + " (" + device + ")");
-                        if (i == order.size() - 1 && !refetched) {
-                            refetched = true; // bytes damaged in transit: fetch once more from the last holder
-                            order.add(rank);
-                        }
-                        continue;
+                        throw new CorruptTransferException("checksum mismatch reading " + piece.sourceKey() + " ["
+                                + piece.source() + "] from rank " + rank + " (" + device + ")");
                     }
                 }
                 if (!direct) {
@@ -210,6 +203,14 @@ public final class Executor {
                 int here = worker >= 0 ? worker : shard.destDevice().worker();
                 (device.worker() == here ? tally.local : tally.remote).addAndGet(bytes);
                 return;
+            } catch (CorruptTransferException e) {
+                tally.corrupted.incrementAndGet();
+                tally.retries.incrementAndGet();
+                last = e;
+                if (i == order.size() - 1 && !refetched) {
+                    refetched = true; // bytes damaged in transit: fetch once more from the last holder
+                    order.add(rank);
+                }
             } catch (IOException e) {
                 tally.retries.incrementAndGet();
                 last = e;

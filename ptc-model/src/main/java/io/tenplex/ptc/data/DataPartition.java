@@ -29,7 +29,12 @@ public final class DataPartition {
         if (perEpoch == 0) {
             throw new IllegalArgumentException("dataset of " + samples + " samples has no complete global batch of " + g);
         }
-        this.epoch = Math.toIntExact(params.progress() / perEpoch);
+        long epochs = params.progress() / perEpoch;
+        if (epochs > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("progress " + params.progress() + " is " + epochs + " epochs of "
+                    + perEpoch + " samples, over the limit of " + Integer.MAX_VALUE + " epochs");
+        }
+        this.epoch = (int) epochs;
         this.start = (int) (params.progress() % perEpoch);
         this.order = SampleOrder.of(samples, params.seed(), epoch, params.shuffle());
         this.batches = (int) ((perEpoch - start) / g);

@@ -76,4 +76,12 @@ class DataPartitionTest {
         assertTrue(assertThrows(IOException.class, () -> DatasetIndex.read(new StringReader("x\n")))
                 .getMessage().contains("line 1"));
     }
+
+    @Test
+    void progressOfTooManyEpochs_isRefusedWithTheValueAndTheLimit() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new DataPartition(25, new MountParams(Long.MAX_VALUE, 1, 1, 1, false, 4)));
+        assertTrue(e.getMessage().contains("progress " + Long.MAX_VALUE) && e.getMessage().contains("limit of "
+                + Integer.MAX_VALUE), e.getMessage());
+    }
 }

@@ -86,8 +86,9 @@ public final class PeerClient implements AutoCloseable {
      * Reads {@code range} of the tensor at {@code path} on {@code peer} into {@code dst} (from its
      * position; the answer must be exactly {@code dst.remaining()} bytes).
      *
-     * @return completes with the CRC32C the peer vouched for (empty if none), or fails with an
-     *     {@link IOException} naming the peer and the reason
+     * @return completes with the CRC32C the peer vouched for (always present: it is asked for), or
+     *     fails with an {@link IOException} naming the peer and the reason; a {@link
+     *     ChecksumMissingException} when the answer came without a valid checksum
      */
     public CompletableFuture<OptionalInt> readRegion(InetSocketAddress peer, String path, String range, ByteBuffer dst) {
         return readRegion(peer, path, range, dst, 0);
@@ -166,9 +167,13 @@ public final class PeerClient implements AutoCloseable {
                 status = r.status().code();
                 keepAlive = HttpUtil.isKeepAlive(r);
                 long len = HttpUtil.getContentLength(r, -1L);
-                String c = r.headers().get("x-tensor-crc32c");
-                if (c != null) {
-                    crc = OptionalInt.of(Integer.parseUnsignedInt(c, 16));
+                if (status == 200) {
+                    crc = checksum(r.headers().get("x-tensor-crc32c"));
+                    if (crc.isEmpty()) {
+                        fail(new ChecksumMissingException(peer + " answered without a valid x-tensor-crc32c although "
+                                + "one was asked for (x-want-crc32c): the bytes cannot be verified"));
+                        return;
+                    }
                 }
                 if (status == 200 && len != dst.remaining()) {
                     fail(new IOException(peer + " answered " + len + " bytes, expected " + dst.remaining()));
@@ -199,6 +204,18 @@ public final class PeerClient implements AutoCloseable {
                         result.complete(crc);
                     }
                 }
+            }
+        }
+
+        /** The checksum of an {@code x-tensor-crc32c} value: exactly 8 hex digits, else empty. */
+        private static OptionalInt checksum(String hex) {
+            if (hex == null || hex.length() != 8) {
+                return OptionalInt.empty();
+            }
+            try {
+                return OptionalInt.of(Integer.parseUnsignedInt(hex, 16));
+            } catch (NumberFormatException e) {
+                return OptionalInt.empty();
             }
         }
 

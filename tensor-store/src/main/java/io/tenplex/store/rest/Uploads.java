@@ -42,6 +42,7 @@ final class Uploads {
     /** An upload whose body streams into a {@link BodySink} created by {@link #head}. */
     abstract static class SinkUpload extends Call {
         BodySink sink;
+        UploadChecksum checksum = UploadChecksum.NONE;
 
         @Override
         void content(ByteBuf data) {
@@ -78,12 +79,19 @@ final class Uploads {
                         + meta.byteSize() + " (dtype x dims)");
             }
             checkCanCreate(ex.rc.store(), path, replace);
+            checksum = UploadChecksum.of(ex);
             sink = new BodySink(ex.rc.store().allocator(), meta.byteSize(), ex.rc.store().checksumBlock());
         }
 
         @Override
         void end(Exchange ex) {
+            end(ex, new byte[0], 0);
+        }
+
+        /** Stores the body once its checksum (over {@code prefix} and the data) is verified. */
+        void end(Exchange ex, byte[] prefix, int prefixLength) {
             BlobWriter w = sink.finish("tensor " + meta);
+            checksum.verify(w, prefix, prefixLength);
             boolean existed = ex.rc.store().stat(path).isPresent();
             ex.rc.store().putTensor(path, meta, w.take(), w.checksums(), replace);
             answer.accept(ex, existed);
@@ -105,12 +113,14 @@ final class Uploads {
         @Override
         void head(Exchange ex) {
             checkCanCreate(ex.rc.store(), path, replace);
+            checksum = UploadChecksum.of(ex);
             sink = new BodySink(ex.rc.store().allocator(), contentLength(ex), ex.rc.store().checksumBlock());
         }
 
         @Override
         void end(Exchange ex) {
             BlobWriter w = sink.finish("the declared Content-Length");
+            checksum.verify(w, new byte[0], 0);
             boolean existed = ex.rc.store().stat(path).isPresent();
             ex.rc.store().putFile(path, w.take(), w.checksums(), replace);
             answer.accept(ex, existed);
@@ -125,6 +135,7 @@ final class Uploads {
         private byte[] head = new byte[256];
         private int headLen;
         private TensorUpload tensor;
+        private int dataOffset;
         private long declared;
         private Exchange ex;
 
@@ -170,6 +181,8 @@ final class Uploads {
                         + h.meta() + " needs " + h.meta().byteSize());
             }
             tensor = new TensorUpload(path, h.meta(), replace, answer);
+            tensor.checksum = UploadChecksum.of(ex);
+            dataOffset = h.dataOffset();
             tensor.sink = new BodySink(ex.rc.store().allocator(), h.meta().byteSize(), ex.rc.store().checksumBlock());
             ByteBuf rest = io.netty.buffer.Unpooled.wrappedBuffer(head, h.dataOffset(), headLen - h.dataOffset());
             tensor.content(rest);
@@ -183,7 +196,7 @@ final class Uploads {
             if (tensor == null) {
                 throw HttpError.badRequest("body is not a complete .npy file (" + headLen + " bytes)");
             }
-            tensor.end(ex);
+            tensor.end(ex, head, dataOffset); // the client's checksum covers the .npy header too
         }
 
         @Override

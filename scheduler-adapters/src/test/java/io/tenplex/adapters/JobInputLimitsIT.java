@@ -1,0 +1,168 @@
+package io.tenplex.adapters;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tenplex.ptc.MegatronLayout;
+import io.tenplex.ptc.Model;
+import io.tenplex.ptc.ModelSpecJson;
+import io.tenplex.store.Fixtures;
+import io.tenplex.store.TensorStore;
+import io.tenplex.store.control.Device;
+import io.tenplex.store.control.Piece;
+import io.tenplex.store.control.Range;
+import io.tenplex.store.control.Region;
+import io.tenplex.store.control.Shard;
+import io.tenplex.store.control.WorkerPlan;
+import io.tenplex.store.memory.Allocator;
+import io.tenplex.store.peer.PeerClient;
+import io.tenplex.store.rest.RestServer;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Bad sizes and values on the job routes of a real daemon over HTTP: each is a 400 whose message
+ * carries the value and the limit, before anything is allocated or planned, and the daemon keeps
+ * answering; planning runs off the event loop.
+ */
+class JobInputLimitsIT {
+    private static final Model MODEL = MegatronLayout.model(MegatronLayout.Shape.gpt(4, 64, 8, 1000, 16));
+    private final HttpClient http = HttpClient.newHttpClient();
+    private TensorStore store;
+    private RestServer server;
+    private JobService jobs;
+    private String base;
+
+    @BeforeEach
+    void start() throws Exception {
+        store = new TensorStore(new Allocator(64L << 20));
+        jobs = new JobService(store, new PeerClient(2, null), Duration.ofSeconds(30));
+        server = new RestServer(store, null);
+        server.addControl(JobService.PREFIX, jobs);
+        InetSocketAddress a = server.start("127.0.0.1", 0);
+        jobs.setDefaultDaemons(Map.of(0, a));
+        base = "http://127.0.0.1:" + a.getPort();
+        Fixtures.putFile(store, "/job/j/model.json", ModelSpecJson.write(MODEL).getBytes(StandardCharsets.UTF_8), false);
+    }
+
+    @AfterEach
+    void stop() {
+        server.close();
+        jobs.close();
+    }
+
+    private HttpResponse<String> post(String path, String type, byte[] body) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(base + path)).header("Content-Type", type)
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private HttpResponse<String> postJson(String path, String body) throws Exception {
+        return post(path, "application/json", body.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static void assertRefused(HttpResponse<String> r, String... parts) {
+        assertEquals(400, r.statusCode(), r.body());
+        for (String p : parts) {
+            assertTrue(r.body().contains(p), "'" + p + "' not in: " + r.body());
+        }
+    }
+
+    private static String dryRun(String to) {
+        return "{\"from\": {\"tp\": 2, \"pp\": 1, \"dp\": 1, \"devicesPerWorker\": 2}, \"to\": " + to + "}";
+    }
+
+    @Test
+    void reconfigure_deviceThatIsNotAPair_is400() throws Exception {
+        assertRefused(postJson("/api/v1/jobs/j/reconfigure?dryRun=true", dryRun("{\"devices\": [[0]]}")),
+                "[0]", "[worker, local]");
+        assertRefused(postJson("/api/v1/jobs/j/reconfigure?dryRun=true", dryRun("{\"tp\": 2, \"devices\": [[0, 0]]}")),
+                "must list 2");
+    }
+
+    @Test
+    void reconfigure_hugeDataParallelism_is400_atOnce() throws Exception {
+        long t = System.nanoTime();
+        assertRefused(postJson("/api/v1/jobs/j/reconfigure?dryRun=true", dryRun("{\"dp\": 5e6, \"devicesPerWorker\": 8}")),
+                "\"dp\"", "5000000", "16384");
+        assertRefused(postJson("/api/v1/jobs/j/reconfigure?dryRun=true",
+                dryRun("{\"tp\": 16384, \"dp\": 16384, \"devicesPerWorker\": 8}")), "268435456", "16384");
+        assertTrue(System.nanoTime() - t < 2_000_000_000L, "refusing took " + (System.nanoTime() - t) / 1e6 + " ms");
+    }
+
+    @Test
+    void reconfigure_planOverTheShardLimit_is400() throws Exception {
+        assertRefused(postJson("/api/v1/jobs/j/reconfigure?dryRun=true", dryRun("{\"dp\": 4096, \"devicesPerWorker\": 8}")),
+                "851968 shards", "524288");
+    }
+
+    @Test
+    void parallelize_hugeSize_is400() throws Exception {
+        assertRefused(postJson("/api/v1/jobs/j/parallelize", "{\"size\": 2147483647, \"devicesPerWorker\": 1}"),
+                "2147483647", "16384");
+        assertRefused(postJson("/api/v1/jobs/j/parallelize", "{\"size\": 8, \"devicesPerWorker\": 1, "
+                + "\"firstWorker\": 2147483647}"), "firstWorker", "2147483647");
+        assertEquals(200, postJson("/api/v1/jobs/j/parallelize", "{\"size\": 4, \"devicesPerWorker\": 2}").statusCode());
+    }
+
+    @Test
+    void resources_timeoutThatOverflows_is400() throws Exception {
+        assertRefused(postJson("/api/v1/jobs/j/resources", "{\"size\": 2, \"devicesPerWorker\": 2, "
+                + "\"saveTimeoutSeconds\": 9223372036854775807}"), "9223372036854775807", "604800");
+    }
+
+    @Test
+    void seal_hugeWorld_is400() throws Exception {
+        assertRefused(postJson("/api/v1/jobs/j/saves/9223372036854775807/ranks/0", "{\"world\": 2147483647}"),
+                "2147483647", "16384");
+    }
+
+    @Test
+    void part_whoseSourceRankExceedsItsDevices_is400_andStartsNothing() throws Exception {
+        Piece piece = Piece.newBuilder().setKind(3).setSourceRank(7).setSourceKey("w")
+                .setSource(Region.newBuilder().addRanges(Range.newBuilder().setStart(0).setStop(4))).addDestOffset(0)
+                .setBytes(16).addReplicas(7).build();
+        WorkerPlan wp = WorkerPlan.newBuilder().setJob("j").setPlanId("bad").setWorker(0)
+                .addSourceDevices(Device.newBuilder().setWorker(0).setLocal(0))
+                .addShards(Shard.newBuilder().setDestRank(0).setKey("w").setTensor("w").setDtype("f32").addShape(4)
+                        .setDestDevice(Device.newBuilder()).addPieces(piece)).build();
+        assertRefused(post("/api/v1/jobs/j/parts", Reconfiguration.PROTOBUF, wp.toByteArray()), "source_rank 7",
+                "[0, 1)");
+        assertEquals(404, http.send(HttpRequest.newBuilder(URI.create(base + "/api/v1/jobs/j/parts/bad")).build(),
+                HttpResponse.BodyHandlers.ofString()).statusCode());
+    }
+
+    @Test
+    void planning_runsOffTheEventLoop_healthAnswersMeanwhile() throws Exception {
+        // a large allowed plan takes a while; every event loop keeps answering while it is made: new
+        // connections go round the loops, so some of these share the loop that took the plan request
+        CompletableFuture<HttpResponse<String>> plan = http.sendAsync(HttpRequest.newBuilder(URI.create(base
+                + "/api/v1/jobs/j/reconfigure?dryRun=true")).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(dryRun("{\"tp\": 1, \"dp\": 2048, \"devicesPerWorker\": 8}")))
+                .build(), HttpResponse.BodyHandlers.ofString());
+        int port = Integer.parseInt(base.substring(base.lastIndexOf(':') + 1));
+        int answered = 0;
+        for (int i = 0; i < 32 && !plan.isDone(); i++) {
+            try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+                s.setSoTimeout(1000); // an event loop blocked by planning would not answer in time
+                s.getOutputStream().write("GET /api/v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                        .getBytes(StandardCharsets.US_ASCII));
+                String first = new java.io.BufferedReader(new java.io.InputStreamReader(s.getInputStream(),
+                        StandardCharsets.US_ASCII)).readLine();
+                assertTrue(first != null && first.contains(" 200 "), "health answered " + first);
+            }
+            answered += plan.isDone() ? 0 : 1;
+        }
+        assertTrue(answered >= 8, "only " + answered + " health checks while planning: the test proves nothing");
+        assertEquals(200, plan.get().statusCode(), plan.get().body());
+    }
+}

@@ -1,0 +1,39 @@
+"""The Python client's checksums against a real daemon: TENPLEX_ADDR reaches it directly,
+TENPLEX_CORRUPT_ADDR through a proxy that flips the first body byte of the first tensor read it
+carries (keeping the daemon's x-tensor-crc32c). Needs only numpy and requests. Prints OK at the end."""
+
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python"))
+
+import numpy as np  # noqa: E402
+
+import tenplex  # noqa: E402
+from tenplex import checksum  # noqa: E402
+
+assert checksum.hex8(checksum.crc32c(b"123456789")) == "e3069283"  # the CRC32C check value
+assert checksum.hex8(checksum._pure(b"123456789")) == "e3069283"
+
+direct = tenplex.Client(os.environ["TENPLEX_ADDR"], checksums=True)
+state = {"w": np.arange(4096, dtype=np.float32).reshape(64, 64), "n": 7}
+tenplex.upload(state, "/job/ck/save/0", direct)  # uploads carry their checksum; the daemon verifies it
+back = tenplex.download("/job/ck/save/0", direct, as_torch=False)
+assert np.array_equal(back["w"], state["w"]) and back["n"] == 7
+
+# an upload whose bytes do not match its checksum is refused and changes nothing
+r = direct.session.put(direct.addr + "/api/v1/files/job/ck/f", params={"replace": "true"}, data=b"abc",
+                       headers={checksum.HEADER: "00000000"})
+assert r.status_code == 400 and "checksum mismatch" in r.text, (r.status_code, r.text)
+assert direct.session.get(direct.addr + "/api/v1/files/job/ck/f").status_code == 404
+
+# a body damaged on the way is detected, with or without asking for the checksum
+for ask in (False, True):
+    damaged = tenplex.Client(os.environ["TENPLEX_CORRUPT_ADDR_%d" % ask], checksums=ask)
+    try:
+        tenplex.download("/job/ck/save/0", damaged, as_torch=False)
+        raise AssertionError("a damaged tensor was accepted (checksums=%s)" % ask)
+    except tenplex.TenplexError as e:
+        assert "checksum mismatch" in str(e), e
+print("OK")
