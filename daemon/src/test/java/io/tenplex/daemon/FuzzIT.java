@@ -4,11 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
+import io.tenplex.store.rest.RawHttp;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -18,7 +15,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Locale;
 import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -123,23 +119,21 @@ class FuzzIT {
 
     /** Sends one request (slowly when {@code pace} is given); null when it was answered well. */
     private String exchange(HttpFuzzer.Request r, Random pace, AtomicInteger answered) {
-        try (Socket s = new Socket("127.0.0.1", daemon.address().getPort())) {
-            s.setSoTimeout(30_000);
-            OutputStream out = s.getOutputStream();
+        try (RawHttp c = new RawHttp(daemon.address().getPort())) {
             try {
-                write(out, r.bytes(), pace);
+                write(c, r.bytes(), pace);
             } catch (IOException e) {
                 // the server may answer and close before it has read everything (a refused head)
             }
-            InputStream in = s.getInputStream();
             for (int k = 0; k < r.answers(); k++) {
-                Answer a = readResponse(in, r.head());
+                RawHttp.Response a = c.readOrNull(r.head());
                 if (a == null) {
                     return k == 0 ? "connection closed without an answer" : null;
                 }
                 answered.incrementAndGet();
                 if (a.status() >= 500 && a.status() != 507) {
-                    return "answer " + (k + 1) + ": " + a.status() + " " + a.reason();
+                    String text = a.text();
+                    return "answer " + (k + 1) + ": " + a.status() + " " + text.substring(0, Math.min(200, text.length()));
                 }
             }
             return null;
@@ -150,16 +144,14 @@ class FuzzIT {
         }
     }
 
-    private static void write(OutputStream out, byte[] bytes, Random pace) throws IOException {
+    private static void write(RawHttp c, byte[] bytes, Random pace) throws IOException {
         if (pace == null) {
-            out.write(bytes);
-            out.flush();
+            c.write(bytes);
             return;
         }
         for (int pos = 0; pos < bytes.length; ) { // a slow client: a few pieces with pauses
             int n = Math.min(bytes.length - pos, 1 + pace.nextInt(Math.max(1, bytes.length / 3)));
-            out.write(bytes, pos, n);
-            out.flush();
+            c.write(java.util.Arrays.copyOfRange(bytes, pos, pos + n));
             pos += n;
             try {
                 Thread.sleep(pace.nextInt(300)); // the slowness under test, not synchronisation
@@ -168,72 +160,6 @@ class FuzzIT {
                 return;
             }
         }
-    }
-
-    /** A response's status and the start of its body. */
-    record Answer(int status, String reason) {}
-
-    /** Reads one response, or null when the connection ended first. */
-    static Answer readResponse(InputStream in, boolean head) throws IOException {
-        while (true) {
-            String status = line(in);
-            if (status == null) {
-                return null;
-            }
-            String[] parts = status.split(" ");
-            if (parts.length < 2 || !parts[0].startsWith("HTTP/1.")) {
-                throw new IOException("not an HTTP status line: " + status);
-            }
-            int code = Integer.parseInt(parts[1]);
-            long length = -1;
-            boolean chunked = false;
-            String l;
-            while ((l = line(in)) != null && !l.isEmpty()) {
-                String lower = l.toLowerCase(Locale.ROOT);
-                if (lower.startsWith("content-length:")) {
-                    length = Long.parseLong(lower.substring(15).trim());
-                } else if (lower.startsWith("transfer-encoding:") && lower.contains("chunked")) {
-                    chunked = true;
-                }
-            }
-            if (code == 100) {
-                continue;
-            }
-            if (head || code == 204 || code == 304) {
-                return new Answer(code, "");
-            }
-            byte[] body;
-            if (chunked) {
-                ByteArrayOutputStream all = new ByteArrayOutputStream();
-                long n;
-                while ((n = Long.parseLong(line(in).split(";")[0].trim(), 16)) > 0) {
-                    all.writeBytes(in.readNBytes((int) n));
-                    line(in);
-                }
-                line(in);
-                body = all.toByteArray();
-            } else if (length >= 0) {
-                body = in.readNBytes((int) Math.min(length, 200));
-                in.skipNBytes(length - body.length);
-            } else {
-                body = in.readAllBytes();
-            }
-            String text = new String(body, 0, Math.min(body.length, 200), StandardCharsets.UTF_8).strip();
-            return new Answer(code, text);
-        }
-    }
-
-    private static String line(InputStream in) throws IOException {
-        ByteArrayOutputStream b = new ByteArrayOutputStream();
-        int c;
-        while ((c = in.read()) != -1) {
-            if (c == '\n') {
-                String s = b.toString(StandardCharsets.ISO_8859_1);
-                return s.endsWith("\r") ? s.substring(0, s.length() - 1) : s;
-            }
-            b.write(c);
-        }
-        return b.size() == 0 ? null : b.toString(StandardCharsets.ISO_8859_1);
     }
 
     private void put(String path, byte[] body) throws Exception {

@@ -52,23 +52,58 @@ public final class RawHttp implements AutoCloseable {
     }
 
     public Response read() throws IOException {
-        String status = line();
-        if (status == null) {
+        Response r = readOrNull(false);
+        if (r == null) {
             throw new IOException("connection closed by server");
         }
-        Map<String, String> h = new LinkedHashMap<>();
-        String l;
-        while (!(l = line()).isEmpty()) {
-            int c = l.indexOf(':');
-            h.put(l.substring(0, c).trim().toLowerCase(Locale.ROOT), l.substring(c + 1).trim());
+        return r;
+    }
+
+    /**
+     * Reads one response (skipping {@code 100 Continue}), or null when the connection ends before a
+     * status line. The body is framed by Content-Length, chunked encoding, or the end of the
+     * connection; an answer to HEAD ({@code head}) and 204/304 have none.
+     */
+    public Response readOrNull(boolean head) throws IOException {
+        while (true) {
+            String status = line();
+            if (status == null) {
+                return null;
+            }
+            String[] parts = status.split(" ");
+            if (parts.length < 2 || !parts[0].startsWith("HTTP/1.")) {
+                throw new IOException("not an HTTP status line: " + status);
+            }
+            Map<String, String> h = new LinkedHashMap<>();
+            String l;
+            while ((l = line()) != null && !l.isEmpty()) {
+                int c = l.indexOf(':');
+                h.put(l.substring(0, c).trim().toLowerCase(Locale.ROOT), l.substring(c + 1).trim());
+            }
+            int code = Integer.parseInt(parts[1]);
+            if (code == 100) {
+                continue;
+            }
+            if (head || code == 204 || code == 304) {
+                return new Response(code, h, new byte[0]);
+            }
+            return new Response(code, h, body(h));
         }
-        int code = Integer.parseInt(status.split(" ")[1]);
-        if (code == 100) {
-            return read();
+    }
+
+    private byte[] body(Map<String, String> h) throws IOException {
+        if (h.getOrDefault("transfer-encoding", "").toLowerCase(Locale.ROOT).contains("chunked")) {
+            ByteArrayOutputStream all = new ByteArrayOutputStream();
+            long n;
+            while ((n = Long.parseLong(line().split(";")[0].trim(), 16)) > 0) {
+                all.writeBytes(in.readNBytes((int) n));
+                line();
+            }
+            line();
+            return all.toByteArray();
         }
-        int len = Integer.parseInt(h.getOrDefault("content-length", "0"));
-        byte[] body = in.readNBytes(len);
-        return new Response(code, h, body);
+        String len = h.get("content-length");
+        return len == null ? in.readAllBytes() : in.readNBytes(Integer.parseInt(len));
     }
 
     private String line() throws IOException {
