@@ -54,6 +54,7 @@ public final class Daemon implements AutoCloseable {
         JobService jobs = new JobService(store, peers, java.time.Duration.ofMinutes(10), cfg.token(), flags);
         jobs.setDefaultDaemons(cfg.peers());
         jobs.setLinkRate(cfg.linkRate());
+        jobs.setPreparedTimeout(cfg.preparedTimeout());
         rest.addControl(JobService.PREFIX, jobs);
         rest.addControl(StopFlags.COMPAT_PATH, flags);
         DatasetService datasets = new DatasetService(link, store.allocator(), cfg.sources());

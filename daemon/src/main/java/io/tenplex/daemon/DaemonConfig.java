@@ -25,19 +25,23 @@ import java.util.Set;
  * @param limits the REST server's timeouts, control-body limits and allowed browser origins
  * @param sources where dataset sources may come from (data roots, allowed hosts) and fetch timeouts
  * @param tls TLS on the REST port and for peer traffic, or null for plain HTTP
+ * @param preparedTimeout how long a prepared reconfiguration part waits for its commit or abort
+ *     before it resolves itself by asking the other participants (unless a request says)
  */
 public record DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount,
         String token, java.util.Map<Integer, java.net.InetSocketAddress> peers, long linkRate, ServerLimits limits,
-        SourcePolicy sources, Tls tls) {
+        SourcePolicy sources, Tls tls, Duration preparedTimeout) {
     public static final String DEFAULT_BIND = "127.0.0.1";
     public static final int DEFAULT_PORT = 20010;
     /** Default memory budget: this share of physical RAM (within the JVM's direct-memory limit). */
     public static final double DEFAULT_RAM_SHARE = 0.5;
     /** Direct memory kept free for network buffers. */
     public static final long DIRECT_HEADROOM = 256L << 20;
+    /** Default wait of a prepared part for its commit or abort (as JobService's). */
+    public static final Duration DEFAULT_PREPARED_TIMEOUT = io.tenplex.adapters.JobService.DEFAULT_PREPARED_TIMEOUT;
     static final Set<String> FILE_KEYS = Set.of("bind", "port", "memoryLimit", "mount", "token", "peers", "linkRate",
             "idleTimeout", "headTimeout", "bodyTimeout", "writeTimeout", "allowOrigins", "dataRoots", "allowSourceHosts",
-            "sourceConnectTimeout", "sourceReadTimeout",
+            "sourceConnectTimeout", "sourceReadTimeout", "preparedTimeout",
             "tokenFile", "tlsCert", "tlsKey", "tlsCa");
 
     /**
@@ -76,13 +80,13 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
     public DaemonConfig(String bind, int port, long memoryLimit, String memoryLimitSource, Path mount, String token,
             java.util.Map<Integer, java.net.InetSocketAddress> peers, long linkRate) {
         this(bind, port, memoryLimit, memoryLimitSource, mount, token, peers, linkRate, ServerLimits.DEFAULTS,
-                SourcePolicy.none(), null);
+                SourcePolicy.none(), null, DEFAULT_PREPARED_TIMEOUT);
     }
 
     /** This configuration with other dataset source rules. */
     public DaemonConfig withSources(SourcePolicy s) {
         return new DaemonConfig(bind, port, memoryLimit, memoryLimitSource, mount, token, peers, linkRate, limits, s,
-                tls);
+                tls, preparedTimeout);
     }
 
     public DaemonConfig {
@@ -101,6 +105,9 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
             throw new IllegalArgumentException("bind address must not be empty");
         }
         java.util.Objects.requireNonNull(limits, "limits");
+        if (preparedTimeout.toMillis() < 100 || preparedTimeout.toDays() > 1) {
+            throw new IllegalArgumentException("prepared timeout " + preparedTimeout + " out of range (100ms to 1 day)");
+        }
     }
 
     /** Dataset source options as given (null or empty = not given). */
@@ -167,7 +174,8 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
                     n.has("memoryLimit") ? n.get("memoryLimit").asText() : null,
                     n.has("mount") ? Path.of(n.get("mount").asText()) : null, text(n, "token"), text(n, "peers"),
                     text(n, "linkRate"), new Timeouts(text(n, "idleTimeout"), text(n, "headTimeout"),
-                            text(n, "bodyTimeout"), text(n, "writeTimeout"), list(n, "allowOrigins", file)),
+                            text(n, "bodyTimeout"), text(n, "writeTimeout"), list(n, "allowOrigins", file),
+                            text(n, "preparedTimeout")),
                     new Sources(list(n, "dataRoots", file).stream().map(Path::of).toList(),
                             list(n, "allowSourceHosts", file), text(n, "sourceConnectTimeout"),
                             text(n, "sourceReadTimeout")),
@@ -196,8 +204,12 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
     }
 
     /** The server's timeouts as given ({@code 30s}, {@code 500ms}, {@code 2m}), and allowed origins (comma-separated). */
-    record Timeouts(String idle, String head, String body, String write, List<String> origins) {
-        static final Timeouts NONE = new Timeouts(null, null, null, null, null);
+    record Timeouts(String idle, String head, String body, String write, List<String> origins, String prepared) {
+        static final Timeouts NONE = new Timeouts(null, null, null, null, null, null);
+
+        Timeouts(String idle, String head, String body, String write, List<String> origins) {
+            this(idle, head, body, write, origins, null);
+        }
 
         /** These values over {@code file}'s over the defaults. */
         ServerLimits resolve(Timeouts file) {
@@ -272,7 +284,9 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
                 token(cli, env, file), parsePeers(first(cli.peers(), file.peers(), null)),
                 linkRate(first(cli.linkRate(), file.linkRate(), null)), cli.timeouts().resolve(file.timeouts()),
                 sources(cli.sources(), file.sources()), Tls.of(first(cli.tlsCert(), file.tlsCert(), null),
-                        first(cli.tlsKey(), file.tlsKey(), null), first(cli.tlsCa(), file.tlsCa(), null)));
+                        first(cli.tlsKey(), file.tlsKey(), null), first(cli.tlsCa(), file.tlsCa(), null)),
+                duration("prepared timeout", first(cli.timeouts().prepared(), file.timeouts().prepared(), null),
+                        DEFAULT_PREPARED_TIMEOUT));
     }
 
     /** Lists from the command line replace the file's; each timeout is taken separately. */
@@ -371,13 +385,14 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
     /** One line for the start-up log; the token is never printed. */
     String describe() {
         return String.format(Locale.ROOT, "bind=%s port=%d memoryLimit=%.2f GiB (%s) mount=%s token=%s peers=%s "
-                + "linkRate=%s timeouts(idle=%ds head=%ds body=%ds write=%ds) allowedOrigins=%s %s tls=%s", bind, port,
+                + "linkRate=%s timeouts(idle=%ds head=%ds body=%ds write=%ds prepared=%ds) allowedOrigins=%s %s tls=%s",
+                bind, port,
                 memoryLimit / (double) (1L << 30), memoryLimitSource,
                 mount == null ? "off" : mount, token == null ? "off" : "on", peers.isEmpty() ? "none" : peers.toString(),
                 linkRate == 0 ? "unpaced" : String.format(Locale.ROOT, "%.3f Gbit/s", linkRate / 1e9),
                 limits.idle().toSeconds(), limits.head().toSeconds(), limits.body().toSeconds(),
-                limits.write().toSeconds(), limits.allowedOrigins().isEmpty() ? "none" : limits.allowedOrigins(),
-                sources.describe(), tls == null ? "off" : "on (cert " + tls.cert() + ", peers trust "
+                limits.write().toSeconds(), preparedTimeout.toSeconds(),
+                limits.allowedOrigins().isEmpty() ? "none" : limits.allowedOrigins(), sources.describe(), tls == null ? "off" : "on (cert " + tls.cert() + ", peers trust "
                         + (tls.ca() == null ? "the JDK's CAs" : tls.ca()) + ")");
     }
 }

@@ -30,7 +30,8 @@ public final class Tenplexd implements Callable<Integer> {
 
     @Option(names = "--config", paramLabel = "FILE",
             description = "JSON file with any of: bind, port, memoryLimit, mount, token, tokenFile, peers, linkRate, "
-                    + "tlsCert, tlsKey, tlsCa, idleTimeout, headTimeout, bodyTimeout, writeTimeout, allowOrigins, dataRoots, "
+                    + "tlsCert, tlsKey, tlsCa, idleTimeout, headTimeout, bodyTimeout, writeTimeout, allowOrigins, "
+                    + "preparedTimeout, dataRoots, "
                     + "allowSourceHosts, sourceConnectTimeout, sourceReadTimeout. Options given here win.")
     Path config;
 
@@ -80,6 +81,11 @@ public final class Tenplexd implements Callable<Integer> {
             description = "Close a connection whose reader takes nothing for this long (default: 120s).")
     String writeTimeout;
 
+    @Option(names = "--prepared-timeout", paramLabel = "DURATION",
+            description = "How long a prepared reconfiguration part waits for its commit or abort before it resolves "
+                    + "itself by asking the other daemons (default: 60s; a request's preparedTimeoutMillis wins).")
+    String preparedTimeout;
+
     @Option(names = "--allow-origin", paramLabel = "ORIGIN", split = ",",
             description = "A browser origin (e.g. https://ops.example) allowed to call the daemon; requests with any "
                     + "other Origin header get 403 (default: none).")
@@ -112,7 +118,7 @@ public final class Tenplexd implements Callable<Integer> {
         }
         DaemonConfig cfg = DaemonConfig.resolve(new DaemonConfig.Given(bind, port, memoryLimit, mount, token, peers,
                 linkRate, new DaemonConfig.Timeouts(idleTimeout, headTimeout, bodyTimeout, writeTimeout,
-                        allowOrigins),
+                        allowOrigins, preparedTimeout),
                 new DaemonConfig.Sources(dataRoots, sourceHosts, sourceConnectTimeout, sourceReadTimeout), tokenFile,
                 tlsCert, tlsKey, tlsCa), DaemonConfig.Given.fromEnv(System.getenv()),
                 config == null ? DaemonConfig.Given.none() : DaemonConfig.Given.fromFile(config),

@@ -99,16 +99,18 @@ class DaemonConfigTest {
         assertEquals(java.time.Duration.ofSeconds(60), d.limits().body());
         assertEquals(java.time.Duration.ofSeconds(120), d.limits().write());
         assertEquals(16 << 20, d.limits().controlBody());
+        assertEquals(java.time.Duration.ofSeconds(60), d.preparedTimeout());
         assertTrue(d.limits().allowedOrigins().isEmpty());
         Path f = dir.resolve("c.json");
         Files.writeString(f, "{\"bodyTimeout\": \"5s\", \"idleTimeout\": \"2m\", \"allowOrigins\": [\"https://a.example\"]}");
         DaemonConfig c = DaemonConfig.resolve(new DaemonConfig.Given(null, null, null, null, null, null, null,
-                new DaemonConfig.Timeouts(null, "1500ms", "7", null, null), DaemonConfig.Sources.NONE),
+                new DaemonConfig.Timeouts(null, "1500ms", "7", null, null, "90s"), DaemonConfig.Sources.NONE),
                 DaemonConfig.Given.fromFile(f), 24 * GIB,
                 100 * GIB);
         assertEquals(java.time.Duration.ofSeconds(7), c.limits().body());
         assertEquals(java.time.Duration.ofMinutes(2), c.limits().idle());
         assertEquals(java.time.Duration.ofMillis(1500), c.limits().head());
+        assertEquals(java.time.Duration.ofSeconds(90), c.preparedTimeout());
         assertEquals(java.util.List.of("https://a.example"), c.limits().allowedOrigins());
         for (String bad : new String[] {"0s", "-3s", "soon", "1.5s", ""}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
