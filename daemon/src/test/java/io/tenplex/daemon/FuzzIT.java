@@ -105,8 +105,10 @@ class FuzzIT {
         assertArrayEquals(f, get("/api/v1/files/keep/f"));
         assertEquals(before, listing(), "the store outside the fuzzer's paths changed");
         send("DELETE", "/api/v1/datasets/" + HttpFuzzer.JOB);
-        send("DELETE", "/api/v1/dirs" + HttpFuzzer.SCRATCH + "?recursive=true");
-        send("DELETE", "/api/v1/dirs/job/" + HttpFuzzer.JOB + "?recursive=true");
+        for (String own : List.of(HttpFuzzer.SCRATCH, "/job/" + HttpFuzzer.JOB)) { // a directory or a file
+            send("DELETE", "/api/v1/dirs" + own + "?recursive=true");
+            send("DELETE", "/api/v1/files" + own);
+        }
         long end = System.nanoTime() + 30_000_000_000L;
         long used;
         while ((used = usedBytes()) != baseline) { // cut connections give their memory back on their own
@@ -185,11 +187,21 @@ class FuzzIT {
         StringBuilder b = new StringBuilder();
         for (var e : all.get("entries")) {
             String path = e.get("path").asText();
-            if (!path.startsWith(HttpFuzzer.SCRATCH + "/") && !path.startsWith("/job/" + HttpFuzzer.JOB + "/")) {
+            if (!fuzzerOwns(path)) {
                 b.append(e).append('\n');
             }
         }
         return b.toString();
+    }
+
+    /** The fuzzer's own paths: its scratch directory and its job, whatever entries they became. */
+    private static boolean fuzzerOwns(String path) {
+        for (String own : List.of(HttpFuzzer.SCRATCH, "/job/" + HttpFuzzer.JOB)) {
+            if (path.equals(own) || path.startsWith(own + "/")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private long usedBytes() throws Exception {
