@@ -70,11 +70,6 @@ class FuzzIT {
 
         List<String> failures = Collections.synchronizedList(new ArrayList<>());
         AtomicInteger answered = new AtomicInteger();
-        HttpFuzzer fuzzer = new HttpFuzzer(seed);
-        List<HttpFuzzer.Request> requests = new ArrayList<>();
-        for (int i = 0; i < REQUESTS; i++) {
-            requests.add(fuzzer.next());
-        }
         ExecutorService pool = Executors.newFixedThreadPool(CLIENTS);
         try {
             List<Future<?>> done = new ArrayList<>();
@@ -82,10 +77,12 @@ class FuzzIT {
                 int client = c;
                 done.add(pool.submit(() -> {
                     Random pace = new Random(seed + client);
-                    for (int i = client; i < requests.size(); i += CLIENTS) {
-                        String problem = exchange(requests.get(i), pace.nextInt(50) == 0 ? pace : null, answered);
+                    HttpFuzzer fuzzer = new HttpFuzzer(seed + client); // each client its own sequence, made as it goes
+                    for (int i = client; i < REQUESTS; i += CLIENTS) {
+                        HttpFuzzer.Request request = fuzzer.next();
+                        String problem = exchange(request, pace.nextInt(50) == 0 ? pace : null, answered);
                         if (problem != null) {
-                            failures.add("#" + i + " " + requests.get(i).summary() + ": " + problem);
+                            failures.add("client " + client + " #" + i + " " + request.summary() + ": " + problem);
                         }
                     }
                     return null;
