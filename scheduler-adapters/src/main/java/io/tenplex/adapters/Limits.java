@@ -27,6 +27,10 @@ final class Limits {
     static int intIn(JsonNode parent, String field, int dflt, int min, int max, String where) {
         JsonNode v = parent.path(field);
         if (v.isMissingNode() || v.isNull()) {
+            if (dflt < min || dflt > max) { // no usable default: the field is required (null is not a value)
+                throw new IllegalArgumentException(where + "\"" + field + "\" is required: an integer in [" + min
+                        + ", " + max + "]");
+            }
             return dflt;
         }
         if (!v.isIntegralNumber() || !v.canConvertToLong() || v.asLong() < min || v.asLong() > max) {

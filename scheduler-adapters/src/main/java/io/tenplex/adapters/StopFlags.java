@@ -25,20 +25,44 @@ public final class StopFlags implements ControlHandler {
         }
     }
 
+    /** The longest reason a flag keeps (characters). */
+    static final int MAX_REASON = 1024;
+    /** The most jobs whose raise counts are kept; counts of jobs without a raised flag are dropped first. */
+    static final int MAX_JOBS = 4096;
+
     private final Map<String, Flag> flags = new ConcurrentHashMap<>();
     private final Map<String, Long> raises = new ConcurrentHashMap<>();
 
-    public void raise(String job, OptionalLong atStep, String reason) {
+    /**
+     * @throws IllegalArgumentException a negative step, a reason over {@link #MAX_REASON} characters,
+     *     or {@link #MAX_JOBS} jobs with raised flags already
+     */
+    public synchronized void raise(String job, OptionalLong atStep, String reason) {
         if (atStep.isPresent() && atStep.getAsLong() < 0) {
             throw new IllegalArgumentException("atStep " + atStep.getAsLong() + " is negative");
+        }
+        if (reason.length() > MAX_REASON) {
+            throw new IllegalArgumentException("reason has " + reason.length() + " characters; at most " + MAX_REASON);
         }
         new JobPaths(job);
         Flag before = flags.get(job);
         if (before != null && before.atStep().equals(atStep) && before.reason().equals(reason)) {
             return; // the same raise again (a coordinator also tells itself): not a new one
         }
+        makeRoomFor(job);
         flags.put(job, new Flag(atStep, reason, System.currentTimeMillis()));
         raises.merge(job, 1L, Long::sum);
+    }
+
+    /** Keeps at most {@link #MAX_JOBS} jobs: forgets the count of a job whose flag is not raised. */
+    private void makeRoomFor(String job) {
+        if (raises.containsKey(job) || raises.size() < MAX_JOBS) {
+            return;
+        }
+        String idle = raises.keySet().stream().filter(j -> !flags.containsKey(j)).findAny().orElseThrow(
+                () -> new IllegalArgumentException("stop flags of " + MAX_JOBS + " jobs are raised on this daemon; "
+                        + "clear some first"));
+        raises.remove(idle);
     }
 
     /** How often the job's flag has been raised on this daemon (a launcher tells a stop from an end by it). */

@@ -115,6 +115,35 @@ class JobInputLimitsIT {
     }
 
     @Test
+    void nullForARequiredNumber_is400_notADivisionByZero() throws Exception {
+        assertRefused(postJson("/api/v1/jobs/j/reconfigure?dryRun=true", dryRun("{\"dp\": 2, \"devicesPerWorker\": null}")),
+                "devicesPerWorker");
+        assertRefused(postJson("/api/v1/jobs/j/reconfigure?dryRun=true", "{\"from\": {\"tp\": 2, \"devicesPerWorker\": "
+                + "null}, \"to\": {\"tp\": 2, \"devicesPerWorker\": 2}}"), "devicesPerWorker");
+        assertRefused(postJson("/api/v1/jobs/j/parallelize", "{\"size\": null, \"devicesPerWorker\": null}"), "size");
+        assertRefused(postJson("/api/v1/jobs/j/resources", "{\"size\": 2, \"devicesPerWorker\": null}"),
+                "devicesPerWorker");
+        assertRefused(postJson("/api/v1/jobs/j/saves/5/ranks/0", "{\"world\": null}"), "world");
+    }
+
+    @Test
+    void stopFlags_reasonsAreBounded_andSoAreTheJobsThatKeepCounts() throws Exception {
+        assertRefused(postJson("/api/v1/jobs/j/stop", "{\"atStep\": 1, \"reason\": \"" + "r".repeat(1025) + "\"}"),
+                "1025", "1024");
+        StopFlags flags = new StopFlags();
+        for (int i = 0; i < StopFlags.MAX_JOBS; i++) {
+            flags.raise("job" + i, java.util.OptionalLong.empty(), "r");
+        }
+        IllegalArgumentException full = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> flags.raise("one-more", java.util.OptionalLong.empty(), "r"));
+        assertTrue(full.getMessage().contains("4096"), full.getMessage());
+        flags.clear("job0"); // a job whose flag is cleared makes room
+        flags.raise("one-more", java.util.OptionalLong.empty(), "r");
+        assertEquals(1, flags.raises("one-more"));
+        assertEquals(0, flags.raises("job0"));
+    }
+
+    @Test
     void resources_timeoutThatOverflows_is400() throws Exception {
         assertRefused(postJson("/api/v1/jobs/j/resources", "{\"size\": 2, \"devicesPerWorker\": 2, "
                 + "\"saveTimeoutSeconds\": 9223372036854775807}"), "9223372036854775807", "604800");
