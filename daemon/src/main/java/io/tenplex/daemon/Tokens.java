@@ -32,11 +32,15 @@ final class Tokens {
      * @throws IllegalArgumentException when it gives both, or the file is not a usable token
      */
     static String pick(String valueName, String value, String fileName, Path file) {
-        boolean hasValue = value != null && !value.isEmpty();
-        if (hasValue && file != null) {
+        if (value != null && value.isBlank()) {
+            // an empty secret must not turn authentication off without a word
+            throw new IllegalArgumentException(valueName + " is empty: give a token, or leave " + valueName + " out to "
+                    + "run without one");
+        }
+        if (value != null && file != null) {
             throw new IllegalArgumentException("give the token once: " + valueName + " or " + fileName + ", not both");
         }
-        return file != null ? read(file) : hasValue ? value : null;
+        return file != null ? read(file) : value;
     }
 
     /** The client side: {@code --token}/{@code --token-file}, else {@code TENPLEX_TOKEN_FILE}/{@code TENPLEX_TOKEN}. */
@@ -58,11 +62,16 @@ final class Tokens {
     static String read(Path file) {
         byte[] bytes;
         try {
-            if (Files.size(file) > MAX_BYTES) {
+            if (Files.exists(file) && !Files.isRegularFile(file)) { // /dev/zero, a FIFO: never read them
+                throw new IllegalArgumentException("token file " + file + " is not a regular file");
+            }
+            try (java.io.InputStream in = Files.newInputStream(file)) {
+                bytes = in.readNBytes(MAX_BYTES + 1); // never more, whatever the size says
+            }
+            if (bytes.length > MAX_BYTES) {
                 throw new IllegalArgumentException("token file " + file + " is larger than " + MAX_BYTES
                         + " bytes: not a token");
             }
-            bytes = Files.readAllBytes(file);
         } catch (NoSuchFileException e) {
             throw new IllegalArgumentException("token file " + file + " does not exist");
         } catch (IOException e) {

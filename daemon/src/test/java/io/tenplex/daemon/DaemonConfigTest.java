@@ -169,12 +169,29 @@ class DaemonConfigTest {
         Path empty = Files.writeString(dir.resolve("empty"), "\n\t \n");
         Path twoLines = Files.writeString(dir.resolve("two"), "sekrit-a\nsekrit-b\n");
         Path big = Files.write(dir.resolve("big"), new byte[Tokens.MAX_BYTES + 1]);
+        Path fifo = dir.resolve("fifo");
+        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor());
         for (Object[] c : new Object[][] {{empty, "is empty"}, {dir.resolve("none"), "does not exist"},
-                {twoLines, "control characters"}, {big, "larger than 4096 bytes"}}) {
+                {twoLines, "control characters"}, {big, "larger than 4096 bytes"},
+                {Path.of("/dev/zero"), "not a regular file"}, {fifo, "not a regular file"}}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Tokens.read((Path) c[0]));
             assertTrue(e.getMessage().contains((String) c[1]) && e.getMessage().contains(c[0].toString()),
                     e.getMessage());
             assertTrue(!e.getMessage().contains("sekrit"), e.getMessage());
+        }
+    }
+
+    @Test
+    void anEmptyToken_fromAnySource_refusesToStart_ratherThanRunningOpen(@TempDir Path dir) throws Exception {
+        Path cfg = Files.writeString(dir.resolve("c.json"), "{\"token\": \"\"}");
+        for (java.util.function.Supplier<DaemonConfig> empty : java.util.List.<java.util.function.Supplier<DaemonConfig>>of(
+                () -> DaemonConfig.resolve(new DaemonConfig.Given(null, null, null, null, ""), NONE, NONE, 24 * GIB,
+                        100 * GIB),
+                () -> DaemonConfig.resolve(NONE, DaemonConfig.Given.fromEnv(java.util.Map.of("TENPLEX_TOKEN", " ")), NONE,
+                        24 * GIB, 100 * GIB),
+                () -> DaemonConfig.resolve(NONE, NONE, DaemonConfig.Given.fromFile(cfg), 24 * GIB, 100 * GIB))) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, empty::get);
+            assertTrue(e.getMessage().contains("is empty"), e.getMessage());
         }
     }
 
