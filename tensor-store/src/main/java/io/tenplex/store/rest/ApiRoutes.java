@@ -45,7 +45,7 @@ final class ApiRoutes {
 
     private static Call get(Exchange ex, HttpMethod m, String what, Call.ThrowingConsumer<Exchange> answer) {
         if (!m.equals(HttpMethod.GET)) {
-            throw HttpError.methodNotAllowed(m.name(), PREFIX + what);
+            throw HttpError.methodNotAllowed(m.name(), PREFIX + what, "GET");
         }
         return Call.of(answer);
     }
@@ -75,7 +75,7 @@ final class ApiRoutes {
         if (m.equals(HttpMethod.DELETE)) {
             return Call.of(e -> deleteTyped(e, path, EntryType.TENSOR));
         }
-        throw HttpError.methodNotAllowed(m.name(), PREFIX + "tensors");
+        throw HttpError.methodNotAllowed(m.name(), PREFIX + "tensors", "GET, HEAD, PUT, POST, DELETE");
     }
 
     private static Call files(Exchange ex, HttpMethod m, StorePath path) {
@@ -95,7 +95,7 @@ final class ApiRoutes {
         if (m.equals(HttpMethod.DELETE)) {
             return Call.of(e -> deleteTyped(e, path, EntryType.FILE));
         }
-        throw HttpError.methodNotAllowed(m.name(), PREFIX + "files");
+        throw HttpError.methodNotAllowed(m.name(), PREFIX + "files", "GET, HEAD, PUT, POST, DELETE");
     }
 
     private static Call dirs(Exchange ex, HttpMethod m, StorePath path) {
@@ -125,7 +125,7 @@ final class ApiRoutes {
                 deleted(e, e.rc.store().delete(path));
             });
         }
-        throw HttpError.methodNotAllowed(m.name(), PREFIX + "dirs");
+        throw HttpError.methodNotAllowed(m.name(), PREFIX + "dirs", "GET, PUT, POST, DELETE");
     }
 
     private static void deleteTyped(Exchange e, StorePath path, EntryType type) throws Exception {

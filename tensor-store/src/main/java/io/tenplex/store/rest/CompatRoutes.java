@@ -29,7 +29,7 @@ final class CompatRoutes {
 
     static Call upload(Exchange ex) {
         if (!ex.method().equals(HttpMethod.POST) && !ex.method().equals(HttpMethod.PUT)) {
-            throw HttpError.methodNotAllowed(ex.method().name(), "/upload");
+            throw HttpError.methodNotAllowed(ex.method().name(), "/upload", "POST, PUT");
         }
         String ct = Uploads.contentType(ex);
         boolean replace = Uploads.replaceRequested(ex);
@@ -48,7 +48,7 @@ final class CompatRoutes {
     static Call query(Exchange ex) {
         if (!ex.method().equals(HttpMethod.GET) && !ex.method().equals(HttpMethod.HEAD)
                 && !ex.method().equals(HttpMethod.POST)) {
-            throw HttpError.methodNotAllowed(ex.method().name(), "/query");
+            throw HttpError.methodNotAllowed(ex.method().name(), "/query", "GET, HEAD, POST");
         }
         String ct = Uploads.contentType(ex);
         String rawPath = ex.requireParam("path");
@@ -111,7 +111,7 @@ final class CompatRoutes {
 
     static Call delete(Exchange ex) {
         if (!ex.method().equals(HttpMethod.DELETE)) {
-            throw HttpError.methodNotAllowed(ex.method().name(), "/delete");
+            throw HttpError.methodNotAllowed(ex.method().name(), "/delete", "DELETE");
         }
         StorePath path = StorePath.parse(ex.requireParam("path"));
         return Call.of(e -> {

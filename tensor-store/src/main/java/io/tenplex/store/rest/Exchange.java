@@ -44,9 +44,22 @@ final class Exchange {
     Exchange(ChannelHandlerContext ctx, HttpRequest request, RestContext rc, Consumer<Exchange> done) {
         this.ctx = ctx;
         this.request = request;
-        this.query = new QueryStringDecoder(request.uri());
+        this.query = new QueryStringDecoder(originForm(request.uri()));
         this.rc = rc;
         this.done = done;
+    }
+
+    /**
+     * The path and query of a target: the absolute form a client may send ({@code http://host/p?q},
+     * RFC 9112 3.2.2) is served as {@code /p?q}.
+     */
+    static String originForm(String target) {
+        int scheme = target.indexOf("://");
+        if (scheme < 0 || target.startsWith("/") || !target.regionMatches(true, 0, "http", 0, 4)) {
+            return target;
+        }
+        int path = target.indexOf('/', scheme + 3);
+        return path < 0 ? "/" : target.substring(path);
     }
 
     HttpMethod method() {
@@ -126,8 +139,8 @@ final class Exchange {
         if (st == HttpResponseStatus.UNAUTHORIZED) {
             h.set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer");
         }
-        if (st == HttpResponseStatus.METHOD_NOT_ALLOWED) {
-            h.set(HttpHeaderNames.ALLOW, "GET, HEAD, PUT, POST, DELETE");
+        if (t instanceof HttpError e && e.allow() != null) {
+            h.set(HttpHeaderNames.ALLOW, e.allow());
         }
         respond(st, "text/plain; charset=utf-8", (Errors.reason(t, route) + "\n").getBytes(StandardCharsets.UTF_8), h);
     }

@@ -89,6 +89,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         }
         try {
             RequestHeads.checkFraming(ex);
+            RequestHeads.checkHost(ex);
             String path = ex.query.path();
             ex.route = Router.routeLabel(path);
             RequestHeads.checkOrigin(ex);
@@ -116,7 +117,8 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         String auth = req.headers().get(HttpHeaderNames.AUTHORIZATION);
-        byte[] given = auth != null && auth.startsWith("Bearer ")
+        // the scheme name is case-insensitive (RFC 7235): "bearer", "BEARER" and "Bearer" are one
+        byte[] given = auth != null && auth.regionMatches(true, 0, "Bearer ", 0, 7)
                 ? auth.substring(7).trim().getBytes(StandardCharsets.UTF_8) : new byte[0];
         if (!MessageDigest.isEqual(given, rc.token())) {
             throw new HttpError(HttpResponseStatus.UNAUTHORIZED,

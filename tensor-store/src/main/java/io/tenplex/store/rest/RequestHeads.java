@@ -57,6 +57,16 @@ final class RequestHeads {
         }
     }
 
+    /** An HTTP/1.1 request names exactly one {@code Host} (RFC 9112 3.2); HTTP/1.0 may name none. */
+    static void checkHost(Exchange ex) {
+        int hosts = ex.request.headers().getAll(HttpHeaderNames.HOST).size();
+        boolean http11 = ex.request.protocolVersion().minorVersion() >= 1;
+        if (hosts > 1 || (hosts == 0 && http11)) {
+            throw HttpError.badRequest(hosts == 0 ? "an HTTP/1.1 request needs a Host header"
+                    : "a request must name one Host, not " + hosts);
+        }
+    }
+
     /**
      * A request a browser sends on behalf of a page carries {@code Origin}; only the origins the
      * operator allows may call the daemon, so a web page cannot change its state.

@@ -71,7 +71,7 @@ final class Router {
 
     private static void requireGet(Exchange ex, String path) {
         if (!ex.method().equals(HttpMethod.GET) && !ex.method().equals(HttpMethod.HEAD)) {
-            throw HttpError.methodNotAllowed(ex.method().name(), path);
+            throw HttpError.methodNotAllowed(ex.method().name(), path, "GET, HEAD");
         }
     }
 }

@@ -161,6 +161,28 @@ class HostileClientTest {
     }
 
     @Test
+    void http11RequestsNameExactlyOneHost() throws Exception {
+        try (RawHttp c = new RawHttp(port)) {
+            assertEquals(400, c.raw("GET /api/v1/health HTTP/1.1\r\n\r\n").status());
+            assertEquals(400, c.raw("GET /api/v1/health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n").status());
+            assertEquals(200, c.raw("GET /api/v1/health HTTP/1.0\r\nConnection: keep-alive\r\n\r\n").status());
+        }
+    }
+
+    @Test
+    void methodNotAllowed_listsTheRoutesOwnMethods_andAbsoluteFormTargetsAreServed() throws Exception {
+        RawHttp.Response health = send("PUT", "/api/v1/health", Map.of(), new byte[] {1});
+        assertEquals(405, health.status());
+        assertEquals("GET, HEAD", health.headers().get("allow"));
+        assertEquals("GET", send("PUT", "/api/v1/stat/x", Map.of(), new byte[] {1}).headers().get("allow"));
+        assertEquals("DELETE", send("GET", "/delete?path=/x", Map.of(), null).headers().get("allow"));
+        Fixtures.putFile(store, "/abs", new byte[] {4, 2}, false);
+        RawHttp.Response abs = send("GET", "http://127.0.0.1:" + port + "/api/v1/files/abs", Map.of(), null);
+        assertEquals(200, abs.status(), abs.text());
+        assertArrayEquals(new byte[] {4, 2}, abs.body());
+    }
+
+    @Test
     void methodNamesDoNotBecomeMetricLabels() throws Exception {
         for (int i = 0; i < 50; i++) {
             send("M" + "X".repeat(2000) + i, "/api/v1/files/x", Map.of(), null);

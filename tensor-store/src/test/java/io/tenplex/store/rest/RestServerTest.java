@@ -258,6 +258,9 @@ class RestServerTest {
         HttpRequest ok = HttpRequest.newBuilder(URI.create(base + "/api/v1/dirs/"))
                 .header("Authorization", "Bearer s3cret").build();
         assertEquals(200, http.send(ok, BodyHandlers.ofByteArray()).statusCode());
+        HttpRequest lower = HttpRequest.newBuilder(URI.create(base + "/api/v1/dirs/"))
+                .header("Authorization", "bearer s3cret").build(); // the scheme is case-insensitive
+        assertEquals(200, http.send(lower, BodyHandlers.ofByteArray()).statusCode());
     }
 
     private static void expect(RawHttp.Response r, int status, String reasonPart) {
