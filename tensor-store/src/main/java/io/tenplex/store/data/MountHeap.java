@@ -26,8 +26,11 @@ final class MountHeap {
      * its builders make.
      */
     static final long PER_LOCAL_SAMPLE = 96;
-    /** Heap per shard file and per index file (objects, names, view entries). */
-    static final long PER_FILE = 1024;
+    /**
+     * Heap per shard file and per index file (objects, path names, view entries, list lines): about
+     * 1,300 bytes are kept per shard file.
+     */
+    static final long PER_FILE = 2048;
     static final String HOW = "serve fewer ranks per daemon (mount on more daemons, each with its own 'ranks'), "
             + "unmount other datasets, or give the daemon more heap (TENPLEXD_JAVA_OPTS=-Xmx...; the dataset "
             + "budget is a quarter of it)";
