@@ -240,11 +240,11 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
     public Map<String, Object> mount(String job, JsonNode b) {
         MountRequest r = MountRequest.parse(b, defaultPeers, source.policy());
         String where = b.hasNonNull("indexText") ? null : indexLocation(b);
-        String text = where == null ? b.get("indexText").asText() : source.readIndex(where);
-        MountHeap.Reservation reserved = heap.reserve(MountHeap.parsing(text.length(), lines(text)),
-                "the index of dataset mount " + job);
+        MountHeap.Reservation reserved = heap.reserve(0, "the index of dataset mount " + job);
         DatasetMount m;
         try {
+            String text = where == null ? b.get("indexText").asText() : source.readIndex(where, reserved::resize);
+            reserved.resize(MountHeap.parsing(text.length(), lines(text)));
             DatasetIndex index = parse(text, where);
             text = null; // the parsed index replaces it
             checkSources(index);

@@ -8,16 +8,23 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tenplex.store.TensorStore;
 import io.tenplex.store.memory.Allocator;
 import io.tenplex.store.rest.RestServer;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -58,7 +65,7 @@ class DatasetHeapBudgetTest {
         TensorStore store = new TensorStore(new Allocator(64L << 20));
         open.add(store);
         datasets = new DatasetService(io.tenplex.store.peer.DaemonLink.plain(null), store.allocator(),
-                SourcePolicy.none().withDataRoots(List.of(tmp)), BUDGET);
+                SourcePolicy.none().withDataRoots(List.of(tmp)).withAllowedHosts(List.of("127.0.0.1")), BUDGET);
         RestServer rest = new RestServer(store, null);
         rest.addControl(DatasetService.PREFIX, datasets);
         InetSocketAddress addr = rest.start("127.0.0.1", 0);
@@ -138,5 +145,44 @@ class DatasetHeapBudgetTest {
         assertEquals(200, send("GET", "j?wait=60000").statusCode());
         assertEquals(200, send("DELETE", "j").statusCode());
         assertEquals(0, datasets.heapReserved());
+    }
+
+    /** An index URL larger than the budget (but under the 64 MiB index limit) is refused while it is read. */
+    @Test
+    void anIndexUrlOverTheBudget_isRefusedBeforeItIsReadWhole() throws Exception {
+        long total = 48L << 20;
+        AtomicLong sent = new AtomicLong();
+        CountDownLatch done = new CountDownLatch(1);
+        HttpServer src = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        src.createContext("/index.txt", ex -> {
+            byte[] lines = "0 1\n".repeat(1 << 14).getBytes(StandardCharsets.US_ASCII);
+            try (ex) {
+                ex.sendResponseHeaders(200, 0); // chunked: the size is not announced
+                OutputStream out = ex.getResponseBody();
+                byte[] head = ("1\nhttp://127.0.0.1:1/data " + total / 4 + "\n").getBytes(StandardCharsets.US_ASCII);
+                out.write(head);
+                for (long n = head.length; n < total; n += lines.length) {
+                    out.write(lines);
+                    sent.addAndGet(lines.length);
+                }
+            } catch (IOException e) {
+                // the daemon stopped reading
+            } finally {
+                done.countDown();
+            }
+        });
+        src.start();
+        open.add(() -> src.stop(0));
+        var body = JSON.createObjectNode().put("index", "http://127.0.0.1:" + src.getAddress().getPort() + "/index.txt")
+                .put("globalBatch", 1).put("dpSize", 1);
+        HttpResponse<String> r = client.send(HttpRequest.newBuilder(URI.create(base + "u/mount"))
+                .timeout(Duration.ofSeconds(60)).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body))).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(413, r.statusCode(), r.body());
+        assertTrue(r.body().contains("heap budget"), r.body());
+        assertEquals(0, datasets.heapReserved());
+        assertTrue(done.await(60, TimeUnit.SECONDS), "the source is still sending");
+        assertTrue(sent.get() < total / 2, "the daemon read " + sent.get() + " of " + total + " bytes first");
     }
 }
