@@ -43,7 +43,8 @@ final class DatasetMount {
     final DataPartition partition;
     final List<Integer> ranks;
     final Map<Integer, ShardBuffer[]> shards = new LinkedHashMap<>();
-    final Map<Integer, Loc> locations = new HashMap<>();
+    /** The local samples' ids, ascending, and at the same index their {@link SampleTable} positions. */
+    private final SampleTable table;
     final Map<String, ViewNode> nodes = new HashMap<>();
     final long mountedNanos = System.nanoTime();
     final AtomicLong fromLocal = new AtomicLong();
@@ -60,45 +61,53 @@ final class DatasetMount {
     final java.util.concurrent.CompletableFuture<Void> settled = new java.util.concurrent.CompletableFuture<>();
     final long totalBytes;
     final int totalSamples;
+    private final MountHeap.Reservation heap;
+    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
 
-    /** Allocates every shard buffer; on failure (over budget) frees what it allocated and rethrows. */
-    DatasetMount(String job, DatasetIndex index, MountParams params, List<Integer> ranks, Allocator allocator) {
+    /**
+     * Allocates every shard buffer; on failure (over budget) frees what it allocated and rethrows.
+     *
+     * @param heap the heap reserved for this mount, released by {@link #close()} (transferred)
+     */
+    DatasetMount(String job, DatasetIndex index, DataPartition partition, List<Integer> ranks, Allocator allocator,
+            MountHeap.Reservation heap) {
         this.job = job;
         this.index = index;
-        this.partition = new DataPartition(index.size(), params);
+        this.partition = partition;
         this.ranks = List.copyOf(ranks);
+        this.heap = heap;
         if (new java.util.HashSet<>(ranks).size() != ranks.size()) {
+            heap.close();
             throw new IllegalArgumentException("ranks " + ranks + " name a rank more than once");
         }
-        long bytes = 0;
-        int samples = 0;
         try {
-            for (int r : ranks) {
-                int[] all = partition.rankSamples(r);
-                ShardBuffer[] files = new ShardBuffer[partition.shardFiles(r)];
-                for (int f = 0; f < files.length; f++) {
-                    int[] ids = partition.shardSamples(all, f);
-                    long[] lengths = new long[ids.length];
-                    for (int i = 0; i < ids.length; i++) {
-                        lengths[i] = index.length(ids[i]);
-                    }
-                    files[f] = new ShardBuffer(ids, lengths, allocator);
-                    shards.put(r, files); // partial arrays are freed by close()
-                    for (int i = 0; i < ids.length; i++) {
-                        locations.put(ids[i], new Loc(files[f], i));
-                    }
-                    bytes += files[f].size();
-                    samples += ids.length;
-                }
-                shards.put(r, files);
-            }
+            allocateShards(allocator);
+            this.table = SampleTable.of(ranks.stream().map(shards::get).toArray(ShardBuffer[][]::new),
+                    ranks.stream().mapToInt(r -> partition.batches() == 0 ? 0 : partition.localBatch(r)).toArray(),
+                    partition.params().samplesPerFile());
         } catch (RuntimeException e) {
             close();
             throw e;
         }
-        this.totalBytes = bytes;
-        this.totalSamples = samples;
+        this.totalBytes = table.bytes();
+        this.totalSamples = table.size();
         buildView();
+    }
+
+    private void allocateShards(Allocator allocator) {
+        for (int r : ranks) {
+            int[] all = partition.rankSamples(r);
+            ShardBuffer[] files = new ShardBuffer[partition.shardFiles(r)];
+            shards.put(r, files); // partial arrays are freed by close()
+            for (int f = 0; f < files.length; f++) {
+                int[] ids = partition.shardSamples(all, f);
+                long[] lengths = new long[ids.length];
+                for (int i = 0; i < ids.length; i++) {
+                    lengths[i] = index.length(ids[i]);
+                }
+                files[f] = new ShardBuffer(ids, lengths, allocator);
+            }
+        }
     }
 
     private String progressDir() {
@@ -154,17 +163,17 @@ final class DatasetMount {
             for (ShardBuffer b : files) {
                 n += b.ids.length;
             }
-            long[] offsets = new long[n + 1];
-            long[] ids = new long[n];
-            int k = 0;
+            ByteBuffer offsets = npy(n + 1).putLong(0);
+            ByteBuffer ids = npy(n);
+            long end = 0;
             for (ShardBuffer b : files) {
-                for (int i = 0; i < b.ids.length; i++, k++) {
-                    ids[k] = b.ids[i];
-                    offsets[k + 1] = offsets[k] + b.length(i);
+                for (int i = 0; i < b.ids.length; i++) {
+                    ids.putLong(b.ids[i]);
+                    offsets.putLong(end += b.length(i));
                 }
             }
-            put(simple + "/offsets.npy", npy(offsets));
-            put(simple + "/ids.npy", npy(ids));
+            put(simple + "/offsets.npy", ViewNode.file(offsets.array()));
+            put(simple + "/ids.npy", ViewNode.file(ids.array()));
         }
     }
 
@@ -224,14 +233,10 @@ final class DatasetMount {
         return ViewNode.file(s.getBytes(StandardCharsets.UTF_8));
     }
 
-    private static ViewNode npy(long[] values) {
-        byte[] header = Npy.header(TensorMeta.of(DType.I64, values.length));
-        ByteBuffer b = ByteBuffer.allocate(header.length + 8 * values.length).order(ByteOrder.LITTLE_ENDIAN);
-        b.put(header);
-        for (long v : values) {
-            b.putLong(v);
-        }
-        return ViewNode.file(b.array());
+    /** A 1-D int64 {@code .npy} of {@code count} values, its header written; the values go after it. */
+    private static ByteBuffer npy(int count) {
+        byte[] header = Npy.header(TensorMeta.of(DType.I64, count));
+        return ByteBuffer.allocate(header.length + 8 * count).order(ByteOrder.LITTLE_ENDIAN).put(header);
     }
 
     void recordRead(long waitedNanos) {
@@ -244,24 +249,21 @@ final class DatasetMount {
 
     /** The sample if this mount holds it loaded, else false. */
     boolean copySample(int id, ByteBuffer dst) {
-        Loc loc = locations.get(id);
+        Loc loc = table.find(id);
         return loc != null && loc.buf().copySample(loc.i(), dst);
     }
 
-    /** Loading order: the first global batch of every local rank, then the second, and so on. */
-    List<Loc> loadOrder() {
-        List<Loc> out = new ArrayList<>(totalSamples);
-        for (int b = 0; b < partition.batches(); b++) {
-            for (int r : ranks) {
-                int local = partition.localBatch(r);
-                int m = partition.params().samplesPerFile();
-                for (int j = 0; j < local; j++) {
-                    int s = b * local + j;
-                    out.add(new Loc(shards.get(r)[s / m], s % m));
-                }
-            }
-        }
-        return out;
+    /** Samples to load, as many as {@link #loadAt} takes. */
+    int loadCount() {
+        return totalSamples;
+    }
+
+    /**
+     * The {@code k}-th sample in loading order: the first global batch of every local rank, then
+     * the second, and so on.
+     */
+    Loc loadAt(int k) {
+        return table.loadAt(k);
     }
 
     /** Samples of the first global batch over the local ranks. */
@@ -273,8 +275,12 @@ final class DatasetMount {
         return n;
     }
 
+    /** Frees the shard buffers and the heap reservation; idempotent. */
     void close() {
         settled.complete(null);
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
         for (ShardBuffer[] files : shards.values()) {
             for (ShardBuffer b : files) {
                 if (b != null) {
@@ -282,5 +288,6 @@ final class DatasetMount {
                 }
             }
         }
+        heap.close();
     }
 }

@@ -2,6 +2,7 @@ package io.tenplex.store.data;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.ptc.data.DataPartition;
 import io.tenplex.ptc.data.DatasetIndex;
 import io.tenplex.store.StoreException;
 import io.tenplex.store.memory.Allocator;
@@ -51,6 +52,7 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
     static final long MAX_WAIT_MILLIS = 60_000;
 
     private final Allocator allocator;
+    private final MountHeap heap;
     private final ObjectMapper json = new ObjectMapper();
     private final Map<String, DatasetMount> mounts = new ConcurrentHashMap<>();
     private final Map<String, DatasetMount> previous = new ConcurrentHashMap<>();
@@ -74,6 +76,15 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
      * @param policy where index and sample sources may come from, and the fetch timeouts
      */
     public DatasetService(DaemonLink link, Allocator allocator, SourcePolicy policy) {
+        this(link, allocator, policy, MountHeap.ofMaxHeap().limit());
+    }
+
+    /**
+     * @param heapBudget the daemon heap all mounts together may hold (their indexes, partitions and
+     *     sample tables); by default a quarter of the maximum heap
+     */
+    public DatasetService(DaemonLink link, Allocator allocator, SourcePolicy policy, long heapBudget) {
+        this.heap = new MountHeap(heapBudget);
         this.allocator = allocator;
         this.source = new SourceReader(policy);
         this.loader = new MountLoader(loaders, source, link, this::isLive, this::isCurrent, this::retire);
@@ -211,13 +222,57 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
         return m;
     }
 
+    /** Heap bytes reserved by the mounts now (0 with none). */
+    public long heapReserved() {
+        return heap.used();
+    }
+
+    /** The heap budget of all mounts together. */
+    public long heapBudget() {
+        return heap.limit();
+    }
+
     /**
      * Mounts (or remounts) a job's dataset; nothing changes if the request is bad, refused or over
-     * budget. Blocking (it may fetch the index): never call it on an event loop.
+     * budget (the off-heap memory budget for the samples, the heap budget for the tables that
+     * describe them). Blocking (it may fetch the index): never call it on an event loop.
      */
     public Map<String, Object> mount(String job, JsonNode b) {
         MountRequest r = MountRequest.parse(b, defaultPeers, source.policy());
-        DatasetIndex index = index(b);
+        String where = b.hasNonNull("indexText") ? null : indexLocation(b);
+        MountHeap.Reservation reserved = heap.reserve(0, "the index of dataset mount " + job);
+        DatasetMount m;
+        try {
+            String text = where == null ? b.get("indexText").asText() : source.readIndex(where, reserved::resize);
+            reserved.resize(MountHeap.parsing(text.length(), lines(text)));
+            DatasetIndex index = parse(text, where);
+            text = null; // the parsed index replaces it
+            checkSources(index);
+            DataPartition partition = partition(index, r);
+            reserved.resize(MountHeap.mount(index, partition, r.ranks()));
+            m = allocate(job, index, partition, r, reserved);
+        } catch (RuntimeException e) {
+            reserved.close();
+            throw e;
+        }
+        install(job, m, r.peers());
+        Map<String, Object> out = describe(m);
+        out.put("head", "/job/" + job + "/head.txt");
+        return out;
+    }
+
+    private static long lines(String text) {
+        long n = 1;
+        for (int i = 0; i < text.length(); i++) {
+            if (text.charAt(i) == '\n') {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Every source of the index must be allowed, and local files long enough. */
+    private void checkSources(DatasetIndex index) {
         Map<String, Long> ends = new LinkedHashMap<>();
         for (DatasetIndex.File f : index.files()) {
             long end = 0;
@@ -227,22 +282,25 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
             ends.merge(f.url(), end, Math::max);
         }
         ends.forEach(source::check);
-        DatasetMount m = allocate(job, index, r);
-        install(job, m, r.peers());
-        Map<String, Object> out = describe(m);
-        out.put("head", "/job/" + job + "/head.txt");
-        return out;
     }
 
-    private DatasetMount allocate(String job, DatasetIndex index, MountRequest r) {
+    private static DataPartition partition(DatasetIndex index, MountRequest r) {
         try {
-            return new DatasetMount(job, index, r.params(), r.ranks(), allocator);
-        } catch (OutOfBudgetException e) {
-            throw new StoreException(StoreException.Kind.INSUFFICIENT_STORAGE,
-                    "dataset partition does not fit in the memory budget: " + e.getMessage());
+            return new DataPartition(index.size(), r.params());
         } catch (ArithmeticException e) {
             throw new IllegalArgumentException("progress " + r.params().progress() + " is beyond the last epoch this "
                     + "index can count (" + Integer.MAX_VALUE + " epochs)");
+        }
+    }
+
+    /** The mount, which takes over {@code reserved}. */
+    private DatasetMount allocate(String job, DatasetIndex index, DataPartition partition, MountRequest r,
+            MountHeap.Reservation reserved) {
+        try {
+            return new DatasetMount(job, index, partition, r.ranks(), allocator, reserved);
+        } catch (OutOfBudgetException e) {
+            throw new StoreException(StoreException.Kind.INSUFFICIENT_STORAGE,
+                    "dataset partition does not fit in the memory budget: " + e.getMessage());
         }
     }
 
@@ -255,19 +313,22 @@ public final class DatasetService implements ControlHandler, AutoCloseable {
         loaders.execute(() -> loader.load(m, old, peers));
     }
 
-    private DatasetIndex index(JsonNode b) {
-        if (b.hasNonNull("indexText")) {
+    private static String indexLocation(JsonNode b) {
+        if (!b.hasNonNull("index")) {
+            throw new IllegalArgumentException("mount request needs 'index' (a path or URL) or 'indexText'");
+        }
+        return b.get("index").asText();
+    }
+
+    /** Parses an inline index ({@code where} null: errors show the text) or one read from {@code where}. */
+    private static DatasetIndex parse(String text, String where) {
+        if (where == null) {
             try {
-                return DatasetIndex.read(new StringReader(b.get("indexText").asText()));
+                return DatasetIndex.read(new StringReader(text));
             } catch (IOException | IllegalArgumentException e) {
                 throw new IllegalArgumentException("bad dataset index: " + e.getMessage());
             }
         }
-        if (!b.hasNonNull("index")) {
-            throw new IllegalArgumentException("mount request needs 'index' (a path or URL) or 'indexText'");
-        }
-        String where = b.get("index").asText();
-        String text = source.readIndex(where);
         try {
             return DatasetIndex.read(new StringReader(text));
         } catch (DatasetIndex.FormatException e) {

@@ -50,7 +50,7 @@ final class MountLoader {
 
     /** Loads every sample of {@code m} in read order: from the previous mount, a peer, or the source. */
     void load(DatasetMount m, DatasetMount old, List<String> peers) {
-        List<DatasetMount.Loc> order = m.loadOrder();
+        int count = m.loadCount();
         int first = m.firstBatchSamples();
         AtomicInteger firstLeft = new AtomicInteger(first);
         if (first == 0) {
@@ -60,11 +60,14 @@ final class MountLoader {
         List<CompletableFuture<Void>> workers = new ArrayList<>();
         for (int w = 0; w < LOADERS; w++) {
             workers.add(CompletableFuture.runAsync(() -> {
-                for (int at; (at = cursor.getAndAdd(CHUNK)) < order.size(); ) {
+                for (int at; (at = cursor.getAndAdd(CHUNK)) < count; ) {
                     if (!live.test(m)) {
                         return; // unmounted
                     }
-                    List<DatasetMount.Loc> chunk = order.subList(at, Math.min(at + CHUNK, order.size()));
+                    List<DatasetMount.Loc> chunk = new ArrayList<>(CHUNK);
+                    for (int k = at; k < (int) Math.min((long) at + CHUNK, count); k++) {
+                        chunk.add(m.loadAt(k));
+                    }
                     loadChunk(m, old, peers, chunk);
                     int inFirst = Math.max(0, Math.min(first, at + chunk.size()) - at);
                     if (inFirst > 0 && firstLeft.addAndGet(-inFirst) == 0) {

@@ -27,7 +27,13 @@ final class SourceFetch {
     }
 
     /** The whole body of a 200 answer, at most {@code max} bytes. */
-    byte[] getAll(URI url, int max) {
+    /**
+     * The whole body, at most {@code max} bytes.
+     *
+     * @param held told the heap the read holds before it grows (three times the bytes: the growing
+     *     buffer and the copy returned); it may throw to stop the read
+     */
+    byte[] getAll(URI url, int max, java.util.function.LongConsumer held) {
         HttpURLConnection c = open(url, null);
         boolean reuse = false; // a body read to its end leaves the connection to the JDK's keep-alive cache
         try {
@@ -39,7 +45,8 @@ final class SourceFetch {
             if (length > max) {
                 throw tooLarge(url, length, max);
             }
-            byte[] body = read(c, url, max + 1);
+            held.accept(3 * Math.max(length, 0));
+            byte[] body = read(c, url, max + 1, held);
             if (body.length > max) {
                 throw tooLarge(url, body.length, max);
             }
@@ -122,12 +129,17 @@ final class SourceFetch {
         return status;
     }
 
-    private byte[] read(HttpURLConnection c, URI url, int max) {
+    private byte[] read(HttpURLConnection c, URI url, int max, java.util.function.LongConsumer held) {
         long deadline = deadline();
         try (InputStream in = c.getInputStream()) {
             java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
             byte[] buf = new byte[1 << 16];
+            long told = 0;
             for (int n; out.size() < max && (n = in.read(buf, 0, Math.min(buf.length, max - out.size()))) >= 0; ) {
+                if (out.size() + n > told) { // in steps of 1 MiB, ahead of the buffer
+                    told = out.size() + n + (1L << 20);
+                    held.accept(3 * told);
+                }
                 out.write(buf, 0, n);
                 checkDeadline(url, deadline);
             }

@@ -40,10 +40,16 @@ final class SourceReader implements AutoCloseable {
         return url.startsWith("http://") || url.startsWith("https://");
     }
 
-    /** The text of an index at {@code where}; 403 if the policy refuses it, 502/504 if the URL fails. */
-    String readIndex(String where) {
+    /**
+     * The text of an index at {@code where}; 403 if the policy refuses it, 502/504 if the URL fails.
+     *
+     * @param held told the heap the read holds before it grows (it may throw to stop the read)
+     */
+    String readIndex(String where, java.util.function.LongConsumer held) {
         if (isHttp(where)) {
-            return new String(fetch.getAll(policy.httpSource(where), MAX_INDEX_BYTES), StandardCharsets.UTF_8);
+            byte[] bytes = fetch.getAll(policy.httpSource(where), MAX_INDEX_BYTES, held);
+            held.accept(2L * bytes.length); // the bytes and their text
+            return new String(bytes, StandardCharsets.UTF_8);
         }
         Path p = policy.localSource(where);
         try {
@@ -52,6 +58,7 @@ final class SourceReader implements AutoCloseable {
                 throw new StoreException(StoreException.Kind.TOO_LARGE, "dataset index " + where + " has " + size
                         + " bytes (limit " + MAX_INDEX_BYTES + ")");
             }
+            held.accept(2 * size); // the bytes and their text
             return Files.readString(p, StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new IllegalArgumentException("dataset index " + where + " is not readable text ("
