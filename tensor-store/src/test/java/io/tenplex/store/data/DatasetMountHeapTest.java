@@ -18,7 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
  * the used heap after garbage collection with the mount against without it.
  */
 class DatasetMountHeapTest {
-    private static final int SAMPLES = 200_000;
+    private static final int SAMPLES = 400_000; // many, so that the heap noise of other threads is small per sample
     /** What a local sample may cost in the heap, index and partition order included. */
     private static final long MAX_BYTES_PER_SAMPLE = 90;
 
