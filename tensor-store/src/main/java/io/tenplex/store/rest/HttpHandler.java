@@ -33,6 +33,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
 
     private final RestContext rc;
     private final Router router;
+    private final Deadlines deadlines;
     private final ArrayDeque<Object> queued = new ArrayDeque<>();
     private Exchange ex;
     private Call call;
@@ -41,9 +42,11 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
     private boolean discardUntilNextRequest;
     private boolean closing;
 
-    HttpHandler(RestContext rc, Router router) {
+    /** @param deadlines the connection's read deadlines (earlier in the same pipeline), told each phase */
+    HttpHandler(RestContext rc, Router router, Deadlines deadlines) {
         this.rc = rc;
         this.router = router;
+        this.deadlines = deadlines;
     }
 
     @Override
@@ -78,7 +81,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         call = null;
         failure = null;
         requestDone = false;
-        deadlines(ctx).enter(Deadlines.Phase.BODY);
+        deadlines.enter(Deadlines.Phase.BODY);
         if (req.decoderResult().isFailure()) {
             // the decoder drops the rest of the connection's bytes: answer now and close
             ex.closeAfter = true;
@@ -157,7 +160,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
 
     private void finishRequest() {
         requestDone = true;
-        deadlines(ex.ctx).enter(Deadlines.Phase.ANSWER);
+        deadlines.enter(Deadlines.Phase.ANSWER);
         ex.ctx.channel().config().setAutoRead(false);
         if (failure == null) {
             try {
@@ -194,16 +197,12 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
             handle(ctx, queued.poll());
         }
         if (ex == null) {
-            deadlines(ctx).enter(Deadlines.Phase.AWAIT);
+            deadlines.enter(Deadlines.Phase.AWAIT);
         }
         if (ex == null || !requestDone) {
             ctx.channel().config().setAutoRead(true);
             ctx.read();
         }
-    }
-
-    private static Deadlines deadlines(ChannelHandlerContext ctx) {
-        return ctx.pipeline().get(Deadlines.class);
     }
 
     @Override

@@ -91,12 +91,13 @@ public final class RestServer implements AutoCloseable {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        Deadlines deadlines = new Deadlines(rc.limits());
                         ch.pipeline().addLast("write-timeout", new WriteTimeoutHandler(
                                         rc.limits().write().toMillis(), TimeUnit.MILLISECONDS))
-                                .addLast("deadlines", new Deadlines(rc.limits()))
+                                .addLast("deadlines", deadlines)
                                 .addLast("http", new HttpServerCodec(decoder))
                                 .addLast("chunks", new ChunkedWriteHandler())
-                                .addLast("tenplex", new HttpHandler(rc, router));
+                                .addLast("tenplex", new HttpHandler(rc, router, deadlines));
                         if (ssl != null) {
                             ch.pipeline().addFirst("tls", new HttpsOnly(ssl));
                         }
