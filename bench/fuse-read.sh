@@ -13,7 +13,7 @@ for tool in gcc fio pkg-config curl; do
   command -v "$tool" >/dev/null || { echo "fuse-read.sh needs $tool (apt-get install gcc fio pkg-config curl libfuse-dev)" >&2; exit 2; }
 done
 pkg-config --exists fuse || { echo "fuse-read.sh needs libfuse-dev" >&2; exit 2; }
-[ -f daemon/target/tenplexd.jar ] || ./mvnw -B -q -DskipTests -pl daemon -am package
+[ -f daemon/target/tenplexd.jar ] && [ -f cli/target/tenplex.jar ] || ./mvnw -B -q -DskipTests -pl cli -am package
 work=$(mktemp -d /tmp/tenplex-fuse-bench.XXXXXX)
 pids=()
 cleanup() {
@@ -40,9 +40,9 @@ addr=$(grep -o "ready on http://[^ ]*" "$work/tenplexd.log" | head -1 | sed 's|r
 until [ -f "$work/c/data" ]; do sleep 0.1; done
 curl -sf -T "$work/data" "http://$addr/api/v1/files/bench/data" >/dev/null
 # a dataset over the same bytes: 4 KiB records, two data-parallel ranks; rank 0 reads half of it
-java -cp daemon/target/tenplexd.jar io.tenplex.daemon.TenplexCli dataset index --format records:4096 \
+java -cp cli/target/tenplex.jar io.tenplex.cli.TenplexCli dataset index --format records:4096 \
   -o "$work/index.txt" "$work/data" 2>/dev/null
-java -cp daemon/target/tenplexd.jar io.tenplex.daemon.TenplexCli dataset mount --addr "http://$addr" --job bench \
+java -cp cli/target/tenplex.jar io.tenplex.cli.TenplexCli dataset mount --addr "http://$addr" --job bench \
   --index "$work/index.txt" --global-batch 64 --dp 2 --seed 1 >/dev/null
 until curl -sf "http://$addr/api/v1/datasets/bench?wait=60000" | grep -q '"state":"loaded"'; do :; done
 ours="$work/t/bench/data"

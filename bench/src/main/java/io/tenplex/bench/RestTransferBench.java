@@ -6,7 +6,7 @@ import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
 import io.tenplex.store.memory.Allocator;
 import io.tenplex.store.memory.BlobWriter;
-import io.tenplex.store.rest.RestServer;
+import io.tenplex.server.RestServer;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;

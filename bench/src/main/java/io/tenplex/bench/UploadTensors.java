@@ -1,5 +1,6 @@
 package io.tenplex.bench;
 
+
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;

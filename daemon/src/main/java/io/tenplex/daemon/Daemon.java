@@ -1,18 +1,18 @@
 package io.tenplex.daemon;
 
 import io.tenplex.adapters.JobService;
-import io.tenplex.adapters.StopFlags;
-import io.tenplex.store.data.DatasetService;
+import io.tenplex.jobs.StopFlags;
+import io.tenplex.datasets.DatasetService;
 import java.util.ArrayList;
 import java.util.List;
 import io.tenplex.fuse.TenplexFuse;
 import io.tenplex.store.TensorStore;
 import io.netty.handler.ssl.SslContext;
-import io.tenplex.store.peer.DaemonLink;
-import io.tenplex.store.peer.PeerClient;
-import io.tenplex.store.peer.TlsFiles;
+import io.tenplex.server.peer.DaemonLink;
+import io.tenplex.server.peer.PeerClient;
+import io.tenplex.server.peer.TlsFiles;
 import io.tenplex.store.memory.Allocator;
-import io.tenplex.store.rest.RestServer;
+import io.tenplex.server.RestServer;
 import java.net.InetSocketAddress;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

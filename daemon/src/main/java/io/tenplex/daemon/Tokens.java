@@ -1,5 +1,6 @@
 package io.tenplex.daemon;
 
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -16,7 +17,7 @@ import org.slf4j.LoggerFactory;
  * not in the process list) or the environment ({@code TENPLEX_TOKEN}). Errors and warnings name the
  * file, never its contents.
  */
-final class Tokens {
+public final class Tokens {
     static final String ENV = "TENPLEX_TOKEN";
     static final String ENV_FILE = "TENPLEX_TOKEN_FILE";
     /** Longer files are not tokens (and are not read whole). */
@@ -44,7 +45,7 @@ final class Tokens {
     }
 
     /** The client side: {@code --token}/{@code --token-file}, else {@code TENPLEX_TOKEN_FILE}/{@code TENPLEX_TOKEN}. */
-    static String forClient(String value, Path file, Map<String, String> env) {
+    public static String forClient(String value, Path file, Map<String, String> env) {
         String t = pick("--token", value, "--token-file", file);
         if (t != null) {
             return t;
@@ -102,7 +103,7 @@ final class Tokens {
     }
 
     /** Warns that a token given on the command line is visible in the process list. */
-    static void warnCommandLine(String option) {
+    public static void warnCommandLine(String option) {
         LOG.warn("{} is visible to every local user in the process list (/proc/PID/cmdline); prefer --token-file or "
                 + "the environment ({} / {})", option, ENV_FILE, ENV);
     }

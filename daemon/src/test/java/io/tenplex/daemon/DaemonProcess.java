@@ -13,7 +13,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** A real tenplexd process started by a test; it is ended only by its PID. */
-final class DaemonProcess implements AutoCloseable {
+public final class DaemonProcess implements AutoCloseable {
     private static final Pattern READY = Pattern.compile("ready on (https?)://([\\d.]+):(\\d+)");
 
     private final Process process;
@@ -32,17 +32,17 @@ final class DaemonProcess implements AutoCloseable {
     }
 
     /** Starts {@code tenplexd args...} and returns once it logs that it is ready. */
-    static DaemonProcess start(String... args) throws IOException {
+    public static DaemonProcess start(String... args) throws IOException {
         return start(java.util.Map.of(), List.of(), args);
     }
 
     /** As {@link #start(String...)} with {@code env} added to the daemon's environment. */
-    static DaemonProcess start(java.util.Map<String, String> env, String... args) throws IOException {
+    public static DaemonProcess start(java.util.Map<String, String> env, String... args) throws IOException {
         return start(env, List.of(), args);
     }
 
     /** As {@link #start(String...)}, with JVM options (e.g. a test-only {@code -D} property) before the class. */
-    static DaemonProcess start(List<String> jvm, String... args) throws IOException {
+    public static DaemonProcess start(List<String> jvm, String... args) throws IOException {
         return start(java.util.Map.of(), jvm, args);
     }
 
@@ -70,11 +70,11 @@ final class DaemonProcess implements AutoCloseable {
         throw new AssertionError("daemon exited before it was ready:\n" + String.join("\n", early));
     }
 
-    String url() {
+    public String url() {
         return url;
     }
 
-    InetSocketAddress address() {
+    public InetSocketAddress address() {
         return new InetSocketAddress("127.0.0.1", port);
     }
 
@@ -86,7 +86,7 @@ final class DaemonProcess implements AutoCloseable {
         log.add(line);
     }
 
-    synchronized List<String> log() {
+    public synchronized List<String> log() {
         return List.copyOf(log);
     }
 

@@ -23,8 +23,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code x-tensor-crc32c}: it removes that header and flips the first body byte (a proxy that hides
  * the damage). This is the test's edge: the daemons on both sides are real.
  */
-final class FaultProxy implements AutoCloseable {
-    enum Mode { CORRUPT, HOLD, STRIP_AND_CORRUPT }
+public final class FaultProxy implements AutoCloseable {
+    public enum Mode { CORRUPT, HOLD, STRIP_AND_CORRUPT }
 
     private static final byte[] TENSOR_GET = "GET /api/v1/tensors/".getBytes(StandardCharsets.US_ASCII);
 
@@ -36,7 +36,7 @@ final class FaultProxy implements AutoCloseable {
     final CountDownLatch held = new CountDownLatch(1);
     final AtomicInteger flipped = new AtomicInteger();
 
-    FaultProxy(InetSocketAddress target, Mode mode) throws IOException {
+    public FaultProxy(InetSocketAddress target, Mode mode) throws IOException {
         this.target = target;
         this.mode = mode;
         this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
@@ -45,7 +45,7 @@ final class FaultProxy implements AutoCloseable {
         accept.start();
     }
 
-    int port() {
+    public int port() {
         return server.getLocalPort();
     }
 

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tenplex.store.rest.RawHttp;
+import io.tenplex.server.RawHttp;
 import java.io.IOException;
 import java.net.SocketTimeoutException;
 import java.net.URI;

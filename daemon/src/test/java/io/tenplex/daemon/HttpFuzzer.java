@@ -1,11 +1,11 @@
 package io.tenplex.daemon;
 
-import io.tenplex.store.control.Device;
-import io.tenplex.store.control.Piece;
-import io.tenplex.store.control.Range;
-import io.tenplex.store.control.Region;
-import io.tenplex.store.control.Shard;
-import io.tenplex.store.control.WorkerPlan;
+import io.tenplex.server.control.Device;
+import io.tenplex.server.control.Piece;
+import io.tenplex.server.control.Range;
+import io.tenplex.server.control.Region;
+import io.tenplex.server.control.Shard;
+import io.tenplex.server.control.WorkerPlan;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;

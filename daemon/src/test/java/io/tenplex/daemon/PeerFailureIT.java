@@ -10,7 +10,7 @@ import io.tenplex.ptc.MegatronLayout;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ParallelConfig;
 import io.tenplex.ptc.Ptc;
-import io.tenplex.store.control.PartStatus;
+import io.tenplex.server.control.PartStatus;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpRequest;

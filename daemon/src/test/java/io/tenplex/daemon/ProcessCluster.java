@@ -1,5 +1,6 @@
 package io.tenplex.daemon;
 
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -14,7 +15,7 @@ import io.tenplex.ptc.ValueSpec;
 import io.tenplex.transform.ReferenceInterpreter;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import io.tenplex.store.peer.DaemonLink;
+import io.tenplex.server.peer.DaemonLink;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -25,25 +26,25 @@ import java.util.List;
 import java.util.Map;
 
 /** Real tenplexd processes on loopback (index = worker) and what tests do with them over HTTP. */
-final class ProcessCluster implements AutoCloseable {
-    final List<DaemonProcess> daemons = new ArrayList<>();
+public final class ProcessCluster implements AutoCloseable {
+    public final List<DaemonProcess> daemons = new ArrayList<>();
     private final Model model;
     private final ObjectMapper json = new ObjectMapper();
     private final DaemonLink link;
     private final List<String> options;
 
-    ProcessCluster(Model model) {
+    public ProcessCluster(Model model) {
         this(model, DaemonLink.plain(null));
     }
 
     /** Daemons started with {@code options} (TLS, token), reached through {@code link}. */
-    ProcessCluster(Model model, DaemonLink link, String... options) {
+    public ProcessCluster(Model model, DaemonLink link, String... options) {
         this.model = model;
         this.link = link;
         this.options = List.of(options);
     }
 
-    DaemonProcess start() throws Exception {
+    public DaemonProcess start() throws Exception {
         List<String> args = new ArrayList<>(List.of("--port", "0", "--memory-limit", "128m"));
         args.addAll(options);
         DaemonProcess d = DaemonProcess.start(args.toArray(String[]::new));
@@ -66,7 +67,7 @@ final class ProcessCluster implements AutoCloseable {
      * Uploads every shard of {@code from} (packed from worker {@code first}) and its values to the
      * daemon of the holding worker under {@code /job/<job>/save/<rank>/}, as training would.
      */
-    Map<String, byte[]> save(String job, Ptc from, int first) throws Exception {
+    public Map<String, byte[]> save(String job, Ptc from, int first) throws Exception {
         Map<String, byte[]> full = ReferenceInterpreter.fullTensors(from, job.hashCode());
         var shards = ReferenceInterpreter.shard(from, full);
         for (int rank = 0; rank < from.worldSize(); rank++) {
@@ -87,7 +88,7 @@ final class ProcessCluster implements AutoCloseable {
         return full;
     }
 
-    static String config(ParallelConfig c, int perWorker, int firstWorker) {
+    public static String config(ParallelConfig c, int perWorker, int firstWorker) {
         return "{\"tp\": " + c.tp() + ", \"pp\": " + c.pp() + ", \"dp\": " + c.dp() + ", \"devicesPerWorker\": " + perWorker
                 + ", \"firstWorker\": " + firstWorker + "}";
     }
@@ -102,7 +103,7 @@ final class ProcessCluster implements AutoCloseable {
     }
 
     /** Posts a reconfiguration to worker 0's daemon; returns its status URL. */
-    String reconfigure(String job, String from, String to, Map<Integer, InetSocketAddress> addrs, long step)
+    public String reconfigure(String job, String from, String to, Map<Integer, InetSocketAddress> addrs, long step)
             throws Exception {
         StringBuilder d = new StringBuilder("{");
         addrs.forEach((w, a) -> d.append(d.length() > 1 ? "," : "").append('"').append(w).append("\": \"127.0.0.1:")
@@ -115,7 +116,7 @@ final class ProcessCluster implements AutoCloseable {
         return json.readTree(r.body()).get("status").asText();
     }
 
-    JsonNode await(String status) throws Exception {
+    public JsonNode await(String status) throws Exception {
         return json.readTree(send(HttpRequest.newBuilder(URI.create(daemons.get(0).url() + status + "?wait=true"))).body());
     }
 
@@ -133,7 +134,7 @@ final class ProcessCluster implements AutoCloseable {
      * Every shard of {@code to} (packed from worker 0) under {@code /job/<job>/load} on the daemon
      * of its worker shifted by {@code first} in {@code workers}, byte for byte.
      */
-    void assertLoaded(String job, List<DaemonProcess> workers, Ptc to, int first, Map<String, byte[]> full)
+    public void assertLoaded(String job, List<DaemonProcess> workers, Ptc to, int first, Map<String, byte[]> full)
             throws Exception {
         var want = ReferenceInterpreter.shard(to, full);
         for (int rank = 0; rank < to.worldSize(); rank++) {

@@ -45,7 +45,7 @@ public final class TenplexFuse extends FuseStubFS implements AutoCloseable {
     }
 
     /** @param datasets dataset mounts shown read-only under {@code /job/<job>/}, or null */
-    public TenplexFuse(TensorStore store, io.tenplex.store.data.DatasetService datasets) {
+    public TenplexFuse(TensorStore store, io.tenplex.datasets.DatasetService datasets) {
         this.fs = new FsLogic(store, datasets);
         this.uid = id("-u");
         this.gid = id("-g");

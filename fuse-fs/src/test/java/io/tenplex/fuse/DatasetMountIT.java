@@ -9,8 +9,8 @@ import io.tenplex.ptc.data.DataPartition;
 import io.tenplex.ptc.data.DatasetIndex;
 import io.tenplex.ptc.data.MountParams;
 import io.tenplex.store.TensorStore;
-import io.tenplex.store.data.DatasetService;
-import io.tenplex.store.data.IndexBuilders;
+import io.tenplex.datasets.DatasetService;
+import io.tenplex.datasets.IndexBuilders;
 import io.tenplex.store.memory.Allocator;
 import java.io.StringWriter;
 import java.nio.ByteBuffer;
@@ -46,8 +46,8 @@ class DatasetMountIT {
     @BeforeEach
     void mount() throws Exception {
         store = new TensorStore(new Allocator(256L << 20));
-        datasets = new DatasetService(io.tenplex.store.peer.DaemonLink.plain(null), store.allocator(),
-                io.tenplex.store.data.SourcePolicy.none().withDataRoots(List.of(tmp)));
+        datasets = new DatasetService(io.tenplex.server.peer.DaemonLink.plain(null), store.allocator(),
+                io.tenplex.datasets.SourcePolicy.none().withDataRoots(List.of(tmp)));
         fuse = new TenplexFuse(store, datasets);
         mnt = tmp.resolve("mnt");
         fuse.mountAt(mnt);
@@ -133,7 +133,7 @@ class DatasetMountIT {
         assertPartition(after, 103, new MountParams(36, 12, 5, 5, true, 7));
         // every sample is readable before the loader has counted it: wait for the end of loading
         assertTrue(datasets.awaitLoaded("j", java.time.Duration.ofSeconds(30)));
-        JsonNode load = JSON.readTree(datasets.handle(new io.tenplex.store.rest.ControlHandler.Request("GET",
+        JsonNode load = JSON.readTree(datasets.handle(new io.tenplex.server.ControlHandler.Request("GET",
                 DatasetService.PREFIX + "j", Map.of(), null, new byte[0])).get().body()).path("load");
         assertEquals(60, load.path("fromPreviousMount").asInt(), load.toString()); // 5 batches of 12, none re-read
         assertEquals(0, load.path("fromSource").asInt(), load.toString());

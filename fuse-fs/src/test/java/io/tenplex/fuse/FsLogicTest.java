@@ -93,7 +93,7 @@ class FsLogicTest {
 
     @Test
     void npyFile_becomesATensor_otherBytesStayAFile() {
-        byte[] header = io.tenplex.store.rest.Npy.header(io.tenplex.ptc.TensorMeta.of(io.tenplex.ptc.DType.F32, 2, 2));
+        byte[] header = io.tenplex.store.Npy.header(io.tenplex.ptc.TensorMeta.of(io.tenplex.ptc.DType.F32, 2, 2));
         long fh = fs.create("/x.npy");
         fs.write(fh, 0, ByteBuffer.wrap(header));
         fs.write(fh, header.length, ByteBuffer.wrap(Fixtures.iota32(4)));

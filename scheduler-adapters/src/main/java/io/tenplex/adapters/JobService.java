@@ -1,5 +1,16 @@
 package io.tenplex.adapters;
 
+import io.tenplex.jobs.ConfigJson;
+import io.tenplex.jobs.FlowRates;
+import io.tenplex.jobs.Generations;
+import io.tenplex.jobs.JobPaths;
+import io.tenplex.jobs.Limits;
+import io.tenplex.jobs.PartRunner;
+import io.tenplex.jobs.PlanningPool;
+import io.tenplex.jobs.Reconfiguration;
+import io.tenplex.jobs.SmallFiles;
+import io.tenplex.jobs.StopFlags;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tenplex.ptc.Device;
@@ -12,9 +23,9 @@ import io.tenplex.ptc.StageMap;
 import io.tenplex.store.StoreException;
 import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
-import io.tenplex.store.control.WorkerPlan;
-import io.tenplex.store.peer.PeerClient;
-import io.tenplex.store.rest.ControlHandler;
+import io.tenplex.server.control.WorkerPlan;
+import io.tenplex.server.peer.PeerClient;
+import io.tenplex.server.ControlHandler;
 import io.tenplex.transform.Plan;
 import io.tenplex.transform.Planner;
 import java.io.IOException;
@@ -41,7 +52,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * ({@code parts}, {@code parts/<id>/prepare|commit|abort}, protobuf bodies).
  */
 public final class JobService implements ControlHandler, AutoCloseable {
-    public static final String PREFIX = "/api/v1/jobs/";
+    public static final String PREFIX = io.tenplex.jobs.JobPaths.API_PREFIX;
 
     private final TensorStore store;
     private final PeerClient peers;

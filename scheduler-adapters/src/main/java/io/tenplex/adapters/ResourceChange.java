@@ -1,5 +1,11 @@
 package io.tenplex.adapters;
 
+import io.tenplex.jobs.ConfigJson;
+import io.tenplex.jobs.Generations;
+import io.tenplex.jobs.Limits;
+import io.tenplex.jobs.Reconfiguration;
+import io.tenplex.jobs.StopFlags;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;

@@ -1,5 +1,8 @@
 package io.tenplex.adapters;
 
+import io.tenplex.jobs.Reconfiguration;
+import io.tenplex.jobs.StopFlags;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -8,15 +11,15 @@ import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ModelSpecJson;
 import io.tenplex.store.Fixtures;
 import io.tenplex.store.TensorStore;
-import io.tenplex.store.control.Device;
-import io.tenplex.store.control.Piece;
-import io.tenplex.store.control.Range;
-import io.tenplex.store.control.Region;
-import io.tenplex.store.control.Shard;
-import io.tenplex.store.control.WorkerPlan;
+import io.tenplex.server.control.Device;
+import io.tenplex.server.control.Piece;
+import io.tenplex.server.control.Range;
+import io.tenplex.server.control.Region;
+import io.tenplex.server.control.Shard;
+import io.tenplex.server.control.WorkerPlan;
 import io.tenplex.store.memory.Allocator;
-import io.tenplex.store.peer.PeerClient;
-import io.tenplex.store.rest.RestServer;
+import io.tenplex.server.peer.PeerClient;
+import io.tenplex.server.RestServer;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;

@@ -1,5 +1,10 @@
 package io.tenplex.adapters;
 
+import io.tenplex.jobs.JobPaths;
+import io.tenplex.jobs.PeerSource;
+import io.tenplex.jobs.StagingSink;
+import io.tenplex.jobs.StoreSource;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -17,9 +22,9 @@ import io.tenplex.store.Fixtures;
 import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
 import io.tenplex.store.memory.Allocator;
-import io.tenplex.store.peer.PeerClient;
-import io.tenplex.store.rest.NettyLeaks;
-import io.tenplex.store.rest.RestServer;
+import io.tenplex.server.peer.PeerClient;
+import io.tenplex.server.NettyLeaks;
+import io.tenplex.server.RestServer;
 import io.tenplex.transform.ExecutionFailedException;
 import io.tenplex.transform.ExecutionReport;
 import io.tenplex.transform.Executor;

@@ -1,5 +1,8 @@
 package io.tenplex.adapters;
 
+import io.tenplex.jobs.CheckpointLayout;
+import io.tenplex.jobs.JobPaths;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -18,10 +21,10 @@ import io.tenplex.store.Fixtures;
 import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
 import io.tenplex.store.memory.Allocator;
-import io.tenplex.store.peer.PeerClient;
-import io.tenplex.store.rest.NettyLeaks;
-import io.tenplex.store.rest.RestServer;
-import io.tenplex.store.control.PartStatus;
+import io.tenplex.server.peer.PeerClient;
+import io.tenplex.server.NettyLeaks;
+import io.tenplex.server.RestServer;
+import io.tenplex.server.control.PartStatus;
 import io.tenplex.transform.ReferenceInterpreter;
 import java.net.InetSocketAddress;
 import java.net.URI;

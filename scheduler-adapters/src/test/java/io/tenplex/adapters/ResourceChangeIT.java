@@ -1,5 +1,8 @@
 package io.tenplex.adapters;
 
+import io.tenplex.jobs.JobPaths;
+import io.tenplex.jobs.StopFlags;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -15,8 +18,8 @@ import io.tenplex.ptc.Ptc;
 import io.tenplex.store.Fixtures;
 import io.tenplex.store.TensorStore;
 import io.tenplex.store.memory.Allocator;
-import io.tenplex.store.peer.PeerClient;
-import io.tenplex.store.rest.RestServer;
+import io.tenplex.server.peer.PeerClient;
+import io.tenplex.server.RestServer;
 import io.tenplex.transform.ReferenceInterpreter;
 import java.net.InetSocketAddress;
 import java.net.URI;

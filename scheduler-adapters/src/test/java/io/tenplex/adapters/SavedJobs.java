@@ -1,5 +1,7 @@
 package io.tenplex.adapters;
 
+import io.tenplex.jobs.JobPaths;
+
 import io.tenplex.ptc.Ptc;
 import io.tenplex.ptc.TensorMeta;
 import io.tenplex.store.Fixtures;

@@ -129,11 +129,11 @@ public final class KubernetesAdapter implements AutoCloseable {
     private final Map<Integer, String> addresses = new TreeMap<>();
 
     public KubernetesAdapter(KubernetesClient client, Settings settings) {
-        this(client, settings, io.tenplex.store.peer.DaemonLink.plain(settings.token()));
+        this(client, settings, io.tenplex.server.peer.DaemonLink.plain(settings.token()));
     }
 
     /** @param link how the coordinating daemon is reached: TLS trust and the token (which wins over the settings') */
-    public KubernetesAdapter(KubernetesClient client, Settings settings, io.tenplex.store.peer.DaemonLink link) {
+    public KubernetesAdapter(KubernetesClient client, Settings settings, io.tenplex.server.peer.DaemonLink link) {
         this.client = client;
         this.settings = settings;
         this.daemon = new DaemonApi(settings.daemon(), link);

@@ -1,0 +1,88 @@
+package io.tenplex.cli;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.tenplex.adapters.kubernetes.KubernetesAdapter;
+import io.tenplex.adapters.kubernetes.PodMembership;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code tenplex kubernetes}: runs the Kubernetes adapter until stopped. It watches the job's pods
+ * with the cluster credentials it finds (in-cluster service account, else {@code ~/.kube/config}) and
+ * posts resource changes to the coordinating daemon ({@code --addr}).
+ */
+@Command(name = "kubernetes", description = "Watch a job's pods in Kubernetes and turn changes of ready pods and "
+        + "GPUs into resource changes (runs until stopped).")
+final class KubernetesCli implements Callable<Integer> {
+    @CommandLine.Mixin
+    TenplexCli.Target t;
+
+    @Option(names = "--job", description = "Job name (default: TENPLEX_JOB).")
+    String job = System.getenv("TENPLEX_JOB");
+
+    @Option(names = "--namespace", description = "The job's namespace (default: the client configuration's, else 'default').")
+    String namespace;
+
+    @Option(names = "--selector", description = "Equality label selector of the job's pods (default: tenplex.io/job=<job>).")
+    String selector;
+
+    @Option(names = "--daemon-port", defaultValue = "20010", description = "Port of the tenplexd on every node (default: ${DEFAULT-VALUE}).")
+    int daemonPort;
+
+    @Option(names = "--gpu-resource", defaultValue = PodMembership.DEFAULT_GPU_RESOURCE,
+            description = "Extended resource counted as devices (default: ${DEFAULT-VALUE}).")
+    String gpuResource;
+
+    @Option(names = "--settle", defaultValue = "10", description = "Seconds the pods must be still before a change is acted on (default: ${DEFAULT-VALUE}).")
+    long settleSeconds;
+
+    @Option(names = "--save-timeout", defaultValue = "600", description = "Seconds to wait for every rank to save after a stop (default: ${DEFAULT-VALUE}).")
+    long saveTimeout;
+
+    @Override
+    public Integer call() throws Exception {
+        if (job == null || job.isBlank()) {
+            throw new IllegalArgumentException("--job (or TENPLEX_JOB) is required");
+        }
+        Map<String, String> labels = KubernetesAdapter.Settings.parseSelector(selector != null ? selector
+                : "tenplex.io/job=" + job);
+        if (settleSeconds < 0 || saveTimeout < 1) {
+            throw new IllegalArgumentException("--settle must be >= 0 and --save-timeout >= 1");
+        }
+        t.get("/api/v1/health"); // a clear error before anything else when the daemon is not there
+        try (KubernetesClient client = new KubernetesClientBuilder().build()) {
+            String ns = namespace != null ? namespace : client.getNamespace() != null ? client.getNamespace() : "default";
+            KubernetesAdapter.Settings settings = new KubernetesAdapter.Settings(ns, labels, job, gpuResource,
+                    daemonPort, t.addr, t.token(), Duration.ofSeconds(settleSeconds), Duration.ofSeconds(saveTimeout));
+            CountDownLatch stopped = new CountDownLatch(1);
+            try (KubernetesAdapter adapter = new KubernetesAdapter(client, settings, t.link())) {
+                Runtime.getRuntime().addShutdownHook(new Thread(stopped::countDown, "tenplex-kubernetes-stop"));
+                System.out.println("tenplex kubernetes: watching " + labels + " in namespace " + ns + " at "
+                        + client.getMasterUrl() + "; resource changes go to " + t.addr);
+                try {
+                    adapter.start();
+                } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+                    throw new IllegalArgumentException("cannot watch pods in namespace " + ns + " at "
+                            + client.getMasterUrl() + ": " + reason(e));
+                }
+                stopped.await();
+            }
+        }
+        return 0;
+    }
+
+    /** The innermost cause's message (or its type: a refused connection has no message). */
+    static String reason(Throwable e) {
+        String r = e.getMessage();
+        for (Throwable c = e; c != null; c = c.getCause()) {
+            r = c.getMessage() != null && !c.getMessage().isBlank() ? c.getMessage() : c.getClass().getSimpleName();
+        }
+        return r;
+    }
+}

@@ -1,0 +1,331 @@
+package io.tenplex.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tenplex.adapters.BuiltinChooser;
+import io.tenplex.adapters.ParaConfigTable;
+import io.tenplex.adapters.Parallelizer;
+import io.tenplex.adapters.Schedule;
+import io.tenplex.ptc.Device;
+import io.tenplex.ptc.ModelSpecJson;
+import io.tenplex.ptc.ParallelConfig;
+import io.tenplex.ptc.Ptc;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code tenplex run --schedule schedule.json -- <training command>}: a local launcher in the manner
+ * of {@code torchrun}. It starts one process per rank with the rank, world size, (T, P, D) and the
+ * daemon's address in the environment, follows the schedule (each change goes to the daemon's
+ * resource lifecycle: stop flag, save, reconfigure), relaunches under the new configuration, and
+ * prints what happened.
+ */
+@Command(name = "run", description = "Run a training command locally and follow a schedule of resource changes.")
+final class RunCli implements Callable<Integer> {
+    @CommandLine.Mixin
+    TenplexCli.Target t;
+
+    @Option(names = "--schedule", required = true, description = "schedule.json: [{\"step\"|\"time\": .., \"size\": N "
+            + "(, \"tp\", \"pp\", \"dp\")}, ...].")
+    Path schedule;
+
+    @Option(names = "--job", description = "Job name (default: TENPLEX_JOB or 'job').")
+    String job = System.getenv().getOrDefault("TENPLEX_JOB", "job");
+
+    @Option(names = "--devices-per-worker", description = "Devices per worker (default: the largest size in the schedule, one worker).")
+    int devicesPerWorker;
+
+    @Option(names = "--para-config", description = "The prototype's para-config table (JSON) to choose configurations for sizes.")
+    Path paraConfig;
+
+    @Option(names = "--model", description = "Model spec JSON for the built-in chooser (default: the one stored with the job).")
+    Path model;
+
+    @Option(names = "--save-timeout", defaultValue = "600", description = "Seconds to wait for every rank to save after a stop (default: ${DEFAULT-VALUE}).")
+    long saveTimeout;
+
+    @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "The training command (after --).")
+    List<String> command;
+
+    private final PrintStream out = System.out;
+    private final List<Process> running = new ArrayList<>();
+
+    @Override
+    public Integer call() throws Exception {
+        Schedule s = Schedule.parse(Files.readString(schedule));
+        int perWorker = devicesPerWorker > 0 ? devicesPerWorker
+                : s.entries().stream().mapToInt(Schedule.Entry::size).max().orElse(1);
+        Parallelizer parallelizer = paraConfig != null ? ParaConfigTable.parse(Files.readString(paraConfig))
+                : new BuiltinChooser();
+        t.get("/api/v1/health");
+        Thread hook = new Thread(this::killAll, "tenplex-run-stop");
+        Runtime.getRuntime().addShutdownHook(hook);
+        long start = System.nanoTime();
+        try {
+            Schedule.Entry first = s.entries().get(0);
+            ParallelConfig config = first.config() != null ? first.config()
+                    : parallelizer.choose(new Parallelizer.Request(first.size(), perWorker, storedModel(), 0));
+            List<String> summary = new ArrayList<>();
+            for (int i = 0; ; i++) {
+                Schedule.Entry next = i + 1 < s.entries().size() ? s.entries().get(i + 1) : null;
+                List<Device> devices = Ptc.packedDevices(config.worldSize(), perWorker);
+                log(start, "launching " + config.worldSize() + " processes under " + config + " on "
+                        + workers(devices) + " worker(s)");
+                launch(config, devices, i);
+                String change = null;
+                if (next != null) {
+                    if (!next.byStep()) {
+                        waitUntil(start, next.minutes());
+                    }
+                    change = post(next, perWorker, paraConfig);
+                    log(start, "at " + next.when() + ": " + (next.stops() ? "stop" : "change to " + next.size()
+                            + " devices" + (next.config() != null ? " as " + next.config() : "")) + (change != null
+                            ? " (resource change " + change + ")" : ""));
+                }
+                int failed = waitForAll();
+                if (failed != 0) {
+                    log(start, "a training process failed (exit " + failed + "); stopping");
+                    cancel(change);
+                    return 1;
+                }
+                if (next == null || next.stops()) {
+                    if (next != null) {
+                        t.send(HttpRequest.newBuilder(URI.create(t.addr + "/api/v1/jobs/" + job + "/stop")).DELETE());
+                    }
+                    log(start, "the job ended" + (next != null ? " (stopped at " + next.when() + ")" : ""));
+                    break;
+                }
+                JsonNode status = finish(start, change);
+                if (status.path("state").asText().equals("failed") && status.path("generation").isNull()) {
+                    log(start, "the job ended before " + next.when() + ": " + status.path("error").asText());
+                    break;
+                }
+                if (!status.path("state").asText().equals("done")) {
+                    log(start, "the resource change failed: " + status.path("error").asText());
+                    return 1;
+                }
+                JsonNode c = status.path("config");
+                ParallelConfig before = config;
+                config = ParallelConfig.of(c.path("tp").asInt(), c.path("pp").asInt(), c.path("dp").asInt());
+                summary.add(String.format(Locale.ROOT, "step %s: %s -> %s, %s", status.path("generation").asText(),
+                        before, config, report(status)));
+            }
+            out.println("tenplex run: " + summary.size() + " reconfiguration(s)");
+            summary.forEach(l -> out.println("  " + l));
+            return 0;
+        } finally {
+            killAll();
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException e) {
+                // shutting down
+            }
+        }
+    }
+
+    private static long workers(List<Device> devices) {
+        return devices.stream().mapToInt(Device::worker).distinct().count();
+    }
+
+    private io.tenplex.ptc.Model storedModel() throws IOException, InterruptedException {
+        if (model != null) {
+            return ModelSpecJson.parse(Files.readString(model));
+        }
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(t.addr + "/api/v1/files/job/" + job + "/model.json"));
+        var r = t.send(b);
+        return r.statusCode() == 200 ? ModelSpecJson.parse(r.body()) : null;
+    }
+
+    private void log(long start, String what) {
+        out.printf(Locale.ROOT, "[tenplex run %7.1fs] %s%n", (System.nanoTime() - start) / 1e9, what);
+        out.flush();
+    }
+
+    private void launch(ParallelConfig c, List<Device> devices, int segment) throws IOException {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        ObjectNode cfg = TenplexCli.JSON.createObjectNode();
+        cfg.put("tp", c.tp());
+        cfg.put("pp", c.pp());
+        cfg.put("dp", c.dp());
+        ArrayNode devs = cfg.putArray("devices");
+        devices.forEach(d -> devs.addArray().add(d.worker()).add(d.local()));
+        for (int rank = 0; rank < c.worldSize(); rank++) {
+            ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
+            Map<String, String> env = pb.environment();
+            env.put("RANK", Integer.toString(rank));
+            env.put("LOCAL_RANK", Integer.toString(devices.get(rank).local()));
+            env.put("WORLD_SIZE", Integer.toString(c.worldSize()));
+            env.put("LOCAL_WORLD_SIZE", Integer.toString(c.worldSize()));
+            env.put("MASTER_ADDR", "127.0.0.1");
+            env.put("MASTER_PORT", Integer.toString(port));
+            env.put("TENPLEX_ADDR", t.addr);
+            env.put("TENPLEX_JOB", job);
+            if (t.token() != null) {
+                env.put("TENPLEX_TOKEN", t.token());
+            }
+            if (t.tlsCa() != null) {
+                env.put("TENPLEX_CA", t.tlsCa().toAbsolutePath().toString());
+            }
+            env.put("TENPLEX_TP", Integer.toString(c.tp()));
+            env.put("TENPLEX_PP", Integer.toString(c.pp()));
+            env.put("TENPLEX_DP", Integer.toString(c.dp()));
+            env.put("TENPLEX_CONFIG", cfg.toString());
+            env.put("TENPLEX_SEGMENT", Integer.toString(segment));
+            synchronized (running) {
+                running.add(pb.start());
+            }
+        }
+    }
+
+    /** Waits for every process; the first non-zero exit status (the others are then ended), or 0. */
+    private int waitForAll() throws InterruptedException {
+        List<Process> ps;
+        synchronized (running) {
+            ps = List.copyOf(running);
+        }
+        int failed = 0;
+        while (true) {
+            boolean all = true;
+            for (Process p : ps) {
+                if (p.isAlive()) {
+                    all = false;
+                } else if (p.exitValue() != 0 && failed == 0) {
+                    failed = p.exitValue();
+                }
+            }
+            if (all || failed != 0) {
+                break;
+            }
+            try {
+                CompletableFuture.anyOf(ps.stream().filter(Process::isAlive).map(Process::onExit)
+                        .toArray(CompletableFuture[]::new)).get(); // wakes when any process ends
+            } catch (java.util.concurrent.ExecutionException e) {
+                throw new IllegalStateException(e.getCause());
+            }
+        }
+        if (failed != 0) {
+            killAll();
+        }
+        synchronized (running) {
+            running.clear();
+        }
+        return failed;
+    }
+
+    private void killAll() {
+        List<Process> ps;
+        synchronized (running) {
+            ps = List.copyOf(running);
+        }
+        for (Process p : ps) {
+            if (p.isAlive()) {
+                p.destroy();
+            }
+        }
+        for (Process p : ps) {
+            try {
+                if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                p.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void waitUntil(long start, double minutes) throws InterruptedException {
+        long due = start + (long) (minutes * 60e9);
+        while (System.nanoTime() < due && anyAlive()) {
+            Thread.sleep(Math.min(200, Math.max(1, (due - System.nanoTime()) / 1_000_000))); // a wall-clock schedule
+        }
+    }
+
+    private boolean anyAlive() {
+        synchronized (running) {
+            return running.stream().anyMatch(Process::isAlive);
+        }
+    }
+
+    /** Posts the entry to the daemon: a resource change (its id), or for size 0 the stop flag alone (null). */
+    private String post(Schedule.Entry e, int perWorker, Path table) throws IOException, InterruptedException {
+        ObjectNode b = TenplexCli.JSON.createObjectNode();
+        if (e.byStep()) {
+            b.put("atStep", e.step());
+        }
+        if (e.stops()) {
+            b.put("reason", "schedule: stop at " + e.when());
+            t.post("/api/v1/jobs/" + job + "/stop", b.toString());
+            return null;
+        }
+        b.put("size", e.size());
+        b.put("devicesPerWorker", perWorker);
+        b.put("saveTimeoutSeconds", saveTimeout);
+        if (e.config() != null) {
+            ObjectNode c = b.putObject("config");
+            c.put("tp", e.config().tp());
+            c.put("pp", e.config().pp());
+            c.put("dp", e.config().dp());
+        } else if (table != null) {
+            b.putObject("parallelizer").set("table", TenplexCli.JSON.readTree(Files.readString(table)));
+        }
+        return t.post("/api/v1/jobs/" + job + "/resources", b.toString()).path("id").asText();
+    }
+
+    private void cancel(String change) {
+        if (change == null) {
+            return;
+        }
+        try {
+            t.send(HttpRequest.newBuilder(URI.create(t.addr + "/api/v1/jobs/" + job + "/resources/" + change)).DELETE());
+        } catch (Exception e) {
+            out.println("could not cancel resource change " + change + ": " + e.getMessage());
+        }
+    }
+
+    /** Follows a resource change to its end (cancelling it when the job ended without saving for it). */
+    private JsonNode finish(long start, String change) throws Exception {
+        String path = "/api/v1/jobs/" + job + "/resources/" + change;
+        JsonNode s = t.get(path);
+        if (s.path("state").asText().equals("stopping")) {
+            cancel(change); // every process has exited: no save for this change is coming after this point
+            s = t.get(path + "?wait=true");
+        }
+        while (s.path("state").asText().equals("reconfiguring") || s.path("state").asText().equals("stopping")) {
+            s = t.get(path + "?wait=true");
+        }
+        for (JsonNode ev : s.path("events")) {
+            log(start, "  " + ev.asText());
+        }
+        return s;
+    }
+
+    private static String report(JsonNode status) {
+        JsonNode r = status.path("reconfiguration").path("report");
+        return String.format(Locale.ROOT, "moved %s within workers, %s between workers, kept %s; stop+save %d ms, "
+                + "reconfigure %d ms", TenplexCli.mib(r.path("intraWorkerBytes").asLong()
+                        + r.path("onDeviceBytes").asLong()), TenplexCli.mib(r.path("interWorkerBytes").asLong()),
+                TenplexCli.mib(r.path("keptBytes").asLong()), status.path("phaseMillis").path("stop").asLong(),
+                status.path("phaseMillis").path("reconfigure").asLong());
+    }
+}

@@ -1,0 +1,296 @@
+package io.tenplex.cli;
+
+import io.tenplex.daemon.Daemon;
+import io.tenplex.daemon.Tokens;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Iterator;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import io.tenplex.server.peer.DaemonLink;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code tenplex}: the operator's command line for a running daemon. */
+@Command(name = "tenplex", mixinStandardHelpOptions = true, version = "tenplex 0.1.0",
+        description = "Talk to tenplexd daemons: status, listings, reconfigurations, and a local demo.",
+        subcommands = {TenplexCli.Status.class, TenplexCli.Ls.class, TenplexCli.Reconfigure.class, TenplexCli.PlanCmd.class,
+            DatasetCli.class, RunCli.class, KubernetesCli.class, StateCli.Verify.class, StateCli.ExportCmd.class, Demo.class})
+public final class TenplexCli implements Callable<Integer> {
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    @Override
+    public Integer call() {
+        new CommandLine(this).usage(System.out);
+        return 0;
+    }
+
+    /** Options every command that talks to a daemon takes. */
+    static class Target {
+        @Option(names = "--addr", defaultValue = "http://127.0.0.1:20010", description = "Daemon address (default: ${DEFAULT-VALUE}).")
+        String addr;
+
+        @Option(names = "--token", description = "Bearer token of the daemon; visible in the process list, so prefer "
+                + "--token-file, TENPLEX_TOKEN_FILE or TENPLEX_TOKEN.")
+        String token;
+
+        @Option(names = "--token-file", paramLabel = "FILE", description = "File holding the bearer token (or "
+                + "TENPLEX_TOKEN_FILE).")
+        Path tokenFile;
+
+        @Option(names = "--tls-ca", paramLabel = "FILE", description = "PEM CA certificates to trust for an https:// "
+                + "--addr (or TENPLEX_CA; default: the JDK's trusted CAs).")
+        Path tlsCa;
+
+        private DaemonLink link;
+
+        /** The token (options over the environment), the trusted CAs and one HTTP client; resolved once. */
+        synchronized DaemonLink link() {
+            if (link == null) {
+                if (token != null && !token.isEmpty()) {
+                    Tokens.warnCommandLine("--token");
+                }
+                String t = Tokens.forClient(token, tokenFile, System.getenv());
+                Path ca = tlsCa();
+                link = ca != null ? DaemonLink.tls(ca, t) : DaemonLink.plain(t);
+            }
+            return link;
+        }
+
+        /** The bearer token, or null. */
+        String token() {
+            return link().token();
+        }
+
+        /** The CA file to trust ({@code --tls-ca}, else {@code TENPLEX_CA}), or null. */
+        Path tlsCa() {
+            String env = System.getenv("TENPLEX_CA");
+            return tlsCa != null ? tlsCa : env == null || env.isEmpty() ? null : Path.of(env);
+        }
+
+        HttpClient http() {
+            return link().http();
+        }
+
+        HttpResponse<String> send(HttpRequest.Builder b) throws IOException, InterruptedException {
+            link().authorize(b);
+            try {
+                return http().send(b.build(), HttpResponse.BodyHandlers.ofString());
+            } catch (java.net.ConnectException e) {
+                throw new IllegalArgumentException("cannot connect to " + addr + " (is tenplexd running?)");
+            }
+        }
+
+        JsonNode get(String path) throws IOException, InterruptedException {
+            HttpResponse<String> r = send(HttpRequest.newBuilder(URI.create(addr + path)));
+            return check(r);
+        }
+
+        JsonNode post(String path, String body) throws IOException, InterruptedException {
+            HttpResponse<String> r = send(HttpRequest.newBuilder(URI.create(addr + path))
+                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)));
+            return check(r);
+        }
+
+        private static JsonNode check(HttpResponse<String> r) throws IOException {
+            if (r.statusCode() >= 300) {
+                throw new IllegalArgumentException("daemon answered " + r.statusCode() + ": " + r.body().strip());
+            }
+            return JSON.readTree(r.body());
+        }
+    }
+
+    @Command(name = "status", description = "Health and what the daemon holds.")
+    static final class Status implements Callable<Integer> {
+        @CommandLine.Mixin
+        Target t;
+
+        @Override
+        public Integer call() throws Exception {
+            JsonNode h = t.get("/api/v1/health");
+            JsonNode root = t.get("/api/v1/dirs/");
+            System.out.println(t.addr + ": " + h.path("status").asText() + ", " + root.path("entries").size()
+                    + " top-level entries");
+            HttpResponse<String> m = t.send(HttpRequest.newBuilder(URI.create(t.addr + "/metrics")));
+            for (String line : m.body().split("\n")) {
+                if (line.startsWith("tenplex_store_")) {
+                    System.out.println("  " + line);
+                }
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "ls", description = "List a directory of the daemon's namespace.")
+    static final class Ls implements Callable<Integer> {
+        @CommandLine.Mixin
+        Target t;
+
+        @Parameters(index = "0", defaultValue = "/", description = "Path (default: /).")
+        String path;
+
+        @Option(names = {"-r", "--recursive"}, description = "Every file and tensor below the path.")
+        boolean recursive;
+
+        @Override
+        public Integer call() throws Exception {
+            String p = path.startsWith("/") ? path : "/" + path;
+            JsonNode l = t.get("/api/v1/dirs" + encode(p) + (recursive ? "?recursive=true" : ""));
+            for (JsonNode e : l.path("entries")) {
+                String type = e.path("type").asText();
+                String what = switch (type) {
+                    case "dir" -> e.path("children").asText() + " entries";
+                    case "tensor" -> e.path("dtype").asText() + e.path("shape").toString();
+                    default -> e.path("size").asText() + " B";
+                };
+                System.out.printf(Locale.ROOT, "%-7s %-22s %s%n", type, what, recursive ? e.path("path").asText()
+                        : e.path("name").asText());
+            }
+            return 0;
+        }
+    }
+
+    static String encode(String path) {
+        StringBuilder b = new StringBuilder();
+        for (String part : path.split("/")) {
+            if (!part.isEmpty()) {
+                b.append('/').append(URLEncoder.encode(part, StandardCharsets.UTF_8).replace("+", "%20"));
+            }
+        }
+        return b.length() == 0 ? "/" : b.toString();
+    }
+
+    @Command(name = "reconfigure", description = "Reconfigure a job (this daemon coordinates) and follow it to the end.")
+    static final class Reconfigure implements Callable<Integer> {
+        @CommandLine.Mixin
+        Target t;
+
+        @Option(names = "--job", required = true, description = "Job name.")
+        String job;
+
+        @Option(names = "--request", required = true, description = "JSON file: model (optional), from, to, daemons, step.")
+        Path request;
+
+        @Option(names = "--central", description = "Route every piece through one daemon (the Tenplex-Central baseline).")
+        boolean central;
+
+        @Override
+        public Integer call() throws Exception {
+            String body = Files.readString(request);
+            if (central) {
+                com.fasterxml.jackson.databind.node.ObjectNode o = (com.fasterxml.jackson.databind.node.ObjectNode) JSON
+                        .readTree(body);
+                o.put("central", true);
+                body = JSON.writeValueAsString(o);
+            }
+            JsonNode started = t.post("/api/v1/jobs/" + job + "/reconfigure", body);
+            JsonNode end = follow(t, started.path("status").asText(), System.out);
+            return end.path("state").asText().equals("committed") ? 0 : 1;
+        }
+    }
+
+    @Command(name = "plan", description = "Show the plan of a reconfiguration without moving bytes.")
+    static final class PlanCmd implements Callable<Integer> {
+        @CommandLine.Mixin
+        Target t;
+
+        @Option(names = "--job", required = true, description = "Job name.")
+        String job;
+
+        @Option(names = "--request", required = true, description = "JSON file, as for reconfigure.")
+        Path request;
+
+        @Option(names = "--dry-run", required = true, description = "Only plan (required: plans never move bytes here).")
+        boolean dryRun;
+
+        @Override
+        public Integer call() throws Exception {
+            JsonNode p = t.post("/api/v1/jobs/" + job + "/reconfigure?dryRun=true", Files.readString(request));
+            for (JsonNode line : p.path("plan")) {
+                System.out.println(line.asText());
+            }
+            return 0;
+        }
+    }
+
+    /** Polls a reconfiguration, drawing a progress bar, until it ends; prints the report. */
+    static JsonNode follow(Target t, String status, PrintStream out) throws Exception {
+        JsonNode s;
+        while (true) {
+            s = t.get(status);
+            long done = 0;
+            long total = 0;
+            for (Iterator<JsonNode> it = s.path("workers").elements(); it.hasNext(); ) {
+                JsonNode w = it.next();
+                done += w.path("bytesDone").asLong();
+                total += w.path("bytesTotal").asLong();
+            }
+            String state = s.path("state").asText();
+            out.print("\r" + bar(done, total) + " " + state + "   ");
+            if (state.equals("committed") || state.equals("aborted")) {
+                break;
+            }
+            Thread.sleep(100); // the CLI polls a running reconfiguration; nothing is synchronised by this wait
+        }
+        out.println();
+        out.println(s.path("from").asText() + " -> " + s.path("to").asText() + ": " + s.path("state").asText()
+                + (s.has("error") ? " (" + s.path("error").asText() + ")" : ""));
+        JsonNode r = s.path("report");
+        out.printf(Locale.ROOT, "  on-device %s, intra-worker %s, inter-worker %s (lower bound %s), kept %s%n",
+                mib(r.path("onDeviceBytes").asLong()), mib(r.path("intraWorkerBytes").asLong()),
+                mib(r.path("interWorkerBytes").asLong()), mib(r.path("lowerBoundBytes").asLong()),
+                mib(r.path("keptBytes").asLong()));
+        out.println("  phases (ms): " + s.path("phaseMillis"));
+        for (Map.Entry<String, JsonNode> w : iterable(s.path("workers").fields())) {
+            out.printf(Locale.ROOT, "  worker %s: %s local, %s remote, %d retries%n", w.getKey(),
+                    mib(w.getValue().path("localBytes").asLong()), mib(w.getValue().path("remoteBytes").asLong()),
+                    w.getValue().path("retries").asInt());
+        }
+        return s;
+    }
+
+    private static <T> Iterable<T> iterable(Iterator<T> it) {
+        return () -> it;
+    }
+
+    static String bar(long done, long total) {
+        int width = 30;
+        int filled = total == 0 ? width : (int) (width * done / total);
+        return "[" + "#".repeat(filled) + ".".repeat(width - filled) + "] " + mib(done) + " / " + mib(total);
+    }
+
+    static String mib(long b) {
+        return String.format(Locale.ROOT, "%.1f MiB", b / 1048576.0);
+    }
+
+    /** The command line with its error handling: a bad argument or a refusal prints one line, exit status 2. */
+    static CommandLine commandLine() {
+        CommandLine cl = new CommandLine(new TenplexCli());
+        cl.setExecutionExceptionHandler((ex, line, parsed) -> {
+            if (ex instanceof IllegalArgumentException) {
+                line.getErr().println("tenplex: " + ex.getMessage());
+                return 2;
+            }
+            throw ex;
+        });
+        return cl;
+    }
+
+    public static void main(String[] args) {
+        System.exit(commandLine().execute(args));
+    }
+}

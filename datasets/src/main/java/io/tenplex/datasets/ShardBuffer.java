@@ -1,0 +1,181 @@
+package io.tenplex.datasets;
+
+import io.tenplex.store.memory.Allocator;
+import io.tenplex.store.memory.Blob;
+import java.nio.ByteBuffer;
+
+/**
+ * The bytes of one shard file of a rank view: a blob of the file's exact size, filled sample by
+ * sample by the loader, in any order. A read waits until every sample it touches is filled; it is
+ * woken with an error only when the mount is closed. Thread-safe.
+ */
+final class ShardBuffer {
+    final int[] ids;
+    final long[] offsets; // offsets[i] = start of sample i; offsets[ids.length] = size
+    private final Blob blob; // null when the file is empty
+    private final boolean[] filled;
+    private volatile int contiguous; // samples [0, contiguous) are filled
+    private boolean closed;
+    private int active; // reads and copies in progress; the blob is freed when the last one ends after close
+
+    /** @param lengths byte length of every sample; the blob comes from {@code allocator} (it may throw over budget) */
+    ShardBuffer(int[] ids, long[] lengths, Allocator allocator) {
+        this.ids = ids;
+        this.offsets = new long[ids.length + 1];
+        for (int i = 0; i < ids.length; i++) {
+            offsets[i + 1] = offsets[i] + lengths[i];
+        }
+        this.filled = new boolean[ids.length];
+        this.blob = offsets[ids.length] == 0 ? null : allocator.allocate(offsets[ids.length]);
+    }
+
+    long size() {
+        return offsets[ids.length];
+    }
+
+    long length(int i) {
+        return offsets[i + 1] - offsets[i];
+    }
+
+    /** Stores sample {@code i} (exactly its length) and wakes the readers waiting for it; a no-op once closed. */
+    void fill(int i, ByteBuffer bytes) {
+        if (bytes.remaining() != length(i)) {
+            throw new IllegalArgumentException("sample " + ids[i] + " has " + bytes.remaining() + " bytes, expected "
+                    + length(i));
+        }
+        synchronized (this) {
+            if (closed) {
+                return; // the mount was replaced or removed while this sample was loading
+            }
+            active++;
+        }
+        try {
+            if (blob != null && bytes.hasRemaining()) {
+                blob.write(offsets[i], bytes);
+            }
+        } finally {
+            exit();
+        }
+        synchronized (this) {
+            filled[i] = true;
+            int c = contiguous;
+            while (c < filled.length && filled[c]) {
+                c++;
+            }
+            contiguous = c;
+            notifyAll(); // a reader may wait for this sample only, ahead of the contiguous prefix
+        }
+    }
+
+    synchronized boolean isFilled(int i) {
+        return filled[i];
+    }
+
+    boolean complete() {
+        return contiguous == ids.length;
+    }
+
+    /** Copies sample {@code i} into {@code dst} if it is filled; false if not (or closed). */
+    boolean copySample(int i, ByteBuffer dst) {
+        synchronized (this) {
+            if (closed || !filled[i]) {
+                return false;
+            }
+            active++;
+        }
+        try {
+            if (length(i) > 0) {
+                blob.copyTo(offsets[i], length(i), dst);
+            }
+            return true;
+        } finally {
+            exit();
+        }
+    }
+
+    private void exit() {
+        boolean free;
+        synchronized (this) {
+            free = --active == 0 && closed;
+        }
+        if (free && blob != null) {
+            blob.release();
+        }
+    }
+
+    /**
+     * Reads up to {@code dst.remaining()} bytes at {@code offset}, waiting until they are loaded.
+     *
+     * @return nanoseconds spent waiting
+     */
+    long read(long offset, ByteBuffer dst) throws InterruptedException {
+        long n = Math.min(dst.remaining(), size() - offset);
+        if (n <= 0) {
+            return 0;
+        }
+        long waited = 0;
+        int first = sampleAt(offset);
+        int last = sampleAt(offset + n - 1);
+        synchronized (this) {
+            if (contiguous <= last && !allFilled(first, last)) {
+                long t0 = System.nanoTime();
+                while (!closed && !allFilled(first, last)) {
+                    wait();
+                }
+                waited = System.nanoTime() - t0;
+            }
+            if (closed) {
+                throw new IllegalStateException("dataset mount closed");
+            }
+            active++;
+        }
+        try {
+            ByteBuffer slice = dst.slice(dst.position(), (int) n);
+            blob.copyTo(offset, n, slice);
+            dst.position(dst.position() + (int) n);
+        } finally {
+            exit();
+        }
+        return waited;
+    }
+
+    private boolean allFilled(int from, int to) { // holding the lock
+        for (int i = Math.max(from, contiguous); i <= to; i++) {
+            if (!filled[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The sample holding byte {@code pos} (samples of length 0 are skipped). */
+    int sampleAt(long pos) {
+        int lo = 0;
+        int hi = ids.length - 1;
+        while (lo < hi) {
+            int mid = (lo + hi + 1) >>> 1;
+            if (offsets[mid] <= pos) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return lo;
+    }
+
+    /** Wakes waiting readers with an error and frees the bytes. */
+    void close() {
+        boolean free;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            notifyAll();
+            free = active == 0;
+        }
+        if (free && blob != null) {
+            blob.release();
+        }
+    }
+}

@@ -1,0 +1,76 @@
+package io.tenplex.jobs;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.tenplex.ptc.Device;
+import io.tenplex.ptc.Model;
+import io.tenplex.ptc.ParallelConfig;
+import io.tenplex.ptc.Ptc;
+import io.tenplex.ptc.RankLayout;
+import io.tenplex.ptc.StageMap;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A reconfiguration's {@code from} or {@code to} as JSON ({@code tp, pp, dp}, optional {@code ep},
+ * and either {@code devicesPerWorker} with {@code firstWorker} or {@code devices} as [worker, local]
+ * pairs), checked against {@link Limits} before anything is allocated.
+ */
+public final class ConfigJson {
+    private ConfigJson() {
+    }
+
+    public static Ptc ptc(Model model, JsonNode c, String which) {
+        if (!c.isObject()) {
+            throw new IllegalArgumentException("missing \"" + which + "\" configuration");
+        }
+        String where = "\"" + which + "\": ";
+        int max = Limits.MAX_RANKS;
+        int tp = Limits.intIn(c, "tp", 1, 1, max, where);
+        int pp = Limits.intIn(c, "pp", 1, 1, max, where);
+        int dp = Limits.intIn(c, "dp", 1, 1, max, where);
+        int ep = Limits.intIn(c, "ep", 1, 1, max, where);
+        int world = Limits.worldSize(tp, pp, dp, ep, where);
+        Limits.planSize(world, pp, model.tensors().size(), where);
+        ParallelConfig config = new ParallelConfig(tp, pp, dp, ep, false);
+        List<Device> devices = c.has("devices") ? devices(c.get("devices"), world, where) : packed(c, world, where);
+        return new Ptc(model, config, RankLayout.MEGATRON, StageMap.uniform(model.layers(), config.pp()), devices);
+    }
+
+    private static List<Device> devices(JsonNode list, int world, String where) {
+        if (!list.isArray() || list.size() != world) {
+            throw new IllegalArgumentException(where + "\"devices\" must list " + world + " [worker, local] pairs (one "
+                    + "per rank), got " + (list.isArray() ? list.size() + " entries" : Limits.abbreviate(list)));
+        }
+        List<Device> devices = new ArrayList<>(world);
+        for (JsonNode d : list) {
+            devices.add(device(d, where));
+        }
+        return devices;
+    }
+
+    /** One [worker, local] pair of integers in [0, {@link Limits#MAX_WORKER}). */
+    public static Device device(JsonNode d, String where) {
+        if (!d.isArray() || d.size() != 2 || !inRange(d.get(0)) || !inRange(d.get(1))) {
+            throw new IllegalArgumentException(where + "device " + Limits.abbreviate(d) + " is not a [worker, local] "
+                    + "pair of integers in [0, " + (Limits.MAX_WORKER - 1) + "]");
+        }
+        return new Device(d.get(0).intValue(), d.get(1).intValue());
+    }
+
+    private static boolean inRange(JsonNode v) {
+        return v.isIntegralNumber() && v.canConvertToInt() && v.intValue() >= 0 && v.intValue() < Limits.MAX_WORKER;
+    }
+
+    private static List<Device> packed(JsonNode c, int world, String where) {
+        if (!c.has("devicesPerWorker")) {
+            throw new IllegalArgumentException(where + "needs devicesPerWorker or devices");
+        }
+        int g = Limits.intIn(c, "devicesPerWorker", 0, 1, Limits.MAX_RANKS, where);
+        int first = Limits.intIn(c, "firstWorker", 0, 0, Limits.MAX_WORKER - 1 - world, where);
+        List<Device> devices = new ArrayList<>(world);
+        for (Device d : Ptc.packedDevices(world, g)) {
+            devices.add(new Device(d.worker() + first, d.local()));
+        }
+        return devices;
+    }
+}

@@ -1,0 +1,296 @@
+package io.tenplex.jobs;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tenplex.store.DataRef;
+import io.tenplex.store.Entry;
+import io.tenplex.store.EntryType;
+import io.tenplex.store.StoreException;
+import io.tenplex.store.StorePath;
+import io.tenplex.store.TensorStore;
+import io.tenplex.store.memory.Crc32c;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalInt;
+import java.util.OptionalLong;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * The saved-state generations of the jobs on one daemon. Training writes a rank's state under
+ * {@code /job/<job>/save/<rank>/} (the prototype's layout) and then seals it for a step: the rank's
+ * tree is snapshotted (bytes shared, later writes do not show through) to
+ * {@code /job/<job>/generations/<step>/<rank>/} with a manifest of per-tensor checksums. Every daemon
+ * of the cluster is told which ranks are sealed; when all {@code world} ranks of a step are, the
+ * generation is complete and {@code /job/<job>/generation} names it. Until then readers keep
+ * seeing the previous complete generation. Older complete generations than the previous one are
+ * dropped.
+ */
+public final class Generations {
+    static final String DIR = "generations";
+
+    private final TensorStore store;
+    private final ObjectMapper json = new ObjectMapper();
+    /** job to step to what is known of that step's save (sealed ranks anywhere in the cluster). */
+    private final Map<String, TreeMap<Long, Progress>> jobs = new LinkedHashMap<>();
+
+    private static final class Progress {
+        final int world;
+        final JsonNode config;
+        final TreeSet<Integer> sealed = new TreeSet<>();
+        boolean complete;
+
+        Progress(int world, JsonNode config) {
+            this.world = world;
+            this.config = config;
+        }
+    }
+
+    public Generations(TensorStore store) {
+        this.store = store;
+    }
+
+    static StorePath generationDir(String job, long step) {
+        return StorePath.parse("/job/" + job + "/" + DIR + "/" + step);
+    }
+
+    /** The source directory (relative to the job) of a generation's rank trees. */
+    public static String sourceDir(long step) {
+        return DIR + "/" + step;
+    }
+
+    private static StorePath currentFile(String job) {
+        return StorePath.parse("/job/" + job + "/generation");
+    }
+
+    /**
+     * Seals one rank of a save on this daemon: snapshots {@code save/<rank>} (an absent one seals as
+     * empty: a rank that saved nothing, as Megatron's data-parallel replicas) and writes its manifest.
+     * Re-sealing a sealed rank changes nothing.
+     *
+     * @return the manifest
+     */
+    public synchronized Map<String, Object> seal(String job, long step, int rank, int world, JsonNode config) throws IOException {
+        check(step, world);
+        Progress p = progress(job, step, world, config, List.of(rank));
+        StorePath target = generationDir(job, step).child(Integer.toString(rank));
+        StorePath manifest = generationDir(job, step).child("manifests").child(rank + ".json");
+        if (store.stat(target).isEmpty()) {
+            if (p.complete) {
+                throw StoreException.conflict("generation " + step + " of job " + job + " is complete; rank " + rank
+                        + " cannot be sealed into it again");
+            }
+            StorePath saved = StorePath.parse("/job/" + job + "/save/" + rank);
+            if (store.stat(saved).isPresent()) {
+                store.snapshot(saved, target);
+            } else {
+                store.mkdirs(target);
+            }
+            SmallFiles.put(store, manifest, json.writerWithDefaultPrettyPrinter().writeValueAsString(
+                    manifest(target, rank, step)));
+        }
+        return json.readValue(SmallFiles.read(store, manifest).orElseThrow(), Map.class);
+    }
+
+    private Map<String, Object> manifest(StorePath root, int rank, long step) {
+        Map<String, Object> tensors = new LinkedHashMap<>();
+        Map<String, Object> files = new LinkedHashMap<>();
+        long bytes = 0;
+        for (Entry e : store.walk(root, false)) {
+            String rel = e.path().toString().substring(root.toString().length() + 1);
+            Map<String, Object> m = new LinkedHashMap<>();
+            try (DataRef ref = store.open(e.path())) {
+                OptionalInt crc = ref.crc32c(0, ref.size());
+                if (e.type() == EntryType.TENSOR) {
+                    m.put("dtype", e.meta().dtype().wireName());
+                    m.put("shape", e.meta().shape().dims());
+                }
+                m.put("size", ref.size());
+                m.put("crc32c", crc.isPresent() ? Crc32c.hex(crc.getAsInt()) : null);
+            }
+            bytes += e.size();
+            (e.type() == EntryType.TENSOR ? tensors : files).put(rel, m);
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("rank", rank);
+        out.put("step", step);
+        out.put("bytes", bytes);
+        out.put("tensors", tensors);
+        out.put("files", files);
+        return out;
+    }
+
+    private static void checkRank(int rank, int world) {
+        if (rank < 0 || rank >= world) {
+            throw new IllegalArgumentException("rank " + rank + " is outside a world of " + world);
+        }
+    }
+
+    private static void check(long step, int world) {
+        if (step < 0) {
+            throw new IllegalArgumentException("step " + step + " is negative");
+        }
+        if (world < 1 || world > Limits.MAX_RANKS) {
+            throw new IllegalArgumentException("\"world\" (the number of ranks that seal a save) must be in [1, "
+                    + Limits.MAX_RANKS + "], got " + world);
+        }
+    }
+
+    /** The step's progress, created on first use; checks that the world and ranks agree with it. */
+    private Progress progress(String job, long step, int world, JsonNode config, List<Integer> ranks) {
+        TreeMap<Long, Progress> steps = jobs.computeIfAbsent(job, j -> new TreeMap<>());
+        Progress p = steps.get(step);
+        if (p != null && p.world != world) {
+            throw StoreException.conflict("the save of step " + step + " of job " + job + " has " + p.world
+                    + " ranks, not " + world);
+        }
+        ranks.forEach(r -> checkRank(r, world));
+        if (p == null) {
+            OptionalLong current = current(job);
+            if (current.isPresent() && step <= current.getAsLong() && store.stat(generationDir(job, step)).isEmpty()) {
+                throw StoreException.conflict("step " + step + " is not newer than the complete generation "
+                        + current.getAsLong() + " of job " + job);
+            }
+            p = new Progress(world, config == null || config.isMissingNode() ? null : config);
+            steps.put(step, p);
+        }
+        return p;
+    }
+
+    /**
+     * Records that {@code ranks} of a step are sealed somewhere in the cluster; completes the
+     * generation when all are. Idempotent.
+     *
+     * @return whether the generation is complete
+     */
+    public synchronized boolean sealed(String job, long step, List<Integer> ranks, int world, JsonNode config)
+            throws IOException {
+        check(step, world);
+        Progress p = progress(job, step, world, config, ranks);
+        p.sealed.addAll(ranks);
+        if (!p.complete && p.sealed.size() == world) {
+            complete(job, step, p);
+        }
+        return p.complete;
+    }
+
+    private void complete(String job, long step, Progress p) throws IOException {
+        ObjectNode g = json.createObjectNode();
+        g.put("step", step);
+        g.put("world", p.world);
+        if (p.config != null) {
+            g.set("config", p.config);
+        }
+        store.mkdirs(generationDir(job, step));
+        SmallFiles.put(store, generationDir(job, step).child("generation.json"),
+                json.writerWithDefaultPrettyPrinter().writeValueAsString(g));
+        OptionalLong previous = current(job);
+        SmallFiles.put(store, currentFile(job), Long.toString(step));
+        p.complete = true;
+        notifyAll(); // a lifecycle waiting for this save
+        // keep the new generation and the one before it; drop older complete ones
+        TreeMap<Long, Progress> steps = jobs.get(job);
+        for (Long s : new ArrayList<>(steps.headMap(step).keySet())) {
+            if (previous.isPresent() && s == previous.getAsLong()) {
+                continue;
+            }
+            steps.remove(s);
+            try {
+                store.delete(generationDir(job, s));
+            } catch (StoreException e) {
+                // an incomplete older save that left nothing on this daemon
+            }
+        }
+    }
+
+    /**
+     * Waits until the job has a complete generation newer than {@code after} (and at least
+     * {@code atLeast}), at most {@code timeoutMillis}.
+     *
+     * @return the new generation's step, or empty on timeout
+     */
+    public synchronized OptionalLong awaitNewer(String job, long after, long atLeast, long timeoutMillis,
+            java.util.function.BooleanSupplier cancelled) throws InterruptedException {
+        long end = System.nanoTime() + timeoutMillis * 1_000_000L;
+        while (true) {
+            OptionalLong c = current(job);
+            if (c.isPresent() && c.getAsLong() > after && c.getAsLong() >= atLeast) {
+                return c;
+            }
+            if (cancelled.getAsBoolean()) {
+                return OptionalLong.empty();
+            }
+            long left = (end - System.nanoTime()) / 1_000_000L;
+            if (left <= 0) {
+                return OptionalLong.empty();
+            }
+            wait(left);
+        }
+    }
+
+    /** Wakes every waiter of {@link #awaitNewer} (to see a cancellation). */
+    public synchronized void wake() {
+        notifyAll();
+    }
+
+    /** The step of the job's current complete generation, if any. */
+    public OptionalLong current(String job) {
+        return SmallFiles.read(store, currentFile(job)).map(s -> OptionalLong.of(Long.parseLong(s.strip())))
+                .orElse(OptionalLong.empty());
+    }
+
+    /** The configuration recorded with a complete generation (null when none was given). */
+    public JsonNode config(String job, long step) throws IOException {
+        String g = SmallFiles.read(store, generationDir(job, step).child("generation.json")).orElseThrow(
+                () -> StoreException.notFound("no complete generation " + step + " of job " + job + " on this daemon"));
+        JsonNode c = json.readTree(g).path("config");
+        return c.isMissingNode() ? null : c;
+    }
+
+    /** What this daemon knows of a job's generations (its store, and the seals it was told of), as JSON. */
+    public synchronized Map<String, Object> describe(String job) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        OptionalLong current = current(job);
+        m.put("current", current.isPresent() ? current.getAsLong() : null);
+        TreeMap<Long, Progress> known = jobs.getOrDefault(job, new TreeMap<>());
+        TreeSet<Long> steps = new TreeSet<>(known.keySet());
+        try {
+            store.list(StorePath.parse("/job/" + job + "/" + DIR), false).stream().map(Entry::name)
+                    .filter(Generations::numeric).forEach(n -> steps.add(Long.parseLong(n)));
+        } catch (StoreException e) {
+            // no generations on this daemon
+        }
+        List<Object> list = new ArrayList<>();
+        for (long step : steps) {
+            Map<String, Object> g = new LinkedHashMap<>();
+            Progress p = known.get(step);
+            StorePath dir = generationDir(job, step);
+            g.put("step", step);
+            g.put("complete", p != null ? p.complete : store.stat(dir.child("generation.json")).isPresent());
+            if (p != null) {
+                g.put("world", p.world);
+                g.put("sealedRanks", List.copyOf(p.sealed));
+                if (p.config != null) {
+                    g.put("config", p.config);
+                }
+            }
+            try {
+                g.put("localRanks", store.list(dir, false).stream().map(Entry::name).filter(Generations::numeric)
+                        .map(Integer::parseInt).sorted().toList());
+            } catch (StoreException e) {
+                g.put("localRanks", List.of());
+            }
+            list.add(g);
+        }
+        m.put("generations", list);
+        return m;
+    }
+
+    private static boolean numeric(String name) {
+        return !name.isEmpty() && name.length() < 19 && name.chars().allMatch(Character::isDigit);
+    }
+}

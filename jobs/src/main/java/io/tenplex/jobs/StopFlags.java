@@ -1,0 +1,139 @@
+package io.tenplex.jobs;
+
+import io.tenplex.server.ControlHandler;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The stop flag of every job on this daemon: raised by the lifecycle when the job's resources change
+ * (optionally "at step S", so that every rank stops after the same step), read by training processes
+ * before each step, cleared when the relaunched ranks may run. Also the prototype's {@code GET /stop}
+ * route (answers {@code stop} or {@code run}).
+ */
+public final class StopFlags implements ControlHandler {
+    /** The prototype's route. */
+    public static final String COMPAT_PATH = "/stop";
+
+    /** A raised flag: from which step on ranks stop (empty: at once), why, and when it was raised. */
+    public record Flag(OptionalLong atStep, String reason, long raisedAtMillis) {
+        boolean stops(OptionalLong step) {
+            return atStep.isEmpty() || step.isEmpty() || step.getAsLong() >= atStep.getAsLong();
+        }
+    }
+
+    /** The longest reason a flag keeps (characters). */
+    static final int MAX_REASON = 1024;
+    /** The most jobs whose raise counts are kept; counts of jobs without a raised flag are dropped first. */
+    public static final int MAX_JOBS = 4096;
+
+    private final Map<String, Flag> flags = new ConcurrentHashMap<>();
+    private final Map<String, Long> raises = new ConcurrentHashMap<>();
+
+    /**
+     * @throws IllegalArgumentException a negative step, a reason over {@link #MAX_REASON} characters,
+     *     or {@link #MAX_JOBS} jobs with raised flags already
+     */
+    public synchronized void raise(String job, OptionalLong atStep, String reason) {
+        if (atStep.isPresent() && atStep.getAsLong() < 0) {
+            throw new IllegalArgumentException("atStep " + atStep.getAsLong() + " is negative");
+        }
+        if (reason.length() > MAX_REASON) {
+            throw new IllegalArgumentException("reason has " + reason.length() + " characters; at most " + MAX_REASON);
+        }
+        new JobPaths(job);
+        Flag before = flags.get(job);
+        if (before != null && before.atStep().equals(atStep) && before.reason().equals(reason)) {
+            return; // the same raise again (a coordinator also tells itself): not a new one
+        }
+        makeRoomFor(job);
+        flags.put(job, new Flag(atStep, reason, System.currentTimeMillis()));
+        raises.merge(job, 1L, Long::sum);
+    }
+
+    /** Keeps at most {@link #MAX_JOBS} jobs: forgets the count of a job whose flag is not raised. */
+    private void makeRoomFor(String job) {
+        if (raises.containsKey(job) || raises.size() < MAX_JOBS) {
+            return;
+        }
+        String idle = raises.keySet().stream().filter(j -> !flags.containsKey(j)).findAny().orElseThrow(
+                () -> new IllegalArgumentException("stop flags of " + MAX_JOBS + " jobs are raised on this daemon; "
+                        + "clear some first"));
+        raises.remove(idle);
+    }
+
+    /** How often the job's flag has been raised on this daemon (a launcher tells a stop from an end by it). */
+    public long raises(String job) {
+        return raises.getOrDefault(job, 0L);
+    }
+
+    public void clear(String job) {
+        flags.remove(job);
+    }
+
+    public Optional<Flag> flag(String job) {
+        return Optional.ofNullable(flags.get(job));
+    }
+
+    /** Whether a rank of {@code job} that has finished {@code step} steps (empty: unknown) must stop. */
+    public boolean shouldStop(String job, OptionalLong step) {
+        Flag f = flags.get(job);
+        return f != null && f.stops(step);
+    }
+
+    /** The flag as JSON for {@code GET /api/v1/jobs/<job>/stop}. */
+    public Map<String, Object> describe(String job, OptionalLong step) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        Flag f = flags.get(job);
+        m.put("stop", f != null && f.stops(step));
+        m.put("raised", f != null);
+        m.put("raises", raises(job));
+        if (f != null) {
+            m.put("atStep", f.atStep().isPresent() ? f.atStep().getAsLong() : null);
+            m.put("reason", f.reason());
+        }
+        return m;
+    }
+
+    public static OptionalLong step(String s) {
+        if (s == null || s.isEmpty()) {
+            return OptionalLong.empty();
+        }
+        try {
+            long v = Long.parseLong(s);
+            if (v < 0) {
+                throw new NumberFormatException();
+            }
+            return OptionalLong.of(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("step '" + s + "' is not a non-negative integer");
+        }
+    }
+
+    /**
+     * {@code GET /stop[?job=J][&step=S]}: {@code stop} or {@code run} as plain text, as the prototype's
+     * scheduler answers. Without {@code job}, any raised flag answers {@code stop} (the prototype ran
+     * one job per scheduler).
+     */
+    @Override
+    public CompletableFuture<Response> handle(Request req) {
+        if (!req.path().equals(COMPAT_PATH)) {
+            return CompletableFuture.completedFuture(Response.text(404, "no route for " + req.method() + " " + req.path()));
+        }
+        if (!req.method().equals("GET")) {
+            return CompletableFuture.completedFuture(Response.text(405, req.method() + " not allowed on /stop (GET)"));
+        }
+        try {
+            OptionalLong step = step(req.param("step"));
+            String job = req.param("job");
+            boolean stop = job == null ? flags.values().stream().anyMatch(f -> f.stops(step)) : shouldStop(job, step);
+            return CompletableFuture.completedFuture(new Response(200, "text/plain; charset=utf-8",
+                    (stop ? "stop" : "run").getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        } catch (IllegalArgumentException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+}

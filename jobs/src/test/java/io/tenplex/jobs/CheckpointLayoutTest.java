@@ -1,0 +1,166 @@
+package io.tenplex.jobs;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.tenplex.ptc.DType;
+import io.tenplex.ptc.MegatronStructures;
+import io.tenplex.ptc.Model;
+import io.tenplex.ptc.Ptc;
+import io.tenplex.ptc.RankLayout;
+import io.tenplex.ptc.RecordedStructures;
+import io.tenplex.ptc.StageMap;
+import io.tenplex.transform.Plan;
+import io.tenplex.transform.Planner;
+import io.tenplex.transform.ShardPlan;
+import io.tenplex.transform.ValueCopy;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Keys of the prototype's nested checkpoint layout against real Megatron-LM checkpoints: for every
+ * pair of recorded configurations, the paths a reconfiguration writes for each new rank (tensors,
+ * optimizer state by position, copied values, regenerated list markers and parameter positions)
+ * are exactly the paths Megatron-LM wrote under the new configuration, with the recorded shapes
+ * and position lists.
+ */
+class CheckpointLayoutTest {
+    /** A recorded structure as the prototype's client stores it: path to tensor dims, or to a file's content. */
+    record Tree(Map<String, long[]> tensors, Map<String, String> files) {
+        List<CheckpointLayout.Item> items() {
+            List<CheckpointLayout.Item> out = new ArrayList<>();
+            tensors.forEach((p, d) -> out.add(new CheckpointLayout.Item(p, true, d.length)));
+            files.forEach((p, c) -> out.add(new CheckpointLayout.Item(p, false, 0)));
+            return out;
+        }
+    }
+
+    static Tree tree(JsonNode structure) {
+        Tree t = new Tree(new TreeMap<>(), new TreeMap<>());
+        for (Iterator<Map.Entry<String, JsonNode>> it = structure.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            walk(e.getValue(), e.getKey(), t);
+        }
+        return t;
+    }
+
+    private static void walk(JsonNode n, String path, Tree t) {
+        if (n.isObject() && n.size() == 1 && n.has("tensor")) {
+            long[] d = new long[n.get("tensor").size()];
+            for (int i = 0; i < d.length; i++) {
+                d[i] = n.get("tensor").get(i).asLong();
+            }
+            t.tensors().put(path + CheckpointLayout.TENSOR_SUFFIX, d);
+        } else if (n.isObject()) {
+            for (Iterator<Map.Entry<String, JsonNode>> it = n.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> e = it.next();
+                walk(e.getValue(), path + "/" + e.getKey(), t);
+            }
+        } else if (n.isArray()) {
+            t.files().put(path + "/dir.meta", "list\n" + n.size());
+            for (int i = 0; i < n.size(); i++) {
+                walk(n.get(i), path + "/" + i, t);
+            }
+        } else if (n.isTextual() && n.asText().equals("NotPrimitiveNorTensor")) {
+            t.files().put(path + ".argparse.Namespace", "");
+        } else {
+            String suffix = n.isNull() ? ".none" : n.isBoolean() ? ".bool" : n.isIntegralNumber() ? ".int"
+                    : n.isNumber() ? ".float" : ".str";
+            t.files().put(path + suffix, n.asText());
+        }
+    }
+
+    private static Ptc ptc(Model m, RecordedStructures.Recorded r) {
+        return new Ptc(m, r.config(), RankLayout.MEGATRON, StageMap.uniform(m.layers(), r.config().pp()),
+                Ptc.packedDevices(r.config().worldSize(), 4));
+    }
+
+    @Test
+    void everyRecordedReconfiguration_writesTheLayoutMegatronWrote() throws Exception {
+        List<RecordedStructures.Recorded> all = new ArrayList<>();
+        for (String c : RecordedStructures.CONFIGS) {
+            all.add(RecordedStructures.load(c));
+        }
+        int checked = 0;
+        for (RecordedStructures.Recorded a : all) {
+            Model model = MegatronStructures.infer(a.byRank(), a.config(), RankLayout.MEGATRON, 16, 50257, 128, DType.F16);
+            Map<Integer, CheckpointLayout> sources = new TreeMap<>(); // data-parallel replicas saved nothing
+            a.byRank().forEach((rank, s) -> sources.put(rank, CheckpointLayout.of(tree(s).items())));
+            for (RecordedStructures.Recorded b : all) {
+                Model target = b.config().pp() == a.config().pp() ? model // the tied head exists only in pipelines
+                        : MegatronStructures.infer(b.byRank(), b.config(), RankLayout.MEGATRON, 16, 50257, 128, DType.F16);
+                Plan plan = Planner.plan(ptc(model, a), ptc(target, b));
+                PlanPaths.Result bound = PlanPaths.bind(plan, sources);
+                for (Map.Entry<Integer, JsonNode> e : b.byRank().entrySet()) {
+                    int rank = e.getKey();
+                    Tree want = tree(e.getValue());
+                    Map<String, long[]> tensors = new TreeMap<>();
+                    for (ShardPlan s : bound.plan().shards()) {
+                        if (s.destRank() == rank) {
+                            tensors.put(s.key(), s.shape().dims());
+                        }
+                    }
+                    List<String> files = new ArrayList<>();
+                    for (ValueCopy v : bound.plan().values()) {
+                        if (v.destRank() == rank) {
+                            (want.tensors().containsKey(v.key()) ? new ArrayList<String>() : files).add(v.key());
+                            if (want.tensors().containsKey(v.key())) {
+                                tensors.put(v.key(), want.tensors().get(v.key())); // a tensor inside a value (grad scaler)
+                            }
+                        }
+                    }
+                    Map<String, String> generated = bound.generated().get(rank);
+                    files.addAll(generated.keySet());
+                    String what = a.config() + " -> " + b.config() + " rank " + rank;
+                    assertSameSet(want.tensors().keySet(), tensors.keySet(), what);
+                    want.tensors().forEach((p, d) -> assertEquals(java.util.Arrays.toString(d),
+                            java.util.Arrays.toString(tensors.get(p)), what + " " + p));
+                    assertSameSet(want.files().keySet(), new java.util.TreeSet<>(files), what);
+                    generated.forEach((p, c) -> assertEquals(want.files().get(p), c, what + " " + p));
+                    checked++;
+                }
+            }
+        }
+        assertEquals(all.size() * all.stream().mapToInt(r -> r.byRank().size()).sum(), checked); // none skipped
+    }
+
+    private static void assertSameSet(java.util.Set<String> want, java.util.Set<String> got, String what) {
+        java.util.Set<String> missing = new java.util.TreeSet<>(want);
+        missing.removeAll(got);
+        java.util.Set<String> extra = new java.util.TreeSet<>(got);
+        extra.removeAll(want);
+        assertTrue(missing.isEmpty() && extra.isEmpty(), what + ": missing " + first(missing) + ", unexpected "
+                + first(extra));
+    }
+
+    private static String first(java.util.Set<String> s) {
+        return s.size() + " " + s.stream().limit(6).toList();
+    }
+
+    @Test
+    void keysOfBothLayouts() {
+        assertEquals("language_model.encoder.layers.3.mlp.dense_h_to_4h.weight", CheckpointLayout.key(
+                "model/language_model/encoder/layers.3.mlp.dense_h_to_4h.weight.numpy.ndarray"));
+        assertEquals("optimizer.param_groups.0.lr", CheckpointLayout.key("optimizer/optimizer/param_groups/0/lr.float"));
+        assertEquals("language_model.embedding.word_embeddings.weight",
+                CheckpointLayout.key("language_model.embedding.word_embeddings.weight"));
+        // a pipeline change renumbers the layer in the file name, keeping the directories
+        assertEquals("model/language_model/encoder/layers.11.self_attention.dense.weight.numpy.ndarray",
+                CheckpointLayout.destPath("model/language_model/encoder/layers.1.self_attention.dense.weight.numpy.ndarray",
+                        "language_model.encoder.layers.1.self_attention.dense.weight",
+                        "language_model.encoder.layers.11.self_attention.dense.weight"));
+        assertEquals("model/word_embeddings_for_head/weight.numpy.ndarray", CheckpointLayout.destPath(
+                "model/language_model/embedding/word_embeddings/weight.numpy.ndarray",
+                "language_model.embedding.word_embeddings.weight", "word_embeddings_for_head.weight"));
+        assertEquals("layers.2.w", CheckpointLayout.destPath("layers.0.w", "layers.0.w", "layers.2.w")); // flat
+        CheckpointLayout empty = CheckpointLayout.of(List.of());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> empty.valuePaths("args", 3));
+        assertTrue(e.getMessage().contains("rank 3 saved no value 'args'"), e.getMessage());
+    }
+}

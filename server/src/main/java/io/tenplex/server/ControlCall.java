@@ -1,0 +1,109 @@
+package io.tenplex.server;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Collects a control request's body, runs its handler, and answers on the event loop. A body is at
+ * most {@link ServerLimits#controlBody()} bytes, and all bodies being collected at once at most
+ * {@link ServerLimits#controlInFlight()} (beyond it: 429), so that no burst of large control
+ * messages can fill the heap. A body typed as a browser form or plain text is refused (415): control
+ * routes take JSON or protobuf, and those a web page cannot send without asking first.
+ */
+final class ControlCall extends Call {
+    private static final List<String> BROWSER_TYPES = List.of("text/plain", "application/x-www-form-urlencoded",
+            "multipart/form-data");
+
+    private final ControlHandler handler;
+    private ServerLimits limits;
+    private AtomicLong accounted;
+    private long reserved;
+    private byte[] body = new byte[0];
+    private int size;
+
+    ControlCall(ControlHandler handler) {
+        this.handler = handler;
+    }
+
+    @Override
+    void head(Exchange ex) {
+        long declared = Uploads.contentLength(ex);
+        limits = ex.rc.limits();
+        int limit = limits.controlBody();
+        if (declared > limit) {
+            throw tooLarge(limit);
+        }
+        String type = Uploads.contentType(ex);
+        if (declared != 0 && BROWSER_TYPES.stream().anyMatch(type::startsWith)) {
+            throw new HttpError(HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE, "control routes take application/json "
+                    + "(or application/x-protobuf), not " + RequestHeads.describe(new IllegalArgumentException(type)));
+        }
+        accounted = ex.rc.controlBytes();
+        reserve(declared > 0 ? declared : 0);
+        body = new byte[(int) Math.max(0, declared)];
+    }
+
+    private void reserve(long n) {
+        if (n == 0) {
+            return;
+        }
+        long now = accounted.addAndGet(n);
+        reserved += n;
+        if (now > limits.controlInFlight()) {
+            throw new HttpError(HttpResponseStatus.TOO_MANY_REQUESTS, "too many control bytes in flight ("
+                    + limits.controlInFlight() + " at most over all requests); retry shortly");
+        }
+    }
+
+    private static HttpError tooLarge(int limit) {
+        return new HttpError(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "control message over " + limit + " bytes");
+    }
+
+    @Override
+    void content(ByteBuf data) {
+        int n = data.readableBytes();
+        if ((long) size + n > body.length) {
+            if ((long) size + n > limits.controlBody()) {
+                throw tooLarge(limits.controlBody());
+            }
+            int grown = (int) Math.min(limits.controlBody(), Math.max((long) size + n, 2L * body.length));
+            reserve(grown - body.length);
+            body = Arrays.copyOf(body, grown);
+        }
+        data.getBytes(data.readerIndex(), body, size, n);
+        size += n;
+    }
+
+    @Override
+    void end(Exchange ex) {
+        byte[] whole = size == body.length ? body : Arrays.copyOf(body, size);
+        release();
+        ControlHandler.Request req = new ControlHandler.Request(ex.method().name(), ex.query.path(),
+                ex.query.parameters(), ex.header(HttpHeaderNames.CONTENT_TYPE), whole);
+        handler.handle(req).whenComplete((r, t) -> ex.ctx.executor().execute(() -> {
+            if (t != null) {
+                ex.respondError(t instanceof CompletionException && t.getCause() != null ? t.getCause() : t);
+            } else {
+                ex.respond(HttpResponseStatus.valueOf(r.status()), r.contentType(), r.body(), null);
+            }
+        }));
+    }
+
+    @Override
+    void abort() {
+        release();
+        body = new byte[0];
+    }
+
+    private void release() {
+        if (accounted != null && reserved > 0) {
+            accounted.addAndGet(-reserved);
+            reserved = 0;
+        }
+    }
+}

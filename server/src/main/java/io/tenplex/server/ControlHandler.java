@@ -1,0 +1,32 @@
+package io.tenplex.server;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A route that another module adds to the daemon's server (reconfiguration control, job APIs).
+ * Bodies are small control messages, collected whole (at most {@link ServerLimits#controlBody()}
+ * bytes) before the handler runs; the handler answers asynchronously and must not block the caller.
+ */
+public interface ControlHandler {
+
+    /** One request to a control route. */
+    record Request(String method, String path, Map<String, List<String>> params, String contentType, byte[] body) {
+        public String param(String name) {
+            List<String> v = params.get(name);
+            return v == null || v.isEmpty() ? null : v.get(0);
+        }
+    }
+
+    /** The answer: status, content type and body. */
+    record Response(int status, String contentType, byte[] body) {
+        public static Response text(int status, String text) {
+            return new Response(status, "text/plain; charset=utf-8",
+                    (text + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        }
+    }
+
+    /** Answers a request; a failed future with an IllegalArgumentException becomes a 400. */
+    CompletableFuture<Response> handle(Request request);
+}
