@@ -46,26 +46,32 @@ public final class NetReconfigureBench {
 
     record Case(String name, ParallelConfig from, ParallelConfig to) {}
 
-    public static void main(String[] args) throws Exception {
-        double rate = Double.parseDouble(args[0]);
-        boolean central = false;
-        String only = null;
-        boolean warmup = true;
-        boolean unpaced = false;
-        List<String> daemons = new ArrayList<>();
-        for (int i = 1; i < args.length; i++) {
-            if (args[i].equals("--central")) {
-                central = true;
-            } else if (args[i].equals("--unpaced")) {
-                unpaced = true;
-            } else if (args[i].equals("--cold")) {
-                warmup = false;
-            } else if (args[i].equals("--only")) {
-                only = args[++i];
-            } else {
-                daemons.add(args[i]);
+    /** The command line: the link rate in bits/s, then flags and daemon addresses. */
+    private record Args(double rate, boolean central, String only, boolean warmup, boolean unpaced,
+            List<String> daemons) {
+        static Args parse(String[] args) {
+            boolean central = false;
+            String only = null;
+            boolean warmup = true;
+            boolean unpaced = false;
+            List<String> daemons = new ArrayList<>();
+            for (int i = 1; i < args.length; i++) {
+                switch (args[i]) {
+                    case "--central" -> central = true;
+                    case "--unpaced" -> unpaced = true;
+                    case "--cold" -> warmup = false;
+                    case "--only" -> only = args[++i];
+                    default -> daemons.add(args[i]);
+                }
             }
+            return new Args(Double.parseDouble(args[0]), central, only, warmup, unpaced, daemons);
         }
+    }
+
+    public static void main(String[] argv) throws Exception {
+        Args a = Args.parse(argv);
+        List<String> daemons = a.daemons();
+        double rate = a.rate();
         MegatronLayout.Shape shape = new MegatronLayout.Shape(8, 768, 12, 12, 3072, 16000, 512, 128, DType.F16, false,
                 true);
         List<Case> cases = new ArrayList<>(List.of(
@@ -77,8 +83,7 @@ public final class NetReconfigureBench {
         }
         System.out.printf(Locale.ROOT, "%d workers (1 GPU each), links %.2f Gbit/s; model %.0f MiB with Adam state%n",
                 daemons.size(), rate / 1e9, MegatronLayout.model(shape).bytes() / 1048576.0);
-        int n = 0;
-        if (warmup) {
+        if (a.warmup()) {
             // Daemons are long-running: compile the transfer paths once with a small model (every worker
             // sends and receives) before measuring, unless --cold is given.
             MegatronLayout.Shape small = new MegatronLayout.Shape(8, 256, 4, 4, 1024, 4000, 512, 128, DType.F16, false,
@@ -87,21 +92,27 @@ public final class NetReconfigureBench {
                 run(cases.get(cases.size() - 1), small, daemons, rate, "warmup" + i, false, true, "[warm-up] ");
             }
         }
+        int n = 0;
         for (Case c : cases) {
-            if (only != null && !c.name().startsWith(only)) {
-                continue;
-            }
-            double p2p = run(c, shape, daemons, rate, "bench" + n++, false, true, "");
-            if (unpaced) {
-                double tcp = run(c, shape, daemons, rate, "bench" + n++, false, false, "[unpaced] ");
-                System.out.printf(Locale.ROOT, "%-18s paced %.2f s vs unpaced %.2f s%n", c.name(), p2p, tcp);
-            }
-            if (central) {
-                double viaCentral = run(c, shape, daemons, rate, "bench" + n++, true, true, "[central] ");
-                System.out.printf(Locale.ROOT, "%-18s peer-to-peer %.2f s vs central %.2f s: %.2fx faster%n", c.name(), p2p,
-                        viaCentral, viaCentral / p2p);
+            if (a.only() == null || c.name().startsWith(a.only())) {
+                n = measure(c, shape, a, n);
             }
         }
+    }
+
+    /** Runs one case (paced peer to peer, and unpaced or central when asked); answers the next job number. */
+    private static int measure(Case c, MegatronLayout.Shape shape, Args a, int n) throws Exception {
+        double p2p = run(c, shape, a.daemons(), a.rate(), "bench" + n++, false, true, "");
+        if (a.unpaced()) {
+            double tcp = run(c, shape, a.daemons(), a.rate(), "bench" + n++, false, false, "[unpaced] ");
+            System.out.printf(Locale.ROOT, "%-18s paced %.2f s vs unpaced %.2f s%n", c.name(), p2p, tcp);
+        }
+        if (a.central()) {
+            double viaCentral = run(c, shape, a.daemons(), a.rate(), "bench" + n++, true, true, "[central] ");
+            System.out.printf(Locale.ROOT, "%-18s peer-to-peer %.2f s vs central %.2f s: %.2fx faster%n", c.name(), p2p,
+                    viaCentral, viaCentral / p2p);
+        }
+        return n;
     }
 
     private static Ptc ptc(Model m, ParallelConfig c) {

@@ -40,47 +40,20 @@ public final class MegatronLayout {
     public static Model model(Shape m) {
         List<TensorSpec> params = new ArrayList<>();
         int h = m.hidden();
-        int headDim = h / m.heads();
         Partition vocab = new Partition.VocabSplit(0, m.divisibleBy());
-        Partition col = new Partition.Split(0, 1);
-        Partition row = new Partition.Split(1, 1);
         Partition rep = new Partition.Replicated();
         params.add(spec(PREFIX + "embedding.word_embeddings.weight", m, Placement.first(), vocab, m.vocab(), h));
         params.add(spec(PREFIX + "embedding.position_embeddings.weight", m, Placement.first(), rep, m.seqLength(), h));
         if (m.bert()) {
             params.add(spec(PREFIX + "embedding.tokentype_embeddings.weight", m, Placement.first(), rep, 2, h));
         }
-        long qkvRows = (long) (m.heads() + 2L * m.kvGroups()) * headDim;
-        long granule = (long) (m.heads() / m.kvGroups() + 2) * headDim; // one query group with its k and v
-        Partition qkv = new Partition.Split(0, granule);
         for (int l = 0; l < m.layers(); l++) {
-            String p = PREFIX + "encoder.layers." + l + ".";
-            Placement at = Placement.layer(l);
-            params.add(spec(p + "input_layernorm.weight", m, at, rep, h));
-            params.add(spec(p + "input_layernorm.bias", m, at, rep, h));
-            params.add(spec(p + "self_attention.query_key_value.weight", m, at, qkv, qkvRows, h));
-            params.add(spec(p + "self_attention.query_key_value.bias", m, at, qkv, qkvRows));
-            params.add(spec(p + "self_attention.dense.weight", m, at, row, h, h));
-            params.add(spec(p + "self_attention.dense.bias", m, at, rep, h));
-            params.add(spec(p + "post_attention_layernorm.weight", m, at, rep, h));
-            params.add(spec(p + "post_attention_layernorm.bias", m, at, rep, h));
-            params.add(spec(p + "mlp.dense_h_to_4h.weight", m, at, col, m.ffn(), h));
-            params.add(spec(p + "mlp.dense_h_to_4h.bias", m, at, col, m.ffn()));
-            params.add(spec(p + "mlp.dense_4h_to_h.weight", m, at, row, h, m.ffn()));
-            params.add(spec(p + "mlp.dense_4h_to_h.bias", m, at, rep, h));
+            layer(params, m, l);
         }
         params.add(spec(PREFIX + "encoder.final_layernorm.weight", m, Placement.last(), rep, h));
         params.add(spec(PREFIX + "encoder.final_layernorm.bias", m, Placement.last(), rep, h));
         if (m.bert()) {
-            params.add(spec(PREFIX + "pooler.dense.weight", m, Placement.last(), rep, h, h));
-            params.add(spec(PREFIX + "pooler.dense.bias", m, Placement.last(), rep, h));
-            params.add(spec("lm_head.dense.weight", m, Placement.last(), rep, h, h));
-            params.add(spec("lm_head.dense.bias", m, Placement.last(), rep, h));
-            params.add(spec("lm_head.layernorm.weight", m, Placement.last(), rep, h));
-            params.add(spec("lm_head.layernorm.bias", m, Placement.last(), rep, h));
-            params.add(spec("lm_head.bias", m, Placement.last(), vocab, m.vocab()));
-            params.add(spec("binary_head.weight", m, Placement.last(), rep, 2, h));
-            params.add(spec("binary_head.bias", m, Placement.last(), rep, 2));
+            bertHeads(params, m, vocab);
         }
         List<TensorSpec> all = new ArrayList<>(params);
         if (m.adam()) {
@@ -97,6 +70,47 @@ public final class MegatronLayout {
                 new ValueSpec("lr_scheduler", ValueSpec.Scope.GLOBAL),
                 new ValueSpec("rng_state", ValueSpec.Scope.PER_POSITION));
         return new Model(all, values, m.layers());
+    }
+
+    /** The tensors of transformer layer {@code l}. */
+    private static void layer(List<TensorSpec> params, Shape m, int l) {
+        int h = m.hidden();
+        int headDim = h / m.heads();
+        Partition col = new Partition.Split(0, 1);
+        Partition row = new Partition.Split(1, 1);
+        Partition rep = new Partition.Replicated();
+        long qkvRows = (long) (m.heads() + 2L * m.kvGroups()) * headDim;
+        long granule = (long) (m.heads() / m.kvGroups() + 2) * headDim; // one query group with its k and v
+        Partition qkv = new Partition.Split(0, granule);
+        String p = PREFIX + "encoder.layers." + l + ".";
+        Placement at = Placement.layer(l);
+        params.add(spec(p + "input_layernorm.weight", m, at, rep, h));
+        params.add(spec(p + "input_layernorm.bias", m, at, rep, h));
+        params.add(spec(p + "self_attention.query_key_value.weight", m, at, qkv, qkvRows, h));
+        params.add(spec(p + "self_attention.query_key_value.bias", m, at, qkv, qkvRows));
+        params.add(spec(p + "self_attention.dense.weight", m, at, row, h, h));
+        params.add(spec(p + "self_attention.dense.bias", m, at, rep, h));
+        params.add(spec(p + "post_attention_layernorm.weight", m, at, rep, h));
+        params.add(spec(p + "post_attention_layernorm.bias", m, at, rep, h));
+        params.add(spec(p + "mlp.dense_h_to_4h.weight", m, at, col, m.ffn(), h));
+        params.add(spec(p + "mlp.dense_h_to_4h.bias", m, at, col, m.ffn()));
+        params.add(spec(p + "mlp.dense_4h_to_h.weight", m, at, row, h, m.ffn()));
+        params.add(spec(p + "mlp.dense_4h_to_h.bias", m, at, rep, h));
+    }
+
+    /** BERT's pooler, language-model head and binary head (on the last stage). */
+    private static void bertHeads(List<TensorSpec> params, Shape m, Partition vocab) {
+        int h = m.hidden();
+        Partition rep = new Partition.Replicated();
+        params.add(spec(PREFIX + "pooler.dense.weight", m, Placement.last(), rep, h, h));
+        params.add(spec(PREFIX + "pooler.dense.bias", m, Placement.last(), rep, h));
+        params.add(spec("lm_head.dense.weight", m, Placement.last(), rep, h, h));
+        params.add(spec("lm_head.dense.bias", m, Placement.last(), rep, h));
+        params.add(spec("lm_head.layernorm.weight", m, Placement.last(), rep, h));
+        params.add(spec("lm_head.layernorm.bias", m, Placement.last(), rep, h));
+        params.add(spec("lm_head.bias", m, Placement.last(), vocab, m.vocab()));
+        params.add(spec("binary_head.weight", m, Placement.last(), rep, 2, h));
+        params.add(spec("binary_head.bias", m, Placement.last(), rep, 2));
     }
 
     /**

@@ -97,11 +97,37 @@ public final class Executor {
             AtomicLong progress, int worker) throws ExecutionFailedException, InterruptedException {
         long t0 = System.nanoTime();
         Tally tally = new Tally();
-        int kept = 0;
         // One queue of pieces per source worker, each drained by up to maxInFlight lanes: every flow
         // into this worker gets the same number of connections whatever the order of the shards, so a
         // source shared with other destinations is not monopolised by the one whose pieces come first.
         Map<Integer, Queue<Task>> bySource = new LinkedHashMap<>();
+        int kept = queue(part, sourceDevice, sink, progress, bySource);
+        Phaser lanes = new Phaser(1);
+        for (Map.Entry<Integer, Queue<Task>> flow : bySource.entrySet()) {
+            Queue<Task> queue = flow.getValue();
+            long flowRate = flow.getKey() == worker ? 0 : rates.getOrDefault(flow.getKey(), 0L);
+            int concurrent = Math.min(flowRate > 0 ? 1 : maxInFlight, queue.size());
+            long pace = flowRate == 0 ? 0 : Math.max(1, (long) (flowRate * PACE_HEADROOM));
+            for (int i = concurrent; i > 0; i--) {
+                lanes.register();
+                pool.execute(() -> drain(queue, new Lane(sourceDevice, sink, progress, tally, worker, pace), lanes));
+            }
+        }
+        lanes.awaitAdvanceInterruptibly(lanes.arrive());
+        ExecutionReport report = new ExecutionReport(part.size(), kept, tally.local.get(), tally.remote.get(),
+                tally.retries.get(), tally.corrupted.get(), System.nanoTime() - t0);
+        Throwable f = tally.failure.get();
+        if (f != null) { // the report goes with the failure: a failed part still tells its retries and corruptions
+            throw new ExecutionFailedException(f instanceof ExecutionFailedException ? f.getMessage()
+                    : "execution failed: " + f, f instanceof ExecutionFailedException ? f.getCause() : f, report);
+        }
+        return report;
+    }
+
+    /** Keeps shards kept in place, opens the others and queues their pieces by source worker; answers how many were kept. */
+    private static int queue(List<ShardPlan> part, java.util.function.IntFunction<Device> sourceDevice, ShardSink sink,
+            AtomicLong progress, Map<Integer, Queue<Task>> bySource) {
+        int kept = 0;
         for (ShardPlan shard : part) {
             if (shard.pieces().size() == 1 && shard.pieces().get(0).kind() == Piece.Kind.KEEP) {
                 Piece p = shard.pieces().get(0);
@@ -121,51 +147,67 @@ public final class Executor {
                 bySource.computeIfAbsent(from, w -> new ConcurrentLinkedQueue<>()).add(new Task(shard, piece, buf, left));
             }
         }
-        Phaser lanes = new Phaser(1);
-        for (Map.Entry<Integer, Queue<Task>> flow : bySource.entrySet()) {
-            Queue<Task> queue = flow.getValue();
-            long flowRate = flow.getKey() == worker ? 0 : rates.getOrDefault(flow.getKey(), 0L);
-            int concurrent = Math.min(flowRate > 0 ? 1 : maxInFlight, queue.size());
-            long pace = flowRate == 0 ? 0 : Math.max(1, (long) (flowRate * PACE_HEADROOM));
-            for (int i = concurrent; i > 0; i--) {
-                lanes.register();
-                pool.execute(() -> {
-                    try {
-                        for (Task t; tally.failure.get() == null && (t = queue.poll()) != null; ) {
-                            fetch(sourceDevice, t.shard, t.piece, t.buf, tally, worker, pace);
-                            progress.addAndGet(t.piece.bytes());
-                            if (t.left.decrementAndGet() == 0 && tally.failure.get() == null) {
-                                sink.complete(t.shard.destRank(), t.shard.key());
-                            }
-                        }
-                    } catch (Throwable e) {
-                        tally.failure.compareAndSet(null, e);
-                    } finally {
-                        lanes.arriveAndDeregister();
-                    }
-                });
+        return kept;
+    }
+
+    /** What one lane of a flow needs. */
+    private record Lane(java.util.function.IntFunction<Device> sourceDevice, ShardSink sink, AtomicLong progress,
+            Tally tally, int worker, long pace) {}
+
+    /** Fetches pieces of one flow until it is empty or the run failed. */
+    private void drain(Queue<Task> queue, Lane l, Phaser lanes) {
+        try {
+            for (Task t; l.tally().failure.get() == null && (t = queue.poll()) != null; ) {
+                fetch(l.sourceDevice(), t.shard, t.piece, t.buf, l.tally(), l.worker(), l.pace());
+                l.progress().addAndGet(t.piece.bytes());
+                if (t.left.decrementAndGet() == 0 && l.tally().failure.get() == null) {
+                    l.sink().complete(t.shard.destRank(), t.shard.key());
+                }
             }
+        } catch (Throwable e) {
+            l.tally().failure.compareAndSet(null, e);
+        } finally {
+            lanes.arriveAndDeregister();
         }
-        lanes.awaitAdvanceInterruptibly(lanes.arrive());
-        ExecutionReport report = new ExecutionReport(part.size(), kept, tally.local.get(), tally.remote.get(),
-                tally.retries.get(), tally.corrupted.get(), System.nanoTime() - t0);
-        Throwable f = tally.failure.get();
-        if (f != null) { // the report goes with the failure: a failed part still tells its retries and corruptions
-            throw new ExecutionFailedException(f instanceof ExecutionFailedException ? f.getMessage()
-                    : "execution failed: " + f, f instanceof ExecutionFailedException ? f.getCause() : f, report);
-        }
-        return report;
     }
 
     private record Task(ShardPlan shard, Piece piece, ByteBuffer buf, AtomicInteger left) {}
 
+    /**
+     * Reads a piece once from {@code rank}: straight into the shard's buffer when {@code direct} (the
+     * destination region, contiguous) is given, else into a scratch buffer scattered afterwards; the
+     * bytes are checked against the checksum the source vouches for. The pace is the flow's from the
+     * first holder; reads from other replicas are unpaced.
+     */
+    private void readOnce(int rank, Device device, ShardPlan shard, Piece piece, ByteBuffer buf, Region direct,
+            Tally tally, int worker, long pace) throws IOException {
+        int item = shard.dtype().itemSize();
+        int bytes = Math.toIntExact(piece.bytes());
+        ByteBuffer target = direct != null
+                ? buf.slice(Math.toIntExact(RegionScatter.offset(direct, shard.shape(), item)), bytes)
+                : ByteBuffer.allocate(bytes);
+        OptionalInt vouched = source.read(rank, device, piece.sourceKey(), piece.source(), target.duplicate(), pace);
+        if (vouched.isPresent()) {
+            CRC32C crc = new CRC32C();
+            crc.update(target.duplicate());
+            if ((int) crc.getValue() != vouched.getAsInt()) {
+                throw new CorruptTransferException("checksum mismatch reading " + piece.sourceKey() + " ["
+                        + piece.source() + "] from rank " + rank + " (" + device + ")");
+            }
+        }
+        if (direct == null) {
+            RegionScatter.scatter(target, Region.at(piece.destOffset(), piece.source().shape().dims()), shard.shape(),
+                    buf, item);
+        }
+        int here = worker >= 0 ? worker : shard.destDevice().worker();
+        (device.worker() == here ? tally.local : tally.remote).addAndGet(bytes);
+    }
+
     private void fetch(java.util.function.IntFunction<Device> sourceDevice, ShardPlan shard, Piece piece, ByteBuffer buf,
             Tally tally, int worker, long pace)
             throws ExecutionFailedException {
-        int item = shard.dtype().itemSize();
         Region dest = Region.at(piece.destOffset(), piece.source().shape().dims());
         boolean direct = RegionScatter.isContiguous(dest, shard.shape());
-        int bytes = Math.toIntExact(piece.bytes());
         List<Integer> order = new ArrayList<>();
         order.add(piece.sourceRank());
         for (int r : piece.replicas()) {
@@ -177,31 +219,9 @@ public final class Executor {
         boolean refetched = false;
         for (int i = 0; i < order.size(); i++) {
             int rank = order.get(i);
-            Device device = sourceDevice.apply(rank);
-            ByteBuffer target;
-            if (direct) {
-                int off = Math.toIntExact(RegionScatter.offset(dest, shard.shape(), item));
-                target = buf.slice(off, bytes);
-            } else {
-                target = ByteBuffer.allocate(bytes);
-            }
             try {
-                // the pace is the flow's from the first holder; reads from other replicas are unpaced
-                OptionalInt vouched = source.read(rank, device, piece.sourceKey(), piece.source(), target.duplicate(),
+                readOnce(rank, sourceDevice.apply(rank), shard, piece, buf, direct ? dest : null, tally, worker,
                         i == 0 ? pace : 0);
-                if (vouched.isPresent()) {
-                    CRC32C crc = new CRC32C();
-                    crc.update(target.duplicate());
-                    if ((int) crc.getValue() != vouched.getAsInt()) {
-                        throw new CorruptTransferException("checksum mismatch reading " + piece.sourceKey() + " ["
-                                + piece.source() + "] from rank " + rank + " (" + device + ")");
-                    }
-                }
-                if (!direct) {
-                    RegionScatter.scatter(target, dest, shard.shape(), buf, item);
-                }
-                int here = worker >= 0 ? worker : shard.destDevice().worker();
-                (device.worker() == here ? tally.local : tally.remote).addAndGet(bytes);
                 return;
             } catch (CorruptTransferException e) {
                 tally.corrupted.incrementAndGet();

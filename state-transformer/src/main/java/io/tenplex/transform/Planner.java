@@ -35,54 +35,13 @@ public final class Planner {
         checkSameModel(from, to);
         List<Draft> drafts = new ArrayList<>();
         List<Pending> remote = new ArrayList<>();
-        long lowerBound = 0;
         for (int rank = 0; rank < to.worldSize(); rank++) {
             Device dest = to.device(rank);
             for (Ptc.Shard shard : to.shards(rank)) {
-                TensorSpec t = source(from, to, shard.spec().name());
-                List<Piece> pieces = new ArrayList<>();
-                Region logical = Region.whole(t.shape());
-                Piece keep = keptInPlace(from, t, shard.region(), dest);
-                if (keep != null) {
-                    pieces.add(keep);
-                    drafts.add(new Draft(rank, dest, shard.spec().name(), shard, pieces, List.of()));
-                    continue;
-                }
-                Optional<Region> real = shard.region().intersect(logical);
-                if (real.isPresent()) {
-                    for (int cell : overlappingCells(from, t, real.get())) {
-                        Region c = from.cell(t, cell);
-                        Optional<Region> g = c.intersect(real.get());
-                        if (g.isEmpty() || g.get().isEmpty()) {
-                            continue;
-                        }
-                        int[] holders = from.holders(t, cell);
-                        Piece p = piece(from, t, c, g.get(), shard.region(), holders);
-                        int sameDevice = from.rankOn(dest);
-                        if (sameDevice >= 0 && from.holds(sameDevice, t, cell)) {
-                            p = p.withSource(Piece.Kind.SPLIT, sameDevice, dest);
-                        } else {
-                            int sameWorker = -1;
-                            for (int r : from.ranksOnWorker(dest.worker())) {
-                                if (from.holds(r, t, cell)) {
-                                    sameWorker = r;
-                                    break;
-                                }
-                            }
-                            if (sameWorker >= 0) {
-                                p = p.withSource(Piece.Kind.LOCAL, sameWorker, from.device(sameWorker));
-                            } else {
-                                lowerBound += p.bytes();
-                                remote.add(new Pending(drafts.size(), pieces.size(), p, holders,
-                                        from.holderSet(t, cell)));
-                            }
-                        }
-                        pieces.add(p);
-                    }
-                }
-                drafts.add(new Draft(rank, dest, shard.spec().name(), shard, pieces, padding(shard.region(), logical)));
+                drafts.add(draft(from, to, rank, dest, shard, drafts.size(), remote));
             }
         }
+        long lowerBound = remote.stream().mapToLong(r -> r.piece().bytes()).sum();
         balanceRemote(from, drafts, remote);
         List<ShardPlan> shards = new ArrayList<>(drafts.size());
         for (Draft d : drafts) {
@@ -91,6 +50,55 @@ public final class Planner {
                     d.shard().spec().dtype(), List.copyOf(d.pieces()), d.padding()));
         }
         return new Plan(from.config(), to.config(), shards, values(from, to), report(shards, lowerBound), from.devices());
+    }
+
+    /**
+     * The pieces of one destination shard (the {@code index}-th): kept in place, or one piece per
+     * overlapping source cell, sourced on the same device or worker when possible; pieces that must
+     * come from another worker are added to {@code remote} for balancing.
+     */
+    private static Draft draft(Ptc from, Ptc to, int rank, Device dest, Ptc.Shard shard, int index,
+            List<Pending> remote) {
+        TensorSpec t = source(from, to, shard.spec().name());
+        List<Piece> pieces = new ArrayList<>();
+        Region logical = Region.whole(t.shape());
+        Piece keep = keptInPlace(from, t, shard.region(), dest);
+        if (keep != null) {
+            pieces.add(keep);
+            return new Draft(rank, dest, shard.spec().name(), shard, pieces, List.of());
+        }
+        Optional<Region> real = shard.region().intersect(logical);
+        if (real.isPresent()) {
+            for (int cell : overlappingCells(from, t, real.get())) {
+                Region c = from.cell(t, cell);
+                Optional<Region> g = c.intersect(real.get());
+                if (g.isEmpty() || g.get().isEmpty()) {
+                    continue;
+                }
+                int[] holders = from.holders(t, cell);
+                Piece p = nearSource(from, t, cell, dest, piece(from, t, c, g.get(), shard.region(), holders));
+                if (p == null) {
+                    p = piece(from, t, c, g.get(), shard.region(), holders);
+                    remote.add(new Pending(index, pieces.size(), p, holders, from.holderSet(t, cell)));
+                }
+                pieces.add(p);
+            }
+        }
+        return new Draft(rank, dest, shard.spec().name(), shard, pieces, padding(shard.region(), logical));
+    }
+
+    /** The piece sourced on the destination's own device, else on its worker; null when only another worker holds it. */
+    private static Piece nearSource(Ptc from, TensorSpec t, int cell, Device dest, Piece p) {
+        int sameDevice = from.rankOn(dest);
+        if (sameDevice >= 0 && from.holds(sameDevice, t, cell)) {
+            return p.withSource(Piece.Kind.SPLIT, sameDevice, dest);
+        }
+        for (int r : from.ranksOnWorker(dest.worker())) {
+            if (from.holds(r, t, cell)) {
+                return p.withSource(Piece.Kind.LOCAL, r, from.device(r));
+            }
+        }
+        return null;
     }
 
     /** A destination shard while its pieces are chosen. */
