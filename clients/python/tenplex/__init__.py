@@ -1,7 +1,16 @@
-"""tenplex: training-side client of the tenplex daemon (save, load, should_stop, dataset reader)."""
+"""tenplex: training-side client of the tenplex daemon (save, load, should_stop, dataset reader).
 
-from .client import (Client, NoCheckpoint, TenplexError, download, load, load_optimizer_state_by_name,  # noqa: F401
-                     optimizer_state_by_name, put_file, save, should_stop, upload)
-from .data import RankReader, RankDataset, sample_order  # noqa: F401
+Modules: ``http_client`` (the daemon connection), ``layout`` (job paths and routes), ``codec`` (a
+state's tree <-> store entries), ``transfer`` (upload/download), ``checkpoint`` (save, load,
+should_stop, generations), ``torch_helpers`` (torch, optimizer state), ``data`` (the dataset reader),
+``launch`` (the per-pod launcher), ``checksum`` (CRC32C); ``client`` re-exports the old names."""
+
+from . import client  # noqa: F401  (the former module path)
+from .checkpoint import load, save, should_stop  # noqa: F401
+from .data import RankDataset, RankReader, sample_order  # noqa: F401
+from .errors import NoCheckpoint, TenplexError  # noqa: F401
+from .http_client import Client  # noqa: F401
+from .torch_helpers import load_optimizer_state_by_name, optimizer_state_by_name  # noqa: F401
+from .transfer import download, put_file, upload  # noqa: F401
 
 __version__ = "0.1.0"

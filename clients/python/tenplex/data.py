@@ -14,6 +14,8 @@ import os
 
 import numpy as np
 
+from . import layout as paths  # "layout" is the name of the sample layout here
+
 _MASK = (1 << 64) - 1
 
 
@@ -55,7 +57,7 @@ class RankReader:
         self.rank = rank
         self.layout = layout
         self.decode = decode
-        self.info = json.loads(_read(os.path.join(mount, "job", job, "dataset", "mount.json")))
+        self.info = json.loads(_read(os.path.join(paths.under(mount, paths.dataset_dir(job)), "mount.json")))
         if not 0 <= rank < self.info["dpSize"]:
             raise ValueError("rank %d outside the data-parallel size %d" % (rank, self.info["dpSize"]))
         self.local_batch = self.info["localBatch"][rank]
@@ -64,8 +66,11 @@ class RankReader:
     def __len__(self):
         return self.batches
 
+    def _rank_dir(self):
+        return paths.under(self.mount, paths.dataset_rank_dir(self.job, self.rank))
+
     def _simple(self):
-        d = os.path.join(self.mount, "job", self.job, "dataset", "rank-%d" % self.rank)
+        d = self._rank_dir()
         offsets = np.load(os.path.join(d, "offsets.npy"))
         with open(os.path.join(d, "samples"), "rb", buffering=0) as f:
             for b in range(self.batches):
@@ -78,7 +83,7 @@ class RankReader:
 
     def _prototype(self):
         root = self.mount
-        head = _read(os.path.join(root, "job", self.job, "head.txt"), "r").strip()
+        head = _read(paths.under(root, paths.dataset_head_file(self.job)), "r").strip()
         rank_dirs = _read(root + head, "r").split()
         rank_dir = root + rank_dirs[self.rank]
         sizes = []
@@ -108,7 +113,7 @@ class RankReader:
 
     def ids(self):
         """Global ids of the rank's samples in read order."""
-        d = os.path.join(self.mount, "job", self.job, "dataset", "rank-%d" % self.rank)
+        d = self._rank_dir()
         return [int(x) for x in np.load(os.path.join(d, "ids.npy"))]
 
 

@@ -25,7 +25,10 @@ import subprocess
 import sys
 import time
 
-from .client import Client, TenplexError, _p
+from . import layout
+from .checkpoint import generations, stop_state
+from .errors import TenplexError
+from .http_client import Client
 
 
 def _log(msg):
@@ -34,13 +37,13 @@ def _log(msg):
 
 def _state(c, job, pod):
     """(assignment or None, why not yet) for this pod."""
-    if c.request("GET", "/api/v1/jobs/%s/stop" % _p(job)).json()["stop"]:
+    if stop_state(job, client=c)["stop"]:
         return None, "the stop flag is up"
-    r = c.request("GET", "/api/v1/files" + _p("/job/%s/kubernetes/assignment.json" % job), ok=(200, 404))
+    r = c.request("GET", layout.files_route(layout.assignment_file(job)), ok=(200, 404))
     if r.status_code == 404:
         return None, "no assignment yet"
     a = r.json()
-    current = c.request("GET", "/api/v1/jobs/%s/generations" % _p(job)).json().get("current")
+    current = generations(job, c).get("current")
     if a.get("generation") != current:
         return None, "the assignment is for generation %s, the job's is %s" % (a.get("generation"), current)
     if a.get("config") is None:
@@ -49,10 +52,6 @@ def _state(c, job, pod):
     if not mine:
         return None, "pod %s is not in the assignment" % pod
     return (a, mine[0]), None
-
-
-def _flag(c, job):
-    return c.request("GET", "/api/v1/jobs/%s/stop" % _p(job)).json()
 
 
 def wait_for_assignment(c, job, pod, poll, stopping):
@@ -84,7 +83,8 @@ def environment(a, mine, job, master_port):
     return envs
 
 
-def main(argv=None):
+def _arguments(argv):
+    """(options, training command) from the command line; a usage error exits with 2."""
     ap = argparse.ArgumentParser(prog="python3 -m tenplex.launch", description=__doc__.split("\n\n")[0])
     ap.add_argument("--job", default=os.environ.get("TENPLEX_JOB"), help="job name (default: TENPLEX_JOB)")
     ap.add_argument("--addr", default=None, help="this node's daemon (default: TENPLEX_ADDR)")
@@ -97,6 +97,35 @@ def main(argv=None):
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not args.job or not args.pod or not command:
         ap.error("--job (or TENPLEX_JOB), --pod (or POD_NAME/HOSTNAME) and a command after -- are required")
+    return args, command
+
+
+def _run_ranks(c, args, command, a, mine, terminating):
+    """Runs this pod's ranks once (``terminating`` is non-empty once SIGTERM arrived); returns the
+    launcher's exit status, or None to wait for the next assignment (the job's resources change)."""
+    raises = stop_state(args.job, client=c)["raises"]
+    procs = [subprocess.Popen(command, env=env) for env in environment(a, mine, args.job, args.master_port)]
+    codes = [p.wait() for p in procs]
+    failed = next((x for x in codes if x != 0), 0)
+    if failed:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+        _log("a rank exited with %d" % failed)
+        return failed
+    if terminating:
+        _log("pod terminating; ranks exited")
+        return 0
+    flag = stop_state(args.job, client=c)
+    if not flag["raised"] and flag["raises"] == raises:
+        _log("the job ended")
+        return 0
+    _log("the job's resources are changing; waiting for the next assignment")
+    return None
+
+
+def main(argv=None):
+    args, command = _arguments(argv)
     c = Client(args.addr)
     terminating = []
     signal.signal(signal.SIGTERM, lambda *_: terminating.append(True))
@@ -115,24 +144,9 @@ def main(argv=None):
         cfg = a["config"]
         _log("launch %d: ranks %s of %d under (T,P,D)=(%d,%d,%d), generation %s" % (
             launches, mine["ranks"], a["worldSize"], cfg["tp"], cfg["pp"], cfg["dp"], a.get("generation")))
-        raises = _flag(c, args.job)["raises"]
-        procs = [subprocess.Popen(command, env=env) for env in environment(a, mine, args.job, args.master_port)]
-        codes = [p.wait() for p in procs]
-        failed = next((x for x in codes if x != 0), 0)
-        if failed:
-            for p in procs:
-                if p.poll() is None:
-                    p.kill()
-            _log("a rank exited with %d" % failed)
-            return failed
-        if terminating:
-            _log("pod terminating; ranks exited")
-            return 0
-        flag = _flag(c, args.job)
-        if not flag["raised"] and flag["raises"] == raises:
-            _log("the job ended")
-            return 0
-        _log("the job's resources are changing; waiting for the next assignment")
+        status = _run_ranks(c, args, command, a, mine, terminating)
+        if status is not None:
+            return status
 
 
 if __name__ == "__main__":

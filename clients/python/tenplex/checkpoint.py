@@ -1,0 +1,102 @@
+"""The checkpoint calls of a training job: :func:`save` (write the rank's state and seal it),
+:func:`load` (what the daemon prepared for the rank), :func:`should_stop` (the job's stop flag) and
+the job's generations.
+
+Configuration comes from arguments or the environment: ``TENPLEX_JOB``, and from a launcher
+``RANK``, ``WORLD_SIZE``, ``TENPLEX_CONFIG`` (the parallel configuration as JSON) and
+``TENPLEX_DAEMONS`` (worker number to daemon address, for clusters whose daemons do not know each
+other); the daemon's address, token and CA as :class:`tenplex.Client` takes them."""
+
+import json
+import os
+
+from . import layout, torch_helpers
+from .errors import NoCheckpoint
+from .http_client import client_for
+from .transfer import download, upload
+
+
+def _env_int(name, default):
+    v = os.environ.get(name)
+    return int(v) if v not in (None, "") else default
+
+
+def job_name(job):
+    """``job``, else ``TENPLEX_JOB`` (``ValueError`` when neither is given)."""
+    job = job or os.environ.get("TENPLEX_JOB")
+    if not job:
+        raise ValueError("no job: pass job= or set TENPLEX_JOB")
+    return job
+
+
+def _seal_body(world, config):
+    body = {"world": world}
+    if config is not None:
+        body["config"] = config
+    if os.environ.get("TENPLEX_DAEMONS"):  # every worker's daemon (from a launcher): all of them learn of the seal
+        body["daemons"] = json.loads(os.environ["TENPLEX_DAEMONS"])
+    return body
+
+
+def save(state, job=None, step=0, rank=None, world=None, config=None, client=None, addr=None, token=None):
+    """Saves one rank's ``state`` as step ``step`` of ``job`` and seals it.
+
+    The tree goes to ``/job/<job>/save/<rank>/`` (replacing what the rank saved before); then the
+    rank is sealed: when all ``world`` ranks of the step are sealed, the step becomes the job's
+    complete generation (until then readers keep the previous one). ``state=None`` seals a rank that
+    saves nothing (a data-parallel replica). ``rank``, ``world`` and ``config`` default to ``RANK``,
+    ``WORLD_SIZE`` and ``TENPLEX_CONFIG``. Returns the daemon's seal answer (tensors, bytes,
+    complete)."""
+    c = client_for(client, addr, token)
+    job = job_name(job)
+    rank = _env_int("RANK", 0) if rank is None else rank
+    world = _env_int("WORLD_SIZE", 1) if world is None else world
+    if config is None and os.environ.get("TENPLEX_CONFIG"):
+        config = json.loads(os.environ["TENPLEX_CONFIG"])
+    prefix = layout.save_dir(job, rank)
+    c.request("DELETE", layout.dirs_route(prefix), ok=(200, 404), params={"recursive": "true"})
+    if state is not None:
+        upload(state, prefix, c)
+    return c.request("POST", layout.seal_route(job, step, rank), json=_seal_body(world, config)).json()
+
+
+def load(job=None, rank=None, client=None, addr=None, token=None, as_torch=None):
+    """Loads what the daemon prepared for ``rank`` under the job's current configuration
+    (``/job/<job>/load/<rank>/``) and returns ``(state, step)``. Raises :class:`NoCheckpoint` when
+    there is none (a first start)."""
+    c = client_for(client, addr, token)
+    job = job_name(job)
+    rank = _env_int("RANK", 0) if rank is None else rank
+    state = download(layout.load_dir(job, rank), c, as_torch)
+    it = layout.iter_file(job)
+    r = c.request("GET", layout.files_route(it), ok=(200, 404), headers=c.read_headers())
+    if r.status_code == 404:
+        raise NoCheckpoint("%s exists but %s does not" % (layout.load_dir(job, rank), it), 404)
+    c.verify(it, r, r.content)
+    return state, int(r.text.strip())
+
+
+def should_stop(job=None, step=None, group=None, client=None, addr=None, token=None):
+    """Whether the job must stop now (save, then exit) because its resources change.
+
+    ``step`` is the number of steps finished; a change announced for step S stops every rank once
+    ``step >= S``. When ``torch.distributed`` is initialised, only rank 0 of ``group`` asks the
+    daemon and the answer is broadcast, so all ranks agree; call it from every rank."""
+    return torch_helpers.agree(lambda: _ask_stop(job, step, client, addr, token), group)
+
+
+def _ask_stop(job, step, client, addr, token):
+    c = client_for(client, addr, token)
+    return bool(stop_state(job_name(job), step, c)["stop"])
+
+
+def stop_state(job, step=None, client=None):
+    """The daemon's answer about the job's stop flag: ``stop`` (for ``step``, when given), ``raised``
+    and ``raises`` (how often it was raised)."""
+    params = {} if step is None else {"step": str(int(step))}
+    return client_for(client).request("GET", layout.stop_route(job), params=params).json()
+
+
+def generations(job, client=None):
+    """The daemon's answer about the job's generations (``current``: the complete one, or none)."""
+    return client_for(client).request("GET", layout.generations_route(job)).json()

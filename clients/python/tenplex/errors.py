@@ -1,0 +1,18 @@
+"""The client's errors: what the daemon refused or could not serve, and a missing checkpoint."""
+
+
+class TenplexError(Exception):
+    """A request the daemon refused or could not serve; ``status`` and ``reason`` are the daemon's.
+
+    ``code`` is the daemon's machine-readable error kind (its ``X-Tenplex-Error-Code`` header, e.g.
+    ``not_found``, ``exists``, ``wrong_type``) when the answer carried one, else ``None``."""
+
+    def __init__(self, message, status=None, reason=None, code=None):
+        super().__init__(message)
+        self.status = status
+        self.reason = reason
+        self.code = code
+
+
+class NoCheckpoint(TenplexError, LookupError):
+    """There is nothing to load for this job and rank (a first start)."""

@@ -1,0 +1,147 @@
+"""What the client does with torch, which is optional: tensors to and from numpy (bf16 as its bit
+patterns, device tensors copied to the CPU), the distributed agreement of ``should_stop``, and an
+optimizer's state keyed by parameter name so that it reshards with its parameter."""
+
+import numpy as np
+
+try:
+    import torch
+except ImportError:  # torch is optional
+    torch = None
+
+
+def available():
+    return torch is not None
+
+
+def is_tensor(x):
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def to_numpy(t):
+    """A tensor's values as ``(contiguous numpy array, is_bf16)``, without a copy where it can.
+
+    bf16 (not a numpy dtype) comes as its ``uint16`` bit patterns; a tensor on a device is copied to
+    the CPU first."""
+    t = t.detach()
+    if t.device.type != "cpu":
+        t = t.cpu()
+    t = t.contiguous()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(np.uint16), True
+    return t.numpy(), False
+
+
+def from_numpy(a, short):
+    """A numpy array read from the daemon as a torch tensor sharing its memory (``short`` is the
+    daemon's dtype: ``bf16`` arrays hold bit patterns)."""
+    if short == "bf16":
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(a)
+
+
+# ---------------------------------------------------------------- torch.distributed
+
+def _distributed():
+    """``torch.distributed`` when it is initialised, else ``None``."""
+    dist = torch.distributed if torch is not None and torch.distributed.is_available() else None
+    return dist if dist is not None and dist.is_initialized() else None
+
+
+def _first_rank(dist, group):
+    if group is None:
+        return 0
+    if hasattr(dist, "get_global_rank"):
+        return dist.get_global_rank(group, 0)
+    return sorted(dist.get_process_group_ranks(group))[0]
+
+
+def agree(ask, group=None):
+    """``ask()`` (a bool) on the group's first rank, broadcast to the group's ranks; just ``ask()``
+    without an initialised ``torch.distributed``. Every rank of the group must call it."""
+    dist = _distributed()
+    if dist is None:
+        return ask()
+    src = _first_rank(dist, group)
+    flag = torch.zeros(1, dtype=torch.int32)
+    if dist.get_rank() == src:
+        flag[0] = int(ask())
+    dist.broadcast(flag, src=src, group=group)
+    return bool(flag[0])
+
+
+# ---------------------------------------------------------------- optimizer state by parameter name
+
+def _names(named_parameters):
+    items = named_parameters.items() if isinstance(named_parameters, dict) else named_parameters
+    return {id(p): n for n, p in items}
+
+
+def _positions(optimizer, sd, names):
+    """The optimizer's state positions to parameter names."""
+    pos_to_name = {}
+    for group, sd_group in zip(optimizer.param_groups, sd["param_groups"]):
+        for p, pos in zip(group["params"], sd_group["params"]):
+            if id(p) not in names:
+                raise ValueError("an optimizer parameter has no name in named_parameters")
+            pos_to_name[pos] = names[id(p)]
+    return pos_to_name
+
+
+def optimizer_state_by_name(optimizer, named_parameters):
+    """``optimizer.state_dict()`` keyed by parameter name, so that it reshards with its parameter.
+
+    Returns ``{<state key>: {<param name>: tensor}, ..., "param_groups": [...]}``: e.g. Adam's
+    ``exp_avg`` and ``exp_avg_sq`` per parameter. A per-parameter 0-d value that is equal for every
+    parameter (Adam's ``step``) is kept once, as a float, under its key. ``param_groups`` keeps each
+    group's settings without its parameter positions. Saved as ``state["optimizer"]``, a tensor is
+    keyed ``optimizer.<state key>.<param name>`` (describe it with its parameter's partition)."""
+    sd = optimizer.state_dict()
+    pos_to_name = _positions(optimizer, sd, _names(named_parameters))
+    out = {}
+    scalars = {}
+    for pos, st in sd["state"].items():
+        for k, v in st.items():
+            if torch is not None and isinstance(v, torch.Tensor) and v.dim() > 0:
+                out.setdefault(k, {})[pos_to_name[pos]] = v
+            else:
+                scalars.setdefault(k, {})[pos_to_name[pos]] = float(v) if not isinstance(v, (bool, str)) else v
+    for k, per in scalars.items():
+        values = set(per.values())
+        out[k] = values.pop() if len(values) == 1 else per
+    out["param_groups"] = [{k: v for k, v in g.items() if k != "params"} for g in sd["param_groups"]]
+    return out
+
+
+def _param_state(name, by_name):
+    """One parameter's optimizer state from the by-name form."""
+    st = {}
+    for k, v in by_name.items():
+        if k == "param_groups":
+            continue
+        if isinstance(v, dict):
+            if name in v:
+                st[k] = v[name] if not isinstance(v[name], float) else torch.tensor(v[name])
+        elif isinstance(v, (int, float)):
+            st[k] = torch.tensor(float(v))
+    return st
+
+
+def load_optimizer_state_by_name(optimizer, named_parameters, by_name):
+    """The inverse of :func:`optimizer_state_by_name`: loads state keyed by name into ``optimizer``
+    (whose parameters are those of ``named_parameters``, possibly other shards than were saved)."""
+    names = _names(named_parameters)
+    sd = optimizer.state_dict()
+    groups = by_name.get("param_groups")
+    if groups is not None and len(groups) != len(sd["param_groups"]):
+        raise ValueError("saved state has %d parameter groups, the optimizer %d" % (len(groups), len(sd["param_groups"])))
+    state = {}
+    for gi, (group, sd_group) in enumerate(zip(optimizer.param_groups, sd["param_groups"])):
+        if groups is not None:
+            sd_group.update({k: (tuple(v) if isinstance(v, list) and k == "betas" else v) for k, v in groups[gi].items()})
+        for p, pos in zip(group["params"], sd_group["params"]):
+            st = _param_state(names[id(p)], by_name)
+            if st:
+                state[pos] = st
+    sd["state"] = state
+    optimizer.load_state_dict(sd)

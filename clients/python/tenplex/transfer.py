@@ -1,0 +1,112 @@
+"""A state's tree to and from any store path: :func:`upload`, :func:`download` and single files,
+over the daemon's files, tensors and dirs routes, with the layout of :mod:`tenplex.codec`.
+Tensors are sent from their own memory and read into preallocated arrays (no extra copy of the
+bytes in Python)."""
+
+import numpy as np
+
+from . import codec, layout, torch_helpers
+from .errors import NoCheckpoint, TenplexError
+from .http_client import ERROR_CODE_HEADER, client_for
+
+_OCTETS = {"Content-Type": "application/octet-stream"}
+
+
+class _Body:
+    """A request body over existing memory: requests sends it with a Content-Length, unchunked, and
+    without copying it into a bytes object."""
+
+    def __init__(self, view):
+        self.view = view
+        self.pos = 0
+
+    def __len__(self):
+        return len(self.view) - self.pos
+
+    def read(self, n=-1):
+        end = len(self.view) if n is None or n < 0 else min(len(self.view), self.pos + n)
+        out = self.view[self.pos:end]
+        self.pos = end
+        return out
+
+
+def _put_tensor(c, path, tensor, replace):
+    a, dtype, shape = codec.as_array(tensor)
+    body = codec.byte_view(a) if a.size else b""
+    c.request("PUT", layout.tensors_route(path), ok=(200, 201),
+              params={"dtype": dtype, "dims": codec.dims(shape), "replace": replace},
+              data=_Body(body), headers=dict(c.upload_headers(body), **_OCTETS))
+    return a.nbytes
+
+
+def _put_file(c, path, payload, replace):
+    c.request("PUT", layout.files_route(path), ok=(200, 201), params={"replace": replace}, data=payload,
+              headers=dict(c.upload_headers(payload), **_OCTETS))
+    return len(payload)
+
+
+def upload(state, prefix, client=None, replace=True):
+    """Writes a state's tree below the store path ``prefix`` (one request per leaf, bodies sent
+    from the tensors' own memory). Returns the number of bytes sent."""
+    c = client_for(client)
+    entries = codec.flatten(state)
+    sent = 0
+    rep = "true" if replace else "false"
+    for rel, kind, payload in entries:
+        path = prefix.rstrip("/") + "/" + rel
+        if kind == "tensor":
+            sent += _put_tensor(c, path, payload, rep)
+        else:
+            sent += _put_file(c, path, payload, rep)
+    return sent
+
+
+def put_file(path, data, client=None):
+    """Writes (or replaces) one file of the store, e.g. ``/job/<job>/model.json``."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    c = client_for(client)
+    c.request("PUT", layout.files_route(path), ok=(200, 201), params={"replace": "true"}, data=data,
+              headers=c.upload_headers(data))
+
+
+def read_file(c, path):
+    """One file's bytes, verified against the checksum the daemon sent."""
+    r = c.request("GET", layout.files_route(path), headers=c.read_headers())
+    c.verify(path, r, r.content)
+    return r.content
+
+
+def read_tensor(c, path, short, shape, as_torch):
+    """One tensor, streamed into a preallocated array (a torch tensor when ``as_torch``)."""
+    a = np.empty(shape, dtype=codec.numpy_dtype(short))
+    r = c.request("GET", layout.tensors_route(path), stream=True, headers=c.read_headers())
+    try:
+        view = codec.byte_view(a)
+        got = 0
+        while got < len(view):
+            n = r.raw.readinto(view[got:])
+            if not n:
+                raise TenplexError("%s: the daemon sent %d of %d bytes" % (path, got, len(view)))
+            got += n
+    finally:
+        r.close()
+    c.verify(path, r, view)
+    return torch_helpers.from_numpy(a, short) if as_torch else a
+
+
+def download(prefix, client=None, as_torch=None):
+    """Reads the tree below the store path ``prefix`` back into nested dicts, lists and tuples.
+    Tensors come back as torch tensors when torch is installed (``as_torch=None``), else as numpy
+    arrays (bf16 as ``uint16`` bit patterns in numpy)."""
+    c = client_for(client)
+    if as_torch is None:
+        as_torch = torch_helpers.available()
+    if as_torch and not torch_helpers.available():
+        raise ImportError("as_torch=True needs torch")
+    r = c.request("GET", layout.dirs_route(prefix), ok=(200, 404), params={"recursive": "true"})
+    if r.status_code == 404:
+        reason = r.text.strip()
+        raise NoCheckpoint("nothing saved at %s: %s" % (prefix, reason), 404, reason, r.headers.get(ERROR_CODE_HEADER))
+    return codec.unflatten(r.json()["entries"], prefix, lambda path: read_file(c, path),
+                           lambda e: read_tensor(c, e["path"], e["dtype"], tuple(e["shape"]), as_torch))

@@ -1,0 +1,141 @@
+"""The Python client's pure parts without a daemon: the job layout's paths and routes, the tree
+codec (a state <-> flat entries in the prototype's layout, and back from a listing), and the HTTP
+client's error mapping. Prints OK at the end; any failure raises."""
+
+import argparse
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python"))
+
+import numpy as np  # noqa: E402
+
+from tenplex import codec, http_client, layout  # noqa: E402
+from tenplex.errors import TenplexError  # noqa: E402
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+
+def raises(kind, fn, *args):
+    try:
+        fn(*args)
+    except kind as e:
+        return str(e)
+    raise AssertionError("%s%r did not raise %s" % (fn.__name__, args, kind.__name__))
+
+
+# ---- the job layout: store paths and routes
+assert layout.save_dir("j", 3) == "/job/j/save/3"
+assert layout.load_dir("j", 0) == "/job/j/load/0"
+assert layout.iter_file("j") == "/job/j/iter"
+assert layout.model_file("j") == "/job/j/model.json"
+assert layout.generation_dir("j", 7) == "/job/j/generations/7"
+assert layout.assignment_file("j") == "/job/j/kubernetes/assignment.json"
+assert layout.dataset_rank_dir("j", 2) == "/job/j/dataset/rank-2"
+assert layout.dataset_head_file("j") == "/job/j/head.txt"
+assert layout.under("/mnt/", layout.dataset_dir("j")) == os.path.join("/mnt", "job", "j", "dataset")
+assert layout.tensors_route("/job/a b/w.numpy.ndarray") == "/api/v1/tensors/job/a%20b/w.numpy.ndarray"
+assert layout.files_route("/job/j/iter") == "/api/v1/files/job/j/iter"
+assert layout.dirs_route("/job/j/save/0") == "/api/v1/dirs/job/j/save/0"
+assert layout.stop_route("a b") == "/api/v1/jobs/a%20b/stop"
+assert layout.seal_route("j", 5, 2) == "/api/v1/jobs/j/saves/5/ranks/2"
+assert layout.generations_route("j") == "/api/v1/jobs/j/generations"
+
+# ---- state -> entries, in the prototype's layout and a deterministic order
+ns = argparse.Namespace(lr=0.5)
+w = np.arange(6, dtype=np.float32).reshape(2, 3)
+state = {"model": {"w": w}, "v": {"no": False, "n": 12, "x": 0.1, "s": "héllo", "none": None, "raw": b"\x00", "ns": ns},
+         "l": [1, (2.5,)], "e": {}, "el": []}
+entries = codec.flatten(state)
+assert [(p, k) for p, k, _ in entries] == [
+    ("model/w.numpy.ndarray", "tensor"), ("v/no.bool", "file"), ("v/n.int", "file"), ("v/x.float", "file"),
+    ("v/s.str", "file"), ("v/none.none", "file"), ("v/raw.bytes", "file"), ("v/ns.argparse.Namespace", "file"),
+    ("l/dir.meta", "file"), ("l/0.int", "file"), ("l/1/dir.meta", "file"), ("l/1/0.float", "file"),
+    ("e/dir.meta", "file"), ("el/dir.meta", "file")], entries
+payloads = {p: v for p, _, v in entries}
+assert payloads["model/w.numpy.ndarray"] is w
+assert [payloads[p] for p in ("v/no.bool", "v/n.int", "v/x.float", "v/s.str", "v/none.none", "v/raw.bytes")] == \
+    [b"False", b"12", b"0.1", "héllo".encode(), b"None", b"\x00"]
+assert (payloads["l/dir.meta"], payloads["l/1/dir.meta"]) == (b"list\n2", b"tuple\n1")
+assert (payloads["e/dir.meta"], payloads["el/dir.meta"]) == (b"dict\n0", b"list\n0")
+assert codec.flatten({}) == [("dir.meta", "file", b"dict\n0")]
+assert codec.flatten({1: 2}) == [("1.int", "file", b"2")]  # keys are names: an int key becomes a string
+assert "cannot be a name" in raises(ValueError, codec.flatten, {"a/b": 1})
+assert "cannot be a name" in raises(ValueError, codec.flatten, {"..": 1})
+assert "cannot save a object at 'bad'" in raises(TypeError, codec.flatten, {"bad": object()})
+
+# ---- tensor bodies: bytes in C order, the daemon's dtype names and dims
+a, short, shape = codec.as_array(np.arange(12, dtype=np.int16).reshape(3, 4).T)  # not contiguous: copied
+assert (short, shape, a.flags.c_contiguous) == ("i16", (4, 3), True)
+assert bytes(codec.byte_view(a)) == np.ascontiguousarray(np.arange(12, dtype=np.int16).reshape(3, 4).T).tobytes()
+a, short, shape = codec.as_array(np.float64(2.5))
+assert (short, shape, codec.dims(shape), codec.dims((3, 4))) == ("f64", (), "", "3,4")
+assert len(codec.byte_view(np.zeros((0, 3)))) == 0
+assert "cannot be stored" in raises(TypeError, codec.as_array, np.zeros(2, np.complex64))
+assert codec.numpy_dtype("bf16") == np.uint16 and codec.numpy_dtype("bool") == np.bool_
+assert "unknown dtype 'c64'" in raises(TenplexError, codec.numpy_dtype, "c64")
+if torch is not None:
+    t = torch.tensor([1.5, -2.0], dtype=torch.bfloat16)
+    a, short, shape = codec.as_array(t)
+    assert (short, shape, a.dtype) == ("bf16", (2,), np.uint16)
+    back = codec.torch_helpers.from_numpy(a.copy(), "bf16")
+    assert back.dtype == torch.bfloat16 and torch.equal(back.view(torch.int16), t.view(torch.int16))
+
+# ---- entries -> state: a listing as the daemon gives it, reads in listing order
+prefix = "/job/j/save/0"
+store = {}
+listing = []
+for rel, kind, payload in entries + [("other.txt", "file", b"raw bytes")]:
+    path = prefix + "/" + rel
+    if kind == "tensor":
+        arr, short, shape = codec.as_array(payload)
+        listing.append({"path": path, "type": "tensor", "dtype": short, "shape": list(shape)})
+        store[path] = arr
+    else:
+        listing.append({"path": path, "type": "file"})
+        store[path] = payload
+reads = []
+
+
+def read_file(path):
+    reads.append(path)
+    return store[path]
+
+
+def read_tensor(e):
+    reads.append(e["path"])
+    return store[e["path"]].astype(codec.numpy_dtype(e["dtype"])).reshape(e["shape"])
+
+
+back = codec.unflatten(listing, prefix + "/", read_file, read_tensor)
+assert reads == [e["path"] for e in listing], reads
+assert np.array_equal(back["model"]["w"], w) and back["model"]["w"].dtype == np.float32
+assert {k: v for k, v in back.items() if k not in ("model", "other.txt")} == \
+    {k: v for k, v in state.items() if k != "model"}, back
+assert back["v"]["no"] is False and isinstance(back["l"][1], tuple) and back["el"] == [] and back["e"] == {}
+assert back["v"]["ns"] == ns and back["other.txt"] == b"raw bytes"
+assert codec.decode_value(".bool", b"True") is True
+assert "not True or False" in raises(TenplexError, codec.decode_value, ".bool", b"yes")
+gap = [{"path": "/p/dir.meta", "type": "file"}, {"path": "/p/0.int", "type": "file"}, {"path": "/p/2.int", "type": "file"}]
+files = {"/p/dir.meta": b"list\n2", "/p/0.int": b"0", "/p/2.int": b"2"}
+raises((TenplexError, KeyError), codec.unflatten, gap, "/p", files.get, None)  # not a list: refused
+
+# ---- the HTTP client's pure parts: base URL and error mapping
+
+
+class Answer:
+    def __init__(self, status, text, headers):
+        self.status_code, self.text, self.headers = status, text, headers
+
+
+assert http_client.base_url("127.0.0.1:9/") == "http://127.0.0.1:9"
+assert http_client.base_url("https://h:1") == "https://h:1"
+e = http_client.error_of("GET", "/api/v1/files/x", Answer(404, "no such file /x\n", {"X-Tenplex-Error-Code": "not_found"}))
+assert (str(e), e.status, e.reason, e.code) == ("GET /api/v1/files/x: 404 no such file /x", 404, "no such file /x",
+                                                "not_found"), (str(e), e.code)
+assert http_client.error_of("GET", "/x", Answer(500, "boom", {})).code is None
+print("OK")
