@@ -20,7 +20,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The lifecycle stack: executors, store, peer client, dataset and job services, REST, then the FUSE
+ * The lifecycle stack: store, executors, peer client, dataset and job services, REST, then the FUSE
  * mount (when asked); closed in reverse by a {@link Lifecycle}, also when a later start fails. Close
  * is idempotent.
  */
@@ -53,9 +53,9 @@ public final class Daemon implements AutoCloseable {
     private static Daemon start(DaemonConfig cfg, SslContext ssl, DaemonLink link, Lifecycle life)
             throws InterruptedException, IOException {
         DaemonConfig.Tuning tuning = cfg.tuning();
-        life.add("executors", new DaemonExecutors(tuning));
         TensorStore store = new TensorStore(new Allocator(cfg.memoryLimit()));
         life.add("store", store, () -> closeStore(store));
+        life.add("executors", new DaemonExecutors(tuning));
         PeerClient peers = life.add("peer client", new PeerClient(link, tuning.peerConnections()));
         DatasetService datasets = life.add("datasets", new DatasetService(link, store.allocator(), cfg.sources()));
         StopFlags flags = new StopFlags();

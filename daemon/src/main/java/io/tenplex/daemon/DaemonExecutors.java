@@ -12,7 +12,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * The daemon's named thread pools, created once here and handed to the components that run work on
  * them, so that their sizes come from {@link DaemonConfig.Tuning} and one place shuts them down (after
- * the components, last in the {@link Lifecycle}). Pools start their threads on first use.
+ * every component that runs work on them, before the store). Pools start their threads on first use.
  *
  * <p>Each field names its consumer. A component whose constructor does not take its pool yet still
  * makes its own; the field is passed when the constructor accepts it.
