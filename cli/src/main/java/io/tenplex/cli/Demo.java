@@ -148,7 +148,7 @@ final class Demo implements Callable<Integer> {
         String request = "{\"model\": " + ModelSpecJson.write(model) + ", \"from\": " + from.json() + ", \"to\": "
                 + to.json() + ", \"daemons\": " + addrs + ", \"step\": " + step + "}";
         TenplexCli.Target t = new TenplexCli.Target();
-        t.addr = "http://127.0.0.1:" + daemons.get(0).address().getPort();
+        t.addr = "127.0.0.1:" + daemons.get(0).address().getPort();
         JsonNode started = t.post("/api/v1/jobs/" + JOB + "/reconfigure", request);
         JsonNode end = TenplexCli.follow(t, started.path("status").asText(), System.out);
         if (!end.path("state").asText().equals("committed")) {

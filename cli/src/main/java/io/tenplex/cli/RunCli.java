@@ -14,8 +14,6 @@ import io.tenplex.ptc.Ptc;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.ServerSocket;
-import java.net.URI;
-import java.net.http.HttpRequest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -77,59 +75,8 @@ final class RunCli implements Callable<Integer> {
         t.get("/api/v1/health");
         Thread hook = new Thread(this::killAll, "tenplex-run-stop");
         Runtime.getRuntime().addShutdownHook(hook);
-        long start = System.nanoTime();
         try {
-            Schedule.Entry first = s.entries().get(0);
-            ParallelConfig config = first.config() != null ? first.config()
-                    : parallelizer.choose(new Parallelizer.Request(first.size(), perWorker, storedModel(), 0));
-            List<String> summary = new ArrayList<>();
-            for (int i = 0; ; i++) {
-                Schedule.Entry next = i + 1 < s.entries().size() ? s.entries().get(i + 1) : null;
-                List<Device> devices = Ptc.packedDevices(config.worldSize(), perWorker);
-                log(start, "launching " + config.worldSize() + " processes under " + config + " on "
-                        + workers(devices) + " worker(s)");
-                launch(config, devices, i);
-                String change = null;
-                if (next != null) {
-                    if (!next.byStep()) {
-                        waitUntil(start, next.minutes());
-                    }
-                    change = post(next, perWorker, paraConfig);
-                    log(start, "at " + next.when() + ": " + (next.stops() ? "stop" : "change to " + next.size()
-                            + " devices" + (next.config() != null ? " as " + next.config() : "")) + (change != null
-                            ? " (resource change " + change + ")" : ""));
-                }
-                int failed = waitForAll();
-                if (failed != 0) {
-                    log(start, "a training process failed (exit " + failed + "); stopping");
-                    cancel(change);
-                    return 1;
-                }
-                if (next == null || next.stops()) {
-                    if (next != null) {
-                        t.send(HttpRequest.newBuilder(URI.create(t.addr + "/api/v1/jobs/" + job + "/stop")).DELETE());
-                    }
-                    log(start, "the job ended" + (next != null ? " (stopped at " + next.when() + ")" : ""));
-                    break;
-                }
-                JsonNode status = finish(start, change);
-                if (status.path("state").asText().equals("failed") && status.path("generation").isNull()) {
-                    log(start, "the job ended before " + next.when() + ": " + status.path("error").asText());
-                    break;
-                }
-                if (!status.path("state").asText().equals("done")) {
-                    log(start, "the resource change failed: " + status.path("error").asText());
-                    return 1;
-                }
-                JsonNode c = status.path("config");
-                ParallelConfig before = config;
-                config = ParallelConfig.of(c.path("tp").asInt(), c.path("pp").asInt(), c.path("dp").asInt());
-                summary.add(String.format(Locale.ROOT, "step %s: %s -> %s, %s", status.path("generation").asText(),
-                        before, config, report(status)));
-            }
-            out.println("tenplex run: " + summary.size() + " reconfiguration(s)");
-            summary.forEach(l -> out.println("  " + l));
-            return 0;
+            return follow(s, perWorker, parallelizer, System.nanoTime());
         } finally {
             killAll();
             try {
@@ -140,6 +87,76 @@ final class RunCli implements Callable<Integer> {
         }
     }
 
+    /** Runs segment after segment of the schedule; the exit status. */
+    private int follow(Schedule s, int perWorker, Parallelizer parallelizer, long start) throws Exception {
+        Schedule.Entry first = s.entries().get(0);
+        ParallelConfig config = first.config() != null ? first.config()
+                : parallelizer.choose(new Parallelizer.Request(first.size(), perWorker, storedModel(), 0));
+        List<String> summary = new ArrayList<>();
+        for (int i = 0; ; i++) {
+            Schedule.Entry next = i + 1 < s.entries().size() ? s.entries().get(i + 1) : null;
+            String change = segment(start, config, perWorker, i, next);
+            int failed = waitForAll();
+            if (failed != 0) {
+                log(start, "a training process failed (exit " + failed + "); stopping");
+                cancel(change);
+                return 1;
+            }
+            if (next == null || next.stops()) {
+                end(start, next);
+                break;
+            }
+            JsonNode status = finish(start, change);
+            if (status.path("state").asText().equals("failed") && status.path("generation").isNull()) {
+                log(start, "the job ended before " + next.when() + ": " + status.path("error").asText());
+                break;
+            }
+            if (!status.path("state").asText().equals("done")) {
+                log(start, "the resource change failed: " + status.path("error").asText());
+                return 1;
+            }
+            ParallelConfig before = config;
+            config = configOf(status.path("config"));
+            summary.add(String.format(Locale.ROOT, "step %s: %s -> %s, %s", status.path("generation").asText(),
+                    before, config, report(status)));
+        }
+        out.println("tenplex run: " + summary.size() + " reconfiguration(s)");
+        summary.forEach(l -> out.println("  " + l));
+        return 0;
+    }
+
+    /** Launches one segment under {@code config} and posts the next entry; the resource change's id, or null. */
+    private String segment(long start, ParallelConfig config, int perWorker, int i, Schedule.Entry next)
+            throws IOException, InterruptedException {
+        List<Device> devices = Ptc.packedDevices(config.worldSize(), perWorker);
+        log(start, "launching " + config.worldSize() + " processes under " + config + " on "
+                + workers(devices) + " worker(s)");
+        launch(config, devices, i);
+        if (next == null) {
+            return null;
+        }
+        if (!next.byStep()) {
+            waitUntil(start, next.minutes());
+        }
+        String change = post(next, perWorker, paraConfig);
+        log(start, "at " + next.when() + ": " + (next.stops() ? "stop" : "change to " + next.size()
+                + " devices" + (next.config() != null ? " as " + next.config() : "")) + (change != null
+                ? " (resource change " + change + ")" : ""));
+        return change;
+    }
+
+    /** The job ended: at the end of the schedule, or at a stop entry (whose stop flag is then cleared). */
+    private void end(long start, Schedule.Entry next) throws IOException, InterruptedException {
+        if (next != null) {
+            t.delete("/api/v1/jobs/" + job + "/stop");
+        }
+        log(start, "the job ended" + (next != null ? " (stopped at " + next.when() + ")" : ""));
+    }
+
+    private static ParallelConfig configOf(JsonNode c) {
+        return ParallelConfig.of(c.path("tp").asInt(), c.path("pp").asInt(), c.path("dp").asInt());
+    }
+
     private static long workers(List<Device> devices) {
         return devices.stream().mapToInt(Device::worker).distinct().count();
     }
@@ -148,8 +165,7 @@ final class RunCli implements Callable<Integer> {
         if (model != null) {
             return ModelSpecJson.parse(Files.readString(model));
         }
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(t.addr + "/api/v1/files/job/" + job + "/model.json"));
-        var r = t.send(b);
+        var r = t.send(t.request("/api/v1/files/job/" + job + "/model.json"));
         return r.statusCode() == 200 ? ModelSpecJson.parse(r.body()) : null;
     }
 
@@ -178,7 +194,7 @@ final class RunCli implements Callable<Integer> {
             env.put("LOCAL_WORLD_SIZE", Integer.toString(c.worldSize()));
             env.put("MASTER_ADDR", "127.0.0.1");
             env.put("MASTER_PORT", Integer.toString(port));
-            env.put("TENPLEX_ADDR", t.addr);
+            env.put("TENPLEX_ADDR", t.base());
             env.put("TENPLEX_JOB", job);
             if (t.token() != null) {
                 env.put("TENPLEX_TOKEN", t.token());
@@ -297,7 +313,7 @@ final class RunCli implements Callable<Integer> {
             return;
         }
         try {
-            t.send(HttpRequest.newBuilder(URI.create(t.addr + "/api/v1/jobs/" + job + "/resources/" + change)).DELETE());
+            t.delete("/api/v1/jobs/" + job + "/resources/" + change);
         } catch (Exception e) {
             out.println("could not cancel resource change " + change + ": " + e.getMessage());
         }

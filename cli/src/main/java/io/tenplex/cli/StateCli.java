@@ -31,7 +31,7 @@ final class StateCli {
     }
 
     static TenplexClient client(TenplexCli.Target t) {
-        return new TenplexClient(t.addr, t.token(), t.tlsCa());
+        return TenplexClient.over(t.addr, t.link());
     }
 
     @Command(name = "verify", description = "Compare two saved states numerically (ND4J): the largest differences per tensor.")

@@ -7,9 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.URI;
 import java.net.URLEncoder;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -82,28 +80,36 @@ public final class TenplexCli implements Callable<Integer> {
             return tlsCa != null ? tlsCa : env == null || env.isEmpty() ? null : Path.of(env);
         }
 
-        HttpClient http() {
-            return link().http();
+        /** The daemon's address with its scheme ({@code --addr} without one: the link's). */
+        String base() {
+            return link().uri(addr, "").toString();
+        }
+
+        /** A request to {@code pathAndQuery} of the daemon, with its {@code Authorization} header. */
+        HttpRequest.Builder request(String pathAndQuery) {
+            return link().authorize(HttpRequest.newBuilder(link().uri(addr, pathAndQuery)));
         }
 
         HttpResponse<String> send(HttpRequest.Builder b) throws IOException, InterruptedException {
-            link().authorize(b);
             try {
-                return http().send(b.build(), HttpResponse.BodyHandlers.ofString());
+                return link().http().send(b.build(), HttpResponse.BodyHandlers.ofString());
             } catch (java.net.ConnectException e) {
                 throw new IllegalArgumentException("cannot connect to " + addr + " (is tenplexd running?)");
             }
         }
 
         JsonNode get(String path) throws IOException, InterruptedException {
-            HttpResponse<String> r = send(HttpRequest.newBuilder(URI.create(addr + path)));
-            return check(r);
+            return check(send(request(path)));
         }
 
         JsonNode post(String path, String body) throws IOException, InterruptedException {
-            HttpResponse<String> r = send(HttpRequest.newBuilder(URI.create(addr + path))
-                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)));
-            return check(r);
+            return check(send(request(path).header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString(body))));
+        }
+
+        /** Deletes {@code path}; the answer is not checked. */
+        HttpResponse<String> delete(String path) throws IOException, InterruptedException {
+            return send(request(path).DELETE());
         }
 
         private static JsonNode check(HttpResponse<String> r) throws IOException {
@@ -125,7 +131,7 @@ public final class TenplexCli implements Callable<Integer> {
             JsonNode root = t.get("/api/v1/dirs/");
             System.out.println(t.addr + ": " + h.path("status").asText() + ", " + root.path("entries").size()
                     + " top-level entries");
-            HttpResponse<String> m = t.send(HttpRequest.newBuilder(URI.create(t.addr + "/metrics")));
+            HttpResponse<String> m = t.send(t.request("/metrics"));
             for (String line : m.body().split("\n")) {
                 if (line.startsWith("tenplex_store_")) {
                     System.out.println("  " + line);

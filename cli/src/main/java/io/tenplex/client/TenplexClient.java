@@ -2,14 +2,12 @@ package io.tenplex.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.server.peer.DaemonLink;
 import java.io.IOException;
-import java.net.URI;
 import java.net.URLEncoder;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -33,8 +31,7 @@ public final class TenplexClient {
             ".bool", ".bytes");
 
     private final String addr;
-    private final String token;
-    private final HttpClient http;
+    private final DaemonLink link;
     private final ObjectMapper json = new ObjectMapper();
     private final boolean checksums;
 
@@ -49,19 +46,21 @@ public final class TenplexClient {
      * @param caFile PEM CA certificates to trust for https, or null for the JDK's trusted CAs
      */
     public TenplexClient(String addr, String token, java.nio.file.Path caFile) {
-        this(addr, token, client(caFile), false);
+        this(addr, caFile == null ? DaemonLink.plain(token) : DaemonLink.tls(caFile, token), false);
     }
 
-    private TenplexClient(String addr, String token, HttpClient http, boolean checksums) {
+    /**
+     * @param addr e.g. {@code https://10.0.0.7:20010}, or {@code host:port} reached with the link's scheme
+     * @param link the scheme, trusted CAs, token and HTTP client of the daemons
+     */
+    public static TenplexClient over(String addr, DaemonLink link) {
+        return new TenplexClient(addr, link, false);
+    }
+
+    private TenplexClient(String addr, DaemonLink link, boolean checksums) {
         this.addr = addr.endsWith("/") ? addr.substring(0, addr.length() - 1) : addr;
-        this.token = token == null || token.isEmpty() ? null : token;
-        this.http = http;
+        this.link = link;
         this.checksums = checksums;
-    }
-
-    private static HttpClient client(java.nio.file.Path caFile) {
-        HttpClient.Builder b = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10));
-        return (caFile == null ? b : b.sslContext(ClientTls.trusting(caFile))).build();
     }
 
     /**
@@ -69,7 +68,7 @@ public final class TenplexClient {
      * or only verified when the daemon sends them ({@code false}, the default).
      */
     public TenplexClient withChecksums(boolean always) {
-        return new TenplexClient(addr, token, http, always);
+        return new TenplexClient(addr, link, always);
     }
 
     /**
@@ -83,7 +82,7 @@ public final class TenplexClient {
     static TenplexClient fromEnvironment(Map<String, String> env) {
         String a = env.get("TENPLEX_ADDR");
         String ca = env.get("TENPLEX_CA");
-        return new TenplexClient(a == null || a.isEmpty() ? "http://127.0.0.1:20010" : a, ClientTls.token(env),
+        return new TenplexClient(a == null || a.isEmpty() ? "http://127.0.0.1:20010" : a, ClientToken.fromEnv(env),
                 ca == null || ca.isEmpty() ? null : java.nio.file.Path.of(ca));
     }
 
@@ -116,13 +115,10 @@ public final class TenplexClient {
     }
 
     private HttpResponse<byte[]> send(HttpRequest.Builder b, int... ok) {
-        if (token != null) {
-            b.header("Authorization", "Bearer " + token);
-        }
-        HttpRequest r = b.build();
+        HttpRequest r = link.authorize(b).build();
         HttpResponse<byte[]> resp;
         try {
-            resp = http.send(r, HttpResponse.BodyHandlers.ofByteArray());
+            resp = link.http().send(r, HttpResponse.BodyHandlers.ofByteArray());
         } catch (IOException e) {
             throw new TenplexException(0, "cannot reach the tenplex daemon at " + addr + ": " + e);
         } catch (InterruptedException e) {
@@ -139,7 +135,11 @@ public final class TenplexClient {
     }
 
     private HttpRequest.Builder at(String route, String path, String query) {
-        return HttpRequest.newBuilder(URI.create(addr + route + encode(path) + (query == null ? "" : "?" + query)));
+        return request(route + encode(path) + (query == null ? "" : "?" + query));
+    }
+
+    private HttpRequest.Builder request(String pathAndQuery) {
+        return HttpRequest.newBuilder(link.uri(addr, pathAndQuery));
     }
 
     public void putTensor(String path, Tensor t, boolean replace) {
@@ -291,9 +291,8 @@ public final class TenplexClient {
         }
         String body = "{\"world\": " + world + (configJson == null ? "" : ", \"config\": " + configJson) + "}";
         try {
-            return json.readTree(send(HttpRequest.newBuilder(URI.create(addr + "/api/v1/jobs/" + job + "/saves/" + step
-                    + "/ranks/" + rank)).header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString(body)), 200).body());
+            return json.readTree(send(request("/api/v1/jobs/" + job + "/saves/" + step + "/ranks/" + rank)
+                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)), 200).body());
         } catch (IOException e) {
             throw new TenplexException(0, "bad seal answer: " + e.getMessage());
         }
@@ -307,8 +306,7 @@ public final class TenplexClient {
     /** Whether a rank that has finished {@code step} steps must stop (save, then exit). */
     public boolean shouldStop(String job, long step) {
         try {
-            return json.readTree(send(HttpRequest.newBuilder(URI.create(addr + "/api/v1/jobs/" + job + "/stop?step="
-                    + step)).GET(), 200).body()).path("stop").asBoolean();
+            return json.readTree(send(request("/api/v1/jobs/" + job + "/stop?step=" + step).GET(), 200).body()).path("stop").asBoolean();
         } catch (IOException e) {
             throw new TenplexException(0, "bad stop answer: " + e.getMessage());
         }

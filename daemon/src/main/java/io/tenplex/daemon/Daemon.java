@@ -1,92 +1,108 @@
 package io.tenplex.daemon;
 
-import io.tenplex.adapters.JobService;
-import io.tenplex.jobs.StopFlags;
-import io.tenplex.datasets.DatasetService;
-import java.util.ArrayList;
-import java.util.List;
-import io.tenplex.fuse.TenplexFuse;
-import io.tenplex.store.TensorStore;
 import io.netty.handler.ssl.SslContext;
+import io.tenplex.adapters.JobService;
+import io.tenplex.datasets.DatasetService;
+import io.tenplex.fuse.TenplexFuse;
+import io.tenplex.jobs.StopFlags;
+import io.tenplex.server.RestServer;
 import io.tenplex.server.peer.DaemonLink;
 import io.tenplex.server.peer.PeerClient;
 import io.tenplex.server.peer.TlsFiles;
+import io.tenplex.store.TensorStore;
 import io.tenplex.store.memory.Allocator;
-import io.tenplex.server.RestServer;
+import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The lifecycle stack: store, peer client and job service, REST, then the FUSE mount (when asked);
- * closed in reverse. Close is idempotent.
+ * The lifecycle stack: store, executors, peer client, dataset and job services, REST, then the FUSE
+ * mount (when asked); closed in reverse by a {@link Lifecycle}, also when a later start fails. Close
+ * is idempotent.
  */
 public final class Daemon implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Daemon.class);
 
+    private final Lifecycle life;
     private final TensorStore store;
-    private final RestServer rest;
-    private final PeerClient peers;
-    private final JobService jobs;
-    private final DatasetService datasets;
     private final InetSocketAddress address;
-    private TenplexFuse fuse;
-    private boolean closed;
 
-    private Daemon(TensorStore store, RestServer rest, PeerClient peers, JobService jobs, DatasetService datasets,
-            InetSocketAddress address) {
+    private Daemon(Lifecycle life, TensorStore store, InetSocketAddress address) {
+        this.life = life;
         this.store = store;
-        this.datasets = datasets;
-        this.rest = rest;
-        this.peers = peers;
-        this.jobs = jobs;
         this.address = address;
     }
 
-    public static Daemon start(DaemonConfig cfg) throws InterruptedException, java.io.IOException {
+    public static Daemon start(DaemonConfig cfg) throws InterruptedException, IOException {
         DaemonConfig.Tls tls = cfg.tls(); // TLS files are checked before anything starts
         SslContext ssl = tls == null ? null : TlsFiles.server(tls.cert(), tls.key());
         DaemonLink link = tls == null ? DaemonLink.plain(cfg.token()) : DaemonLink.tls(tls.ca(), cfg.token());
+        Lifecycle life = new Lifecycle();
+        try {
+            return start(cfg, ssl, link, life);
+        } catch (RuntimeException | InterruptedException | IOException e) {
+            life.close();
+            throw e;
+        }
+    }
+
+    private static Daemon start(DaemonConfig cfg, SslContext ssl, DaemonLink link, Lifecycle life)
+            throws InterruptedException, IOException {
+        DaemonConfig.Tuning tuning = cfg.tuning();
         TensorStore store = new TensorStore(new Allocator(cfg.memoryLimit()));
-        RestServer rest = new RestServer(store, cfg.token(), cfg.limits(), ssl);
-        PeerClient peers = new PeerClient(link, 8);
+        life.add("store", store, () -> closeStore(store));
+        life.add("executors", new DaemonExecutors(tuning));
+        PeerClient peers = life.add("peer client", new PeerClient(link, tuning.peerConnections()));
+        DatasetService datasets = life.add("datasets", new DatasetService(link, store.allocator(), cfg.sources()));
         StopFlags flags = new StopFlags();
-        JobService jobs = new JobService(store, peers, java.time.Duration.ofMinutes(10), cfg.token(), flags);
+        JobService jobs = life.add("jobs",
+                new JobService(store, peers, tuning.coordinatorTimeout(), cfg.token(), flags));
+        RestServer rest = life.add("rest", new RestServer(store, cfg.token(), cfg.limits(), ssl));
+        configureJobs(cfg, jobs);
+        rest.addControl(JobService.PREFIX, jobs);
+        rest.addControl(StopFlags.COMPAT_PATH, flags);
+        datasets.setDefaultPeers(peerAddresses(cfg));
+        rest.addControl(DatasetService.PREFIX, datasets);
+        InetSocketAddress address = rest.start(cfg.bind(), cfg.port());
+        jobs.setSelfAddress(address); // parts in doubt ask the coordinator here
+        if (cfg.peers().isEmpty()) {
+            jobs.setDefaultDaemons(Map.of(0, address)); // alone: this daemon is worker 0
+        }
+        if (cfg.mount() != null) {
+            life.start("fuse", () -> mount(new TenplexFuse(store, datasets), cfg.mount()));
+        }
+        return new Daemon(life, store, address);
+    }
+
+    private static TenplexFuse mount(TenplexFuse fuse, java.nio.file.Path dir) throws IOException {
+        fuse.mountAt(dir);
+        return fuse;
+    }
+
+    private static void configureJobs(DaemonConfig cfg, JobService jobs) {
         jobs.setDefaultDaemons(cfg.peers());
         jobs.setLinkRate(cfg.linkRate());
         jobs.setPreparedTimeout(cfg.preparedTimeout());
-        rest.addControl(JobService.PREFIX, jobs);
-        rest.addControl(StopFlags.COMPAT_PATH, flags);
-        DatasetService datasets = new DatasetService(link, store.allocator(), cfg.sources());
+    }
+
+    private static List<String> peerAddresses(DaemonConfig cfg) {
         List<String> others = new ArrayList<>();
         cfg.peers().values().forEach(a -> others.add(a.getHostString() + ":" + a.getPort()));
-        datasets.setDefaultPeers(others);
-        rest.addControl(DatasetService.PREFIX, datasets);
-        Daemon d = null;
+        return others;
+    }
+
+    private static void closeStore(TensorStore store) {
+        long held = store.allocator().usedBytes();
         try {
-            d = new Daemon(store, rest, peers, jobs, datasets, rest.start(cfg.bind(), cfg.port()));
-            jobs.setSelfAddress(d.address); // parts in doubt ask the coordinator here
-            if (cfg.peers().isEmpty()) {
-                jobs.setDefaultDaemons(java.util.Map.of(0, d.address)); // alone: this daemon is worker 0
-            }
-            if (cfg.mount() != null) {
-                TenplexFuse f = new TenplexFuse(store, datasets);
-                f.mountAt(cfg.mount());
-                d.fuse = f;
-            }
-            return d;
-        } catch (RuntimeException | InterruptedException | java.io.IOException e) {
-            if (d != null) {
-                d.close();
-            } else {
-                rest.close();
-                jobs.close();
-                datasets.close();
-                peers.close();
-                store.close();
-            }
-            throw e;
+            store.close();
+        } catch (IllegalStateException e) {
+            LOG.warn("bytes still referenced at shutdown: {}", e.getMessage());
         }
+        LOG.info("stopped (released {} bytes)", held);
     }
 
     public InetSocketAddress address() {
@@ -98,24 +114,7 @@ public final class Daemon implements AutoCloseable {
     }
 
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        if (fuse != null) {
-            fuse.close();
-        }
-        rest.close();
-        jobs.close();
-        datasets.close();
-        peers.close();
-        long held = store.allocator().usedBytes();
-        try {
-            store.close();
-        } catch (IllegalStateException e) {
-            LOG.warn("bytes still referenced at shutdown: {}", e.getMessage());
-        }
-        LOG.info("stopped (released {} bytes)", held);
+    public void close() {
+        life.close();
     }
 }

@@ -32,7 +32,8 @@ public final class Tenplexd implements Callable<Integer> {
             description = "JSON file with any of: bind, port, memoryLimit, mount, token, tokenFile, peers, linkRate, "
                     + "tlsCert, tlsKey, tlsCa, idleTimeout, headTimeout, bodyTimeout, writeTimeout, allowOrigins, "
                     + "preparedTimeout, dataRoots, "
-                    + "allowSourceHosts, sourceConnectTimeout, sourceReadTimeout. Options given here win.")
+                    + "allowSourceHosts, sourceConnectTimeout, sourceReadTimeout, peerConnections, coordinatorTimeout. "
+                    + "Options given here win.")
     Path config;
 
     @Option(names = "--token", paramLabel = "TOKEN",
@@ -109,6 +110,16 @@ public final class Tenplexd implements Callable<Integer> {
             description = "Longest wait for the next bytes of a dataset source answer (default: 30s).")
     String sourceReadTimeout;
 
+    @Option(names = "--peer-connections", paramLabel = "N",
+            description = "Connections kept to each other daemon for reading reconfiguration pieces, 1 to 1024 "
+                    + "(default: 8).")
+    String peerConnections;
+
+    @Option(names = "--coordinator-timeout", paramLabel = "DURATION",
+            description = "How long a reconfiguration's coordinator waits for another daemon to answer one of its "
+                    + "calls (send a part, prepare, commit, abort) before the call fails (default: 10m).")
+    String coordinatorTimeout;
+
     private final CountDownLatch stopped = new CountDownLatch(1);
 
     @Override
@@ -116,13 +127,9 @@ public final class Tenplexd implements Callable<Integer> {
         if (token != null) {
             Tokens.warnCommandLine("--token");
         }
-        DaemonConfig cfg = DaemonConfig.resolve(new DaemonConfig.Given(bind, port, memoryLimit, mount, token, peers,
-                linkRate, new DaemonConfig.Timeouts(idleTimeout, headTimeout, bodyTimeout, writeTimeout,
-                        allowOrigins, preparedTimeout),
-                new DaemonConfig.Sources(dataRoots, sourceHosts, sourceConnectTimeout, sourceReadTimeout), tokenFile,
-                tlsCert, tlsKey, tlsCa), DaemonConfig.Given.fromEnv(System.getenv()),
+        DaemonConfig cfg = DaemonConfig.resolve(given(), DaemonConfig.Given.fromEnv(System.getenv()),
                 config == null ? DaemonConfig.Given.none() : DaemonConfig.Given.fromFile(config),
-                DaemonConfig.physicalRam(), DaemonConfig.maxDirectMemory());
+                ConfigValues.physicalRam(), ConfigValues.maxDirectMemory());
         LOG.info("tenplexd starting: {}", cfg.describe());
         Daemon daemon;
         try {
@@ -139,6 +146,15 @@ public final class Tenplexd implements Callable<Integer> {
         LOG.info("ready on {}://{}:{}", cfg.tls() == null ? "http" : "https", daemon.address().getHostString(), daemon.address().getPort());
         stopped.await();
         return 0;
+    }
+
+    /** The values given on the command line. */
+    private DaemonConfig.Given given() {
+        return new DaemonConfig.Given(bind, port, memoryLimit, mount, token, peers, linkRate,
+                new DaemonConfig.Timeouts(idleTimeout, headTimeout, bodyTimeout, writeTimeout, allowOrigins,
+                        preparedTimeout),
+                new DaemonConfig.Sources(dataRoots, sourceHosts, sourceConnectTimeout, sourceReadTimeout), tokenFile,
+                tlsCert, tlsKey, tlsCa, new DaemonConfig.Tunables(peerConnections, coordinatorTimeout));
     }
 
     public static void main(String[] args) {

@@ -87,7 +87,7 @@ class DaemonConfigTest {
         assertEquals("worker-b", c.peers().get(1).getHostString());
         assertTrue(DaemonConfig.resolve(NONE, NONE, 24 * GIB, 100 * GIB).peers().isEmpty());
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> DaemonConfig.parsePeers("0=nohostport"));
+                () -> ConfigValues.parsePeers("0=nohostport"));
         assertTrue(e.getMessage().contains("is not worker=host:port"), e.getMessage());
     }
 
@@ -114,19 +114,19 @@ class DaemonConfigTest {
         assertEquals(java.util.List.of("https://a.example"), c.limits().allowedOrigins());
         for (String bad : new String[] {"0s", "-3s", "soon", "1.5s", ""}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> DaemonConfig.duration("body timeout", bad, null));
+                    () -> ConfigValues.duration("body timeout", bad, null));
             assertTrue(e.getMessage().contains("not a positive duration"), e.getMessage());
         }
     }
 
     @Test
     void sizes_parse() {
-        assertEquals(512L << 20, DaemonConfig.parseSize("512m", GIB));
-        assertEquals(3 * GIB, DaemonConfig.parseSize("3GiB", GIB));
-        assertEquals(1234, DaemonConfig.parseSize("1234", GIB));
-        assertEquals(GIB / 4, DaemonConfig.parseSize("25%", GIB));
-        assertThrows(IllegalArgumentException.class, () -> DaemonConfig.parseSize("lots", GIB));
-        assertThrows(IllegalArgumentException.class, () -> DaemonConfig.parseSize("150%", GIB));
+        assertEquals(512L << 20, ConfigValues.parseSize("512m", GIB));
+        assertEquals(3 * GIB, ConfigValues.parseSize("3GiB", GIB));
+        assertEquals(1234, ConfigValues.parseSize("1234", GIB));
+        assertEquals(GIB / 4, ConfigValues.parseSize("25%", GIB));
+        assertThrows(IllegalArgumentException.class, () -> ConfigValues.parseSize("lots", GIB));
+        assertThrows(IllegalArgumentException.class, () -> ConfigValues.parseSize("150%", GIB));
     }
 
     @Test
@@ -212,5 +212,47 @@ class DaemonConfigTest {
         assertThrows(IllegalArgumentException.class, () -> DaemonConfig.Tls.of(cert, null, null));
         assertThrows(IllegalArgumentException.class, () -> DaemonConfig.Tls.of(null, key, null));
         assertThrows(IllegalArgumentException.class, () -> DaemonConfig.Tls.of(null, null, ca));
+    }
+
+    private static DaemonConfig.Given cliTuning(String peerConnections, String coordinatorTimeout) {
+        return new DaemonConfig.Given(null, null, null, null, null, null, null, DaemonConfig.Timeouts.NONE,
+                DaemonConfig.Sources.NONE, null, null, null, null,
+                new DaemonConfig.Tunables(peerConnections, coordinatorTimeout));
+    }
+
+    @Test
+    void tuning_defaultsArePinned_fileAndCommandLineOverride(@TempDir Path dir) throws Exception {
+        DaemonConfig.Tuning d = DaemonConfig.resolve(NONE, NONE, 24 * GIB, 100 * GIB).tuning();
+        assertEquals(8, d.peerConnections());
+        assertEquals(java.time.Duration.ofMinutes(10), d.coordinatorTimeout());
+        assertEquals(64, d.jobReaderThreads());
+        assertEquals(2, d.restWorkThreads());
+        assertEquals(0, d.datasetLoaderThreads());
+        assertEquals(2, d.peerEventLoopThreads());
+        Path f = Files.writeString(dir.resolve("c.json"), "{\"peerConnections\": 16, \"coordinatorTimeout\": \"2m\"}");
+        DaemonConfig fromFile = DaemonConfig.resolve(NONE, DaemonConfig.Given.fromFile(f), 24 * GIB, 100 * GIB);
+        assertEquals(16, fromFile.tuning().peerConnections());
+        assertEquals(java.time.Duration.ofMinutes(2), fromFile.tuning().coordinatorTimeout());
+        DaemonConfig both = DaemonConfig.resolve(cliTuning("4", null), DaemonConfig.Given.fromFile(f), 24 * GIB,
+                100 * GIB);
+        assertEquals(4, both.tuning().peerConnections());
+        assertEquals(java.time.Duration.ofMinutes(2), both.tuning().coordinatorTimeout());
+        assertTrue(both.describe().contains("peerConnections=4"), both.describe());
+        assertTrue(both.describe().contains("coordinator=120s"), both.describe());
+    }
+
+    @Test
+    void tuning_badValues_areClearErrors() {
+        for (String bad : new String[] {"0", "-1", "1025", "many", "2.5", ""}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> DaemonConfig.resolve(cliTuning(bad, null), NONE, 24 * GIB, 100 * GIB));
+            assertEquals("peer connections '" + bad + "' is not a whole number from 1 to 1024", e.getMessage());
+        }
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> DaemonConfig.resolve(cliTuning(null, "soon"), NONE, 24 * GIB, 100 * GIB));
+        assertTrue(e.getMessage().startsWith("coordinator timeout 'soon' is not a positive duration"), e.getMessage());
+        IllegalArgumentException tooShort = assertThrows(IllegalArgumentException.class,
+                () -> DaemonConfig.resolve(cliTuning(null, "10ms"), NONE, 24 * GIB, 100 * GIB));
+        assertTrue(tooShort.getMessage().contains("out of range (100ms to 1 day)"), tooShort.getMessage());
     }
 }

@@ -2,15 +2,11 @@ package io.tenplex.adapters.kubernetes;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import io.tenplex.adapters.kubernetes.PodMembership.Member;
 import io.tenplex.adapters.kubernetes.PodMembership.Membership;
-import io.tenplex.adapters.kubernetes.PodMembership.Node;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -125,8 +121,7 @@ public final class KubernetesAdapter implements AutoCloseable {
     private final List<Map<String, Object>> changes = new ArrayList<>();
     private final Deque<String> events = new ArrayDeque<>();
     private JsonNode assignment;
-    private final Map<String, Integer> workerIds = new TreeMap<>();
-    private final Map<Integer, String> addresses = new TreeMap<>();
+    private final Workers workers;
 
     public KubernetesAdapter(KubernetesClient client, Settings settings) {
         this(client, settings, io.tenplex.server.peer.DaemonLink.plain(settings.token()));
@@ -137,6 +132,7 @@ public final class KubernetesAdapter implements AutoCloseable {
         this.client = client;
         this.settings = settings;
         this.daemon = new DaemonApi(settings.daemon(), link);
+        this.workers = new Workers(settings.daemonPort());
     }
 
     private String assignmentPath() {
@@ -155,38 +151,16 @@ public final class KubernetesAdapter implements AutoCloseable {
         event("watching pods " + settings.selector() + " in namespace " + settings.namespace() + " for job "
                 + settings.job() + "; daemon " + daemon.address());
         informer = client.pods().inNamespace(settings.namespace()).withLabels(settings.selector())
-                .inform(new ResourceEventHandler<Pod>() {
-                    @Override
-                    public void onAdd(Pod pod) {
-                        poke();
-                    }
-
-                    @Override
-                    public void onUpdate(Pod before, Pod after) {
-                        poke();
-                    }
-
-                    @Override
-                    public void onDelete(Pod pod, boolean unknownFinalState) {
-                        poke();
-                    }
-                }, 0);
+                .inform(new OnAnyChange(this::poke), 0);
         poke();
         return this;
     }
 
     private synchronized void restore(JsonNode a) {
-        Map<String, Integer> shape = new TreeMap<>();
-        for (JsonNode w : a.path("workers")) {
-            workerIds.put(w.path("node").asText(), w.path("worker").asInt());
-            addresses.put(w.path("worker").asInt(), w.path("address").asText());
-            if (w.path("devices").asInt() > 0) {
-                shape.put(w.path("node").asText(), w.path("devices").asInt());
-            }
-        }
+        Map<String, Integer> shape = workers.restore(a);
         applied = shape;
         assignment = a;
-        event("restored assignment " + shape + " (worker numbers " + workerIds + ")");
+        event("restored assignment " + shape + " (worker numbers " + workers.numbers() + ")");
     }
 
     /** Something changed: evaluate once the pods have been still for the settle time. */
@@ -224,7 +198,7 @@ public final class KubernetesAdapter implements AutoCloseable {
                 return; // nothing to run on; the next ready pods are a change from what was applied
             }
             if (before == null) {
-                number(m);
+                workers.number(m);
                 publish(m, configFor(m), null, null);
                 synchronized (this) {
                     applied = m.shape();
@@ -258,21 +232,10 @@ public final class KubernetesAdapter implements AutoCloseable {
         }
     }
 
-    /** Gives new nodes the next worker numbers (in name order); numbers are never reused. */
-    private synchronized void number(Membership m) {
-        for (Node n : m.nodes()) {
-            if (!workerIds.containsKey(n.name())) {
-                int id = workerIds.values().stream().mapToInt(i -> i + 1).max().orElse(0);
-                workerIds.put(n.name(), id);
-            }
-            addresses.put(workerIds.get(n.name()), n.hostIp() + ":" + settings.daemonPort());
-        }
-    }
-
     /** The configuration a first launch uses: the daemon's parallelizer for these devices. */
     private JsonNode configFor(Membership m) throws IOException, InterruptedException {
         ObjectNode b = json.createObjectNode();
-        devices(m, b);
+        workers.devices(m, b);
         try {
             return daemon.post("/api/v1/jobs/" + settings.job() + "/parallelize", b);
         } catch (DaemonApi.Refused e) {
@@ -284,52 +247,10 @@ public final class KubernetesAdapter implements AutoCloseable {
         }
     }
 
-    private synchronized void devices(Membership m, ObjectNode body) {
-        ArrayNode devs = body.putArray("devices");
-        int perWorker = 1;
-        for (Node n : sortedByWorker(m)) {
-            for (int l = 0; l < n.devices(); l++) {
-                devs.addArray().add(workerIds.get(n.name())).add(l);
-            }
-            perWorker = Math.max(perWorker, n.devices());
-        }
-        body.put("devicesPerWorker", perWorker);
-    }
-
-    private synchronized List<Node> sortedByWorker(Membership m) {
-        List<Node> nodes = new ArrayList<>(m.nodes());
-        nodes.sort(java.util.Comparator.comparing(n -> workerIds.get(n.name())));
-        return nodes;
-    }
-
     private void change(Membership m, Map<String, Integer> before) throws IOException, InterruptedException {
-        number(m);
-        ObjectNode body = json.createObjectNode();
-        devices(m, body);
-        ObjectNode daemons = body.putObject("daemons");
-        synchronized (this) {
-            addresses.forEach((w, a) -> daemons.put(Integer.toString(w), a));
-        }
-        body.put("saveTimeoutSeconds", Math.max(1, settings.saveTimeout().toSeconds()));
-        JsonNode started;
-        try {
-            started = daemon.post("/api/v1/jobs/" + settings.job() + "/resources", body);
-        } catch (DaemonApi.Refused e) {
-            if (e.status == 409) {
-                event("another change of job " + settings.job() + " is running; trying again later");
-                retryLater();
-                return;
-            }
-            if (e.status / 100 == 4) {
-                synchronized (this) {
-                    refused = m.shape();
-                    changes.add(Map.of("devices", m.shape(), "state", "refused", "error", e.getMessage()));
-                }
-                event("the daemon refused the change to " + m + ": " + e.getMessage() + " (not retried until the pods "
-                        + "change again)");
-                return;
-            }
-            throw e;
+        JsonNode started = startChange(m);
+        if (started == null) {
+            return;
         }
         String id = started.path("id").asText();
         synchronized (this) {
@@ -340,25 +261,9 @@ public final class KubernetesAdapter implements AutoCloseable {
         do {
             done = daemon.get(started.path("status").asText() + "?wait=true", settings.saveTimeout().plusMinutes(15));
         } while (done.path("state").asText().equals("stopping") || done.path("state").asText().equals("reconfiguring"));
-        Map<String, Object> record = new LinkedHashMap<>();
-        record.put("id", id);
-        record.put("devices", m.shape());
-        record.put("state", done.path("state").asText());
-        if (done.has("error")) {
-            record.put("error", done.path("error").asText());
-        }
-        if (done.has("config")) {
-            record.put("config", done.get("config"));
-        }
+        Map<String, Object> record = record(id, m, done);
         if ("done".equals(done.path("state").asText())) {
-            publish(m, done.get("config"), id, done.path("generation"));
-            synchronized (this) {
-                applied = m.shape();
-                refused = null;
-            }
-            event("change " + id + " done: " + done.path("config").path("tp").asInt() + "," + done.path("config")
-                    .path("pp").asInt() + "," + done.path("config").path("dp").asInt() + " (T,P,D) from generation "
-                    + done.path("generation").asText() + "; assignment published");
+            applied(m, id, done);
         } else {
             synchronized (this) {
                 refused = m.shape();
@@ -372,62 +277,65 @@ public final class KubernetesAdapter implements AutoCloseable {
         }
     }
 
+    /** Asks the daemon for the change to {@code m}; its answer, or null when refused (or to be retried). */
+    private JsonNode startChange(Membership m) throws IOException, InterruptedException {
+        workers.number(m);
+        ObjectNode body = json.createObjectNode();
+        workers.devices(m, body);
+        workers.daemons(body.putObject("daemons"));
+        body.put("saveTimeoutSeconds", Math.max(1, settings.saveTimeout().toSeconds()));
+        try {
+            return daemon.post("/api/v1/jobs/" + settings.job() + "/resources", body);
+        } catch (DaemonApi.Refused e) {
+            if (e.status == 409) {
+                event("another change of job " + settings.job() + " is running; trying again later");
+                retryLater();
+                return null;
+            }
+            if (e.status / 100 == 4) {
+                synchronized (this) {
+                    refused = m.shape();
+                    changes.add(Map.of("devices", m.shape(), "state", "refused", "error", e.getMessage()));
+                }
+                event("the daemon refused the change to " + m + ": " + e.getMessage() + " (not retried until the pods "
+                        + "change again)");
+                return null;
+            }
+            throw e;
+        }
+    }
+
+    private static Map<String, Object> record(String id, Membership m, JsonNode done) {
+        Map<String, Object> record = new LinkedHashMap<>();
+        record.put("id", id);
+        record.put("devices", m.shape());
+        record.put("state", done.path("state").asText());
+        if (done.has("error")) {
+            record.put("error", done.path("error").asText());
+        }
+        if (done.has("config")) {
+            record.put("config", done.get("config"));
+        }
+        return record;
+    }
+
+    /** Change {@code id} is done: publishes the new assignment and takes its devices as applied. */
+    private void applied(Membership m, String id, JsonNode done) throws IOException, InterruptedException {
+        publish(m, done.get("config"), id, done.path("generation"));
+        synchronized (this) {
+            applied = m.shape();
+            refused = null;
+        }
+        JsonNode c = done.path("config");
+        event("change " + id + " done: " + c.path("tp").asInt() + "," + c.path("pp").asInt() + ","
+                + c.path("dp").asInt() + " (T,P,D) from generation " + done.path("generation").asText()
+                + "; assignment published");
+    }
+
     /** Writes the assignment: configuration, workers, and each pod's local devices and ranks. */
     private void publish(Membership m, JsonNode config, String change, JsonNode generation)
             throws IOException, InterruptedException {
-        ObjectNode a = json.createObjectNode();
-        a.put("job", settings.job());
-        a.put("change", change);
-        a.set("generation", generation == null || generation.isNull() || generation.isMissingNode() ? null : generation);
-        if (config != null) {
-            ObjectNode c = a.putObject("config");
-            c.put("tp", config.path("tp").asInt());
-            c.put("pp", config.path("pp").asInt());
-            c.put("dp", config.path("dp").asInt());
-        } else {
-            a.putNull("config");
-        }
-        a.put("worldSize", m.devices());
-        ObjectNode devHolder = json.createObjectNode();
-        devices(m, devHolder);
-        a.put("devicesPerWorker", devHolder.path("devicesPerWorker").asInt());
-        if (config != null) {
-            ((ObjectNode) a.get("config")).set("devices", devHolder.get("devices"));
-        }
-        ArrayNode workers = a.putArray("workers");
-        ArrayNode pods = a.putArray("pods");
-        int rank = 0;
-        synchronized (this) {
-            Map<String, Node> present = new TreeMap<>();
-            m.nodes().forEach(n -> present.put(n.name(), n));
-            for (Node n : sortedByWorker(m)) {
-                int worker = workerIds.get(n.name());
-                int local = 0;
-                for (Member p : n.pods()) {
-                    if (rank == 0) { // rank 0's pod hosts the rendezvous (torch.distributed's MASTER_ADDR)
-                        a.put("masterAddr", p.podIp() != null ? p.podIp() : n.hostIp());
-                    }
-                    ObjectNode po = pods.addObject();
-                    po.put("pod", p.pod());
-                    po.put("node", n.name());
-                    po.put("worker", worker);
-                    ArrayNode locals = po.putArray("local");
-                    ArrayNode ranks = po.putArray("ranks");
-                    for (int i = 0; i < p.devices(); i++) {
-                        locals.add(local++);
-                        ranks.add(rank++);
-                    }
-                }
-            }
-            for (Map.Entry<String, Integer> e : workerIds.entrySet()) {
-                Node n = present.get(e.getKey());
-                ObjectNode w = workers.addObject();
-                w.put("worker", e.getValue());
-                w.put("node", e.getKey());
-                w.put("address", addresses.get(e.getValue()));
-                w.put("devices", n == null ? 0 : n.devices());
-            }
-        }
+        ObjectNode a = workers.assignment(json, settings.job(), m, config, change, generation);
         daemon.writeFile(assignmentPath(), json.writerWithDefaultPrettyPrinter().writeValueAsString(a)
                 .getBytes(StandardCharsets.UTF_8));
         synchronized (this) {

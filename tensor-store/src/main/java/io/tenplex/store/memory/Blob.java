@@ -4,7 +4,7 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A fixed-size run of off-heap bytes, possibly larger than 2 GiB (stored as chunks), with a
+ * A fixed-size run of bytes in a {@link BlobBacking} (off-heap by default), possibly larger than 2 GiB (stored as chunks), with a
  * reference count. The allocator's caller owns the first reference; {@link #retain()} adds one for a
  * reader and {@link #release()} gives one back; the memory returns to the {@link Allocator} when the
  * count reaches zero. Reads after the last release fail fast.
@@ -13,16 +13,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class Blob {
     private final Allocator owner;
+    private final BlobBacking.Memory memory;
     private final ByteBuffer[] chunks;
-    private final ByteBuffer[] owners; // the allocated buffers (chunks may be aligned slices of them)
     private final long size;
     private final int chunkSize;
     private final AtomicInteger refs = new AtomicInteger(1);
 
-    Blob(Allocator owner, ByteBuffer[] chunks, ByteBuffer[] owners, long size, int chunkSize) {
+    Blob(Allocator owner, BlobBacking.Memory memory, long size, int chunkSize) {
         this.owner = owner;
-        this.chunks = chunks;
-        this.owners = owners;
+        this.memory = memory;
+        this.chunks = memory.chunks();
         this.size = size;
         this.chunkSize = chunkSize;
     }
@@ -48,7 +48,7 @@ public final class Blob {
     public void release() {
         int r = refs.decrementAndGet();
         if (r == 0) {
-            owner.release(owners, size);
+            owner.release(memory, size);
         } else if (r < 0) {
             throw new IllegalStateException("blob released more often than retained");
         }

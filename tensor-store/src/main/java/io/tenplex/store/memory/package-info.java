@@ -1,5 +1,6 @@
 /**
- * Off-heap memory owns the bytes of tensors and files: a budgeted allocator with exact accounting,
- * reference-counted blobs of any size (chunked past 2 GiB), and per-block CRC32C checksums.
+ * Blob memory owns the bytes of tensors and files: a budgeted allocator with exact accounting over a
+ * pluggable backing (off-heap chunks today), reference-counted blobs of any size (chunked past
+ * 2 GiB), and per-block CRC32C checksums.
  */
 package io.tenplex.store.memory;

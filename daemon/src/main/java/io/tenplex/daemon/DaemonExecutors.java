@@ -1,0 +1,56 @@
+package io.tenplex.daemon;
+
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The daemon's named thread pools, created once here and handed to the components that run work on
+ * them, so that their sizes come from {@link DaemonConfig.Tuning} and one place shuts them down (after
+ * every component that runs work on them, before the store). Pools start their threads on first use.
+ *
+ * <p>Each field names its consumer. A component whose constructor does not take its pool yet still
+ * makes its own; the field is passed when the constructor accepts it.
+ */
+final class DaemonExecutors implements AutoCloseable {
+    /** Reconfiguration range reads from source daemons (JobService's {@code tenplex-fetch}). */
+    final ExecutorService jobReaders;
+    /** A job's background work: parts running, commits, broadcasts (JobService's {@code tenplex-job}). */
+    final ExecutorService jobBackground;
+    /** Resolves prepared parts left in doubt (JobService's {@code tenplex-indoubt}). */
+    final ScheduledExecutorService inDoubtTimer;
+    /** Blocking REST work taken off the event loop (RestServer's {@code tenplex-work}). */
+    final ExecutorService restWork;
+    /** Dataset mount loads: indexes, shards and samples (DatasetService's {@code tenplex-data-load}). */
+    final ExecutorService datasetLoaders;
+    /** The peer client's Netty event loop (PeerClient's {@code tenplex-peer}). */
+    final EventLoopGroup peerEventLoop;
+
+    DaemonExecutors(DaemonConfig.Tuning t) {
+        jobReaders = Executors.newFixedThreadPool(t.jobReaderThreads(), new DefaultThreadFactory("tenplex-fetch", true));
+        jobBackground = Executors.newCachedThreadPool(new DefaultThreadFactory("tenplex-job", true));
+        inDoubtTimer = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("tenplex-indoubt", true));
+        restWork = Executors.newFixedThreadPool(t.restWorkThreads(), new DefaultThreadFactory("tenplex-work", true));
+        datasetLoaders = t.datasetLoaderThreads() == 0
+                ? Executors.newCachedThreadPool(new DefaultThreadFactory("tenplex-data-load", true))
+                : Executors.newFixedThreadPool(t.datasetLoaderThreads(),
+                        new DefaultThreadFactory("tenplex-data-load", true));
+        peerEventLoop = new MultiThreadIoEventLoopGroup(t.peerEventLoopThreads(),
+                new DefaultThreadFactory("tenplex-peer", true), NioIoHandler.newFactory());
+    }
+
+    /** Stops every pool; running tasks are interrupted (their components have closed before). */
+    @Override
+    public void close() {
+        for (ExecutorService e : new ExecutorService[] {jobReaders, jobBackground, inDoubtTimer, restWork,
+                datasetLoaders}) {
+            e.shutdownNow();
+        }
+        peerEventLoop.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+}

@@ -1,0 +1,147 @@
+package io.tenplex.adapters.kubernetes;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tenplex.adapters.kubernetes.PodMembership.Member;
+import io.tenplex.adapters.kubernetes.PodMembership.Membership;
+import io.tenplex.adapters.kubernetes.PodMembership.Node;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The job's tenplex workers: a worker number for every node that ever held member pods (given in
+ * the order nodes appear, never reused) and its daemon's address, and the assignment JSON they give
+ * (configuration, workers, each pod's local devices and ranks). Thread-safe.
+ */
+final class Workers {
+    private final int daemonPort;
+    private final Map<String, Integer> ids = new TreeMap<>();
+    private final Map<Integer, String> addresses = new TreeMap<>();
+
+    Workers(int daemonPort) {
+        this.daemonPort = daemonPort;
+    }
+
+    /** Takes the worker numbers of a published assignment; returns its devices per node. */
+    synchronized Map<String, Integer> restore(JsonNode assignment) {
+        Map<String, Integer> shape = new TreeMap<>();
+        for (JsonNode w : assignment.path("workers")) {
+            ids.put(w.path("node").asText(), w.path("worker").asInt());
+            addresses.put(w.path("worker").asInt(), w.path("address").asText());
+            if (w.path("devices").asInt() > 0) {
+                shape.put(w.path("node").asText(), w.path("devices").asInt());
+            }
+        }
+        return shape;
+    }
+
+    /** Gives new nodes the next worker numbers (in name order); numbers are never reused. */
+    synchronized void number(Membership m) {
+        for (Node n : m.nodes()) {
+            if (!ids.containsKey(n.name())) {
+                int id = ids.values().stream().mapToInt(i -> i + 1).max().orElse(0);
+                ids.put(n.name(), id);
+            }
+            addresses.put(ids.get(n.name()), n.hostIp() + ":" + daemonPort);
+        }
+    }
+
+    /** Puts {@code devices} ([worker, local] pairs) and {@code devicesPerWorker} into {@code body}. */
+    synchronized void devices(Membership m, ObjectNode body) {
+        ArrayNode devs = body.putArray("devices");
+        int perWorker = 1;
+        for (Node n : sortedByWorker(m)) {
+            for (int l = 0; l < n.devices(); l++) {
+                devs.addArray().add(ids.get(n.name())).add(l);
+            }
+            perWorker = Math.max(perWorker, n.devices());
+        }
+        body.put("devicesPerWorker", perWorker);
+    }
+
+    /** Every worker's daemon address by worker number (as a resource change names them). */
+    synchronized void daemons(ObjectNode daemons) {
+        addresses.forEach((w, a) -> daemons.put(Integer.toString(w), a));
+    }
+
+    synchronized String numbers() {
+        return ids.toString();
+    }
+
+    private List<Node> sortedByWorker(Membership m) {
+        List<Node> nodes = new ArrayList<>(m.nodes());
+        nodes.sort(Comparator.comparing(n -> ids.get(n.name())));
+        return nodes;
+    }
+
+    /** The assignment of {@code m} under {@code config} (null: none chosen), after change {@code change}. */
+    synchronized ObjectNode assignment(ObjectMapper json, String job, Membership m, JsonNode config, String change,
+            JsonNode generation) {
+        ObjectNode a = json.createObjectNode();
+        a.put("job", job);
+        a.put("change", change);
+        a.set("generation", generation == null || generation.isNull() || generation.isMissingNode() ? null : generation);
+        if (config != null) {
+            ObjectNode c = a.putObject("config");
+            c.put("tp", config.path("tp").asInt());
+            c.put("pp", config.path("pp").asInt());
+            c.put("dp", config.path("dp").asInt());
+        } else {
+            a.putNull("config");
+        }
+        a.put("worldSize", m.devices());
+        ObjectNode devHolder = json.createObjectNode();
+        devices(m, devHolder);
+        a.put("devicesPerWorker", devHolder.path("devicesPerWorker").asInt());
+        if (config != null) {
+            ((ObjectNode) a.get("config")).set("devices", devHolder.get("devices"));
+        }
+        ArrayNode workers = a.putArray("workers");
+        pods(m, a, a.putArray("pods"));
+        workers(m, workers);
+        return a;
+    }
+
+    /** Each pod's node, worker, local devices and ranks; rank 0's pod hosts the rendezvous. */
+    private void pods(Membership m, ObjectNode a, ArrayNode pods) {
+        int rank = 0;
+        for (Node n : sortedByWorker(m)) {
+            int worker = ids.get(n.name());
+            int local = 0;
+            for (Member p : n.pods()) {
+                if (rank == 0) { // torch.distributed's MASTER_ADDR
+                    a.put("masterAddr", p.podIp() != null ? p.podIp() : n.hostIp());
+                }
+                ObjectNode po = pods.addObject();
+                po.put("pod", p.pod());
+                po.put("node", n.name());
+                po.put("worker", worker);
+                ArrayNode locals = po.putArray("local");
+                ArrayNode ranks = po.putArray("ranks");
+                for (int i = 0; i < p.devices(); i++) {
+                    locals.add(local++);
+                    ranks.add(rank++);
+                }
+            }
+        }
+    }
+
+    /** Every worker ever numbered, with its address and its devices now (0 when its node left). */
+    private void workers(Membership m, ArrayNode workers) {
+        Map<String, Node> present = new TreeMap<>();
+        m.nodes().forEach(n -> present.put(n.name(), n));
+        for (Map.Entry<String, Integer> e : ids.entrySet()) {
+            Node n = present.get(e.getKey());
+            ObjectNode w = workers.addObject();
+            w.put("worker", e.getValue());
+            w.put("node", e.getKey());
+            w.put("address", addresses.get(e.getValue()));
+            w.put("devices", n == null ? 0 : n.devices());
+        }
+    }
+}
