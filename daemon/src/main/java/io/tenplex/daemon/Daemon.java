@@ -2,6 +2,7 @@ package io.tenplex.daemon;
 
 import io.tenplex.adapters.JobService;
 import io.tenplex.jobs.StopFlags;
+import io.tenplex.datasets.DatasetExecutors;
 import io.tenplex.datasets.DatasetService;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,6 +14,8 @@ import io.tenplex.server.peer.PeerClient;
 import io.tenplex.server.peer.TlsFiles;
 import io.tenplex.store.memory.Allocator;
 import io.tenplex.server.RestServer;
+import io.tenplex.server.datasets.DatasetRoutes;
+import io.tenplex.server.datasets.HttpShardPeers;
 import java.net.InetSocketAddress;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -57,11 +60,12 @@ public final class Daemon implements AutoCloseable {
         jobs.setPreparedTimeout(cfg.preparedTimeout());
         rest.addControl(JobService.PREFIX, jobs);
         rest.addControl(StopFlags.COMPAT_PATH, flags);
-        DatasetService datasets = new DatasetService(link, store.allocator(), cfg.sources());
+        DatasetService datasets = new DatasetService(store.allocator(), cfg.sources(), new HttpShardPeers(link),
+                DatasetExecutors.standard());
         List<String> others = new ArrayList<>();
         cfg.peers().values().forEach(a -> others.add(a.getHostString() + ":" + a.getPort()));
         datasets.setDefaultPeers(others);
-        rest.addControl(DatasetService.PREFIX, datasets);
+        rest.addControl(DatasetRoutes.PREFIX, new DatasetRoutes(datasets));
         Daemon d = null;
         try {
             d = new Daemon(store, rest, peers, jobs, datasets, rest.start(cfg.bind(), cfg.port()));
