@@ -58,7 +58,7 @@ public final class DatasetRoutes implements ControlHandler {
      * Mounts a job's dataset from a mount request's JSON, on the caller's thread (it blocks: never
      * on an event loop); the answer of {@code POST .../mount}.
      */
-    public Object mount(String job, JsonNode body) {
+    Object mount(String job, JsonNode body) {
         return DatasetJson.MountAnswer.of(datasets.mount(job, MountRequestJson.parse(body)));
     }
 

@@ -1,6 +1,7 @@
 package io.tenplex.server.datasets;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.tenplex.datasets.MountChecks;
 import io.tenplex.datasets.MountRequest;
 import io.tenplex.ptc.data.MountParams;
 import java.util.ArrayList;
@@ -12,13 +13,13 @@ import java.util.List;
  * {@code shuffle}, {@code samplesPerFile}, {@code ranks} and {@code peers} (docs/DATASETS.md). Every
  * malformed field is a 400 that names it.
  */
-public final class MountRequestJson {
+final class MountRequestJson {
     private MountRequestJson() {}
 
-    public static MountRequest parse(JsonNode b) {
+    static MountRequest parse(JsonNode b) {
         int dp = need(b, "dpSize");
-        MountRequest.checkDpSize(dp); // before any other field: its message names the value and the limit
-        MountParams params = MountRequest.params(optLong(b, "progress", 0), need(b, "globalBatch"), dp,
+        MountChecks.checkDpSize(dp); // before any other field: its message names the value and the limit
+        MountParams params = MountChecks.params(optLong(b, "progress", 0), need(b, "globalBatch"), dp,
                 optLong(b, "seed", 0), b.path("shuffle").asBoolean(true), optInt(b, "samplesPerFile", 1024));
         List<Integer> ranks = ranks(b, dp);
         List<String> peers = peers(b);
