@@ -3,7 +3,8 @@ package io.tenplex.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tenplex.ptc.data.DatasetIndex;
-import io.tenplex.datasets.IndexBuilders;
+import io.tenplex.datasets.format.SampleFormat;
+import io.tenplex.datasets.format.SampleFormats;
 import java.io.IOException;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
@@ -43,28 +44,14 @@ final class DatasetCli implements Callable<Integer> {
 
         @Override
         public Integer call() throws IOException {
-            String[] f = format.split(":", 2);
-            IndexBuilders.Format kind;
-            try {
-                kind = IndexBuilders.Format.valueOf(f[0].toUpperCase(Locale.ROOT));
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("unknown format '" + format + "' (records:<bytes>, npy, tfrecord, lines)");
-            }
-            long record = 0;
-            if (kind == IndexBuilders.Format.RECORDS) {
-                try {
-                    record = Long.parseLong(f.length > 1 ? f[1] : "");
-                } catch (NumberFormatException e) {
-                    throw new IllegalArgumentException("records needs a size: --format records:<bytes>");
-                }
-            }
+            SampleFormat kind = SampleFormats.parse(format);
             List<DatasetIndex.File> entries = new ArrayList<>();
             long samples = 0;
             for (Path p : files) {
                 if (!Files.isRegularFile(p)) {
                     throw new IllegalArgumentException(p + " is not a readable file");
                 }
-                DatasetIndex.File e = IndexBuilders.build(p, kind, record);
+                DatasetIndex.File e = SampleFormats.index(p, kind);
                 entries.add(e);
                 samples += e.samples();
             }

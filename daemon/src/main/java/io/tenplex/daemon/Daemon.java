@@ -2,10 +2,13 @@ package io.tenplex.daemon;
 
 import io.netty.handler.ssl.SslContext;
 import io.tenplex.adapters.JobService;
+import io.tenplex.datasets.DatasetExecutors;
 import io.tenplex.datasets.DatasetService;
 import io.tenplex.fuse.TenplexFuse;
 import io.tenplex.jobs.StopFlags;
 import io.tenplex.server.RestServer;
+import io.tenplex.server.datasets.DatasetRoutes;
+import io.tenplex.server.datasets.HttpShardPeers;
 import io.tenplex.server.peer.DaemonLink;
 import io.tenplex.server.peer.PeerClient;
 import io.tenplex.server.peer.TlsFiles;
@@ -55,9 +58,10 @@ public final class Daemon implements AutoCloseable {
         DaemonConfig.Tuning tuning = cfg.tuning();
         TensorStore store = new TensorStore(new Allocator(cfg.memoryLimit()));
         life.add("store", store, () -> closeStore(store));
-        life.add("executors", new DaemonExecutors(tuning));
+        DaemonExecutors pools = life.add("executors", new DaemonExecutors(tuning));
         PeerClient peers = life.add("peer client", new PeerClient(link, tuning.peerConnections()));
-        DatasetService datasets = life.add("datasets", new DatasetService(link, store.allocator(), cfg.sources()));
+        DatasetService datasets = life.add("datasets", new DatasetService(store.allocator(), cfg.sources(),
+                new HttpShardPeers(link), DatasetExecutors.standard(pools.datasetLoaders)));
         StopFlags flags = new StopFlags();
         JobService jobs = life.add("jobs",
                 new JobService(store, peers, tuning.coordinatorTimeout(), cfg.token(), flags));
@@ -66,7 +70,7 @@ public final class Daemon implements AutoCloseable {
         rest.addControl(JobService.PREFIX, jobs);
         rest.addControl(StopFlags.COMPAT_PATH, flags);
         datasets.setDefaultPeers(peerAddresses(cfg));
-        rest.addControl(DatasetService.PREFIX, datasets);
+        rest.addControl(DatasetRoutes.PREFIX, new DatasetRoutes(datasets));
         InetSocketAddress address = rest.start(cfg.bind(), cfg.port());
         jobs.setSelfAddress(address); // parts in doubt ask the coordinator here
         if (cfg.peers().isEmpty()) {

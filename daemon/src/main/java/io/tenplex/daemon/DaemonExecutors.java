@@ -26,7 +26,7 @@ final class DaemonExecutors implements AutoCloseable {
     final ScheduledExecutorService inDoubtTimer;
     /** Blocking REST work taken off the event loop (RestServer's {@code tenplex-work}). */
     final ExecutorService restWork;
-    /** Dataset mount loads: indexes, shards and samples (DatasetService's {@code tenplex-data-load}). */
+    /** Dataset mount loads: samples and view reads (DatasetService's loaders). */
     final ExecutorService datasetLoaders;
     /** The peer client's Netty event loop (PeerClient's {@code tenplex-peer}). */
     final EventLoopGroup peerEventLoop;

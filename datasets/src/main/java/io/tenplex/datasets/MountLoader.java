@@ -1,12 +1,8 @@
 package io.tenplex.datasets;
 
-import io.tenplex.server.peer.DaemonLink;
 import java.io.IOException;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -27,30 +23,29 @@ final class MountLoader {
 
     private final Executor loaders;
     private final SourceReader source;
-    private final DaemonLink link;
+    private final ShardPeers peers;
     private final Predicate<DatasetMount> live;
     private final Predicate<DatasetMount> current;
     private final Consumer<DatasetMount> retired;
 
     /**
-     * @param link how peers are reached (scheme, trusted certificates, token)
+     * @param peers how other daemons are asked for samples they hold
      * @param live whether a mount is still worth loading (current or previous)
      * @param current whether a mount is the job's current one (the source is retried only for it)
      * @param retired called with the previous mount once the new one has loaded (null if there was none)
      */
-    MountLoader(Executor loaders, SourceReader source, DaemonLink link, Predicate<DatasetMount> live,
+    MountLoader(Executor loaders, SourceReader source, ShardPeers peers, Predicate<DatasetMount> live,
             Predicate<DatasetMount> current, Consumer<DatasetMount> retired) {
         this.loaders = loaders;
         this.source = source;
-        this.link = link;
+        this.peers = peers;
         this.live = live;
         this.current = current;
         this.retired = retired;
     }
 
     /** Loads every sample of {@code m} in read order: from the previous mount, a peer, or the source. */
-    void load(DatasetMount m, DatasetMount old, List<String> peers) {
-        int count = m.loadCount();
+    void load(DatasetMount m, DatasetMount old, List<String> from) {
         int first = m.firstBatchSamples();
         AtomicInteger firstLeft = new AtomicInteger(first);
         if (first == 0) {
@@ -59,22 +54,7 @@ final class MountLoader {
         AtomicInteger cursor = new AtomicInteger();
         List<CompletableFuture<Void>> workers = new ArrayList<>();
         for (int w = 0; w < LOADERS; w++) {
-            workers.add(CompletableFuture.runAsync(() -> {
-                for (int at; (at = cursor.getAndAdd(CHUNK)) < count; ) {
-                    if (!live.test(m)) {
-                        return; // unmounted
-                    }
-                    List<DatasetMount.Loc> chunk = new ArrayList<>(CHUNK);
-                    for (int k = at; k < (int) Math.min((long) at + CHUNK, count); k++) {
-                        chunk.add(m.loadAt(k));
-                    }
-                    loadChunk(m, old, peers, chunk);
-                    int inFirst = Math.max(0, Math.min(first, at + chunk.size()) - at);
-                    if (inFirst > 0 && firstLeft.addAndGet(-inFirst) == 0) {
-                        m.firstBatchNanos = System.nanoTime() - m.mountedNanos;
-                    }
-                }
-            }, loaders));
+            workers.add(CompletableFuture.runAsync(() -> work(m, old, from, cursor, firstLeft), loaders));
         }
         CompletableFuture.allOf(workers.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> {
             if (e != null) {
@@ -88,88 +68,108 @@ final class MountLoader {
         });
     }
 
-    private void loadChunk(DatasetMount m, DatasetMount old, List<String> peers, List<DatasetMount.Loc> chunk) {
-        List<DatasetMount.Loc> missing = new ArrayList<>();
-        for (DatasetMount.Loc loc : chunk) {
-            ByteBuffer tmp = ByteBuffer.allocate((int) loc.buf().length(loc.i()));
-            if (old != null && old.copySample(loc.buf().ids[loc.i()], tmp)) {
+    /** One worker: takes the next chunk in read order until none is left or the mount is gone. */
+    private void work(DatasetMount m, DatasetMount old, List<String> from, AtomicInteger cursor,
+            AtomicInteger firstLeft) {
+        int count = m.loadCount();
+        int first = m.firstBatchSamples();
+        for (int at; (at = cursor.getAndAdd(CHUNK)) < count; ) {
+            if (!live.test(m)) {
+                return; // unmounted
+            }
+            List<SampleLoc> chunk = new ArrayList<>(CHUNK);
+            for (int k = at; k < (int) Math.min((long) at + CHUNK, count); k++) {
+                chunk.add(m.loadAt(k));
+            }
+            loadChunk(m, old, from, chunk);
+            int inFirst = Math.max(0, Math.min(first, at + chunk.size()) - at);
+            if (inFirst > 0 && firstLeft.addAndGet(-inFirst) == 0) {
+                m.firstBatchNanos = System.nanoTime() - m.mountedNanos;
+            }
+        }
+    }
+
+    private void loadChunk(DatasetMount m, DatasetMount old, List<String> from, List<SampleLoc> chunk) {
+        List<SampleLoc> missing = new ArrayList<>();
+        for (SampleLoc loc : chunk) {
+            ByteBuffer tmp = ByteBuffer.allocate((int) loc.length());
+            if (old != null && old.copySample(loc.id(), tmp)) {
                 fill(m, loc, tmp.flip());
                 m.fromLocal.incrementAndGet();
             } else {
                 missing.add(loc);
             }
         }
-        for (String peer : peers) {
+        for (String peer : from) {
             if (missing.isEmpty()) {
                 break;
             }
             missing = fromPeer(m, peer, missing);
         }
-        for (DatasetMount.Loc loc : missing) {
-            int id = loc.buf().ids[loc.i()];
-            int file = m.index.fileOf(id);
-            ByteBuffer tmp = ByteBuffer.allocate((int) loc.buf().length(loc.i()));
-            for (long backoff = 100; ; backoff = Math.min(backoff * 2, 5000)) {
-                try {
-                    source.read(m.index.files().get(file).url(), m.index.begin(id), tmp.clear());
-                    m.loadError = "";
-                    break;
-                } catch (IOException | java.io.UncheckedIOException e) {
-                    m.loadError = "reading sample " + id + " from " + m.index.files().get(file).url() + ": " + e.getMessage()
-                            + " (retrying)";
-                    if (!current.test(m)) {
-                        return;
-                    }
-                    try {
-                        Thread.sleep(backoff); // waiting for the source to come back, not for another thread
-                    } catch (InterruptedException ie) {
-                        Thread.currentThread().interrupt();
-                        return;
-                    }
-                }
+        for (SampleLoc loc : missing) {
+            if (!fromSource(m, loc)) {
+                return; // no longer current, or interrupted
             }
-            fill(m, loc, tmp.flip());
-            m.fromSource.incrementAndGet();
         }
     }
 
-    private static void fill(DatasetMount m, DatasetMount.Loc loc, ByteBuffer bytes) {
+    /** Reads one sample from its source, retrying with back-off while the mount is current. */
+    private boolean fromSource(DatasetMount m, SampleLoc loc) {
+        int id = loc.id();
+        String url = m.index.files().get(m.index.fileOf(id)).url();
+        ByteBuffer tmp = ByteBuffer.allocate((int) loc.length());
+        for (long backoff = 100; ; backoff = Math.min(backoff * 2, 5000)) {
+            try {
+                source.read(url, m.index.begin(id), tmp.clear());
+                m.loadError = "";
+                break;
+            } catch (IOException | UncheckedIOException e) {
+                m.loadError = "reading sample " + id + " from " + url + ": " + e.getMessage() + " (retrying)";
+                if (!current.test(m) || !pause(backoff)) {
+                    return false;
+                }
+            }
+        }
+        fill(m, loc, tmp.flip());
+        m.fromSource.incrementAndGet();
+        return true;
+    }
+
+    /** Waits for the source to come back (not for another thread); false if interrupted. */
+    private static boolean pause(long millis) {
+        try {
+            Thread.sleep(millis);
+            return true;
+        } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private static void fill(DatasetMount m, SampleLoc loc, ByteBuffer bytes) {
         m.loadedBytes.addAndGet(bytes.remaining());
         loc.buf().fill(loc.i(), bytes);
     }
 
     /** Asks one peer for the samples; returns those it did not have. */
-    private List<DatasetMount.Loc> fromPeer(DatasetMount m, String peer, List<DatasetMount.Loc> wanted) {
-        ByteBuffer ids = ByteBuffer.allocate(4 * wanted.size()).order(ByteOrder.LITTLE_ENDIAN);
-        wanted.forEach(l -> ids.putInt(l.buf().ids[l.i()]));
-        HttpRequest.Builder rb = link.authorize(HttpRequest.newBuilder(link.uri(peer, DatasetService.PREFIX + m.job
-                + "/samples"))).timeout(Duration.ofMinutes(1)).POST(HttpRequest.BodyPublishers.ofByteArray(ids.array()));
-        byte[] body;
-        try {
-            HttpResponse<byte[]> r = link.http().send(rb.build(), HttpResponse.BodyHandlers.ofByteArray());
-            if (r.statusCode() != 200) {
-                return wanted; // no mount of this job there
-            }
-            body = r.body();
-        } catch (IOException e) {
-            return wanted; // an unreachable peer only means loading from elsewhere
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return wanted;
+    private List<SampleLoc> fromPeer(DatasetMount m, String peer, List<SampleLoc> wanted) {
+        int[] ids = new int[wanted.size()];
+        for (int k = 0; k < ids.length; k++) {
+            ids[k] = wanted.get(k).id();
         }
-        ByteBuffer in = ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN);
-        List<DatasetMount.Loc> rest = new ArrayList<>();
-        for (DatasetMount.Loc loc : wanted) {
-            long len = in.remaining() >= 8 ? in.getLong() : -1;
-            if (len != loc.buf().length(loc.i()) || in.remaining() < len) {
+        List<ByteBuffer> got = peers.fetch(peer, m.job, ids);
+        if (got == null) {
+            return wanted; // an unreachable peer only means loading from elsewhere
+        }
+        List<SampleLoc> rest = new ArrayList<>();
+        for (int k = 0; k < wanted.size(); k++) {
+            SampleLoc loc = wanted.get(k);
+            ByteBuffer bytes = k < got.size() ? got.get(k) : null;
+            if (bytes == null || bytes.remaining() != loc.length()) {
                 rest.add(loc);
-                if (len > 0 && in.remaining() >= len) {
-                    in.position(in.position() + (int) len);
-                }
                 continue;
             }
-            fill(m, loc, in.slice(in.position(), (int) len));
-            in.position(in.position() + (int) len);
+            fill(m, loc, bytes);
             m.fromPeers.incrementAndGet();
         }
         return rest;

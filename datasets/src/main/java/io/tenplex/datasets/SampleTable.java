@@ -74,26 +74,26 @@ final class SampleTable {
     }
 
     /** Where sample {@code id} lies, or null if no local rank reads it. */
-    DatasetMount.Loc find(int id) {
+    SampleLoc find(int id) {
         int k = Arrays.binarySearch(sortedIds, id);
         return k < 0 ? null : at(positions[k]);
     }
 
     /** The sample at a position. */
-    DatasetMount.Loc at(int position) {
+    SampleLoc at(int position) {
         int f = Arrays.binarySearch(fileStart, position);
         f = f >= 0 ? f : -f - 2;
         while (files[f].ids.length == 0) {
             f++; // skip empty files (none are made today) to the one holding the position
         }
-        return new DatasetMount.Loc(files[f], position - fileStart[f]);
+        return new SampleLoc(files[f], position - fileStart[f]);
     }
 
     /**
      * The {@code k}-th sample in loading order: the first global batch of every local rank, then
      * the second, and so on.
      */
-    DatasetMount.Loc loadAt(int k) {
+    SampleLoc loadAt(int k) {
         int block = rankBatchStart[rankBatchStart.length - 1];
         int batch = k / block;
         int inBatch = k % block;
@@ -104,6 +104,6 @@ final class SampleTable {
         }
         int local = rankBatchStart[r + 1] - rankBatchStart[r];
         long s = (long) batch * local + inBatch - rankBatchStart[r];
-        return new DatasetMount.Loc(files[rankFile[r] + (int) (s / samplesPerFile)], (int) (s % samplesPerFile));
+        return new SampleLoc(files[rankFile[r] + (int) (s / samplesPerFile)], (int) (s % samplesPerFile));
     }
 }

@@ -3,7 +3,7 @@ package io.tenplex.datasets;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.ptc.data.MountParams;
 import io.tenplex.store.TensorStore;
 import io.tenplex.store.memory.Allocator;
 import java.nio.file.Files;
@@ -44,12 +44,11 @@ class DatasetMountHeapTest {
         for (int i = 0; i < samples; i++) {
             index.append(i).append(' ').append(i + 1).append('\n');
         }
-        var body = new ObjectMapper().createObjectNode().put("indexText", index.toString()).put("globalBatch", 1)
-                .put("dpSize", 1).put("shuffle", false).put("samplesPerFile", samplesPerFile);
+        var body = MountRequest.inline(index.toString(), new MountParams(0, 1, 1, 0, false, samplesPerFile));
         index = null;
         try (TensorStore store = new TensorStore(new Allocator(64L << 20));
-                DatasetService ds = new DatasetService(io.tenplex.server.peer.DaemonLink.plain(null), store.allocator(),
-                        SourcePolicy.none().withDataRoots(List.of(tmp)))) {
+                DatasetService ds = new DatasetService(store.allocator(), SourcePolicy.none().withDataRoots(List.of(tmp)),
+                        ShardPeers.NONE, DatasetExecutors.standard())) {
             long before = usedHeap();
             ds.mount("j", body);
             assertTrue(ds.awaitLoaded("j", Duration.ofMinutes(2)), "the mount did not load in time");

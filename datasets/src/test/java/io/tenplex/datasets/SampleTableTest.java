@@ -32,19 +32,19 @@ class SampleTableTest {
             }
         }
         SampleTable t = SampleTable.of(byRank, ranks.stream().mapToInt(p::localBatch).toArray(), 3);
-        List<DatasetMount.Loc> reference = new ArrayList<>(); // the former DatasetMount.loadOrder()
+        List<SampleLoc> reference = new ArrayList<>(); // the former DatasetMount.loadOrder()
         for (int b = 0; b < p.batches(); b++) {
             for (int k = 0; k < ranks.size(); k++) {
                 int local = p.localBatch(ranks.get(k));
                 for (int j = 0; j < local; j++) {
                     int s = b * local + j;
-                    reference.add(new DatasetMount.Loc(byRank[k][s / 3], s % 3));
+                    reference.add(new SampleLoc(byRank[k][s / 3], s % 3));
                 }
             }
         }
         assertEquals(reference.size(), t.size());
         for (int i = 0; i < reference.size(); i++) {
-            DatasetMount.Loc want = reference.get(i);
+            SampleLoc want = reference.get(i);
             assertEquals(want, t.loadAt(i), "load position " + i);
             int id = want.buf().ids[want.i()];
             assertSame(want.buf(), t.find(id).buf());

@@ -11,6 +11,9 @@ import io.tenplex.ptc.data.MountParams;
 import io.tenplex.store.TensorStore;
 import io.tenplex.datasets.DatasetService;
 import io.tenplex.datasets.IndexBuilders;
+import io.tenplex.datasets.LoadStatus;
+import io.tenplex.datasets.MountInfo;
+import io.tenplex.datasets.MountRequest;
 import io.tenplex.store.memory.Allocator;
 import java.io.StringWriter;
 import java.nio.ByteBuffer;
@@ -20,7 +23,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -46,8 +48,8 @@ class DatasetMountIT {
     @BeforeEach
     void mount() throws Exception {
         store = new TensorStore(new Allocator(256L << 20));
-        datasets = new DatasetService(io.tenplex.server.peer.DaemonLink.plain(null), store.allocator(),
-                io.tenplex.datasets.SourcePolicy.none().withDataRoots(List.of(tmp)));
+        datasets = new DatasetService(store.allocator(), io.tenplex.datasets.SourcePolicy.none().withDataRoots(List.of(tmp)),
+                io.tenplex.datasets.ShardPeers.NONE, io.tenplex.datasets.DatasetExecutors.standard());
         fuse = new TenplexFuse(store, datasets);
         mnt = tmp.resolve("mnt");
         fuse.mountAt(mnt);
@@ -116,11 +118,10 @@ class DatasetMountIT {
     @Test
     void pythonReadsEveryRank_inBothLayouts_andAResizeContinuesTheSameOrder() throws Exception {
         String index = index(70, 33); // 103 samples, G = 12: 8 batches, 7 dropped
-        var m = JSON.createObjectNode().put("indexText", index).put("globalBatch", 12).put("dpSize", 2)
-                .put("seed", 5).put("samplesPerFile", 7);
-        Map<String, Object> first = datasets.mount("j", m);
-        assertEquals(8, first.get("batches"));
-        assertEquals(7, first.get("dropped"));
+        var m = MountRequest.inline(index, new MountParams(0, 12, 2, 5, true, 7));
+        MountInfo first = datasets.mount("j", m).mount();
+        assertEquals(8, first.batches());
+        assertEquals(7, first.dropped());
         JsonNode read = readAll("j", 2);
         assertPartition(read, 103, new MountParams(0, 12, 2, 5, true, 7));
         if (!read.path("torch").isNull()) {
@@ -128,15 +129,14 @@ class DatasetMountIT {
         }
         // resize at step 3: N = 5 does not divide G = 12 (k = 3: rank 4 reads nothing); samples come from the
         // previous mount
-        datasets.mount("j", m.put("progress", 36).put("dpSize", 5));
+        datasets.mount("j", MountRequest.inline(index, new MountParams(36, 12, 5, 5, true, 7)));
         JsonNode after = readAll("j", 5);
         assertPartition(after, 103, new MountParams(36, 12, 5, 5, true, 7));
         // every sample is readable before the loader has counted it: wait for the end of loading
         assertTrue(datasets.awaitLoaded("j", java.time.Duration.ofSeconds(30)));
-        JsonNode load = JSON.readTree(datasets.handle(new io.tenplex.server.ControlHandler.Request("GET",
-                DatasetService.PREFIX + "j", Map.of(), null, new byte[0])).get().body()).path("load");
-        assertEquals(60, load.path("fromPreviousMount").asInt(), load.toString()); // 5 batches of 12, none re-read
-        assertEquals(0, load.path("fromSource").asInt(), load.toString());
+        LoadStatus load = datasets.status("j").load();
+        assertEquals(60, load.fromPreviousMount(), load.toString()); // 5 batches of 12, none re-read
+        assertEquals(0, load.fromSource(), load.toString());
         // the prototype layout's entry points
         assertEquals("/job/j/progress-36-cluster-of-5.txt\n", Files.readString(mnt.resolve("job/j/head.txt")));
         assertEquals("/job/j/progress/36/cluster-of-5/rank-004\n",
@@ -154,8 +154,7 @@ class DatasetMountIT {
 
     @Test
     void fioRandomReads_onARankPartition() throws Exception {
-        datasets.mount("f", JSON.createObjectNode().put("indexText", index(4096, 4096)).put("globalBatch", 64)
-                .put("dpSize", 2).put("seed", 1));
+        datasets.mount("f", MountRequest.inline(index(4096, 4096), new MountParams(0, 64, 2, 1, true, 1024)));
         Path samples = mnt.resolve("job/f/dataset/rank-1/samples");
         assertEquals(4096L * RECORD, Files.size(samples));
         String out = FuseMountIT.sh(0, "fio", "--name=rand", "--filename=" + samples, "--readonly", "--rw=randread", "--bs=4k",

@@ -1,4 +1,4 @@
-package io.tenplex.datasets;
+package io.tenplex.server.datasets;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpServer;
+import io.tenplex.datasets.DatasetExecutors;
+import io.tenplex.datasets.DatasetService;
+import io.tenplex.datasets.SourcePolicy;
 import io.tenplex.store.TensorStore;
 import io.tenplex.store.memory.Allocator;
 import io.tenplex.server.RestServer;
@@ -60,9 +63,10 @@ class DatasetSourcesTest {
     private void daemon(SourcePolicy policy) throws Exception {
         store = new TensorStore(new Allocator(64L << 20));
         open.add(store);
-        datasets = new DatasetService(io.tenplex.server.peer.DaemonLink.plain(null), store.allocator(), policy);
+        datasets = new DatasetService(store.allocator(), policy,
+                new HttpShardPeers(io.tenplex.server.peer.DaemonLink.plain(null)), DatasetExecutors.standard());
         RestServer rest = new RestServer(store, null);
-        rest.addControl(DatasetService.PREFIX, datasets);
+        rest.addControl(DatasetRoutes.PREFIX, new DatasetRoutes(datasets));
         InetSocketAddress addr = rest.start("127.0.0.1", 0);
         open.add(rest);
         open.add(datasets);
@@ -74,7 +78,7 @@ class DatasetSourcesTest {
     }
 
     private HttpRequest mountRequest(String job, ObjectNode body) throws Exception {
-        return HttpRequest.newBuilder(URI.create(base + DatasetService.PREFIX + job + "/mount"))
+        return HttpRequest.newBuilder(URI.create(base + DatasetRoutes.PREFIX + job + "/mount"))
                 .timeout(Duration.ofSeconds(60)).header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body))).build();
     }
@@ -100,7 +104,7 @@ class DatasetSourcesTest {
         assertEquals(403, r.statusCode(), r.body());
         assertTrue(r.body().contains(hint), r.body());
         assertFalse(r.body().contains(SECRET), r.body());
-        assertEquals(404, get(DatasetService.PREFIX + "j").statusCode(), "a refused mount left a mount");
+        assertEquals(404, get(DatasetRoutes.PREFIX + "j").statusCode(), "a refused mount left a mount");
         assertEquals(0, store.allocator().usedBytes());
     }
 
@@ -130,8 +134,8 @@ class DatasetSourcesTest {
         daemon(SourcePolicy.none().withDataRoots(List.of(root, later)));
 
         assertEquals(200, mount("j", inline(inside.toString(), 5)).statusCode());
-        assertEquals("a\nbb\n", get(DatasetService.PREFIX + "j/files/dataset/rank-0/samples").body());
-        assertEquals(200, client.send(HttpRequest.newBuilder(URI.create(base + DatasetService.PREFIX + "j")).DELETE()
+        assertEquals("a\nbb\n", get(DatasetRoutes.PREFIX + "j/files/dataset/rank-0/samples").body());
+        assertEquals(200, client.send(HttpRequest.newBuilder(URI.create(base + DatasetRoutes.PREFIX + "j")).DELETE()
                 .build(), HttpResponse.BodyHandlers.ofString()).statusCode());
 
         String[] refused = {outside.toString(), root.resolve("link.txt").toString(),
@@ -272,7 +276,7 @@ class DatasetSourcesTest {
         assertEquals(400, far.statusCode(), far.body());
         HttpResponse<String> over = mount("j", ok.deepCopy().put("dpSize", 1e12));
         assertEquals(400, over.statusCode(), over.body());
-        assertEquals(404, get(DatasetService.PREFIX + "j").statusCode());
+        assertEquals(404, get(DatasetRoutes.PREFIX + "j").statusCode());
         assertEquals(0, store.allocator().usedBytes());
     }
 

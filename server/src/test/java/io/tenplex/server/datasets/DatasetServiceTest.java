@@ -1,4 +1,4 @@
-package io.tenplex.datasets;
+package io.tenplex.server.datasets;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -9,6 +9,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpServer;
+import io.tenplex.datasets.DatasetExecutors;
+import io.tenplex.datasets.DatasetService;
+import io.tenplex.datasets.IndexBuilders;
+import io.tenplex.datasets.ShardPeers;
+import io.tenplex.datasets.SourcePolicy;
 import io.tenplex.ptc.data.DataPartition;
 import io.tenplex.ptc.data.MountParams;
 import io.tenplex.store.StoreException;
@@ -109,18 +114,20 @@ class DatasetServiceTest {
         return idx;
     }
 
-    private record Daemon(TensorStore store, DatasetService datasets, InetSocketAddress addr) {}
+    private record Daemon(TensorStore store, DatasetRoutes datasets, DatasetService service, InetSocketAddress addr) {}
 
     private Daemon daemon() throws Exception {
         TensorStore store = new TensorStore(new Allocator(64L << 20));
         open.add(store);
-        DatasetService ds = new DatasetService(io.tenplex.server.peer.DaemonLink.plain(null), store.allocator(), sources());
+        DatasetService ds = new DatasetService(store.allocator(), sources(),
+                new HttpShardPeers(io.tenplex.server.peer.DaemonLink.plain(null)), DatasetExecutors.standard());
+        DatasetRoutes routes = new DatasetRoutes(ds);
         RestServer rest = new RestServer(store, null);
-        rest.addControl(DatasetService.PREFIX, ds);
+        rest.addControl(DatasetRoutes.PREFIX, routes);
         InetSocketAddress addr = rest.start("127.0.0.1", 0);
         open.add(rest);
         open.add(ds);
-        return new Daemon(store, ds, addr);
+        return new Daemon(store, routes, ds, addr);
     }
 
     /** The temporary directory as data root; loopback (the fake source and the peer daemons) allowed. */
@@ -128,17 +135,17 @@ class DatasetServiceTest {
         return SourcePolicy.none().withDataRoots(List.of(tmp)).withAllowedHosts(List.of("127.0.0.1"));
     }
 
-    private static byte[] file(DatasetService ds, String job, String path) throws Exception {
+    private static byte[] file(DatasetRoutes ds, String job, String path) throws Exception {
         return fileAsync(ds, job, path).get(30, TimeUnit.SECONDS).body();
     }
 
-    private static CompletableFuture<ControlHandler.Response> fileAsync(DatasetService ds, String job, String path) {
-        return ds.handle(new ControlHandler.Request("GET", DatasetService.PREFIX + job + "/files/" + path, Map.of(), null,
+    private static CompletableFuture<ControlHandler.Response> fileAsync(DatasetRoutes ds, String job, String path) {
+        return ds.handle(new ControlHandler.Request("GET", DatasetRoutes.PREFIX + job + "/files/" + path, Map.of(), null,
                 new byte[0]));
     }
 
-    private static JsonNode status(DatasetService ds, String job) throws Exception {
-        return JSON.readTree(ds.handle(new ControlHandler.Request("GET", DatasetService.PREFIX + job, Map.of(), null,
+    private static JsonNode status(DatasetRoutes ds, String job) throws Exception {
+        return JSON.readTree(ds.handle(new ControlHandler.Request("GET", DatasetRoutes.PREFIX + job, Map.of(), null,
                 new byte[0])).get().body());
     }
 
@@ -202,7 +209,7 @@ class DatasetServiceTest {
         }
         assertEquals(fromSource, sourceRequests.get(), "the source was read again");
         // every sample is readable before the loader has counted it: wait for the end of loading
-        assertTrue(b.datasets().awaitLoaded("j", java.time.Duration.ofSeconds(30)));
+        assertTrue(b.service().awaitLoaded("j", java.time.Duration.ofSeconds(30)));
         JsonNode load = status(b.datasets(), "j").path("load");
         assertEquals("loaded", load.path("state").asText(), load.toString());
         assertEquals(40, load.path("fromPeers").asInt(), load.toString());
@@ -228,7 +235,7 @@ class DatasetServiceTest {
                 (ObjectNode) mount(index, 0, 2).set("ranks", JSON.createArrayNode().add(2)),
                 mount(index, 0, 2).put("globalBatch", 100))) {
             ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
-                    () -> a.datasets().handle(new ControlHandler.Request("POST", DatasetService.PREFIX + "j/mount",
+                    () -> a.datasets().handle(new ControlHandler.Request("POST", DatasetRoutes.PREFIX + "j/mount",
                             Map.of(), "application/json", JSON.writeValueAsBytes(bad))).get());
             assertTrue(e.getCause() instanceof IllegalArgumentException || (e.getCause() instanceof StoreException se
                     && se.kind() == StoreException.Kind.FORBIDDEN), e.getCause().toString());
@@ -236,8 +243,10 @@ class DatasetServiceTest {
         ObjectNode huge = mount(index, 0, 2);
         TensorStore small = new TensorStore(new Allocator(64));
         open.add(small);
-        DatasetService tiny = new DatasetService(io.tenplex.server.peer.DaemonLink.plain(null), small.allocator(), sources());
-        open.add(tiny);
+        DatasetService tinyService = new DatasetService(small.allocator(), sources(), ShardPeers.NONE,
+                DatasetExecutors.standard());
+        open.add(tinyService);
+        DatasetRoutes tiny = new DatasetRoutes(tinyService);
         StoreException full = org.junit.jupiter.api.Assertions.assertThrows(StoreException.class,
                 () -> tiny.mount("j", huge));
         assertEquals(StoreException.Kind.INSUFFICIENT_STORAGE, full.kind());

@@ -1,10 +1,13 @@
-package io.tenplex.datasets;
+package io.tenplex.server.datasets;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.datasets.DatasetExecutors;
+import io.tenplex.datasets.DatasetService;
+import io.tenplex.datasets.SourcePolicy;
 import io.tenplex.store.TensorStore;
 import io.tenplex.store.memory.Allocator;
 import io.tenplex.server.RestServer;
@@ -64,14 +67,15 @@ class DatasetHeapBudgetTest {
         index = b.toString();
         TensorStore store = new TensorStore(new Allocator(64L << 20));
         open.add(store);
-        datasets = new DatasetService(io.tenplex.server.peer.DaemonLink.plain(null), store.allocator(),
-                SourcePolicy.none().withDataRoots(List.of(tmp)).withAllowedHosts(List.of("127.0.0.1")), BUDGET);
+        datasets = new DatasetService(store.allocator(),
+                SourcePolicy.none().withDataRoots(List.of(tmp)).withAllowedHosts(List.of("127.0.0.1")),
+                new HttpShardPeers(io.tenplex.server.peer.DaemonLink.plain(null)), DatasetExecutors.standard(), BUDGET);
         RestServer rest = new RestServer(store, null);
-        rest.addControl(DatasetService.PREFIX, datasets);
+        rest.addControl(DatasetRoutes.PREFIX, new DatasetRoutes(datasets));
         InetSocketAddress addr = rest.start("127.0.0.1", 0);
         open.add(rest);
         open.add(datasets);
-        base = "http://127.0.0.1:" + addr.getPort() + DatasetService.PREFIX;
+        base = "http://127.0.0.1:" + addr.getPort() + DatasetRoutes.PREFIX;
     }
 
     @AfterEach
