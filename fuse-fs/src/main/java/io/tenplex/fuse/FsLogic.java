@@ -156,18 +156,25 @@ public final class FsLogic {
         }
     }
 
-    /** Maps a store error to an errno. */
+    /** Maps a store error to an errno by its kind (never by its message). */
     static FsError error(StoreException e) {
-        int errno = switch (e.kind()) {
+        return new FsError(errno(e.detail(), e.kind()), e.getMessage());
+    }
+
+    private static int errno(StoreException.Kind detail, StoreException.Kind general) {
+        return switch (detail) {
+            case EXISTS, CONFLICT -> EEXIST;
+            case NOT_A_DIRECTORY -> ENOTDIR;
+            case IS_A_DIRECTORY -> EISDIR;
+            case NOT_EMPTY -> ENOTEMPTY;
+            // an entry of another type than asked for: missing as what was asked for, or not writable as such
+            case WRONG_TYPE -> general == StoreException.Kind.NOT_FOUND ? ENOENT : EACCES;
             case NOT_FOUND -> ENOENT;
-            case CONFLICT -> e.getMessage().contains("not a directory") ? ENOTDIR
-                    : e.getMessage().contains("is a directory") ? EISDIR : EEXIST;
             case BAD_REQUEST -> EINVAL;
             case TOO_LARGE, INSUFFICIENT_STORAGE -> ENOSPC;
             case FORBIDDEN -> EACCES;
             case UNAVAILABLE, BAD_GATEWAY, GATEWAY_TIMEOUT -> EIO;
         };
-        return new FsError(errno, e.getMessage());
     }
 
     private void writable(String p) {

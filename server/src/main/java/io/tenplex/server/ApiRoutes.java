@@ -84,7 +84,7 @@ final class ApiRoutes {
                 DataRef ref = e.rc.store().open(path);
                 if (ref.type() == EntryType.TENSOR) {
                     ref.close();
-                    throw StoreException.notFound(path + " is a tensor; read it under " + PREFIX + "tensors");
+                    throw StoreException.wrongType(StoreException.Kind.NOT_FOUND, path + " is a tensor; read it under " + PREFIX + "tensors");
                 }
                 Downloads.file(e, ref, new DefaultHttpHeaders());
             });
@@ -116,10 +116,10 @@ final class ApiRoutes {
             return Call.of(e -> {
                 Entry en = stat(e, path);
                 if (en.type() != EntryType.DIR) {
-                    throw StoreException.conflict(path + " is a " + en.type().jsonName() + ", not a directory");
+                    throw StoreException.notADirectory(path + " is a " + en.type().jsonName() + ", not a directory");
                 }
                 if (en.children() > 0 && !Exchange.truthy(e.param("recursive"))) {
-                    throw StoreException.conflict(path + " is not empty (" + en.children()
+                    throw StoreException.notEmpty(path + " is not empty (" + en.children()
                             + " entries); add ?recursive=true");
                 }
                 deleted(e, e.rc.store().delete(path));
@@ -131,7 +131,9 @@ final class ApiRoutes {
     private static void deleteTyped(Exchange e, StorePath path, EntryType type) throws Exception {
         Entry en = stat(e, path);
         if (en.type() != type) {
-            throw StoreException.conflict(path + " is a " + en.type().jsonName() + ", not a " + type.jsonName());
+            String m = path + " is a " + en.type().jsonName() + ", not a " + type.jsonName();
+            throw en.type() == EntryType.DIR ? StoreException.isADirectory(m)
+                    : StoreException.wrongType(StoreException.Kind.CONFLICT, m);
         }
         deleted(e, e.rc.store().delete(path));
     }

@@ -123,7 +123,8 @@ final class CompatRoutes {
                     throw s;
                 }
                 e.respond(HttpResponseStatus.EXPECTATION_FAILED, "text/plain; charset=utf-8",
-                        "node not exist".getBytes(StandardCharsets.US_ASCII), null);
+                        "node not exist".getBytes(StandardCharsets.US_ASCII),
+                        new DefaultHttpHeaders().set(Errors.CODE_HEADER, s.code()));
                 return;
             }
             e.respond(HttpResponseStatus.OK, "text/plain; charset=utf-8", c.toWire().getBytes(StandardCharsets.US_ASCII),

@@ -142,7 +142,27 @@ final class Exchange {
         if (t instanceof HttpError e && e.allow() != null) {
             h.set(HttpHeaderNames.ALLOW, e.allow());
         }
-        respond(st, "text/plain; charset=utf-8", (Errors.reason(t, route) + "\n").getBytes(StandardCharsets.UTF_8), h);
+        String code = Errors.code(t);
+        h.set(Errors.CODE_HEADER, code);
+        String reason = Errors.reason(t, route);
+        if (query.path().startsWith(ApiRoutes.PREFIX)) {
+            respond(st, "application/json", errorJson(reason, code), h);
+        } else {
+            respond(st, "text/plain; charset=utf-8", (reason + "\n").getBytes(StandardCharsets.UTF_8), h);
+        }
+    }
+
+    /** The JSON error body of the versioned API: {@code {"error": reason, "code": code}}. */
+    private byte[] errorJson(String reason, String code) {
+        try {
+            return rc.json().writeValueAsBytes(new ErrorBody(reason, code));
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The body of an error answer under {@code /api/v1}. */
+    record ErrorBody(String error, String code) {
     }
 
     /**

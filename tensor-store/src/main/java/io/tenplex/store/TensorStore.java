@@ -141,22 +141,22 @@ public final class TensorStore implements AutoCloseable {
                 break;
             }
             if (next instanceof Data) {
-                throw StoreException.conflict(walked + " is a " + kind((Data) next) + ", not a directory");
+                throw StoreException.notADirectory(walked + " is a " + kind((Data) next) + ", not a directory");
             }
             at = next;
         }
         String name = path.name();
         Node existing = lookupLocked(path);
         if (existing instanceof Dir) {
-            throw StoreException.conflict(path + " is a directory");
+            throw StoreException.isADirectory(path + " is a directory");
         }
         if (existing != null && !replace) {
-            throw StoreException.conflict(path + " exists (send x-replace: true or ?replace=true to replace it)");
+            throw StoreException.exists(path + " exists (send x-replace: true or ?replace=true to replace it)");
         }
         if (existing == null && lookupLocked(path.parent()) instanceof Dir parent) {
             checkNotSidecarOfTensor(parent, name, path);
             if (p.meta() != null && parent.children.containsKey(name + SIDECAR)) {
-                throw StoreException.conflict(path + SIDECAR + " exists, so " + path
+                throw StoreException.exists(path + SIDECAR + " exists, so " + path
                         + " cannot be a tensor (its sidecar would collide)");
             }
         }
@@ -165,7 +165,7 @@ public final class TensorStore implements AutoCloseable {
                 throw StoreException.conflict(path + " appears twice in one upload");
             }
             if (other != p && isAncestor(other.path(), path)) {
-                throw StoreException.conflict(other.path() + " cannot be both data and a directory in one upload");
+                throw StoreException.notADirectory(other.path() + " cannot be both data and a directory in one upload");
             }
         }
     }
@@ -178,7 +178,7 @@ public final class TensorStore implements AutoCloseable {
         if (name.endsWith(SIDECAR)
                 && dir.children.get(name.substring(0, name.length() - SIDECAR.length())) instanceof Data d
                 && d.meta != null) {
-            throw StoreException.conflict(path + " is the sidecar of tensor "
+            throw StoreException.exists(path + " is the sidecar of tensor "
                     + path.parent().child(name.substring(0, name.length() - SIDECAR.length())) + " (read-only)");
         }
     }
@@ -206,7 +206,9 @@ public final class TensorStore implements AutoCloseable {
         try {
             Node n = lookupLocked(from);
             if (!(n instanceof Data data)) {
-                throw StoreException.notFound("no file or tensor at " + from);
+                throw n == null ? StoreException.notFound("no file or tensor at " + from)
+                        : new StoreException(StoreException.Kind.NOT_FOUND, StoreException.Kind.IS_A_DIRECTORY,
+                                "no file or tensor at " + from + " (it is a directory)");
             }
             d = data;
             d.blob.retain();
@@ -267,7 +269,7 @@ public final class TensorStore implements AutoCloseable {
                 throw StoreException.notFound("node not exist: " + from);
             }
             if (lookupLocked(to) != null) {
-                throw StoreException.conflict(to + " exists");
+                throw StoreException.exists(to + " exists");
             }
             checkDirectoryPathLocked(to.parent());
             mkdirsLocked(to.parent()).children.put(to.name(), copyLocked(node));
@@ -282,7 +284,7 @@ public final class TensorStore implements AutoCloseable {
         for (String part : dir.parts()) {
             Node next = ((Dir) at).children.get(part);
             if (next instanceof Data d) {
-                throw StoreException.conflict(dir + " is a " + kind(d) + ", not a directory");
+                throw StoreException.notADirectory(dir + " is a " + kind(d) + ", not a directory");
             }
             if (next == null) {
                 return;
@@ -313,7 +315,7 @@ public final class TensorStore implements AutoCloseable {
                 walked = walked.child(part);
                 Node next = ((Dir) at).children.get(part);
                 if (next instanceof Data d) {
-                    throw StoreException.conflict(walked + " is a " + kind(d) + ", not a directory");
+                    throw StoreException.notADirectory(walked + " is a " + kind(d) + ", not a directory");
                 }
                 if (next == null) {
                     checkNotSidecarOfTensor((Dir) at, part, walked);
@@ -380,7 +382,7 @@ public final class TensorStore implements AutoCloseable {
             Node node = lookupLocked(path);
             if (node == null) {
                 if (sidecarOwnerLocked(path) != null) {
-                    throw StoreException.conflict(path + " is a tensor's sidecar; delete the tensor instead");
+                    throw StoreException.wrongType(StoreException.Kind.CONFLICT, path + " is a tensor's sidecar; delete the tensor instead");
                 }
                 throw StoreException.notFound("node not exist: " + path);
             }
@@ -445,7 +447,7 @@ public final class TensorStore implements AutoCloseable {
                 throw StoreException.notFound("node not exist: " + path);
             }
             if (!(n instanceof Dir dir)) {
-                throw StoreException.conflict(path + " is not a directory");
+                throw StoreException.notADirectory(path + " is not a directory");
             }
             List<Entry> out = new ArrayList<>(dir.children.size());
             for (Map.Entry<String, Node> e : dir.children.entrySet()) {
@@ -513,7 +515,7 @@ public final class TensorStore implements AutoCloseable {
                         d.sums);
             }
             if (n instanceof Dir) {
-                throw StoreException.conflict(path + " is a directory");
+                throw StoreException.isADirectory(path + " is a directory");
             }
             Data owner = sidecarOwnerLocked(path);
             if (owner != null) {
@@ -530,7 +532,7 @@ public final class TensorStore implements AutoCloseable {
         DataRef ref = open(path);
         if (ref.type() != EntryType.TENSOR) {
             ref.close();
-            throw StoreException.notFound("no tensor at " + path + " (it is a " + ref.type().jsonName() + ")");
+            throw StoreException.wrongType(StoreException.Kind.NOT_FOUND, "no tensor at " + path + " (it is a " + ref.type().jsonName() + ")");
         }
         return ref;
     }
