@@ -13,6 +13,8 @@ import io.tenplex.server.peer.PeerClient;
 import io.tenplex.server.peer.TlsFiles;
 import io.tenplex.store.memory.Allocator;
 import io.tenplex.server.RestServer;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.net.InetSocketAddress;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,6 +33,7 @@ public final class Daemon implements AutoCloseable {
     private final DatasetService datasets;
     private final InetSocketAddress address;
     private TenplexFuse fuse;
+    private ExecutorService restWork;
     private boolean closed;
 
     private Daemon(TensorStore store, RestServer rest, PeerClient peers, JobService jobs, DatasetService datasets,
@@ -48,7 +51,12 @@ public final class Daemon implements AutoCloseable {
         SslContext ssl = tls == null ? null : TlsFiles.server(tls.cert(), tls.key());
         DaemonLink link = tls == null ? DaemonLink.plain(cfg.token()) : DaemonLink.tls(tls.ca(), cfg.token());
         TensorStore store = new TensorStore(new Allocator(cfg.memoryLimit()));
-        RestServer rest = new RestServer(store, cfg.token(), cfg.limits(), ssl);
+        ExecutorService restWork = Executors.newFixedThreadPool(2, r -> {
+            Thread t = new Thread(r, "tenplex-work");
+            t.setDaemon(true);
+            return t;
+        });
+        RestServer rest = new RestServer(store, cfg.token(), cfg.limits(), ssl, restWork);
         PeerClient peers = new PeerClient(link, 8);
         StopFlags flags = new StopFlags();
         JobService jobs = new JobService(store, peers, java.time.Duration.ofMinutes(10), cfg.token(), flags);
@@ -65,6 +73,7 @@ public final class Daemon implements AutoCloseable {
         Daemon d = null;
         try {
             d = new Daemon(store, rest, peers, jobs, datasets, rest.start(cfg.bind(), cfg.port()));
+            d.restWork = restWork;
             jobs.setSelfAddress(d.address); // parts in doubt ask the coordinator here
             if (cfg.peers().isEmpty()) {
                 jobs.setDefaultDaemons(java.util.Map.of(0, d.address)); // alone: this daemon is worker 0
@@ -80,6 +89,7 @@ public final class Daemon implements AutoCloseable {
                 d.close();
             } else {
                 rest.close();
+                restWork.shutdown();
                 jobs.close();
                 datasets.close();
                 peers.close();
@@ -107,6 +117,7 @@ public final class Daemon implements AutoCloseable {
             fuse.close();
         }
         rest.close();
+        restWork.shutdown();
         jobs.close();
         datasets.close();
         peers.close();

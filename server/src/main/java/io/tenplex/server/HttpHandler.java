@@ -93,13 +93,13 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         try {
             RequestHeads.checkFraming(ex);
             RequestHeads.checkHost(ex);
-            String path = ex.query.path();
-            ex.route = Router.routeLabel(path);
+            Route route = router.find(ex.query.path());
+            ex.route = route == null ? Router.UNKNOWN : route.label;
             RequestHeads.checkOrigin(ex);
-            if (!path.equals("/api/v1/health")) {
+            if (route == null || !route.isOpen()) {
                 authorize(req);
             }
-            call = router.route(ex);
+            call = Router.call(ex, route);
             call.head(ex);
         } catch (Throwable t) {
             fail(t);

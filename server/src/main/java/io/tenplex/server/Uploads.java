@@ -214,7 +214,7 @@ final class Uploads {
         return (ex, existed) -> {
             try {
                 ex.respondJson(existed ? HttpResponseStatus.OK : HttpResponseStatus.CREATED,
-                        Json.entry(ex.rc.store().stat(path).orElseThrow()));
+                        Replies.EntryReply.of(ex.rc.store().stat(path).orElseThrow()));
             } catch (Exception e) {
                 throw new IllegalStateException(e);
             }
