@@ -62,7 +62,7 @@ final class CompatRoutes {
         StorePath path = StorePath.parse(rawPath);
         String range = ex.param("range");
         if (ct.equals("x-tensor") || range != null || path.name().endsWith(".numpy.ndarray")) {
-            return Call.of(e -> Downloads.tensor(e, path, range, false));
+            return Downloads.tensor(ex, path, range, false);
         }
         if (ct.equals("x-dir")) {
             return Call.onWork(e -> listFiles(e, path));

@@ -20,7 +20,7 @@ final class TensorRoutes {
     }
 
     private static Call read(Exchange ex, StorePath path) {
-        return Call.of(e -> Downloads.tensor(e, path, e.param("range"), Downloads.wantsNpy(e)));
+        return Downloads.tensor(ex, path, ex.param("range"), Downloads.wantsNpy(ex));
     }
 
     private static Call write(Exchange ex, StorePath path) {

@@ -82,5 +82,14 @@ class WorkExecutorTest {
             assertEquals("1 1\n", c.send("DELETE", "/delete?path=/b", Map.of(), null).text());
         }
         assertEquals(7, tasks.get());
+        try (RawHttp c = new RawHttp(server.port())) {
+            Fixtures.putF32(store, "/m/t", 4, 4);
+            assertEquals(200, c.send("GET", "/api/v1/tensors/m/t?range=0:4,1:2", Map.of(), null).status());
+            assertEquals(7, tasks.get(), "a plain read stays on the event loop");
+            RawHttp.Response r = c.send("GET", "/api/v1/tensors/m/t?range=0:4,1:2", Map.of("x-want-crc32c", "1"), null);
+            assertEquals(200, r.status());
+            assertEquals(8, r.headers().get("x-tensor-crc32c").length());
+            assertEquals(8, tasks.get(), "a CRC over a region's memory is computed on the work executor");
+        }
     }
 }
