@@ -18,7 +18,7 @@ final class ApiRoutes {
 
     /** Any other {@code /api/v1/<resource>}: its path is checked (400), then a 404 names the resources. */
     static Route unknownResource() {
-        return Route.prefix(Router.UNKNOWN, PREFIX).any((ex, target) -> {
+        return Route.prefix(Router.UNKNOWN, PREFIX).jsonErrors().any((ex, target) -> {
             String rest = ex.query.path().substring(PREFIX.length());
             int slash = rest.indexOf('/');
             StorePath.parse(slash < 0 ? "/" : rest.substring(slash));

@@ -37,6 +37,8 @@ final class Exchange {
     private final Consumer<Exchange> done;
     String route = "unknown";
     boolean closeAfter;
+    /** Errors are answered as JSON (the store routes of {@code /api/v1}), else as one line of text. */
+    boolean jsonErrors;
     private boolean responded;
     private HttpResponseStatus status;
     long bodyBytes;
@@ -145,7 +147,7 @@ final class Exchange {
         String code = Errors.code(t);
         h.set(Errors.CODE_HEADER, code);
         String reason = Errors.reason(t, route);
-        if (query.path().startsWith(ApiRoutes.PREFIX)) {
+        if (jsonErrors) {
             respond(st, "application/json", errorJson(reason, code), h);
         } else {
             respond(st, "text/plain; charset=utf-8", (reason + "\n").getBytes(StandardCharsets.UTF_8), h);

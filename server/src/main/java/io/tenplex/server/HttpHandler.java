@@ -91,9 +91,10 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         try {
+            Route route = router.find(ex.query.path());
+            ex.jsonErrors = route != null && route.hasJsonErrors();
             RequestHeads.checkFraming(ex);
             RequestHeads.checkHost(ex);
-            Route route = router.find(ex.query.path());
             ex.route = route == null ? Router.UNKNOWN : route.label;
             RequestHeads.checkOrigin(ex);
             if (route == null || !route.isOpen()) {

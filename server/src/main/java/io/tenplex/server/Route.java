@@ -31,6 +31,7 @@ final class Route {
     private final Map<HttpMethod, Endpoint> methods = new LinkedHashMap<>();
     private Endpoint any;
     private boolean open;
+    private boolean jsonErrors;
 
     private Route(String label, String name, Match match, List<String> paths) {
         this.label = label;
@@ -47,7 +48,7 @@ final class Route {
     /** {@code /api/v1/<resource>} followed by a store path, which the endpoints get parsed. */
     static Route store(String resource) {
         String p = ApiRoutes.PREFIX + resource;
-        return new Route(resource, p, Match.STORE, List.of(p));
+        return new Route(resource, p, Match.STORE, List.of(p)).jsonErrors();
     }
 
     /** Every path that starts with {@code prefix}. */
@@ -77,6 +78,16 @@ final class Route {
 
     boolean isOpen() {
         return open;
+    }
+
+    /** Answers errors with a JSON body {@code {"error", "code"}} (else one line of text). */
+    Route jsonErrors() {
+        this.jsonErrors = true;
+        return this;
+    }
+
+    boolean hasJsonErrors() {
+        return jsonErrors;
     }
 
     boolean matches(String path) {

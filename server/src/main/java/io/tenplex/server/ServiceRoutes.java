@@ -14,7 +14,7 @@ final class ServiceRoutes {
     }
 
     static Route health() {
-        return Route.exact("health", "/api/v1/health").open().on((ex, target) -> Call.of(e -> e.respondJson(
+        return Route.exact("health", "/api/v1/health").open().jsonErrors().on((ex, target) -> Call.of(e -> e.respondJson(
                 HttpResponseStatus.OK, Replies.Health.OK)), HttpMethod.GET, HttpMethod.HEAD);
     }
 }

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** Every error answer names its kind in X-Tenplex-Error-Code; under /api/v1 its body is JSON, elsewhere text. */
+/** Every error answer names its kind in X-Tenplex-Error-Code; the store routes answer JSON bodies, others text. */
 class ErrorCodesTest {
     private final ObjectMapper json = new ObjectMapper();
     private TensorStore store;
@@ -26,6 +26,8 @@ class ErrorCodesTest {
         server = new RestServer(store, null);
         server.addControl("/api/v1/refuse", req -> CompletableFuture.completedFuture(
                 ControlHandler.Response.text(409, "refused by its handler")));
+        server.addControl("/api/v1/fail", req -> CompletableFuture.failedFuture(
+                new IllegalArgumentException("a \"quoted\" reason")));
         server.start("127.0.0.1", 0);
         Fixtures.putF32(store, "/m/t", 2);
         Fixtures.putFile(store, "/m/f", new byte[] {1}, false);
@@ -69,7 +71,7 @@ class ErrorCodesTest {
     }
 
     @Test
-    void compatErrors_keepTheirTextBodies_andGainTheHeader() throws Exception {
+    void compatAndControlErrors_keepTheirTextBodies_andGainTheHeader() throws Exception {
         try (RawHttp c = new RawHttp(server.port())) {
             RawHttp.Response r = c.send("POST", "/upload?path=/m/f", Map.of(), new byte[1]);
             assertEquals(409, r.status());
@@ -80,6 +82,11 @@ class ErrorCodesTest {
             assertEquals(417, gone.status());
             assertEquals("node not exist", gone.text());
             assertEquals("not_found", gone.headers().get("x-tenplex-error-code"));
+            RawHttp.Response failed = c.send("POST", "/api/v1/fail", Map.of("Content-Type", "application/json"),
+                    "{}".getBytes());
+            assertEquals(400, failed.status());
+            assertEquals("bad_request", failed.headers().get("x-tenplex-error-code"));
+            assertEquals("a \"quoted\" reason\n", failed.text(), "control routes keep their text bodies");
             RawHttp.Response none = c.send("GET", "/nowhere", Map.of(), null);
             assertEquals("not_found", none.headers().get("x-tenplex-error-code"));
             assertEquals("no route for GET /nowhere\n", none.text());
