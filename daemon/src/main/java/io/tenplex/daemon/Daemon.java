@@ -65,7 +65,7 @@ public final class Daemon implements AutoCloseable {
         StopFlags flags = new StopFlags();
         JobService jobs = life.add("jobs",
                 new JobService(store, peers, tuning.coordinatorTimeout(), cfg.token(), flags));
-        RestServer rest = life.add("rest", new RestServer(store, cfg.token(), cfg.limits(), ssl));
+        RestServer rest = life.add("rest", new RestServer(store, cfg.token(), cfg.limits(), ssl, pools.restWork));
         configureJobs(cfg, jobs);
         rest.addControl(JobService.PREFIX, jobs);
         rest.addControl(StopFlags.COMPAT_PATH, flags);

@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tenplex.store.Fixtures;
+import io.tenplex.store.Npy;
+import io.tenplex.store.StoreException;
 import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
 import io.tenplex.store.memory.Allocator;
@@ -163,5 +165,49 @@ class FsLogicTest {
         assertEquals(FsLogic.EROFS, errno(() -> fs.mkdir("/job/j/generations/6")));
         assertTrue(!fs.getattr("/job/j/generations/5/0").writable());
         assertArrayEquals(Fixtures.iota32(2), readWhole("/job/j/generations/5/0/w"));
+    }
+
+    @Test
+    void storeErrors_becomeErrnoByKind_notByMessage() {
+        record Case(StoreException e, int errno) {}
+        List<Case> cases = List.of(
+                new Case(StoreException.exists("any text"), FsLogic.EEXIST),
+                new Case(StoreException.notADirectory("any text"), FsLogic.ENOTDIR),
+                new Case(StoreException.isADirectory("any text"), FsLogic.EISDIR),
+                new Case(StoreException.notEmpty("any text"), FsLogic.ENOTEMPTY),
+                new Case(StoreException.notFound("is a directory, not a directory"), FsLogic.ENOENT),
+                new Case(StoreException.conflict("not a directory"), FsLogic.EEXIST),
+                new Case(StoreException.wrongType(StoreException.Kind.NOT_FOUND, "x"), FsLogic.ENOENT),
+                new Case(StoreException.wrongType(StoreException.Kind.CONFLICT, "x"), FsLogic.EACCES),
+                new Case(StoreException.badRequest("x"), FsLogic.EINVAL),
+                new Case(new StoreException(StoreException.Kind.TOO_LARGE, "x"), FsLogic.ENOSPC),
+                new Case(new StoreException(StoreException.Kind.INSUFFICIENT_STORAGE, "x"), FsLogic.ENOSPC),
+                new Case(new StoreException(StoreException.Kind.FORBIDDEN, "x"), FsLogic.EACCES),
+                new Case(new StoreException(StoreException.Kind.UNAVAILABLE, "x"), FsLogic.EIO),
+                new Case(new StoreException(StoreException.Kind.BAD_GATEWAY, "x"), FsLogic.EIO),
+                new Case(new StoreException(StoreException.Kind.GATEWAY_TIMEOUT, "x"), FsLogic.EIO));
+        for (Case c : cases) {
+            assertEquals(c.errno(), FsLogic.error(c.e()).errno(), c.e().code());
+        }
+    }
+
+    @Test
+    void storeRefusals_throughTheMount_carryTheirErrno() {
+        Fixtures.putFile(store, "/f", new byte[] {1}, false);
+        putF32(store, "/j/w", 2);
+        fs.mkdir("/d");
+        assertEquals(FsLogic.ENOTDIR, errno(() -> fs.mkdir("/f/x")));
+        assertEquals(FsLogic.ENOTDIR, errno(() -> fs.readdir("/f")));
+        assertEquals(FsLogic.ENOTDIR, errno(() -> fs.rename("/d", "/f/d")));
+        assertEquals(FsLogic.EISDIR, errno(() -> fs.open("/d", false, false)));
+        assertEquals(FsLogic.ENOTDIR, errno(() -> fs.release(fs.create("/f/y"))));
+        long meta = fs.create("/j/x.meta");
+        fs.write(meta, 0, ByteBuffer.wrap(new byte[] {1}));
+        fs.release(meta);
+        long npy = fs.create("/j/x.npy");
+        byte[] header = Npy.header(io.tenplex.ptc.TensorMeta.of(io.tenplex.ptc.DType.F32, 1));
+        fs.write(npy, 0, ByteBuffer.wrap(header));
+        fs.write(npy, header.length, ByteBuffer.wrap(new byte[4]));
+        assertEquals(FsLogic.EEXIST, errno(() -> fs.release(npy))); // x.meta is taken: x cannot be a tensor
     }
 }

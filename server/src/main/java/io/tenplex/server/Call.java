@@ -34,6 +34,57 @@ abstract class Call {
         };
     }
 
+    /**
+     * A call whose answer may block (large directory walks, recursive deletes, checksum lists): the
+     * work runs on the server's work executor, and the reply it returns is sent on the event loop.
+     */
+    static Call onWork(Work work) {
+        return new Call() {
+            @Override
+            void end(Exchange ex) {
+                ex.rc.work().execute(() -> {
+                    Reply reply;
+                    try {
+                        reply = work.run(ex);
+                    } catch (Throwable t) {
+                        ex.ctx.executor().execute(() -> ex.respondError(t));
+                        return;
+                    }
+                    ex.ctx.executor().execute(() -> send(ex, reply));
+                });
+            }
+        };
+    }
+
+    private static void send(Exchange ex, Reply reply) {
+        try {
+            reply.send(ex);
+        } catch (Throwable t) {
+            if (!ex.responded()) {
+                ex.respondError(t);
+            }
+        }
+    }
+
+    /** A JSON reply, written to bytes now (on the work executor when called there). */
+    static Reply json(Exchange ex, io.netty.handler.codec.http.HttpResponseStatus status, Object value)
+            throws Exception {
+        byte[] body = ex.rc.json().writeValueAsBytes(value);
+        return e -> e.respond(status, "application/json", body, null);
+    }
+
+    /** Work that may block; returns the reply to send. */
+    @FunctionalInterface
+    interface Work {
+        Reply run(Exchange ex) throws Exception;
+    }
+
+    /** Sends an answer; runs on the event loop. */
+    @FunctionalInterface
+    interface Reply {
+        void send(Exchange ex) throws Exception;
+    }
+
     @FunctionalInterface
     interface ThrowingConsumer<T> {
         void accept(T t) throws Exception;

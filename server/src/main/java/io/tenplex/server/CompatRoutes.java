@@ -27,10 +27,21 @@ final class CompatRoutes {
     private CompatRoutes() {
     }
 
-    static Call upload(Exchange ex) {
-        if (!ex.method().equals(HttpMethod.POST) && !ex.method().equals(HttpMethod.PUT)) {
-            throw HttpError.methodNotAllowed(ex.method().name(), "/upload", "POST, PUT");
-        }
+    static Route upload() {
+        return Route.exact("upload", "/upload", "/upload1").on((ex, target) -> upload(ex), HttpMethod.POST,
+                HttpMethod.PUT);
+    }
+
+    static Route query() {
+        return Route.exact("query", "/query").on((ex, target) -> query(ex), HttpMethod.GET, HttpMethod.HEAD,
+                HttpMethod.POST);
+    }
+
+    static Route delete() {
+        return Route.exact("delete", "/delete", "/delete1").on((ex, target) -> delete(ex), HttpMethod.DELETE);
+    }
+
+    private static Call upload(Exchange ex) {
         String ct = Uploads.contentType(ex);
         boolean replace = Uploads.replaceRequested(ex);
         if (ct.equals("application/x-tar")) {
@@ -45,29 +56,26 @@ final class CompatRoutes {
         return new Uploads.FileUpload(path, replace, Uploads.EMPTY_OK);
     }
 
-    static Call query(Exchange ex) {
-        if (!ex.method().equals(HttpMethod.GET) && !ex.method().equals(HttpMethod.HEAD)
-                && !ex.method().equals(HttpMethod.POST)) {
-            throw HttpError.methodNotAllowed(ex.method().name(), "/query", "GET, HEAD, POST");
-        }
+    private static Call query(Exchange ex) {
         String ct = Uploads.contentType(ex);
         String rawPath = ex.requireParam("path");
         StorePath path = StorePath.parse(rawPath);
         String range = ex.param("range");
         if (ct.equals("x-tensor") || range != null || path.name().endsWith(".numpy.ndarray")) {
-            return Call.of(e -> Downloads.tensor(e, path, range, false));
+            return Downloads.tensor(ex, path, range, false);
         }
         if (ct.equals("x-dir")) {
-            return Call.of(e -> listFiles(e, path));
+            return Call.onWork(e -> listFiles(e, path));
         }
-        return Call.of(e -> lookup(e, path));
+        return Call.onWork(e -> lookup(e, path));
     }
 
-    private static void listFiles(Exchange ex, StorePath path) {
+    private static Call.Reply listFiles(Exchange ex, StorePath path) {
         List<Entry> files = ex.rc.store().walk(path, true);
-        String body = files.stream().map(f -> f.path().toString()).collect(Collectors.joining("\n"));
+        byte[] body = files.stream().map(f -> f.path().toString()).collect(Collectors.joining("\n"))
+                .getBytes(StandardCharsets.UTF_8);
         HttpHeaders h = new DefaultHttpHeaders().set("dtype", "txt");
-        ex.respond(HttpResponseStatus.OK, "text/plain; charset=utf-8", body.getBytes(StandardCharsets.UTF_8), h);
+        return e -> e.respond(HttpResponseStatus.OK, "text/plain; charset=utf-8", body, h);
     }
 
     /**
@@ -75,7 +83,7 @@ final class CompatRoutes {
      * before their tensors) whose name up to its first dot is the last path component; its type
      * extension comes back in the {@code dtype} header. An exact name match is tried last.
      */
-    private static void lookup(Exchange ex, StorePath path) throws Exception {
+    private static Call.Reply lookup(Exchange ex, StorePath path) {
         if (path.isRoot()) {
             throw HttpError.badRequest("query needs a path below /");
         }
@@ -101,7 +109,7 @@ final class CompatRoutes {
         int dot = name.indexOf('.');
         String dtype = dot < 0 ? "text" : name.substring(dot + 1);
         DataRef ref = ex.rc.store().open(found.path());
-        Downloads.file(ex, ref, new DefaultHttpHeaders().set("dtype", dtype));
+        return e -> Downloads.file(e, ref, new DefaultHttpHeaders().set("dtype", dtype));
     }
 
     private static String baseName(String name) {
@@ -109,12 +117,9 @@ final class CompatRoutes {
         return dot < 0 ? name : name.substring(0, dot);
     }
 
-    static Call delete(Exchange ex) {
-        if (!ex.method().equals(HttpMethod.DELETE)) {
-            throw HttpError.methodNotAllowed(ex.method().name(), "/delete", "DELETE");
-        }
+    private static Call delete(Exchange ex) {
         StorePath path = StorePath.parse(ex.requireParam("path"));
-        return Call.of(e -> {
+        return Call.onWork(e -> {
             DeleteCounts c;
             try {
                 c = e.rc.store().delete(path);
@@ -122,12 +127,12 @@ final class CompatRoutes {
                 if (s.kind() != StoreException.Kind.NOT_FOUND) {
                     throw s;
                 }
-                e.respond(HttpResponseStatus.EXPECTATION_FAILED, "text/plain; charset=utf-8",
-                        "node not exist".getBytes(StandardCharsets.US_ASCII), null);
-                return;
+                HttpHeaders h = new DefaultHttpHeaders().set(Errors.CODE_HEADER, s.code());
+                return r -> r.respond(HttpResponseStatus.EXPECTATION_FAILED, "text/plain; charset=utf-8",
+                        "node not exist".getBytes(StandardCharsets.US_ASCII), h);
             }
-            e.respond(HttpResponseStatus.OK, "text/plain; charset=utf-8", c.toWire().getBytes(StandardCharsets.US_ASCII),
-                    null);
+            byte[] wire = c.toWire().getBytes(StandardCharsets.US_ASCII);
+            return r -> r.respond(HttpResponseStatus.OK, "text/plain; charset=utf-8", wire, null);
         });
     }
 }

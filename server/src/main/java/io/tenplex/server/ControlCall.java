@@ -1,6 +1,7 @@
 package io.tenplex.server;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.util.Arrays;
@@ -89,7 +90,9 @@ final class ControlCall extends Call {
             if (t != null) {
                 ex.respondError(t instanceof CompletionException && t.getCause() != null ? t.getCause() : t);
             } else {
-                ex.respond(HttpResponseStatus.valueOf(r.status()), r.contentType(), r.body(), null);
+                HttpResponseStatus st = HttpResponseStatus.valueOf(r.status());
+                ex.respond(st, r.contentType(), r.body(), r.status() >= 400
+                        ? new DefaultHttpHeaders().set(Errors.CODE_HEADER, Errors.code(st)) : null);
             }
         }));
     }

@@ -37,6 +37,7 @@ final class Deadlines extends ChannelDuplexHandler {
     };
 
     private static final byte[] TIMEOUT_408 = ("HTTP/1.1 408 Request Timeout\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            + Errors.CODE_HEADER + ": request_timeout\r\n"
             + "Content-Length: 38\r\nConnection: close\r\n\r\nrequest head not complete in time\r\n\r\n")
             .getBytes(StandardCharsets.US_ASCII);
 

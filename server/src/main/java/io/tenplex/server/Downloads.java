@@ -34,8 +34,22 @@ final class Downloads {
      * carries {@code x-tensor-crc32c}, derived from the stored block checksums. A reader may ask for
      * a pace ({@link Pacing}).
      */
-    static void tensor(Exchange ex, StorePath path, String range, boolean npy) throws Exception {
-        Pacing.apply(ex);
+    static Call tensor(Exchange head, StorePath path, String range, boolean npy) {
+        if (!npy && Exchange.truthy(head.header(WANT_CRC_HEADER))) {
+            // a region that is not contiguous has its CRC computed over its memory: not on the event loop
+            return Call.onWork(e -> {
+                Pacing.apply(e);
+                return tensorReply(e, path, range, false);
+            });
+        }
+        return Call.of(e -> {
+            Pacing.apply(e);
+            tensorReply(e, path, range, npy).send(e);
+        });
+    }
+
+    /** Opens the tensor and makes its headers; the reply streams it (and owns the reference). */
+    private static Call.Reply tensorReply(Exchange ex, StorePath path, String range, boolean npy) {
         DataRef ref = ex.rc.store().openTensor(path);
         try {
             TensorMeta meta = ref.meta();
@@ -63,8 +77,16 @@ final class Downloads {
                     h.set(CRC_HEADER, Crc32c.hex(crc.getAsInt()));
                 }
             }
-            ex.respondStream(HttpResponseStatus.OK, h, length,
-                    new RegionBody(ref, read, prefix, ex.rc.metrics()::served));
+            long size = length;
+            RegionBody body = new RegionBody(ref, read, prefix, ex.rc.metrics()::served);
+            return e -> {
+                try {
+                    e.respondStream(HttpResponseStatus.OK, h, size, body);
+                } catch (RuntimeException x) {
+                    body.close();
+                    throw x;
+                }
+            };
         } catch (RuntimeException e) {
             ref.close();
             throw e;

@@ -37,6 +37,8 @@ final class Exchange {
     private final Consumer<Exchange> done;
     String route = "unknown";
     boolean closeAfter;
+    /** Errors are answered as JSON (the store routes of {@code /api/v1}), else as one line of text. */
+    boolean jsonErrors;
     private boolean responded;
     private HttpResponseStatus status;
     long bodyBytes;
@@ -142,7 +144,27 @@ final class Exchange {
         if (t instanceof HttpError e && e.allow() != null) {
             h.set(HttpHeaderNames.ALLOW, e.allow());
         }
-        respond(st, "text/plain; charset=utf-8", (Errors.reason(t, route) + "\n").getBytes(StandardCharsets.UTF_8), h);
+        String code = Errors.code(t);
+        h.set(Errors.CODE_HEADER, code);
+        String reason = Errors.reason(t, route);
+        if (jsonErrors) {
+            respond(st, "application/json", errorJson(reason, code), h);
+        } else {
+            respond(st, "text/plain; charset=utf-8", (reason + "\n").getBytes(StandardCharsets.UTF_8), h);
+        }
+    }
+
+    /** The JSON error body of the versioned API: {@code {"error": reason, "code": code}}. */
+    private byte[] errorJson(String reason, String code) {
+        try {
+            return rc.json().writeValueAsBytes(new ErrorBody(reason, code));
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The body of an error answer under {@code /api/v1}. */
+    record ErrorBody(String error, String code) {
     }
 
     /**

@@ -6,15 +6,22 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 final class HttpError extends RuntimeException {
     private final HttpResponseStatus status;
     private final String allow;
+    private final String code;
 
     HttpError(HttpResponseStatus status, String reason) {
-        this(status, reason, null);
+        this(status, reason, null, null);
     }
 
-    private HttpError(HttpResponseStatus status, String reason, String allow) {
+    /** With an error code other than the one the status names (see {@link Errors#code(HttpResponseStatus)}). */
+    HttpError(HttpResponseStatus status, String code, String reason) {
+        this(status, reason, null, code);
+    }
+
+    private HttpError(HttpResponseStatus status, String reason, String allow, String code) {
         super(reason, null, false, false);
         this.status = status;
         this.allow = allow;
+        this.code = code;
     }
 
     HttpResponseStatus status() {
@@ -26,6 +33,11 @@ final class HttpError extends RuntimeException {
         return allow;
     }
 
+    /** The error code when it is not the one the status names, or null. */
+    String code() {
+        return code;
+    }
+
     static HttpError badRequest(String reason) {
         return new HttpError(HttpResponseStatus.BAD_REQUEST, reason);
     }
@@ -33,6 +45,6 @@ final class HttpError extends RuntimeException {
     /** A 405 whose {@code Allow} header lists {@code allowed}, e.g. {@code "GET, HEAD"}. */
     static HttpError methodNotAllowed(String method, String route, String allowed) {
         return new HttpError(HttpResponseStatus.METHOD_NOT_ALLOWED, "method " + method + " not allowed on " + route
-                + " (allowed: " + allowed + ")", allowed);
+                + " (allowed: " + allowed + ")", allowed, null);
     }
 }

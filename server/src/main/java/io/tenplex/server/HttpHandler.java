@@ -91,15 +91,16 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         try {
+            Route route = router.find(ex.query.path());
+            ex.jsonErrors = route != null && route.hasJsonErrors();
             RequestHeads.checkFraming(ex);
             RequestHeads.checkHost(ex);
-            String path = ex.query.path();
-            ex.route = Router.routeLabel(path);
+            ex.route = route == null ? Router.UNKNOWN : route.label;
             RequestHeads.checkOrigin(ex);
-            if (!path.equals("/api/v1/health")) {
+            if (route == null || !route.isOpen()) {
                 authorize(req);
             }
-            call = router.route(ex);
+            call = Router.call(ex, route);
             call.head(ex);
         } catch (Throwable t) {
             fail(t);

@@ -20,6 +20,7 @@ final class HttpsOnly extends ByteToMessageDecoder {
     private static final int PEEK = 5;
     private static final String REASON = "this port serves HTTPS only: use https\n";
     private static final byte[] REFUSAL = ("HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            + Errors.CODE_HEADER + ": bad_request\r\n"
             + "Connection: close\r\nContent-Length: " + REASON.length() + "\r\n\r\n" + REASON)
             .getBytes(StandardCharsets.US_ASCII);
 

@@ -42,6 +42,7 @@ public final class RestServer implements AutoCloseable {
     private final RestContext rc;
     private final Router router = new Router();
     private final SslContext ssl;
+    private final boolean ownsWork;
     private EventLoopGroup boss;
     private EventLoopGroup workers;
     private Channel channel;
@@ -63,12 +64,28 @@ public final class RestServer implements AutoCloseable {
     }
 
     /**
+     * With a work executor of its own (two threads), shut down at {@link #close()}.
+     *
      * @param limits timeouts and limits
      * @param ssl TLS on the port (see {@code TlsFiles.server}), or null for plain HTTP
      */
     public RestServer(TensorStore store, String token, ServerLimits limits, SslContext ssl) {
+        this(store, token, limits, ssl, Executors.newFixedThreadPool(2, new DefaultThreadFactory("tenplex-work", true)),
+                true);
+    }
+
+    /**
+     * @param work where routes run what can block the event loop (directory walks, recursive deletes,
+     *     checksum lists, tar unpacking); the caller owns it and shuts it down after {@link #close()}
+     */
+    public RestServer(TensorStore store, String token, ServerLimits limits, SslContext ssl, ExecutorService work) {
+        this(store, token, limits, ssl, work, false);
+    }
+
+    private RestServer(TensorStore store, String token, ServerLimits limits, SslContext ssl, ExecutorService work,
+            boolean ownsWork) {
         this.ssl = ssl;
-        ExecutorService work = Executors.newFixedThreadPool(2, new DefaultThreadFactory("tenplex-work", true));
+        this.ownsWork = ownsWork;
         this.rc = new RestContext(store, new ObjectMapper(), work, new RestMetrics(store),
                 token == null || token.isEmpty() ? null : token.getBytes(StandardCharsets.UTF_8), limits,
                 new AtomicLong());
@@ -112,7 +129,12 @@ public final class RestServer implements AutoCloseable {
 
     /** Adds a route for every path starting with {@code prefix} (before the built-in {@code /api/v1} routes). */
     public void addControl(String prefix, ControlHandler handler) {
-        router.addControl(prefix, handler);
+        addControl(prefix, Router.labelOf(prefix), handler);
+    }
+
+    /** As {@link #addControl(String, ControlHandler)}, with the route's label in logs and metrics. */
+    public void addControl(String prefix, String label, ControlHandler handler) {
+        router.addControl(prefix, label, handler);
     }
 
     public int port() {
@@ -135,6 +157,9 @@ public final class RestServer implements AutoCloseable {
         if (boss != null) {
             boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
             workers.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+        if (!ownsWork) {
+            return;
         }
         rc.work().shutdown();
         try {

@@ -1,77 +1,52 @@
 package io.tenplex.server;
 
-import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
-import io.tenplex.store.StorePath;
-import java.util.Map;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
-/** Maps a request to its call. Route labels (a fixed vocabulary) name routes in logs and metrics. */
+/**
+ * The route table: the compatibility and service routes, then the control routes other modules
+ * add, then the store routes under {@code /api/v1}. Dispatch and metric labels both come from it;
+ * a path no route takes is labelled {@code unknown}.
+ */
 final class Router {
-    private final java.util.Map<String, ControlHandler> controls = new java.util.concurrent.ConcurrentHashMap<>();
+    static final String UNKNOWN = "unknown";
 
-    void addControl(String prefix, ControlHandler handler) {
-        controls.put(prefix, handler);
+    private final List<Route> first = List.of(CompatRoutes.upload(), CompatRoutes.query(), CompatRoutes.delete(),
+            ServiceRoutes.metrics(), ServiceRoutes.health());
+    private final List<Route> controls = new CopyOnWriteArrayList<>();
+    private final List<Route> last = List.of(TensorRoutes.route(), FileRoutes.route(), DirRoutes.route(),
+            StatRoutes.stat(), StatRoutes.checksums(), ApiRoutes.unknownResource());
+
+    /** Adds a control route labelled {@code label}; earlier additions match first. */
+    void addControl(String prefix, String label, ControlHandler handler) {
+        controls.add(Route.prefix(label, prefix).any((ex, target) -> new ControlCall(handler)));
     }
 
-    static String routeLabel(String path) {
-        return switch (path) {
-            case "/upload", "/upload1" -> "upload";
-            case "/query" -> "query";
-            case "/delete", "/delete1" -> "delete";
-            case "/metrics" -> "metrics";
-            case "/api/v1/health" -> "health";
-            default -> {
-                if (path.startsWith(ApiRoutes.PREFIX)) {
-                    String rest = path.substring(ApiRoutes.PREFIX.length());
-                    int slash = rest.indexOf('/');
-                    String res = slash < 0 ? rest : rest.substring(0, slash);
-                    yield switch (res) {
-                        case "tensors", "files", "dirs", "stat", "checksums", "jobs" -> res;
-                        default -> "unknown";
-                    };
+    /** The label of a control prefix: its last segment ({@code /api/v1/jobs/} is {@code jobs}). */
+    static String labelOf(String prefix) {
+        String p = prefix.endsWith("/") ? prefix.substring(0, prefix.length() - 1) : prefix;
+        String last = p.substring(p.lastIndexOf('/') + 1);
+        return last.isEmpty() ? UNKNOWN : last;
+    }
+
+    /** The route that takes {@code path}, or null. */
+    Route find(String path) {
+        for (List<Route> group : List.of(first, controls, last)) {
+            for (Route r : group) {
+                if (r.matches(path)) {
+                    return r;
                 }
-                yield "unknown";
-            }
-        };
-    }
-
-    Call route(Exchange ex) {
-        String path = ex.query.path();
-        switch (path) {
-            case "/upload", "/upload1":
-                return CompatRoutes.upload(ex);
-            case "/query":
-                return CompatRoutes.query(ex);
-            case "/delete", "/delete1":
-                return CompatRoutes.delete(ex);
-            case "/metrics":
-                requireGet(ex, path);
-                return Call.of(e -> e.respond(HttpResponseStatus.OK, RestMetrics.CONTENT_TYPE, e.rc.metrics().scrape(),
-                        null));
-            case "/api/v1/health":
-                requireGet(ex, path);
-                return Call.of(e -> e.respondJson(HttpResponseStatus.OK, Map.of("status", "ok")));
-            default:
-                break;
-        }
-        for (java.util.Map.Entry<String, ControlHandler> c : controls.entrySet()) {
-            if (path.startsWith(c.getKey())) {
-                return new ControlCall(c.getValue());
             }
         }
-        if (path.startsWith(ApiRoutes.PREFIX)) {
-            String rest = path.substring(ApiRoutes.PREFIX.length());
-            int slash = rest.indexOf('/');
-            String resource = slash < 0 ? rest : rest.substring(0, slash);
-            StorePath target = StorePath.parse(slash < 0 ? "/" : rest.substring(slash));
-            return ApiRoutes.route(ex, resource, target);
-        }
-        throw new HttpError(HttpResponseStatus.NOT_FOUND, "no route for " + ex.method() + " " + path);
+        return null;
     }
 
-    private static void requireGet(Exchange ex, String path) {
-        if (!ex.method().equals(HttpMethod.GET) && !ex.method().equals(HttpMethod.HEAD)) {
-            throw HttpError.methodNotAllowed(ex.method().name(), path, "GET, HEAD");
+    /** The call of a request to {@code route} (null: no route, 404). */
+    static Call call(Exchange ex, Route route) throws Exception {
+        if (route == null) {
+            throw new HttpError(HttpResponseStatus.NOT_FOUND, "no route for " + ex.method() + " " + ex.query.path());
         }
+        return route.call(ex);
     }
 }

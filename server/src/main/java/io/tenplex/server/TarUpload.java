@@ -63,7 +63,7 @@ final class TarUpload extends Uploads.SinkUpload {
         });
     }
 
-    private void unpack(TensorStore store, Blob tar) throws IOException {
+    private void unpack(TensorStore store, Blob tar) {
         if (tar.size() % 512 != 0 || tar.size() < 1024) {
             throw HttpError.badRequest("not a valid tar archive: " + tar.size()
                     + " bytes (an archive is at least 1024 bytes, in 512-byte records)");
@@ -73,24 +73,7 @@ final class TarUpload extends Uploads.SinkUpload {
         try (TarArchiveInputStream in = new TarArchiveInputStream(new BlobInputStream(tar))) {
             TarArchiveEntry e;
             while ((e = in.getNextEntry()) != null) {
-                StorePath p = prefix.resolve(StorePath.parse(e.getName()));
-                if (e.isDirectory()) {
-                    dirs.add(p);
-                } else if (e.isFile()) {
-                    BlobWriter w = BlobWriter.allocate(store.allocator(), e.getSize(), store.checksumBlock());
-                    pending.add(w);
-                    byte[] buf = new byte[(int) Math.min(1 << 20, Math.max(1, e.getSize()))];
-                    int n;
-                    while ((n = in.read(buf)) > 0) {
-                        w.append(ByteBuffer.wrap(buf, 0, n));
-                    }
-                    if (files.put(p, w) != null) {
-                        throw HttpError.badRequest("archive holds " + p + " twice");
-                    }
-                } else {
-                    throw HttpError.badRequest("archive entry '" + e.getName() + "' is neither a file nor a "
-                            + "directory (links and devices are not supported)");
-                }
+                read(store, in, e, files, dirs);
             }
         } catch (IOException | IllegalArgumentException e) {
             if (e instanceof HttpError h) {
@@ -98,6 +81,41 @@ final class TarUpload extends Uploads.SinkUpload {
             }
             throw HttpError.badRequest("not a valid tar archive: " + e.getMessage());
         }
+        List<TensorStore.Put> puts = puts(files);
+        for (BlobWriter w : pending) {
+            w.close(); // sidecars folded into tensors
+        }
+        pending.clear();
+        store.putAll(puts, replace);
+        dirs.forEach(store::mkdirs);
+    }
+
+    /** Reads one archive entry: a directory to make, or a file's bytes into a new writer. */
+    private void read(TensorStore store, TarArchiveInputStream in, TarArchiveEntry e, Map<StorePath, BlobWriter> files,
+            List<StorePath> dirs) throws IOException {
+        StorePath p = prefix.resolve(StorePath.parse(e.getName()));
+        if (e.isDirectory()) {
+            dirs.add(p);
+            return;
+        }
+        if (!e.isFile()) {
+            throw HttpError.badRequest("archive entry '" + e.getName() + "' is neither a file nor a "
+                    + "directory (links and devices are not supported)");
+        }
+        BlobWriter w = BlobWriter.allocate(store.allocator(), e.getSize(), store.checksumBlock());
+        pending.add(w);
+        byte[] buf = new byte[(int) Math.min(1 << 20, Math.max(1, e.getSize()))];
+        int n;
+        while ((n = in.read(buf)) > 0) {
+            w.append(ByteBuffer.wrap(buf, 0, n));
+        }
+        if (files.put(p, w) != null) {
+            throw HttpError.badRequest("archive holds " + p + " twice");
+        }
+    }
+
+    /** The entries to publish: a file with a matching sidecar is a tensor, and that sidecar is not stored. */
+    private static List<TensorStore.Put> puts(Map<StorePath, BlobWriter> files) {
         List<TensorStore.Put> puts = new ArrayList<>();
         for (Map.Entry<StorePath, BlobWriter> f : files.entrySet()) {
             StorePath p = f.getKey();
@@ -108,12 +126,7 @@ final class TarUpload extends Uploads.SinkUpload {
             }
             puts.add(new TensorStore.Put(p, meta, f.getValue().take(), f.getValue().checksums()));
         }
-        for (BlobWriter w : pending) {
-            w.close(); // sidecars folded into tensors
-        }
-        pending.clear();
-        store.putAll(puts, replace);
-        dirs.forEach(store::mkdirs);
+        return puts;
     }
 
     private static boolean isSidecarOfTensor(Map<StorePath, BlobWriter> files, StorePath p) {

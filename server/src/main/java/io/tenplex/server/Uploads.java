@@ -25,13 +25,13 @@ final class Uploads {
     static void checkCanCreate(TensorStore store, StorePath path, boolean replace) {
         store.stat(path).ifPresent(e -> {
             if (e.type() == io.tenplex.store.EntryType.SIDECAR) {
-                throw StoreException.conflict(path + " is the sidecar of a tensor (read-only)");
+                throw StoreException.exists(path + " is the sidecar of a tensor (read-only)");
             }
             if (e.type() == io.tenplex.store.EntryType.DIR) {
-                throw StoreException.conflict(path + " is a directory");
+                throw StoreException.isADirectory(path + " is a directory");
             }
             if (!replace) {
-                throw StoreException.conflict(path + " exists (send x-replace: true or ?replace=true to replace it)");
+                throw StoreException.exists(path + " exists (send x-replace: true or ?replace=true to replace it)");
             }
         });
     }
@@ -214,7 +214,7 @@ final class Uploads {
         return (ex, existed) -> {
             try {
                 ex.respondJson(existed ? HttpResponseStatus.OK : HttpResponseStatus.CREATED,
-                        Json.entry(ex.rc.store().stat(path).orElseThrow()));
+                        Replies.EntryReply.of(ex.rc.store().stat(path).orElseThrow()));
             } catch (Exception e) {
                 throw new IllegalStateException(e);
             }

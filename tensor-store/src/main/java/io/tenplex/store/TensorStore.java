@@ -6,7 +6,6 @@ import io.tenplex.store.memory.Blob;
 import io.tenplex.store.memory.BlockChecksums;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -25,15 +24,10 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * prototype's sidecar text; names that would collide with a sidecar are refused.
  */
 public final class TensorStore implements AutoCloseable {
-    private static final String SIDECAR = ".meta";
-
     private final Allocator allocator;
     private final int checksumBlock;
     private final ReadWriteLock lock = new ReentrantReadWriteLock();
-    private final Dir root = new Dir();
-    private long tensorCount;
-    private long fileCount;
-    private long tensorBytes;
+    private final Tree tree = new Tree();
 
     public TensorStore(Allocator allocator) {
         this(allocator, BlockChecksums.DEFAULT_BLOCK);
@@ -52,25 +46,6 @@ public final class TensorStore implements AutoCloseable {
         return checksumBlock;
     }
 
-    private abstract static sealed class Node permits Dir, Data {
-    }
-
-    private static final class Dir extends Node {
-        final Map<String, Node> children = new LinkedHashMap<>();
-    }
-
-    private static final class Data extends Node {
-        final TensorMeta meta; // null for a file
-        final Blob blob;
-        final BlockChecksums sums;
-
-        Data(TensorMeta meta, Blob blob, BlockChecksums sums) {
-            this.meta = meta;
-            this.blob = blob;
-            this.sums = sums;
-        }
-    }
-
     /** One entry of an atomic batch of puts. The blob's reference passes to the store. */
     public record Put(StorePath path, TensorMeta meta, Blob blob, BlockChecksums sums) {
         public static Put file(StorePath path, Blob blob, BlockChecksums sums) {
@@ -82,8 +57,9 @@ public final class TensorStore implements AutoCloseable {
      * Publishes a tensor. Ownership of {@code blob}'s reference passes to the store, also on failure
      * (then it is released).
      *
-     * @throws StoreException conflict when the path exists (and not {@code replace}), is a directory,
-     *     has a file as an ancestor, or collides with a sidecar name; bad request on size mismatch
+     * @throws StoreException conflict when the path exists (and not {@code replace}; detail EXISTS), is
+     *     a directory (IS_A_DIRECTORY), has a file as an ancestor (NOT_A_DIRECTORY), or collides with a
+     *     sidecar name (EXISTS); bad request on size mismatch
      */
     public void putTensor(StorePath path, TensorMeta meta, Blob blob, BlockChecksums sums, boolean replace) {
         putAll(List.of(new Put(path, meta, blob, sums)), replace);
@@ -100,16 +76,16 @@ public final class TensorStore implements AutoCloseable {
         lock.writeLock().lock();
         try {
             for (Put p : puts) {
-                checkPut(p, replace, puts);
+                PutCheck.check(tree, p, replace, puts);
             }
             for (Put p : puts) {
-                Dir dir = mkdirsLocked(p.path().parent());
-                Node old = dir.children.put(p.path().name(), new Data(p.meta(), p.blob(), p.sums()));
-                if (old instanceof Data d) {
-                    account(d, -1);
+                Tree.Data added = new Tree.Data(p.meta(), p.blob(), p.sums());
+                Tree.Node old = tree.mkdirs(p.path().parent()).children.put(p.path().name(), added);
+                if (old instanceof Tree.Data d) {
+                    tree.account(d, -1);
                     toRelease.add(d.blob);
                 }
-                account((Data) dir.children.get(p.path().name()), +1);
+                tree.account(added, +1);
             }
         } catch (RuntimeException e) {
             for (Put p : puts) {
@@ -122,91 +98,19 @@ public final class TensorStore implements AutoCloseable {
         }
     }
 
-    private void checkPut(Put p, boolean replace, List<Put> batch) {
-        StorePath path = p.path();
-        if (path.isRoot()) {
-            throw StoreException.badRequest("cannot store data at the root path");
-        }
-        if (p.meta() != null && p.meta().byteSize() != p.blob().size()) {
-            throw StoreException.badRequest("tensor " + p.meta() + " needs " + p.meta().byteSize() + " bytes, got "
-                    + p.blob().size());
-        }
-        Node at = root;
-        StorePath walked = StorePath.root();
-        for (String part : path.parent().parts()) {
-            walked = walked.child(part);
-            Node next = ((Dir) at).children.get(part);
-            if (next == null) {
-                checkNotSidecarOfTensor((Dir) at, part, walked);
-                break;
-            }
-            if (next instanceof Data) {
-                throw StoreException.conflict(walked + " is a " + kind((Data) next) + ", not a directory");
-            }
-            at = next;
-        }
-        String name = path.name();
-        Node existing = lookupLocked(path);
-        if (existing instanceof Dir) {
-            throw StoreException.conflict(path + " is a directory");
-        }
-        if (existing != null && !replace) {
-            throw StoreException.conflict(path + " exists (send x-replace: true or ?replace=true to replace it)");
-        }
-        if (existing == null && lookupLocked(path.parent()) instanceof Dir parent) {
-            checkNotSidecarOfTensor(parent, name, path);
-            if (p.meta() != null && parent.children.containsKey(name + SIDECAR)) {
-                throw StoreException.conflict(path + SIDECAR + " exists, so " + path
-                        + " cannot be a tensor (its sidecar would collide)");
-            }
-        }
-        for (Put other : batch) {
-            if (other != p && other.path().equals(path)) {
-                throw StoreException.conflict(path + " appears twice in one upload");
-            }
-            if (other != p && isAncestor(other.path(), path)) {
-                throw StoreException.conflict(other.path() + " cannot be both data and a directory in one upload");
-            }
-        }
-    }
-
-    private static boolean isAncestor(StorePath a, StorePath b) {
-        return a.parts().size() < b.parts().size() && b.parts().subList(0, a.parts().size()).equals(a.parts());
-    }
-
-    private static void checkNotSidecarOfTensor(Dir dir, String name, StorePath path) {
-        if (name.endsWith(SIDECAR)
-                && dir.children.get(name.substring(0, name.length() - SIDECAR.length())) instanceof Data d
-                && d.meta != null) {
-            throw StoreException.conflict(path + " is the sidecar of tensor "
-                    + path.parent().child(name.substring(0, name.length() - SIDECAR.length())) + " (read-only)");
-        }
-    }
-
-    private static String kind(Data d) {
-        return d.meta != null ? "tensor" : "file";
-    }
-
-    private void account(Data d, int sign) {
-        if (d.meta != null) {
-            tensorCount += sign;
-            tensorBytes += sign * d.blob.size();
-        } else {
-            fileCount += sign;
-        }
-    }
-
     /**
      * Publishes the bytes of the file or tensor at {@code from} also under {@code to}, without copying
      * (both names share the memory until one is replaced or deleted).
      */
     public void link(StorePath from, StorePath to, boolean replace) {
-        Data d;
+        Tree.Data d;
         lock.readLock().lock();
         try {
-            Node n = lookupLocked(from);
-            if (!(n instanceof Data data)) {
-                throw StoreException.notFound("no file or tensor at " + from);
+            Tree.Node n = tree.lookup(from);
+            if (!(n instanceof Tree.Data data)) {
+                throw n == null ? StoreException.notFound("no file or tensor at " + from)
+                        : new StoreException(StoreException.Kind.NOT_FOUND, StoreException.Kind.IS_A_DIRECTORY,
+                                "no file or tensor at " + from + " (it is a directory)");
             }
             d = data;
             d.blob.retain();
@@ -222,25 +126,22 @@ public final class TensorStore implements AutoCloseable {
      * is how a staged generation becomes the one training loads.
      *
      * @throws StoreException not found when {@code from} is missing; conflict when {@code to} is
-     *     inside {@code from} or an ancestor of {@code to} is not a directory
+     *     inside {@code from} or an ancestor of {@code to} is not a directory (NOT_A_DIRECTORY)
      */
     public void move(StorePath from, StorePath to) {
-        if (from.isRoot() || to.isRoot() || isAncestor(from, to) || from.equals(to)) {
+        if (from.isRoot() || to.isRoot() || PutCheck.isAncestor(from, to) || from.equals(to)) {
             throw StoreException.conflict("cannot move " + from + " to " + to);
         }
         List<Blob> toRelease = new ArrayList<>();
         lock.writeLock().lock();
         try {
-            Node node = lookupLocked(from);
-            if (node == null) {
-                throw StoreException.notFound("node not exist: " + from);
-            }
-            checkDirectoryPathLocked(to.parent());
-            Dir target = mkdirsLocked(to.parent());
-            ((Dir) lookupLocked(from.parent())).children.remove(from.name());
-            Node old = target.children.put(to.name(), node);
+            Tree.Node node = existing(from);
+            tree.checkDirectoryPath(to.parent());
+            Tree.Dir target = tree.mkdirs(to.parent());
+            ((Tree.Dir) tree.lookup(from.parent())).children.remove(from.name());
+            Tree.Node old = target.children.put(to.name(), node);
             if (old != null) {
-                collect(old, toRelease, new long[3]);
+                tree.collect(old, toRelease, new long[3]);
             }
         } finally {
             lock.writeLock().unlock();
@@ -253,121 +154,49 @@ public final class TensorStore implements AutoCloseable {
      * the bytes: the copy is what {@code from} held at that instant, and later writes under either
      * name do not show through the other. Empty directories are copied too.
      *
-     * @throws StoreException not found when {@code from} is missing; conflict when {@code to} exists,
-     *     is inside {@code from}, or an ancestor of {@code to} is not a directory
+     * @throws StoreException not found when {@code from} is missing; conflict when {@code to} exists
+     *     (EXISTS), is inside {@code from}, or an ancestor of {@code to} is not a directory
      */
     public void snapshot(StorePath from, StorePath to) {
-        if (to.isRoot() || isAncestor(from, to) || from.equals(to)) {
+        if (to.isRoot() || PutCheck.isAncestor(from, to) || from.equals(to)) {
             throw StoreException.conflict("cannot snapshot " + from + " to " + to);
         }
         lock.writeLock().lock();
         try {
-            Node node = lookupLocked(from);
-            if (node == null) {
-                throw StoreException.notFound("node not exist: " + from);
+            Tree.Node node = existing(from);
+            if (tree.lookup(to) != null) {
+                throw StoreException.exists(to + " exists");
             }
-            if (lookupLocked(to) != null) {
-                throw StoreException.conflict(to + " exists");
-            }
-            checkDirectoryPathLocked(to.parent());
-            mkdirsLocked(to.parent()).children.put(to.name(), copyLocked(node));
+            tree.checkDirectoryPath(to.parent());
+            tree.mkdirs(to.parent()).children.put(to.name(), tree.copy(node));
         } finally {
             lock.writeLock().unlock();
         }
     }
 
-    /** Conflict when an existing ancestor-or-self of {@code dir} is a file or tensor (missing parts are fine). */
-    private void checkDirectoryPathLocked(StorePath dir) {
-        Node at = root;
-        for (String part : dir.parts()) {
-            Node next = ((Dir) at).children.get(part);
-            if (next instanceof Data d) {
-                throw StoreException.conflict(dir + " is a " + kind(d) + ", not a directory");
-            }
-            if (next == null) {
-                return;
-            }
-            at = next;
+    private Tree.Node existing(StorePath path) {
+        Tree.Node node = tree.lookup(path);
+        if (node == null) {
+            throw StoreException.notFound("node not exist: " + path);
         }
-    }
-
-    private Node copyLocked(Node n) {
-        if (n instanceof Data d) {
-            d.blob.retain();
-            Data c = new Data(d.meta, d.blob, d.sums);
-            account(c, +1);
-            return c;
-        }
-        Dir c = new Dir();
-        ((Dir) n).children.forEach((name, child) -> c.children.put(name, copyLocked(child)));
-        return c;
+        return node;
     }
 
     /** Creates a directory and its missing parents; existing directories are fine. */
     public void mkdirs(StorePath path) {
         lock.writeLock().lock();
         try {
-            Node at = root;
-            StorePath walked = StorePath.root();
-            for (String part : path.parts()) {
-                walked = walked.child(part);
-                Node next = ((Dir) at).children.get(part);
-                if (next instanceof Data d) {
-                    throw StoreException.conflict(walked + " is a " + kind(d) + ", not a directory");
-                }
-                if (next == null) {
-                    checkNotSidecarOfTensor((Dir) at, part, walked);
-                    break;
-                }
-                at = next;
-            }
-            mkdirsLocked(path);
+            PutCheck.checkAncestors(tree, path);
+            tree.mkdirs(path);
         } finally {
             lock.writeLock().unlock();
         }
     }
 
-    private Dir mkdirsLocked(StorePath path) {
-        Dir at = root;
-        for (String part : path.parts()) {
-            Node next = at.children.get(part);
-            if (next == null) {
-                next = new Dir();
-                at.children.put(part, next);
-            }
-            at = (Dir) next;
-        }
-        return at;
-    }
-
-    private Node lookupLocked(StorePath path) {
-        Node at = root;
-        for (String part : path.parts()) {
-            if (!(at instanceof Dir d)) {
-                return null;
-            }
-            at = d.children.get(part);
-            if (at == null) {
-                return null;
-            }
-        }
-        return at;
-    }
-
-    /** The tensor whose sidecar {@code path} names, or null. */
-    private Data sidecarOwnerLocked(StorePath path) {
-        String name = path.name();
-        if (!name.endsWith(SIDECAR) || name.length() == SIDECAR.length()) {
-            return null;
-        }
-        Node owner = lookupLocked(path.parent().child(name.substring(0, name.length() - SIDECAR.length())));
-        return owner instanceof Data d && d.meta != null ? d : null;
-    }
-
     /**
      * Deletes an entry; directories recursively.
      *
-     * @throws StoreException not found; conflict for a sidecar; bad request for the root
+     * @throws StoreException not found; conflict for a sidecar (WRONG_TYPE); bad request for the root
      */
     public DeleteCounts delete(StorePath path) {
         if (path.isRoot()) {
@@ -377,15 +206,14 @@ public final class TensorStore implements AutoCloseable {
         long[] counts = new long[3];
         lock.writeLock().lock();
         try {
-            Node node = lookupLocked(path);
-            if (node == null) {
-                if (sidecarOwnerLocked(path) != null) {
-                    throw StoreException.conflict(path + " is a tensor's sidecar; delete the tensor instead");
-                }
-                throw StoreException.notFound("node not exist: " + path);
+            Tree.Node node = tree.lookup(path);
+            if (node == null && tree.sidecarOwner(path) != null) {
+                throw StoreException.wrongType(StoreException.Kind.CONFLICT,
+                        path + " is a tensor's sidecar; delete the tensor instead");
             }
-            ((Dir) lookupLocked(path.parent())).children.remove(path.name());
-            collect(node, toRelease, counts);
+            existing(path);
+            ((Tree.Dir) tree.lookup(path.parent())).children.remove(path.name());
+            tree.collect(node, toRelease, counts);
         } finally {
             lock.writeLock().unlock();
             toRelease.forEach(Blob::release);
@@ -393,76 +221,41 @@ public final class TensorStore implements AutoCloseable {
         return new DeleteCounts(counts[0], counts[1], counts[2]);
     }
 
-    private void collect(Node node, List<Blob> toRelease, long[] counts) {
-        if (node instanceof Data d) {
-            account(d, -1);
-            toRelease.add(d.blob);
-            counts[0] += d.meta != null ? 2 : 1;
-            counts[2] += d.blob.size();
-        } else {
-            counts[1]++;
-            for (Node c : ((Dir) node).children.values()) {
-                collect(c, toRelease, counts);
-            }
-        }
-    }
-
     /** What is at {@code path} (a sidecar included), or empty. */
     public Optional<Entry> stat(StorePath path) {
         lock.readLock().lock();
         try {
-            Node n = lookupLocked(path);
+            Tree.Node n = tree.lookup(path);
             if (n != null) {
-                return Optional.of(entry(path, n));
+                return Optional.of(Tree.entry(path, n));
             }
-            Data owner = sidecarOwnerLocked(path);
-            return owner == null ? Optional.empty()
-                    : Optional.of(new Entry(path, EntryType.SIDECAR, owner.meta.sidecarBytes().length, null, 0));
+            Tree.Data owner = tree.sidecarOwner(path);
+            return owner == null ? Optional.empty() : Optional.of(Tree.sidecarEntry(path, owner));
         } finally {
             lock.readLock().unlock();
         }
-    }
-
-    private static Entry entry(StorePath path, Node n) {
-        if (n instanceof Dir d) {
-            return new Entry(path, EntryType.DIR, 0, null, d.children.size());
-        }
-        Data d = (Data) n;
-        return new Entry(path, d.meta != null ? EntryType.TENSOR : EntryType.FILE, d.blob.size(), d.meta, 0);
     }
 
     /**
      * The children of a directory in creation order; with {@code sidecars}, every tensor is preceded
      * by its {@code .meta} sidecar (the prototype created it first).
      *
-     * @throws StoreException not found, or conflict when {@code path} is not a directory
+     * @throws StoreException not found, or conflict when {@code path} is not a directory (NOT_A_DIRECTORY)
      */
     public List<Entry> list(StorePath path, boolean sidecars) {
         lock.readLock().lock();
         try {
-            Node n = lookupLocked(path);
-            if (n == null) {
-                throw StoreException.notFound("node not exist: " + path);
-            }
-            if (!(n instanceof Dir dir)) {
-                throw StoreException.conflict(path + " is not a directory");
+            if (!(existing(path) instanceof Tree.Dir dir)) {
+                throw StoreException.notADirectory(path + " is not a directory");
             }
             List<Entry> out = new ArrayList<>(dir.children.size());
-            for (Map.Entry<String, Node> e : dir.children.entrySet()) {
-                addEntry(out, path.child(e.getKey()), e.getValue(), sidecars);
+            for (Map.Entry<String, Tree.Node> e : dir.children.entrySet()) {
+                Tree.addEntry(out, path.child(e.getKey()), e.getValue(), sidecars);
             }
             return out;
         } finally {
             lock.readLock().unlock();
         }
-    }
-
-    private static void addEntry(List<Entry> out, StorePath p, Node n, boolean sidecars) {
-        if (sidecars && n instanceof Data d && d.meta != null) {
-            out.add(new Entry(p.parent().child(p.name() + SIDECAR), EntryType.SIDECAR, d.meta.sidecarBytes().length,
-                    null, 0));
-        }
-        out.add(entry(p, n));
     }
 
     /**
@@ -472,50 +265,39 @@ public final class TensorStore implements AutoCloseable {
     public List<Entry> walk(StorePath path, boolean sidecars) {
         lock.readLock().lock();
         try {
-            Node n = lookupLocked(path);
+            Tree.Node n = tree.lookup(path);
             List<Entry> out = new ArrayList<>();
             if (n == null) {
-                Data owner = sidecarOwnerLocked(path);
+                Tree.Data owner = tree.sidecarOwner(path);
                 if (owner == null || !sidecars) {
                     throw StoreException.notFound("node not exist: " + path);
                 }
-                out.add(new Entry(path, EntryType.SIDECAR, owner.meta.sidecarBytes().length, null, 0));
+                out.add(Tree.sidecarEntry(path, owner));
                 return out;
             }
-            walkLocked(path, n, sidecars, out);
+            Tree.walk(path, n, sidecars, out);
             return out;
         } finally {
             lock.readLock().unlock();
         }
     }
 
-    private static void walkLocked(StorePath path, Node n, boolean sidecars, List<Entry> out) {
-        if (n instanceof Dir d) {
-            for (Map.Entry<String, Node> e : d.children.entrySet()) {
-                walkLocked(path.child(e.getKey()), e.getValue(), sidecars, out);
-            }
-        } else {
-            addEntry(out, path, n, sidecars);
-        }
-    }
-
     /**
      * Opens the bytes of a file, tensor or sidecar for reading.
      *
-     * @throws StoreException not found, or conflict for a directory
+     * @throws StoreException not found, or conflict for a directory (IS_A_DIRECTORY)
      */
     public DataRef open(StorePath path) {
         lock.readLock().lock();
         try {
-            Node n = lookupLocked(path);
-            if (n instanceof Data d) {
-                return new DataRef(path, d.meta != null ? EntryType.TENSOR : EntryType.FILE, d.meta, d.blob.retain(),
-                        d.sums);
+            Tree.Node n = tree.lookup(path);
+            if (n instanceof Tree.Data d) {
+                return new DataRef(path, d.type(), d.meta, d.blob.retain(), d.sums);
             }
-            if (n instanceof Dir) {
-                throw StoreException.conflict(path + " is a directory");
+            if (n instanceof Tree.Dir) {
+                throw StoreException.isADirectory(path + " is a directory");
             }
-            Data owner = sidecarOwnerLocked(path);
+            Tree.Data owner = tree.sidecarOwner(path);
             if (owner != null) {
                 return new DataRef(path, owner.meta.toSidecar().getBytes(StandardCharsets.US_ASCII));
             }
@@ -525,12 +307,13 @@ public final class TensorStore implements AutoCloseable {
         }
     }
 
-    /** Opens a tensor; anything else is not found. */
+    /** Opens a tensor; anything else is not found (detail WRONG_TYPE when it is something else). */
     public DataRef openTensor(StorePath path) {
         DataRef ref = open(path);
         if (ref.type() != EntryType.TENSOR) {
             ref.close();
-            throw StoreException.notFound("no tensor at " + path + " (it is a " + ref.type().jsonName() + ")");
+            throw StoreException.wrongType(StoreException.Kind.NOT_FOUND, "no tensor at " + path + " (it is a "
+                    + ref.type().jsonName() + ")");
         }
         return ref;
     }
@@ -539,7 +322,7 @@ public final class TensorStore implements AutoCloseable {
     public long[] totals() {
         lock.readLock().lock();
         try {
-            return new long[] {tensorCount, fileCount, tensorBytes};
+            return new long[] {tree.tensorCount, tree.fileCount, tree.tensorBytes};
         } finally {
             lock.readLock().unlock();
         }
@@ -551,10 +334,10 @@ public final class TensorStore implements AutoCloseable {
         List<Blob> toRelease = new ArrayList<>();
         lock.writeLock().lock();
         try {
-            for (Node c : root.children.values()) {
-                collect(c, toRelease, new long[3]);
+            for (Tree.Node c : tree.root.children.values()) {
+                tree.collect(c, toRelease, new long[3]);
             }
-            root.children.clear();
+            tree.root.children.clear();
         } finally {
             lock.writeLock().unlock();
             toRelease.forEach(Blob::release);

@@ -173,4 +173,43 @@ class TensorStoreTest {
     private void putTensorMeta() {
         Fixtures.putTensor(store, "/m", TensorMeta.of(DType.I16, 5), new byte[10], false);
     }
+
+    @Test
+    void refusals_carryAPreciseKind_underTheirGeneralOne() {
+        putFile(store, "/d/f", new byte[] {1}, false);
+        putF32(store, "/d/t", 1);
+        record Case(org.junit.jupiter.api.function.Executable op, StoreException.Kind general,
+                StoreException.Kind detail) {}
+        List<Case> cases = List.of(
+                new Case(() -> putFile(store, "/d/f", new byte[] {1}, false), StoreException.Kind.CONFLICT,
+                        StoreException.Kind.EXISTS),
+                new Case(() -> putFile(store, "/d/f/x", new byte[] {1}, false), StoreException.Kind.CONFLICT,
+                        StoreException.Kind.NOT_A_DIRECTORY),
+                new Case(() -> putFile(store, "/d", new byte[] {1}, true), StoreException.Kind.CONFLICT,
+                        StoreException.Kind.IS_A_DIRECTORY),
+                new Case(() -> putFile(store, "/d/t.meta", new byte[] {1}, true), StoreException.Kind.CONFLICT,
+                        StoreException.Kind.EXISTS),
+                new Case(() -> store.mkdirs(StorePath.parse("/d/f/x")), StoreException.Kind.CONFLICT,
+                        StoreException.Kind.NOT_A_DIRECTORY),
+                new Case(() -> store.list(StorePath.parse("/d/f"), false), StoreException.Kind.CONFLICT,
+                        StoreException.Kind.NOT_A_DIRECTORY),
+                new Case(() -> store.open(StorePath.parse("/d")), StoreException.Kind.CONFLICT,
+                        StoreException.Kind.IS_A_DIRECTORY),
+                new Case(() -> store.openTensor(StorePath.parse("/d/f")), StoreException.Kind.NOT_FOUND,
+                        StoreException.Kind.WRONG_TYPE),
+                new Case(() -> store.delete(StorePath.parse("/d/t.meta")), StoreException.Kind.CONFLICT,
+                        StoreException.Kind.WRONG_TYPE),
+                new Case(() -> store.snapshot(StorePath.parse("/d/f"), StorePath.parse("/d/t")),
+                        StoreException.Kind.CONFLICT, StoreException.Kind.EXISTS),
+                new Case(() -> store.move(StorePath.parse("/d/f"), StorePath.parse("/d/t/x")),
+                        StoreException.Kind.CONFLICT, StoreException.Kind.NOT_A_DIRECTORY),
+                new Case(() -> store.delete(StorePath.parse("/none")), StoreException.Kind.NOT_FOUND,
+                        StoreException.Kind.NOT_FOUND));
+        for (Case c : cases) {
+            StoreException e = assertThrows(StoreException.class, c.op());
+            assertEquals(c.general(), e.kind(), e.getMessage());
+            assertEquals(c.detail(), e.detail(), e.getMessage());
+            assertEquals(c.detail().name().toLowerCase(java.util.Locale.ROOT), e.code());
+        }
+    }
 }

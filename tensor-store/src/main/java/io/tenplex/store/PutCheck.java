@@ -1,0 +1,73 @@
+package io.tenplex.store;
+
+import java.util.List;
+
+/** Whether a batch of puts may be published: every refusal before anything changes. Under the store's lock. */
+final class PutCheck {
+    private PutCheck() {
+    }
+
+    static void check(Tree tree, TensorStore.Put p, boolean replace, List<TensorStore.Put> batch) {
+        StorePath path = p.path();
+        if (path.isRoot()) {
+            throw StoreException.badRequest("cannot store data at the root path");
+        }
+        if (p.meta() != null && p.meta().byteSize() != p.blob().size()) {
+            throw StoreException.badRequest("tensor " + p.meta() + " needs " + p.meta().byteSize() + " bytes, got "
+                    + p.blob().size());
+        }
+        checkAncestors(tree, path.parent());
+        Tree.Node existing = tree.lookup(path);
+        if (existing instanceof Tree.Dir) {
+            throw StoreException.isADirectory(path + " is a directory");
+        }
+        if (existing != null && !replace) {
+            throw StoreException.exists(path + " exists (send x-replace: true or ?replace=true to replace it)");
+        }
+        if (existing == null && tree.lookup(path.parent()) instanceof Tree.Dir parent) {
+            Tree.checkNotSidecarOfTensor(parent, path.name(), path);
+            if (p.meta() != null && parent.children.containsKey(path.name() + Tree.SIDECAR)) {
+                throw StoreException.exists(path + Tree.SIDECAR + " exists, so " + path
+                        + " cannot be a tensor (its sidecar would collide)");
+            }
+        }
+        checkBatch(p, batch);
+    }
+
+    /**
+     * The existing part of {@code dir} must be directories, and its first missing part must not be a
+     * tensor's sidecar name.
+     */
+    static void checkAncestors(Tree tree, StorePath dir) {
+        Tree.Node at = tree.root;
+        StorePath walked = StorePath.root();
+        for (String part : dir.parts()) {
+            walked = walked.child(part);
+            Tree.Node next = ((Tree.Dir) at).children.get(part);
+            if (next == null) {
+                Tree.checkNotSidecarOfTensor((Tree.Dir) at, part, walked);
+                return;
+            }
+            if (next instanceof Tree.Data d) {
+                throw StoreException.notADirectory(walked + " is a " + d.type().jsonName() + ", not a directory");
+            }
+            at = next;
+        }
+    }
+
+    private static void checkBatch(TensorStore.Put p, List<TensorStore.Put> batch) {
+        for (TensorStore.Put other : batch) {
+            if (other != p && other.path().equals(p.path())) {
+                throw StoreException.conflict(p.path() + " appears twice in one upload");
+            }
+            if (other != p && isAncestor(other.path(), p.path())) {
+                throw StoreException.notADirectory(other.path()
+                        + " cannot be both data and a directory in one upload");
+            }
+        }
+    }
+
+    static boolean isAncestor(StorePath a, StorePath b) {
+        return a.parts().size() < b.parts().size() && b.parts().subList(0, a.parts().size()).equals(a.parts());
+    }
+}

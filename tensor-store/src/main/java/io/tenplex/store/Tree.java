@@ -1,0 +1,176 @@
+package io.tenplex.store;
+
+import io.tenplex.ptc.TensorMeta;
+import io.tenplex.store.memory.Blob;
+import io.tenplex.store.memory.BlockChecksums;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The namespace tree of a {@link TensorStore}: directories (children in creation order) and data
+ * nodes, lookups and walks, and the totals the metrics show. Not thread-safe: the store calls it
+ * under its lock.
+ */
+final class Tree {
+    static final String SIDECAR = ".meta";
+
+    abstract static sealed class Node permits Dir, Data {
+    }
+
+    static final class Dir extends Node {
+        final Map<String, Node> children = new LinkedHashMap<>();
+    }
+
+    static final class Data extends Node {
+        final TensorMeta meta; // null for a file
+        final Blob blob;
+        final BlockChecksums sums;
+
+        Data(TensorMeta meta, Blob blob, BlockChecksums sums) {
+            this.meta = meta;
+            this.blob = blob;
+            this.sums = sums;
+        }
+
+        EntryType type() {
+            return meta != null ? EntryType.TENSOR : EntryType.FILE;
+        }
+    }
+
+    final Dir root = new Dir();
+    long tensorCount;
+    long fileCount;
+    long tensorBytes;
+
+    Node lookup(StorePath path) {
+        Node at = root;
+        for (String part : path.parts()) {
+            if (!(at instanceof Dir d)) {
+                return null;
+            }
+            at = d.children.get(part);
+            if (at == null) {
+                return null;
+            }
+        }
+        return at;
+    }
+
+    /** The directory at {@code path}, made with its missing parents (callers checked the path first). */
+    Dir mkdirs(StorePath path) {
+        Dir at = root;
+        for (String part : path.parts()) {
+            Node next = at.children.get(part);
+            if (next == null) {
+                next = new Dir();
+                at.children.put(part, next);
+            }
+            at = (Dir) next;
+        }
+        return at;
+    }
+
+    /** The tensor whose sidecar {@code path} names, or null. */
+    Data sidecarOwner(StorePath path) {
+        String name = path.name();
+        if (!name.endsWith(SIDECAR) || name.length() == SIDECAR.length()) {
+            return null;
+        }
+        Node owner = lookup(path.parent().child(name.substring(0, name.length() - SIDECAR.length())));
+        return owner instanceof Data d && d.meta != null ? d : null;
+    }
+
+    /** Not a directory when an existing ancestor-or-self of {@code dir} is a file or tensor (missing parts are fine). */
+    void checkDirectoryPath(StorePath dir) {
+        Node at = root;
+        for (String part : dir.parts()) {
+            Node next = ((Dir) at).children.get(part);
+            if (next instanceof Data d) {
+                throw StoreException.notADirectory(dir + " is a " + d.type().jsonName() + ", not a directory");
+            }
+            if (next == null) {
+                return;
+            }
+            at = next;
+        }
+    }
+
+    /** Exists when {@code name} in {@code dir} is the sidecar of a tensor there. */
+    static void checkNotSidecarOfTensor(Dir dir, String name, StorePath path) {
+        if (name.endsWith(SIDECAR)
+                && dir.children.get(name.substring(0, name.length() - SIDECAR.length())) instanceof Data d
+                && d.meta != null) {
+            throw StoreException.exists(path + " is the sidecar of tensor "
+                    + path.parent().child(name.substring(0, name.length() - SIDECAR.length())) + " (read-only)");
+        }
+    }
+
+    void account(Data d, int sign) {
+        if (d.meta != null) {
+            tensorCount += sign;
+            tensorBytes += sign * d.blob.size();
+        } else {
+            fileCount += sign;
+        }
+    }
+
+    /** Unaccounts a removed subtree: its blobs go to {@code toRelease}; counts: entries, dirs, bytes. */
+    void collect(Node node, List<Blob> toRelease, long[] counts) {
+        if (node instanceof Data d) {
+            account(d, -1);
+            toRelease.add(d.blob);
+            counts[0] += d.meta != null ? 2 : 1;
+            counts[2] += d.blob.size();
+        } else {
+            counts[1]++;
+            for (Node c : ((Dir) node).children.values()) {
+                collect(c, toRelease, counts);
+            }
+        }
+    }
+
+    /** A copy of a subtree that shares the bytes (each blob retained once more). */
+    Node copy(Node n) {
+        if (n instanceof Data d) {
+            d.blob.retain();
+            Data c = new Data(d.meta, d.blob, d.sums);
+            account(c, +1);
+            return c;
+        }
+        Dir c = new Dir();
+        ((Dir) n).children.forEach((name, child) -> c.children.put(name, copy(child)));
+        return c;
+    }
+
+    static Entry entry(StorePath path, Node n) {
+        if (n instanceof Dir d) {
+            return new Entry(path, EntryType.DIR, 0, null, d.children.size());
+        }
+        Data d = (Data) n;
+        return new Entry(path, d.type(), d.blob.size(), d.meta, 0);
+    }
+
+    static Entry sidecarEntry(StorePath path, Data owner) {
+        return new Entry(path, EntryType.SIDECAR, owner.meta.sidecarBytes().length, null, 0);
+    }
+
+    /** Adds {@code n}'s entry, preceded by its sidecar's when {@code sidecars} and it is a tensor. */
+    static void addEntry(List<Entry> out, StorePath p, Node n, boolean sidecars) {
+        if (sidecars && n instanceof Data d && d.meta != null) {
+            out.add(sidecarEntry(p.parent().child(p.name() + SIDECAR), d));
+        }
+        out.add(entry(p, n));
+    }
+
+    /** Every non-directory entry at or below {@code path}, depth-first in creation order. */
+    static void walk(StorePath path, Node n, boolean sidecars, List<Entry> out) {
+        if (n instanceof Dir d) {
+            for (Map.Entry<String, Node> e : d.children.entrySet()) {
+                walk(path.child(e.getKey()), e.getValue(), sidecars, out);
+            }
+        } else {
+            addEntry(out, path, n, sidecars);
+        }
+    }
+}
