@@ -131,6 +131,10 @@ class Answer:
     def __init__(self, status, text, headers):
         self.status_code, self.text, self.headers = status, text, headers
 
+    def json(self):
+        import json
+        return json.loads(self.text)
+
 
 assert http_client.base_url("127.0.0.1:9/") == "http://127.0.0.1:9"
 assert http_client.base_url("https://h:1") == "https://h:1"
@@ -138,4 +142,7 @@ e = http_client.error_of("GET", "/api/v1/files/x", Answer(404, "no such file /x\
 assert (str(e), e.status, e.reason, e.code) == ("GET /api/v1/files/x: 404 no such file /x", 404, "no such file /x",
                                                 "not_found"), (str(e), e.code)
 assert http_client.error_of("GET", "/x", Answer(500, "boom", {})).code is None
+j = http_client.error_of("GET", "/api/v1/files/t", Answer(404, '{"error":"/t is a tensor","code":"wrong_type"}', {
+    "Content-Type": "application/json", "X-Tenplex-Error-Code": "wrong_type"}))
+assert (j.reason, j.code) == ("/t is a tensor", "wrong_type"), (j.reason, j.code)  # the reason, not the JSON body
 print("OK")

@@ -40,9 +40,21 @@ def base_url(addr):
     return url if "://" in url else "http://" + url
 
 
+def reason_of(response):
+    """The daemon's one-line reason: the ``error`` of a JSON error body, else the text body."""
+    if response.headers.get("Content-Type", "").startswith("application/json"):
+        try:
+            body = response.json()
+            if isinstance(body, dict) and isinstance(body.get("error"), str):
+                return body["error"].strip()
+        except ValueError:
+            pass
+    return response.text.strip()
+
+
 def error_of(method, path, response):
     """The :class:`TenplexError` for a refused request."""
-    reason = response.text.strip()
+    reason = reason_of(response)
     return TenplexError("%s %s: %d %s" % (method, path, response.status_code, reason), response.status_code, reason,
                         response.headers.get(ERROR_CODE_HEADER))
 

@@ -130,8 +130,24 @@ public final class TenplexClient {
                 return resp;
             }
         }
-        throw new TenplexException(resp.statusCode(), r.method() + " " + r.uri().getRawPath() + ": " + resp.statusCode() + " "
-                + new String(resp.body(), StandardCharsets.UTF_8).strip());
+        throw new TenplexException(resp.statusCode(), resp.headers().firstValue("X-Tenplex-Error-Code").orElse(null),
+                r.method() + " " + r.uri().getRawPath() + ": " + resp.statusCode() + " " + reason(resp));
+    }
+
+    /** The daemon's one-line reason: the {@code error} of a JSON error body, else the text body. */
+    private String reason(HttpResponse<byte[]> resp) {
+        String text = new String(resp.body(), StandardCharsets.UTF_8).strip();
+        if (resp.headers().firstValue("Content-Type").orElse("").startsWith("application/json")) {
+            try {
+                JsonNode error = json.readTree(text).get("error");
+                if (error != null && error.isTextual()) {
+                    return error.asText();
+                }
+            } catch (IOException e) {
+                return text;
+            }
+        }
+        return text;
     }
 
     private HttpRequest.Builder at(String route, String path, String query) {

@@ -100,10 +100,13 @@ class JavaClientIT {
         assertEquals(10.0, s.getDouble(1, 1));
         TenplexException missing = assertThrows(TenplexException.class, () -> client.getTensor("/job/jc/nope", null));
         assertEquals(404, missing.status());
+        assertEquals("not_found", missing.code());
+        assertFalse(missing.getMessage().contains("{"), missing.getMessage()); // the reason, not the JSON body
         TenplexException range = assertThrows(TenplexException.class,
                 () -> client.getTensor("/job/jc/save/0/model/w" + TenplexClient.TENSOR, "0:9"));
         assertEquals(400, range.status());
         assertTrue(range.getMessage().contains("out of bounds"), range.getMessage());
+        assertEquals("bad_request", range.code());
         assertThrows(IllegalArgumentException.class, () -> client.save("/job/jc/x", Map.of("a/b", 1L)));
         assertEquals(404, assertThrows(TenplexException.class, () -> client.shouldStop("jc", 0)).status()); // no job routes here
     }
