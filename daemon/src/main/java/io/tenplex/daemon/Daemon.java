@@ -1,6 +1,13 @@
 package io.tenplex.daemon;
 
-import io.tenplex.adapters.JobService;
+import io.tenplex.adapters.ResourceChanges;
+import io.tenplex.jobs.JobExecutors;
+import io.tenplex.jobs.Jobs;
+import io.tenplex.server.jobs.HttpDaemonClient;
+import io.tenplex.server.jobs.JobRoutes;
+import io.tenplex.server.jobs.NettyRangeReads;
+import io.tenplex.server.jobs.PlanningPool;
+import io.tenplex.server.jobs.StopRoute;
 import io.tenplex.jobs.StopFlags;
 import io.tenplex.datasets.DatasetService;
 import java.util.ArrayList;
@@ -27,14 +34,17 @@ public final class Daemon implements AutoCloseable {
     private final TensorStore store;
     private final RestServer rest;
     private final PeerClient peers;
-    private final JobService jobs;
+    private final Jobs jobs;
+    /** The job lifecycle's pools (planning, fetches, coordinators, timers), closed after REST. */
+    private final AutoCloseable jobPools;
     private final DatasetService datasets;
     private final InetSocketAddress address;
     private TenplexFuse fuse;
     private boolean closed;
 
-    private Daemon(TensorStore store, RestServer rest, PeerClient peers, JobService jobs, DatasetService datasets,
-            InetSocketAddress address) {
+    private Daemon(TensorStore store, RestServer rest, PeerClient peers, Jobs jobs, AutoCloseable jobPools,
+            DatasetService datasets, InetSocketAddress address) {
+        this.jobPools = jobPools;
         this.store = store;
         this.datasets = datasets;
         this.rest = rest;
@@ -51,12 +61,19 @@ public final class Daemon implements AutoCloseable {
         RestServer rest = new RestServer(store, cfg.token(), cfg.limits(), ssl);
         PeerClient peers = new PeerClient(link, 8);
         StopFlags flags = new StopFlags();
-        JobService jobs = new JobService(store, peers, java.time.Duration.ofMinutes(10), cfg.token(), flags);
+        JobExecutors executors = JobExecutors.standard();
+        PlanningPool planning = new PlanningPool(); // planning and sealing: never on the event loop
+        AutoCloseable jobPools = () -> {
+            planning.close();
+            executors.close();
+        };
+        Jobs jobs = new Jobs(store, new HttpDaemonClient(link, java.time.Duration.ofMinutes(10)), new NettyRangeReads(peers),
+                executors, flags);
         jobs.setDefaultDaemons(cfg.peers());
         jobs.setLinkRate(cfg.linkRate());
         jobs.setPreparedTimeout(cfg.preparedTimeout());
-        rest.addControl(JobService.PREFIX, jobs);
-        rest.addControl(StopFlags.COMPAT_PATH, flags);
+        rest.addControl(JobRoutes.PREFIX, new JobRoutes(jobs, new ResourceChanges(jobs), planning));
+        rest.addControl(StopRoute.PATH, new StopRoute(flags));
         DatasetService datasets = new DatasetService(link, store.allocator(), cfg.sources());
         List<String> others = new ArrayList<>();
         cfg.peers().values().forEach(a -> others.add(a.getHostString() + ":" + a.getPort()));
@@ -64,7 +81,7 @@ public final class Daemon implements AutoCloseable {
         rest.addControl(DatasetService.PREFIX, datasets);
         Daemon d = null;
         try {
-            d = new Daemon(store, rest, peers, jobs, datasets, rest.start(cfg.bind(), cfg.port()));
+            d = new Daemon(store, rest, peers, jobs, jobPools, datasets, rest.start(cfg.bind(), cfg.port()));
             jobs.setSelfAddress(d.address); // parts in doubt ask the coordinator here
             if (cfg.peers().isEmpty()) {
                 jobs.setDefaultDaemons(java.util.Map.of(0, d.address)); // alone: this daemon is worker 0
@@ -80,7 +97,7 @@ public final class Daemon implements AutoCloseable {
                 d.close();
             } else {
                 rest.close();
-                jobs.close();
+                closeQuietly(jobPools);
                 datasets.close();
                 peers.close();
                 store.close();
@@ -107,7 +124,7 @@ public final class Daemon implements AutoCloseable {
             fuse.close();
         }
         rest.close();
-        jobs.close();
+        closeQuietly(jobPools);
         datasets.close();
         peers.close();
         long held = store.allocator().usedBytes();
@@ -117,5 +134,13 @@ public final class Daemon implements AutoCloseable {
             LOG.warn("bytes still referenced at shutdown: {}", e.getMessage());
         }
         LOG.info("stopped (released {} bytes)", held);
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        try {
+            c.close();
+        } catch (Exception e) {
+            LOG.warn("closing the job pools: {}", e.toString());
+        }
     }
 }

@@ -37,8 +37,8 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
     public static final double DEFAULT_RAM_SHARE = 0.5;
     /** Direct memory kept free for network buffers. */
     public static final long DIRECT_HEADROOM = 256L << 20;
-    /** Default wait of a prepared part for its commit or abort (as JobService's). */
-    public static final Duration DEFAULT_PREPARED_TIMEOUT = io.tenplex.adapters.JobService.DEFAULT_PREPARED_TIMEOUT;
+    /** Default wait of a prepared part for its commit or abort (as Jobs'). */
+    public static final Duration DEFAULT_PREPARED_TIMEOUT = io.tenplex.jobs.Jobs.DEFAULT_PREPARED_TIMEOUT;
     static final Set<String> FILE_KEYS = Set.of("bind", "port", "memoryLimit", "mount", "token", "peers", "linkRate",
             "idleTimeout", "headTimeout", "bodyTimeout", "writeTimeout", "allowOrigins", "dataRoots", "allowSourceHosts",
             "sourceConnectTimeout", "sourceReadTimeout", "preparedTimeout",
@@ -311,7 +311,7 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
     }
 
     private static long linkRate(String text) {
-        return text == null ? 0 : io.tenplex.adapters.JobService.parseLinkRate(text);
+        return text == null ? 0 : io.tenplex.jobs.FlowRates.parse(text);
     }
 
     /** Parses {@code 0=host:port,1=host:port} (worker number = daemon address). */

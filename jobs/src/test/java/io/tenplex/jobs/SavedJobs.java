@@ -1,6 +1,5 @@
-package io.tenplex.adapters;
+package io.tenplex.jobs;
 
-import io.tenplex.jobs.JobPaths;
 
 import io.tenplex.ptc.Ptc;
 import io.tenplex.ptc.TensorMeta;

@@ -1,5 +1,6 @@
 package io.tenplex.adapters;
 
+import io.tenplex.jobs.SavedJobs;
 import io.tenplex.jobs.JobPaths;
 import io.tenplex.jobs.PeerSource;
 import io.tenplex.jobs.StagingSink;
@@ -112,7 +113,8 @@ class MultiDaemonExecutionIT {
 
     private List<ExecutionReport> execute(Plan plan, Ptc to, String id) throws Exception {
         List<ExecutionReport> reports = new ArrayList<>();
-        PeerSource peers = new PeerSource(client, daemons, PATHS, Duration.ofSeconds(20));
+        PeerSource peers = new PeerSource(new io.tenplex.server.jobs.NettyRangeReads(client), daemons, PATHS,
+                Duration.ofSeconds(20));
         for (int w : to.devices().stream().map(Device::worker).distinct().sorted().toList()) {
             int worker = w;
             StagingSink sink = new StagingSink(stores.get(w), PATHS, id);

@@ -128,15 +128,11 @@ public final class KubernetesAdapter implements AutoCloseable {
     private final Map<String, Integer> workerIds = new TreeMap<>();
     private final Map<Integer, String> addresses = new TreeMap<>();
 
-    public KubernetesAdapter(KubernetesClient client, Settings settings) {
-        this(client, settings, io.tenplex.server.peer.DaemonLink.plain(settings.token()));
-    }
-
-    /** @param link how the coordinating daemon is reached: TLS trust and the token (which wins over the settings') */
-    public KubernetesAdapter(KubernetesClient client, Settings settings, io.tenplex.server.peer.DaemonLink link) {
+    /** @param daemons how the coordinating daemon is reached (its scheme, TLS trust and token) */
+    public KubernetesAdapter(KubernetesClient client, Settings settings, io.tenplex.jobs.DaemonClient daemons) {
         this.client = client;
         this.settings = settings;
-        this.daemon = new DaemonApi(settings.daemon(), link);
+        this.daemon = new DaemonApi(settings.daemon(), settings.job(), daemons);
     }
 
     private String assignmentPath() {
@@ -274,7 +270,7 @@ public final class KubernetesAdapter implements AutoCloseable {
         ObjectNode b = json.createObjectNode();
         devices(m, b);
         try {
-            return daemon.post("/api/v1/jobs/" + settings.job() + "/parallelize", b);
+            return daemon.parallelize(b);
         } catch (DaemonApi.Refused e) {
             if (e.status / 100 == 4) {
                 event("no configuration for " + m + ": " + e.getMessage());
@@ -313,7 +309,7 @@ public final class KubernetesAdapter implements AutoCloseable {
         body.put("saveTimeoutSeconds", Math.max(1, settings.saveTimeout().toSeconds()));
         JsonNode started;
         try {
-            started = daemon.post("/api/v1/jobs/" + settings.job() + "/resources", body);
+            started = daemon.startChange(body);
         } catch (DaemonApi.Refused e) {
             if (e.status == 409) {
                 event("another change of job " + settings.job() + " is running; trying again later");
@@ -338,7 +334,7 @@ public final class KubernetesAdapter implements AutoCloseable {
         event("resource change " + id + ": " + before + " -> " + m.shape() + " (stop flag raised; waiting for the save)");
         JsonNode done;
         do {
-            done = daemon.get(started.path("status").asText() + "?wait=true", settings.saveTimeout().plusMinutes(15));
+            done = daemon.awaitChange(id, settings.saveTimeout().plusMinutes(15));
         } while (done.path("state").asText().equals("stopping") || done.path("state").asText().equals("reconfiguring"));
         Map<String, Object> record = new LinkedHashMap<>();
         record.put("id", id);

@@ -1,132 +1,77 @@
-package io.tenplex.jobs;
+package io.tenplex.server.jobs;
 
+import io.tenplex.jobs.PartStatus;
+import io.tenplex.jobs.PlanPart;
 import io.tenplex.ptc.DType;
 import io.tenplex.ptc.IndexRange;
 import io.tenplex.ptc.Region;
 import io.tenplex.ptc.Shape;
+import io.tenplex.server.control.GeneratedFile;
 import io.tenplex.server.control.Range;
 import io.tenplex.server.control.Shard;
+import io.tenplex.server.control.ValueCopy;
 import io.tenplex.server.control.WorkerPlan;
 import io.tenplex.transform.Piece;
-import io.tenplex.transform.Plan;
 import io.tenplex.transform.ShardPlan;
-import io.tenplex.transform.ValueCopy;
-import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
-/** A plan's part for one worker, as the protobuf message daemons exchange, and back. */
-final class PlanCodec {
+/** A plan's part for one worker, as the protobuf message daemons exchange, and back; and a part's status. */
+public final class PlanCodec {
     private PlanCodec() {
     }
 
-    static WorkerPlan encode(String job, String planId, int worker, Plan plan, int sourceRanks,
-            Map<Integer, InetSocketAddress> daemons, long step, String sourceDir, Map<Integer, Map<String, String>> generated) {
-        WorkerPlan.Builder b = header(job, planId, worker, step, daemons).setSourceDir(sourceDir);
-        java.util.Set<Integer> ranks = new java.util.HashSet<>();
-        for (ShardPlan s : plan.shards()) {
-            if (s.destDevice().worker() == worker) {
-                b.addShards(shard(s, false));
-                ranks.add(s.destRank());
-            }
-        }
-        for (ValueCopy v : plan.values()) {
-            if (ranks.contains(v.destRank())) {
-                b.addValues(value(v.destRank(), v.key(), v.sourceRank()));
-            }
-        }
-        addGenerated(b, ranks, generated);
-        addSourceDevices(b, plan, sourceRanks);
-        return b.build();
-    }
-
-    private static void addGenerated(WorkerPlan.Builder b, java.util.Set<Integer> ranks,
-            Map<Integer, Map<String, String>> generated) {
-        generated.forEach((rank, files) -> {
-            if (ranks.contains(rank)) {
-                files.forEach((path, content) -> b.addGenerated(io.tenplex.server.control.GeneratedFile.newBuilder()
-                        .setDestRank(rank).setPath(path).setContent(com.google.protobuf.ByteString.copyFromUtf8(content))));
-            }
-        });
-    }
-
-    private static WorkerPlan.Builder header(String job, String planId, int worker, long step,
-            Map<Integer, InetSocketAddress> daemons) {
-        WorkerPlan.Builder b = WorkerPlan.newBuilder().setJob(job).setPlanId(planId).setWorker(worker).setStep(step);
-        daemons.forEach((w, a) -> b.putDaemons(w, a.getHostString() + ":" + a.getPort()));
-        return b;
-    }
-
-    private static void addSourceDevices(WorkerPlan.Builder b, Plan plan, int sourceRanks) {
-        for (int r = 0; r < sourceRanks; r++) {
-            b.addSourceDevices(device(plan.sourceDevice(r)));
-        }
-    }
-
-    private static io.tenplex.server.control.ValueCopy value(int dest, String key, int source) {
-        return io.tenplex.server.control.ValueCopy.newBuilder().setDestRank(dest).setKey(key).setSourceRank(source).build();
-    }
-
-    /**
-     * Central mode, first half: the central worker assembles every destination shard itself (kept
-     * pieces become reads too) into {@code staging/<plan>/central}.
-     */
-    static WorkerPlan encodeCentral(String job, String planId, int central, Plan plan, int sourceRanks,
-            Map<Integer, InetSocketAddress> daemons, long step, String sourceDir) {
-        WorkerPlan.Builder b = header(job, planId, central, step, daemons).setOutputDir("central").setSourceDir(sourceDir);
-        plan.shards().forEach(s -> b.addShards(shard(s, true)));
-        plan.values().forEach(v -> b.addValues(value(v.destRank(), v.key(), v.sourceRank())));
-        addSourceDevices(b, plan, sourceRanks);
+    /** The part as the wire message. */
+    public static WorkerPlan encode(PlanPart p) {
+        WorkerPlan.Builder b = WorkerPlan.newBuilder().setJob(p.job()).setPlanId(p.planId()).setWorker(p.worker())
+                .setStep(p.step()).putAllDaemons(p.daemons()).setSourceDir(p.sourceDir()).setOutputDir(p.outputDir())
+                .putAllFlowRates(p.flowRates()).addAllParticipants(p.participants()).setCoordinator(p.coordinator())
+                .setReconfiguration(p.reconfiguration()).setPreparedTimeoutMillis(p.preparedTimeoutMillis());
+        p.shards().forEach(s -> b.addShards(shard(s)));
+        p.values().forEach(v -> b.addValues(ValueCopy.newBuilder().setDestRank(v.destRank()).setKey(v.key())
+                .setSourceRank(v.sourceRank())));
+        p.generated().forEach(g -> b.addGenerated(GeneratedFile.newBuilder().setDestRank(g.destRank()).setPath(g.path())
+                .setContent(com.google.protobuf.ByteString.copyFromUtf8(g.content()))));
+        p.sourceDevices().forEach(d -> b.addSourceDevices(device(d)));
         return b.build();
     }
 
     /**
-     * Central mode, second half: a destination worker fetches each of its shards whole from the
-     * central worker's {@code staging/<centralPlan>/central/<rank>/<key>}.
+     * The part a wire message describes, checked first ({@link #check}).
+     *
+     * @throws IllegalArgumentException naming the value and the limit
      */
-    static WorkerPlan encodeFromCentral(String job, String planId, String centralPlan, int worker, int central,
-            Plan plan, Map<Integer, InetSocketAddress> daemons, long step, Map<Integer, Map<String, String>> generated) {
-        WorkerPlan.Builder b = header(job, planId, worker, step, daemons)
-                .setSourceDir("staging/" + centralPlan + "/central");
-        int maxRank = 0;
-        java.util.Set<Integer> ranks = new java.util.HashSet<>();
-        for (ShardPlan s : plan.shards()) {
-            maxRank = Math.max(maxRank, s.destRank());
-            if (s.destDevice().worker() != worker) {
-                continue;
-            }
-            ranks.add(s.destRank());
-            Shard.Builder sb = Shard.newBuilder().setDestRank(s.destRank()).setDestDevice(device(s.destDevice()))
-                    .setTensor(s.tensor()).setKey(s.key()).setDtype(s.dtype().wireName());
-            for (long d : s.shape().dims()) {
-                sb.addShape(d);
-            }
-            io.tenplex.server.control.Piece.Builder pb = io.tenplex.server.control.Piece.newBuilder()
-                    .setKind(Piece.Kind.REMOTE.ordinal()).setSourceRank(s.destRank()).setSourceKey(s.key())
-                    .setSource(region(Region.whole(s.shape()))).setBytes(s.byteSize()).addReplicas(s.destRank());
-            for (int i = 0; i < s.shape().rank(); i++) {
-                pb.addDestOffset(0);
-            }
-            b.addShards(sb.addPieces(pb));
-        }
-        for (ValueCopy v : plan.values()) {
-            if (ranks.contains(v.destRank())) {
-                b.addValues(value(v.destRank(), v.key(), v.destRank()));
-            }
-        }
-        addGenerated(b, ranks, generated);
-        for (int r = 0; r <= maxRank; r++) {
-            b.addSourceDevices(device(new io.tenplex.ptc.Device(central, 0)));
-        }
-        return b.build();
+    public static PlanPart decode(WorkerPlan wp) {
+        List<io.tenplex.ptc.Device> sources = wp.getSourceDevicesList().stream().map(PlanCodec::device).toList();
+        List<PlanPart.Value> values = wp.getValuesList().stream()
+                .map(v -> new PlanPart.Value(v.getDestRank(), v.getKey(), v.getSourceRank())).toList();
+        List<PlanPart.Generated> generated = wp.getGeneratedList().stream()
+                .map(g -> new PlanPart.Generated(g.getDestRank(), g.getPath(), g.getContent().toStringUtf8())).toList();
+        return new PlanPart(wp.getJob(), wp.getPlanId(), wp.getWorker(), wp.getStep(), new TreeMap<>(wp.getDaemonsMap()),
+                wp.getSourceDir(), wp.getOutputDir(), shards(wp, sources), values, generated, sources,
+                Map.copyOf(wp.getFlowRatesMap()), wp.getParticipantsList(), wp.getCoordinator(), wp.getReconfiguration(),
+                wp.getPreparedTimeoutMillis());
+    }
+
+    public static io.tenplex.server.control.PartStatus encode(PartStatus s) {
+        return io.tenplex.server.control.PartStatus.newBuilder().setPlanId(s.planId()).setState(s.state())
+                .setError(s.error()).setBytesTotal(s.bytesTotal()).setBytesDone(s.bytesDone())
+                .setLocalBytes(s.localBytes()).setRemoteBytes(s.remoteBytes()).setRetries(s.retries())
+                .setCorrupted(s.corrupted()).setExecuteNanos(s.executeNanos()).build();
+    }
+
+    public static PartStatus decode(io.tenplex.server.control.PartStatus s) {
+        return new PartStatus(s.getPlanId(), s.getState(), s.getError(), s.getBytesTotal(), s.getBytesDone(),
+                s.getLocalBytes(), s.getRemoteBytes(), s.getRetries(), s.getCorrupted(), s.getExecuteNanos());
     }
 
     private static io.tenplex.server.control.Device device(io.tenplex.ptc.Device d) {
         return io.tenplex.server.control.Device.newBuilder().setWorker(d.worker()).setLocal(d.local()).build();
     }
 
-    static io.tenplex.ptc.Device device(io.tenplex.server.control.Device d) {
+    private static io.tenplex.ptc.Device device(io.tenplex.server.control.Device d) {
         return new io.tenplex.ptc.Device(d.getWorker(), d.getLocal());
     }
 
@@ -146,7 +91,7 @@ final class PlanCodec {
         return Region.of(out);
     }
 
-    private static Shard shard(ShardPlan s, boolean noKeeps) {
+    private static Shard shard(ShardPlan s) {
         Shard.Builder b = Shard.newBuilder().setDestRank(s.destRank()).setDestDevice(device(s.destDevice()))
                 .setTensor(s.tensor()).setKey(s.key()).setDtype(s.dtype().wireName());
         for (long d : s.shape().dims()) {
@@ -154,8 +99,7 @@ final class PlanCodec {
         }
         for (Piece p : s.pieces()) {
             io.tenplex.server.control.Piece.Builder pb = io.tenplex.server.control.Piece.newBuilder()
-                    .setKind(noKeeps && p.kind() == Piece.Kind.KEEP ? Piece.Kind.REMOTE.ordinal() : p.kind().ordinal())
-                    .setSourceRank(p.sourceRank()).setSourceKey(p.sourceKey())
+                    .setKind(p.kind().ordinal()).setSourceRank(p.sourceRank()).setSourceKey(p.sourceKey())
                     .setSource(region(p.source())).setBytes(p.bytes());
             for (long o : p.destOffset()) {
                 pb.addDestOffset(o);
@@ -198,7 +142,7 @@ final class PlanCodec {
                 }
             }
         }
-        for (io.tenplex.server.control.ValueCopy v : wp.getValuesList()) {
+        for (ValueCopy v : wp.getValuesList()) {
             checkRank(v.getSourceRank(), sources, "value " + v.getKey() + ": source_rank");
         }
     }
@@ -211,7 +155,7 @@ final class PlanCodec {
     }
 
     /** The shards of a worker's part, as the executor takes them. */
-    static List<ShardPlan> shards(WorkerPlan wp) {
+    private static List<ShardPlan> shards(WorkerPlan wp, List<io.tenplex.ptc.Device> sources) {
         check(wp);
         List<ShardPlan> out = new ArrayList<>();
         for (Shard s : wp.getShardsList()) {
@@ -220,9 +164,8 @@ final class PlanCodec {
                 Region src = region(p.getSource());
                 long[] off = p.getDestOffsetList().stream().mapToLong(Long::longValue).toArray();
                 long[] global = off.clone(); // the global region is informational; keep the destination's
-                pieces.add(new Piece(Piece.Kind.values()[p.getKind()], p.getSourceRank(),
-                        device(wp.getSourceDevices(p.getSourceRank())), p.getSourceKey(), src,
-                        Region.at(global, src.shape().dims()), off, p.getBytes(),
+                pieces.add(new Piece(Piece.Kind.values()[p.getKind()], p.getSourceRank(), sources.get(p.getSourceRank()),
+                        p.getSourceKey(), src, Region.at(global, src.shape().dims()), off, p.getBytes(),
                         p.getReplicasList().stream().mapToInt(Integer::intValue).toArray()));
             }
             List<Region> padding = new ArrayList<>();
