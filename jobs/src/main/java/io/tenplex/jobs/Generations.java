@@ -75,7 +75,7 @@ public final class Generations {
     }
 
     static StorePath generationDir(String job, long step) {
-        return new JobPaths(job).generation(step);
+        return new JobLayout(job).generation(step);
     }
 
     /** The source directory (relative to the job) of a generation's rank trees. */
@@ -84,7 +84,7 @@ public final class Generations {
     }
 
     private static StorePath currentFile(String job) {
-        return new JobPaths(job).currentGeneration();
+        return new JobLayout(job).currentGeneration();
     }
 
     /**
@@ -104,7 +104,7 @@ public final class Generations {
                 throw StoreException.conflict("generation " + step + " of job " + job + " is complete; rank " + rank
                         + " cannot be sealed into it again");
             }
-            StorePath saved = new JobPaths(job).savedRank(rank);
+            StorePath saved = new JobLayout(job).savedRank(rank);
             if (store.stat(saved).isPresent()) {
                 store.snapshot(saved, target);
             } else {
@@ -281,7 +281,7 @@ public final class Generations {
         TreeMap<Long, Progress> known = jobs.getOrDefault(job, new TreeMap<>());
         TreeSet<Long> steps = new TreeSet<>(known.keySet());
         try {
-            store.list(new JobPaths(job).generations(), false).stream().map(Entry::name)
+            store.list(new JobLayout(job).generations(), false).stream().map(Entry::name)
                     .filter(Generations::numeric).forEach(n -> steps.add(Long.parseLong(n)));
         } catch (StoreException e) {
             // no generations on this daemon

@@ -251,19 +251,19 @@ public final class Jobs {
 
     private Model storeModel(String job, String spec) {
         Model m = ModelSpecJson.parse(spec);
-        SmallFiles.put(store, new JobPaths(job).modelSpec(), spec); // kept for later reconfigurations
+        SmallFiles.put(store, new JobLayout(job).modelSpec(), spec); // kept for later reconfigurations
         return m;
     }
 
     /** The model spec stored with the job. */
     public Model storedModel(String job) {
-        return ModelSpecJson.parse(SmallFiles.read(store, new JobPaths(job).modelSpec()).orElseThrow(
+        return ModelSpecJson.parse(SmallFiles.read(store, new JobLayout(job).modelSpec()).orElseThrow(
                 () -> new IllegalArgumentException("no model in the request and none stored with job " + job)));
     }
 
     /** The para-config table stored with the job (JSON text), if any. */
     public Optional<String> paraConfig(String job) {
-        return SmallFiles.read(store, new JobPaths(job).paraConfig());
+        return SmallFiles.read(store, new JobLayout(job).paraConfig());
     }
 
     /**

@@ -49,7 +49,7 @@ public final class PartRunner implements Registry.Finishing {
 
     private final PlanPart part;
     private final TensorStore store;
-    private final JobPaths paths;
+    private final JobLayout paths;
     private final DaemonClient client;
     private final AtomicLong done = new AtomicLong();
     private final long total;

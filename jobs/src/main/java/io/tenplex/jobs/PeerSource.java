@@ -22,11 +22,11 @@ import java.util.concurrent.TimeoutException;
 public final class PeerSource implements ShardSource {
     private final RangeReads reads;
     private final Map<Integer, InetSocketAddress> daemons;
-    private final JobPaths paths;
+    private final JobLayout paths;
     private final Duration timeout;
 
     /** @param daemons the daemon address of every worker */
-    public PeerSource(RangeReads reads, Map<Integer, InetSocketAddress> daemons, JobPaths paths, Duration timeout) {
+    public PeerSource(RangeReads reads, Map<Integer, InetSocketAddress> daemons, JobLayout paths, Duration timeout) {
         this.reads = reads;
         this.daemons = Map.copyOf(daemons);
         this.paths = paths;

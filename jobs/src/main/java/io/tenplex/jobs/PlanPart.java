@@ -57,7 +57,7 @@ public record PlanPart(String job, String planId, int worker, long step, Map<Int
     }
 
     /** The job's paths as this part reads and stages them. */
-    public JobPaths paths() {
-        return new JobPaths(job, sourceDir.isEmpty() ? "save" : sourceDir, outputDir.isEmpty() ? "load" : outputDir);
+    public JobLayout paths() {
+        return new JobLayout(job, sourceDir.isEmpty() ? "save" : sourceDir, outputDir.isEmpty() ? "load" : outputDir);
     }
 }

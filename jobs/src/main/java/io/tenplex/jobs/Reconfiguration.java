@@ -233,7 +233,7 @@ public final class Reconfiguration implements Registry.Finishing {
 
     /** Lists every old rank's saved tree on the daemon of its worker (a rank with none saved nothing). */
     private Map<Integer, CheckpointLayout> listSources() throws IOException, InterruptedException {
-        JobPaths paths = new JobPaths(job, sourceDir, "load");
+        JobLayout paths = new JobLayout(job, sourceDir, "load");
         Map<Integer, CompletableFuture<List<DaemonClient.TreeEntry>>> asks = new TreeMap<>();
         for (int r = 0; r < from.worldSize(); r++) {
             asks.put(r, client.listTree(daemons.get(from.device(r).worker()), paths.savedRank(r)));

@@ -38,7 +38,7 @@ public final class StopFlags {
         if (reason.length() > MAX_REASON) {
             throw new IllegalArgumentException("reason has " + reason.length() + " characters; at most " + MAX_REASON);
         }
-        new JobPaths(job);
+        new JobLayout(job);
         Flag before = flags.get(job);
         if (before != null && before.atStep().equals(atStep) && before.reason().equals(reason)) {
             return; // the same raise again (a coordinator also tells itself): not a new one

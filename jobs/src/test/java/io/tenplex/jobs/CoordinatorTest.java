@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
  */
 class CoordinatorTest {
     private static final MegatronLayout.Shape GPT = MegatronLayout.Shape.gpt(4, 64, 8, 1000, 16);
-    private static final JobPaths PATHS = new JobPaths("j");
+    private static final JobLayout PATHS = new JobLayout("j");
     private static final ParallelConfig A = ParallelConfig.of(2, 2, 2);
     private static final ParallelConfig B = ParallelConfig.of(4, 1, 2);
     private final ObjectMapper json = new ObjectMapper();

@@ -1,7 +1,7 @@
 package io.tenplex.adapters;
 
 import io.tenplex.jobs.SavedJobs;
-import io.tenplex.jobs.JobPaths;
+import io.tenplex.jobs.JobLayout;
 import io.tenplex.jobs.PeerSource;
 import io.tenplex.jobs.StagingSink;
 import io.tenplex.jobs.StoreSource;
@@ -53,7 +53,7 @@ import org.junit.jupiter.api.Test;
  */
 class MultiDaemonExecutionIT {
     private static final MegatronLayout.Shape GPT = MegatronLayout.Shape.gpt(4, 64, 8, 1000, 16);
-    private static final JobPaths PATHS = new JobPaths("j");
+    private static final JobLayout PATHS = new JobLayout("j");
     private final List<TensorStore> stores = new ArrayList<>();
     private final List<RestServer> servers = new ArrayList<>();
     private final Map<Integer, InetSocketAddress> daemons = new HashMap<>();

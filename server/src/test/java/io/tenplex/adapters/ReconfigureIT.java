@@ -3,7 +3,7 @@ package io.tenplex.adapters;
 import io.tenplex.server.jobs.JobsFixture;
 import io.tenplex.jobs.SavedJobs;
 import io.tenplex.jobs.CheckpointLayout;
-import io.tenplex.jobs.JobPaths;
+import io.tenplex.jobs.JobLayout;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -52,7 +52,7 @@ import org.junit.jupiter.api.Test;
  */
 class ReconfigureIT {
     private static final MegatronLayout.Shape GPT = MegatronLayout.Shape.gpt(4, 64, 8, 1000, 16);
-    private static final JobPaths PATHS = new JobPaths("j");
+    private static final JobLayout PATHS = new JobLayout("j");
     private final ObjectMapper json = new ObjectMapper();
     private final HttpClient http = HttpClient.newHttpClient();
     private final List<TensorStore> stores = new ArrayList<>();

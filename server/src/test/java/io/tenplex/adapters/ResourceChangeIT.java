@@ -2,7 +2,7 @@ package io.tenplex.adapters;
 
 import io.tenplex.server.jobs.JobsFixture;
 import io.tenplex.jobs.SavedJobs;
-import io.tenplex.jobs.JobPaths;
+import io.tenplex.jobs.JobLayout;
 import io.tenplex.jobs.StopFlags;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -87,7 +87,7 @@ class ResourceChangeIT {
         if (store.stat(io.tenplex.store.StorePath.parse("/job/j/save")).isPresent()) {
             store.delete(io.tenplex.store.StorePath.parse("/job/j/save")); // training replaces its working copy
         }
-        Map<String, byte[]> full = SavedJobs.save(List.of(store), new JobPaths("j"), from, 3);
+        Map<String, byte[]> full = SavedJobs.save(List.of(store), new JobLayout("j"), from, 3);
         for (int rank = 0; rank < 4; rank++) {
             for (io.tenplex.ptc.ValueSpec v : MODEL.values()) {
                 Fixtures.putFile(store, "/job/j/save/" + rank + "/" + v.key(), (v.key() + " of rank " + rank)

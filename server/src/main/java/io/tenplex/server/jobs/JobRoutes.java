@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tenplex.adapters.ResourceChange;
 import io.tenplex.adapters.ResourceChanges;
-import io.tenplex.jobs.JobPaths;
+import io.tenplex.jobs.JobLayout;
 import io.tenplex.jobs.Jobs;
 import io.tenplex.jobs.PartRunner;
 import io.tenplex.jobs.PartStatus;
@@ -30,7 +30,7 @@ import java.util.concurrent.TimeUnit;
  * decoding parts run on the {@link PlanningPool}, never on the event loop.
  */
 public final class JobRoutes implements ControlHandler {
-    public static final String PREFIX = JobPaths.API_PREFIX;
+    public static final String PREFIX = JobLayout.API_PREFIX;
 
     /** The answer of a started reconfiguration. */
     record Started(String plan, String status) {
@@ -67,7 +67,7 @@ public final class JobRoutes implements ControlHandler {
     public CompletableFuture<Response> handle(Request req) {
         try {
             String[] p = req.path().substring(PREFIX.length()).split("/");
-            new JobPaths(p[0]); // checks the job's name
+            new JobLayout(p[0]); // checks the job's name
             return route(p[0], p, req);
         } catch (IOException e) {
             return CompletableFuture.failedFuture(new IllegalArgumentException("bad control message: " + e.getMessage()));

@@ -16,7 +16,7 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.tenplex.jobs.StopFlags;
-import io.tenplex.jobs.JobPaths;
+import io.tenplex.jobs.JobLayout;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.MegatronLayout;
 import io.tenplex.ptc.Model;
@@ -155,7 +155,7 @@ class KubernetesAdapterIT {
                 s.delete(StorePath.parse("/job/j/save")); // training replaces its working copy
             }
         }
-        Map<String, byte[]> full = SavedJobs.save(stores, new JobPaths("j"), ptc, seed);
+        Map<String, byte[]> full = SavedJobs.save(stores, new JobLayout("j"), ptc, seed);
         for (int rank = 0; rank < ptc.worldSize(); rank++) {
             for (io.tenplex.ptc.ValueSpec v : MODEL.values()) {
                 Fixtures.putFile(stores.get(ptc.device(rank).worker()), "/job/j/save/" + rank + "/" + v.key(),

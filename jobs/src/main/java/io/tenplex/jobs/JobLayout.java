@@ -3,15 +3,15 @@ package io.tenplex.jobs;
 import io.tenplex.store.StorePath;
 
 /** Where a job's shards live in a daemon's namespace. */
-public record JobPaths(String job, String sourceDir, String outputDir) {
+public record JobLayout(String job, String sourceDir, String outputDir) {
     /** Where the job API lives on every daemon: {@code /api/v1/jobs/<job>/...}. */
     public static final String API_PREFIX = "/api/v1/jobs/";
 
-    public JobPaths(String job) {
+    public JobLayout(String job) {
         this(job, "save", "load");
     }
 
-    public JobPaths {
+    public JobLayout {
         StorePath.parse("/job/" + job); // validates the name
         if (job.contains("/")) {
             throw new IllegalArgumentException("job name '" + job + "' must not contain '/'");
