@@ -63,10 +63,7 @@ public final class Daemon implements AutoCloseable {
         StopFlags flags = new StopFlags();
         JobExecutors executors = JobExecutors.standard();
         PlanningPool planning = new PlanningPool(); // planning and sealing: never on the event loop
-        AutoCloseable jobPools = () -> {
-            planning.close();
-            executors.close();
-        };
+        AutoCloseable jobPools = closing(planning, executors);
         Jobs jobs = new Jobs(store, new HttpDaemonClient(link, java.time.Duration.ofMinutes(10)), new NettyRangeReads(peers),
                 executors, flags);
         jobs.setDefaultDaemons(cfg.peers());
@@ -134,6 +131,15 @@ public final class Daemon implements AutoCloseable {
             LOG.warn("bytes still referenced at shutdown: {}", e.getMessage());
         }
         LOG.info("stopped (released {} bytes)", held);
+    }
+
+    /** Closes each in turn. */
+    private static AutoCloseable closing(AutoCloseable... all) {
+        return () -> {
+            for (AutoCloseable c : all) {
+                c.close();
+            }
+        };
     }
 
     private static void closeQuietly(AutoCloseable c) {

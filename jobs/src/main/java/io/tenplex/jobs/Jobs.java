@@ -198,7 +198,7 @@ public final class Jobs {
     public DryRun dryRun(ReconfigureRequest r) throws IOException {
         Planned p = plan(r);
         Plan plan = p.plan();
-        return new DryRun(plan.from().toString(), plan.to().toString(), "/job/" + r.job() + "/" + p.sourceDir(),
+        return new DryRun(plan.from().toString(), plan.to().toString(), new JobLayout(r.job(), p.sourceDir(), "load").source().toString(),
                 plan.shards().size(), plan.report().toString(), plan.toString().lines().limit(40).toList());
     }
 

@@ -1,6 +1,5 @@
 package io.tenplex.jobs;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tenplex.jobs.DaemonClient.PartAction;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.Ptc;
@@ -355,7 +354,7 @@ public final class Reconfiguration implements Registry.Finishing {
         m.put("to", plan.to().toString());
         m.put("state", state.name().toLowerCase(java.util.Locale.ROOT));
         m.put("mode", central >= 0 ? "central (worker " + central + ")" : "peer-to-peer");
-        m.put("source", "/job/" + job + "/" + sourceDir);
+        m.put("source", new JobLayout(job, sourceDir, "load").source().toString());
         if (linkRate > 0 && central < 0) {
             m.put("pacedForLinkRate", linkRate);
         }
@@ -394,13 +393,5 @@ public final class Reconfiguration implements Registry.Finishing {
         report.put("receivedByWorker", r.receivedByWorker());
         m.put("report", report);
         return m;
-    }
-
-    public static String json(ObjectMapper mapper, Object o) {
-        try {
-            return mapper.writeValueAsString(o);
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
     }
 }

@@ -2,6 +2,7 @@ package io.tenplex.adapters;
 
 import io.tenplex.jobs.ConfigJson;
 import io.tenplex.jobs.Generations;
+import io.tenplex.jobs.JobLayout;
 import io.tenplex.jobs.Jobs;
 import io.tenplex.jobs.Limits;
 import io.tenplex.jobs.ParallelConfigJson;
@@ -230,7 +231,7 @@ public final class ResourceChange implements Registry.Finishing {
                 throw new IllegalStateException("reconfiguration " + r.id() + " " + r.state().name().toLowerCase()
                         + (r.error() != null ? ": " + r.error() : ""));
             }
-            event("committed: /job/" + job + "/load holds generation " + generation + " under " + c);
+            event("committed: " + new JobLayout(job).load() + " holds generation " + generation + " under " + c);
             state = State.DONE;
         } catch (Exception e) {
             Throwable cause = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e;

@@ -3,6 +3,7 @@ package io.tenplex.adapters.kubernetes;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.tenplex.jobs.DaemonCallException;
 import io.tenplex.jobs.DaemonClient;
+import io.tenplex.jobs.JobLayout;
 import io.tenplex.store.StorePath;
 import java.io.IOException;
 import java.time.Duration;
@@ -25,12 +26,14 @@ final class DaemonApi {
     private final DaemonClient client;
     private final String address;
     private final String job;
+    private final JobLayout layout;
 
     /** @param address the daemon's {@code host:port} (or {@code http(s)://host:port}) */
     DaemonApi(String address, String job, DaemonClient client) {
         this.client = client;
         this.address = address;
         this.job = job;
+        this.layout = new JobLayout(job);
     }
 
     String address() {
@@ -39,17 +42,17 @@ final class DaemonApi {
 
     /** The configuration the daemon's parallelizer chooses for {@code request}. */
     JsonNode parallelize(JsonNode request) throws IOException, InterruptedException {
-        return answer(client.parallelize(address, job, request), "POST /api/v1/jobs/" + job + "/parallelize");
+        return answer(client.parallelize(address, job, request), "POST " + layout.api("/parallelize"));
     }
 
     /** Starts a resource change ({@code id} and {@code status} in the answer). */
     JsonNode startChange(JsonNode request) throws IOException, InterruptedException {
-        return answer(client.startResourceChange(address, job, request), "POST /api/v1/jobs/" + job + "/resources");
+        return answer(client.startResourceChange(address, job, request), "POST " + layout.api("/resources"));
     }
 
     /** The change once it has ended (or {@code wait} has passed). */
     JsonNode awaitChange(String id, Duration wait) throws IOException, InterruptedException {
-        return answer(client.awaitResourceChange(address, job, id, wait), "GET /api/v1/jobs/" + job + "/resources/" + id);
+        return answer(client.awaitResourceChange(address, job, id, wait), "GET " + layout.apiResourceChange(id));
     }
 
     /** A file of the store, or empty when there is none. */

@@ -136,7 +136,7 @@ public final class KubernetesAdapter implements AutoCloseable {
     }
 
     private String assignmentPath() {
-        return "/job/" + settings.job() + "/kubernetes/assignment.json";
+        return new io.tenplex.jobs.JobLayout(settings.job()).kubernetesAssignment().toString();
     }
 
     /**

@@ -72,14 +72,14 @@ public final class HttpDaemonClient implements DaemonClient {
     }
 
     private CompletableFuture<PartStatus> partCall(InetSocketAddress daemon, String job, String route, byte[] body) {
-        HttpRequest.Builder r = link.request(daemon, JobLayout.API_PREFIX + job + route).timeout(timeout)
+        HttpRequest.Builder r = link.request(daemon, new JobLayout(job).api(route)).timeout(timeout)
                 .header("Content-Type", PROTOBUF).POST(HttpRequest.BodyPublishers.ofByteArray(body));
         return send(r).thenApply(HttpDaemonClient::partStatus);
     }
 
     @Override
     public CompletableFuture<PartStatus> partStatus(InetSocketAddress daemon, String job, String planId) {
-        return send(link.request(daemon, JobLayout.API_PREFIX + job + "/parts/" + planId).timeout(STATUS_TIMEOUT).GET())
+        return send(link.request(daemon, new JobLayout(job).apiPart(planId, "")).timeout(STATUS_TIMEOUT).GET())
                 .thenApply(HttpDaemonClient::partStatus);
     }
 
@@ -94,7 +94,7 @@ public final class HttpDaemonClient implements DaemonClient {
 
     @Override
     public CompletableFuture<String> reconfigurationState(InetSocketAddress coordinator, String job, String id) {
-        return send(link.request(coordinator, JobLayout.API_PREFIX + job + "/reconfigurations/" + id)
+        return send(link.request(coordinator, new JobLayout(job).apiReconfiguration(id))
                 .timeout(STATUS_TIMEOUT).GET()).thenApply(r -> {
                     ok(r);
                     return readTree(r.body()).path("state").asText("unreachable");
@@ -170,7 +170,7 @@ public final class HttpDaemonClient implements DaemonClient {
         if (config != null) {
             body.set("config", config);
         }
-        return tell(daemon, JobLayout.API_PREFIX + job + "/saves/" + step + "/sealed", "POST", body);
+        return tell(daemon, new JobLayout(job).api("/saves/" + step + "/sealed"), "POST", body);
     }
 
     @Override
@@ -180,28 +180,28 @@ public final class HttpDaemonClient implements DaemonClient {
             body.put("atStep", atStep.getAsLong());
         }
         body.put("reason", reason);
-        return tell(daemon, JobLayout.API_PREFIX + job + "/stop", "POST", body);
+        return tell(daemon, new JobLayout(job).api("/stop"), "POST", body);
     }
 
     @Override
     public CompletableFuture<Void> clearStop(InetSocketAddress daemon, String job) {
-        return tell(daemon, JobLayout.API_PREFIX + job + "/stop", "DELETE", null);
+        return tell(daemon, new JobLayout(job).api("/stop"), "DELETE", null);
     }
 
     @Override
     public CompletableFuture<JsonNode> parallelize(String daemon, String job, JsonNode request) {
-        return postJson(daemon, JobLayout.API_PREFIX + job + "/parallelize", request);
+        return postJson(daemon, new JobLayout(job).api("/parallelize"), request);
     }
 
     @Override
     public CompletableFuture<JsonNode> startResourceChange(String daemon, String job, JsonNode request) {
-        return postJson(daemon, JobLayout.API_PREFIX + job + "/resources", request);
+        return postJson(daemon, new JobLayout(job).api("/resources"), request);
     }
 
     @Override
     public CompletableFuture<JsonNode> awaitResourceChange(String daemon, String job, String id, Duration wait) {
-        HttpRequest.Builder r = link.authorize(HttpRequest.newBuilder(link.uri(daemon, JobLayout.API_PREFIX + job
-                + "/resources/" + id + "?wait=true"))).timeout(wait).GET();
+        HttpRequest.Builder r = link.authorize(HttpRequest.newBuilder(link.uri(daemon, new JobLayout(job)
+                .apiResourceChange(id) + "?wait=true"))).timeout(wait).GET();
         return send(r).thenApply(a -> {
             ok(a);
             return readTree(a.body());

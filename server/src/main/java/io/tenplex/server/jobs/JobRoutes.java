@@ -138,7 +138,7 @@ public final class JobRoutes implements ControlHandler {
             return json(200, jobs.dryRun(request));
         }
         Reconfiguration r = jobs.reconfigure(request);
-        return json(202, new Started(r.id(), PREFIX + job + "/reconfigurations/" + r.id()));
+        return json(202, new Started(r.id(), new JobLayout(job).apiReconfiguration(r.id())));
     }
 
     /** {@code GET .../reconfigurations/<id>} ({@code ?wait=true}: once it has ended). */
@@ -175,7 +175,7 @@ public final class JobRoutes implements ControlHandler {
     /** {@code POST .../resources}: starts a resource change; 202 with its id and status URL (409 while one runs). */
     private Response startChange(String job, Request req) throws IOException {
         ResourceChange c = changes.start(job, JobRequests.object(req));
-        return json(202, new ChangeStarted(c.id(), PREFIX + job + "/resources/" + c.id()));
+        return json(202, new ChangeStarted(c.id(), new JobLayout(job).apiResourceChange(c.id())));
     }
 
     /** {@code GET|DELETE .../resources/<id>}: a change's status ({@code ?wait=true}: once ended), or cancels it. */
