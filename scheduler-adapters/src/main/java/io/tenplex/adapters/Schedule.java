@@ -1,5 +1,7 @@
 package io.tenplex.adapters;
 
+import io.tenplex.jobs.ParallelConfigJson;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tenplex.ptc.ParallelConfig;
@@ -81,7 +83,7 @@ public final class Schedule {
             }
             ParallelConfig config = null;
             if (e.has("tp") || e.has("pp") || e.has("dp")) {
-                config = ParallelConfig.of(e.path("tp").asInt(1), e.path("pp").asInt(1), e.path("dp").asInt(1));
+                config = ParallelConfigJson.parse(e, where + ": ");
                 if (config.worldSize() != s.asInt()) {
                     throw new IllegalArgumentException(where + ": tp*pp*dp = " + config.worldSize() + " but size is "
                             + s.asInt());
