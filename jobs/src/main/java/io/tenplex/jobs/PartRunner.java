@@ -43,7 +43,7 @@ public final class PartRunner implements Registry.Finishing {
     enum State { EXECUTING, PREPARED, FAILED, COMMITTED, ABORTED }
 
     /** What a part runs with: the daemon's store, the other daemons, and the executors it uses. */
-    public record Context(TensorStore store, DaemonClient client, RangeReads reads, ExecutorService readers,
+    record Context(TensorStore store, DaemonClient client, RangeReads reads, ExecutorService readers,
             ExecutorService background, ScheduledExecutorService timer, Duration defaultPreparedTimeout) {
     }
 
@@ -64,7 +64,7 @@ public final class PartRunner implements Registry.Finishing {
     private volatile long finishedAt;
 
     /** Starts executing {@code part} on the context's background executor. */
-    public PartRunner(PlanPart part, Context ctx) {
+    PartRunner(PlanPart part, Context ctx) {
         this.part = part;
         this.timer = ctx.timer();
         this.preparedTimeout = part.preparedTimeoutMillis() > 0 ? Duration.ofMillis(part.preparedTimeoutMillis())

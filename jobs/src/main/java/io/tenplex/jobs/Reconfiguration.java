@@ -4,7 +4,6 @@ import io.tenplex.jobs.DaemonClient.PartAction;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.Ptc;
 import io.tenplex.transform.Plan;
-import io.tenplex.transform.PlanReport;
 import io.tenplex.transform.ShardPlan;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -57,7 +56,7 @@ public final class Reconfiguration implements Registry.Finishing {
     private volatile State state = State.PLANNED;
     private volatile String error = "";
 
-    public Reconfiguration(String job, String id, Plan plan, Ptc from, Map<Integer, InetSocketAddress> daemons, long step,
+    Reconfiguration(String job, String id, Plan plan, Ptc from, Map<Integer, InetSocketAddress> daemons, long step,
             DaemonClient client, Source source, InDoubtInfo inDoubt) {
         this.inDoubt = inDoubt;
         this.sourceDir = source.sourceDir();
@@ -345,53 +344,20 @@ public final class Reconfiguration implements Registry.Finishing {
         return CompletableFuture.allOf(asks.toArray(new CompletableFuture[0]));
     }
 
-    /** State, phases, per-worker progress and the plan's report, as JSON. */
-    public Map<String, Object> describe() {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("job", job);
-        m.put("plan", id);
-        m.put("from", plan.from().toString());
-        m.put("to", plan.to().toString());
-        m.put("state", state.name().toLowerCase(java.util.Locale.ROOT));
-        m.put("mode", central >= 0 ? "central (worker " + central + ")" : "peer-to-peer");
-        m.put("source", new JobLayout(job, sourceDir, "load").source().toString());
-        if (linkRate > 0 && central < 0) {
-            m.put("pacedForLinkRate", linkRate);
-        }
-        if (!error.isEmpty()) {
-            m.put("error", error);
-        }
+    /** State, phases, per-worker progress and the plan's report. */
+    public ReconfigurationStatus describe() {
+        Map<String, Long> phases;
         synchronized (phaseMillis) {
-            m.put("phaseMillis", new LinkedHashMap<>(phaseMillis)); // a copy: the coordinator may still add phases
+            phases = new LinkedHashMap<>(phaseMillis); // a copy: the coordinator may still add phases
         }
-        Map<String, Object> progress = new LinkedHashMap<>();
+        Map<String, ReconfigurationStatus.Worker> progress = new LinkedHashMap<>();
         synchronized (parts) {
-            parts.forEach((w, p) -> {
-                Map<String, Object> x = new LinkedHashMap<>();
-                x.put("state", p.state());
-                x.put("bytesDone", p.bytesDone());
-                x.put("bytesTotal", p.bytesTotal());
-                x.put("localBytes", p.localBytes());
-                x.put("remoteBytes", p.remoteBytes());
-                x.put("retries", p.retries());
-                x.put("corrupted", p.corrupted());
-                if (p.executeNanos() > 0) {
-                    x.put("executeMillis", p.executeNanos() / 1_000_000);
-                }
-                progress.put(Integer.toString(w), x);
-            });
+            parts.forEach((w, p) -> progress.put(Integer.toString(w), ReconfigurationStatus.Worker.of(p)));
         }
-        m.put("workers", progress);
-        PlanReport r = plan.report();
-        Map<String, Object> report = new LinkedHashMap<>();
-        report.put("onDeviceBytes", r.onDevice());
-        report.put("intraWorkerBytes", r.intraWorker());
-        report.put("interWorkerBytes", r.interWorker());
-        report.put("lowerBoundBytes", r.lowerBound());
-        report.put("keptBytes", r.kept());
-        report.put("sentByWorker", r.sentByWorker());
-        report.put("receivedByWorker", r.receivedByWorker());
-        m.put("report", report);
-        return m;
+        return new ReconfigurationStatus(job, id, plan.from().toString(), plan.to().toString(),
+                state.name().toLowerCase(java.util.Locale.ROOT), central >= 0 ? "central (worker " + central + ")"
+                        : "peer-to-peer", new JobLayout(job, sourceDir, "load").source().toString(),
+                linkRate > 0 && central < 0 ? linkRate : null, error.isEmpty() ? null : error, phases, progress,
+                ReconfigurationStatus.Report.of(plan.report()));
     }
 }
