@@ -61,7 +61,8 @@ final class KubernetesCli implements Callable<Integer> {
             KubernetesAdapter.Settings settings = new KubernetesAdapter.Settings(ns, labels, job, gpuResource,
                     daemonPort, t.addr, t.token(), Duration.ofSeconds(settleSeconds), Duration.ofSeconds(saveTimeout));
             CountDownLatch stopped = new CountDownLatch(1);
-            try (KubernetesAdapter adapter = new KubernetesAdapter(client, settings, t.link())) {
+            try (KubernetesAdapter adapter = new KubernetesAdapter(client, settings,
+                    new io.tenplex.server.jobs.HttpDaemonClient(t.link(), Duration.ofSeconds(30)))) {
                 Runtime.getRuntime().addShutdownHook(new Thread(stopped::countDown, "tenplex-kubernetes-stop"));
                 System.out.println("tenplex kubernetes: watching " + labels + " in namespace " + ns + " at "
                         + client.getMasterUrl() + "; resource changes go to " + t.addr);

@@ -233,8 +233,9 @@ final class RunCli implements Callable<Integer> {
                 break;
             }
             try {
-                CompletableFuture.anyOf(ps.stream().filter(Process::isAlive).map(Process::onExit)
-                        .toArray(CompletableFuture[]::new)).get(); // wakes when any process ends
+                // wakes when any process ends; one that ended since the check above completes at once (a
+                // filter on isAlive here could leave no futures, and anyOf of none never completes)
+                CompletableFuture.anyOf(ps.stream().map(Process::onExit).toArray(CompletableFuture[]::new)).get();
             } catch (java.util.concurrent.ExecutionException e) {
                 throw new IllegalStateException(e.getCause());
             }

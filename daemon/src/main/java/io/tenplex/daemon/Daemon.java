@@ -1,7 +1,14 @@
 package io.tenplex.daemon;
 
 import io.netty.handler.ssl.SslContext;
-import io.tenplex.adapters.JobService;
+import io.tenplex.adapters.ResourceChanges;
+import io.tenplex.jobs.JobExecutors;
+import io.tenplex.jobs.Jobs;
+import io.tenplex.server.jobs.HttpDaemonClient;
+import io.tenplex.server.jobs.JobRoutes;
+import io.tenplex.server.jobs.NettyRangeReads;
+import io.tenplex.server.jobs.PlanningPool;
+import io.tenplex.server.jobs.StopRoute;
 import io.tenplex.datasets.DatasetExecutors;
 import io.tenplex.datasets.DatasetService;
 import io.tenplex.fuse.TenplexFuse;
@@ -63,12 +70,14 @@ public final class Daemon implements AutoCloseable {
         DatasetService datasets = life.add("datasets", new DatasetService(store.allocator(), cfg.sources(),
                 new HttpShardPeers(link), DatasetExecutors.standard(pools.datasetLoaders)));
         StopFlags flags = new StopFlags();
-        JobService jobs = life.add("jobs",
-                new JobService(store, peers, tuning.coordinatorTimeout(), cfg.token(), flags));
+        PlanningPool planning = life.add("planning", new PlanningPool()); // planning and sealing: never on the event loop
+        Jobs jobs = life.add("jobs", new Jobs(store, new HttpDaemonClient(link, tuning.coordinatorTimeout()),
+                new NettyRangeReads(peers), new JobExecutors(pools.jobReaders, pools.jobBackground, pools.inDoubtTimer),
+                flags), () -> { });
         RestServer rest = life.add("rest", new RestServer(store, cfg.token(), cfg.limits(), ssl, pools.restWork));
         configureJobs(cfg, jobs);
-        rest.addControl(JobService.PREFIX, jobs);
-        rest.addControl(StopFlags.COMPAT_PATH, flags);
+        rest.addControl(JobRoutes.PREFIX, new JobRoutes(jobs, new ResourceChanges(jobs), planning));
+        rest.addControl(StopRoute.PATH, new StopRoute(flags));
         datasets.setDefaultPeers(peerAddresses(cfg));
         rest.addControl(DatasetRoutes.PREFIX, new DatasetRoutes(datasets));
         InetSocketAddress address = rest.start(cfg.bind(), cfg.port());
@@ -87,7 +96,7 @@ public final class Daemon implements AutoCloseable {
         return fuse;
     }
 
-    private static void configureJobs(DaemonConfig cfg, JobService jobs) {
+    private static void configureJobs(DaemonConfig cfg, Jobs jobs) {
         jobs.setDefaultDaemons(cfg.peers());
         jobs.setLinkRate(cfg.linkRate());
         jobs.setPreparedTimeout(cfg.preparedTimeout());

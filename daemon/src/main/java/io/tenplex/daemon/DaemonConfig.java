@@ -38,8 +38,8 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
     public static final double DEFAULT_RAM_SHARE = 0.5;
     /** Direct memory kept free for network buffers. */
     public static final long DIRECT_HEADROOM = 256L << 20;
-    /** Default wait of a prepared part for its commit or abort (as JobService's). */
-    public static final Duration DEFAULT_PREPARED_TIMEOUT = io.tenplex.adapters.JobService.DEFAULT_PREPARED_TIMEOUT;
+    /** Default wait of a prepared part for its commit or abort (as Jobs'). */
+    public static final Duration DEFAULT_PREPARED_TIMEOUT = io.tenplex.jobs.Jobs.DEFAULT_PREPARED_TIMEOUT;
 
     /**
      * TLS: the REST port serves {@code cert}/{@code key} (PEM), and peers are reached over https

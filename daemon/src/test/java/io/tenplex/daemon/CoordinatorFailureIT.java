@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.tenplex.adapters.JobService;
+import io.tenplex.server.jobs.JobRoutes;
 import io.tenplex.ptc.MegatronLayout;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ModelSpecJson;
@@ -60,7 +60,7 @@ class CoordinatorFailureIT {
             throws Exception {
         String body = "{\"model\": " + ModelSpecJson.write(model) + ", \"from\": " + from + ", \"to\": " + to
                 + ", \"daemons\": " + daemonsJson(workers) + ", \"step\": " + step + ", \"preparedTimeoutMillis\": 500}";
-        HttpResponse<byte[]> r = cluster.send(HttpRequest.newBuilder(URI.create(coordinator.url() + JobService.PREFIX
+        HttpResponse<byte[]> r = cluster.send(HttpRequest.newBuilder(URI.create(coordinator.url() + JobRoutes.PREFIX
                 + "j/reconfigure")).POST(HttpRequest.BodyPublishers.ofString(body)));
         assertEquals(202, r.statusCode(), new String(r.body(), StandardCharsets.UTF_8));
         return cluster.json(r.body()).get("status").asText();

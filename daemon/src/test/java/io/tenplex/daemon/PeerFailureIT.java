@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.tenplex.adapters.JobService;
+import io.tenplex.server.jobs.JobRoutes;
 import io.tenplex.ptc.MegatronLayout;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ParallelConfig;
@@ -96,7 +96,7 @@ class PeerFailureIT {
                 new InetSocketAddress("127.0.0.1", hold.port()), w2.address()), 20);
         assertTrue(hold.held.await(60, TimeUnit.SECONDS), "worker 2 never started a transfer");
         String plan = status.substring(status.lastIndexOf('/') + 1);
-        PartStatus part = PartStatus.parseFrom(get(w2, JobService.PREFIX + "j/parts/" + plan));
+        PartStatus part = PartStatus.parseFrom(get(w2, JobRoutes.PREFIX + "j/parts/" + plan));
         assertEquals("executing", part.getState()); // the held read cannot have finished
         assertTrue(part.getBytesDone() < part.getBytesTotal(), part.toString());
         assertEquals(137, w2.signal("KILL")); // 128 + SIGKILL

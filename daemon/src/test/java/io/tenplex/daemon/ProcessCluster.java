@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.tenplex.adapters.JobService;
+import io.tenplex.server.jobs.JobRoutes;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ModelSpecJson;
 import io.tenplex.ptc.ParallelConfig;
@@ -110,7 +110,7 @@ public final class ProcessCluster implements AutoCloseable {
                 .append(a.getPort()).append('"'));
         String body = "{\"model\": " + ModelSpecJson.write(model) + ", \"from\": " + from + ", \"to\": " + to
                 + ", \"daemons\": " + d + "}, \"step\": " + step + "}";
-        HttpResponse<byte[]> r = send(HttpRequest.newBuilder(URI.create(daemons.get(0).url() + JobService.PREFIX + job
+        HttpResponse<byte[]> r = send(HttpRequest.newBuilder(URI.create(daemons.get(0).url() + JobRoutes.PREFIX + job
                 + "/reconfigure")).POST(HttpRequest.BodyPublishers.ofString(body)));
         assertEquals(202, r.statusCode(), new String(r.body(), StandardCharsets.UTF_8));
         return json.readTree(r.body()).get("status").asText();

@@ -24,14 +24,9 @@ public final class ConfigJson {
             throw new IllegalArgumentException("missing \"" + which + "\" configuration");
         }
         String where = "\"" + which + "\": ";
-        int max = Limits.MAX_RANKS;
-        int tp = Limits.intIn(c, "tp", 1, 1, max, where);
-        int pp = Limits.intIn(c, "pp", 1, 1, max, where);
-        int dp = Limits.intIn(c, "dp", 1, 1, max, where);
-        int ep = Limits.intIn(c, "ep", 1, 1, max, where);
-        int world = Limits.worldSize(tp, pp, dp, ep, where);
-        Limits.planSize(world, pp, model.tensors().size(), where);
-        ParallelConfig config = new ParallelConfig(tp, pp, dp, ep, false);
+        ParallelConfig config = ParallelConfigJson.parse(c, where);
+        int world = Limits.worldSize(config.tp(), config.pp(), config.dp(), config.ep(), where);
+        Limits.planSize(world, config.pp(), model.tensors().size(), where);
         List<Device> devices = c.has("devices") ? devices(c.get("devices"), world, where) : packed(c, world, where);
         return new Ptc(model, config, RankLayout.MEGATRON, StageMap.uniform(model.layers(), config.pp()), devices);
     }
@@ -72,5 +67,22 @@ public final class ConfigJson {
             devices.add(new Device(d.worker() + first, d.local()));
         }
         return devices;
+    }
+
+    /**
+     * The {@code daemons} object of a request (worker number to {@code host:port}); empty when absent.
+     *
+     * @throws IllegalArgumentException a key that is not a number or an address that is not host:port
+     */
+    public static java.util.Map<Integer, java.net.InetSocketAddress> daemons(JsonNode daemons) {
+        java.util.Map<Integer, java.net.InetSocketAddress> out = new java.util.HashMap<>();
+        if (daemons == null) {
+            return out;
+        }
+        for (var it = daemons.fields(); it.hasNext(); ) {
+            var e = it.next();
+            out.put(Integer.parseInt(e.getKey()), PartRunner.address(e.getValue().asText()));
+        }
+        return out;
     }
 }

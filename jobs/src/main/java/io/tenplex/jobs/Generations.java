@@ -33,7 +33,22 @@ import java.util.TreeSet;
 public final class Generations {
     static final String DIR = "generations";
 
+    /**
+     * What later tiers subscribe to. Called on the thread that completed the generation, while the
+     * generations are locked: a listener must not block or call back into them.
+     */
+    public interface Listener {
+        /** Every rank of {@code step} is sealed: it is the job's current generation. */
+        default void completed(String job, long step) {
+        }
+
+        /** An older generation of {@code job} was dropped from this daemon's store. */
+        default void dropped(String job, long step) {
+        }
+    }
+
     private final TensorStore store;
+    private final List<Listener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final ObjectMapper json = new ObjectMapper();
     /** job to step to what is known of that step's save (sealed ranks anywhere in the cluster). */
     private final Map<String, TreeMap<Long, Progress>> jobs = new LinkedHashMap<>();
@@ -54,8 +69,13 @@ public final class Generations {
         this.store = store;
     }
 
+    /** Subscribes to completed and dropped generations. */
+    public void addListener(Listener l) {
+        listeners.add(l);
+    }
+
     static StorePath generationDir(String job, long step) {
-        return StorePath.parse("/job/" + job + "/" + DIR + "/" + step);
+        return new JobLayout(job).generation(step);
     }
 
     /** The source directory (relative to the job) of a generation's rank trees. */
@@ -64,7 +84,7 @@ public final class Generations {
     }
 
     private static StorePath currentFile(String job) {
-        return StorePath.parse("/job/" + job + "/generation");
+        return new JobLayout(job).currentGeneration();
     }
 
     /**
@@ -84,7 +104,7 @@ public final class Generations {
                 throw StoreException.conflict("generation " + step + " of job " + job + " is complete; rank " + rank
                         + " cannot be sealed into it again");
             }
-            StorePath saved = StorePath.parse("/job/" + job + "/save/" + rank);
+            StorePath saved = new JobLayout(job).savedRank(rank);
             if (store.stat(saved).isPresent()) {
                 store.snapshot(saved, target);
             } else {
@@ -201,10 +221,12 @@ public final class Generations {
             steps.remove(s);
             try {
                 store.delete(generationDir(job, s));
+                listeners.forEach(l -> l.dropped(job, s));
             } catch (StoreException e) {
                 // an incomplete older save that left nothing on this daemon
             }
         }
+        listeners.forEach(l -> l.completed(job, step));
     }
 
     /**
@@ -259,7 +281,7 @@ public final class Generations {
         TreeMap<Long, Progress> known = jobs.getOrDefault(job, new TreeMap<>());
         TreeSet<Long> steps = new TreeSet<>(known.keySet());
         try {
-            store.list(StorePath.parse("/job/" + job + "/" + DIR), false).stream().map(Entry::name)
+            store.list(new JobLayout(job).generations(), false).stream().map(Entry::name)
                     .filter(Generations::numeric).forEach(n -> steps.add(Long.parseLong(n)));
         } catch (StoreException e) {
             // no generations on this daemon

@@ -1,29 +1,26 @@
 package io.tenplex.jobs;
 
+import io.tenplex.ptc.DType;
+import io.tenplex.ptc.Shape;
+import io.tenplex.ptc.TensorMeta;
 import io.tenplex.store.StoreException;
 import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
-import io.tenplex.server.control.PartStatus;
-import io.tenplex.server.control.ValueCopy;
-import io.tenplex.server.control.WorkerPlan;
 import io.tenplex.store.memory.BlobWriter;
-import io.tenplex.server.peer.PeerClient;
+import io.tenplex.transform.ExecutionFailedException;
 import io.tenplex.transform.ExecutionReport;
 import io.tenplex.transform.Executor;
 import io.tenplex.transform.ShardPlan;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import io.tenplex.server.peer.DaemonLink;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -38,15 +35,22 @@ import org.slf4j.LoggerFactory;
  * previous generation untouched. A prepared part that hears nothing within its prepared timeout
  * resolves itself by asking the other participants and the coordinator ({@link InDoubt}).
  */
-public final class PartRunner {
+public final class PartRunner implements Registry.Finishing {
     private static final Logger LOG = LoggerFactory.getLogger(PartRunner.class);
+    /** How long one piece may take; dead peers fail fast on connect. */
+    private static final Duration PIECE_TIMEOUT = Duration.ofMinutes(10);
 
     enum State { EXECUTING, PREPARED, FAILED, COMMITTED, ABORTED }
 
-    private final WorkerPlan wp;
+    /** What a part runs with: the daemon's store, the other daemons, and the executors it uses. */
+    record Context(TensorStore store, DaemonClient client, RangeReads reads, ExecutorService readers,
+            ExecutorService background, ScheduledExecutorService timer, Duration defaultPreparedTimeout) {
+    }
+
+    private final PlanPart part;
     private final TensorStore store;
-    private final JobPaths paths;
-    private final DaemonLink link;
+    private final JobLayout paths;
+    private final DaemonClient client;
     private final AtomicLong done = new AtomicLong();
     private final long total;
     private final CompletableFuture<Void> executed;
@@ -59,56 +63,56 @@ public final class PartRunner {
     /** When the part reached a final state (System.nanoTime), 0 while it may still change. */
     private volatile long finishedAt;
 
-    public PartRunner(WorkerPlan wp, TensorStore store, PeerClient peers, ExecutorService readers, ExecutorService background,
-            HttpClient http, String token, ScheduledExecutorService timer, Duration defaultPreparedTimeout) {
-        this.wp = wp;
-        this.timer = timer;
-        this.preparedTimeout = wp.getPreparedTimeoutMillis() > 0 ? Duration.ofMillis(wp.getPreparedTimeoutMillis())
-                : defaultPreparedTimeout;
-        this.inDoubt = new PeerParts(wp, peers.link());
-        this.store = store;
-        this.link = peers.link();
-        this.paths = new JobPaths(wp.getJob(), wp.getSourceDir().isEmpty() ? "save" : wp.getSourceDir(),
-                wp.getOutputDir().isEmpty() ? "load" : wp.getOutputDir());
-        List<ShardPlan> shards = PlanCodec.shards(wp);
-        this.total = shards.stream().mapToLong(s -> s.pieces().stream().mapToLong(p -> p.bytes()).sum()).sum();
+    /** Starts executing {@code part} on the context's background executor. */
+    PartRunner(PlanPart part, Context ctx) {
+        this.part = part;
+        this.timer = ctx.timer();
+        this.preparedTimeout = part.preparedTimeoutMillis() > 0 ? Duration.ofMillis(part.preparedTimeoutMillis())
+                : ctx.defaultPreparedTimeout();
+        this.inDoubt = PeerParts.of(part, ctx.client());
+        this.store = ctx.store();
+        this.client = ctx.client();
+        this.paths = part.paths();
+        this.total = part.shards().stream().mapToLong(s -> s.pieces().stream().mapToLong(p -> p.bytes()).sum()).sum();
         Map<Integer, InetSocketAddress> daemons = new HashMap<>();
-        wp.getDaemonsMap().forEach((w, a) -> daemons.put(w, address(a)));
-        StoreSource source = new StoreSource(store, wp.getWorker(), paths,
-                new PeerSource(peers, daemons, paths, Duration.ofMinutes(10))); // per piece; dead peers fail fast on connect
-        StagingSink sink = new StagingSink(store, paths, wp.getPlanId());
-        this.executed = CompletableFuture.runAsync(() -> {
-            try {
-                report = new Executor(source, readers, 2, wp.getFlowRatesMap()).run(shards,
-                        r -> PlanCodec.device(wp.getSourceDevices(r)), sink, done, wp.getWorker());
-                copyValues(daemons, http, token);
-                for (io.tenplex.server.control.GeneratedFile g : wp.getGeneratedList()) {
-                    SmallFiles.put(store, paths.staged(wp.getPlanId(), g.getDestRank(), g.getPath()),
-                            g.getContent().toByteArray());
-                }
-                synchronized (this) {
-                    if (state == State.EXECUTING) {
-                        state = State.PREPARED;
-                        finishedAt = 0;
-                        awaitDecision();
-                        return;
-                    }
-                }
-                dropStaging(); // aborted while executing
-            } catch (Exception e) {
-                if (e instanceof io.tenplex.transform.ExecutionFailedException f && f.report() != null) {
-                    report = f.report(); // a failed part still reports its retries and corrupted transfers
-                }
-                sink.abort();
-                dropStaging();
-                error = e.getMessage() == null ? e.toString() : e.getMessage();
-                state = State.FAILED;
-                finishedAt = System.nanoTime();
-                if (e instanceof InterruptedException) {
-                    Thread.currentThread().interrupt();
+        part.daemons().forEach((w, a) -> daemons.put(w, address(a)));
+        StoreSource source = new StoreSource(store, part.worker(), paths,
+                new PeerSource(ctx.reads(), daemons, paths, PIECE_TIMEOUT));
+        StagingSink sink = new StagingSink(store, paths, part.planId());
+        this.executed = CompletableFuture.runAsync(() -> execute(source, sink, daemons, ctx.readers()), ctx.background());
+    }
+
+    private void execute(StoreSource source, StagingSink sink, Map<Integer, InetSocketAddress> daemons,
+            ExecutorService readers) {
+        try {
+            report = new Executor(source, readers, 2, part.flowRates()).run(part.shards(),
+                    r -> part.sourceDevices().get(r), sink, done, part.worker());
+            copyValues(daemons);
+            for (PlanPart.Generated g : part.generated()) {
+                SmallFiles.put(store, paths.staged(part.planId(), g.destRank(), g.path()), g.content());
+            }
+            synchronized (this) {
+                if (state == State.EXECUTING) {
+                    state = State.PREPARED;
+                    finishedAt = 0;
+                    awaitDecision();
+                    return;
                 }
             }
-        }, background);
+            dropStaging(); // aborted while executing
+        } catch (Exception e) {
+            if (e instanceof ExecutionFailedException f && f.report() != null) {
+                report = f.report(); // a failed part still reports its retries and corrupted transfers
+            }
+            sink.abort();
+            dropStaging();
+            error = e.getMessage() == null ? e.toString() : e.getMessage();
+            state = State.FAILED;
+            finishedAt = System.nanoTime();
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     /** A prepared part that hears nothing within its timeout asks the others ({@link InDoubt}). */
@@ -124,9 +128,8 @@ public final class PartRunner {
         if (state != State.PREPARED) {
             return;
         }
-        List<Integer> participants = wp.getParticipantsList();
-        InDoubt.Decision d = InDoubt.decide(wp.getWorker(), participants, inDoubt);
-        LOG.info("job={} plan={} in doubt after {} ms: {}", wp.getJob(), wp.getPlanId(), preparedTimeout.toMillis(), d);
+        InDoubt.Decision d = InDoubt.decide(part.worker(), part.participants(), inDoubt);
+        LOG.info("job={} plan={} in doubt after {} ms: {}", part.job(), part.planId(), preparedTimeout.toMillis(), d);
         try {
             switch (d) {
                 case COMMIT -> commit();
@@ -134,10 +137,11 @@ public final class PartRunner {
                 case WAIT -> awaitDecision();
             }
         } catch (StoreException e) {
-            LOG.warn("job={} plan={} resolving in doubt: {}", wp.getJob(), wp.getPlanId(), e.getMessage());
+            LOG.warn("job={} plan={} resolving in doubt: {}", part.job(), part.planId(), e.getMessage());
         }
     }
 
+    @Override
     public long finishedAt() {
         return finishedAt;
     }
@@ -146,7 +150,8 @@ public final class PartRunner {
      * Whether the part reached a final state more than {@code age} ago, and more than twice its
      * prepared timeout ago (parts in doubt of the same plan may still ask it): it can be forgotten.
      */
-    public boolean finishedBefore(long nanoTime, long ageNanos) {
+    @Override
+    public boolean expired(long nanoTime, long ageNanos) {
         long f = finishedAt;
         return f != 0 && nanoTime - f > Math.max(ageNanos, 2 * preparedTimeout.toNanos());
     }
@@ -160,55 +165,39 @@ public final class PartRunner {
     }
 
     /** Non-tensor values: linked when saved on this worker, else fetched whole from the holder's daemon. */
-    private void copyValues(Map<Integer, InetSocketAddress> daemons, HttpClient http, String token) throws IOException,
-            InterruptedException {
-        for (ValueCopy v : wp.getValuesList()) {
-            StorePath from = paths.saved(v.getSourceRank(), v.getKey());
-            StorePath to = paths.staged(wp.getPlanId(), v.getDestRank(), v.getKey());
-            int holder = wp.getSourceDevices(v.getSourceRank()).getWorker();
-            if (holder == wp.getWorker()) {
+    private void copyValues(Map<Integer, InetSocketAddress> daemons) throws IOException, InterruptedException {
+        for (PlanPart.Value v : part.values()) {
+            StorePath from = paths.saved(v.sourceRank(), v.key());
+            StorePath to = paths.staged(part.planId(), v.destRank(), v.key());
+            int holder = part.sourceDevices().get(v.sourceRank()).worker();
+            if (holder == part.worker()) {
                 store.link(from, to, true);
                 continue;
             }
             InetSocketAddress a = daemons.get(holder);
-            HttpResponse<byte[]> r = get(http, token, a, "/api/v1/files" + from);
-            boolean tensor = r.statusCode() == 404 && new String(r.body(), StandardCharsets.UTF_8).contains("is a tensor");
-            if (tensor) { // a tensor inside a value (Megatron's grad scaler)
-                r = get(http, token, a, "/api/v1/tensors" + from);
+            String what = "value " + v.key() + " of rank " + v.sourceRank() + " from " + a + ": ";
+            DaemonClient.SavedValue value;
+            try {
+                value = client.readValue(a, from).get();
+            } catch (ExecutionException e) {
+                throw new IOException(what + e.getCause().getMessage(), e.getCause());
             }
-            if (r.statusCode() != 200) {
-                throw new IOException("value " + v.getKey() + " of rank " + v.getSourceRank() + " from " + a + ": "
-                        + r.statusCode() + " " + new String(r.body(), StandardCharsets.UTF_8).strip());
-            }
-            String problem = TransferChecksum.problem(r.headers().firstValue("x-tensor-crc32c").orElse(null), r.body());
+            String problem = TransferChecksum.problem(value.crc32c(), value.bytes());
             if (problem != null) {
-                throw new IOException("value " + v.getKey() + " of rank " + v.getSourceRank() + " from " + a + ": "
-                        + problem);
+                throw new IOException(what + problem);
             }
-            if (tensor) {
-                io.tenplex.ptc.TensorMeta meta = new io.tenplex.ptc.TensorMeta(io.tenplex.ptc.DType.fromName(
-                        r.headers().firstValue("x-tensor-dtype").orElse("")), io.tenplex.ptc.Shape.parse(
-                                r.headers().firstValue("x-tensor-dims").orElse("")));
-                BlobWriter w = BlobWriter.allocate(store.allocator(), r.body().length, store.checksumBlock());
-                w.append(ByteBuffer.wrap(r.body()));
-                store.putTensor(to, meta, w.take(), w.checksums(), true);
+            if (value.tensor() != null) { // a tensor inside a value (Megatron's grad scaler)
+                BlobWriter w = BlobWriter.allocate(store.allocator(), value.bytes().length, store.checksumBlock());
+                w.append(ByteBuffer.wrap(value.bytes()));
+                store.putTensor(to, value.tensor(), w.take(), w.checksums(), true);
             } else {
-                SmallFiles.put(store, to, r.body());
+                SmallFiles.put(store, to, value.bytes());
             }
         }
-    }
-
-    private HttpResponse<byte[]> get(HttpClient http, String token, InetSocketAddress a, String path)
-            throws IOException, InterruptedException {
-        HttpRequest.Builder get = HttpRequest.newBuilder(link.uri(a, path)).header("x-want-crc32c", "1");
-        if (token != null) {
-            get.header("Authorization", "Bearer " + token);
-        }
-        return http.send(get.build(), HttpResponse.BodyHandlers.ofByteArray());
     }
 
     private StorePath staging() {
-        return StorePath.parse("/job/" + wp.getJob() + "/staging/" + wp.getPlanId());
+        return paths.staging(part.planId());
     }
 
     private void dropStaging() {
@@ -230,15 +219,15 @@ public final class PartRunner {
             return status();
         }
         if (state != State.PREPARED) {
-            throw StoreException.conflict("cannot commit plan " + wp.getPlanId() + " in state "
-                    + state.name().toLowerCase(java.util.Locale.ROOT) + (error.isEmpty() ? "" : ": " + error));
+            throw StoreException.conflict("cannot commit plan " + part.planId() + " in state "
+                    + state.name().toLowerCase(Locale.ROOT) + (error.isEmpty() ? "" : ": " + error));
         }
-        StorePath staged = StorePath.parse(staging() + "/load");
-        StorePath load = StorePath.parse("/job/" + wp.getJob() + "/load");
+        StorePath staged = staging().child("load");
+        StorePath load = paths.load();
         if (store.stat(staged).isPresent()) {
             store.move(staged, load);
         }
-        SmallFiles.put(store, StorePath.parse("/job/" + wp.getJob() + "/iter"), Long.toString(wp.getStep()));
+        SmallFiles.put(store, paths.iter(), Long.toString(part.step()));
         dropStaging();
         state = State.COMMITTED;
         finishedAt = System.nanoTime();
@@ -248,7 +237,7 @@ public final class PartRunner {
     /** Drops the staged generation; the previous one stays as it was. */
     public synchronized PartStatus abort() {
         if (state == State.COMMITTED) {
-            throw StoreException.conflict("plan " + wp.getPlanId() + " is already committed");
+            throw StoreException.conflict("plan " + part.planId() + " is already committed");
         }
         if (state != State.EXECUTING) {
             dropStaging();
@@ -263,14 +252,12 @@ public final class PartRunner {
     }
 
     public PartStatus status() {
-        PartStatus.Builder b = PartStatus.newBuilder().setPlanId(wp.getPlanId())
-                .setState(state.name().toLowerCase(java.util.Locale.ROOT)).setError(error).setBytesTotal(total)
-                .setBytesDone(done.get());
         ExecutionReport r = report;
-        if (r != null) {
-            b.setLocalBytes(r.localBytes()).setRemoteBytes(r.remoteBytes()).setRetries(r.retries())
-                    .setCorrupted(r.corrupted()).setExecuteNanos(r.nanos());
+        String name = state.name().toLowerCase(Locale.ROOT);
+        if (r == null) {
+            return new PartStatus(part.planId(), name, error, total, done.get(), 0, 0, 0, 0, 0);
         }
-        return b.build();
+        return new PartStatus(part.planId(), name, error, total, done.get(), r.localBytes(), r.remoteBytes(), r.retries(),
+                r.corrupted(), r.nanos());
     }
 }

@@ -1,86 +1,85 @@
 package io.tenplex.jobs;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import io.tenplex.server.control.PartStatus;
-import io.tenplex.server.control.WorkerPlan;
-import io.tenplex.server.peer.DaemonLink;
-import java.net.InetSocketAddress;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.time.Duration;
+import io.tenplex.jobs.DaemonClient.PartAction;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
-/** {@link InDoubt}'s questions over HTTP: the other participants' parts and the coordinator's status. */
+/** {@link InDoubt}'s questions through a {@link DaemonClient}: the other participants' parts and the coordinator's status. */
 final class PeerParts implements InDoubt.Ask {
-    private static final Duration TIMEOUT = Duration.ofSeconds(5);
+    private static final long TIMEOUT_SECONDS = 5;
 
-    private final WorkerPlan wp;
-    private final DaemonLink link;
+    private final String job;
+    private final String planId;
+    private final Map<Integer, String> daemons;
+    private final String coordinator;
+    private final String reconfiguration;
+    private final DaemonClient client;
 
-    /** @param link how the other daemons are reached (scheme, trusted certificates, token) */
-    PeerParts(WorkerPlan wp, DaemonLink link) {
-        this.wp = wp;
-        this.link = link;
+    /**
+     * @param daemons every worker's daemon ({@code host:port})
+     * @param coordinator the coordinator's {@code host:port}, or empty when unknown
+     * @param reconfiguration the coordinator's id of the reconfiguration, or empty
+     */
+    PeerParts(String job, String planId, Map<Integer, String> daemons, String coordinator, String reconfiguration,
+            DaemonClient client) {
+        this.job = job;
+        this.planId = planId;
+        this.daemons = Map.copyOf(daemons);
+        this.coordinator = coordinator;
+        this.reconfiguration = reconfiguration;
+        this.client = client;
+    }
+
+    /** The questions of a part in doubt about its own plan. */
+    static PeerParts of(PlanPart p, DaemonClient client) {
+        return new PeerParts(p.job(), p.planId(), p.daemons(), p.coordinator(), p.reconfiguration(), client);
     }
 
     @Override
     public String part(int worker) {
-        return partCall(worker, "", "GET");
+        String a = daemons.get(worker);
+        return a == null ? InDoubt.UNREACHABLE : answer(() -> client.partStatus(PartRunner.address(a), job, planId)
+                .thenApply(PartStatus::state));
     }
 
     @Override
     public String abort(int worker) {
-        return partCall(worker, "/abort", "POST");
-    }
-
-    private String partCall(int worker, String action, String method) {
-        String a = wp.getDaemonsMap().get(worker);
-        if (a == null) {
-            return InDoubt.UNREACHABLE;
-        }
-        try {
-            HttpResponse<byte[]> r = send(a, JobPaths.API_PREFIX + wp.getJob() + "/parts/" + wp.getPlanId() + action, method);
-            return switch (r.statusCode()) {
-                case 200 -> PartStatus.parseFrom(r.body()).getState();
-                case 404 -> InDoubt.ABSENT;
-                case 409 -> "committed"; // abort refused: the part is already committed
-                default -> InDoubt.UNREACHABLE;
-            };
-        } catch (Exception e) {
-            return unreachable(e);
-        }
+        String a = daemons.get(worker);
+        return a == null ? InDoubt.UNREACHABLE : answer(() -> client.partAction(PartRunner.address(a), job, planId,
+                PartAction.ABORT).thenApply(PartStatus::state));
     }
 
     @Override
     public String coordinator() {
-        if (wp.getCoordinator().isEmpty() || wp.getReconfiguration().isEmpty()) {
+        if (coordinator.isEmpty() || reconfiguration.isEmpty()) {
             return InDoubt.UNREACHABLE;
         }
+        // a coordinator that answers "not found" restarted: it knows nothing of this reconfiguration any more
+        return answer(() -> client.reconfigurationState(PartRunner.address(coordinator), job, reconfiguration));
+    }
+
+    /** The state answered; {@link InDoubt#ABSENT} for "not found", "committed" for a refused abort, else unreachable. */
+    private static String answer(Supplier<CompletableFuture<String>> call) {
         try {
-            HttpResponse<byte[]> r = send(wp.getCoordinator(), JobPaths.API_PREFIX + wp.getJob() + "/reconfigurations/"
-                    + wp.getReconfiguration(), "GET");
-            if (r.statusCode() == 404) {
-                return InDoubt.ABSENT; // restarted: it knows nothing of this reconfiguration any more
+            return call.get().get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof DaemonCallException refused) {
+                return switch (refused.kind()) {
+                    case NOT_FOUND -> InDoubt.ABSENT;
+                    case CONFLICT -> "committed"; // abort refused: the part is already committed
+                    case OTHER -> InDoubt.UNREACHABLE;
+                };
             }
-            return r.statusCode() == 200 ? new ObjectMapper().readTree(r.body()).path("state").asText(InDoubt.UNREACHABLE)
-                    : InDoubt.UNREACHABLE;
-        } catch (Exception e) {
-            return unreachable(e);
-        }
-    }
-
-    private HttpResponse<byte[]> send(String hostPort, String path, String method) throws Exception {
-        InetSocketAddress a = PartRunner.address(hostPort);
-        HttpRequest.Builder b = link.request(a, path).timeout(TIMEOUT).method(method, HttpRequest.BodyPublishers.noBody());
-        if (method.equals("POST")) {
-            b.header("Content-Type", Reconfiguration.PROTOBUF);
-        }
-        return link.http().send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
-    }
-
-    private static String unreachable(Exception e) {
-        if (e instanceof InterruptedException) {
+            return InDoubt.UNREACHABLE;
+        } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            return InDoubt.UNREACHABLE;
+        } catch (TimeoutException | RuntimeException e) {
+            return InDoubt.UNREACHABLE;
         }
-        return InDoubt.UNREACHABLE;
     }
 }

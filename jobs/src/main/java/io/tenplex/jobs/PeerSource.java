@@ -1,10 +1,7 @@
 package io.tenplex.jobs;
 
 import io.tenplex.ptc.Device;
-import io.tenplex.ptc.RangeSyntax;
 import io.tenplex.ptc.Region;
-import io.tenplex.server.peer.ChecksumMissingException;
-import io.tenplex.server.peer.PeerClient;
 import io.tenplex.transform.CorruptTransferException;
 import io.tenplex.transform.ShardSource;
 import java.io.IOException;
@@ -18,18 +15,19 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * Reads pieces from the daemon of the holder's worker with range GETs, paced when asked. Every read
- * asks for the holder's checksum; an answer without one is a {@link CorruptTransferException}.
+ * Reads pieces from the daemon of the holder's worker with range reads ({@link RangeReads}), paced
+ * when asked. Every read asks for the holder's checksum; an answer without one is a
+ * {@link CorruptTransferException}.
  */
 public final class PeerSource implements ShardSource {
-    private final PeerClient client;
+    private final RangeReads reads;
     private final Map<Integer, InetSocketAddress> daemons;
-    private final JobPaths paths;
+    private final JobLayout paths;
     private final Duration timeout;
 
     /** @param daemons the daemon address of every worker */
-    public PeerSource(PeerClient client, Map<Integer, InetSocketAddress> daemons, JobPaths paths, Duration timeout) {
-        this.client = client;
+    public PeerSource(RangeReads reads, Map<Integer, InetSocketAddress> daemons, JobLayout paths, Duration timeout) {
+        this.reads = reads;
         this.daemons = Map.copyOf(daemons);
         this.paths = paths;
         this.timeout = timeout;
@@ -48,14 +46,14 @@ public final class PeerSource implements ShardSource {
             throw new IOException("no daemon address for worker " + device.worker());
         }
         try {
-            OptionalInt crc = client.readRegion(addr, paths.saved(rank, key).toString(), RangeSyntax.print(region), dst,
-                    pace).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            OptionalInt crc = reads.readRegion(addr, paths.saved(rank, key), region, dst, pace)
+                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             if (crc.isEmpty()) { // asked for and missing: as untrustworthy as a mismatch
                 throw new CorruptTransferException(addr + " sent " + key + " of rank " + rank + " without a checksum");
             }
             return crc;
         } catch (ExecutionException e) {
-            if (e.getCause() instanceof ChecksumMissingException missing) {
+            if (e.getCause() instanceof CorruptTransferException missing) {
                 throw new CorruptTransferException(key + " of rank " + rank + ": " + missing.getMessage());
             }
             throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause());

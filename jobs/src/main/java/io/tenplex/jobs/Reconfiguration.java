@@ -1,36 +1,30 @@
 package io.tenplex.jobs;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.jobs.DaemonClient.PartAction;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.Ptc;
-import io.tenplex.server.control.PartStatus;
-import io.tenplex.server.control.WorkerPlan;
 import io.tenplex.transform.Plan;
-import io.tenplex.transform.PlanReport;
+import io.tenplex.transform.ShardPlan;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import io.tenplex.server.peer.DaemonLink;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
+import java.util.function.IntFunction;
 
 /**
  * The coordinator of one reconfiguration: checks that every daemon answers, sends each destination
- * worker its part of the plan (protobuf), asks all to prepare, then commits everywhere, or aborts
- * everywhere when any part failed or did not answer in time.
+ * worker its part of the plan, asks all to prepare, then commits everywhere, or aborts everywhere
+ * when any part failed or did not answer in time. It talks to the daemons through a
+ * {@link DaemonClient}.
  */
-public final class Reconfiguration {
+public final class Reconfiguration implements Registry.Finishing {
     public enum State { PLANNED, EXECUTING, COMMITTING, COMMITTED, ABORTED }
-
-    public static final String PROTOBUF = "application/x-protobuf";
 
     /**
      * What parts need to resolve themselves when in doubt: the coordinator's address (host:port, may
@@ -39,16 +33,17 @@ public final class Reconfiguration {
     public record InDoubtInfo(String coordinator, long preparedTimeoutMillis) {
     }
 
+    /** Where the old state is and how the new one is moved: the source directory, central worker (-1: none), link rate. */
+    public record Source(String sourceDir, int central, long linkRate) {
+    }
+
     private final String job;
     private final String id;
     private final Plan plan;
     private final Ptc from;
     private final Map<Integer, InetSocketAddress> daemons;
     private final long step;
-    private final HttpClient http;
-    private final DaemonLink link;
-    private final Duration timeout;
-    private final String token;
+    private final DaemonClient client;
     private final int central;
     private final String sourceDir;
     private final long linkRate;
@@ -61,27 +56,27 @@ public final class Reconfiguration {
     private volatile State state = State.PLANNED;
     private volatile String error = "";
 
-    public Reconfiguration(String job, String id, Plan plan, Ptc from, Map<Integer, InetSocketAddress> daemons, long step,
-            DaemonLink link, Duration timeout, String token, int central, String sourceDir, long linkRate,
-            InDoubtInfo inDoubt) {
+    Reconfiguration(String job, String id, Plan plan, Ptc from, Map<Integer, InetSocketAddress> daemons, long step,
+            DaemonClient client, Source source, InDoubtInfo inDoubt) {
         this.inDoubt = inDoubt;
-        this.sourceDir = sourceDir;
-        this.linkRate = linkRate;
-        this.token = token;
-        this.central = central;
+        this.sourceDir = source.sourceDir();
+        this.linkRate = source.linkRate();
+        this.central = source.central();
         this.job = job;
         this.id = id;
         this.plan = plan;
         this.from = from;
         this.daemons = Map.copyOf(daemons);
         this.step = step;
-        this.link = link;
-        this.http = link.http();
-        this.timeout = timeout;
+        this.client = client;
     }
 
     public String id() {
         return id;
+    }
+
+    public String job() {
+        return job;
     }
 
     public State state() {
@@ -97,10 +92,10 @@ public final class Reconfiguration {
         return finished;
     }
 
-    /** Whether it ended more than {@code ageNanos} before {@code nanoTime} (its status can be forgotten). */
-    public boolean finishedBefore(long nanoTime, long ageNanos) {
-        long f = finishedAt;
-        return f != 0 && nanoTime - f > ageNanos;
+    /** When it ended (System.nanoTime), 0 while it runs. */
+    @Override
+    public long finishedAt() {
+        return finishedAt;
     }
 
     /** Runs the whole reconfiguration on {@code background}. */
@@ -124,47 +119,13 @@ public final class Reconfiguration {
 
     private void run() throws Exception {
         long t = System.nanoTime();
-        for (int w : workersInvolved()) {
-            if (!daemons.containsKey(w)) {
-                throw new IOException("no daemon address for worker " + w);
-            }
-            try {
-                HttpResponse<Void> r = http.send(request(w, "/api/v1/health").GET().build(),
-                        HttpResponse.BodyHandlers.discarding());
-                if (r.statusCode() != 200) {
-                    throw new IOException("health answered " + r.statusCode());
-                }
-            } catch (IOException e) {
-                throw new IOException("daemon of worker " + w + " at " + daemons.get(w) + " is unreachable: "
-                        + e.getMessage(), e);
-            }
-        }
-        for (io.tenplex.transform.ShardPlan s : plan.shards()) {
-            if (s.byteSize() > io.tenplex.store.memory.Allocator.MAX_CHUNK) {
-                throw new IllegalArgumentException("shard " + s.key() + " of rank " + s.destRank() + " has " + s.byteSize()
-                        + " bytes; new shards over 1 GiB are not supported yet (use more tensor parallelism)");
-            }
-        }
+        checkDaemons();
         PlanPaths.Result bound = PlanPaths.bind(plan, listSources());
         phase("check", t);
         state = State.EXECUTING;
         t = System.nanoTime();
         List<Integer> workers = destWorkers();
-        boolean ok;
-        if (central >= 0) {
-            // Tenplex-Central: the central worker assembles everything, then every worker fetches its shards whole
-            ok = executeParts(List.of(central), w -> PlanCodec.encodeCentral(job, id + "-c", w, bound.plan(),
-                    from.worldSize(),
-                    daemons, step, sourceDir), id + "-c");
-            phase("central", t);
-            ok = ok && executeParts(workers, w -> PlanCodec.encodeFromCentral(job, id, id + "-c", w, central,
-                    bound.plan(), daemons, step, bound.generated()), id);
-        } else {
-            Map<Integer, Map<Integer, Long>> rates = linkRate > 0 ? FlowRates.rates(bound.plan(), linkRate) : Map.of();
-            ok = executeParts(workers, w -> PlanCodec.encode(job, id, w, bound.plan(), from.worldSize(), daemons,
-                    step, sourceDir, bound.generated()).toBuilder().putAllFlowRates(rates.getOrDefault(w, Map.of()))
-                    .build(), id);
-        }
+        boolean ok = execute(workers, bound, t);
         phase("execute", t);
         t = System.nanoTime();
         if (ok) {
@@ -178,14 +139,58 @@ public final class Reconfiguration {
                 return;
             }
         }
+        abortAll(workers, t);
+    }
+
+    /** Every daemon involved answers its health check, and no new shard is over one chunk. */
+    private void checkDaemons() throws IOException, InterruptedException {
+        for (int w : workersInvolved()) {
+            if (!daemons.containsKey(w)) {
+                throw new IOException("no daemon address for worker " + w);
+            }
+            try {
+                client.health(daemons.get(w)).get();
+            } catch (ExecutionException e) {
+                throw new IOException("daemon of worker " + w + " at " + daemons.get(w) + " is unreachable: "
+                        + e.getCause().getMessage(), e.getCause());
+            }
+        }
+        for (ShardPlan s : plan.shards()) {
+            if (s.byteSize() > io.tenplex.store.memory.Allocator.MAX_CHUNK) {
+                throw new IllegalArgumentException("shard " + s.key() + " of rank " + s.destRank() + " has " + s.byteSize()
+                        + " bytes; new shards over 1 GiB are not supported yet (use more tensor parallelism)");
+            }
+        }
+    }
+
+    /** Sends every part and prepares it (central mode: the central part first); whether all prepared. */
+    private boolean execute(List<Integer> workers, PlanPaths.Result bound, long t) {
+        PlanParts.Header header = new PlanParts.Header(job, id, step, daemons);
+        if (central >= 0) {
+            // Tenplex-Central: the central worker assembles everything, then every worker fetches its shards whole
+            PlanParts.Header c = new PlanParts.Header(job, id + "-c", step, daemons);
+            boolean ok = executeParts(List.of(central), w -> PlanParts.central(c, w, bound.plan(), from.worldSize(),
+                    sourceDir), id + "-c");
+            phase("central", t);
+            return ok && executeParts(workers, w -> PlanParts.fromCentral(header, id + "-c", w, central, bound.plan(),
+                    bound.generated()), id);
+        }
+        Map<Integer, Map<Integer, Long>> rates = linkRate > 0 ? FlowRates.rates(bound.plan(), linkRate) : Map.of();
+        return executeParts(workers, w -> PlanParts.peerToPeer(header, w, bound.plan(), from.worldSize(), sourceDir,
+                bound.generated()).withFlowRates(rates.getOrDefault(w, Map.of())), id);
+    }
+
+    private void abortAll(List<Integer> workers, long t) {
         dropCentral();
         if (error.isEmpty()) {
-            error = parts.values().stream().filter(p -> !p.getError().isEmpty()).map(PartStatus::getError).findFirst()
-                    .orElse("a part did not prepare");
+            synchronized (parts) {
+                error = parts.values().stream().filter(p -> !p.error().isEmpty()).map(PartStatus::error).findFirst()
+                        .orElse("a part did not prepare");
+            }
         }
         for (int w : workers) {
             try {
-                call(w, "/parts/" + id + "/abort", new byte[0]).get();
+                call(w, id, PartAction.ABORT).get();
             } catch (Exception e) {
                 // a daemon that is down has nothing staged that survives its restart
             }
@@ -204,7 +209,7 @@ public final class Reconfiguration {
     private boolean commit(List<Integer> workers) {
         CommitHook.reached(0);
         int point = workers.get(0);
-        if (!collect(workers.subList(0, 1), List.of(call(point, "/parts/" + id + "/commit", new byte[0])))
+        if (!collect(workers.subList(0, 1), List.of(call(point, id, PartAction.COMMIT)))
                 && !"committed".equals(askPart(point))) {
             return false; // the commit point did not commit (its answer may have been lost: asked once more)
         }
@@ -212,7 +217,7 @@ public final class Reconfiguration {
         List<Integer> rest = workers.subList(1, workers.size());
         List<CompletableFuture<PartStatus>> committed = new ArrayList<>();
         for (int w : rest) {
-            committed.add(call(w, "/parts/" + id + "/commit", new byte[0]));
+            committed.add(call(w, id, PartAction.COMMIT));
         }
         collect(rest, committed);
         return true;
@@ -220,42 +225,31 @@ public final class Reconfiguration {
 
     /** The state of a worker's part, asked directly (or {@link InDoubt#UNREACHABLE}). */
     private String askPart(int worker) {
-        WorkerPlan.Builder who = WorkerPlan.newBuilder().setJob(job).setPlanId(id);
-        daemons.forEach((w, a) -> who.putDaemons(w, a.getHostString() + ":" + a.getPort()));
-        return new PeerParts(who.build(), link).part(worker);
+        Map<Integer, String> addresses = new PlanParts.Header(job, id, step, daemons).addresses();
+        return new PeerParts(job, id, addresses, "", "", client).part(worker);
     }
 
     /** Lists every old rank's saved tree on the daemon of its worker (a rank with none saved nothing). */
     private Map<Integer, CheckpointLayout> listSources() throws IOException, InterruptedException {
-        Map<Integer, CompletableFuture<HttpResponse<byte[]>>> asks = new TreeMap<>();
+        JobLayout paths = new JobLayout(job, sourceDir, "load");
+        Map<Integer, CompletableFuture<List<DaemonClient.TreeEntry>>> asks = new TreeMap<>();
         for (int r = 0; r < from.worldSize(); r++) {
-            asks.put(r, http.sendAsync(request(from.device(r).worker(), "/api/v1/dirs/job/" + job + "/" + sourceDir + "/"
-                    + r + "?recursive=true").GET().build(), HttpResponse.BodyHandlers.ofByteArray()));
+            asks.put(r, client.listTree(daemons.get(from.device(r).worker()), paths.savedRank(r)));
         }
         Map<Integer, CheckpointLayout> out = new TreeMap<>();
-        ObjectMapper mapper = new ObjectMapper();
-        for (Map.Entry<Integer, CompletableFuture<HttpResponse<byte[]>>> e : asks.entrySet()) {
+        for (Map.Entry<Integer, CompletableFuture<List<DaemonClient.TreeEntry>>> e : asks.entrySet()) {
             int rank = e.getKey();
-            HttpResponse<byte[]> r;
+            List<DaemonClient.TreeEntry> entries;
             try {
-                r = e.getValue().get();
-            } catch (java.util.concurrent.ExecutionException x) {
+                entries = e.getValue().get();
+            } catch (ExecutionException x) {
                 throw new IOException("listing rank " + rank + "'s saved state: " + x.getCause().getMessage(), x);
             }
-            if (r.statusCode() == 404) {
-                continue;
-            }
-            if (r.statusCode() != 200) {
-                throw new IOException("listing rank " + rank + "'s saved state: " + r.statusCode() + " "
-                        + new String(r.body(), java.nio.charset.StandardCharsets.UTF_8).strip());
-            }
-            String root = "/job/" + job + "/" + sourceDir + "/" + rank + "/";
+            String root = paths.savedRank(rank) + "/";
             List<CheckpointLayout.Item> items = new ArrayList<>();
-            for (com.fasterxml.jackson.databind.JsonNode n : mapper.readTree(r.body()).path("entries")) {
-                String path = n.path("path").asText();
-                if (path.startsWith(root)) {
-                    boolean tensor = n.path("type").asText().equals("tensor");
-                    items.add(new CheckpointLayout.Item(path.substring(root.length()), tensor, n.path("shape").size()));
+            for (DaemonClient.TreeEntry n : entries) {
+                if (n.path().startsWith(root)) {
+                    items.add(new CheckpointLayout.Item(n.path().substring(root.length()), n.tensor(), n.dims()));
                 }
             }
             if (!items.isEmpty()) {
@@ -274,7 +268,7 @@ public final class Reconfiguration {
     private void dropCentral() {
         if (central >= 0) {
             try {
-                call(central, "/parts/" + id + "-c/abort", new byte[0]).get();
+                call(central, id + "-c", PartAction.ABORT).get();
             } catch (Exception e) {
                 // the central part may never have started
             }
@@ -282,23 +276,22 @@ public final class Reconfiguration {
     }
 
     /** Sends each worker its part and waits until all are prepared; false when any failed. */
-    private boolean executeParts(List<Integer> workers, java.util.function.IntFunction<WorkerPlan> part, String planId) {
+    private boolean executeParts(List<Integer> workers, IntFunction<PlanPart> part, String planId) {
         List<CompletableFuture<PartStatus>> sent = new ArrayList<>();
         for (int w : workers) {
-            WorkerPlan wp = part.apply(w).toBuilder().addAllParticipants(workers).setCoordinator(inDoubt.coordinator())
-                    .setReconfiguration(id).setPreparedTimeoutMillis(inDoubt.preparedTimeoutMillis()).build();
-            sent.add(call(w, "/parts", wp.toByteArray()));
+            PlanPart p = part.apply(w).coordinated(workers, inDoubt.coordinator(), id, inDoubt.preparedTimeoutMillis());
+            sent.add(client.postPart(daemons.get(w), p));
         }
         if (!collect(workers, sent)) {
             return false;
         }
         List<CompletableFuture<PartStatus>> prepared = new ArrayList<>();
         for (int w : workers) {
-            prepared.add(call(w, "/parts/" + planId + "/prepare", new byte[0]));
+            prepared.add(call(w, planId, PartAction.PREPARE));
         }
         boolean ok = collect(workers, prepared);
         synchronized (parts) {
-            return ok && workers.stream().allMatch(w -> parts.get(w).getState().equals("prepared"));
+            return ok && workers.stream().allMatch(w -> parts.get(w).state().equals("prepared"));
         }
     }
 
@@ -331,26 +324,8 @@ public final class Reconfiguration {
         return ok;
     }
 
-    private HttpRequest.Builder request(int worker, String path) {
-        InetSocketAddress a = daemons.get(worker);
-        HttpRequest.Builder b = HttpRequest.newBuilder(link.uri(a, path))
-                .timeout(timeout);
-        return token == null ? b : b.header("Authorization", "Bearer " + token);
-    }
-
-    private CompletableFuture<PartStatus> call(int worker, String path, byte[] body) {
-        HttpRequest req = request(worker, JobPaths.API_PREFIX + job + path).header("Content-Type", PROTOBUF)
-                .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
-        return http.sendAsync(req, HttpResponse.BodyHandlers.ofByteArray()).thenApply(r -> {
-            if (r.statusCode() >= 300) {
-                throw new IllegalStateException(r.statusCode() + " " + new String(r.body()).strip());
-            }
-            try {
-                return PartStatus.parseFrom(r.body());
-            } catch (IOException e) {
-                throw new IllegalStateException("bad answer from worker " + worker + ": " + e.getMessage());
-            }
-        });
+    private CompletableFuture<PartStatus> call(int worker, String planId, PartAction action) {
+        return client.partAction(daemons.get(worker), job, planId, action);
     }
 
     /** Asks every part for its live status while executing (for progress); completes when all answered. */
@@ -360,78 +335,29 @@ public final class Reconfiguration {
         }
         List<CompletableFuture<Void>> asks = new ArrayList<>();
         for (int w : destWorkers()) {
-            HttpRequest req = request(w, JobPaths.API_PREFIX + job + "/parts/" + id).GET().build();
-            asks.add(http.sendAsync(req, HttpResponse.BodyHandlers.ofByteArray()).thenAccept(r -> {
-                if (r.statusCode() == 200) {
-                    try {
-                        PartStatus p = PartStatus.parseFrom(r.body());
-                        synchronized (parts) {
-                            parts.put(w, p);
-                        }
-                    } catch (IOException e) {
-                        // keep the last known status
-                    }
+            asks.add(client.partStatus(daemons.get(w), job, id).thenAccept(p -> {
+                synchronized (parts) {
+                    parts.put(w, p);
                 }
-            }).exceptionally(t -> null));
+            }).exceptionally(t -> null)); // keep the last known status
         }
         return CompletableFuture.allOf(asks.toArray(new CompletableFuture[0]));
     }
 
-    /** State, phases, per-worker progress and the plan's report, as JSON. */
-    public Map<String, Object> describe() {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("job", job);
-        m.put("plan", id);
-        m.put("from", plan.from().toString());
-        m.put("to", plan.to().toString());
-        m.put("state", state.name().toLowerCase(java.util.Locale.ROOT));
-        m.put("mode", central >= 0 ? "central (worker " + central + ")" : "peer-to-peer");
-        m.put("source", "/job/" + job + "/" + sourceDir);
-        if (linkRate > 0 && central < 0) {
-            m.put("pacedForLinkRate", linkRate);
-        }
-        if (!error.isEmpty()) {
-            m.put("error", error);
-        }
+    /** State, phases, per-worker progress and the plan's report. */
+    public ReconfigurationStatus describe() {
+        Map<String, Long> phases;
         synchronized (phaseMillis) {
-            m.put("phaseMillis", new LinkedHashMap<>(phaseMillis)); // a copy: the coordinator may still add phases
+            phases = new LinkedHashMap<>(phaseMillis); // a copy: the coordinator may still add phases
         }
-        Map<String, Object> progress = new LinkedHashMap<>();
+        Map<String, ReconfigurationStatus.Worker> progress = new LinkedHashMap<>();
         synchronized (parts) {
-            parts.forEach((w, p) -> {
-                Map<String, Object> x = new LinkedHashMap<>();
-                x.put("state", p.getState());
-                x.put("bytesDone", p.getBytesDone());
-                x.put("bytesTotal", p.getBytesTotal());
-                x.put("localBytes", p.getLocalBytes());
-                x.put("remoteBytes", p.getRemoteBytes());
-                x.put("retries", p.getRetries());
-                x.put("corrupted", p.getCorrupted());
-                if (p.getExecuteNanos() > 0) {
-                    x.put("executeMillis", p.getExecuteNanos() / 1_000_000);
-                }
-                progress.put(Integer.toString(w), x);
-            });
+            parts.forEach((w, p) -> progress.put(Integer.toString(w), ReconfigurationStatus.Worker.of(p)));
         }
-        m.put("workers", progress);
-        PlanReport r = plan.report();
-        Map<String, Object> report = new LinkedHashMap<>();
-        report.put("onDeviceBytes", r.onDevice());
-        report.put("intraWorkerBytes", r.intraWorker());
-        report.put("interWorkerBytes", r.interWorker());
-        report.put("lowerBoundBytes", r.lowerBound());
-        report.put("keptBytes", r.kept());
-        report.put("sentByWorker", r.sentByWorker());
-        report.put("receivedByWorker", r.receivedByWorker());
-        m.put("report", report);
-        return m;
-    }
-
-    public static String json(ObjectMapper mapper, Object o) {
-        try {
-            return mapper.writeValueAsString(o);
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
+        return new ReconfigurationStatus(job, id, plan.from().toString(), plan.to().toString(),
+                state.name().toLowerCase(java.util.Locale.ROOT), central >= 0 ? "central (worker " + central + ")"
+                        : "peer-to-peer", new JobLayout(job, sourceDir, "load").source().toString(),
+                linkRate > 0 && central < 0 ? linkRate : null, error.isEmpty() ? null : error, phases, progress,
+                ReconfigurationStatus.Report.of(plan.report()));
     }
 }

@@ -18,13 +18,13 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class StagingSink implements ShardSink {
     private final TensorStore store;
-    private final JobPaths paths;
+    private final JobLayout paths;
     private final String plan;
     private final Map<String, Open> open = new ConcurrentHashMap<>();
 
     private record Open(Blob blob, TensorMeta meta) {}
 
-    public StagingSink(TensorStore store, JobPaths paths, String plan) {
+    public StagingSink(TensorStore store, JobLayout paths, String plan) {
         this.store = store;
         this.paths = paths;
         this.plan = plan;

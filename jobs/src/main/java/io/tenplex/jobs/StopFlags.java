@@ -1,23 +1,17 @@
 package io.tenplex.jobs;
 
-import io.tenplex.server.ControlHandler;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The stop flag of every job on this daemon: raised by the lifecycle when the job's resources change
  * (optionally "at step S", so that every rank stops after the same step), read by training processes
- * before each step, cleared when the relaunched ranks may run. Also the prototype's {@code GET /stop}
- * route (answers {@code stop} or {@code run}).
+ * before each step, cleared when the relaunched ranks may run.
  */
-public final class StopFlags implements ControlHandler {
-    /** The prototype's route. */
-    public static final String COMPAT_PATH = "/stop";
-
+public final class StopFlags {
     /** A raised flag: from which step on ranks stop (empty: at once), why, and when it was raised. */
     public record Flag(OptionalLong atStep, String reason, long raisedAtMillis) {
         boolean stops(OptionalLong step) {
@@ -44,7 +38,7 @@ public final class StopFlags implements ControlHandler {
         if (reason.length() > MAX_REASON) {
             throw new IllegalArgumentException("reason has " + reason.length() + " characters; at most " + MAX_REASON);
         }
-        new JobPaths(job);
+        new JobLayout(job);
         Flag before = flags.get(job);
         if (before != null && before.atStep().equals(atStep) && before.reason().equals(reason)) {
             return; // the same raise again (a coordinator also tells itself): not a new one
@@ -113,27 +107,8 @@ public final class StopFlags implements ControlHandler {
         }
     }
 
-    /**
-     * {@code GET /stop[?job=J][&step=S]}: {@code stop} or {@code run} as plain text, as the prototype's
-     * scheduler answers. Without {@code job}, any raised flag answers {@code stop} (the prototype ran
-     * one job per scheduler).
-     */
-    @Override
-    public CompletableFuture<Response> handle(Request req) {
-        if (!req.path().equals(COMPAT_PATH)) {
-            return CompletableFuture.completedFuture(Response.text(404, "no route for " + req.method() + " " + req.path()));
-        }
-        if (!req.method().equals("GET")) {
-            return CompletableFuture.completedFuture(Response.text(405, req.method() + " not allowed on /stop (GET)"));
-        }
-        try {
-            OptionalLong step = step(req.param("step"));
-            String job = req.param("job");
-            boolean stop = job == null ? flags.values().stream().anyMatch(f -> f.stops(step)) : shouldStop(job, step);
-            return CompletableFuture.completedFuture(new Response(200, "text/plain; charset=utf-8",
-                    (stop ? "stop" : "run").getBytes(java.nio.charset.StandardCharsets.UTF_8)));
-        } catch (IllegalArgumentException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+    /** Whether any job's raised flag stops a rank that has finished {@code step} steps (the prototype's one-job view). */
+    public boolean anyStops(OptionalLong step) {
+        return flags.values().stream().anyMatch(f -> f.stops(step));
     }
 }

@@ -18,10 +18,10 @@ import java.util.OptionalInt;
 public final class StoreSource implements ShardSource {
     private final TensorStore local;
     private final int worker;
-    private final JobPaths paths;
+    private final JobLayout paths;
     private final ShardSource peers;
 
-    public StoreSource(TensorStore local, int worker, JobPaths paths, ShardSource peers) {
+    public StoreSource(TensorStore local, int worker, JobLayout paths, ShardSource peers) {
         this.local = local;
         this.worker = worker;
         this.paths = paths;

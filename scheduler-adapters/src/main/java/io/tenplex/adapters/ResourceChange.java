@@ -2,14 +2,16 @@ package io.tenplex.adapters;
 
 import io.tenplex.jobs.ConfigJson;
 import io.tenplex.jobs.Generations;
+import io.tenplex.jobs.JobLayout;
+import io.tenplex.jobs.Jobs;
 import io.tenplex.jobs.Limits;
+import io.tenplex.jobs.ParallelConfigJson;
+import io.tenplex.jobs.ReconfigureRequest;
 import io.tenplex.jobs.Reconfiguration;
+import io.tenplex.jobs.Registry;
 import io.tenplex.jobs.StopFlags;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ParallelConfig;
@@ -20,7 +22,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Function;
 
 /**
  * The job lifecycle behind every scheduler adapter (paper §5.1): a resource change raises the job's
@@ -29,15 +30,20 @@ import java.util.function.Function;
  * and clears the stop flag for the relaunched ranks. A failure at any step clears the flag too, leaves
  * the previous generation as it was and is reported with its reason.
  */
-public final class ResourceChange {
+public final class ResourceChange implements Registry.Finishing {
     public enum State { STOPPING, RECONFIGURING, DONE, FAILED }
 
     /** The longest a change waits for the ranks to save. */
     static final long MAX_SAVE_TIMEOUT_SECONDS = 7 * 24 * 3600;
 
-    /** What the scheduler asked for, parsed and checked before anything happens. */
+    /**
+     * What the scheduler asked for, parsed and checked before anything happens.
+     *
+     * @param daemons the daemons of the change (worker to address; empty: the daemon's defaults)
+     */
     public record Spec(List<Device> devices, int devicesPerWorker, ParallelConfig config, Parallelizer parallelizer,
-            long memoryPerDevice, OptionalLong atStep, long saveTimeoutMillis, JsonNode daemons) {
+            long memoryPerDevice, OptionalLong atStep, long saveTimeoutMillis,
+            Map<Integer, java.net.InetSocketAddress> daemons) {
 
         /**
          * Parses {@code devices} ([worker, local] pairs) or {@code size} with {@code devicesPerWorker}
@@ -47,46 +53,10 @@ public final class ResourceChange {
          */
         public static Spec parse(JsonNode b, Parallelizer stored) {
             List<Device> devices = new ArrayList<>();
-            int perWorker;
-            if (b.has("devices")) {
-                if (!b.get("devices").isArray() || b.get("devices").isEmpty() || b.get("devices").size() > Limits.MAX_RANKS) {
-                    throw new IllegalArgumentException("\"devices\" must be a non-empty list of at most " + Limits.MAX_RANKS
-                            + " [worker, local] pairs" + (b.get("devices").isArray() ? ", got " + b.get("devices").size()
-                                    : ""));
-                }
-                Map<Integer, Integer> count = new LinkedHashMap<>();
-                java.util.Set<Device> seen = new java.util.HashSet<>();
-                for (JsonNode d : b.get("devices")) {
-                    Device dev = ConfigJson.device(d, "");
-                    if (!seen.add(dev)) {
-                        throw new IllegalArgumentException("device " + d + " is listed twice");
-                    }
-                    devices.add(dev);
-                    count.merge(dev.worker(), 1, Integer::sum);
-                }
-                perWorker = Limits.intIn(b, "devicesPerWorker", count.values().stream().mapToInt(i -> i).max().orElse(1),
-                        1, Limits.MAX_RANKS, "");
-            } else {
-                if (!b.has("size") || !b.has("devicesPerWorker")) {
-                    throw new IllegalArgumentException("give \"devices\" ([worker, local] pairs) or \"size\" and "
-                            + "\"devicesPerWorker\" (both >= 1)");
-                }
-                int size = Limits.intIn(b, "size", -1, 1, Limits.MAX_RANKS, "");
-                perWorker = Limits.intIn(b, "devicesPerWorker", -1, 1, Limits.MAX_RANKS, "");
-                int first = Limits.intIn(b, "firstWorker", 0, 0, Limits.MAX_WORKER - 1 - size, "");
-                for (Device d : Ptc.packedDevices(size, perWorker)) {
-                    devices.add(new Device(d.worker() + first, d.local()));
-                }
-            }
+            int perWorker = b.has("devices") ? listed(b, devices) : packed(b, devices);
             ParallelConfig config = null;
             if (b.has("config")) {
-                JsonNode c = b.get("config");
-                int tp = positive(c, "tp");
-                int pp = positive(c, "pp");
-                int dp = positive(c, "dp");
-                int ep = Limits.intIn(c, "ep", 1, 1, Limits.MAX_RANKS, "config ");
-                Limits.worldSize(tp, pp, dp, ep, "config ");
-                config = new ParallelConfig(tp, pp, dp, ep, false);
+                config = ParallelConfigJson.parse(b.get("config"), "config ");
                 if (config.worldSize() != devices.size()) {
                     throw new IllegalArgumentException("config " + config + " needs " + config.worldSize()
                             + " devices, the change gives " + devices.size());
@@ -107,12 +77,44 @@ public final class ResourceChange {
                 throw new IllegalArgumentException("\"saveTimeoutSeconds\" " + timeout + " is over the limit of "
                         + MAX_SAVE_TIMEOUT_SECONDS + " (7 days)");
             }
-            timeout *= 1000;
-            return new Spec(List.copyOf(devices), perWorker, config, p, memory, atStep, timeout, b.get("daemons"));
+            return new Spec(List.copyOf(devices), perWorker, config, p, memory, atStep, timeout * 1000,
+                    Map.copyOf(ConfigJson.daemons(b.get("daemons"))));
         }
 
-        private static int positive(JsonNode c, String f) {
-            return Limits.intIn(c, f, 1, 1, Limits.MAX_RANKS, "config ");
+        /** {@code devices}, each listed once; answers the devices per worker (given, or the most listed). */
+        private static int listed(JsonNode b, List<Device> devices) {
+            JsonNode list = b.get("devices");
+            if (!list.isArray() || list.isEmpty() || list.size() > Limits.MAX_RANKS) {
+                throw new IllegalArgumentException("\"devices\" must be a non-empty list of at most " + Limits.MAX_RANKS
+                        + " [worker, local] pairs" + (list.isArray() ? ", got " + list.size() : ""));
+            }
+            Map<Integer, Integer> count = new LinkedHashMap<>();
+            java.util.Set<Device> seen = new java.util.HashSet<>();
+            for (JsonNode d : list) {
+                Device dev = ConfigJson.device(d, "");
+                if (!seen.add(dev)) {
+                    throw new IllegalArgumentException("device " + d + " is listed twice");
+                }
+                devices.add(dev);
+                count.merge(dev.worker(), 1, Integer::sum);
+            }
+            return Limits.intIn(b, "devicesPerWorker", count.values().stream().mapToInt(i -> i).max().orElse(1), 1,
+                    Limits.MAX_RANKS, "");
+        }
+
+        /** {@code size} devices packed {@code devicesPerWorker} to a worker from {@code firstWorker}. */
+        private static int packed(JsonNode b, List<Device> devices) {
+            if (!b.has("size") || !b.has("devicesPerWorker")) {
+                throw new IllegalArgumentException("give \"devices\" ([worker, local] pairs) or \"size\" and "
+                        + "\"devicesPerWorker\" (both >= 1)");
+            }
+            int size = Limits.intIn(b, "size", -1, 1, Limits.MAX_RANKS, "");
+            int perWorker = Limits.intIn(b, "devicesPerWorker", -1, 1, Limits.MAX_RANKS, "");
+            int first = Limits.intIn(b, "firstWorker", 0, 0, Limits.MAX_WORKER - 1 - size, "");
+            for (Device d : Ptc.packedDevices(size, perWorker)) {
+                devices.add(new Device(d.worker() + first, d.local()));
+            }
+            return perWorker;
         }
 
         private static long nonNegative(JsonNode b, String f) {
@@ -124,24 +126,13 @@ public final class ResourceChange {
         }
     }
 
-    /**
-     * The stop flag on the other daemons of the change: each rank asks its own node's daemon, so the
-     * flag is raised and cleared on all of them.
-     */
-    interface RemoteFlags {
-        /** Raises ({@code reason} given) or clears ({@code reason} null) the flag; answers the daemons that failed. */
-        CompletableFuture<List<String>> set(OptionalLong atStep, String reason);
-    }
-
     private final String job;
     private final String id;
     private final Spec spec;
+    private final Jobs jobs;
     private final StopFlags flags;
     private final Generations generations;
-    /** The model stored with the job (for a parallelizer that needs it). */
-    private final java.util.function.Supplier<Model> storedModel;
-    private final Function<ObjectNode, Reconfiguration> reconfigure;
-    private final RemoteFlags remote;
+    private final Map<Integer, java.net.InetSocketAddress> daemons;
     private CompletableFuture<List<String>> remoteRaise = CompletableFuture.completedFuture(List.of());
     private final CompletableFuture<Void> finished = new CompletableFuture<>();
     private final Map<String, Long> phaseMillis = new LinkedHashMap<>();
@@ -155,17 +146,22 @@ public final class ResourceChange {
     private volatile Reconfiguration reconfiguration;
     private volatile boolean cancelled;
 
-    ResourceChange(String job, String id, Spec spec, StopFlags flags, Generations generations,
-            java.util.function.Supplier<Model> storedModel, Function<ObjectNode, Reconfiguration> reconfigure,
-            RemoteFlags remote) {
-        this.remote = remote;
+    private volatile long finishedAt;
+
+    /** A change of {@code job}'s devices, run against this daemon's job lifecycle. */
+    ResourceChange(String job, String id, Spec spec, Jobs jobs) {
         this.job = job;
         this.id = id;
         this.spec = spec;
-        this.flags = flags;
-        this.generations = generations;
-        this.storedModel = storedModel;
-        this.reconfigure = reconfigure;
+        this.jobs = jobs;
+        this.flags = jobs.stopFlags();
+        this.generations = jobs.generations();
+        this.daemons = spec.daemons();
+    }
+
+    @Override
+    public long finishedAt() {
+        return finishedAt;
     }
 
     public String id() {
@@ -176,7 +172,7 @@ public final class ResourceChange {
         return state;
     }
 
-    CompletableFuture<Void> finished() {
+    public CompletableFuture<Void> finished() {
         return finished;
     }
 
@@ -209,7 +205,7 @@ public final class ResourceChange {
         before = generations.current(job).orElse(-1);
         String reason = "resource change " + id + " to " + spec.devices().size() + " devices";
         flags.raise(job, spec.atStep(), reason);
-        remoteRaise = remote.set(spec.atStep(), reason);
+        remoteRaise = jobs.setRemoteFlags(job, daemons, spec.atStep(), reason);
         event("stop flag raised" + (spec.atStep().isPresent() ? " for step " + spec.atStep().getAsLong() : "")
                 + "; waiting for every rank to save (generation after " + (before < 0 ? "none" : before) + ")");
     }
@@ -219,49 +215,14 @@ public final class ResourceChange {
         try {
             long t = System.nanoTime();
             reportRemote("raised", remoteRaise);
-            OptionalLong g = generations.awaitNewer(job, before, spec.atStep().orElse(0), spec.saveTimeoutMillis(),
-                    () -> cancelled);
+            awaitSave();
             phase("stop", t);
-            if (g.isEmpty() && cancelled) {
-                throw new IllegalStateException("cancelled before every rank had saved");
-            }
-            if (g.isEmpty()) {
-                throw new IllegalStateException("the ranks of job " + job + " did not all save within "
-                        + spec.saveTimeoutMillis() / 1000 + " s after the stop flag (is the job running and calling "
-                        + "tenplex.should_stop?)");
-            }
-            generation = g.getAsLong();
-            fromConfig = generations.config(job, generation);
-            event("generation " + generation + " complete" + (fromConfig != null ? " under " + fromConfig : ""));
-            if (fromConfig == null) {
-                throw new IllegalStateException("generation " + generation + " was saved without its configuration");
-            }
             state = State.RECONFIGURING;
             t = System.nanoTime();
-            ParallelConfig c = spec.config();
-            if (c == null) {
-                Model model = storedModel.get();
-                c = spec.parallelizer().choose(new Parallelizer.Request(spec.devices().size(), spec.devicesPerWorker(),
-                        model, spec.memoryPerDevice()));
-                event("parallelizer " + spec.parallelizer().name() + " chose " + c);
-            }
+            ParallelConfig c = choose();
             chosen = c;
-            ObjectMapper m = new ObjectMapper();
-            ObjectNode body = m.createObjectNode();
-            body.put("generation", generation);
-            ObjectNode to = body.putObject("to");
-            to.put("tp", c.tp());
-            to.put("pp", c.pp());
-            to.put("dp", c.dp());
-            if (c.ep() > 1) {
-                to.put("ep", c.ep());
-            }
-            ArrayNode devs = to.putArray("devices");
-            spec.devices().forEach(d -> devs.addArray().add(d.worker()).add(d.local()));
-            if (spec.daemons() != null) {
-                body.set("daemons", spec.daemons());
-            }
-            Reconfiguration r = reconfigure.apply(body);
+            Reconfiguration r = jobs.reconfigure(ReconfigureRequest.ofGeneration(job, generation,
+                    ParallelConfigJson.placement(c, spec.devices()), daemons));
             reconfiguration = r;
             event("reconfiguration " + r.id() + " started");
             r.finished().get();
@@ -270,7 +231,7 @@ public final class ResourceChange {
                 throw new IllegalStateException("reconfiguration " + r.id() + " " + r.state().name().toLowerCase()
                         + (r.error() != null ? ": " + r.error() : ""));
             }
-            event("committed: /job/" + job + "/load holds generation " + generation + " under " + c);
+            event("committed: " + new JobLayout(job).load() + " holds generation " + generation + " under " + c);
             state = State.DONE;
         } catch (Exception e) {
             Throwable cause = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e;
@@ -279,11 +240,44 @@ public final class ResourceChange {
             state = State.FAILED;
         } finally {
             flags.clear(job);
-            reportRemote("cleared", remote.set(OptionalLong.empty(), null));
+            reportRemote("cleared", jobs.setRemoteFlags(job, daemons, OptionalLong.empty(), null));
             event("stop flag cleared");
             phase("total", started);
+            finishedAt = System.nanoTime();
             finished.complete(null);
         }
+    }
+
+    /** Waits until every rank has saved a generation newer than the one before the change. */
+    private void awaitSave() throws Exception {
+        OptionalLong g = generations.awaitNewer(job, before, spec.atStep().orElse(0), spec.saveTimeoutMillis(),
+                () -> cancelled);
+        if (g.isEmpty() && cancelled) {
+            throw new IllegalStateException("cancelled before every rank had saved");
+        }
+        if (g.isEmpty()) {
+            throw new IllegalStateException("the ranks of job " + job + " did not all save within "
+                    + spec.saveTimeoutMillis() / 1000 + " s after the stop flag (is the job running and calling "
+                    + "tenplex.should_stop?)");
+        }
+        generation = g.getAsLong();
+        fromConfig = generations.config(job, generation);
+        event("generation " + generation + " complete" + (fromConfig != null ? " under " + fromConfig : ""));
+        if (fromConfig == null) {
+            throw new IllegalStateException("generation " + generation + " was saved without its configuration");
+        }
+    }
+
+    /** The configuration asked for, or the parallelizer's choice. */
+    private ParallelConfig choose() {
+        ParallelConfig c = spec.config();
+        if (c == null) {
+            Model model = jobs.storedModel(job);
+            c = spec.parallelizer().choose(new Parallelizer.Request(spec.devices().size(), spec.devicesPerWorker(),
+                    model, spec.memoryPerDevice()));
+            event("parallelizer " + spec.parallelizer().name() + " chose " + c);
+        }
+        return c;
     }
 
     private void reportRemote(String what, CompletableFuture<List<String>> done) {
@@ -325,12 +319,7 @@ public final class ResourceChange {
         m.put("from", fromConfig);
         ParallelConfig c = chosen;
         if (c != null) {
-            Map<String, Object> cfg = new LinkedHashMap<>();
-            cfg.put("tp", c.tp());
-            cfg.put("pp", c.pp());
-            cfg.put("dp", c.dp());
-            cfg.put("devices", m.get("devices"));
-            m.put("config", cfg);
+            m.put("config", ParallelConfigJson.placement(c, spec.devices()));
         }
         synchronized (phaseMillis) {
             m.put("phaseMillis", new LinkedHashMap<>(phaseMillis));

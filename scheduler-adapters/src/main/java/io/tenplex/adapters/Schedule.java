@@ -1,5 +1,7 @@
 package io.tenplex.adapters;
 
+import io.tenplex.jobs.ParallelConfigJson;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tenplex.ptc.ParallelConfig;
@@ -50,47 +52,12 @@ public final class Schedule {
             throw new IllegalArgumentException("a schedule is a non-empty JSON list of {\"step\" or \"time\", \"size\"}");
         }
         List<Entry> out = new ArrayList<>();
-        Boolean bySteps = null;
         for (int i = 0; i < root.size(); i++) {
-            JsonNode e = root.get(i);
             String where = "schedule entry " + i;
-            boolean step = e.has("step");
-            if (step == e.has("time")) {
-                throw new IllegalArgumentException(where + ": give exactly one of \"step\" and \"time\"");
-            }
-            if (bySteps != null && bySteps != step) {
-                throw new IllegalArgumentException(where + ": a schedule uses either steps or times, not both");
-            }
-            bySteps = step;
-            JsonNode s = e.path("size");
-            if (!s.canConvertToInt() || s.asInt() < 0) {
-                throw new IllegalArgumentException(where + ": \"size\" must be an integer >= 0 (0 stops the job)");
-            }
-            long at = -1;
-            double minutes = -1;
-            if (step) {
-                if (!e.get("step").canConvertToLong() || e.get("step").asLong() < 0) {
-                    throw new IllegalArgumentException(where + ": \"step\" must be an integer >= 0");
-                }
-                at = e.get("step").asLong();
-            } else {
-                if (!e.get("time").isNumber() || e.get("time").asDouble() < 0) {
-                    throw new IllegalArgumentException(where + ": \"time\" must be a number of minutes >= 0");
-                }
-                minutes = e.get("time").asDouble();
-            }
-            ParallelConfig config = null;
-            if (e.has("tp") || e.has("pp") || e.has("dp")) {
-                config = ParallelConfig.of(e.path("tp").asInt(1), e.path("pp").asInt(1), e.path("dp").asInt(1));
-                if (config.worldSize() != s.asInt()) {
-                    throw new IllegalArgumentException(where + ": tp*pp*dp = " + config.worldSize() + " but size is "
-                            + s.asInt());
-                }
-            }
-            Entry entry = new Entry(at, minutes, s.asInt(), config);
+            Entry entry = entry(root.get(i), where, out.isEmpty() ? null : out.get(0).byStep());
             if (!out.isEmpty()) {
                 Entry prev = out.get(out.size() - 1);
-                if (step ? at <= prev.step() : minutes <= prev.minutes()) {
+                if (entry.byStep() ? entry.step() <= prev.step() : entry.minutes() <= prev.minutes()) {
                     throw new IllegalArgumentException(where + ": " + entry.when() + " is not after " + prev.when());
                 }
                 if (prev.stops()) {
@@ -105,5 +72,42 @@ public final class Schedule {
             throw new IllegalArgumentException("schedule entry 0 must be at step 0 (or time 0): it sets the starting size");
         }
         return new Schedule(out);
+    }
+
+    /** One entry, checked on its own ({@code bySteps}: what the entries before it use, or null for the first). */
+    private static Entry entry(JsonNode e, String where, Boolean bySteps) {
+        boolean step = e.has("step");
+        if (step == e.has("time")) {
+            throw new IllegalArgumentException(where + ": give exactly one of \"step\" and \"time\"");
+        }
+        if (bySteps != null && bySteps != step) {
+            throw new IllegalArgumentException(where + ": a schedule uses either steps or times, not both");
+        }
+        JsonNode s = e.path("size");
+        if (!s.canConvertToInt() || s.asInt() < 0) {
+            throw new IllegalArgumentException(where + ": \"size\" must be an integer >= 0 (0 stops the job)");
+        }
+        long at = -1;
+        double minutes = -1;
+        if (step) {
+            if (!e.get("step").canConvertToLong() || e.get("step").asLong() < 0) {
+                throw new IllegalArgumentException(where + ": \"step\" must be an integer >= 0");
+            }
+            at = e.get("step").asLong();
+        } else {
+            if (!e.get("time").isNumber() || e.get("time").asDouble() < 0) {
+                throw new IllegalArgumentException(where + ": \"time\" must be a number of minutes >= 0");
+            }
+            minutes = e.get("time").asDouble();
+        }
+        ParallelConfig config = null;
+        if (e.has("tp") || e.has("pp") || e.has("dp")) {
+            config = ParallelConfigJson.parse(e, where + ": ");
+            if (config.worldSize() != s.asInt()) {
+                throw new IllegalArgumentException(where + ": tp*pp*dp = " + config.worldSize() + " but size is "
+                        + s.asInt());
+            }
+        }
+        return new Entry(at, minutes, s.asInt(), config);
     }
 }

@@ -123,20 +123,16 @@ public final class KubernetesAdapter implements AutoCloseable {
     private JsonNode assignment;
     private final Workers workers;
 
-    public KubernetesAdapter(KubernetesClient client, Settings settings) {
-        this(client, settings, io.tenplex.server.peer.DaemonLink.plain(settings.token()));
-    }
-
-    /** @param link how the coordinating daemon is reached: TLS trust and the token (which wins over the settings') */
-    public KubernetesAdapter(KubernetesClient client, Settings settings, io.tenplex.server.peer.DaemonLink link) {
+    /** @param daemons how the coordinating daemon is reached (its scheme, TLS trust and token) */
+    public KubernetesAdapter(KubernetesClient client, Settings settings, io.tenplex.jobs.DaemonClient daemons) {
         this.client = client;
         this.settings = settings;
-        this.daemon = new DaemonApi(settings.daemon(), link);
+        this.daemon = new DaemonApi(settings.daemon(), settings.job(), daemons);
         this.workers = new Workers(settings.daemonPort());
     }
 
     private String assignmentPath() {
-        return "/job/" + settings.job() + "/kubernetes/assignment.json";
+        return new io.tenplex.jobs.JobLayout(settings.job()).kubernetesAssignment().toString();
     }
 
     /**
@@ -237,7 +233,7 @@ public final class KubernetesAdapter implements AutoCloseable {
         ObjectNode b = json.createObjectNode();
         workers.devices(m, b);
         try {
-            return daemon.post("/api/v1/jobs/" + settings.job() + "/parallelize", b);
+            return daemon.parallelize(b);
         } catch (DaemonApi.Refused e) {
             if (e.status / 100 == 4) {
                 event("no configuration for " + m + ": " + e.getMessage());
@@ -259,7 +255,7 @@ public final class KubernetesAdapter implements AutoCloseable {
         event("resource change " + id + ": " + before + " -> " + m.shape() + " (stop flag raised; waiting for the save)");
         JsonNode done;
         do {
-            done = daemon.get(started.path("status").asText() + "?wait=true", settings.saveTimeout().plusMinutes(15));
+            done = daemon.awaitChange(id, settings.saveTimeout().plusMinutes(15));
         } while (done.path("state").asText().equals("stopping") || done.path("state").asText().equals("reconfiguring"));
         Map<String, Object> record = record(id, m, done);
         if ("done".equals(done.path("state").asText())) {
@@ -285,7 +281,7 @@ public final class KubernetesAdapter implements AutoCloseable {
         workers.daemons(body.putObject("daemons"));
         body.put("saveTimeoutSeconds", Math.max(1, settings.saveTimeout().toSeconds()));
         try {
-            return daemon.post("/api/v1/jobs/" + settings.job() + "/resources", body);
+            return daemon.startChange(body);
         } catch (DaemonApi.Refused e) {
             if (e.status == 409) {
                 event("another change of job " + settings.job() + " is running; trying again later");

@@ -1,6 +1,6 @@
 package io.tenplex.adapters.kubernetes;
 
-import static io.tenplex.adapters.kubernetes.KubernetesAdapterIT.pod;
+import static io.tenplex.adapters.kubernetes.Pods.pod;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,6 +1,5 @@
-package io.tenplex.adapters;
+package io.tenplex.jobs;
 
-import io.tenplex.jobs.JobPaths;
 
 import io.tenplex.ptc.Ptc;
 import io.tenplex.ptc.TensorMeta;
@@ -16,7 +15,7 @@ public final class SavedJobs {
     }
 
     /** Random full tensors, sharded under {@code from} into {@code stores} (index = worker); returns the tensors. */
-    public static Map<String, byte[]> save(List<TensorStore> stores, JobPaths paths, Ptc from, long seed) {
+    public static Map<String, byte[]> save(List<TensorStore> stores, JobLayout paths, Ptc from, long seed) {
         Map<String, byte[]> full = ReferenceInterpreter.fullTensors(from, seed);
         var shards = ReferenceInterpreter.shard(from, full);
         for (int rank = 0; rank < from.worldSize(); rank++) {

@@ -1,6 +1,7 @@
 package io.tenplex.adapters;
 
-import io.tenplex.jobs.JobPaths;
+import io.tenplex.jobs.SavedJobs;
+import io.tenplex.jobs.JobLayout;
 import io.tenplex.jobs.PeerSource;
 import io.tenplex.jobs.StagingSink;
 import io.tenplex.jobs.StoreSource;
@@ -52,7 +53,7 @@ import org.junit.jupiter.api.Test;
  */
 class MultiDaemonExecutionIT {
     private static final MegatronLayout.Shape GPT = MegatronLayout.Shape.gpt(4, 64, 8, 1000, 16);
-    private static final JobPaths PATHS = new JobPaths("j");
+    private static final JobLayout PATHS = new JobLayout("j");
     private final List<TensorStore> stores = new ArrayList<>();
     private final List<RestServer> servers = new ArrayList<>();
     private final Map<Integer, InetSocketAddress> daemons = new HashMap<>();
@@ -112,7 +113,8 @@ class MultiDaemonExecutionIT {
 
     private List<ExecutionReport> execute(Plan plan, Ptc to, String id) throws Exception {
         List<ExecutionReport> reports = new ArrayList<>();
-        PeerSource peers = new PeerSource(client, daemons, PATHS, Duration.ofSeconds(20));
+        PeerSource peers = new PeerSource(new io.tenplex.server.jobs.NettyRangeReads(client), daemons, PATHS,
+                Duration.ofSeconds(20));
         for (int w : to.devices().stream().map(Device::worker).distinct().sorted().toList()) {
             int worker = w;
             StagingSink sink = new StagingSink(stores.get(w), PATHS, id);

@@ -1,5 +1,6 @@
 package io.tenplex.adapters;
 
+import io.tenplex.server.jobs.JobsFixture;
 import io.tenplex.jobs.Reconfiguration;
 import io.tenplex.jobs.StopFlags;
 
@@ -43,15 +44,15 @@ class JobInputLimitsIT {
     private final HttpClient http = HttpClient.newHttpClient();
     private TensorStore store;
     private RestServer server;
-    private JobService jobs;
+    private JobsFixture jobs;
     private String base;
 
     @BeforeEach
     void start() throws Exception {
         store = new TensorStore(new Allocator(64L << 20));
-        jobs = new JobService(store, new PeerClient(2, null), Duration.ofSeconds(30));
+        jobs = new JobsFixture(store, new PeerClient(2, null), Duration.ofSeconds(30));
         server = new RestServer(store, null);
-        server.addControl(JobService.PREFIX, jobs);
+        server.addControl(JobsFixture.PREFIX, jobs);
         InetSocketAddress a = server.start("127.0.0.1", 0);
         jobs.setDefaultDaemons(Map.of(0, a));
         base = "http://127.0.0.1:" + a.getPort();
@@ -167,7 +168,7 @@ class JobInputLimitsIT {
                 .addSourceDevices(Device.newBuilder().setWorker(0).setLocal(0))
                 .addShards(Shard.newBuilder().setDestRank(0).setKey("w").setTensor("w").setDtype("f32").addShape(4)
                         .setDestDevice(Device.newBuilder()).addPieces(piece)).build();
-        assertRefused(post("/api/v1/jobs/j/parts", Reconfiguration.PROTOBUF, wp.toByteArray()), "source_rank 7",
+        assertRefused(post("/api/v1/jobs/j/parts", io.tenplex.server.jobs.HttpDaemonClient.PROTOBUF, wp.toByteArray()), "source_rank 7",
                 "[0, 1)");
         assertEquals(404, http.send(HttpRequest.newBuilder(URI.create(base + "/api/v1/jobs/j/parts/bad")).build(),
                 HttpResponse.BodyHandlers.ofString()).statusCode());

@@ -1,5 +1,7 @@
 package io.tenplex.adapters.kubernetes;
 
+import io.tenplex.server.jobs.JobsFixture;
+import io.tenplex.jobs.SavedJobs;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -13,10 +15,8 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
-import io.tenplex.adapters.JobService;
 import io.tenplex.jobs.StopFlags;
-import io.tenplex.jobs.JobPaths;
-import io.tenplex.adapters.SavedJobs;
+import io.tenplex.jobs.JobLayout;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.MegatronLayout;
 import io.tenplex.ptc.Model;
@@ -66,7 +66,7 @@ class KubernetesAdapterIT {
     private final HttpClient http = HttpClient.newHttpClient();
     private final List<TensorStore> stores = new ArrayList<>();
     private final List<RestServer> servers = new ArrayList<>();
-    private final List<JobService> services = new ArrayList<>();
+    private final List<JobsFixture> services = new ArrayList<>();
     private final List<String> addresses = new ArrayList<>();
     private PeerClient peers;
     private KubernetesAdapter adapter;
@@ -77,9 +77,9 @@ class KubernetesAdapterIT {
         int port = 0;
         for (String host : List.of("127.0.0.1", "127.0.0.2")) {
             TensorStore store = new TensorStore(new Allocator(256L << 20));
-            JobService jobs = new JobService(store, peers, Duration.ofSeconds(30), null, new StopFlags());
+            JobsFixture jobs = new JobsFixture(store, peers, Duration.ofSeconds(30), new StopFlags());
             RestServer s = new RestServer(store, null);
-            s.addControl(JobService.PREFIX, jobs);
+            s.addControl(JobsFixture.PREFIX, jobs);
             InetSocketAddress a = s.start(host, port);
             port = a.getPort();
             stores.add(store);
@@ -97,7 +97,7 @@ class KubernetesAdapterIT {
             adapter.close();
         }
         servers.forEach(RestServer::close);
-        services.forEach(JobService::close);
+        services.forEach(JobsFixture::close);
         peers.close();
         stores.forEach(TensorStore::close);
     }
@@ -110,19 +110,13 @@ class KubernetesAdapterIT {
     private KubernetesAdapter adapter(Duration settle) throws Exception {
         int port = Integer.parseInt(addresses.get(0).split(":")[1]);
         return new KubernetesAdapter(client, new KubernetesAdapter.Settings(NS, Map.of("tenplex.io/job", "j"), "j",
-                PodMembership.DEFAULT_GPU_RESOURCE, port, addresses.get(0), null, settle, Duration.ofSeconds(60))).start();
+                PodMembership.DEFAULT_GPU_RESOURCE, port, addresses.get(0), null, settle, Duration.ofSeconds(60)),
+                new io.tenplex.server.jobs.HttpDaemonClient(io.tenplex.server.peer.DaemonLink.plain(null),
+                        Duration.ofSeconds(30))).start();
     }
 
     static Pod pod(String name, String node, String hostIp, int gpus, boolean ready) {
-        return new PodBuilder().withNewMetadata().withName(name).withNamespace(NS).addToLabels("tenplex.io/job", "j")
-                .endMetadata()
-                .withNewSpec().withNodeName(node).addNewContainer().withName("train").withImage("tenplex/example")
-                .withNewResources().addToLimits(PodMembership.DEFAULT_GPU_RESOURCE, new Quantity(Integer.toString(gpus)))
-                .endResources().endContainer().endSpec()
-                .withNewStatus().withPhase(ready ? "Running" : "Pending").withHostIP(hostIp)
-                .withPodIP(hostIp == null ? null : "10.244." + hostIp.substring(hostIp.lastIndexOf('.') + 1) + ".10")
-                .addNewCondition().withType("Ready").withStatus(ready ? "True" : "False").endCondition().endStatus()
-                .build();
+        return Pods.pod(name, node, hostIp, gpus, ready);
     }
 
     private void create(Pod p) {
@@ -161,7 +155,7 @@ class KubernetesAdapterIT {
                 s.delete(StorePath.parse("/job/j/save")); // training replaces its working copy
             }
         }
-        Map<String, byte[]> full = SavedJobs.save(stores, new JobPaths("j"), ptc, seed);
+        Map<String, byte[]> full = SavedJobs.save(stores, new JobLayout("j"), ptc, seed);
         for (int rank = 0; rank < ptc.worldSize(); rank++) {
             for (io.tenplex.ptc.ValueSpec v : MODEL.values()) {
                 Fixtures.putFile(stores.get(ptc.device(rank).worker()), "/job/j/save/" + rank + "/" + v.key(),
@@ -173,7 +167,7 @@ class KubernetesAdapterIT {
             int worker = ptc.device(rank).worker();
             String body = "{\"world\": " + ptc.worldSize() + ", \"config\": " + c + ", \"daemons\": " + daemons + "}";
             HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://" + addresses.get(worker)
-                    + JobService.PREFIX + "j/saves/" + step + "/ranks/" + rank)).POST(HttpRequest.BodyPublishers
+                    + JobsFixture.PREFIX + "j/saves/" + step + "/ranks/" + rank)).POST(HttpRequest.BodyPublishers
                     .ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
             assertEquals(200, r.statusCode(), r.body());
         }

@@ -1,6 +1,8 @@
 package io.tenplex.adapters;
 
-import io.tenplex.jobs.JobPaths;
+import io.tenplex.server.jobs.JobsFixture;
+import io.tenplex.jobs.SavedJobs;
+import io.tenplex.jobs.JobLayout;
 import io.tenplex.jobs.StopFlags;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -45,7 +47,7 @@ class ResourceChangeIT {
     private final HttpClient http = HttpClient.newHttpClient();
     private TensorStore store;
     private RestServer server;
-    private JobService jobs;
+    private JobsFixture jobs;
     private StopFlags flags;
     private String base;
 
@@ -53,10 +55,10 @@ class ResourceChangeIT {
     void start() throws Exception {
         store = new TensorStore(new Allocator(256L << 20));
         flags = new StopFlags();
-        jobs = new JobService(store, new PeerClient(2, null), Duration.ofSeconds(30), null, flags);
+        jobs = new JobsFixture(store, new PeerClient(2, null), Duration.ofSeconds(30), flags);
         server = new RestServer(store, null);
-        server.addControl(JobService.PREFIX, jobs);
-        server.addControl(StopFlags.COMPAT_PATH, flags);
+        server.addControl(JobsFixture.PREFIX, jobs);
+        server.addControl(io.tenplex.server.jobs.StopRoute.PATH, new io.tenplex.server.jobs.StopRoute(flags));
         InetSocketAddress a = server.start("127.0.0.1", 0);
         jobs.setDefaultDaemons(Map.of(0, a));
         base = "http://127.0.0.1:" + a.getPort();
@@ -85,7 +87,7 @@ class ResourceChangeIT {
         if (store.stat(io.tenplex.store.StorePath.parse("/job/j/save")).isPresent()) {
             store.delete(io.tenplex.store.StorePath.parse("/job/j/save")); // training replaces its working copy
         }
-        Map<String, byte[]> full = SavedJobs.save(List.of(store), new JobPaths("j"), from, 3);
+        Map<String, byte[]> full = SavedJobs.save(List.of(store), new JobLayout("j"), from, 3);
         for (int rank = 0; rank < 4; rank++) {
             for (io.tenplex.ptc.ValueSpec v : MODEL.values()) {
                 Fixtures.putFile(store, "/job/j/save/" + rank + "/" + v.key(), (v.key() + " of rank " + rank)

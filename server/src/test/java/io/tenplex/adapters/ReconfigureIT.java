@@ -1,7 +1,9 @@
 package io.tenplex.adapters;
 
+import io.tenplex.server.jobs.JobsFixture;
+import io.tenplex.jobs.SavedJobs;
 import io.tenplex.jobs.CheckpointLayout;
-import io.tenplex.jobs.JobPaths;
+import io.tenplex.jobs.JobLayout;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -50,12 +52,12 @@ import org.junit.jupiter.api.Test;
  */
 class ReconfigureIT {
     private static final MegatronLayout.Shape GPT = MegatronLayout.Shape.gpt(4, 64, 8, 1000, 16);
-    private static final JobPaths PATHS = new JobPaths("j");
+    private static final JobLayout PATHS = new JobLayout("j");
     private final ObjectMapper json = new ObjectMapper();
     private final HttpClient http = HttpClient.newHttpClient();
     private final List<TensorStore> stores = new ArrayList<>();
     private final List<RestServer> servers = new ArrayList<>();
-    private final List<JobService> services = new ArrayList<>();
+    private final List<JobsFixture> services = new ArrayList<>();
     private final Map<Integer, InetSocketAddress> daemons = new LinkedHashMap<>();
     private PeerClient peers;
     private final Model model = MegatronLayout.model(GPT);
@@ -65,21 +67,24 @@ class ReconfigureIT {
         peers = new PeerClient(4, null);
         for (int w = 0; w < 3; w++) {
             TensorStore store = new TensorStore(new Allocator(512L << 20));
-            JobService jobs = new JobService(store, peers, Duration.ofSeconds(30));
+            JobsFixture jobs = new JobsFixture(store, peers, Duration.ofSeconds(30));
             RestServer s = new RestServer(store, null);
-            s.addControl(JobService.PREFIX, jobs);
+            s.addControl(JobsFixture.PREFIX, jobs);
             daemons.put(w, s.start("127.0.0.1", 0));
             stores.add(store);
             servers.add(s);
             services.add(jobs);
         }
         services.forEach(j -> j.setDefaultDaemons(daemons)); // as tenplexd --peers would
+        for (int w = 0; w < 3; w++) {
+            services.get(w).setSelfAddress(daemons.get(w)); // as tenplexd does: parts in doubt ask the coordinator
+        }
     }
 
     @AfterEach
     void stop() {
         servers.forEach(RestServer::close);
-        services.forEach(JobService::close);
+        services.forEach(JobsFixture::close);
         peers.close();
         stores.forEach(TensorStore::close);
     }
@@ -118,7 +123,7 @@ class ReconfigureIT {
         String body = "{" + (withModel ? "\"model\": " + ModelSpecJson.write(model) + ", " : "") + "\"from\": "
                 + config(a) + ", \"to\": " + config(b) + (withDaemons ? ", \"daemons\": " + d : "") + ", \"step\": 120"
                 + extra + "}";
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(base(0) + JobService.PREFIX + "j/reconfigure"))
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(base(0) + JobsFixture.PREFIX + "j/reconfigure"))
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
         assertEquals(202, r.statusCode(), r.body());
         String status = json.readTree(r.body()).get("status").asText();
@@ -166,7 +171,7 @@ class ReconfigureIT {
         JsonNode r = reconfigure(a, b, true, ", \"preparedTimeoutMillis\": 100", true);
         assertEquals("committed", r.get("state").asText(), r.toString());
         assertLoaded(Ptc.packed(model, a, 4), Ptc.packed(model, b, 4), full);
-        String part = JobService.PREFIX + "j/parts/" + r.get("plan").asText();
+        String part = JobsFixture.PREFIX + "j/parts/" + r.get("plan").asText();
         long deadline = System.nanoTime() + 10_000_000_000L;
         for (int w = 0; w < 2; w++) { // the destination workers' daemons held the parts
             while (http.send(HttpRequest.newBuilder(URI.create(base(w) + part)).build(),
@@ -191,19 +196,19 @@ class ReconfigureIT {
         assertTrue(stores.get(0).stat(StorePath.parse("/job/j/staging")).map(e -> e.children() == 0).orElse(true));
         // committing again is harmless
         String id = r.get("plan").asText();
-        HttpResponse<byte[]> again = http.send(HttpRequest.newBuilder(URI.create(base(1) + JobService.PREFIX + "j/parts/"
+        HttpResponse<byte[]> again = http.send(HttpRequest.newBuilder(URI.create(base(1) + JobsFixture.PREFIX + "j/parts/"
                 + id + "/commit")).POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofByteArray());
         assertEquals(200, again.statusCode());
         assertEquals("committed", PartStatus.parseFrom(again.body()).getState());
     }
 
     private HttpResponse<String> post(int worker, String path, String body) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(base(worker) + JobService.PREFIX + "j/" + path))
+        return http.send(HttpRequest.newBuilder(URI.create(base(worker) + JobsFixture.PREFIX + "j/" + path))
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
     }
 
     private JsonNode generations(int worker) throws Exception {
-        return json.readTree(http.send(HttpRequest.newBuilder(URI.create(base(worker) + JobService.PREFIX
+        return json.readTree(http.send(HttpRequest.newBuilder(URI.create(base(worker) + JobsFixture.PREFIX
                 + "j/generations")).build(), HttpResponse.BodyHandlers.ofString()).body());
     }
 
@@ -358,7 +363,7 @@ class ReconfigureIT {
 
         String body = "{\"model\": " + ModelSpecJson.write(model) + ", \"from\": " + config(b) + ", \"to\": " + config(a)
                 + ", \"linkRate\": \"fast\"}";
-        HttpResponse<String> bad = http.send(HttpRequest.newBuilder(URI.create(base(0) + JobService.PREFIX
+        HttpResponse<String> bad = http.send(HttpRequest.newBuilder(URI.create(base(0) + JobsFixture.PREFIX
                 + "j/reconfigure")).POST(HttpRequest.BodyPublishers.ofString(body)).build(),
                 HttpResponse.BodyHandlers.ofString());
         assertEquals(400, bad.statusCode(), bad.body());

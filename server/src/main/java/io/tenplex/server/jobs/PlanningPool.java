@@ -1,4 +1,4 @@
-package io.tenplex.jobs;
+package io.tenplex.server.jobs;
 
 import io.tenplex.server.ControlHandler.Response;
 import java.io.IOException;

@@ -1,0 +1,121 @@
+package io.tenplex.jobs;
+
+import io.tenplex.store.StorePath;
+
+/**
+ * Every path of a job: in a daemon's namespace ({@code /job/<job>/...}: saved ranks, generations,
+ * staging, {@code load}, control files) and on the wire ({@code /api/v1/jobs/<job>/...}). Nothing
+ * else builds these strings.
+ *
+ * @param sourceDir where old shards are read, relative to the job ({@code save}, a generation, a staging tree)
+ * @param outputDir the staged tree below {@code staging/<plan>/} ({@code load}, or {@code central})
+ */
+public record JobLayout(String job, String sourceDir, String outputDir) {
+    /** Where the job API lives on every daemon: {@code /api/v1/jobs/<job>/...}. */
+    public static final String API_PREFIX = "/api/v1/jobs/";
+
+    public JobLayout(String job) {
+        this(job, "save", "load");
+    }
+
+    public JobLayout {
+        StorePath.parse("/job/" + job); // validates the name
+        if (job.contains("/")) {
+            throw new IllegalArgumentException("job name '" + job + "' must not contain '/'");
+        }
+    }
+
+    private StorePath path(String relative) {
+        return StorePath.parse("/job/" + job + "/" + relative);
+    }
+
+    /** The job's tree: {@code /job/<job>}. */
+    public StorePath root() {
+        return StorePath.parse("/job/" + job);
+    }
+
+    /** Where old shards are read: {@code /job/<job>/<sourceDir>}. */
+    public StorePath source() {
+        return path(sourceDir);
+    }
+
+    /** A saved shard: {@code /job/<job>/save/<rank>/<key>} (or below another source directory). */
+    public StorePath saved(int rank, String key) {
+        return path(sourceDir + "/" + rank + "/" + key);
+    }
+
+    /** A rank's saved tree: {@code /job/<job>/<sourceDir>/<rank>}. */
+    public StorePath savedRank(int rank) {
+        return path(sourceDir + "/" + rank);
+    }
+
+    /** A transformed shard while staged: {@code /job/<job>/staging/<plan>/load/<rank>/<key>}. */
+    public StorePath staged(String plan, int rank, String key) {
+        return path("staging/" + plan + "/" + outputDir + "/" + rank + "/" + key);
+    }
+
+    /** A plan's staging tree: {@code /job/<job>/staging/<plan>}. */
+    public StorePath staging(String plan) {
+        return path("staging/" + plan);
+    }
+
+    /** What training loads: {@code /job/<job>/load}. */
+    public StorePath load() {
+        return path("load");
+    }
+
+    /** The step the loaded state was saved at: {@code /job/<job>/iter}. */
+    public StorePath iter() {
+        return path("iter");
+    }
+
+    /** The model spec stored with the job: {@code /job/<job>/model.json}. */
+    public StorePath modelSpec() {
+        return path("model.json");
+    }
+
+    /** The para-config table stored with the job: {@code /job/<job>/para-config.json}. */
+    public StorePath paraConfig() {
+        return path("para-config.json");
+    }
+
+    /** Where the Kubernetes adapter publishes its worker assignment: {@code /job/<job>/kubernetes/assignment.json}. */
+    public StorePath kubernetesAssignment() {
+        return path("kubernetes/assignment.json");
+    }
+
+    /** Every sealed generation of the job: {@code /job/<job>/generations}. */
+    public StorePath generations() {
+        return path(Generations.DIR);
+    }
+
+    /** A generation's directory: {@code /job/<job>/generations/<step>}. */
+    public StorePath generation(long step) {
+        return path(Generations.sourceDir(step));
+    }
+
+    /** The file naming the job's current complete generation: {@code /job/<job>/generation}. */
+    public StorePath currentGeneration() {
+        return path("generation");
+    }
+
+    /** The job's API: {@code /api/v1/jobs/<job>} followed by {@code route} (e.g. {@code "/parts"}). */
+    public String api(String route) {
+        return API_PREFIX + job + route;
+    }
+
+    /** A plan part's route on a worker's daemon, with an action ({@code ""}, {@code "/prepare"}, ...). */
+    public String apiPart(String planId, String action) {
+        return api("/parts/" + planId + action);
+    }
+
+    /** A reconfiguration's status route on its coordinator. */
+    public String apiReconfiguration(String id) {
+        return api("/reconfigurations/" + id);
+    }
+
+    /** A resource change's status route. */
+    public String apiResourceChange(String id) {
+        return api("/resources/" + id);
+    }
+}

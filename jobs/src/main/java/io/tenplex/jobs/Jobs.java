@@ -1,0 +1,278 @@
+package io.tenplex.jobs;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.tenplex.ptc.Model;
+import io.tenplex.ptc.ModelSpecJson;
+import io.tenplex.ptc.Ptc;
+import io.tenplex.store.StoreException;
+import io.tenplex.store.TensorStore;
+import io.tenplex.transform.Plan;
+import io.tenplex.transform.Planner;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+
+/**
+ * The job lifecycle of one daemon as a typed facade: seals and generations, the parts of plans it
+ * executes, the reconfigurations it coordinates, stop flags here and on the other daemons. Callers
+ * (the HTTP routes, the scheduler adapters) hand it parsed, typed requests; it talks to the other
+ * daemons through a {@link DaemonClient}. Its registries forget finished entries ({@link Registry}).
+ * Planning and sealing run on the caller's thread: callers keep them off event loops.
+ */
+public final class Jobs {
+    /** How long a prepared part waits for commit or abort before it resolves itself, unless a request says. */
+    public static final Duration DEFAULT_PREPARED_TIMEOUT = Duration.ofSeconds(60);
+    /** Finished parts and reconfigurations are forgotten after this long, and beyond {@link #MAX_FINISHED}. */
+    public static final Duration RETENTION = Duration.ofMinutes(30);
+    public static final int MAX_FINISHED = 1024;
+
+    /** A seal's outcome: the rank's manifest summary, whether the generation is complete, the daemons not told. */
+    public record Sealed(long step, int rank, int world, int tensors, long bytes, boolean complete, List<String> notTold) {
+    }
+
+    /** A dry run's answer: the plan's summary. */
+    public record DryRun(String from, String to, String source, int shards, String report, List<String> plan) {
+    }
+
+    private final TensorStore store;
+    private final DaemonClient client;
+    private final PartRunner.Context partContext;
+    private final JobExecutors exec;
+    private final StopFlags flags;
+    private final Generations generations;
+    private final Registry<PartRunner> parts;
+    private final Registry<Reconfiguration> reconfigurations;
+    private final AtomicInteger ids = new AtomicInteger();
+    private volatile Duration preparedTimeout = DEFAULT_PREPARED_TIMEOUT;
+    private volatile long linkRate;
+    private volatile String selfAddress = "";
+    private volatile Map<Integer, InetSocketAddress> defaultDaemons = Map.of();
+
+    public Jobs(TensorStore store, DaemonClient client, RangeReads reads, JobExecutors exec, StopFlags flags) {
+        this(store, client, reads, exec, flags, RETENTION, System::nanoTime);
+    }
+
+    /** @param clock nanoseconds, for the registries' retention (tests advance it) */
+    public Jobs(TensorStore store, DaemonClient client, RangeReads reads, JobExecutors exec, StopFlags flags,
+            Duration retention, LongSupplier clock) {
+        this.store = store;
+        this.client = client;
+        this.exec = exec;
+        this.flags = flags;
+        this.generations = new Generations(store);
+        this.partContext = new PartRunner.Context(store, client, reads, exec.readers(), exec.background(), exec.timer(),
+                DEFAULT_PREPARED_TIMEOUT);
+        this.parts = new Registry<>(retention, MAX_FINISHED, clock);
+        this.reconfigurations = new Registry<>(retention, MAX_FINISHED, clock);
+    }
+
+    public StopFlags stopFlags() {
+        return flags;
+    }
+
+    public Generations generations() {
+        return generations;
+    }
+
+    /** Subscribes to the job's generation events (completed, dropped). */
+    public void addGenerationListener(Generations.Listener l) {
+        generations.addListener(l);
+    }
+
+    public JobExecutors executors() {
+        return exec;
+    }
+
+    /** How long finished parts and reconfigurations are kept (tests shorten it; default {@link #RETENTION}). */
+    public void setRetention(Duration retention) {
+        parts.setRetention(retention);
+        reconfigurations.setRetention(retention);
+    }
+
+    /** Every worker's link rate in bits/s used when a reconfiguration names none (0: flows left to TCP). */
+    public void setLinkRate(long bitsPerSecond) {
+        this.linkRate = bitsPerSecond;
+    }
+
+    /** How long a prepared part waits for the coordinator's commit or abort before it asks the others. */
+    public void setPreparedTimeout(Duration timeout) {
+        this.preparedTimeout = timeout;
+    }
+
+    /** The daemons of the cluster (worker to address) used when a request names none. */
+    public void setDefaultDaemons(Map<Integer, InetSocketAddress> daemons) {
+        this.defaultDaemons = Map.copyOf(daemons);
+    }
+
+    /** The address other daemons reach this one at: parts in doubt ask it for the outcome. */
+    public void setSelfAddress(InetSocketAddress address) {
+        String host = address.getAddress() != null && address.getAddress().isAnyLocalAddress() ? localHost()
+                : address.getHostString();
+        this.selfAddress = host + ":" + address.getPort();
+    }
+
+    private static String localHost() {
+        try {
+            return InetAddress.getLocalHost().getHostAddress();
+        } catch (UnknownHostException e) {
+            return "127.0.0.1";
+        }
+    }
+
+    /** {@code given}, or the daemon's defaults when it names none. */
+    public Map<Integer, InetSocketAddress> daemons(Map<Integer, InetSocketAddress> given) {
+        return given.isEmpty() ? defaultDaemons : given;
+    }
+
+    /** A new id for something this daemon starts ({@code prefix} then a counter and a random-ish suffix). */
+    public String newId(String prefix) {
+        return prefix + ids.incrementAndGet() + "-" + Long.toHexString(System.nanoTime() & 0xffffff);
+    }
+
+    /**
+     * Seals a rank of a save step here, then tells every daemon of the cluster.
+     *
+     * @return completes when every daemon answered (those that failed are listed)
+     */
+    public CompletableFuture<Sealed> seal(String job, long step, int rank, int world, JsonNode config,
+            Map<Integer, InetSocketAddress> daemons) throws IOException {
+        Map<String, Object> manifest = generations.seal(job, step, rank, world, config);
+        boolean complete = generations.sealed(job, step, List.of(rank), world, config);
+        int tensors = ((Map<?, ?>) manifest.get("tensors")).size();
+        long bytes = ((Number) manifest.get("bytes")).longValue();
+        return Broadcast.toAll(daemons(daemons), a -> client.sealed(a, job, step, List.of(rank), world, config))
+                .thenApply(failed -> new Sealed(step, rank, world, tensors, bytes,
+                        complete || generations.current(job).orElse(-1) == step, failed));
+    }
+
+    /** Ranks of a step were sealed on another daemon; whether the generation is complete. */
+    public boolean sealed(String job, long step, List<Integer> ranks, int world, JsonNode config) throws IOException {
+        return generations.sealed(job, step, ranks, world, config);
+    }
+
+    /** Starts this daemon's part of a plan (idempotent per plan: a known part is answered as it is). */
+    public PartRunner startPart(PlanPart part) {
+        PartRunner.Context ctx = new PartRunner.Context(store, client, partContext.reads(), exec.readers(),
+                exec.background(), exec.timer(), preparedTimeout);
+        return parts.computeIfAbsent(part.job(), part.planId(), () -> new PartRunner(part, ctx));
+    }
+
+    /** @throws StoreException not found when this daemon has no such part */
+    public PartRunner part(String job, String planId) {
+        parts.prune();
+        return parts.get(job, planId).orElseThrow(() -> StoreException.notFound("no part of plan " + planId + " of job "
+                + job + " on this daemon"));
+    }
+
+    /** @throws StoreException not found when this daemon coordinates no such reconfiguration (any more) */
+    public Reconfiguration reconfiguration(String job, String id) {
+        reconfigurations.prune();
+        return reconfigurations.get(job, id).orElseThrow(() -> StoreException.notFound("no reconfiguration " + id
+                + " of job " + job));
+    }
+
+    /** Forgets the finished parts and reconfigurations of a job. */
+    public void forget(String job) {
+        parts.forget(job);
+        reconfigurations.forget(job);
+    }
+
+    /** How many parts and reconfigurations of {@code job} this daemon keeps. */
+    public int kept(String job) {
+        return parts.of(job).size() + reconfigurations.of(job).size();
+    }
+
+    private record Planned(Plan plan, Ptc from, String sourceDir, long step) {
+    }
+
+    /** Plans a reconfiguration without starting it. */
+    public DryRun dryRun(ReconfigureRequest r) throws IOException {
+        Planned p = plan(r);
+        Plan plan = p.plan();
+        return new DryRun(plan.from().toString(), plan.to().toString(), new JobLayout(r.job(), p.sourceDir(), "load").source().toString(),
+                plan.shards().size(), plan.report().toString(), plan.toString().lines().limit(40).toList());
+    }
+
+    /** Plans a reconfiguration and starts coordinating it in the background. */
+    public Reconfiguration reconfigure(ReconfigureRequest r) throws IOException {
+        Planned p = plan(r);
+        Map<Integer, InetSocketAddress> daemons = daemons(r.daemons());
+        if (daemons.isEmpty()) {
+            throw new IllegalArgumentException("no daemon addresses: give \"daemons\" in the request or start tenplexd "
+                    + "with --peers");
+        }
+        if (r.central() >= 0 && !daemons.containsKey(r.central())) {
+            throw new IllegalArgumentException("central worker " + r.central() + " has no daemon address");
+        }
+        long prepared = r.preparedTimeoutMillis().orElse(Math.min(Integer.MAX_VALUE, preparedTimeout.toMillis()));
+        String coordinator = r.coordinator() != null ? r.coordinator() : selfAddress;
+        String id = newId("p");
+        Reconfiguration c = new Reconfiguration(r.job(), id, p.plan(), p.from(), daemons, p.step(), client,
+                new Reconfiguration.Source(p.sourceDir(), r.central(), r.linkRate().orElse(linkRate)),
+                new Reconfiguration.InDoubtInfo(coordinator, prepared));
+        reconfigurations.put(r.job(), id, c);
+        c.start(exec.background());
+        return c;
+    }
+
+    private Planned plan(ReconfigureRequest r) throws IOException {
+        Model model = r.modelSpec() != null ? storeModel(r.job(), r.modelSpec()) : storedModel(r.job());
+        String sourceDir = "save";
+        long step = r.step().orElse(0);
+        JsonNode fromConfig = r.from();
+        OptionalLong generation = r.generation().isPresent() ? r.generation() : r.fromSave() ? OptionalLong.empty()
+                : generations.current(r.job());
+        if (generation.isPresent()) {
+            long g = generation.getAsLong();
+            sourceDir = Generations.sourceDir(g);
+            step = r.step().orElse(g);
+            if (fromConfig == null) {
+                fromConfig = generations.config(r.job(), g);
+                if (fromConfig == null) {
+                    throw new IllegalArgumentException("generation " + g + " of job " + r.job()
+                            + " was saved without a configuration; give \"from\"");
+                }
+            }
+        }
+        Ptc from = ConfigJson.ptc(model, fromConfig == null ? com.fasterxml.jackson.databind.node.MissingNode
+                .getInstance() : fromConfig, "from");
+        Ptc to = ConfigJson.ptc(model, r.to(), "to");
+        return new Planned(Planner.plan(from, to), from, sourceDir, step);
+    }
+
+    private Model storeModel(String job, String spec) {
+        Model m = ModelSpecJson.parse(spec);
+        SmallFiles.put(store, new JobLayout(job).modelSpec(), spec); // kept for later reconfigurations
+        return m;
+    }
+
+    /** The model spec stored with the job. */
+    public Model storedModel(String job) {
+        return ModelSpecJson.parse(SmallFiles.read(store, new JobLayout(job).modelSpec()).orElseThrow(
+                () -> new IllegalArgumentException("no model in the request and none stored with job " + job)));
+    }
+
+    /** The para-config table stored with the job (JSON text), if any. */
+    public Optional<String> paraConfig(String job) {
+        return SmallFiles.read(store, new JobLayout(job).paraConfig());
+    }
+
+    /**
+     * Raises ({@code reason} given) or clears ({@code reason} null) the job's stop flag on these
+     * daemons (the defaults when empty); answers the failures.
+     */
+    public CompletableFuture<List<String>> setRemoteFlags(String job, Map<Integer, InetSocketAddress> daemons,
+            OptionalLong atStep, String reason) {
+        return Broadcast.toAll(new java.util.TreeMap<>(daemons(daemons)), a -> reason != null
+                ? client.raiseStop(a, job, atStep, reason) : client.clearStop(a, job));
+    }
+}

@@ -1,0 +1,102 @@
+package io.tenplex.jobs;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.store.Fixtures;
+import io.tenplex.store.StoreException;
+import io.tenplex.store.StorePath;
+import io.tenplex.store.TensorStore;
+import io.tenplex.store.memory.Allocator;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Seals, complete generations, the current one, and the listener events, on one store. */
+class GenerationsTest {
+    private final TensorStore store = new TensorStore(new Allocator(64L << 20));
+    private final Generations generations = new Generations(store);
+    private final List<String> events = new ArrayList<>();
+    private final ObjectMapper json = new ObjectMapper();
+
+    GenerationsTest() {
+        generations.addListener(new Generations.Listener() {
+            @Override
+            public void completed(String job, long step) {
+                events.add("completed " + job + " " + step);
+            }
+
+            @Override
+            public void dropped(String job, long step) {
+                events.add("dropped " + job + " " + step);
+            }
+        });
+    }
+
+    @AfterEach
+    void close() {
+        store.close(); // fails if a snapshot leaked
+    }
+
+    private void save(int rank, String text) {
+        Fixtures.putFile(store, "/job/j/save/" + rank + "/rng_state", text.getBytes(StandardCharsets.UTF_8), true);
+    }
+
+    private void sealBoth(long step) throws Exception {
+        save(0, "step " + step);
+        save(1, "step " + step);
+        generations.seal("j", step, 0, 2, json.readTree("{\"tp\": 2}"));
+        generations.seal("j", step, 1, 2, null);
+        generations.sealed("j", step, List.of(0, 1), 2, null);
+    }
+
+    @Test
+    void seal_snapshotsTheRank_andLaterWritesDoNotShowThrough() throws Exception {
+        save(0, "before");
+        Map<String, Object> manifest = generations.seal("j", 5, 0, 2, null);
+        assertEquals(0, manifest.get("rank"));
+        save(0, "after");
+        assertArrayEquals("before".getBytes(StandardCharsets.UTF_8),
+                Fixtures.readAll(store, "/job/j/generations/5/0/rng_state"));
+    }
+
+    @Test
+    void sealed_completesWhenEveryRankIsSealed_andNamesTheCurrentGeneration() throws Exception {
+        assertFalse(generations.sealed("j", 5, List.of(0), 2, json.readTree("{\"tp\": 2}")));
+        assertEquals(OptionalLong.empty(), generations.current("j"));
+        assertTrue(events.isEmpty());
+        assertTrue(generations.sealed("j", 5, List.of(1), 2, null));
+        assertEquals(OptionalLong.of(5), generations.current("j"));
+        assertEquals(List.of("completed j 5"), events);
+        assertEquals(2, generations.config("j", 5).path("tp").asInt());
+        assertTrue(generations.sealed("j", 5, List.of(0, 1), 2, null), "idempotent");
+        assertEquals(1, events.size(), "completed once");
+    }
+
+    @Test
+    void complete_dropsGenerationsOlderThanThePreviousOne_andSaysSo() throws Exception {
+        sealBoth(5);
+        sealBoth(6);
+        assertTrue(store.stat(StorePath.parse("/job/j/generations/5")).isPresent(), "the previous one stays");
+        sealBoth(7);
+        assertEquals(List.of("completed j 5", "completed j 6", "dropped j 5", "completed j 7"), events);
+        assertTrue(store.stat(StorePath.parse("/job/j/generations/5")).isEmpty());
+        assertEquals(OptionalLong.of(7), generations.current("j"));
+    }
+
+    @Test
+    void sealed_aStepNotNewerThanTheCurrentGeneration_isAConflict() throws Exception {
+        sealBoth(5);
+        StoreException e = assertThrows(StoreException.class, () -> generations.sealed("j", 4, List.of(0), 2, null));
+        assertEquals(StoreException.Kind.CONFLICT, e.kind());
+        assertThrows(IllegalArgumentException.class, () -> generations.sealed("j", 8, List.of(2), 2, null));
+    }
+}

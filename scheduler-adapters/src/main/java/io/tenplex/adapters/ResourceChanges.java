@@ -1,0 +1,100 @@
+package io.tenplex.adapters;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.tenplex.jobs.Jobs;
+import io.tenplex.jobs.Registry;
+import io.tenplex.ptc.Model;
+import io.tenplex.ptc.ParallelConfig;
+import io.tenplex.store.StoreException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.LongSupplier;
+
+/**
+ * The resource changes of one daemon's jobs (a client of the {@link Jobs} facade): at most one runs
+ * per job; finished ones are forgotten after a retention ({@link Registry}).
+ */
+public final class ResourceChanges {
+    /** A parallelizer's answer: the configuration and who chose it ({@code request} when it was given). */
+    public record Choice(ParallelConfig config, String by) {
+    }
+
+    private final Jobs jobs;
+    private final Registry<ResourceChange> changes;
+
+    public ResourceChanges(Jobs jobs) {
+        this(jobs, Jobs.RETENTION, System::nanoTime);
+    }
+
+    ResourceChanges(Jobs jobs, Duration retention, LongSupplier clock) {
+        this.jobs = jobs;
+        this.changes = new Registry<>(retention, Jobs.MAX_FINISHED, clock);
+    }
+
+    /**
+     * Checks the request, raises the stop flag, and runs the rest of the change in the background.
+     *
+     * @throws StoreException conflict while another change of the job runs
+     */
+    public synchronized ResourceChange start(String job, JsonNode body) {
+        ResourceChange.Spec spec = spec(job, body);
+        for (ResourceChange c : changes.of(job)) {
+            if (c.running()) {
+                throw StoreException.conflict("resource change " + c.id() + " of job " + job + " is still running");
+            }
+        }
+        ResourceChange c = new ResourceChange(job, jobs.newId("r"), spec, jobs);
+        changes.put(job, c.id(), c);
+        c.begin();
+        jobs.executors().background().execute(c::run);
+        return c;
+    }
+
+    /** @throws StoreException not found */
+    public ResourceChange get(String job, String id) {
+        changes.prune();
+        return changes.get(job, id).orElseThrow(() -> StoreException.notFound("no resource change " + id + " of job "
+                + job));
+    }
+
+    /**
+     * Cancels a change that still waits for the ranks to save; completes with its final description.
+     *
+     * @throws StoreException conflict when it already reconfigures
+     */
+    public CompletableFuture<Map<String, Object>> cancel(String job, String id) {
+        ResourceChange c = get(job, id);
+        if (!c.cancel() && c.running()) {
+            throw StoreException.conflict("resource change " + id + " is already reconfiguring");
+        }
+        return c.finished().thenApply(v -> c.describe());
+    }
+
+    /** The configuration a change with this request would choose (nothing else happens). */
+    public Choice parallelize(String job, JsonNode body) {
+        ResourceChange.Spec spec = spec(job, body);
+        if (spec.config() != null) {
+            return new Choice(spec.config(), "request");
+        }
+        Model model = spec.parallelizer() instanceof ParaConfigTable ? null : jobs.storedModel(job);
+        return new Choice(spec.parallelizer().choose(new Parallelizer.Request(spec.devices().size(),
+                spec.devicesPerWorker(), model, spec.memoryPerDevice())), spec.parallelizer().name());
+    }
+
+    /** Forgets the finished changes of a job. */
+    public void forget(String job) {
+        changes.forget(job);
+    }
+
+    /** How many changes of {@code job} are kept. */
+    public int kept(String job) {
+        return changes.of(job).size();
+    }
+
+    /** A request, with the para-config table stored with the job as its default parallelizer. */
+    private ResourceChange.Spec spec(String job, JsonNode body) {
+        Parallelizer stored = jobs.paraConfig(job).map(ParaConfigTable::parse).orElse(null);
+        return ResourceChange.Spec.parse(body, stored);
+    }
+}

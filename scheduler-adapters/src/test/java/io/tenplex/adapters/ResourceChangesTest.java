@@ -1,0 +1,109 @@
+package io.tenplex.adapters;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.jobs.ConfigJson;
+import io.tenplex.jobs.FakeCluster;
+import io.tenplex.jobs.JobLayout;
+import io.tenplex.jobs.SavedJobs;
+import io.tenplex.ptc.MegatronLayout;
+import io.tenplex.ptc.Model;
+import io.tenplex.ptc.ModelSpecJson;
+import io.tenplex.ptc.Ptc;
+import io.tenplex.ptc.ValueSpec;
+import io.tenplex.store.Fixtures;
+import io.tenplex.store.StoreException;
+import io.tenplex.store.TensorStore;
+import io.tenplex.transform.ReferenceInterpreter;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The resource-change lifecycle over two simulated daemons (the jobs test-jar's in-memory cluster,
+ * no sockets): the stop flag goes up on every daemon, the ranks save, the state moves to the new
+ * devices, the flag comes down; and a finished job's changes are forgotten.
+ */
+class ResourceChangesTest {
+    private static final JobLayout LAYOUT = new JobLayout("j");
+    private final ObjectMapper json = new ObjectMapper();
+    private final Model model = MegatronLayout.model(MegatronLayout.Shape.gpt(4, 64, 8, 1000, 16));
+    private final FakeCluster cluster = new FakeCluster(2);
+
+    @AfterEach
+    void close() {
+        cluster.close();
+    }
+
+    private JsonNode from() throws Exception {
+        return json.readTree("{\"tp\": 2, \"pp\": 1, \"dp\": 2, \"devicesPerWorker\": 2}");
+    }
+
+    /** Every rank saves and seals step 10 on its worker's daemon, as training does when it sees the flag. */
+    private Map<String, byte[]> saveAndSeal() throws Exception {
+        Ptc ptc = ConfigJson.ptc(model, from(), "from");
+        Map<String, byte[]> full = SavedJobs.save(cluster.stores(), LAYOUT, ptc, 3);
+        for (int rank = 0; rank < ptc.worldSize(); rank++) {
+            for (ValueSpec v : model.values()) {
+                Fixtures.putFile(cluster.store(ptc.device(rank).worker()), LAYOUT.saved(rank, v.key()).toString(),
+                        (v.key() + " of rank " + rank).getBytes(StandardCharsets.UTF_8), false);
+            }
+        }
+        for (int rank = 0; rank < ptc.worldSize(); rank++) {
+            int w = ptc.device(rank).worker();
+            cluster.jobs(w).seal("j", 10, rank, ptc.worldSize(), from(), cluster.daemons()).get(30, TimeUnit.SECONDS);
+        }
+        return full;
+    }
+
+    @Test
+    void change_raisesTheFlagEverywhere_movesTheState_andClearsTheFlag() throws Exception {
+        Fixtures.putFile(cluster.store(0), LAYOUT.modelSpec().toString(),
+                ModelSpecJson.write(model).getBytes(StandardCharsets.UTF_8), false);
+        ResourceChanges changes = new ResourceChanges(cluster.jobs(0));
+        ResourceChange c = changes.start("j", json.readTree("{\"size\": 4, \"devicesPerWorker\": 2, \"firstWorker\": 0,"
+                + " \"config\": {\"tp\": 4, \"pp\": 1, \"dp\": 1}}"));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!cluster.jobs(1).stopFlags().shouldStop("j", OptionalLong.empty())) { // training polls it too
+            assertTrue(System.nanoTime() < deadline, "the flag is raised on the other daemon too");
+            java.util.concurrent.locks.LockSupport.parkNanos(5_000_000L);
+        }
+        assertThrows(StoreException.class, () -> changes.start("j", json.readTree("{\"size\": 2, \"devicesPerWorker\": 2}")));
+        Map<String, byte[]> full = saveAndSeal();
+        c.finished().get(60, TimeUnit.SECONDS);
+        assertEquals(ResourceChange.State.DONE, c.state(), String.valueOf(c.describe()));
+        for (int w = 0; w < 2; w++) {
+            assertFalse(cluster.jobs(w).stopFlags().shouldStop("j", OptionalLong.empty()), "worker " + w);
+        }
+        Ptc to = ConfigJson.ptc(model, json.readTree("{\"tp\": 4, \"pp\": 1, \"dp\": 1, \"devicesPerWorker\": 2}"), "to");
+        var want = ReferenceInterpreter.shard(to, full);
+        for (int rank = 0; rank < to.worldSize(); rank++) {
+            TensorStore store = cluster.store(to.device(rank).worker());
+            for (var e : want.get(rank).entrySet()) {
+                assertArrayEquals(e.getValue().data(), SavedJobs.bytes(store, "/job/j/load/" + rank + "/" + e.getKey()));
+            }
+        }
+    }
+
+    @Test
+    void finishedChanges_ofAJob_areForgotten() throws Exception {
+        ResourceChanges changes = new ResourceChanges(cluster.jobs(0));
+        ResourceChange c = changes.start("j", json.readTree("{\"size\": 2, \"devicesPerWorker\": 2, "
+                + "\"saveTimeoutSeconds\": 0}"));
+        c.finished().get(30, TimeUnit.SECONDS);
+        assertEquals(ResourceChange.State.FAILED, c.state());
+        assertEquals(1, changes.kept("j"));
+        changes.forget("j");
+        assertEquals(0, changes.kept("j"));
+        assertThrows(StoreException.class, () -> changes.get("j", c.id()));
+    }
+}

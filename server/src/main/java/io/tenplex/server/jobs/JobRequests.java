@@ -1,0 +1,101 @@
+package io.tenplex.server.jobs;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.jobs.ConfigJson;
+import io.tenplex.jobs.FlowRates;
+import io.tenplex.jobs.Limits;
+import io.tenplex.jobs.PartRunner;
+import io.tenplex.jobs.ReconfigureRequest;
+import io.tenplex.server.ControlHandler.Request;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalLong;
+
+/** The JSON bodies and path parameters of the job routes, parsed and checked into typed values. */
+final class JobRequests {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private JobRequests() {
+    }
+
+    /** The body as a JSON object (an empty body is an empty object). */
+    static JsonNode object(Request req) throws IOException {
+        JsonNode b = req.body().length == 0 ? JSON.createObjectNode() : JSON.readTree(req.body());
+        if (b == null || !b.isObject()) {
+            throw new IllegalArgumentException("expected a JSON object body");
+        }
+        return b;
+    }
+
+    static long step(String s) {
+        try {
+            return Long.parseLong(s);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("step '" + s + "' is not a number");
+        }
+    }
+
+    static int rank(String s) {
+        try {
+            return Integer.parseInt(s);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("rank '" + s + "' is not a number");
+        }
+    }
+
+    /** {@code world}: the number of ranks that seal a save (required). */
+    static int world(JsonNode b) {
+        if (!b.has("world")) {
+            throw new IllegalArgumentException("\"world\" (the number of ranks that save) is required");
+        }
+        return Limits.intIn(b, "world", 0, 1, Limits.MAX_RANKS, "");
+    }
+
+    /** {@code ranks}: a list of integer ranks, at most {@link Limits#MAX_RANKS}. */
+    static List<Integer> ranks(JsonNode b) {
+        if (b.path("ranks").size() > Limits.MAX_RANKS) {
+            throw new IllegalArgumentException("\"ranks\" lists " + b.path("ranks").size() + " ranks, over the limit of "
+                    + Limits.MAX_RANKS);
+        }
+        List<Integer> ranks = new ArrayList<>();
+        for (JsonNode r : b.path("ranks")) {
+            if (!r.isIntegralNumber() || !r.canConvertToInt()) {
+                throw new IllegalArgumentException("rank " + Limits.abbreviate(r) + " is not an integer");
+            }
+            ranks.add(r.intValue());
+        }
+        return ranks;
+    }
+
+    /** The body of {@code POST .../reconfigure}. */
+    static ReconfigureRequest reconfigure(String job, Request req) throws IOException {
+        JsonNode body = JSON.readTree(req.body());
+        if (body == null || !body.isObject()) {
+            throw new IllegalArgumentException("reconfigure needs a JSON object body");
+        }
+        String model = body.has("model") ? JSON.writeValueAsString(body.get("model")) : null;
+        OptionalLong generation = body.has("generation") ? OptionalLong.of(body.get("generation").asLong())
+                : OptionalLong.empty();
+        OptionalLong step = body.has("step") ? OptionalLong.of(body.path("step").asLong(0)) : OptionalLong.empty();
+        int central = body.path("central").asBoolean(false) ? body.path("centralWorker").asInt(0) : -1;
+        OptionalLong rate = body.hasNonNull("linkRate") ? OptionalLong.of(FlowRates.parse(body.get("linkRate").asText()))
+                : OptionalLong.empty();
+        OptionalLong prepared = body.has("preparedTimeoutMillis") ? OptionalLong.of(Limits.intIn(body,
+                "preparedTimeoutMillis", 0, 100, Limits.MAX_PREPARED_TIMEOUT_MILLIS, "")) : OptionalLong.empty();
+        return new ReconfigureRequest(job, model, body.has("from") ? body.get("from") : null, body.path("to"),
+                generation, body.path("source").asText("").equals("save"), step,
+                ConfigJson.daemons(body.get("daemons")), central, rate, prepared, coordinator(body));
+    }
+
+    /** {@code coordinator} (host:port, checked), or null for this daemon. */
+    private static String coordinator(JsonNode body) {
+        if (!body.hasNonNull("coordinator")) {
+            return null;
+        }
+        String a = body.get("coordinator").asText();
+        PartRunner.address(a); // checks host:port
+        return a;
+    }
+}
