@@ -139,15 +139,7 @@ public final class HttpDaemonClient implements DaemonClient {
         if (r.statusCode() != 404) {
             return false;
         }
-        return r.headers().firstValue(ERROR_CODE).map("wrong_type"::equals).orElseGet(() -> legacyIsTensor(r));
-    }
-
-    /**
-     * TRANSITIONAL: a daemon that does not send {@code X-Tenplex-Error-Code} yet says "is a tensor" in
-     * the body of its 404. Only for answers without the header; to be removed once every daemon sends it.
-     */
-    private static boolean legacyIsTensor(HttpResponse<byte[]> r) {
-        return new String(r.body(), StandardCharsets.UTF_8).contains("is a tensor");
+        return r.headers().firstValue(ERROR_CODE).map("wrong_type"::equals).orElse(false);
     }
 
     private static SavedValue value(HttpResponse<byte[]> r, boolean tensor) {
