@@ -66,7 +66,7 @@ public final class Daemon implements AutoCloseable {
         TensorStore store = new TensorStore(new Allocator(cfg.memoryLimit()));
         life.add("store", store, () -> closeStore(store));
         DaemonExecutors pools = life.add("executors", new DaemonExecutors(tuning));
-        PeerClient peers = life.add("peer client", new PeerClient(link, tuning.peerConnections()));
+        PeerClient peers = life.add("peer client", new PeerClient(link, tuning.peerConnections(), pools.peerEventLoop));
         DatasetService datasets = life.add("datasets", new DatasetService(store.allocator(), cfg.sources(),
                 new HttpShardPeers(link), DatasetExecutors.standard(pools.datasetLoaders)));
         StopFlags flags = new StopFlags();

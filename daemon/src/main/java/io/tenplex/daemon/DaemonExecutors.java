@@ -14,15 +14,14 @@ import java.util.concurrent.TimeUnit;
  * them, so that their sizes come from {@link DaemonConfig.Tuning} and one place shuts them down (after
  * every component that runs work on them, before the store). Pools start their threads on first use.
  *
- * <p>Each field names its consumer. A component whose constructor does not take its pool yet still
- * makes its own; the field is passed when the constructor accepts it.
+ * <p>Each field names its consumer; this holder shuts every pool down after its consumers have closed.
  */
 final class DaemonExecutors implements AutoCloseable {
-    /** Reconfiguration range reads from source daemons (JobService's {@code tenplex-fetch}). */
+    /** Reconfiguration range reads from source daemons (the job lifecycle's readers). */
     final ExecutorService jobReaders;
-    /** A job's background work: parts running, commits, broadcasts (JobService's {@code tenplex-job}). */
+    /** A job's background work: parts running, commits, broadcasts (the job lifecycle's background work). */
     final ExecutorService jobBackground;
-    /** Resolves prepared parts left in doubt (JobService's {@code tenplex-indoubt}). */
+    /** Resolves prepared parts left in doubt (the job lifecycle's timer). */
     final ScheduledExecutorService inDoubtTimer;
     /** Blocking REST work taken off the event loop (RestServer's {@code tenplex-work}). */
     final ExecutorService restWork;

@@ -46,6 +46,8 @@ public final class PeerClient implements AutoCloseable {
     private final String token;
     private final DaemonLink link;
     private final Map<InetSocketAddress, FixedChannelPool> pools = new ConcurrentHashMap<>();
+    /** Whether {@link #close} shuts the event loops down (they were made here, not handed in). */
+    private final boolean ownsGroup;
 
     /** @param token bearer token of the peers, or null */
     public PeerClient(int maxConnectionsPerPeer, String token) {
@@ -54,11 +56,24 @@ public final class PeerClient implements AutoCloseable {
 
     /** @param link how peers are reached (TLS or not) and their bearer token */
     public PeerClient(DaemonLink link, int maxConnectionsPerPeer) {
+        this(link, maxConnectionsPerPeer, new MultiThreadIoEventLoopGroup(2, new DefaultThreadFactory("tenplex-peer", true),
+                NioIoHandler.newFactory()), true);
+    }
+
+    /**
+     * @param group the event loops (NIO) the connections run on; the caller shuts them down after
+     *     closing this client
+     */
+    public PeerClient(DaemonLink link, int maxConnectionsPerPeer, EventLoopGroup group) {
+        this(link, maxConnectionsPerPeer, group, false);
+    }
+
+    private PeerClient(DaemonLink link, int maxConnectionsPerPeer, EventLoopGroup group, boolean ownsGroup) {
         this.maxConnections = maxConnectionsPerPeer;
         this.link = link;
         this.token = link.token();
-        this.group = new MultiThreadIoEventLoopGroup(2, new DefaultThreadFactory("tenplex-peer", true),
-                NioIoHandler.newFactory());
+        this.group = group;
+        this.ownsGroup = ownsGroup;
         this.bootstrap = new Bootstrap().group(group).channel(NioSocketChannel.class)
                 .option(ChannelOption.TCP_NODELAY, true).option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 5000);
     }
@@ -248,6 +263,8 @@ public final class PeerClient implements AutoCloseable {
     @Override
     public void close() {
         pools.values().forEach(FixedChannelPool::close);
-        group.shutdownGracefully(0, 2, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
+        if (ownsGroup) {
+            group.shutdownGracefully(0, 2, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
+        }
     }
 }
