@@ -2,6 +2,8 @@ package io.tenplex.cli;
 
 import io.tenplex.daemon.Daemon;
 import io.tenplex.daemon.DaemonConfig;
+import io.tenplex.jobs.JobLayout;
+import io.tenplex.jobs.ParallelConfigJson;
 
 import io.tenplex.ptc.DType;
 import io.tenplex.ptc.MegatronLayout;
@@ -49,7 +51,7 @@ final class Demo implements Callable<Integer> {
     @Option(names = "--vocab", defaultValue = "5000", description = "Vocabulary (default: ${DEFAULT-VALUE}).")
     int vocab;
 
-    private static final String JOB = "demo";
+    private static final JobLayout JOB = new JobLayout("demo");
 
     @Override
     public Integer call() throws Exception {
@@ -86,8 +88,8 @@ final class Demo implements Callable<Integer> {
     /** A configuration placed on workers from {@code firstWorker}, 4 GPUs each. */
     record Step(ParallelConfig config, int firstWorker) {
         String json() {
-            return "{\"tp\": " + config.tp() + ", \"pp\": " + config.pp() + ", \"dp\": " + config.dp()
-                    + ", \"devicesPerWorker\": 4, \"firstWorker\": " + firstWorker + "}";
+            return ParallelConfigJson.write(config).put("devicesPerWorker", 4).put("firstWorker", firstWorker)
+                    .toString();
         }
     }
 
@@ -110,13 +112,13 @@ final class Demo implements Callable<Integer> {
         return out;
     }
 
-    private static void put(TensorStore store, String path, TensorMeta meta, byte[] data) {
+    private static void put(TensorStore store, StorePath path, TensorMeta meta, byte[] data) {
         BlobWriter w = BlobWriter.allocate(store.allocator(), data.length, store.checksumBlock());
         w.append(ByteBuffer.wrap(data));
         if (meta == null) {
-            store.putFile(StorePath.parse(path), w.take(), w.checksums(), true);
+            store.putFile(path, w.take(), w.checksums(), true);
         } else {
-            store.putTensor(StorePath.parse(path), meta, w.take(), w.checksums(), true);
+            store.putTensor(path, meta, w.take(), w.checksums(), true);
         }
     }
 
@@ -125,11 +127,11 @@ final class Demo implements Callable<Integer> {
             TensorStore store = daemons.get(ptc.device(rank).worker()).store();
             Map<String, Sharding.Bytes> shards = Sharding.shard(ptc, full, rank);
             for (Ptc.Shard s : ptc.shards(rank)) {
-                put(store, "/job/" + JOB + "/save/" + rank + "/" + s.key(), new TensorMeta(s.spec().dtype(), s.shape()),
+                put(store, JOB.saved(rank, s.key()), new TensorMeta(s.spec().dtype(), s.shape()),
                         shards.get(s.key()).data());
             }
             for (ValueSpec v : ptc.model().values()) {
-                put(store, "/job/" + JOB + "/save/" + rank + "/" + v.key(), null,
+                put(store, JOB.saved(rank, v.key()), null,
                         (v.key() + " saved by rank " + rank).getBytes(StandardCharsets.UTF_8));
             }
         }
@@ -149,7 +151,7 @@ final class Demo implements Callable<Integer> {
                 + to.json() + ", \"daemons\": " + addrs + ", \"step\": " + step + "}";
         TenplexCli.Target t = new TenplexCli.Target();
         t.addr = "127.0.0.1:" + daemons.get(0).address().getPort();
-        JsonNode started = t.post("/api/v1/jobs/" + JOB + "/reconfigure", request);
+        JsonNode started = t.post(JOB.apiReconfigure(false), request);
         JsonNode end = TenplexCli.follow(t, started.path("status").asText(), System.out);
         if (!end.path("state").asText().equals("committed")) {
             return false;
@@ -161,7 +163,7 @@ final class Demo implements Callable<Integer> {
             TensorStore store = daemons.get(ptc.device(rank).worker()).store();
             for (Map.Entry<String, Sharding.Bytes> e : Sharding.shard(ptc, full, rank).entrySet()) {
                 shards++;
-                try (DataRef ref = store.openTensor(StorePath.parse("/job/" + JOB + "/load/" + rank + "/" + e.getKey()))) {
+                try (DataRef ref = store.openTensor(JOB.loaded(rank, e.getKey()))) {
                     ByteBuffer got = ByteBuffer.allocate((int) ref.size());
                     ref.copyTo(0, ref.size(), got);
                     if (!java.util.Arrays.equals(got.array(), e.getValue().data())) {
@@ -173,9 +175,9 @@ final class Demo implements Callable<Integer> {
         }
         System.out.println("  verified " + (shards - bad) + " of " + shards + " shards bit for bit");
         for (Daemon d : daemons) { // training relaunches and saves what it loaded
-            StorePath load = StorePath.parse("/job/" + JOB + "/load");
+            StorePath load = JOB.load();
             if (d.store().stat(load).isPresent()) {
-                d.store().move(load, StorePath.parse("/job/" + JOB + "/save"));
+                d.store().move(load, JOB.source());
             }
         }
         return bad == 0;

@@ -1,12 +1,13 @@
 package io.tenplex.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tenplex.adapters.BuiltinChooser;
 import io.tenplex.adapters.ParaConfigTable;
 import io.tenplex.adapters.Parallelizer;
 import io.tenplex.adapters.Schedule;
+import io.tenplex.jobs.JobLayout;
+import io.tenplex.jobs.ParallelConfigJson;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.ModelSpecJson;
 import io.tenplex.ptc.ParallelConfig;
@@ -65,6 +66,10 @@ final class RunCli implements Callable<Integer> {
     private final PrintStream out = System.out;
     private final List<Process> running = new ArrayList<>();
 
+    private JobLayout layout() {
+        return new JobLayout(job);
+    }
+
     @Override
     public Integer call() throws Exception {
         Schedule s = Schedule.parse(Files.readString(schedule));
@@ -116,7 +121,7 @@ final class RunCli implements Callable<Integer> {
                 return 1;
             }
             ParallelConfig before = config;
-            config = configOf(status.path("config"));
+            config = ParallelConfigJson.parse(status.path("config"), "config ");
             summary.add(String.format(Locale.ROOT, "step %s: %s -> %s, %s", status.path("generation").asText(),
                     before, config, report(status)));
         }
@@ -148,13 +153,9 @@ final class RunCli implements Callable<Integer> {
     /** The job ended: at the end of the schedule, or at a stop entry (whose stop flag is then cleared). */
     private void end(long start, Schedule.Entry next) throws IOException, InterruptedException {
         if (next != null) {
-            t.delete("/api/v1/jobs/" + job + "/stop");
+            t.delete(layout().apiStop());
         }
         log(start, "the job ended" + (next != null ? " (stopped at " + next.when() + ")" : ""));
-    }
-
-    private static ParallelConfig configOf(JsonNode c) {
-        return ParallelConfig.of(c.path("tp").asInt(), c.path("pp").asInt(), c.path("dp").asInt());
     }
 
     private static long workers(List<Device> devices) {
@@ -165,7 +166,7 @@ final class RunCli implements Callable<Integer> {
         if (model != null) {
             return ModelSpecJson.parse(Files.readString(model));
         }
-        var r = t.send(t.request("/api/v1/files/job/" + job + "/model.json"));
+        var r = t.send(t.request("/api/v1/files" + layout().modelSpec()));
         return r.statusCode() == 200 ? ModelSpecJson.parse(r.body()) : null;
     }
 
@@ -179,12 +180,7 @@ final class RunCli implements Callable<Integer> {
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
-        ObjectNode cfg = TenplexCli.JSON.createObjectNode();
-        cfg.put("tp", c.tp());
-        cfg.put("pp", c.pp());
-        cfg.put("dp", c.dp());
-        ArrayNode devs = cfg.putArray("devices");
-        devices.forEach(d -> devs.addArray().add(d.worker()).add(d.local()));
+        ObjectNode cfg = ParallelConfigJson.placement(c, devices);
         for (int rank = 0; rank < c.worldSize(); rank++) {
             ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
             Map<String, String> env = pb.environment();
@@ -292,21 +288,18 @@ final class RunCli implements Callable<Integer> {
         }
         if (e.stops()) {
             b.put("reason", "schedule: stop at " + e.when());
-            t.post("/api/v1/jobs/" + job + "/stop", b.toString());
+            t.post(layout().apiStop(), b.toString());
             return null;
         }
         b.put("size", e.size());
         b.put("devicesPerWorker", perWorker);
         b.put("saveTimeoutSeconds", saveTimeout);
         if (e.config() != null) {
-            ObjectNode c = b.putObject("config");
-            c.put("tp", e.config().tp());
-            c.put("pp", e.config().pp());
-            c.put("dp", e.config().dp());
+            b.set("config", ParallelConfigJson.write(e.config()));
         } else if (table != null) {
             b.putObject("parallelizer").set("table", TenplexCli.JSON.readTree(Files.readString(table)));
         }
-        return t.post("/api/v1/jobs/" + job + "/resources", b.toString()).path("id").asText();
+        return t.post(layout().apiResources(), b.toString()).path("id").asText();
     }
 
     private void cancel(String change) {
@@ -314,7 +307,7 @@ final class RunCli implements Callable<Integer> {
             return;
         }
         try {
-            t.delete("/api/v1/jobs/" + job + "/resources/" + change);
+            t.delete(layout().apiResourceChange(change));
         } catch (Exception e) {
             out.println("could not cancel resource change " + change + ": " + e.getMessage());
         }
@@ -322,7 +315,7 @@ final class RunCli implements Callable<Integer> {
 
     /** Follows a resource change to its end (cancelling it when the job ended without saving for it). */
     private JsonNode finish(long start, String change) throws Exception {
-        String path = "/api/v1/jobs/" + job + "/resources/" + change;
+        String path = layout().apiResourceChange(change);
         JsonNode s = t.get(path);
         if (s.path("state").asText().equals("stopping")) {
             cancel(change); // every process has exited: no save for this change is coming after this point

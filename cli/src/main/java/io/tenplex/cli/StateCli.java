@@ -3,6 +3,7 @@ package io.tenplex.cli;
 import io.tenplex.client.Export;
 import io.tenplex.client.StateComparison;
 import io.tenplex.client.TenplexClient;
+import io.tenplex.jobs.JobLayout;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
@@ -25,7 +26,7 @@ final class StateCli {
             if (!step.chars().allMatch(Character::isDigit) || step.isEmpty()) {
                 throw new IllegalArgumentException("'" + spec + "': the step after @ must be a number");
             }
-            return "/job/" + spec.substring(0, at) + "/generations/" + step;
+            return new JobLayout(spec.substring(0, at)).generation(Long.parseLong(step)).toString();
         }
         return spec.startsWith("/") ? spec : "/" + spec;
     }

@@ -2,6 +2,7 @@ package io.tenplex.cli;
 
 import io.tenplex.daemon.Daemon;
 import io.tenplex.daemon.Tokens;
+import io.tenplex.jobs.JobLayout;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -203,7 +204,7 @@ public final class TenplexCli implements Callable<Integer> {
                 o.put("central", true);
                 body = JSON.writeValueAsString(o);
             }
-            JsonNode started = t.post("/api/v1/jobs/" + job + "/reconfigure", body);
+            JsonNode started = t.post(new JobLayout(job).apiReconfigure(false), body);
             JsonNode end = follow(t, started.path("status").asText(), System.out);
             return end.path("state").asText().equals("committed") ? 0 : 1;
         }
@@ -225,7 +226,7 @@ public final class TenplexCli implements Callable<Integer> {
 
         @Override
         public Integer call() throws Exception {
-            JsonNode p = t.post("/api/v1/jobs/" + job + "/reconfigure?dryRun=true", Files.readString(request));
+            JsonNode p = t.post(new JobLayout(job).apiReconfigure(true), Files.readString(request));
             for (JsonNode line : p.path("plan")) {
                 System.out.println(line.asText());
             }

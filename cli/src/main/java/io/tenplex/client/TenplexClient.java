@@ -2,6 +2,7 @@ package io.tenplex.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.jobs.JobLayout;
 import io.tenplex.server.peer.DaemonLink;
 import java.io.IOException;
 import java.net.URLEncoder;
@@ -301,13 +302,14 @@ public final class TenplexClient {
 
     /** Saves one rank's state as step {@code step} of {@code job} and seals it (see the Python {@code tenplex.save}). */
     public JsonNode saveRank(String job, long step, int rank, int world, Map<String, ?> state, String configJson) {
-        delete("/job/" + job + "/save/" + rank);
+        JobLayout layout = new JobLayout(job);
+        delete(layout.savedRank(rank).toString());
         if (state != null) {
-            save("/job/" + job + "/save/" + rank, state);
+            save(layout.savedRank(rank).toString(), state);
         }
         String body = "{\"world\": " + world + (configJson == null ? "" : ", \"config\": " + configJson) + "}";
         try {
-            return json.readTree(send(request("/api/v1/jobs/" + job + "/saves/" + step + "/ranks/" + rank)
+            return json.readTree(send(request(layout.apiSaveRank(step, rank))
                     .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)), 200).body());
         } catch (IOException e) {
             throw new TenplexException(0, "bad seal answer: " + e.getMessage());
@@ -316,13 +318,13 @@ public final class TenplexClient {
 
     /** What the daemon prepared for {@code rank} ({@code /job/<job>/load/<rank>}). */
     public Map<String, Object> loadRank(String job, int rank) {
-        return load("/job/" + job + "/load/" + rank);
+        return load(new JobLayout(job).loadRank(rank).toString());
     }
 
     /** Whether a rank that has finished {@code step} steps must stop (save, then exit). */
     public boolean shouldStop(String job, long step) {
         try {
-            return json.readTree(send(request("/api/v1/jobs/" + job + "/stop?step=" + step).GET(), 200).body()).path("stop").asBoolean();
+            return json.readTree(send(request(new JobLayout(job).apiStop() + "?step=" + step).GET(), 200).body()).path("stop").asBoolean();
         } catch (IOException e) {
             throw new TenplexException(0, "bad stop answer: " + e.getMessage());
         }

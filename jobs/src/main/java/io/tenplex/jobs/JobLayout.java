@@ -64,6 +64,16 @@ public record JobLayout(String job, String sourceDir, String outputDir) {
         return path("load");
     }
 
+    /** A rank's loaded tree: {@code /job/<job>/load/<rank>}. */
+    public StorePath loadRank(int rank) {
+        return path("load/" + rank);
+    }
+
+    /** A loaded shard: {@code /job/<job>/load/<rank>/<key>}. */
+    public StorePath loaded(int rank, String key) {
+        return path("load/" + rank + "/" + key);
+    }
+
     /** The step the loaded state was saved at: {@code /job/<job>/iter}. */
     public StorePath iter() {
         return path("iter");
@@ -117,5 +127,25 @@ public record JobLayout(String job, String sourceDir, String outputDir) {
     /** A resource change's status route. */
     public String apiResourceChange(String id) {
         return api("/resources/" + id);
+    }
+
+    /** The stop flag's route: {@code /api/v1/jobs/<job>/stop}. */
+    public String apiStop() {
+        return api("/stop");
+    }
+
+    /** The reconfigure route, with {@code ?dryRun=true} when only a plan is asked for. */
+    public String apiReconfigure(boolean dryRun) {
+        return api("/reconfigure" + (dryRun ? "?dryRun=true" : ""));
+    }
+
+    /** Where resource changes are posted: {@code /api/v1/jobs/<job>/resources}. */
+    public String apiResources() {
+        return api("/resources");
+    }
+
+    /** Seals one rank's save of a step: {@code /api/v1/jobs/<job>/saves/<step>/ranks/<rank>}. */
+    public String apiSaveRank(long step, int rank) {
+        return api("/saves/" + step + "/ranks/" + rank);
     }
 }
