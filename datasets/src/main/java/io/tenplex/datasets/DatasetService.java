@@ -1,5 +1,6 @@
 package io.tenplex.datasets;
 
+import io.tenplex.store.JobNamespace;
 import io.tenplex.store.StoreException;
 import io.tenplex.store.memory.Allocator;
 import java.nio.ByteBuffer;
@@ -66,16 +67,12 @@ public final class DatasetService implements AutoCloseable {
 
     /** The view entry at a store path such as {@code /job/J/head.txt}, if a mount shows one there. */
     public Optional<ViewNode> lookup(String path) {
-        if (!path.startsWith("/job/")) {
-            return Optional.empty();
-        }
-        String rest = path.substring(5);
-        int slash = rest.indexOf('/');
-        DatasetMount m = mounts.get(slash < 0 ? rest : rest.substring(0, slash));
+        Optional<JobNamespace.Located> at = JobNamespace.locate(path);
+        DatasetMount m = at.isEmpty() ? null : mounts.get(at.get().job());
         if (m == null) {
             return Optional.empty();
         }
-        return Optional.ofNullable(m.nodes.get(slash < 0 ? "" : rest.substring(slash + 1)));
+        return Optional.ofNullable(m.nodes.get(at.get().relative()));
     }
 
     /** Jobs with a mounted dataset (their {@code /job/<job>} directories exist in the view). */
@@ -85,7 +82,7 @@ public final class DatasetService implements AutoCloseable {
 
     /** True for paths inside a mounted view (read-only). */
     public boolean isViewPath(String path) {
-        return lookup(path).isPresent() && !path.matches("/job/[^/]+");
+        return lookup(path).isPresent() && !JobNamespace.locate(path).map(l -> l.relative().isEmpty()).orElse(true);
     }
 
     /**
@@ -168,7 +165,7 @@ public final class DatasetService implements AutoCloseable {
     public ViewNode view(String job, String path) {
         ViewNode node = mounts.require(job).nodes.get(path);
         if (node == null) {
-            throw StoreException.notFound("no dataset view entry /job/" + job + "/" + path);
+            throw StoreException.notFound("no dataset view entry " + JobNamespace.path(job, path));
         }
         return node;
     }

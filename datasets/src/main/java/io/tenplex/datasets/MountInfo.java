@@ -1,5 +1,6 @@
 package io.tenplex.datasets;
 
+import io.tenplex.store.JobNamespace;
 import java.util.List;
 
 /**
@@ -19,6 +20,6 @@ public record MountInfo(String job, long progress, int globalBatch, int dpSize, 
 
     /** The view's entry point, {@code /job/<job>/head.txt}. */
     public String head() {
-        return "/job/" + job + "/head.txt";
+        return JobNamespace.path(job, "head.txt").toString();
     }
 }

@@ -1,5 +1,6 @@
 package io.tenplex.datasets;
 
+import io.tenplex.store.JobNamespace;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tenplex.ptc.DType;
@@ -41,7 +42,7 @@ final class MountView {
     private MountView(DatasetMount mount) {
         this.mount = mount;
         MountParams p = mount.partition.params();
-        this.root = "/job/" + mount.job + "/";
+        this.root = JobNamespace.root(mount.job) + "/";
         this.progressDir = "progress/" + p.progress() + "/cluster-of-" + p.dpSize();
     }
 

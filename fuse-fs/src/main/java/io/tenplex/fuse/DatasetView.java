@@ -1,5 +1,6 @@
 package io.tenplex.fuse;
 
+import io.tenplex.store.JobNamespace;
 import io.tenplex.datasets.DatasetService;
 import io.tenplex.datasets.ViewNode;
 import io.tenplex.store.StorePath;
@@ -12,8 +13,8 @@ import java.util.regex.Pattern;
  * only a view makes.
  */
 final class DatasetView {
-    private static final Pattern READ_ONLY = Pattern.compile("^/job/[^/]+/generations(/.*)?$");
-    private static final Pattern JOB_DIR = Pattern.compile("^/job(/[^/]+)?$|^/$");
+    private static final Pattern READ_ONLY = Pattern.compile("^" + JobNamespace.ROOT + "/[^/]+/generations(/.*)?$");
+    private static final Pattern JOB_DIR = Pattern.compile("^" + JobNamespace.ROOT + "(/[^/]+)?$|^/$");
 
     private final DatasetService datasets; // null: no dataset views
 

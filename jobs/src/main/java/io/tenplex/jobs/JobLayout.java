@@ -1,5 +1,6 @@
 package io.tenplex.jobs;
 
+import io.tenplex.store.JobNamespace;
 import io.tenplex.store.StorePath;
 
 /**
@@ -19,19 +20,16 @@ public record JobLayout(String job, String sourceDir, String outputDir) {
     }
 
     public JobLayout {
-        StorePath.parse("/job/" + job); // validates the name
-        if (job.contains("/")) {
-            throw new IllegalArgumentException("job name '" + job + "' must not contain '/'");
-        }
+        JobNamespace.root(job); // validates the name
     }
 
     private StorePath path(String relative) {
-        return StorePath.parse("/job/" + job + "/" + relative);
+        return JobNamespace.path(job, relative);
     }
 
     /** The job's tree: {@code /job/<job>}. */
     public StorePath root() {
-        return StorePath.parse("/job/" + job);
+        return JobNamespace.root(job);
     }
 
     /** Where old shards are read: {@code /job/<job>/<sourceDir>}. */
