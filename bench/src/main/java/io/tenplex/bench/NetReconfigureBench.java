@@ -14,7 +14,9 @@ import io.tenplex.ptc.StageMap;
 import io.tenplex.ptc.TensorSpec;
 import io.tenplex.ptc.ValueSpec;
 import java.net.URI;
-import java.net.http.HttpClient;
+import io.tenplex.jobs.JobLayout;
+import io.tenplex.jobs.ParallelConfigJson;
+import io.tenplex.server.peer.DaemonLink;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
@@ -42,7 +44,8 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class NetReconfigureBench {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newHttpClient();
+    /** How the daemons are reached (plain HTTP; the token from TENPLEX_TOKEN, if any). */
+    private static final DaemonLink LINK = DaemonLink.plain(System.getenv("TENPLEX_TOKEN"));
 
     record Case(String name, ParallelConfig from, ParallelConfig to) {}
 
@@ -133,15 +136,14 @@ public final class NetReconfigureBench {
             addrs.append(w > 0 ? "," : "").append('"').append(w).append("\": \"").append(daemons.get(w)).append('"');
         }
         addrs.append('}');
-        String req = "{\"model\": " + ModelSpecJson.write(model) + ", \"from\": {\"tp\": " + c.from().tp() + ", \"pp\": "
-                + c.from().pp() + ", \"dp\": " + c.from().dp() + ", \"devicesPerWorker\": 1}, \"to\": {\"tp\": "
-                + c.to().tp() + ", \"pp\": " + c.to().pp() + ", \"dp\": " + c.to().dp()
-                + ", \"devicesPerWorker\": 1}, \"daemons\": " + addrs + ", \"step\": 1"
+        String req = "{\"model\": " + ModelSpecJson.write(model) + ", \"from\": "
+                + ParallelConfigJson.write(c.from()).put("devicesPerWorker", 1) + ", \"to\": "
+                + ParallelConfigJson.write(c.to()).put("devicesPerWorker", 1) + ", \"daemons\": " + addrs + ", \"step\": 1"
                 + (paced ? ", \"linkRate\": " + (long) rate : "")
                 + (central ? ", \"central\": true" : "") + "}";
         long t0 = System.nanoTime();
-        JsonNode started = JSON.readTree(post("http://" + daemons.get(0) + "/api/v1/jobs/" + job + "/reconfigure", req));
-        JsonNode end = JSON.readTree(get("http://" + daemons.get(0) + started.path("status").asText() + "?wait=true"));
+        JsonNode started = JSON.readTree(post(LINK.uri(daemons.get(0), new JobLayout(job).apiReconfigure(false)), req));
+        JsonNode end = JSON.readTree(get(LINK.uri(daemons.get(0), started.path("status").asText() + "?wait=true")));
         double wall = (System.nanoTime() - t0) / 1e9;
         long most = 0;
         for (String side : new String[] {"sentByWorker", "receivedByWorker"}) {
@@ -160,7 +162,7 @@ public final class NetReconfigureBench {
                 .append(String.format(Locale.ROOT, "%.1f", w.getValue().path("executeMillis").asLong() / 1000.0)));
         System.out.println("    execute time per worker (s):" + perWorker);
         for (String d : daemons) {
-            HTTP.send(HttpRequest.newBuilder(URI.create("http://" + d + "/delete?path=/job/" + job)).DELETE().build(),
+            LINK.http().send(LINK.authorize(HttpRequest.newBuilder(LINK.uri(d, "/delete?path=" + new JobLayout(job).root()))).DELETE().build(),
                     HttpResponse.BodyHandlers.discarding());
         }
         return wall;
@@ -183,14 +185,14 @@ public final class NetReconfigureBench {
             for (Ptc.Shard s : ptc.shards(rank)) {
                 TensorSpec t = s.spec();
                 window.acquireUninterruptibly();
-                sent.add(HTTP.sendAsync(HttpRequest.newBuilder(URI.create("http://" + d + "/api/v1/tensors/job/" + job
-                        + "/save/" + rank + "/" + s.key() + "?dtype=" + t.dtype().wireName() + "&dims=" + s.shape().toWire()))
+                sent.add(LINK.http().sendAsync(LINK.authorize(HttpRequest.newBuilder(LINK.uri(d, "/api/v1/tensors"
+                        + new JobLayout(job).saved(rank, s.key()) + "?dtype=" + t.dtype().wireName() + "&dims=" + s.shape().toWire())))
                         .PUT(HttpRequest.BodyPublishers.ofByteArray(noise, 0, (int) s.bytes())).build(),
                         HttpResponse.BodyHandlers.ofString()).whenComplete((x, e) -> window.release()));
             }
             for (ValueSpec v : ptc.model().values()) {
-                sent.add(HTTP.sendAsync(HttpRequest.newBuilder(URI.create("http://" + d + "/api/v1/files/job/" + job
-                        + "/save/" + rank + "/" + v.key())).PUT(HttpRequest.BodyPublishers.ofString(v.key())).build(),
+                sent.add(LINK.http().sendAsync(LINK.authorize(HttpRequest.newBuilder(LINK.uri(d, "/api/v1/files"
+                        + new JobLayout(job).saved(rank, v.key())))).PUT(HttpRequest.BodyPublishers.ofString(v.key())).build(),
                         HttpResponse.BodyHandlers.ofString()));
             }
         }
@@ -202,8 +204,8 @@ public final class NetReconfigureBench {
         }
     }
 
-    private static String post(String url, String body) throws Exception {
-        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(url))
+    private static String post(URI url, String body) throws Exception {
+        HttpResponse<String> r = LINK.http().send(LINK.authorize(HttpRequest.newBuilder(url))
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
         if (r.statusCode() >= 300) {
             throw new IllegalStateException(r.statusCode() + " " + r.body());
@@ -211,7 +213,8 @@ public final class NetReconfigureBench {
         return r.body();
     }
 
-    private static String get(String url) throws Exception {
-        return HTTP.send(HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.ofString()).body();
+    private static String get(URI url) throws Exception {
+        return LINK.http().send(LINK.authorize(HttpRequest.newBuilder(url)).build(), HttpResponse.BodyHandlers.ofString())
+                .body();
     }
 }
