@@ -44,7 +44,7 @@ class AnswersJsonTest {
                 + "      \"size\" : 24,\n      \"crc32c\" : \"" + crcW + "\"\n    }\n  },\n  \"files\" : {\n"
                 + "    \"rng_state\" : {\n      \"size\" : 3,\n      \"crc32c\" : \"" + crcR + "\"\n    }\n  }\n}",
                 stored.replace("\r\n", "\n"));
-        assertEquals(json.readTree(stored), json.valueToTree(manifest), "the answer is what was stored");
+        assertEquals(text(json.readTree(stored)), text(manifest), "the answer is what was stored");
     }
 
     @Test
@@ -82,5 +82,27 @@ class AnswersJsonTest {
                 text(flags.describe("j", OptionalLong.of(11))));
         flags.clear("j");
         assertEquals("{\"stop\":false,\"raised\":false,\"raises\":2}", text(flags.describe("j", OptionalLong.empty())));
+    }
+
+    @Test
+    void manifestItem_ofAFile_withAnUnknownChecksum_writesItAsNull() throws Exception {
+        assertEquals("{\"size\":0,\"crc32c\":null}", text(new SealManifest.Item(null, null, 0, null)));
+        assertEquals("{\"dtype\":\"bf16\",\"shape\":[],\"size\":2,\"crc32c\":\"0000abcd\"}",
+                text(new SealManifest.Item("bf16", List.of(), 2, "0000abcd")));
+    }
+
+    @Test
+    void resealedRank_answersTheStoredManifest() throws Exception {
+        Fixtures.putF32(store, "/job/j/save/0/w", 4);
+        SealManifest first = generations.seal("j", 2, 0, 1, null);
+        assertEquals(first, generations.seal("j", 2, 0, 1, null));
+        assertEquals(List.of(4L), first.tensors().get("w").shape());
+    }
+
+    @Test
+    void generationsDescribe_aNullConfig_isWrittenAsNull() throws Exception {
+        generations.sealed("j", 5, List.of(0), 2, json.readTree("null"));
+        assertEquals("{\"current\":null,\"generations\":[{\"step\":5,\"complete\":false,\"world\":2,"
+                + "\"sealedRanks\":[0],\"config\":null,\"localRanks\":[]}]}", text(generations.describe("j")));
     }
 }

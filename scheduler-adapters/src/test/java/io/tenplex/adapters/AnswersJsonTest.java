@@ -3,7 +3,10 @@ package io.tenplex.adapters;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.adapters.kubernetes.KubernetesAdapter;
 import io.tenplex.jobs.FakeCluster;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -51,5 +54,28 @@ class AnswersJsonTest {
                 + "\"phaseMillis\":{\"total\":T},\"events\":[\"Ts stop flag raised for step 40; waiting for every rank "
                 + "to save (generation after none)\",\"Ts failed: cancelled before every rank had saved\","
                 + "\"Ts stop flag cleared\"]}", masked(cancelled));
+    }
+
+    @Test
+    void doneChange_hasTheChosenConfig_andTheReconfiguration_butNoError() throws Exception {
+        var reconfiguration = new io.tenplex.jobs.ReconfigurationStatus("j", "p1", "(2,1,2)", "(4,1,1)", "committed",
+                "local", "/job/j/generations/10", null, null, new java.util.LinkedHashMap<>(), Map.of(), null);
+        var status = new ResourceChangeStatus("r1-ab", "j", "done", null, List.of(List.of(0, 0), List.of(0, 1)), 20L,
+                10L, json.readTree("{\"tp\":2}"), json.readTree("{\"tp\":2,\"pp\":1,\"dp\":1}"),
+                new java.util.LinkedHashMap<>(Map.of("stop", 3L)), List.of("e"), reconfiguration);
+        assertEquals("{\"id\":\"r1-ab\",\"job\":\"j\",\"state\":\"done\",\"devices\":[[0,0],[0,1]],\"atStep\":20,"
+                + "\"generation\":10,\"from\":{\"tp\":2},\"config\":{\"tp\":2,\"pp\":1,\"dp\":1},"
+                + "\"phaseMillis\":{\"stop\":3},\"events\":[\"e\"],\"reconfiguration\":{\"job\":\"j\",\"plan\":\"p1\","
+                + "\"from\":\"(2,1,2)\",\"to\":\"(4,1,1)\",\"state\":\"committed\",\"mode\":\"local\","
+                + "\"source\":\"/job/j/generations/10\",\"phaseMillis\":{},\"workers\":{}}}", json.writeValueAsString(status));
+    }
+
+    @Test
+    void kubernetesChange_refusedHasNoId_doneHasNoError() throws Exception {
+        assertEquals("{\"devices\":{\"node-a\":2},\"state\":\"refused\",\"error\":\"no\"}",
+                json.writeValueAsString(new KubernetesAdapter.Change(null, Map.of("node-a", 2), "refused", "no", null)));
+        assertEquals("{\"id\":\"r2\",\"devices\":{\"node-a\":2},\"state\":\"done\",\"config\":{\"tp\":1}}",
+                json.writeValueAsString(new KubernetesAdapter.Change("r2", Map.of("node-a", 2), "done", null,
+                        json.readTree("{\"tp\":1}"))));
     }
 }
