@@ -333,11 +333,11 @@ public final class KubernetesAdapter implements AutoCloseable {
     /** Writes the assignment: configuration, workers, and each pod's local devices and ranks. */
     private void publish(Membership m, JsonNode config, String change, JsonNode generation)
             throws IOException, InterruptedException {
-        ObjectNode a = workers.assignment(json, settings.job(), m, config, change, generation);
+        Assignment a = workers.assignment(settings.job(), m, config, change, generation);
         daemon.writeFile(assignmentPath(), json.writerWithDefaultPrettyPrinter().writeValueAsString(a)
                 .getBytes(StandardCharsets.UTF_8));
         synchronized (this) {
-            assignment = a;
+            assignment = json.valueToTree(a);
         }
     }
 
