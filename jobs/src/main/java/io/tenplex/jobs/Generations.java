@@ -19,6 +19,7 @@ import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.stream.LongStream;
 
 /**
  * The saved-state generations of the jobs on one daemon. Training writes a rank's state under
@@ -94,7 +95,7 @@ public final class Generations {
      *
      * @return the manifest
      */
-    public synchronized Map<String, Object> seal(String job, long step, int rank, int world, JsonNode config) throws IOException {
+    public synchronized SealManifest seal(String job, long step, int rank, int world, JsonNode config) throws IOException {
         check(step, world);
         Progress p = progress(job, step, world, config, List.of(rank));
         StorePath target = generationDir(job, step).child(Integer.toString(rank));
@@ -110,38 +111,29 @@ public final class Generations {
             } else {
                 store.mkdirs(target);
             }
-            SmallFiles.put(store, manifest, json.writerWithDefaultPrettyPrinter().writeValueAsString(
-                    manifest(target, rank, step)));
+            SealManifest m = manifest(target, rank, step);
+            SmallFiles.put(store, manifest, json.writerWithDefaultPrettyPrinter().writeValueAsString(m));
+            return m;
         }
-        return json.readValue(SmallFiles.read(store, manifest).orElseThrow(), Map.class);
+        return json.readValue(SmallFiles.read(store, manifest).orElseThrow(), SealManifest.class);
     }
 
-    private Map<String, Object> manifest(StorePath root, int rank, long step) {
-        Map<String, Object> tensors = new LinkedHashMap<>();
-        Map<String, Object> files = new LinkedHashMap<>();
+    private SealManifest manifest(StorePath root, int rank, long step) {
+        Map<String, SealManifest.Item> tensors = new LinkedHashMap<>();
+        Map<String, SealManifest.Item> files = new LinkedHashMap<>();
         long bytes = 0;
         for (Entry e : store.walk(root, false)) {
             String rel = e.path().toString().substring(root.toString().length() + 1);
-            Map<String, Object> m = new LinkedHashMap<>();
+            boolean tensor = e.type() == EntryType.TENSOR;
             try (DataRef ref = store.open(e.path())) {
                 OptionalInt crc = ref.crc32c(0, ref.size());
-                if (e.type() == EntryType.TENSOR) {
-                    m.put("dtype", e.meta().dtype().wireName());
-                    m.put("shape", e.meta().shape().dims());
-                }
-                m.put("size", ref.size());
-                m.put("crc32c", crc.isPresent() ? Crc32c.hex(crc.getAsInt()) : null);
+                (tensor ? tensors : files).put(rel, new SealManifest.Item(tensor ? e.meta().dtype().wireName() : null,
+                        tensor ? LongStream.of(e.meta().shape().dims()).boxed().toList() : null, ref.size(),
+                        crc.isPresent() ? Crc32c.hex(crc.getAsInt()) : null));
             }
             bytes += e.size();
-            (e.type() == EntryType.TENSOR ? tensors : files).put(rel, m);
         }
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("rank", rank);
-        out.put("step", step);
-        out.put("bytes", bytes);
-        out.put("tensors", tensors);
-        out.put("files", files);
-        return out;
+        return new SealManifest(rank, step, bytes, tensors, files);
     }
 
     private static void checkRank(int rank, int world) {
@@ -273,11 +265,9 @@ public final class Generations {
         return c.isMissingNode() ? null : c;
     }
 
-    /** What this daemon knows of a job's generations (its store, and the seals it was told of), as JSON. */
-    public synchronized Map<String, Object> describe(String job) {
-        Map<String, Object> m = new LinkedHashMap<>();
+    /** What this daemon knows of a job's generations (its store, and the seals it was told of). */
+    public synchronized GenerationsStatus describe(String job) {
         OptionalLong current = current(job);
-        m.put("current", current.isPresent() ? current.getAsLong() : null);
         TreeMap<Long, Progress> known = jobs.getOrDefault(job, new TreeMap<>());
         TreeSet<Long> steps = new TreeSet<>(known.keySet());
         try {
@@ -286,30 +276,28 @@ public final class Generations {
         } catch (StoreException e) {
             // no generations on this daemon
         }
-        List<Object> list = new ArrayList<>();
+        List<GenerationsStatus.Generation> list = new ArrayList<>();
         for (long step : steps) {
-            Map<String, Object> g = new LinkedHashMap<>();
-            Progress p = known.get(step);
-            StorePath dir = generationDir(job, step);
-            g.put("step", step);
-            g.put("complete", p != null ? p.complete : store.stat(dir.child("generation.json")).isPresent());
-            if (p != null) {
-                g.put("world", p.world);
-                g.put("sealedRanks", List.copyOf(p.sealed));
-                if (p.config != null) {
-                    g.put("config", p.config);
-                }
-            }
-            try {
-                g.put("localRanks", store.list(dir, false).stream().map(Entry::name).filter(Generations::numeric)
-                        .map(Integer::parseInt).sorted().toList());
-            } catch (StoreException e) {
-                g.put("localRanks", List.of());
-            }
-            list.add(g);
+            list.add(describe(job, step, known.get(step)));
         }
-        m.put("generations", list);
-        return m;
+        return new GenerationsStatus(current.isPresent() ? current.getAsLong() : null, list);
+    }
+
+    /** One step: what this daemon was told of it ({@code p}, or null), and the ranks in its store. */
+    private GenerationsStatus.Generation describe(String job, long step, Progress p) {
+        StorePath dir = generationDir(job, step);
+        List<Integer> local;
+        try {
+            local = store.list(dir, false).stream().map(Entry::name).filter(Generations::numeric)
+                    .map(Integer::parseInt).sorted().toList();
+        } catch (StoreException e) {
+            local = List.of();
+        }
+        if (p == null) {
+            return new GenerationsStatus.Generation(step, store.stat(dir.child("generation.json")).isPresent(), null,
+                    null, null, local);
+        }
+        return new GenerationsStatus.Generation(step, p.complete, p.world, List.copyOf(p.sealed), p.config, local);
     }
 
     private static boolean numeric(String name) {

@@ -145,10 +145,10 @@ public final class Jobs {
      */
     public CompletableFuture<Sealed> seal(String job, long step, int rank, int world, JsonNode config,
             Map<Integer, InetSocketAddress> daemons) throws IOException {
-        Map<String, Object> manifest = generations.seal(job, step, rank, world, config);
+        SealManifest manifest = generations.seal(job, step, rank, world, config);
         boolean complete = generations.sealed(job, step, List.of(rank), world, config);
-        int tensors = ((Map<?, ?>) manifest.get("tensors")).size();
-        long bytes = ((Number) manifest.get("bytes")).longValue();
+        int tensors = manifest.tensors().size();
+        long bytes = manifest.bytes();
         return Broadcast.toAll(daemons(daemons), a -> client.sealed(a, job, step, List.of(rank), world, config))
                 .thenApply(failed -> new Sealed(step, rank, world, tensors, bytes,
                         complete || generations.current(job).orElse(-1) == step, failed));

@@ -1,6 +1,5 @@
 package io.tenplex.jobs;
 
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -78,18 +77,36 @@ public final class StopFlags {
         return f != null && f.stops(step);
     }
 
-    /** The flag as JSON for {@code GET /api/v1/jobs/<job>/stop}. */
-    public Map<String, Object> describe(String job, OptionalLong step) {
-        Map<String, Object> m = new LinkedHashMap<>();
+    /**
+     * The answer of {@code GET|POST|DELETE /api/v1/jobs/<job>/stop}: a {@link Lowered} flag, or a
+     * {@link Raised} one with its step and reason.
+     */
+    public sealed interface Status permits Lowered, Raised {
+        /** Whether a rank that has finished the steps asked about must stop. */
+        boolean stop();
+
+        boolean raised();
+
+        /** How often the flag has been raised on this daemon. */
+        long raises();
+    }
+
+    /** A flag that is not raised ({@code stop} and {@code raised} are false). */
+    public record Lowered(boolean stop, boolean raised, long raises) implements Status {
+    }
+
+    /** A raised flag: from which step on ranks stop ({@code atStep} null: at once, always written), and why. */
+    public record Raised(boolean stop, boolean raised, long raises, Long atStep, String reason) implements Status {
+    }
+
+    /** The flag as {@code GET /api/v1/jobs/<job>/stop} answers it. */
+    public Status describe(String job, OptionalLong step) {
         Flag f = flags.get(job);
-        m.put("stop", f != null && f.stops(step));
-        m.put("raised", f != null);
-        m.put("raises", raises(job));
-        if (f != null) {
-            m.put("atStep", f.atStep().isPresent() ? f.atStep().getAsLong() : null);
-            m.put("reason", f.reason());
+        if (f == null) {
+            return new Lowered(false, false, raises(job));
         }
-        return m;
+        return new Raised(f.stops(step), true, raises(job), f.atStep().isPresent() ? f.atStep().getAsLong() : null,
+                f.reason());
     }
 
     public static OptionalLong step(String s) {

@@ -61,8 +61,8 @@ class GenerationsTest {
     @Test
     void seal_snapshotsTheRank_andLaterWritesDoNotShowThrough() throws Exception {
         save(0, "before");
-        Map<String, Object> manifest = generations.seal("j", 5, 0, 2, null);
-        assertEquals(0, manifest.get("rank"));
+        SealManifest manifest = generations.seal("j", 5, 0, 2, null);
+        assertEquals(0, manifest.rank());
         save(0, "after");
         assertArrayEquals("before".getBytes(StandardCharsets.UTF_8),
                 Fixtures.readAll(store, "/job/j/generations/5/0/rng_state"));

@@ -304,33 +304,22 @@ public final class ResourceChange implements Registry.Finishing {
         }
     }
 
-    /** State, chosen configuration, phases, events and the reconfiguration's report, as JSON. */
-    public Map<String, Object> describe() {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("id", id);
-        m.put("job", job);
-        m.put("state", state.name().toLowerCase());
-        if (error != null) {
-            m.put("error", error);
-        }
-        m.put("devices", spec.devices().stream().map(d -> List.of(d.worker(), d.local())).toList());
-        m.put("atStep", spec.atStep().isPresent() ? spec.atStep().getAsLong() : null);
-        m.put("generation", generation < 0 ? null : generation);
-        m.put("from", fromConfig);
+    /** State, chosen configuration, phases, events and the reconfiguration's status. */
+    public ResourceChangeStatus describe() {
         ParallelConfig c = chosen;
-        if (c != null) {
-            m.put("config", ParallelConfigJson.placement(c, spec.devices()));
-        }
+        Map<String, Long> phases;
         synchronized (phaseMillis) {
-            m.put("phaseMillis", new LinkedHashMap<>(phaseMillis));
+            phases = new LinkedHashMap<>(phaseMillis);
         }
+        List<String> happened;
         synchronized (events) {
-            m.put("events", List.copyOf(events));
+            happened = List.copyOf(events);
         }
         Reconfiguration r = reconfiguration;
-        if (r != null) {
-            m.put("reconfiguration", r.describe());
-        }
-        return m;
+        return new ResourceChangeStatus(id, job, state.name().toLowerCase(), error,
+                spec.devices().stream().map(d -> List.of(d.worker(), d.local())).toList(),
+                spec.atStep().isPresent() ? spec.atStep().getAsLong() : null, generation < 0 ? null : generation,
+                fromConfig, c != null ? ParallelConfigJson.placement(c, spec.devices()) : null, phases, happened,
+                r != null ? r.describe() : null);
     }
 }

@@ -7,7 +7,6 @@ import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ParallelConfig;
 import io.tenplex.store.StoreException;
 import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.LongSupplier;
 
@@ -63,7 +62,7 @@ public final class ResourceChanges {
      *
      * @throws StoreException conflict when it already reconfigures
      */
-    public CompletableFuture<Map<String, Object>> cancel(String job, String id) {
+    public CompletableFuture<ResourceChangeStatus> cancel(String job, String id) {
         ResourceChange c = get(job, id);
         if (!c.cancel() && c.running()) {
             throw StoreException.conflict("resource change " + id + " is already reconfiguring");

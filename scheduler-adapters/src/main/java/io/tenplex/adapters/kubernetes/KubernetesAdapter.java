@@ -1,5 +1,6 @@
 package io.tenplex.adapters.kubernetes;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -13,7 +14,6 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -94,7 +94,23 @@ public final class KubernetesAdapter implements AutoCloseable {
      * (everything observed so far has been acted on).
      */
     public record Status(long evaluations, String observed, Map<String, Integer> applied, String running,
-            List<Map<String, Object>> changes, List<String> events, JsonNode assignment, boolean settled) {
+            List<Change> changes, List<String> events, JsonNode assignment, boolean settled) {
+    }
+
+    /**
+     * A change the adapter asked for and how it ended: {@code id} is absent when the daemon refused
+     * it, {@code error} and {@code config} when the daemon's status had none.
+     *
+     * @param devices devices per node
+     * @param state the change's final state ({@code done}, {@code failed}) or {@code refused}
+     */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record Change(String id, Map<String, Integer> devices, String state, String error, JsonNode config) {
+        /** Change {@code id} to {@code m} ended with the daemon's status {@code done}. */
+        static Change of(String id, Membership m, JsonNode done) {
+            return new Change(id, m.shape(), done.path("state").asText(),
+                    done.has("error") ? done.path("error").asText() : null, done.has("config") ? done.get("config") : null);
+        }
     }
 
     private final KubernetesClient client;
@@ -118,7 +134,7 @@ public final class KubernetesAdapter implements AutoCloseable {
     private Map<String, Integer> applied;
     private Map<String, Integer> refused;
     private String running;
-    private final List<Map<String, Object>> changes = new ArrayList<>();
+    private final List<Change> changes = new ArrayList<>();
     private final Deque<String> events = new ArrayDeque<>();
     private JsonNode assignment;
     private final Workers workers;
@@ -257,7 +273,7 @@ public final class KubernetesAdapter implements AutoCloseable {
         do {
             done = daemon.awaitChange(id, settings.saveTimeout().plusMinutes(15));
         } while (done.path("state").asText().equals("stopping") || done.path("state").asText().equals("reconfiguring"));
-        Map<String, Object> record = record(id, m, done);
+        Change record = Change.of(id, m, done);
         if ("done".equals(done.path("state").asText())) {
             applied(m, id, done);
         } else {
@@ -291,7 +307,7 @@ public final class KubernetesAdapter implements AutoCloseable {
             if (e.status / 100 == 4) {
                 synchronized (this) {
                     refused = m.shape();
-                    changes.add(Map.of("devices", m.shape(), "state", "refused", "error", e.getMessage()));
+                    changes.add(new Change(null, m.shape(), "refused", e.getMessage(), null));
                 }
                 event("the daemon refused the change to " + m + ": " + e.getMessage() + " (not retried until the pods "
                         + "change again)");
@@ -299,20 +315,6 @@ public final class KubernetesAdapter implements AutoCloseable {
             }
             throw e;
         }
-    }
-
-    private static Map<String, Object> record(String id, Membership m, JsonNode done) {
-        Map<String, Object> record = new LinkedHashMap<>();
-        record.put("id", id);
-        record.put("devices", m.shape());
-        record.put("state", done.path("state").asText());
-        if (done.has("error")) {
-            record.put("error", done.path("error").asText());
-        }
-        if (done.has("config")) {
-            record.put("config", done.get("config"));
-        }
-        return record;
     }
 
     /** Change {@code id} is done: publishes the new assignment and takes its devices as applied. */
@@ -331,11 +333,11 @@ public final class KubernetesAdapter implements AutoCloseable {
     /** Writes the assignment: configuration, workers, and each pod's local devices and ranks. */
     private void publish(Membership m, JsonNode config, String change, JsonNode generation)
             throws IOException, InterruptedException {
-        ObjectNode a = workers.assignment(json, settings.job(), m, config, change, generation);
+        Assignment a = workers.assignment(settings.job(), m, config, change, generation);
         daemon.writeFile(assignmentPath(), json.writerWithDefaultPrettyPrinter().writeValueAsString(a)
                 .getBytes(StandardCharsets.UTF_8));
         synchronized (this) {
-            assignment = a;
+            assignment = json.valueToTree(a);
         }
     }
 
@@ -350,9 +352,8 @@ public final class KubernetesAdapter implements AutoCloseable {
     }
 
     public synchronized Status status() {
-        List<Map<String, Object>> cs = new ArrayList<>(changes);
         return new Status(evaluations, observed == null ? null : observed.toString(),
-                applied == null ? null : Map.copyOf(applied), running, cs, List.copyOf(events),
+                applied == null ? null : Map.copyOf(applied), running, List.copyOf(changes), List.copyOf(events),
                 assignment == null ? null : assignment.deepCopy(), queued == 0);
     }
 

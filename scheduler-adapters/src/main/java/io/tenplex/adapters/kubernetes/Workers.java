@@ -1,7 +1,6 @@
 package io.tenplex.adapters.kubernetes;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tenplex.adapters.kubernetes.PodMembership.Member;
@@ -80,68 +79,66 @@ final class Workers {
     }
 
     /** The assignment of {@code m} under {@code config} (null: none chosen), after change {@code change}. */
-    synchronized ObjectNode assignment(ObjectMapper json, String job, Membership m, JsonNode config, String change,
-            JsonNode generation) {
-        ObjectNode a = json.createObjectNode();
-        a.put("job", job);
-        a.put("change", change);
-        a.set("generation", generation == null || generation.isNull() || generation.isMissingNode() ? null : generation);
-        if (config != null) {
-            ObjectNode c = a.putObject("config");
-            c.put("tp", config.path("tp").asInt());
-            c.put("pp", config.path("pp").asInt());
-            c.put("dp", config.path("dp").asInt());
-        } else {
-            a.putNull("config");
+    synchronized Assignment assignment(String job, Membership m, JsonNode config, String change, JsonNode generation) {
+        List<List<Integer>> devices = new ArrayList<>();
+        int perWorker = 1;
+        for (Node n : sortedByWorker(m)) {
+            for (int l = 0; l < n.devices(); l++) {
+                devices.add(List.of(ids.get(n.name()), l));
+            }
+            perWorker = Math.max(perWorker, n.devices());
         }
-        a.put("worldSize", m.devices());
-        ObjectNode devHolder = json.createObjectNode();
-        devices(m, devHolder);
-        a.put("devicesPerWorker", devHolder.path("devicesPerWorker").asInt());
-        if (config != null) {
-            ((ObjectNode) a.get("config")).set("devices", devHolder.get("devices"));
-        }
-        ArrayNode workers = a.putArray("workers");
-        pods(m, a, a.putArray("pods"));
-        workers(m, workers);
-        return a;
+        Assignment.Config c = config == null ? null : new Assignment.Config(config.path("tp").asInt(),
+                config.path("pp").asInt(), config.path("dp").asInt(), devices);
+        List<Assignment.PodRanks> pods = pods(m);
+        return new Assignment(job, change, generation == null || generation.isNull() || generation.isMissingNode()
+                ? null : generation, c, m.devices(), perWorker, workers(m), pods, masterAddr(m));
     }
 
-    /** Each pod's node, worker, local devices and ranks; rank 0's pod hosts the rendezvous. */
-    private void pods(Membership m, ObjectNode a, ArrayNode pods) {
+    /** Rank 0's pod IP (or its node's host IP): where torch.distributed's rendezvous runs; null with no pods. */
+    private String masterAddr(Membership m) {
+        String addr = null;
         int rank = 0;
         for (Node n : sortedByWorker(m)) {
-            int worker = ids.get(n.name());
+            for (Member p : n.pods()) {
+                if (rank == 0) {
+                    addr = p.podIp() != null ? p.podIp() : n.hostIp();
+                }
+                rank += p.devices();
+            }
+        }
+        return addr;
+    }
+
+    /** Each pod's node, worker, local devices and ranks. */
+    private List<Assignment.PodRanks> pods(Membership m) {
+        List<Assignment.PodRanks> pods = new ArrayList<>();
+        int rank = 0;
+        for (Node n : sortedByWorker(m)) {
             int local = 0;
             for (Member p : n.pods()) {
-                if (rank == 0) { // torch.distributed's MASTER_ADDR
-                    a.put("masterAddr", p.podIp() != null ? p.podIp() : n.hostIp());
-                }
-                ObjectNode po = pods.addObject();
-                po.put("pod", p.pod());
-                po.put("node", n.name());
-                po.put("worker", worker);
-                ArrayNode locals = po.putArray("local");
-                ArrayNode ranks = po.putArray("ranks");
+                List<Integer> locals = new ArrayList<>();
+                List<Integer> ranks = new ArrayList<>();
                 for (int i = 0; i < p.devices(); i++) {
                     locals.add(local++);
                     ranks.add(rank++);
                 }
+                pods.add(new Assignment.PodRanks(p.pod(), n.name(), ids.get(n.name()), locals, ranks));
             }
         }
+        return pods;
     }
 
     /** Every worker ever numbered, with its address and its devices now (0 when its node left). */
-    private void workers(Membership m, ArrayNode workers) {
+    private List<Assignment.Worker> workers(Membership m) {
         Map<String, Node> present = new TreeMap<>();
         m.nodes().forEach(n -> present.put(n.name(), n));
+        List<Assignment.Worker> workers = new ArrayList<>();
         for (Map.Entry<String, Integer> e : ids.entrySet()) {
             Node n = present.get(e.getKey());
-            ObjectNode w = workers.addObject();
-            w.put("worker", e.getValue());
-            w.put("node", e.getKey());
-            w.put("address", addresses.get(e.getValue()));
-            w.put("devices", n == null ? 0 : n.devices());
+            workers.add(new Assignment.Worker(e.getValue(), e.getKey(), addresses.get(e.getValue()),
+                    n == null ? 0 : n.devices()));
         }
+        return workers;
     }
 }

@@ -1,8 +1,8 @@
 package io.tenplex.server.jobs;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tenplex.jobs.DaemonCallException;
 import io.tenplex.jobs.DaemonClient;
 import io.tenplex.jobs.JobLayout;
@@ -35,6 +35,14 @@ import java.util.concurrent.CompletionException;
  */
 public final class HttpDaemonClient implements DaemonClient {
     public static final String PROTOBUF = "application/x-protobuf";
+
+    /** The body of {@code POST .../saves/<step>/sealed}: ranks sealed elsewhere ({@code config} left out when none). */
+    record SealedRequest(List<Integer> ranks, int world, @JsonInclude(JsonInclude.Include.NON_NULL) JsonNode config) {
+    }
+
+    /** The body of {@code POST .../stop}: {@code atStep} left out to stop at once. */
+    record RaiseStopRequest(@JsonInclude(JsonInclude.Include.NON_NULL) Long atStep, String reason) {
+    }
     static final String ERROR_CODE = "X-Tenplex-Error-Code";
     /** Status questions (a part's, the coordinator's) are answered at once or not at all. */
     private static final Duration STATUS_TIMEOUT = Duration.ofSeconds(5);
@@ -156,23 +164,14 @@ public final class HttpDaemonClient implements DaemonClient {
     @Override
     public CompletableFuture<Void> sealed(InetSocketAddress daemon, String job, long step, List<Integer> ranks, int world,
             JsonNode config) {
-        ObjectNode body = json.createObjectNode();
-        ranks.forEach(body.putArray("ranks")::add);
-        body.put("world", world);
-        if (config != null) {
-            body.set("config", config);
-        }
-        return tell(daemon, new JobLayout(job).api("/saves/" + step + "/sealed"), "POST", body);
+        return tell(daemon, new JobLayout(job).api("/saves/" + step + "/sealed"), "POST",
+                new SealedRequest(List.copyOf(ranks), world, config));
     }
 
     @Override
     public CompletableFuture<Void> raiseStop(InetSocketAddress daemon, String job, OptionalLong atStep, String reason) {
-        ObjectNode body = json.createObjectNode();
-        if (atStep.isPresent()) {
-            body.put("atStep", atStep.getAsLong());
-        }
-        body.put("reason", reason);
-        return tell(daemon, new JobLayout(job).api("/stop"), "POST", body);
+        return tell(daemon, new JobLayout(job).api("/stop"), "POST",
+                new RaiseStopRequest(atStep.isPresent() ? atStep.getAsLong() : null, reason));
     }
 
     @Override
@@ -229,9 +228,15 @@ public final class HttpDaemonClient implements DaemonClient {
         });
     }
 
-    private CompletableFuture<Void> tell(InetSocketAddress daemon, String route, String method, JsonNode body) {
-        HttpRequest.Builder r = link.request(daemon, route).timeout(TELL_TIMEOUT).method(method, body == null
-                ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body.toString()));
+    /** Sends {@code body} (a request record, or null for none) as JSON. */
+    private CompletableFuture<Void> tell(InetSocketAddress daemon, String route, String method, Object body) {
+        HttpRequest.Builder r;
+        try {
+            r = link.request(daemon, route).timeout(TELL_TIMEOUT).method(method, body == null
+                    ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(json.writeValueAsBytes(body)));
+        } catch (IOException e) {
+            return CompletableFuture.failedFuture(e);
+        }
         if (body != null) {
             r.header("Content-Type", "application/json");
         }

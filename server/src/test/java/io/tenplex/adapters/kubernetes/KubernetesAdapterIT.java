@@ -222,7 +222,7 @@ class KubernetesAdapterIT {
         assertTrue(get(0, "/api/v1/jobs/j/stop").path("stop").asBoolean(), "the ranks are told to stop");
         Map<String, byte[]> full = trainAndSave(a, 20, 2);
         s = awaitChanges(1);
-        assertEquals("done", s.changes().get(0).get("state"), s.toString());
+        assertEquals("done", s.changes().get(0).state(), s.toString());
         a = s.assignment();
         assertEquals(json.readTree("{\"tp\":1,\"pp\":1,\"dp\":4,\"devices\":[[0,0],[0,1],[1,0],[1,1]]}"), a.get("config"));
         assertEquals(20, a.path("generation").asLong());
@@ -249,7 +249,7 @@ class KubernetesAdapterIT {
         adapter.await(x -> x.running() != null, WAIT);
         full = trainAndSave(a, 30, 3);
         s = awaitChanges(2);
-        assertEquals("done", s.changes().get(1).get("state"), s.toString());
+        assertEquals("done", s.changes().get(1).state(), s.toString());
         a = s.assignment();
         assertEquals(json.readTree("{\"tp\":1,\"pp\":1,\"dp\":2,\"devices\":[[1,0],[1,1]]}"), a.get("config"));
         assertEquals("10.244.2.10", a.path("masterAddr").asText());

@@ -1,0 +1,22 @@
+package io.tenplex.jobs;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
+
+/**
+ * What a daemon knows of a job's generations ({@code GET /api/v1/jobs/<job>/generations}).
+ *
+ * @param current the step of the current complete generation, or null (always written)
+ */
+public record GenerationsStatus(Long current, List<Generation> generations) {
+
+    /**
+     * One step: {@code world}, {@code sealedRanks} and {@code config} only when this daemon was told
+     * of its seals (not for a step it only finds in its store); {@code config} only when one was given.
+     */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record Generation(long step, boolean complete, Integer world, List<Integer> sealedRanks, JsonNode config,
+            List<Integer> localRanks) {
+    }
+}
