@@ -1,5 +1,8 @@
 package io.tenplex.adapters.kubernetes;
 
+import io.tenplex.jobs.ParallelConfigJson;
+import io.tenplex.ptc.ParallelConfig;
+
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -324,9 +327,9 @@ public final class KubernetesAdapter implements AutoCloseable {
             applied = m.shape();
             refused = null;
         }
-        JsonNode c = done.path("config");
-        event("change " + id + " done: " + c.path("tp").asInt() + "," + c.path("pp").asInt() + ","
-                + c.path("dp").asInt() + " (T,P,D) from generation " + done.path("generation").asText()
+        ParallelConfig c = ParallelConfigJson.parse(done.path("config"), "config");
+        event("change " + id + " done: " + c.tp() + "," + c.pp() + "," + c.dp() + " (T,P,D) from generation "
+                + done.path("generation").asText()
                 + "; assignment published");
     }
 

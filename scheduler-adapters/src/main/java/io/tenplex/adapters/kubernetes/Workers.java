@@ -1,5 +1,8 @@
 package io.tenplex.adapters.kubernetes;
 
+import io.tenplex.jobs.ParallelConfigJson;
+import io.tenplex.ptc.ParallelConfig;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -88,8 +91,8 @@ final class Workers {
             }
             perWorker = Math.max(perWorker, n.devices());
         }
-        Assignment.Config c = config == null ? null : new Assignment.Config(config.path("tp").asInt(),
-                config.path("pp").asInt(), config.path("dp").asInt(), devices);
+        ParallelConfig pc = config == null ? null : ParallelConfigJson.parse(config, "config");
+        Assignment.Config c = pc == null ? null : new Assignment.Config(pc.tp(), pc.pp(), pc.dp(), devices);
         List<Assignment.PodRanks> pods = pods(m);
         return new Assignment(job, change, generation == null || generation.isNull() || generation.isMissingNode()
                 ? null : generation, c, m.devices(), perWorker, workers(m), pods, masterAddr(m));
