@@ -1,0 +1,86 @@
+package io.tenplex.server.jobs;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tenplex.jobs.PartStatus;
+import io.tenplex.jobs.PlanPart;
+import io.tenplex.ptc.Device;
+import io.tenplex.ptc.MegatronLayout;
+import io.tenplex.ptc.Model;
+import io.tenplex.ptc.ParallelConfig;
+import io.tenplex.ptc.Ptc;
+import io.tenplex.server.control.WorkerPlan;
+import io.tenplex.transform.Piece;
+import io.tenplex.transform.Plan;
+import io.tenplex.transform.Planner;
+import io.tenplex.transform.ShardPlan;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+/** A plan's part crosses the wire as protobuf and comes back equal; a part that names what it lacks is refused. */
+class PlanCodecTest {
+    private static final Model MODEL = MegatronLayout.model(MegatronLayout.Shape.gpt(2, 64, 8, 1000, 16));
+
+    private static PlanPart part() {
+        Ptc from = Ptc.packed(MODEL, ParallelConfig.of(2, 1, 1), 1);
+        Plan plan = Planner.plan(from, Ptc.packed(MODEL, ParallelConfig.of(1, 2, 1), 1));
+        List<Device> sources = IntStream.range(0, from.worldSize()).mapToObj(from::device).toList();
+        List<PlanPart.Value> values = plan.values().stream()
+                .map(v -> new PlanPart.Value(v.destRank(), v.key(), v.sourceRank())).toList();
+        return new PlanPart("gpt", "p7-abc", 1, 42, Map.of(0, "127.0.0.1:20010", 1, "127.0.0.1:20011"), "generations/42",
+                "load", plan.shards(), values, List.of(new PlanPart.Generated(1, "iter", "42\n")), sources,
+                Map.of(0, 1_000_000_000L), List.of(0, 1), "127.0.0.1:20010", "r3", 60_000);
+    }
+
+    /** Every field, with the arrays inside pieces compared by value. */
+    private static String describe(PlanPart p) {
+        String shards = p.shards().stream().map(PlanCodecTest::describe).collect(Collectors.joining("\n"));
+        return String.join("|", p.job(), p.planId(), "" + p.worker(), "" + p.step(), "" + new java.util.TreeMap<>(p.daemons()),
+                p.sourceDir(), p.outputDir(), shards, "" + p.values(), "" + p.generated(), "" + p.sourceDevices(),
+                "" + new java.util.TreeMap<>(p.flowRates()), "" + p.participants(), p.coordinator(), p.reconfiguration(),
+                "" + p.preparedTimeoutMillis());
+    }
+
+    private static String describe(ShardPlan s) {
+        return s.destRank() + " " + s.destDevice() + " " + s.tensor() + " " + s.key() + " " + s.shape() + " " + s.dtype()
+                + " " + s.padding() + " " + s.pieces().stream().map(PlanCodecTest::describe).toList();
+    }
+
+    private static String describe(Piece p) {
+        return p.kind() + " " + p.sourceRank() + " " + p.sourceDevice() + " " + p.sourceKey() + " " + p.source() + " "
+                + p.global() + " " + Arrays.toString(p.destOffset()) + " " + p.bytes() + " " + Arrays.toString(p.replicas());
+    }
+
+    @Test
+    void aPart_roundTripsThroughTheWireMessage() throws Exception {
+        PlanPart p = part();
+        assertTrue(p.shards().size() > 10 && !p.values().isEmpty(), "a real plan with shards and values");
+        PlanPart back = PlanCodec.decode(WorkerPlan.parseFrom(PlanCodec.encode(p).toByteArray()));
+        assertEquals(describe(p), describe(back));
+    }
+
+    @Test
+    void aStatus_roundTrips() {
+        PartStatus s = new PartStatus("p7-abc", "prepared", "", 1 << 20, 1 << 19, 100, 200, 3, 1, 123_456_789L);
+        assertEquals(s, PlanCodec.decode(PlanCodec.encode(s)));
+    }
+
+    @Test
+    void sourceRanksBeyondTheListedDevices_areRefused_withTheValueNamed() {
+        WorkerPlan wp = PlanCodec.encode(part());
+        WorkerPlan.Builder bad = wp.toBuilder();
+        bad.setShards(0, wp.getShards(0).toBuilder().setPieces(0, wp.getShards(0).getPieces(0).toBuilder().setSourceRank(99)));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> PlanCodec.decode(bad.build()));
+        assertTrue(e.getMessage().contains("source_rank 99 is not in [0, 2)"), e.getMessage());
+        WorkerPlan.Builder kind = wp.toBuilder();
+        kind.setShards(0, wp.getShards(0).toBuilder().setPieces(0, wp.getShards(0).getPieces(0).toBuilder().setKind(17)));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> PlanCodec.decode(kind.build())).getMessage()
+                .contains("kind 17"));
+    }
+}
