@@ -30,6 +30,9 @@ final class DaemonExecutors implements AutoCloseable {
     /** The peer client's Netty event loop (PeerClient's {@code tenplex-peer}). */
     final EventLoopGroup peerEventLoop;
 
+    /** How long closing waits, over all pools, for interrupted work to end. */
+    static final long SHUTDOWN_WAIT_SECONDS = 10;
+
     DaemonExecutors(DaemonConfig.Tuning t) {
         jobReaders = Executors.newFixedThreadPool(t.jobReaderThreads(), new DefaultThreadFactory("tenplex-fetch", true));
         jobBackground = Executors.newCachedThreadPool(new DefaultThreadFactory("tenplex-job", true));
@@ -46,9 +49,18 @@ final class DaemonExecutors implements AutoCloseable {
     /** Stops every pool; running tasks are interrupted (their components have closed before). */
     @Override
     public void close() {
-        for (ExecutorService e : new ExecutorService[] {jobReaders, jobBackground, inDoubtTimer, restWork,
-                datasetLoaders}) {
+        ExecutorService[] all = {jobReaders, jobBackground, inDoubtTimer, restWork, datasetLoaders};
+        for (ExecutorService e : all) {
             e.shutdownNow();
+        }
+        // interrupted work ends before the store closes, so nothing writes into memory being freed
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(SHUTDOWN_WAIT_SECONDS);
+        try {
+            for (ExecutorService e : all) {
+                e.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
         peerEventLoop.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
     }

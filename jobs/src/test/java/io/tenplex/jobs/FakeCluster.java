@@ -76,10 +76,24 @@ public final class FakeCluster implements AutoCloseable {
 
     @Override
     public void close() {
-        executors.background().shutdownNow();
-        executors.readers().shutdownNow();
+        // parts still running (an aborted part ends its execution before it drops its staging) finish
+        // first: the stores close only when nothing writes into them any more
         executors.timer().shutdownNow();
-        network.shutdownNow();
+        finish(executors.background());
+        finish(executors.readers());
+        finish(network);
         stores.forEach(TensorStore::close);
+    }
+
+    private static void finish(java.util.concurrent.ExecutorService pool) {
+        pool.shutdown();
+        try {
+            if (!pool.awaitTermination(60, java.util.concurrent.TimeUnit.SECONDS)) {
+                throw new IllegalStateException("work of the fake daemons still running after 60 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 }

@@ -113,7 +113,7 @@ public final class Executor {
                 pool.execute(() -> drain(queue, new Lane(sourceDevice, sink, progress, tally, worker, pace), lanes));
             }
         }
-        lanes.awaitAdvanceInterruptibly(lanes.arrive());
+        awaitLanes(lanes, tally);
         ExecutionReport report = new ExecutionReport(part.size(), kept, tally.local.get(), tally.remote.get(),
                 tally.retries.get(), tally.corrupted.get(), System.nanoTime() - t0);
         Throwable f = tally.failure.get();
@@ -122,6 +122,28 @@ public final class Executor {
                     : "execution failed: " + f, f instanceof ExecutionFailedException ? f.getCause() : f, report);
         }
         return report;
+    }
+
+    /**
+     * Waits until every lane has ended, also when interrupted: the lanes write into the sink's
+     * buffers, which a failed run releases, so the run must not end while one still writes. An
+     * interrupt fails the run (lanes take no further pieces) and is kept for the caller.
+     */
+    private static void awaitLanes(Phaser lanes, Tally tally) {
+        int phase = lanes.arrive();
+        boolean interrupted = false;
+        while (true) {
+            try {
+                lanes.awaitAdvanceInterruptibly(phase);
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+                tally.failure.compareAndSet(null, e);
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Keeps shards kept in place, opens the others and queues their pieces by source worker; answers how many were kept. */
