@@ -56,14 +56,35 @@ def _first_rank(dist, group):
     return sorted(dist.get_process_group_ranks(group))[0]
 
 
+def device_kind_for_backend(backend):
+    """``"cpu"`` or ``"cuda"``: where a flag broadcast over a group with ``backend`` (the string
+    ``torch.distributed.get_backend`` answers) must live. NCCL serves only CUDA tensors; a mixed
+    backend (``"cpu:gloo,cuda:nccl"``) serves CPU tensors when it names one for ``cpu``."""
+    b = str(backend).lower()
+    if ":" in b:
+        devices = dict(part.split(":", 1) for part in b.split(",") if ":" in part)
+        return "cpu" if "cpu" in devices else "cuda"
+    return "cuda" if b == "nccl" else "cpu"
+
+
+def flag_device(group=None):
+    """The device of a tensor broadcast over ``group`` (the default group for ``None``): the current
+    CUDA device for an NCCL group, the CPU for gloo and for mixed groups that serve the CPU."""
+    backend = torch.distributed.get_backend(group)
+    if device_kind_for_backend(backend) == "cuda":
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
 def agree(ask, group=None):
     """``ask()`` (a bool) on the group's first rank, broadcast to the group's ranks; just ``ask()``
-    without an initialised ``torch.distributed``. Every rank of the group must call it."""
+    without an initialised ``torch.distributed``. Every rank of the group must call it; the flag
+    lives on the group's device (:func:`flag_device`)."""
     dist = _distributed()
     if dist is None:
         return ask()
     src = _first_rank(dist, group)
-    flag = torch.zeros(1, dtype=torch.int32)
+    flag = torch.zeros(1, dtype=torch.int32, device=flag_device(group))
     if dist.get_rank() == src:
         flag[0] = int(ask())
     dist.broadcast(flag, src=src, group=group)

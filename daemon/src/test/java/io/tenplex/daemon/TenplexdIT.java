@@ -53,6 +53,7 @@ class TenplexdIT {
     void pythonClient_saveLoadStopAndInstall() throws Exception {
         String addr = start("--port", "0", "--memory-limit", "256m");
         pythonAgainst(addr, "tests/python/test_client.py");
+        pythonAgainst(addr, "tests/python/test_stop_flag.py");
         pythonAgainst(addr, "tests/python/test_launch.py");
         pythonAgainst(addr, "tests/python/test_layout_codec.py");
     }

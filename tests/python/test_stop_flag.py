@@ -1,0 +1,47 @@
+"""The stop flag under torch.distributed against a real daemon (TENPLEX_ADDR): a real gloo group (one
+rank, a FileStore in a temporary directory) broadcasts its flag on the CPU and should_stop works
+with it; the device choice for NCCL and mixed groups is checked on the backend strings only (no GPU
+here). Prints OK at the end; any failure raises."""
+
+import os
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python"))
+
+import requests  # noqa: E402
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+
+import tenplex  # noqa: E402
+from tenplex import torch_helpers  # noqa: E402
+
+ADDR = os.environ["TENPLEX_ADDR"]
+c = tenplex.Client(ADDR)
+
+# ---- the decision on the backend's name (torch 1.13 answers "nccl"/"gloo", newer ones may answer mixed)
+kind = torch_helpers.device_kind_for_backend
+assert kind("nccl") == "cuda" and kind("NCCL") == "cuda"
+assert kind("gloo") == "cpu" and kind("mpi") == "cpu" and kind("ucc") == "cpu"
+assert kind("cpu:gloo,cuda:nccl") == "cpu" and kind("cuda:nccl,cpu:gloo") == "cpu"
+assert kind("cuda:nccl") == "cuda"
+
+# ---- a real gloo group of one rank: the flag lives on the CPU, the stop check works through it
+with tempfile.TemporaryDirectory() as tmp:
+    store = dist.FileStore(os.path.join(tmp, "store"), 1)
+    dist.init_process_group("gloo", store=store, rank=0, world_size=1)
+    try:
+        assert torch_helpers.flag_device() == torch.device("cpu")
+        group = dist.new_group([0], backend="gloo")
+        assert torch_helpers.flag_device(group) == torch.device("cpu")
+        assert not tenplex.should_stop("pyflag", 0, client=c)
+        requests.post(ADDR + "/api/v1/jobs/pyflag/stop", json={"atStep": 3}).raise_for_status()
+        assert not tenplex.should_stop("pyflag", 2, client=c, group=group)
+        assert tenplex.should_stop("pyflag", 3, client=c) and tenplex.should_stop("pyflag", 4, client=c, group=group)
+        requests.delete(ADDR + "/api/v1/jobs/pyflag/stop").raise_for_status()
+        assert not tenplex.should_stop("pyflag", 5, client=c)
+    finally:
+        dist.destroy_process_group()
+
+print("OK")
