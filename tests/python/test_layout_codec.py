@@ -63,7 +63,7 @@ assert [payloads[p] for p in ("v/no.bool", "v/n.int", "v/x.float", "v/s.str", "v
 assert (payloads["l/dir.meta"], payloads["l/1/dir.meta"]) == (b"list\n2", b"tuple\n1")
 assert (payloads["e/dir.meta"], payloads["el/dir.meta"]) == (b"dict\n0", b"list\n0")
 assert codec.flatten({}) == [("dir.meta", "file", b"dict\n0")]
-assert codec.flatten({1: 2}) == [("1.int", "file", b"2")]  # keys are names: an int key becomes a string
+assert codec.flatten({1: 2}) == [("dir.meta", "file", b"dict\n1\nint-keys\n1"), ("1.int", "file", b"2")]
 assert "cannot be a name" in raises(ValueError, codec.flatten, {"a/b": 1})
 assert "cannot be a name" in raises(ValueError, codec.flatten, {"..": 1})
 assert "cannot save a object at 'bad'" in raises(TypeError, codec.flatten, {"bad": object()})
@@ -123,6 +123,30 @@ assert "not True or False" in raises(TenplexError, codec.decode_value, ".bool", 
 gap = [{"path": "/p/dir.meta", "type": "file"}, {"path": "/p/0.int", "type": "file"}, {"path": "/p/2.int", "type": "file"}]
 files = {"/p/dir.meta": b"list\n2", "/p/0.int": b"0", "/p/2.int": b"2"}
 raises((TenplexError, KeyError), codec.unflatten, gap, "/p", files.get, None)  # not a list: refused
+
+# ---- dict keys keep their types: int keys are listed in the dict's dir.meta; what cannot round-trip is refused
+keyed = {"state": {0: {"step": 3}, 10: {"m": np.arange(2.0)}}, "mixed": {-1: "a", "b": 2}, "plain": {"x": 1}}
+flat = codec.flatten(keyed)
+files = {"/k/" + p: d for p, kind, d in flat if kind == "file"}
+assert files["/k/state/dir.meta"] == b"dict\n2\nint-keys\n0\n10", files
+assert files["/k/mixed/dir.meta"] == b"dict\n2\nint-keys\n-1" and "/k/plain/dir.meta" not in files
+tensors = {"/k/" + p: d for p, kind, d in flat if kind == "tensor"}
+listing = [{"path": "/k/" + p, "type": kind} for p, kind, d in flat]
+back = codec.unflatten(listing, "/k", files.get, lambda e: tensors[e["path"]])
+assert list(back["state"]) == [0, 10] and back["state"][0] == {"step": 3} and back["mixed"] == {-1: "a", "b": 2}
+assert np.array_equal(back["state"][10]["m"], np.arange(2.0)) and back["plain"] == {"x": 1}
+old_save = [{"path": "/o/dir.meta", "type": "file"}, {"path": "/o/1.int", "type": "file"}]
+assert codec.unflatten(old_save, "/o", {"/o/dir.meta": b"dict\n1", "/o/1.int": b"7"}.get, None) == {"1": 7}
+assert codec.unflatten(old_save[1:], "/o", {"/o/1.int": b"7"}.get, None) == {"1": 7}  # no meta: str keys
+for bad_meta in (b"dict\n1\nint-keys\n01", b"dict\n1\nint-keys\nx", b"dict\n1\nint-keys\n2"):
+    raises(TenplexError, codec.unflatten, old_save, "/o", {"/o/dir.meta": bad_meta, "/o/1.int": b"7"}.get, None)
+assert "(1, 2) (a tuple) at 's'" in raises(TenplexError, codec.flatten, {"s": {(1, 2): 0}})
+assert "0.5 (a float) at 's/x'" in raises(TenplexError, codec.flatten, {"s": {"x": {0.5: 0}}})
+assert "True (a bool)" in raises(TenplexError, codec.flatten, {True: 0})
+assert "'1' collides with key 1" in raises(TenplexError, codec.flatten, {1: np.zeros(1), "1": "one"})
+assert "'a.str' collides with key 'a'" in raises(TenplexError, codec.flatten, {"a": "s", "a.str": {"b": 1}})
+assert "collides with the dict's dir.meta" in raises(TenplexError, codec.flatten, {0: 1, "dir.meta": {"b": 1}})
+assert isinstance(codec.flatten({"x": {1: 0}}), list) and codec.flatten({"dir.meta": {"b": 1}})  # no int key: no meta
 
 # ---- the HTTP client's pure parts: base URL and error mapping
 

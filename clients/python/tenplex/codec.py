@@ -2,7 +2,10 @@
 flat entries below a prefix, in the prototype's checkpoint layout (docs/CLIENTS.md), so checkpoints
 written by the prototype's client and by this one are interchangeable:
 
-* dict keys become directories; lists and tuples become directories with ``dir.meta``
+* dict keys (``str`` or ``int``) become directories; a dict with ``int`` keys gets ``dir.meta`` =
+  ``dict\\n<len>\\nint-keys`` followed by the name of each int key, one a line, so they load back
+  as ints (without that line every key is a str, as the prototype wrote them); keys of other types
+  and names that collide are refused (:class:`UnsavableState`) before anything is written; lists and tuples become directories with ``dir.meta``
   (``list\\n<len>`` or ``tuple\\n<len>``) and children ``0``, ``1``, ...; an empty dict is a
   directory holding ``dir.meta`` = ``dict\\n0``;
 * tensors and arrays become ``<key>.numpy.ndarray`` (every dtype of the daemon, ``bool`` and
@@ -21,10 +24,11 @@ import pickle
 import numpy as np
 
 from . import torch_helpers
-from .errors import TenplexError
+from .errors import TenplexError, UnsavableState
 
 TENSOR = ".numpy.ndarray"
 DIR_META = "dir.meta"
+INT_KEYS = "int-keys"
 VALUE_SUFFIXES = (".argparse.Namespace", ".none", ".str", ".int", ".float", ".bool", ".bytes")
 NUMPY_DTYPES = {
     "bool": np.bool_, "i8": np.int8, "u8": np.uint8, "i16": np.int16, "u16": np.uint16,
@@ -103,10 +107,12 @@ def _child(path, key):
 
 def _entries(obj, path, out):
     if isinstance(obj, dict):
-        if not obj:
-            out.append((path + "/" + DIR_META, "file", b"dict\n0"))
-        for k, v in obj.items():
-            _entries(v, _child(path, name(k)), out)
+        names = _dict_names(obj, path)
+        meta = _dict_meta(obj, names)
+        if meta is not None:
+            out.append((_child(path, DIR_META), "file", meta))
+        for (k, v), n in zip(obj.items(), names):
+            _entries(v, _child(path, n), out)
     elif isinstance(obj, (list, tuple)):
         kind = "tuple" if isinstance(obj, tuple) else "list"
         out.append((_child(path, DIR_META), "file", ("%s\n%d" % (kind, len(obj))).encode()))
@@ -119,7 +125,54 @@ def _entries(obj, path, out):
         out.append((path + suffix, "file", payload))
 
 
-def _encode_value(obj, path):
+def _key_name(k, path):
+    """The name of a dict key that round-trips with its type (``str`` or ``int``)."""
+    if type(k) not in (str, int):
+        raise UnsavableState("cannot save key %r (a %s) at %r: dict keys must be str or int to come back "
+                           "as they were" % (k, type(k).__name__, path or "/"))
+    try:
+        return name(k)
+    except ValueError as e:
+        raise UnsavableState("cannot save key %r at %r: %s" % (k, path or "/", e)) from None
+
+
+def _entry_name(n, v, path):
+    """The name a child ``n`` (at ``path``) holding ``v`` takes in its directory."""
+    if isinstance(v, (dict, list, tuple)):
+        return n
+    if is_tensor(v):
+        return n + TENSOR
+    return n + _encode_value(v, path, payload=False)[0]
+
+
+def _dict_names(obj, path):
+    """The names of a dict's keys; refuses keys that cannot round-trip and names that collide (``1``
+    and ``"1"``; ``"a"`` holding a str and ``"a.str"`` holding a dict; a key's directory and the
+    dict's ``dir.meta``)."""
+    names = [_key_name(k, path) for k in obj]
+    keys = {}
+    entries = {DIR_META: "the dict's dir.meta"} if any(type(k) is int for k in obj) else {}
+    for (k, v), n in zip(obj.items(), names):
+        e = _entry_name(n, v, _child(path, n))
+        clash = (n, keys[n]) if n in keys else (e, entries[e]) if e in entries else None
+        if clash:
+            raise UnsavableState("cannot save key %r at %r: its name %r collides with %s" % ((k, path or "/") + clash))
+        keys[n] = entries[e] = "key %r" % (k,)
+    return names
+
+
+def _dict_meta(obj, names):
+    """A dict's ``dir.meta``: ``dict\\n0`` when empty; ``dict\\n<n>\\nint-keys`` and then the name
+    of each int key, one a line, when it has int keys; ``None`` otherwise (all keys str)."""
+    if not obj:
+        return b"dict\n0"
+    ints = [n for k, n in zip(obj, names) if type(k) is int]
+    if not ints:
+        return None
+    return ("dict\n%d\n%s\n%s" % (len(obj), INT_KEYS, "\n".join(ints))).encode()
+
+
+def _encode_value(obj, path, payload=True):
     """(suffix, bytes) of a plain value."""
     if obj is None:
         return ".none", b"None"
@@ -134,7 +187,7 @@ def _encode_value(obj, path):
     if isinstance(obj, (bytes, bytearray, memoryview)):
         return ".bytes", bytes(obj)
     if isinstance(obj, argparse.Namespace):
-        return ".argparse.Namespace", pickle.dumps(obj)
+        return ".argparse.Namespace", pickle.dumps(obj) if payload else None
     raise TypeError("cannot save a %s at %r (tensors, arrays, dict, list, tuple, str, int, float, bool, "
                     "bytes, None and argparse.Namespace can be saved)" % (type(obj).__name__, path))
 
@@ -177,7 +230,7 @@ def unflatten(entries, prefix, read_file, read_tensor):
             node = node.setdefault(d, {})
         leaf = parts[-1]
         if leaf == DIR_META:
-            markers["/".join(parts[:-1])] = read_file(e["path"]).decode().split("\n")[0]
+            markers["/".join(parts[:-1])] = read_file(e["path"]).decode().split("\n")
         elif e["type"] == "tensor":
             node[leaf[:-len(TENSOR)] if leaf.endswith(TENSOR) else leaf] = read_tensor(e)
         else:
@@ -197,10 +250,29 @@ def _rebuild(node, path, markers):
     if not isinstance(node, dict):
         return node
     kids = {k: _rebuild(v, _child(path, k), markers) for k, v in node.items()}
-    kind = markers.get(path)
+    meta = markers.get(path) or [None]
+    kind = meta[0]
+    if kind == "dict" and len(meta) > 2 and meta[2] == INT_KEYS:
+        return _with_int_keys(kids, meta[3:], path)
     if kind in ("list", "tuple"):
         items = [kids[str(i)] for i in range(len(kids))]
         if set(kids) != {str(i) for i in range(len(kids))}:
             raise TenplexError("list at %r has children %s, not 0..n-1" % (path, sorted(kids)))
         return tuple(items) if kind == "tuple" else items
     return kids
+
+
+def _with_int_keys(kids, int_names, path):
+    """A dict's children with the keys its ``dir.meta`` names as int keys turned back into ints."""
+    ints = set(int_names)
+    for n in ints:
+        if n not in kids or n != str(_as_int(n, path)):
+            raise TenplexError("dict at %r lists int key %r, which it does not hold as an int's name" % (path, n))
+    return {(int(k) if k in ints else k): v for k, v in kids.items()}
+
+
+def _as_int(n, path):
+    try:
+        return int(n)
+    except ValueError:
+        raise TenplexError("dict at %r lists %r as an int key" % (path, n)) from None

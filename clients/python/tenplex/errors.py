@@ -16,3 +16,8 @@ class TenplexError(Exception):
 
 class NoCheckpoint(TenplexError, LookupError):
     """There is nothing to load for this job and rank (a first start)."""
+
+
+class UnsavableState(TenplexError, ValueError):
+    """A state that cannot be saved so that it loads back exactly (a key of another type than str or
+    int, a key that cannot be a name, names that collide); raised before anything is written."""
