@@ -115,11 +115,9 @@ try:
     raise AssertionError("rank 5 of 2 was sealed")
 except tenplex.TenplexError as e:
     assert e.status == 400 and "rank" in e.reason, (e.status, e.reason)
-try:
-    tenplex.load(job="pyc", rank=0, client=c)
-    raise AssertionError("loaded without a reconfiguration")
-except tenplex.NoCheckpoint as e:
-    assert "nothing saved at /job/pyc/load/0" in str(e), e
+loaded, loaded_step = tenplex.load(job="pyc", rank=0, client=c)  # no reconfiguration: the latest generation
+assert loaded_step == 3 and tenplex.last_loaded()["source"] == "generation", tenplex.last_loaded()
+same(expected, loaded)
 try:
     tenplex.Client("http://127.0.0.1:9").request("GET", "/api/v1/health")
     raise AssertionError("reached port 9")

@@ -1,5 +1,5 @@
 """The checkpoint calls of a training job: :func:`save` (write the rank's state and seal it),
-:func:`load` (what the daemon prepared for the rank), :func:`should_stop` (the job's stop flag) and
+:func:`load` (the rank's newest state: its latest generation or a reconfiguration's output), :func:`should_stop` (the job's stop flag) and
 the job's generations.
 
 Configuration comes from arguments or the environment: ``TENPLEX_JOB``, and from a launcher
@@ -8,12 +8,15 @@ Configuration comes from arguments or the environment: ``TENPLEX_JOB``, and from
 other); the daemon's address, token and CA as :class:`tenplex.Client` takes them."""
 
 import json
+import logging
 import os
 
 from . import layout, torch_helpers
 from .errors import NoCheckpoint
-from .http_client import client_for
+from .http_client import ERROR_CODE_HEADER, client_for
 from .transfer import download, upload
+
+log = logging.getLogger("tenplex")
 
 
 def _env_int(name, default):
@@ -43,7 +46,9 @@ def save(state, job=None, step=0, rank=None, world=None, config=None, client=Non
 
     The tree goes to ``/job/<job>/save/<rank>/`` (replacing what the rank saved before); then the
     rank is sealed: when all ``world`` ranks of the step are sealed, the step becomes the job's
-    complete generation (until then readers keep the previous one). ``state=None`` seals a rank that
+    complete generation (until then readers keep the previous one). A step is sealed once: saving
+    a different state at a step the rank already sealed (e.g. twice with the default ``step=0``) is
+    refused with :class:`TenplexError` (409, ``conflict``); pass the training step. ``state=None`` seals a rank that
     saves nothing (a data-parallel replica). ``rank``, ``world`` and ``config`` default to ``RANK``,
     ``WORLD_SIZE`` and ``TENPLEX_CONFIG``. Returns the daemon's seal answer (tensors, bytes,
     complete)."""
@@ -60,20 +65,38 @@ def save(state, job=None, step=0, rank=None, world=None, config=None, client=Non
     return c.request("POST", layout.seal_route(job, step, rank), json=_seal_body(world, config)).json()
 
 
+_last_loaded = None
+
+
 def load(job=None, rank=None, client=None, addr=None, token=None, as_torch=None):
-    """Loads what the daemon prepared for ``rank`` under the job's current configuration
-    (``/job/<job>/load/<rank>/``) and returns ``(state, step)``. Raises :class:`NoCheckpoint` when
-    there is none (a first start)."""
+    """Loads the newest state there is for ``rank`` and returns ``(state, step)``.
+
+    The daemon chooses (``GET /api/v1/jobs/<job>/load/<rank>``): the rank's tree of the job's latest
+    complete generation (a restart on the same resources), unless the last reconfiguration prepared
+    ``/job/<job>/load/<rank>/`` from a step at least as new. :func:`last_loaded` says which was
+    loaded. Raises :class:`NoCheckpoint` when there is none (a first start)."""
+    global _last_loaded
     c = client_for(client, addr, token)
     job = job_name(job)
     rank = _env_int("RANK", 0) if rank is None else rank
-    state = download(layout.load_dir(job, rank), c, as_torch)
-    it = layout.iter_file(job)
-    r = c.request("GET", layout.files_route(it), ok=(200, 404), headers=c.read_headers())
+    r = c.request("GET", layout.load_route(job, rank), ok=(200, 404))
     if r.status_code == 404:
-        raise NoCheckpoint("%s exists but %s does not" % (layout.load_dir(job, rank), it), 404)
-    c.verify(it, r, r.content)
-    return state, int(r.text.strip())
+        reason = r.text.strip()
+        raise NoCheckpoint("nothing to load for rank %d of job %s: %s" % (rank, job, reason), 404, reason,
+                           r.headers.get(ERROR_CODE_HEADER))
+    choice = r.json()
+    state = download(choice["path"], c, as_torch)
+    _last_loaded = {"job": job, "rank": rank, "step": int(choice["step"]), "source": choice["source"],
+                    "path": choice["path"]}
+    log.info("tenplex: rank %d of job %s loaded step %d from the %s at %s", rank, job, _last_loaded["step"],
+             choice["source"], choice["path"])
+    return state, _last_loaded["step"]
+
+
+def last_loaded():
+    """What the last :func:`load` of this process loaded: ``job``, ``rank``, ``step``, ``source``
+    (``"generation"`` or ``"reconfiguration"``) and ``path``; ``None`` before any."""
+    return None if _last_loaded is None else dict(_last_loaded)
 
 
 def should_stop(job=None, step=None, group=None, client=None, addr=None, token=None):

@@ -101,3 +101,8 @@ def seal_route(job, step, rank):
 
 def generations_route(job):
     return job_route(job) + "/generations"
+
+
+def load_route(job, rank):
+    """What ``rank`` loads: the path, step and source the daemon chose (GET)."""
+    return "%s/load/%d" % (job_route(job), rank)

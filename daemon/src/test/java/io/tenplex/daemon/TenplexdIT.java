@@ -57,6 +57,7 @@ class TenplexdIT {
         pythonAgainst(addr, "tests/python/test_optimizer_state.py");
         pythonAgainst(addr, "tests/python/test_launch.py");
         pythonAgainst(addr, "tests/python/test_layout_codec.py");
+        pythonAgainst(addr, "tests/python/test_generations_load.py");
     }
 
     /** Runs a Python test script against the daemon at {@code addr}; it must exit 0 and end with OK. */

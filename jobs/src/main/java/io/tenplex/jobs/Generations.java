@@ -91,7 +91,9 @@ public final class Generations {
     /**
      * Seals one rank of a save on this daemon: snapshots {@code save/<rank>} (an absent one seals as
      * empty: a rank that saved nothing, as Megatron's data-parallel replicas) and writes its manifest.
-     * Re-sealing a sealed rank changes nothing.
+     * Re-sealing a sealed rank with the same saved state (a retry) changes nothing; sealing a different
+     * state into a step the rank already sealed is a conflict (a save needs a newer step), never a
+     * silent no-op.
      *
      * @return the manifest
      */
@@ -115,7 +117,20 @@ public final class Generations {
             SmallFiles.put(store, manifest, json.writerWithDefaultPrettyPrinter().writeValueAsString(m));
             return m;
         }
-        return json.readValue(SmallFiles.read(store, manifest).orElseThrow(), SealManifest.class);
+        SealManifest sealed = json.readValue(SmallFiles.read(store, manifest).orElseThrow(), SealManifest.class);
+        checkSameState(job, step, rank, sealed);
+        return sealed;
+    }
+
+    /** Refuses a second, different save of a step the rank already sealed (same-step saves are refused). */
+    private void checkSameState(String job, long step, int rank, SealManifest sealed) {
+        StorePath saved = new JobLayout(job).savedRank(rank);
+        SealManifest now = store.stat(saved).isPresent() ? manifest(saved, rank, step)
+                : new SealManifest(rank, step, 0, Map.of(), Map.of());
+        if (!now.tensors().equals(sealed.tensors()) || !now.files().equals(sealed.files())) {
+            throw StoreException.conflict("rank " + rank + " of job " + job + " already sealed a different state as step "
+                    + step + "; save with a newer step (a step is sealed once, generations never change)");
+        }
     }
 
     private SealManifest manifest(StorePath root, int rank, long step) {

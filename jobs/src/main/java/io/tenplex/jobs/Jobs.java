@@ -154,6 +154,11 @@ public final class Jobs {
                         complete || generations.current(job).orElse(-1) == step, failed));
     }
 
+    /** What {@code rank} of {@code job} loads here: the newer of the latest generation and a reconfiguration's output. */
+    public LoadChoice loadChoice(String job, int rank) {
+        return LoadChoice.choose(store, generations, job, rank);
+    }
+
     /** Ranks of a step were sealed on another daemon; whether the generation is complete. */
     public boolean sealed(String job, long step, List<Integer> ranks, int world, JsonNode config) throws IOException {
         return generations.sealed(job, step, ranks, world, config);

@@ -99,4 +99,24 @@ class GenerationsTest {
         assertEquals(StoreException.Kind.CONFLICT, e.kind());
         assertThrows(IllegalArgumentException.class, () -> generations.sealed("j", 8, List.of(2), 2, null));
     }
+
+    @Test
+    void seal_aDifferentStateAtAStepTheRankSealed_isAConflict_butARetryIsNot() throws Exception {
+        sealBoth(0);
+        assertEquals(0, generations.seal("j", 0, 0, 2, null).rank(), "the same state again is a retry");
+        save(0, "a newer state at the same step");
+        StoreException e = assertThrows(StoreException.class, () -> generations.seal("j", 0, 0, 2, null));
+        assertEquals(StoreException.Kind.CONFLICT, e.kind());
+        assertTrue(e.getMessage().contains("newer step"), e.getMessage());
+        assertArrayEquals("step 0".getBytes(StandardCharsets.UTF_8),
+                Fixtures.readAll(store, "/job/j/generations/0/0/rng_state"), "the generation is unchanged");
+    }
+
+    @Test
+    void seal_aDifferentStateIntoAnIncompleteStep_isAConflictToo() throws Exception {
+        save(0, "first");
+        generations.seal("j", 3, 0, 2, null);
+        save(0, "second");
+        assertThrows(StoreException.class, () -> generations.seal("j", 3, 0, 2, null));
+    }
 }

@@ -24,7 +24,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A daemon's job routes under {@code /api/v1/jobs/<job>/}: the scheduler-facing {@code reconfigure},
- * {@code resources}, {@code parallelize} and {@code stop}; saves and generations; and the
+ * {@code resources}, {@code parallelize} and {@code stop}; saves, generations and what a rank loads
+ * ({@code load/<rank>}); and the
  * daemon-to-daemon parts of a plan ({@code parts}, {@code parts/<id>/prepare|commit|abort}, protobuf
  * bodies). Each route parses its request and calls the {@link Jobs} facade; planning, sealing and
  * decoding parts run on the {@link PlanningPool}, never on the event loop.
@@ -120,6 +121,9 @@ public final class JobRoutes implements ControlHandler {
         }
         if (key.equals("generations/2") && req.method().equals("GET")) {
             return done(json(200, jobs.generations().describe(job)));
+        }
+        if (key.equals("load/3") && req.method().equals("GET")) {
+            return done(json(200, jobs.loadChoice(job, JobRequests.rank(p[2]))));
         }
         if (key.equals("parts/2") && post) {
             return planning.submit(() -> done(startPart(job, req)));
