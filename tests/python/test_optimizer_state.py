@@ -57,10 +57,13 @@ for bad, where in (({"opt": {"state": {(0, 1): torch.zeros(1)}}}, "at 'opt/state
     except tenplex.UnsavableState as e:
         assert isinstance(e, tenplex.TenplexError) and where in str(e), str(e)
     assert c.request("GET", "/api/v1/dirs/job/pyopt/bad", ok=(200, 404)).status_code == 404
+tenplex.save({"kept": 7}, job="pyopt", step=0, rank=0, world=1, client=c)
 try:
     tenplex.save({"optimizer": {"state": {1.5: 0}}}, job="pyopt", step=1, rank=0, world=1, client=c)
     raise AssertionError("saved a float key")
 except tenplex.UnsavableState as e:
     assert "1.5 (a float) at 'optimizer/state'" in str(e), str(e)
+listing = c.request("GET", "/api/v1/dirs/job/pyopt/save/0").json()  # the previous save is untouched
+assert [e["name"] for e in listing["entries"]] == ["kept.int"], listing
 
 print("OK")

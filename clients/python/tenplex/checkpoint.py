@@ -11,10 +11,10 @@ import json
 import logging
 import os
 
-from . import layout, torch_helpers
+from . import codec, layout, torch_helpers
 from .errors import NoCheckpoint
 from .http_client import ERROR_CODE_HEADER, client_for
-from .transfer import download, upload
+from .transfer import download, upload_entries
 
 log = logging.getLogger("tenplex")
 
@@ -59,9 +59,10 @@ def save(state, job=None, step=0, rank=None, world=None, config=None, client=Non
     if config is None and os.environ.get("TENPLEX_CONFIG"):
         config = json.loads(os.environ["TENPLEX_CONFIG"])
     prefix = layout.save_dir(job, rank)
+    entries = None if state is None else codec.flatten(state)  # a refused state fails here, before any change
     c.request("DELETE", layout.dirs_route(prefix), ok=(200, 404), params={"recursive": "true"})
-    if state is not None:
-        upload(state, prefix, c)
+    if entries is not None:
+        upload_entries(entries, prefix, c)
     return c.request("POST", layout.seal_route(job, step, rank), json=_seal_body(world, config)).json()
 
 

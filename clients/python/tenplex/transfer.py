@@ -48,8 +48,12 @@ def _put_file(c, path, payload, replace):
 def upload(state, prefix, client=None, replace=True):
     """Writes a state's tree below the store path ``prefix`` (one request per leaf, bodies sent
     from the tensors' own memory). Returns the number of bytes sent."""
+    return upload_entries(codec.flatten(state), prefix, client, replace)
+
+
+def upload_entries(entries, prefix, client=None, replace=True):
+    """Writes entries that :func:`codec.flatten` made below the store path ``prefix``."""
     c = client_for(client)
-    entries = codec.flatten(state)
     sent = 0
     rep = "true" if replace else "false"
     for rel, kind, payload in entries:

@@ -318,7 +318,13 @@ public final class TenplexClient {
 
     /** What the daemon prepared for {@code rank} ({@code /job/<job>/load/<rank>}). */
     public Map<String, Object> loadRank(String job, int rank) {
-        return load(new JobLayout(job).loadRank(rank).toString());
+        try {
+            // the daemon chooses: the latest complete generation, or a reconfiguration's output when newer
+            JsonNode choice = json.readTree(send(request(new JobLayout(job).apiLoad(rank)).GET(), 200).body());
+            return load(choice.path("path").asText());
+        } catch (IOException e) {
+            throw new TenplexException(0, "bad load answer: " + e.getMessage());
+        }
     }
 
     /** Whether a rank that has finished {@code step} steps must stop (save, then exit). */

@@ -146,4 +146,9 @@ public record JobLayout(String job, String sourceDir, String outputDir) {
     public String apiSaveRank(long step, int rank) {
         return api("/saves/" + step + "/ranks/" + rank);
     }
+
+    /** What a rank loads, as the daemon chooses it: {@code /api/v1/jobs/<job>/load/<rank>}. */
+    public String apiLoad(int rank) {
+        return api("/load/" + rank);
+    }
 }
