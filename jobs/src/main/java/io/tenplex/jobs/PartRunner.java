@@ -242,6 +242,10 @@ public final class PartRunner implements Registry.Finishing {
         if (state != State.EXECUTING) {
             dropStaging();
         }
+        if (state == State.EXECUTING || state == State.PREPARED) {
+            LOG.info("job={} plan={} worker={} aborted while {}", part.job(), part.planId(), part.worker(),
+                    state.name().toLowerCase(Locale.ROOT));
+        }
         if (state != State.FAILED) {
             state = State.ABORTED; // an execution still running cleans up when it ends
         }
