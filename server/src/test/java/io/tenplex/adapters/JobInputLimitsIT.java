@@ -1,7 +1,6 @@
 package io.tenplex.adapters;
 
-import io.tenplex.server.jobs.JobsFixture;
-import io.tenplex.jobs.Reconfiguration;
+import io.tenplex.server.jobs.LoneJobServer;
 import io.tenplex.jobs.StopFlags;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -18,17 +17,11 @@ import io.tenplex.server.control.Range;
 import io.tenplex.server.control.Region;
 import io.tenplex.server.control.Shard;
 import io.tenplex.server.control.WorkerPlan;
-import io.tenplex.store.memory.Allocator;
-import io.tenplex.server.peer.PeerClient;
-import io.tenplex.server.RestServer;
-import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -42,27 +35,21 @@ import org.junit.jupiter.api.Test;
 class JobInputLimitsIT {
     private static final Model MODEL = MegatronLayout.model(MegatronLayout.Shape.gpt(4, 64, 8, 1000, 16));
     private final HttpClient http = HttpClient.newHttpClient();
+    private LoneJobServer daemon;
     private TensorStore store;
-    private RestServer server;
-    private JobsFixture jobs;
     private String base;
 
     @BeforeEach
     void start() throws Exception {
-        store = new TensorStore(new Allocator(64L << 20));
-        jobs = new JobsFixture(store, new PeerClient(2, null), Duration.ofSeconds(30));
-        server = new RestServer(store, null);
-        server.addControl(JobsFixture.PREFIX, jobs);
-        InetSocketAddress a = server.start("127.0.0.1", 0);
-        jobs.setDefaultDaemons(Map.of(0, a));
-        base = "http://127.0.0.1:" + a.getPort();
+        daemon = new LoneJobServer(64L << 20);
+        store = daemon.store;
+        base = daemon.url();
         Fixtures.putFile(store, "/job/j/model.json", ModelSpecJson.write(MODEL).getBytes(StandardCharsets.UTF_8), false);
     }
 
     @AfterEach
     void stop() {
-        server.close();
-        jobs.close();
+        daemon.close();
     }
 
     private HttpResponse<String> post(String path, String type, byte[] body) throws Exception {

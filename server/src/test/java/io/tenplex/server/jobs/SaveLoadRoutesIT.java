@@ -5,19 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.tenplex.server.RestServer;
-import io.tenplex.server.peer.PeerClient;
 import io.tenplex.store.Fixtures;
 import io.tenplex.store.TensorStore;
-import io.tenplex.store.memory.Allocator;
-import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -31,26 +25,20 @@ class SaveLoadRoutesIT {
     private static final String SEAL = "{\"world\": 1}";
     private final HttpClient http = HttpClient.newHttpClient();
     private final ObjectMapper json = new ObjectMapper();
+    private LoneJobServer daemon;
     private TensorStore store;
-    private RestServer server;
-    private JobsFixture jobs;
     private String base;
 
     @BeforeEach
     void start() throws Exception {
-        store = new TensorStore(new Allocator(64L << 20));
-        jobs = new JobsFixture(store, new PeerClient(2, null), Duration.ofSeconds(30));
-        server = new RestServer(store, null);
-        server.addControl(JobsFixture.PREFIX, jobs);
-        InetSocketAddress a = server.start("127.0.0.1", 0);
-        jobs.setDefaultDaemons(Map.of(0, a));
-        base = "http://127.0.0.1:" + a.getPort() + "/api/v1/jobs/j/";
+        daemon = new LoneJobServer(64L << 20);
+        store = daemon.store;
+        base = daemon.url() + "/api/v1/jobs/j/";
     }
 
     @AfterEach
     void stop() {
-        server.close();
-        jobs.close();
+        daemon.close();
     }
 
     private HttpResponse<String> send(HttpRequest.Builder b) throws Exception {
