@@ -7,14 +7,19 @@ Configuration comes from arguments or the environment: ``TENPLEX_JOB``, and from
 ``TENPLEX_DAEMONS`` (worker number to daemon address, for clusters whose daemons do not know each
 other); the daemon's address, token and CA as :class:`tenplex.Client` takes them."""
 
+import atexit
 import json
 import logging
 import os
+import threading
 
-from . import codec, layout, torch_helpers
-from .errors import NoCheckpoint
-from .http_client import ERROR_CODE_HEADER, client_for
-from .transfer import download, upload_entries
+import numpy as np
+
+from . import codec, layout, restore, torch_helpers
+from . import shared as shm
+from .errors import NoCheckpoint, TenplexError
+from .http_client import ERROR_CODE_HEADER, Client, client_for
+from .transfer import upload_entries
 
 log = logging.getLogger("tenplex")
 
@@ -41,7 +46,8 @@ def _seal_body(world, config):
     return body
 
 
-def save(state, job=None, step=0, rank=None, world=None, config=None, client=None, addr=None, token=None):
+def save(state, job=None, step=0, rank=None, world=None, config=None, client=None, addr=None, token=None,
+         blocking=True, shared=None):
     """Saves one rank's ``state`` as step ``step`` of ``job`` and seals it.
 
     The tree goes to ``/job/<job>/save/<rank>/`` (replacing what the rank saved before); then the
@@ -50,48 +56,196 @@ def save(state, job=None, step=0, rank=None, world=None, config=None, client=Non
     a different state at a step the rank already sealed (e.g. twice with the default ``step=0``) is
     refused with :class:`TenplexError` (409, ``conflict``); pass the training step. ``state=None`` seals a rank that
     saves nothing (a data-parallel replica). ``rank``, ``world`` and ``config`` default to ``RANK``,
-    ``WORLD_SIZE`` and ``TENPLEX_CONFIG``. Returns the daemon's seal answer (tensors, bytes,
-    complete)."""
+    ``WORLD_SIZE`` and ``TENPLEX_CONFIG``.
+
+    On the daemon's host the tensors are copied straight into the daemon's shared memory (from the
+    GPU too) and published at once (:mod:`tenplex.shared`); elsewhere, or with ``shared=False``, they
+    go over REST. ``shared=True`` insists on shared memory (an error when it is not usable).
+
+    ``blocking=True`` returns the daemon's seal answer (tensors, bytes, complete). ``blocking=False``
+    returns a :class:`SaveHandle` as soon as the state is copied (into shared memory, or into host
+    memory for REST): training may change it at once; publishing, sealing and checksums run in the
+    background. The next save (or load) waits for it first and raises its error, if it failed."""
+    wait_saves()
     c = client_for(client, addr, token)
     job = job_name(job)
     rank = _env_int("RANK", 0) if rank is None else rank
     world = _env_int("WORLD_SIZE", 1) if world is None else world
     if config is None and os.environ.get("TENPLEX_CONFIG"):
         config = json.loads(os.environ["TENPLEX_CONFIG"])
-    prefix = layout.save_dir(job, rank)
     entries = None if state is None else codec.flatten(state)  # a refused state fails here, before any change
+    seal = _seal_body(world, config)
+    if not blocking:
+        c = _own_client(c)
+    finish = _copy_state(c, job, rank, step, entries, seal, shared, blocking)
+    if blocking:
+        return finish()
+    global _pending
+    _pending = SaveHandle(job, step, rank, finish)
+    return _pending
+
+
+def _copy_state(c, job, rank, step, entries, seal, use_shared, blocking):
+    """Copies the state where it goes (shared memory, or host memory for a REST save in the
+    background); returns what finishes the save (publish and seal)."""
+    if entries is not None and use_shared is not False and shm.available(c):
+        tensors = [(rel, obj) for rel, kind, obj in entries if kind == "tensor"]
+        files = [(rel, payload) for rel, kind, payload in entries if kind == "file"]
+        got = shm.reserve(c, job, rank, tensors)
+        if got is not None:
+            res, mapping = got
+            try:
+                shm.fill(mapping, res, tensors)
+            except BaseException:
+                shm.release(c, job, res["id"])
+                raise
+            return lambda: shm.commit(c, job, rank, res, step, seal, files)
+    if use_shared is True and entries is not None:
+        raise TenplexError("shared memory was asked for (shared=True), but the daemon at %s has none usable from "
+                           "this process" % c.addr)
+    if entries is not None and not blocking:
+        entries = [(rel, kind, _snapshot(obj) if kind == "tensor" else obj) for rel, kind, obj in entries]
+    return lambda: _rest_save(c, job, rank, step, entries, seal)
+
+
+def _own_client(c):
+    """A client like ``c`` with its own connection, for work on a background thread."""
+    own = Client(addr=c.addr, token=c.token, timeout=c.timeout, ca=c.ca, checksums=c.checksums)
+    if hasattr(c, "_shm_usable"):
+        own._shm_usable = c._shm_usable
+    return own
+
+
+def _snapshot(obj):
+    """A host copy of a tensor or array that later training steps do not change."""
+    if torch_helpers.is_tensor(obj):
+        return obj.detach().to("cpu", copy=True)
+    return np.array(obj, copy=True)
+
+
+def _rest_save(c, job, rank, step, entries, seal):
+    prefix = layout.save_dir(job, rank)
     c.request("DELETE", layout.dirs_route(prefix), ok=(200, 404), params={"recursive": "true"})
     if entries is not None:
         upload_entries(entries, prefix, c)
-    return c.request("POST", layout.seal_route(job, step, rank), json=_seal_body(world, config)).json()
+    return c.request("POST", layout.seal_route(job, step, rank), json=seal).json()
 
+
+class SaveHandle:
+    """A save running in the background (``save(..., blocking=False)``): :meth:`wait` returns the
+    daemon's seal answer or raises the save's error; :meth:`done` says whether it has ended."""
+
+    def __init__(self, job, step, rank, finish):
+        self.job, self.step, self.rank = job, step, rank
+        self._ended = threading.Event()
+        self._result = None
+        self._error = None
+        self._thread = threading.Thread(target=self._run, args=(finish,), name="tenplex-save-%s" % step, daemon=True)
+        self._thread.start()
+
+    def _run(self, finish):
+        try:
+            self._result = finish()
+        except BaseException as e:  # noqa: BLE001 - handed to whoever waits
+            self._error = e
+        finally:
+            self._ended.set()
+
+    def done(self):
+        return self._ended.is_set()
+
+    def wait(self, timeout=None):
+        """The seal answer, once the save has ended; raises its error, or ``TimeoutError``."""
+        if not self._ended.wait(timeout):
+            raise TimeoutError("the save of step %s of job %s has not ended after %ss" % (self.step, self.job, timeout))
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+    result = wait
+
+    def exception(self, timeout=None):
+        """The save's error (``None`` when it succeeded), once it has ended."""
+        try:
+            self.wait(timeout)
+            return None
+        except TimeoutError:
+            raise
+        except BaseException as e:  # noqa: BLE001
+            return e
+
+
+_pending = None
+
+
+def wait_saves(timeout=None):
+    """Waits for this process's asynchronous save, if one runs; raises its error (once)."""
+    global _pending
+    h = _pending
+    if h is None:
+        return None
+    try:
+        return h.wait(timeout)
+    except TimeoutError:
+        raise
+    except BaseException as e:
+        raise TenplexError("the asynchronous save of step %s of job %s failed: %s" % (h.step, h.job, e)) from e
+    finally:
+        if h.done() and _pending is h:
+            _pending = None
+
+
+atexit.register(lambda: _pending is not None and _pending._ended.wait())
 
 _last_loaded = None
 
 
-def load(job=None, rank=None, client=None, addr=None, token=None, as_torch=None):
+def load(job=None, rank=None, client=None, addr=None, token=None, as_torch=None, into=None, shared=None):
     """Loads the newest state there is for ``rank`` and returns ``(state, step)``.
 
     The daemon chooses (``GET /api/v1/jobs/<job>/load/<rank>``): the rank's tree of the job's latest
     complete generation (a restart on the same resources), unless the last reconfiguration prepared
     ``/job/<job>/load/<rank>/`` from a step at least as new. :func:`last_loaded` says which was
-    loaded. Raises :class:`NoCheckpoint` when there is none (a first start)."""
+    loaded. Raises :class:`NoCheckpoint` when there is none (a first start).
+
+    ``into``: an existing state (e.g. ``model.state_dict()``, on the GPU too): each of its tensors
+    that the checkpoint has at the same place is filled in place (same dtype and shape, checked
+    before anything is copied) and returned in the state; others are new tensors. On the daemon's
+    host the bytes are copied straight from its shared memory (``shared`` as for :func:`save`)."""
     global _last_loaded
+    wait_saves()
     c = client_for(client, addr, token)
     job = job_name(job)
     rank = _env_int("RANK", 0) if rank is None else rank
-    r = c.request("GET", layout.load_route(job, rank), ok=(200, 404))
-    if r.status_code == 404:
-        reason = r.text.strip()
-        raise NoCheckpoint("nothing to load for rank %d of job %s: %s" % (rank, job, reason), 404, reason,
-                           r.headers.get(ERROR_CODE_HEADER))
-    choice = r.json()
-    state = download(choice["path"], c, as_torch)
+    if as_torch is None:
+        as_torch = torch_helpers.available()
+    targets = {} if into is None else {rel: t for rel, kind, t in codec.flatten(into) if kind == "tensor"}
+    choice = None
+    if shared is not False and shm.available(c):
+        pinned = shm.pin(c, job, rank)
+        if pinned is not None:
+            try:
+                state = restore.from_pin(c, pinned, targets, as_torch)
+            finally:
+                shm.release(c, job, pinned["id"])
+            choice = pinned
+    if choice is None:
+        choice = _choice(c, job, rank)
+        state = restore.from_rest(c, choice["path"], targets, as_torch)
     _last_loaded = {"job": job, "rank": rank, "step": int(choice["step"]), "source": choice["source"],
                     "path": choice["path"]}
     log.info("tenplex: rank %d of job %s loaded step %d from the %s at %s", rank, job, _last_loaded["step"],
              choice["source"], choice["path"])
     return state, _last_loaded["step"]
+
+
+def _choice(c, job, rank):
+    r = c.request("GET", layout.load_route(job, rank), ok=(200, 404))
+    if r.status_code == 404:
+        reason = r.text.strip()
+        raise NoCheckpoint("nothing to load for rank %d of job %s: %s" % (rank, job, reason), 404, reason,
+                           r.headers.get(ERROR_CODE_HEADER))
+    return r.json()
 
 
 def last_loaded():

@@ -106,3 +106,25 @@ def generations_route(job):
 def load_route(job, rank):
     """What ``rank`` loads: the path, step and source the daemon chose (GET)."""
     return "%s/load/%d" % (job_route(job), rank)
+
+
+# ---------------------------------------------------------------- shared-memory routes of a job
+
+def shared_route(job, handle=None):
+    """The job's shared-memory handouts (GET lists them); with ``handle``: one of them (DELETE ends it)."""
+    return job_route(job) + "/shared" + ("" if handle is None else "/" + quote_path(handle))
+
+
+def shared_saves_route(job, rank):
+    """Reserves shared memory for a save of ``rank`` (POST)."""
+    return "%s/saves/%d" % (shared_route(job), rank)
+
+
+def shared_commit_route(job, rank, handle):
+    """Publishes and seals a filled reservation (POST)."""
+    return "%s/saves/%d/%s/commit" % (shared_route(job), rank, quote_path(handle))
+
+
+def shared_loads_route(job, rank):
+    """Pins what ``rank`` loads, for reading through shared memory (POST)."""
+    return "%s/loads/%d" % (shared_route(job), rank)

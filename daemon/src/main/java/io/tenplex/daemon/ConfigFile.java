@@ -15,7 +15,8 @@ final class ConfigFile {
     static final Set<String> KEYS = Set.of("bind", "port", "memoryLimit", "mount", "token", "peers", "linkRate",
             "idleTimeout", "headTimeout", "bodyTimeout", "writeTimeout", "allowOrigins", "dataRoots", "allowSourceHosts",
             "sourceConnectTimeout", "sourceReadTimeout", "preparedTimeout",
-            "tokenFile", "tlsCert", "tlsKey", "tlsCa", "peerConnections", "coordinatorTimeout");
+            "tokenFile", "tlsCert", "tlsKey", "tlsCa", "peerConnections", "coordinatorTimeout",
+            "shmDir");
 
     private final Path file;
     private final JsonNode n;
@@ -50,7 +51,7 @@ final class ConfigFile {
         return new DaemonConfig.Given(text("bind"), n.has("port") ? n.get("port").asInt() : null, text("memoryLimit"),
                 path("mount"), text("token"), text("peers"), text("linkRate"), timeouts(), sources(),
                 path("tokenFile"), path("tlsCert"), path("tlsKey"), path("tlsCa"),
-                new DaemonConfig.Tunables(text("peerConnections"), text("coordinatorTimeout")));
+                new DaemonConfig.Tunables(text("peerConnections"), text("coordinatorTimeout"), text("shmDir")));
     }
 
     private DaemonConfig.Timeouts timeouts() {

@@ -4,6 +4,9 @@ import io.netty.handler.ssl.SslContext;
 import io.tenplex.adapters.ResourceChanges;
 import io.tenplex.jobs.JobExecutors;
 import io.tenplex.jobs.Jobs;
+import io.tenplex.jobs.SharedSaves;
+import io.tenplex.store.memory.SharedSegments;
+import java.util.concurrent.TimeUnit;
 import io.tenplex.server.jobs.HttpDaemonClient;
 import io.tenplex.server.jobs.JobRoutes;
 import io.tenplex.server.jobs.NettyRangeReads;
@@ -36,6 +39,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class Daemon implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Daemon.class);
+
+    /** Unused segments are kept this long for the next save before they are deleted. */
+    static final long KEEP_UNUSED_SEGMENT_NANOS = TimeUnit.MINUTES.toNanos(10);
 
     private final Lifecycle life;
     private final TensorStore store;
@@ -74,9 +80,10 @@ public final class Daemon implements AutoCloseable {
         Jobs jobs = life.add("jobs", new Jobs(store, new HttpDaemonClient(link, tuning.coordinatorTimeout()),
                 new NettyRangeReads(peers), new JobExecutors(pools.jobReaders, pools.jobBackground, pools.inDoubtTimer),
                 flags), () -> { });
+        SharedSaves shared = sharedSaves(tuning, store, jobs, pools, life);
         RestServer rest = life.add("rest", new RestServer(store, cfg.token(), cfg.limits(), ssl, pools.restWork));
         configureJobs(cfg, jobs);
-        rest.addControl(JobRoutes.PREFIX, new JobRoutes(jobs, new ResourceChanges(jobs), planning));
+        rest.addControl(JobRoutes.PREFIX, new JobRoutes(jobs, new ResourceChanges(jobs), planning, shared));
         rest.addControl(StopRoute.PATH, new StopRoute(flags));
         datasets.setDefaultPeers(peerAddresses(cfg));
         rest.addControl(DatasetRoutes.PREFIX, new DatasetRoutes(datasets));
@@ -89,6 +96,34 @@ public final class Daemon implements AutoCloseable {
             life.start("fuse", () -> mount(new TenplexFuse(store, datasets), cfg.mount()));
         }
         return new Daemon(life, store, address);
+    }
+
+    /** Saves and loads through shared memory, when the configured directory exists; null otherwise. */
+    private static SharedSaves sharedSaves(DaemonConfig.Tuning tuning, TensorStore store, Jobs jobs,
+            DaemonExecutors pools, Lifecycle life) {
+        java.nio.file.Path dir = tuning.sharedMemory();
+        if (dir == null || !java.nio.file.Files.isDirectory(dir) || !java.nio.file.Files.isWritable(dir)) {
+            if (dir != null) {
+                LOG.warn("no shared memory: {} is not a writable directory (trainers save and load over REST)", dir);
+            }
+            return null;
+        }
+        SharedSegments segments = life.add("shared memory", new SharedSegments(dir, store.allocator()));
+        SharedSaves shared = life.add("shared saves", new SharedSaves(jobs, store, segments, pools.sharedWork));
+        var reaper = pools.inDoubtTimer.scheduleWithFixedDelay(() -> reap(shared), 1, 1, TimeUnit.SECONDS);
+        life.add("shared-memory reaper", reaper, () -> reaper.cancel(false));
+        return shared;
+    }
+
+    private static void reap(SharedSaves shared) {
+        try {
+            int ended = shared.reap(KEEP_UNUSED_SEGMENT_NANOS);
+            if (ended > 0) {
+                LOG.info("ended {} shared-memory handouts whose owner is gone or whose lease ran out", ended);
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("shared-memory reaper: {}", e.toString());
+        }
     }
 
     private static TenplexFuse mount(TenplexFuse fuse, java.nio.file.Path dir) throws IOException {

@@ -72,11 +72,21 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
      * @param restWorkThreads threads doing the REST server's blocking work off the event loop
      * @param datasetLoaderThreads threads loading dataset mounts; 0 = as many as mounts load at once
      * @param peerEventLoopThreads the peer client's event-loop threads
+     * @param sharedMemory where shared-memory segments for trainers on this host are made (a tmpfs);
+     *     null: none (trainers save and load over REST)
      */
     public record Tuning(int peerConnections, Duration coordinatorTimeout, int jobReaderThreads, int restWorkThreads,
-            int datasetLoaderThreads, int peerEventLoopThreads) {
+            int datasetLoaderThreads, int peerEventLoopThreads, Path sharedMemory) {
         public static final int MAX_PEER_CONNECTIONS = 1024;
-        public static final Tuning DEFAULTS = new Tuning(8, Duration.ofMinutes(10), 64, 2, 0, 2);
+        public static final Path DEFAULT_SHARED_MEMORY = Path.of("/dev/shm");
+        public static final Tuning DEFAULTS = new Tuning(8, Duration.ofMinutes(10), 64, 2, 0, 2, DEFAULT_SHARED_MEMORY);
+
+        /** With shared memory in {@link #DEFAULT_SHARED_MEMORY}. */
+        public Tuning(int peerConnections, Duration coordinatorTimeout, int jobReaderThreads, int restWorkThreads,
+                int datasetLoaderThreads, int peerEventLoopThreads) {
+            this(peerConnections, coordinatorTimeout, jobReaderThreads, restWorkThreads, datasetLoaderThreads,
+                    peerEventLoopThreads, DEFAULT_SHARED_MEMORY);
+        }
 
         public Tuning {
             Objects.requireNonNull(coordinatorTimeout, "coordinatorTimeout");
@@ -156,8 +166,20 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
     }
 
     /** {@link Tuning} options as given (null = not given). */
-    record Tunables(String peerConnections, String coordinatorTimeout) {
-        static final Tunables NONE = new Tunables(null, null);
+    record Tunables(String peerConnections, String coordinatorTimeout, String shmDir) {
+        static final Tunables NONE = new Tunables(null, null, null);
+
+        Tunables(String peerConnections, String coordinatorTimeout) {
+            this(peerConnections, coordinatorTimeout, null);
+        }
+
+        /** {@code none} turns shared memory off; anything else is a directory. */
+        static Path sharedMemory(String given) {
+            if (given == null) {
+                return Tuning.DEFAULT_SHARED_MEMORY;
+            }
+            return given.equals("none") ? null : Path.of(given);
+        }
 
         /** These values over {@code file}'s over the defaults. */
         Tuning resolve(Tunables file) {
@@ -166,7 +188,8 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
                     1, Tuning.MAX_PEER_CONNECTIONS, d.peerConnections()),
                     duration("coordinator timeout", first(coordinatorTimeout, file.coordinatorTimeout, null),
                             d.coordinatorTimeout()),
-                    d.jobReaderThreads(), d.restWorkThreads(), d.datasetLoaderThreads(), d.peerEventLoopThreads());
+                    d.jobReaderThreads(), d.restWorkThreads(), d.datasetLoaderThreads(), d.peerEventLoopThreads(),
+                    sharedMemory(first(shmDir, file.shmDir, null)));
         }
     }
 
@@ -284,13 +307,14 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
     String describe() {
         return String.format(Locale.ROOT, "bind=%s port=%d memoryLimit=%.2f GiB (%s) mount=%s token=%s peers=%s "
                 + "linkRate=%s timeouts(idle=%ds head=%ds body=%ds write=%ds prepared=%ds coordinator=%ds) "
-                + "peerConnections=%d allowedOrigins=%s %s tls=%s",
+                + "peerConnections=%d shmDir=%s allowedOrigins=%s %s tls=%s",
                 bind, port, memoryLimit / (double) (1L << 30), memoryLimitSource,
                 mount == null ? "off" : mount, token == null ? "off" : "on", peers.isEmpty() ? "none" : peers.toString(),
                 linkRate == 0 ? "unpaced" : String.format(Locale.ROOT, "%.3f Gbit/s", linkRate / 1e9),
                 limits.idle().toSeconds(), limits.head().toSeconds(), limits.body().toSeconds(),
                 limits.write().toSeconds(), preparedTimeout.toSeconds(), tuning.coordinatorTimeout().toSeconds(),
-                tuning.peerConnections(), limits.allowedOrigins().isEmpty() ? "none" : limits.allowedOrigins(),
+                tuning.peerConnections(), tuning.sharedMemory() == null ? "none" : tuning.sharedMemory(),
+                limits.allowedOrigins().isEmpty() ? "none" : limits.allowedOrigins(),
                 sources.describe(), tls == null ? "off" : "on (cert " + tls.cert() + ", peers trust "
                         + (tls.ca() == null ? "the JDK's CAs" : tls.ca()) + ")");
     }

@@ -27,6 +27,8 @@ final class DaemonExecutors implements AutoCloseable {
     final ExecutorService restWork;
     /** Dataset mount loads: samples and view reads (DatasetService's loaders). */
     final ExecutorService datasetLoaders;
+    /** Checksums of saves committed through shared memory (SharedSaves' work), one thread a core. */
+    final ExecutorService sharedWork;
     /** The peer client's Netty event loop (PeerClient's {@code tenplex-peer}). */
     final EventLoopGroup peerEventLoop;
 
@@ -42,6 +44,8 @@ final class DaemonExecutors implements AutoCloseable {
                 ? Executors.newCachedThreadPool(new DefaultThreadFactory("tenplex-data-load", true))
                 : Executors.newFixedThreadPool(t.datasetLoaderThreads(),
                         new DefaultThreadFactory("tenplex-data-load", true));
+        sharedWork = Executors.newFixedThreadPool(Runtime.getRuntime().availableProcessors(),
+                new DefaultThreadFactory("tenplex-shm", true));
         peerEventLoop = new MultiThreadIoEventLoopGroup(t.peerEventLoopThreads(),
                 new DefaultThreadFactory("tenplex-peer", true), NioIoHandler.newFactory());
     }
@@ -49,7 +53,7 @@ final class DaemonExecutors implements AutoCloseable {
     /** Stops every pool; running tasks are interrupted (their components have closed before). */
     @Override
     public void close() {
-        ExecutorService[] all = {jobReaders, jobBackground, inDoubtTimer, restWork, datasetLoaders};
+        ExecutorService[] all = {jobReaders, jobBackground, inDoubtTimer, restWork, datasetLoaders, sharedWork};
         for (ExecutorService e : all) {
             e.shutdownNow();
         }

@@ -32,7 +32,7 @@ public final class Tenplexd implements Callable<Integer> {
             description = "JSON file with any of: bind, port, memoryLimit, mount, token, tokenFile, peers, linkRate, "
                     + "tlsCert, tlsKey, tlsCa, idleTimeout, headTimeout, bodyTimeout, writeTimeout, allowOrigins, "
                     + "preparedTimeout, dataRoots, "
-                    + "allowSourceHosts, sourceConnectTimeout, sourceReadTimeout, peerConnections, coordinatorTimeout. "
+                    + "allowSourceHosts, sourceConnectTimeout, sourceReadTimeout, peerConnections, coordinatorTimeout, shmDir. "
                     + "Options given here win.")
     Path config;
 
@@ -120,6 +120,11 @@ public final class Tenplexd implements Callable<Integer> {
                     + "calls (send a part, prepare, commit, abort) before the call fails (default: 10m).")
     String coordinatorTimeout;
 
+    @Option(names = "--shm-dir", paramLabel = "DIR",
+            description = "Where shared memory for trainers on this host is made, a tmpfs; 'none' turns it off "
+                    + "(trainers then save and load over REST) (default: /dev/shm).")
+    String shmDir;
+
     private final CountDownLatch stopped = new CountDownLatch(1);
 
     @Override
@@ -154,7 +159,7 @@ public final class Tenplexd implements Callable<Integer> {
                 new DaemonConfig.Timeouts(idleTimeout, headTimeout, bodyTimeout, writeTimeout, allowOrigins,
                         preparedTimeout),
                 new DaemonConfig.Sources(dataRoots, sourceHosts, sourceConnectTimeout, sourceReadTimeout), tokenFile,
-                tlsCert, tlsKey, tlsCa, new DaemonConfig.Tunables(peerConnections, coordinatorTimeout));
+                tlsCert, tlsKey, tlsCa, new DaemonConfig.Tunables(peerConnections, coordinatorTimeout, shmDir));
     }
 
     public static void main(String[] args) {

@@ -51,6 +51,11 @@ public final class DataRef implements AutoCloseable {
         return meta;
     }
 
+    /** Where the bytes lie when a client on this host can map them (a shared-memory segment). */
+    public java.util.Optional<io.tenplex.store.memory.SharedSegment.Location> sharedLocation() {
+        return blob == null ? java.util.Optional.empty() : blob.sharedLocation();
+    }
+
     public long size() {
         return blob != null ? blob.size() : heap.capacity();
     }

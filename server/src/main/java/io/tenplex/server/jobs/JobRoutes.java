@@ -55,13 +55,20 @@ public final class JobRoutes implements ControlHandler {
     private final Jobs jobs;
     private final ResourceChanges changes;
     private final PlanningPool planning;
+    private final SharedRoutes shared;
     private final ObjectMapper json = new ObjectMapper();
 
     /** @param planning where planning, sealing and part decoding run (owned by the caller) */
     public JobRoutes(Jobs jobs, ResourceChanges changes, PlanningPool planning) {
+        this(jobs, changes, planning, null);
+    }
+
+    /** @param shared saves and loads through shared memory; null when the daemon has none */
+    public JobRoutes(Jobs jobs, ResourceChanges changes, PlanningPool planning, io.tenplex.jobs.SharedSaves shared) {
         this.jobs = jobs;
         this.changes = changes;
         this.planning = planning;
+        this.shared = new SharedRoutes(shared, this);
     }
 
     @Override
@@ -81,6 +88,9 @@ public final class JobRoutes implements ControlHandler {
         String what = p.length > 1 ? p[1] : "";
         if (what.equals("parts") && p.length >= 3) {
             return part(job, p);
+        }
+        if (what.equals("shared")) {
+            return planning.submit(() -> shared.handle(job, p, req));
         }
         CompletableFuture<Response> r = schedulerRoute(job, what + "/" + p.length, p, req);
         if (r == null) {
@@ -208,11 +218,16 @@ public final class JobRoutes implements ControlHandler {
         JsonNode b = JobRequests.object(req);
         int world = JobRequests.world(b);
         return jobs.seal(job, step, rank, world, b.get("config"), io.tenplex.jobs.ConfigJson.daemons(b.get("daemons")))
-                .thenApply(s -> s.notTold().isEmpty()
-                        ? json(200, new SealAnswer(s.step(), s.rank(), s.world(), s.tensors(), s.bytes(), s.complete(), null))
-                        : json(502, new SealAnswer(s.step(), s.rank(), s.world(), s.tensors(), s.bytes(), s.complete(),
-                                "rank " + rank + " is sealed here, but these daemons were not told (seal again to "
-                                        + "retry): " + String.join("; ", s.notTold()))));
+                .thenApply(s -> sealReply(s, rank));
+    }
+
+    /** A seal's answer: 200, or 502 naming the daemons that were not told. */
+    Response sealReply(Jobs.Sealed s, int rank) {
+        return s.notTold().isEmpty()
+                ? json(200, new SealAnswer(s.step(), s.rank(), s.world(), s.tensors(), s.bytes(), s.complete(), null))
+                : json(502, new SealAnswer(s.step(), s.rank(), s.world(), s.tensors(), s.bytes(), s.complete(),
+                        "rank " + rank + " is sealed here, but these daemons were not told (seal again to "
+                                + "retry): " + String.join("; ", s.notTold())));
     }
 
     /** {@code POST .../saves/<step>/sealed}: ranks of a step were sealed on another daemon. */
@@ -248,7 +263,7 @@ public final class JobRoutes implements ControlHandler {
         return new Response(status, HttpDaemonClient.PROTOBUF, PlanCodec.encode(s).toByteArray());
     }
 
-    private Response json(int status, Object o) {
+    Response json(int status, Object o) {
         try {
             return new Response(status, "application/json", json.writeValueAsString(o).getBytes(StandardCharsets.UTF_8));
         } catch (IOException e) {

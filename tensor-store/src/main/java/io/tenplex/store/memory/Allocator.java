@@ -1,6 +1,9 @@
 package io.tenplex.store.memory;
 
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongUnaryOperator;
 
 /**
  * Allocates {@link Blob}s within a fixed budget and accounts for every byte exactly: the bytes of a
@@ -19,6 +22,7 @@ public final class Allocator implements AutoCloseable {
     private final int chunkSize;
     private final AtomicLong used = new AtomicLong();
     private final AtomicLong blobs = new AtomicLong();
+    private final List<LongUnaryOperator> reclaimers = new CopyOnWriteArrayList<>();
 
     public Allocator(long budget) {
         this(budget, MAX_CHUNK);
@@ -62,21 +66,69 @@ public final class Allocator implements AutoCloseable {
             throw e;
         }
         blobs.incrementAndGet();
-        return new Blob(this, memory, size, chunkSize);
+        return new Blob(this, memory, size, chunkSize, true);
+    }
+
+    /**
+     * A blob over memory that its provider accounts for (e.g. a {@link SharedSegment}, reserved with
+     * {@link #reserveExternal}): it counts as a live blob, its bytes are not counted again.
+     */
+    public Blob wrap(BlobBacking.Memory memory, long size) {
+        blobs.incrementAndGet();
+        return new Blob(this, memory, size, chunkSize, false);
+    }
+
+    /**
+     * Counts {@code size} bytes of memory held outside blobs against the budget, calling the
+     * reclaimers once when the budget is short.
+     *
+     * @throws OutOfBudgetException when the budget cannot take them
+     */
+    public void reserveExternal(long size) {
+        reserve(size);
+    }
+
+    /** Gives back bytes counted by {@link #reserveExternal}. */
+    public void releaseExternal(long size) {
+        used.addAndGet(-size);
+    }
+
+    /**
+     * Adds a holder of memory it can give back (kept, unused memory): called with the bytes missing
+     * when an allocation would exceed the budget, it frees what it can and returns the bytes freed.
+     */
+    public void addReclaimer(LongUnaryOperator reclaimer) {
+        reclaimers.add(reclaimer);
     }
 
     private void reserve(long size) {
         if (size < 0) {
             throw new IllegalArgumentException("negative size " + size);
         }
-        while (true) {
-            long u = used.get();
-            if (size > budget - u) {
+        if (!tryReserve(size)) {
+            long missing = size - freeBytes();
+            for (LongUnaryOperator r : reclaimers) {
+                missing -= r.applyAsLong(missing);
+                if (missing <= 0) {
+                    break;
+                }
+            }
+            if (!tryReserve(size)) {
+                long u = used.get();
                 throw new OutOfBudgetException("storing " + size + " bytes would exceed the memory budget ("
                         + u + " of " + budget + " bytes in use)", size <= budget);
             }
+        }
+    }
+
+    private boolean tryReserve(long size) {
+        while (true) {
+            long u = used.get();
+            if (size > budget - u) {
+                return false;
+            }
             if (used.compareAndSet(u, u + size)) {
-                return;
+                return true;
             }
         }
     }

@@ -18,9 +18,11 @@ public final class Blob {
     private final long size;
     private final int chunkSize;
     private final AtomicInteger refs = new AtomicInteger(1);
+    private final boolean counted;
 
-    Blob(Allocator owner, BlobBacking.Memory memory, long size, int chunkSize) {
+    Blob(Allocator owner, BlobBacking.Memory memory, long size, int chunkSize, boolean counted) {
         this.owner = owner;
+        this.counted = counted;
         this.memory = memory;
         this.chunks = memory.chunks();
         this.size = size;
@@ -48,10 +50,15 @@ public final class Blob {
     public void release() {
         int r = refs.decrementAndGet();
         if (r == 0) {
-            owner.release(memory, size);
+            owner.release(memory, counted ? size : 0);
         } else if (r < 0) {
             throw new IllegalStateException("blob released more often than retained");
         }
+    }
+
+    /** Where the bytes lie when they are in a {@link SharedSegment} a client on this host can map. */
+    public java.util.Optional<SharedSegment.Location> sharedLocation() {
+        return memory instanceof SharedSegment.Slice s ? java.util.Optional.of(s.location()) : java.util.Optional.empty();
     }
 
     public int refCount() {

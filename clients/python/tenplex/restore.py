@@ -1,0 +1,95 @@
+"""A saved tree back into a state, optionally into the caller's existing tensors: from a pinned
+load through shared memory (:func:`from_pin`) or over REST (:func:`from_rest`)."""
+
+import base64
+import logging
+
+import numpy as np
+
+from . import codec, layout, shared, torch_helpers
+from .errors import NoCheckpoint, TenplexError
+from .http_client import ERROR_CODE_HEADER
+from .transfer import read_file, read_tensor
+
+log = logging.getLogger("tenplex")
+
+
+def _describe(dtype, shape):
+    return "%s%s" % (dtype, list(shape))
+
+
+def _target_spec(t):
+    short, shape, _ = shared.spec(t)
+    return short, list(shape)
+
+
+def check_targets(tensors, targets):
+    """Refuses, before anything is copied, a target whose dtype or shape differs from the saved
+    tensor's. ``tensors``: relative path to (dtype, shape)."""
+    bad = []
+    for rel, t in targets.items():
+        if rel in tensors:
+            want = tensors[rel][0], list(tensors[rel][1])
+            have = _target_spec(t)
+            if have != want:
+                bad.append("%s is %s in the checkpoint, %s in into" % (rel, _describe(*want), _describe(*have)))
+    if bad:
+        raise TenplexError("cannot load into the given tensors: " + "; ".join(bad[:5])
+                           + (" (and %d more)" % (len(bad) - 5) if len(bad) > 5 else ""))
+    missing = [rel for rel in targets if rel not in tensors]
+    if missing:
+        log.warning("tenplex: %d tensors of into are not in the checkpoint (kept as they are), e.g. %s",
+                    len(missing), missing[0])
+
+
+def _into(value, target):
+    """``value`` (read over REST) copied into ``target``."""
+    if torch_helpers.is_tensor(target):
+        src = value if torch_helpers.is_tensor(value) else torch_helpers.torch.from_numpy(np.ascontiguousarray(value))
+        return target.copy_(src)
+    np.copyto(target, value.numpy() if torch_helpers.is_tensor(value) else value)
+    return target
+
+
+def from_pin(c, pinned, targets, as_torch):
+    """The state of a pinned load: tensors copied out of the daemon's shared memory (into
+    ``targets``, relative path to tensor, where given), others and large files over REST."""
+    prefix = pinned["path"].rstrip("/")
+    by_path = {prefix + "/" + e["path"]: e for e in pinned["entries"]}
+    check_targets({e["path"]: (e["dtype"], e["shape"]) for e in pinned["entries"] if e["type"] == "tensor"}, targets)
+    listing = [{"path": p, "type": e["type"], "dtype": e.get("dtype"), "shape": e.get("shape")}
+               for p, e in by_path.items()]
+
+    def file_bytes(path):
+        e = by_path[path]
+        return base64.b64decode(e["data"]) if e.get("data") is not None else read_file(c, path)
+
+    def tensor(le):
+        e = by_path[le["path"]]
+        target = targets.get(e["path"])
+        m = shared.mapping_of(e)
+        if m is not None:
+            return shared.copy_out(m, e, target, as_torch)
+        value = read_tensor(c, le["path"], e["dtype"], tuple(e["shape"]), as_torch)
+        return value if target is None else _into(value, target)
+
+    return codec.unflatten(listing, prefix, file_bytes, tensor)
+
+
+def from_rest(c, prefix, targets, as_torch):
+    """The state below the store path ``prefix``, read over REST (into ``targets`` where given)."""
+    r = c.request("GET", layout.dirs_route(prefix), ok=(200, 404), params={"recursive": "true"})
+    if r.status_code == 404:
+        reason = r.text.strip()
+        raise NoCheckpoint("nothing saved at %s: %s" % (prefix, reason), 404, reason, r.headers.get(ERROR_CODE_HEADER))
+    entries = r.json()["entries"]
+    root = prefix.rstrip("/") + "/"
+    check_targets({e["path"][len(root):]: (e["dtype"], e["shape"]) for e in entries if e["type"] == "tensor"},
+                  targets)
+
+    def tensor(e):
+        value = read_tensor(c, e["path"], e["dtype"], tuple(e["shape"]), as_torch)
+        target = targets.get(e["path"][len(root):])
+        return value if target is None else _into(value, target)
+
+    return codec.unflatten(entries, prefix, lambda path: read_file(c, path), tensor)

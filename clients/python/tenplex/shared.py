@@ -1,0 +1,285 @@
+"""Saves and loads through the daemon's shared memory, for a trainer on the daemon's host.
+
+A save reserves a segment laid out for the rank's tensors (``POST .../shared/saves/<rank>``), copies
+every tensor straight into its mapping (from the GPU too: the mapping is registered with CUDA, so
+the copy is one DMA with no staging buffer), and commits (``.../<id>/commit``): the daemon publishes
+the whole rank at once and seals it. The daemon hands the same segments out again once older
+generations free them, and this module keeps their mappings, so steady-state saves touch no new
+pages. A load pins the rank's tree (``POST .../shared/loads/<rank>``), maps its segments read-only
+and copies each tensor into the caller's existing tensor, or a new one.
+
+Everything falls back to REST (the caller's job) when the daemon has no shared memory, or its files
+cannot be opened here (another host, another user): :func:`available` then says no for this client.
+``TENPLEX_SHM=0`` turns the path off."""
+
+import base64
+import ctypes
+import logging
+import mmap
+import os
+import threading
+import warnings
+
+import numpy as np
+
+from . import codec, layout, torch_helpers
+from .errors import NoCheckpoint, TenplexError
+from .http_client import ERROR_CODE_HEADER
+
+log = logging.getLogger("tenplex")
+
+MAGIC = b"TENPLEX-SHM 1\n"
+MAX_MAPPINGS = 8
+LEASE_SECONDS = 600
+_TORCH_SHORT = {}
+_maps = {}
+_lock = threading.Lock()
+
+
+class _NotUsable(Exception):
+    """The daemon's segment cannot be used from this process."""
+
+
+def process_start():
+    """This process's start time as the daemon checks it (field 22 of ``/proc/self/stat``), or 0."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            stat = f.read().decode("ascii")
+        return int(stat[stat.rindex(")") + 2:].split(" ")[19])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def available(c):
+    """Whether to try shared memory with the client ``c`` (not turned off, and not found unusable)."""
+    if os.environ.get("TENPLEX_SHM", "1").lower() in ("0", "off", "false", "no"):
+        return False
+    return getattr(c, "_shm_usable", True)
+
+
+def _unusable(c, why):
+    if getattr(c, "_shm_usable", True):
+        log.info("tenplex: shared memory of %s not usable here (%s); saving and loading over REST", c.addr, why)
+    c._shm_usable = False
+
+
+# ---------------------------------------------------------------- mappings
+
+class _Mapping:
+    """One segment file mapped into this process; writable when a save maps it."""
+
+    def __init__(self, path, nonce, capacity, writable):
+        fd = os.open(path, os.O_RDWR if writable else os.O_RDONLY)
+        try:
+            prot = mmap.PROT_READ | (mmap.PROT_WRITE if writable else 0)
+            self.mm = mmap.mmap(fd, capacity, mmap.MAP_SHARED, prot)
+        finally:
+            os.close(fd)
+        header = MAGIC + nonce.encode("ascii") + b"\n"
+        if self.mm[:len(header)] != header:
+            self.mm.close()
+            raise _NotUsable("%s is not the segment the daemon named" % path)
+        self.writable = writable
+        self.registered = None
+
+    def register_cuda(self):
+        """Registers the mapping with CUDA (page-locked), so device copies are direct; once."""
+        if self.registered is not None:
+            return self.registered
+        self.registered = False
+        try:
+            import torch
+            anchor = ctypes.c_char.from_buffer(self.mm) if self.writable else None
+            if anchor is not None:
+                addr = ctypes.addressof(anchor)
+                err = torch.cuda.cudart().cudaHostRegister(addr, len(self.mm), 0)
+                self.registered = int(err) == 0
+                self._anchor = anchor
+        except Exception as e:  # noqa: BLE001 - registration is an optimisation
+            log.debug("tenplex: cudaHostRegister failed: %s", e)
+        return self.registered
+
+    def close(self):
+        try:
+            if self.registered:
+                import torch
+                torch.cuda.cudart().cudaHostUnregister(ctypes.addressof(self._anchor))
+            self._anchor = None
+            self.mm.close()
+        except (BufferError, Exception):  # noqa: BLE001 - views still alive: the GC unmaps it later
+            pass
+
+
+def _mapping(path, nonce, capacity, writable):
+    """The cached mapping of a segment (a writable one serves reads too), else a new one."""
+    with _lock:
+        m = _maps.pop((path, nonce, capacity), None)
+        if m is not None and (m.writable or not writable):
+            _maps[(path, nonce, capacity)] = m  # most recently used last
+            return m
+        if m is not None:
+            m.close()
+        try:
+            m = _Mapping(path, nonce, capacity, writable)
+        except OSError as e:
+            raise _NotUsable("cannot map %s: %s" % (path, e)) from None
+        _maps[(path, nonce, capacity)] = m
+        while len(_maps) > MAX_MAPPINGS:
+            _maps.pop(next(iter(_maps))).close()
+        return m
+
+
+# ---------------------------------------------------------------- tensors in a mapping
+
+def _torch_short(dtype):
+    import torch
+    if not _TORCH_SHORT:
+        _TORCH_SHORT.update({torch.bool: "bool", torch.int8: "i8", torch.uint8: "u8", torch.int16: "i16",
+                             torch.int32: "i32", torch.int64: "i64", torch.float16: "f16", torch.bfloat16: "bf16",
+                             torch.float32: "f32", torch.float64: "f64"})
+    if dtype not in _TORCH_SHORT:
+        raise TypeError("torch dtype %s cannot be stored" % dtype)
+    return _TORCH_SHORT[dtype]
+
+
+def _torch_dtype(short):
+    import torch
+    _torch_short(torch.float32)
+    for k, v in _TORCH_SHORT.items():
+        if v == short:
+            return k
+    return None
+
+
+def spec(obj):
+    """``(dtype short name, shape, nbytes)`` of a tensor or array, without copying it."""
+    if torch_helpers.is_tensor(obj):
+        return _torch_short(obj.dtype), list(obj.shape), obj.numel() * obj.element_size()
+    a = np.asarray(obj)
+    return codec.short_dtype(a.dtype), list(a.shape), a.nbytes
+
+
+def _count(shape):
+    return int(np.prod(shape, dtype=np.int64)) if shape else 1
+
+
+def _torch_view(m, short, shape, offset):
+    """The bytes at ``offset`` as a torch tensor, or ``None`` when torch lacks the dtype (or is absent)."""
+    td = _torch_dtype(short) if torch_helpers.available() else None
+    if td is None:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a read-only mapping warns; loads only read from it
+        return torch_helpers.torch.frombuffer(m.mm, dtype=td, count=_count(shape), offset=offset).view(shape)
+
+
+def _np_view(m, short, shape, offset):
+    return np.frombuffer(m.mm, dtype=codec.numpy_dtype(short), count=_count(shape), offset=offset).reshape(shape)
+
+
+def copy_in(m, offset, obj):
+    """Copies one tensor or array into the mapping at ``offset`` (torch copies large tensors on
+    several threads; a device tensor goes straight from the device into the registered mapping)."""
+    short, shape, nbytes = spec(obj)
+    if nbytes == 0:
+        return
+    dst = _torch_view(m, short, shape, offset)
+    if dst is None:
+        np.copyto(_np_view(m, short, shape, offset), np.asarray(obj))
+    elif torch_helpers.is_tensor(obj):
+        cuda = obj.is_cuda and m.register_cuda()
+        dst.copy_(obj.detach(), non_blocking=bool(cuda))
+    else:
+        dst.copy_(torch_helpers.torch.from_numpy(np.ascontiguousarray(obj)))
+
+
+def copy_out(m, entry, into, as_torch):
+    """One pinned tensor: copied into ``into`` (same dtype and shape) or into a new tensor/array."""
+    short, shape, off = entry["dtype"], list(entry["shape"]), entry["offset"]
+    size = entry["size"]
+    if into is not None and torch_helpers.is_tensor(into):
+        if size:
+            into.copy_(_torch_view(m, short, shape, off))
+        return into
+    if into is not None:
+        if size:
+            np.copyto(into, _np_view(m, short, shape, off))
+        return into
+    if as_torch:
+        out = torch_helpers.torch.empty(shape, dtype=_torch_dtype(short))
+        return out.copy_(_torch_view(m, short, shape, off)) if size else out
+    a = np.empty(shape, dtype=codec.numpy_dtype(short))
+    if size:
+        np.copyto(a, _np_view(m, short, shape, off))
+    return a
+
+
+# ---------------------------------------------------------------- save
+
+def reserve(c, job, rank, tensors):
+    """Reserves and maps a segment for ``tensors`` (``(rel, obj)`` pairs): ``(reservation, mapping)``,
+    or ``None`` when shared memory cannot be used with ``c`` (then nothing is left reserved)."""
+    body = {"pid": os.getpid(), "start": process_start(), "lease": LEASE_SECONDS,
+            "tensors": [dict(zip(("path", "dtype", "shape"), (rel,) + tuple(spec(obj)[:2]))) for rel, obj in tensors]}
+    r = c.request("POST", layout.shared_saves_route(job, rank), json=body, ok=(201, 503))
+    if r.status_code == 503:
+        _unusable(c, r.text.strip())
+        return None
+    res = r.json()
+    try:
+        m = _mapping(res["file"], res["nonce"], res["capacity"], True)
+    except _NotUsable as e:
+        release(c, job, res["id"])
+        _unusable(c, str(e))
+        return None
+    return res, m
+
+
+def fill(m, res, tensors):
+    """Copies every tensor to its place; waits for device copies to end."""
+    cuda = False
+    for (rel, obj), placed in zip(tensors, res["tensors"]):
+        copy_in(m, placed["offset"], obj)
+        cuda = cuda or (torch_helpers.is_tensor(obj) and obj.is_cuda)
+    if cuda:
+        torch_helpers.torch.cuda.synchronize()
+
+
+def commit(c, job, rank, res, step, seal_body, files):
+    """Publishes and seals a filled reservation; the daemon's seal answer."""
+    body = dict(seal_body, step=step, files={rel: base64.b64encode(data).decode("ascii") for rel, data in files})
+    return c.request("POST", layout.shared_commit_route(job, rank, res["id"]), json=body).json()
+
+
+def release(c, job, handle):
+    """Ends a reservation or a pin (best effort: the daemon ends it anyway when this process exits)."""
+    try:
+        c.request("DELETE", layout.shared_route(job, handle), ok=(200, 404))
+    except Exception as e:  # noqa: BLE001 - releasing must not hide the error being handled
+        log.warning("tenplex: could not release shared memory %s: %s", handle, e)
+
+
+# ---------------------------------------------------------------- load
+
+def pin(c, job, rank):
+    """Pins what ``rank`` loads: the daemon's answer, or ``None`` when shared memory is not usable."""
+    body = {"pid": os.getpid(), "start": process_start(), "lease": LEASE_SECONDS}
+    r = c.request("POST", layout.shared_loads_route(job, rank), json=body, ok=(201, 404, 503))
+    if r.status_code == 503:
+        _unusable(c, r.text.strip())
+        return None
+    if r.status_code == 404:
+        reason = r.text.strip()
+        raise NoCheckpoint("nothing to load for rank %d of job %s: %s" % (rank, job, reason), 404, reason,
+                           r.headers.get(ERROR_CODE_HEADER))
+    return r.json()
+
+
+def mapping_of(entry):
+    """The read mapping of a pinned tensor's segment, or ``None`` when it is not in shared memory."""
+    if not entry.get("file"):
+        return None
+    try:
+        return _mapping(entry["file"], entry["nonce"], entry["capacity"], False)
+    except _NotUsable as e:
+        raise TenplexError("cannot map the daemon's shared memory: %s" % e) from None

@@ -1,0 +1,106 @@
+package io.tenplex.jobs;
+
+import io.tenplex.store.StorePath;
+import io.tenplex.store.TensorStore;
+import io.tenplex.store.memory.Blob;
+import io.tenplex.store.memory.BlobWriter;
+import io.tenplex.store.memory.BlockChecksums;
+import io.tenplex.store.memory.SharedSegment;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+
+/**
+ * Publishes a filled reservation under a staging path in one atomic batch: each tensor a blob over
+ * its bytes in the segment (no copy), checksummed in parallel, plus the small files the client sent.
+ */
+final class SharedPublish {
+    private final TensorStore store;
+    private final ExecutorService work;
+
+    SharedPublish(TensorStore store, ExecutorService work) {
+        this.store = store;
+        this.work = work;
+    }
+
+    void publish(StorePath staging, SharedSegment segment, List<SharedSaves.Wanted> wanted,
+            List<SharedSaves.Placed> placed, Map<String, byte[]> files) throws IOException {
+        List<TensorStore.Put> puts = new ArrayList<>(wanted.size() + files.size());
+        try {
+            for (int i = 0; i < wanted.size(); i++) {
+                SharedSaves.Placed p = placed.get(i);
+                Blob blob = segment.blob(store.allocator(), p.offset(), p.size());
+                puts.add(new TensorStore.Put(path(staging, p.path()), wanted.get(i).meta(), blob, null));
+            }
+            for (Map.Entry<String, byte[]> f : files.entrySet()) {
+                BlobWriter w = BlobWriter.allocate(store.allocator(), f.getValue().length, store.checksumBlock());
+                w.append(ByteBuffer.wrap(f.getValue()));
+                puts.add(TensorStore.Put.file(path(staging, f.getKey()), w.take(), w.checksums()));
+            }
+            puts = checksummed(puts);
+        } catch (IOException | RuntimeException e) {
+            puts.forEach(p -> p.blob().release());
+            throw e;
+        }
+        if (puts.isEmpty()) {
+            store.mkdirs(staging);
+        } else {
+            store.putAll(puts, false);
+        }
+    }
+
+    private static StorePath path(StorePath staging, String rel) {
+        if (rel.isEmpty() || rel.startsWith("/")) {
+            throw new IllegalArgumentException("entry paths are relative to the rank's tree, got '" + rel + "'");
+        }
+        try {
+            return staging.resolve(StorePath.parse("/" + rel));
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("bad entry path '" + rel + "': " + e.getMessage());
+        }
+    }
+
+    /** The puts with block checksums for the tensors' bytes, computed on {@code work}, a share each. */
+    private List<TensorStore.Put> checksummed(List<TensorStore.Put> puts) {
+        int block = store.checksumBlock();
+        int shares = Math.max(1, Math.min(puts.size(), Runtime.getRuntime().availableProcessors()));
+        BlockChecksums[] sums = new BlockChecksums[puts.size()];
+        long total = puts.stream().mapToLong(p -> p.sums() == null ? p.blob().size() : 0).sum();
+        List<CompletableFuture<Void>> tasks = new ArrayList<>();
+        long acc = 0;
+        int start = 0;
+        int share = 1;
+        for (int i = 0; i < puts.size(); i++) {
+            acc += puts.get(i).sums() == null ? puts.get(i).blob().size() : 0;
+            if (acc >= total * share / shares || i == puts.size() - 1) {
+                int from = start;
+                int end = i + 1;
+                tasks.add(CompletableFuture.runAsync(() -> {
+                    for (int k = from; k < end; k++) {
+                        if (puts.get(k).sums() == null) {
+                            sums[k] = BlockChecksums.compute(puts.get(k).blob(), block);
+                        }
+                    }
+                }, work));
+                start = end;
+                share++;
+            }
+        }
+        try {
+            CompletableFuture.allOf(tasks.toArray(CompletableFuture[]::new)).join();
+        } catch (CompletionException e) {
+            throw e.getCause() instanceof RuntimeException r ? r : e;
+        }
+        List<TensorStore.Put> out = new ArrayList<>(puts.size());
+        for (int i = 0; i < puts.size(); i++) {
+            TensorStore.Put p = puts.get(i);
+            out.add(p.sums() != null ? p : new TensorStore.Put(p.path(), p.meta(), p.blob(), sums[i]));
+        }
+        return out;
+    }
+}

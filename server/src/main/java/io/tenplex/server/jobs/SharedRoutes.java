@@ -1,0 +1,156 @@
+package io.tenplex.server.jobs;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.jobs.ConfigJson;
+import io.tenplex.jobs.SharedSaves;
+import io.tenplex.ptc.DType;
+import io.tenplex.ptc.Shape;
+import io.tenplex.ptc.TensorMeta;
+import io.tenplex.server.ControlHandler.Request;
+import io.tenplex.server.ControlHandler.Response;
+import io.tenplex.store.StoreException;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The shared-memory routes of a job, under {@code /api/v1/jobs/<job>/shared}: {@code POST
+ * saves/<rank>} reserves (JSON {@code pid}, {@code start}, {@code lease}, {@code tensors}), {@code
+ * POST saves/<rank>/<id>/commit} publishes and seals (the seal's body plus {@code files}, base64),
+ * {@code POST loads/<rank>} pins what the rank loads, {@code DELETE <id>} ends a reservation or pin,
+ * {@code GET} lists them. Without shared memory every route answers 503 ({@code unavailable}): the
+ * client then saves over REST.
+ */
+final class SharedRoutes {
+    static final long DEFAULT_LEASE_SECONDS = 600;
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** Where the daemon's segments are, and what is open and kept. */
+    record Overview(String dir, long keptBytes, long liveSegments, List<SharedSaves.Handout> open) {
+    }
+
+    private final SharedSaves shared;
+    private final JobRoutes replies;
+
+    /** @param shared null when the daemon has no shared memory */
+    SharedRoutes(SharedSaves shared, JobRoutes replies) {
+        this.shared = shared;
+        this.replies = replies;
+    }
+
+    /** Routes {@code p} = [job, "shared", ...]; the work runs on the caller's (planning) thread. */
+    CompletableFuture<Response> handle(String job, String[] p, Request req) throws IOException {
+        if (shared == null) {
+            throw new StoreException(StoreException.Kind.UNAVAILABLE, "this daemon has no shared memory (started with "
+                    + "--shm-dir none, or the directory is missing); save and load over REST");
+        }
+        String m = req.method();
+        String key = (p.length > 2 ? p[2] : "") + "/" + p.length;
+        switch (key) {
+            case "/2":
+                return get(m, () -> new Overview(shared.segments().dir().toString(), shared.segments().keptBytes(),
+                        shared.segments().liveSegments(), shared.describe(job)));
+            case "saves/4":
+                return post(m, () -> reserve(job, JobRequests.rank(p[3]), JobRequests.object(req)));
+            case "saves/6":
+                if (p[5].equals("commit") && m.equals("POST")) {
+                    return commit(job, JobRequests.rank(p[3]), p[4], JobRequests.object(req));
+                }
+                break;
+            case "loads/4":
+                return post(m, () -> pin(job, JobRequests.rank(p[3]), JobRequests.object(req)));
+            default:
+                if (p.length == 3 && m.equals("DELETE")) {
+                    shared.release(job, p[2]);
+                    return CompletableFuture.completedFuture(replies.json(200, Map.of("released", p[2])));
+                }
+        }
+        throw StoreException.notFound("no shared-memory route " + m + " " + req.path());
+    }
+
+    private interface Work {
+        Object run() throws IOException;
+    }
+
+    private CompletableFuture<Response> get(String method, Work w) throws IOException {
+        return method.equals("GET") ? CompletableFuture.completedFuture(replies.json(200, w.run())) : notAllowed(method);
+    }
+
+    private CompletableFuture<Response> post(String method, Work w) throws IOException {
+        return method.equals("POST") ? CompletableFuture.completedFuture(replies.json(201, w.run())) : notAllowed(method);
+    }
+
+    private static CompletableFuture<Response> notAllowed(String method) {
+        return CompletableFuture.completedFuture(Response.text(405, method + " not allowed here"));
+    }
+
+    private SharedSaves.Reserved reserve(String job, int rank, JsonNode b) throws IOException {
+        JsonNode tensors = b.path("tensors");
+        if (!tensors.isArray()) {
+            throw new IllegalArgumentException("\"tensors\" must be a list of {path, dtype, shape}");
+        }
+        if (tensors.size() > SharedSaves.MAX_TENSORS) {
+            throw new IllegalArgumentException(tensors.size() + " tensors in one save; at most " + SharedSaves.MAX_TENSORS);
+        }
+        List<SharedSaves.Wanted> wanted = new ArrayList<>(tensors.size());
+        for (JsonNode t : tensors) {
+            wanted.add(new SharedSaves.Wanted(text(t, "path"), meta(t)));
+        }
+        return shared.reserve(job, rank, b.path("pid").asLong(0), b.path("start").asLong(0), lease(b), wanted);
+    }
+
+    private static TensorMeta meta(JsonNode t) {
+        JsonNode shape = t.path("shape");
+        if (!shape.isArray() || shape.size() > 32) {
+            throw new IllegalArgumentException("a tensor's \"shape\" must be a list of at most 32 sizes");
+        }
+        long[] dims = new long[shape.size()];
+        for (int i = 0; i < dims.length; i++) {
+            if (!shape.get(i).canConvertToLong() || !shape.get(i).isIntegralNumber() || shape.get(i).asLong() < 0) {
+                throw new IllegalArgumentException("bad size " + shape.get(i) + " in the shape of " + t.path("path"));
+            }
+            dims[i] = shape.get(i).asLong();
+        }
+        return new TensorMeta(DType.fromName(text(t, "dtype")), Shape.of(dims));
+    }
+
+    private static String text(JsonNode t, String field) {
+        if (!t.path(field).isTextual()) {
+            throw new IllegalArgumentException("every tensor needs \"" + field + "\" (a string)");
+        }
+        return t.get(field).asText();
+    }
+
+    private static long lease(JsonNode b) {
+        JsonNode l = b.path("lease");
+        return l.isMissingNode() || l.isNull() ? DEFAULT_LEASE_SECONDS : l.asLong(-1);
+    }
+
+    private CompletableFuture<Response> commit(String job, int rank, String id, JsonNode b) throws IOException {
+        Map<String, byte[]> files = new LinkedHashMap<>();
+        JsonNode f = b.path("files");
+        if (!f.isMissingNode() && !f.isObject()) {
+            throw new IllegalArgumentException("\"files\" must map paths to base64 contents");
+        }
+        for (var it = f.fields(); it.hasNext();) {
+            var e = it.next();
+            try {
+                files.put(e.getKey(), Base64.getDecoder().decode(e.getValue().asText()));
+            } catch (IllegalArgumentException x) {
+                throw new IllegalArgumentException("file " + e.getKey() + " is not base64: " + x.getMessage());
+            }
+        }
+        long step = JobRequests.step(b.path("step").asText(""));
+        return shared.commit(job, rank, id, step, JobRequests.world(b), b.get("config"), ConfigJson.daemons(b.get("daemons")),
+                files).thenApply(s -> replies.sealReply(s, rank));
+    }
+
+    private SharedSaves.Pinned pin(String job, int rank, JsonNode b) {
+        return shared.pin(job, rank, b.path("pid").asLong(0), b.path("start").asLong(0), lease(b));
+    }
+}

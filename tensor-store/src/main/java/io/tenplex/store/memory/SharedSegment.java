@@ -1,0 +1,189 @@
+package io.tenplex.store.memory;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A file of shared memory (under {@code /dev/shm} by default, mode 0600) that a client on this host
+ * maps to write tensors into, and whose bytes then become blobs of the store without a copy. The
+ * first {@link #HEADER} bytes hold a header naming the segment's nonce, so a client can check that
+ * the file it mapped is the one the daemon meant; data starts after it.
+ *
+ * <p>A segment is reference counted: one reference for the reservation that fills it and one per
+ * blob made of it. With the last one it goes back to its {@link SharedSegments}, which keeps it for
+ * reuse (its pages stay touched, on both sides) or deletes it.
+ */
+public final class SharedSegment {
+    /** Bytes before the data: {@code TENPLEX-SHM 1\n<nonce>\n}, zero-padded. */
+    public static final int HEADER = 4096;
+    private static final String MAGIC = "TENPLEX-SHM 1\n";
+
+    /** Where a blob's bytes lie: in {@code file} (of {@code capacity} bytes) at {@code offset}. */
+    public record Location(Path file, String nonce, long capacity, long offset) {
+    }
+
+    private final SharedSegments owner;
+    private final Path file;
+    private final String nonce;
+    private final long capacity;
+    private final int window;
+    private final FileChannel channel;
+    private final MappedByteBuffer[] windows;
+    private final AtomicInteger refs = new AtomicInteger();
+
+    private SharedSegment(SharedSegments owner, Path file, String nonce, long capacity, int window,
+            FileChannel channel, MappedByteBuffer[] windows) {
+        this.owner = owner;
+        this.file = file;
+        this.nonce = nonce;
+        this.capacity = capacity;
+        this.window = window;
+        this.channel = channel;
+        this.windows = windows;
+    }
+
+    /** Maps an existing, sized file in windows of {@code window} bytes and writes the header. */
+    static SharedSegment map(SharedSegments owner, Path file, String nonce, long capacity, int window)
+            throws IOException {
+        FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        int n = (int) ((capacity + window - 1) / window);
+        MappedByteBuffer[] windows = new MappedByteBuffer[n];
+        try {
+            for (int i = 0; i < n; i++) {
+                long at = (long) i * window;
+                windows[i] = ch.map(FileChannel.MapMode.READ_WRITE, at, Math.min(window, capacity - at));
+            }
+        } catch (IOException | RuntimeException e) {
+            ch.close();
+            throw e;
+        }
+        windows[0].put(0, (MAGIC + nonce + "\n").getBytes(StandardCharsets.US_ASCII));
+        return new SharedSegment(owner, file, nonce, capacity, window, ch, windows);
+    }
+
+    public Path file() {
+        return file;
+    }
+
+    public String nonce() {
+        return nonce;
+    }
+
+    /** Bytes of the file, the header included. */
+    public long capacity() {
+        return capacity;
+    }
+
+    /** Adds a reference. */
+    public SharedSegment retain() {
+        refs.incrementAndGet();
+        return this;
+    }
+
+    /** Gives a reference back; with the last one the segment returns to its owner. */
+    public void release() {
+        int r = refs.decrementAndGet();
+        if (r == 0) {
+            owner.freed(this);
+        } else if (r < 0) {
+            throw new IllegalStateException("shared segment " + file + " released more often than retained");
+        }
+    }
+
+    int refCount() {
+        return refs.get();
+    }
+
+    /**
+     * The bytes {@code [offset, offset+size)} of the file as a blob of {@code allocator} (accounted by
+     * the segment, not again by the blob); the blob holds a reference to the segment.
+     */
+    public Blob blob(Allocator allocator, long offset, long size) throws IOException {
+        if (offset < HEADER || size < 0 || offset > capacity - size) {
+            throw new IndexOutOfBoundsException("bytes " + offset + "+" + size + " outside the data of " + file);
+        }
+        int chunk = allocator.chunkSize();
+        int n = (int) ((size + chunk - 1) / chunk);
+        ByteBuffer[] chunks = new ByteBuffer[n];
+        List<MappedByteBuffer> own = new ArrayList<>();
+        try {
+            for (int i = 0; i < n; i++) {
+                long at = offset + (long) i * chunk;
+                chunks[i] = view(at, (int) Math.min(chunk, size - (long) i * chunk), own);
+            }
+        } catch (IOException | RuntimeException e) {
+            own.forEach(SharedSegments::unmap);
+            throw e;
+        }
+        retain();
+        return allocator.wrap(new Slice(this, chunks, own, offset), size);
+    }
+
+    /** A window's slice when the bytes lie in one window, else a mapping of their own. */
+    private ByteBuffer view(long at, int len, List<MappedByteBuffer> own) throws IOException {
+        int w = (int) (at / window);
+        int from = (int) (at - (long) w * window);
+        if (from + (long) len <= windows[w].capacity()) {
+            return windows[w].slice(from, len);
+        }
+        MappedByteBuffer m = channel.map(FileChannel.MapMode.READ_WRITE, at, len);
+        own.add(m);
+        return m;
+    }
+
+    /** Unmaps and deletes the file; the segment must be unreferenced. */
+    void destroy() {
+        for (MappedByteBuffer w : windows) {
+            SharedSegments.unmap(w);
+        }
+        try {
+            channel.close();
+        } catch (IOException e) {
+            // the mapping is gone either way
+        }
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException e) {
+            SharedSegments.LOG.warn("cannot delete shared memory " + file + ": " + e.getMessage());
+        }
+    }
+
+    /** The memory of one blob in a segment. */
+    static final class Slice implements BlobBacking.Memory {
+        private final SharedSegment segment;
+        private final ByteBuffer[] chunks;
+        private final List<MappedByteBuffer> own;
+        private final long offset;
+
+        Slice(SharedSegment segment, ByteBuffer[] chunks, List<MappedByteBuffer> own, long offset) {
+            this.segment = segment;
+            this.chunks = chunks;
+            this.own = own;
+            this.offset = offset;
+        }
+
+        Location location() {
+            return new Location(segment.file, segment.nonce, segment.capacity, offset);
+        }
+
+        @Override
+        public ByteBuffer[] chunks() {
+            return chunks;
+        }
+
+        @Override
+        public void free() {
+            own.forEach(SharedSegments::unmap);
+            segment.release();
+        }
+    }
+}
