@@ -6,7 +6,7 @@ should_stop, generations), ``torch_helpers`` (torch, optimizer state), ``data`` 
 ``launch`` (the per-pod launcher), ``checksum`` (CRC32C); ``client`` re-exports the old names."""
 
 from . import client  # noqa: F401  (the former module path)
-from .checkpoint import last_loaded, load, save, should_stop  # noqa: F401
+from .checkpoint import SaveHandle, last_loaded, load, save, should_stop, wait_saves  # noqa: F401
 from .data import RankDataset, RankReader, sample_order  # noqa: F401
 from .errors import NoCheckpoint, TenplexError, UnsavableState  # noqa: F401
 from .http_client import Client  # noqa: F401

@@ -99,7 +99,8 @@ def _copy_state(c, job, rank, step, entries, seal, use_shared, blocking):
             except BaseException:
                 shm.release(c, job, res["id"])
                 raise
-            return lambda: shm.commit(c, job, rank, res, step, seal, files)
+            order = [rel for rel, _, _ in entries]
+            return lambda: shm.commit(c, job, rank, res, step, seal, files, order)
     if use_shared is True and entries is not None:
         raise TenplexError("shared memory was asked for (shared=True), but the daemon at %s has none usable from "
                            "this process" % c.addr)
@@ -140,6 +141,7 @@ class SaveHandle:
         self._ended = threading.Event()
         self._result = None
         self._error = None
+        self._reported = False
         self._thread = threading.Thread(target=self._run, args=(finish,), name="tenplex-save-%s" % step, daemon=True)
         self._thread.start()
 
@@ -159,6 +161,7 @@ class SaveHandle:
         if not self._ended.wait(timeout):
             raise TimeoutError("the save of step %s of job %s has not ended after %ss" % (self.step, self.job, timeout))
         if self._error is not None:
+            self._reported = True  # the caller saw it: the next save does not raise it again
             raise self._error
         return self._result
 
@@ -184,11 +187,14 @@ def wait_saves(timeout=None):
     h = _pending
     if h is None:
         return None
+    reported = h._reported
     try:
         return h.wait(timeout)
     except TimeoutError:
         raise
     except BaseException as e:
+        if reported:
+            return None
         raise TenplexError("the asynchronous save of step %s of job %s failed: %s" % (h.step, h.job, e)) from e
     finally:
         if h.done() and _pending is h:

@@ -245,9 +245,11 @@ def fill(m, res, tensors):
         torch_helpers.torch.cuda.synchronize()
 
 
-def commit(c, job, rank, res, step, seal_body, files):
-    """Publishes and seals a filled reservation; the daemon's seal answer."""
-    body = dict(seal_body, step=step, files={rel: base64.b64encode(data).decode("ascii") for rel, data in files})
+def commit(c, job, rank, res, step, seal_body, files, order):
+    """Publishes and seals a filled reservation (its tensors and ``files``, listed in ``order``);
+    the daemon's seal answer."""
+    body = dict(seal_body, step=step, order=order,
+                files={rel: base64.b64encode(data).decode("ascii") for rel, data in files})
     return c.request("POST", layout.shared_commit_route(job, rank, res["id"]), json=body).json()
 
 

@@ -60,10 +60,38 @@ class TenplexdIT {
         pythonAgainst(addr, "tests/python/test_generations_load.py");
     }
 
+    @Test
+    void pythonClient_sharedMemory_andTheSameOverRest() throws Exception {
+        String addr = start("--port", "0", "--memory-limit", "256m");
+        pythonAgainst(addr, "tests/python/test_shared_memory.py");
+        pythonAgainst(addr, java.util.Map.of("TENPLEX_SHM", "0"), "tests/python/test_generations_load.py");
+    }
+
+    @Test
+    void restartedDaemon_removesTheSharedMemoryOfAKilledOne(@org.junit.jupiter.api.io.TempDir Path shm) throws Exception {
+        String addr = start("--port", "0", "--memory-limit", "64m", "--shm-dir", shm.toString());
+        HttpClient http = HttpClient.newHttpClient();
+        String reserve = "{\"tensors\":[{\"path\":\"w.numpy.ndarray\",\"dtype\":\"f32\",\"shape\":[1000,1000]}]}";
+        assertEquals(201, http.send(HttpRequest.newBuilder(URI.create(addr + "/api/v1/jobs/k/shared/saves/0"))
+                .POST(HttpRequest.BodyPublishers.ofString(reserve)).build(), BodyHandlers.discarding()).statusCode());
+        assertEquals(1, java.nio.file.Files.list(shm).count());
+        assertEquals(137, daemon.signal("KILL")); // its segment stays behind
+        assertEquals(1, java.nio.file.Files.list(shm).count());
+        start("--port", "0", "--memory-limit", "64m", "--shm-dir", shm.toString());
+        assertEquals(0, java.nio.file.Files.list(shm).count());
+        assertTrue(daemon.log().stream().anyMatch(l -> l.contains("removed 1 orphaned shared-memory segments")),
+                daemon.log().toString());
+    }
+
     /** Runs a Python test script against the daemon at {@code addr}; it must exit 0 and end with OK. */
     private static void pythonAgainst(String addr, String script) throws Exception {
+        pythonAgainst(addr, java.util.Map.of(), script);
+    }
+
+    private static void pythonAgainst(String addr, java.util.Map<String, String> env, String script) throws Exception {
         ProcessBuilder py = new ProcessBuilder("/usr/bin/python3", ROOT.resolve(script).toString()).redirectErrorStream(true);
         py.environment().put("TENPLEX_ADDR", addr);
+        py.environment().putAll(env);
         Process p = py.start();
         String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(0, p.waitFor(), output);

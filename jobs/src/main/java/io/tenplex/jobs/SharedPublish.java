@@ -28,8 +28,12 @@ final class SharedPublish {
         this.work = work;
     }
 
+    /**
+     * @param order every entry's path (tensors and files) in the order the tree lists them, as the
+     *     client's state had them; null: tensors first, then files
+     */
     void publish(StorePath staging, SharedSegment segment, List<SharedSaves.Wanted> wanted,
-            List<SharedSaves.Placed> placed, Map<String, byte[]> files) throws IOException {
+            List<SharedSaves.Placed> placed, Map<String, byte[]> files, List<String> order) throws IOException {
         List<TensorStore.Put> puts = new ArrayList<>(wanted.size() + files.size());
         try {
             for (int i = 0; i < wanted.size(); i++) {
@@ -42,7 +46,7 @@ final class SharedPublish {
                 w.append(ByteBuffer.wrap(f.getValue()));
                 puts.add(TensorStore.Put.file(path(staging, f.getKey()), w.take(), w.checksums()));
             }
-            puts = checksummed(puts);
+            puts = ordered(checksummed(puts), staging, order);
         } catch (IOException | RuntimeException e) {
             puts.forEach(p -> p.blob().release());
             throw e;
@@ -52,6 +56,29 @@ final class SharedPublish {
         } else {
             store.putAll(puts, false);
         }
+    }
+
+    /** The puts in {@code order} (each entry named exactly once), so the tree lists them as the client's state. */
+    private static List<TensorStore.Put> ordered(List<TensorStore.Put> puts, StorePath staging, List<String> order) {
+        if (order == null) {
+            return puts;
+        }
+        Map<StorePath, TensorStore.Put> byPath = new java.util.HashMap<>();
+        puts.forEach(p -> byPath.put(p.path(), p));
+        List<TensorStore.Put> out = new ArrayList<>(puts.size());
+        for (String rel : order) {
+            TensorStore.Put p = byPath.remove(path(staging, rel));
+            if (p == null) {
+                throw new IllegalArgumentException("\"order\" names '" + rel + "', which is not a tensor of the "
+                        + "reservation or a file of the commit (or names it twice)");
+            }
+            out.add(p);
+        }
+        if (!byPath.isEmpty()) {
+            throw new IllegalArgumentException("\"order\" leaves out " + byPath.size() + " entries, e.g. "
+                    + byPath.keySet().iterator().next());
+        }
+        return out;
     }
 
     private static StorePath path(StorePath staging, String rel) {

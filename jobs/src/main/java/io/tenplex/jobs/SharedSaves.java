@@ -161,12 +161,14 @@ public final class SharedSaves implements AutoCloseable {
     }
 
     /**
-     * Publishes a reservation as {@code rank}'s saved tree (its tensors plus {@code files}), replacing
+     * Publishes a reservation as {@code rank}'s saved tree (its tensors plus {@code files}, listed in
+     * {@code order} when given), replacing
      * what the rank saved before in one step, then seals it as {@code step} (see {@link Jobs#seal}).
      * The reservation ends either way.
      */
     public CompletableFuture<Jobs.Sealed> commit(String job, int rank, String id, long step, int world,
-            JsonNode config, Map<Integer, InetSocketAddress> daemons, Map<String, byte[]> files) throws IOException {
+            JsonNode config, Map<Integer, InetSocketAddress> daemons, Map<String, byte[]> files, List<String> order)
+            throws IOException {
         SharedSpaces.Space s = spaces.take(job, id);
         if (!(s instanceof Reservation r) || r.rank != rank) {
             spaces.add(s);
@@ -176,7 +178,7 @@ public final class SharedSaves implements AutoCloseable {
         JobLayout layout = new JobLayout(job);
         StorePath staging = layout.staging("shared-" + id);
         try {
-            new SharedPublish(store, work).publish(staging, r.segment, r.wanted, r.placed, files);
+            new SharedPublish(store, work).publish(staging, r.segment, r.wanted, r.placed, files, order);
         } catch (IOException e) {
             throw unavailable(e);
         } finally {

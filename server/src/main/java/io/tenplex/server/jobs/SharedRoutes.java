@@ -145,9 +145,20 @@ final class SharedRoutes {
                 throw new IllegalArgumentException("file " + e.getKey() + " is not base64: " + x.getMessage());
             }
         }
+        List<String> order = null;
+        JsonNode o = b.path("order");
+        if (!o.isMissingNode() && !o.isNull()) {
+            if (!o.isArray() || o.size() > SharedSaves.MAX_TENSORS + files.size()) {
+                throw new IllegalArgumentException("\"order\" must list the paths of the tensors and files");
+            }
+            order = new ArrayList<>(o.size());
+            for (JsonNode n : o) {
+                order.add(n.asText());
+            }
+        }
         long step = JobRequests.step(b.path("step").asText(""));
         return shared.commit(job, rank, id, step, JobRequests.world(b), b.get("config"), ConfigJson.daemons(b.get("daemons")),
-                files).thenApply(s -> replies.sealReply(s, rank));
+                files, order).thenApply(s -> replies.sealReply(s, rank));
     }
 
     private SharedSaves.Pinned pin(String job, int rank, JsonNode b) {

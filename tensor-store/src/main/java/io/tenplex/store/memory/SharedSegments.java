@@ -78,9 +78,9 @@ public final class SharedSegments implements AutoCloseable {
         if (reused != null) {
             return reused.retain();
         }
-        checkSpace(capacity);
         allocator.reserveExternal(capacity);
         try {
+            checkSpace(capacity);
             SharedSegment s = create(capacity);
             synchronized (this) {
                 live++;
@@ -111,7 +111,7 @@ public final class SharedSegments implements AutoCloseable {
         long usable = Files.getFileStore(dir).getUsableSpace();
         if (usable < capacity) {
             throw new OutOfBudgetException("shared memory " + dir + " has " + usable + " bytes free, a save needs "
-                    + capacity + " (enlarge it, e.g. docker --shm-size, or save over REST)", false);
+                    + capacity + " (enlarge it, e.g. docker --shm-size, or save over REST)", true);
         }
     }
 

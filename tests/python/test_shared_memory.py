@@ -1,0 +1,165 @@
+"""Saves and loads through the daemon's shared memory against a real daemon on this host
+(TENPLEX_ADDR): exact round trips of odd sizes and dtypes, loads into existing tensors, segments
+reused by steady-state saves, asynchronous saves, bad reservations refused with nothing changed, and
+a trainer killed by PID mid-save leaving the previous generation intact and no memory held. Prints
+OK at the end; any failure raises."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CLIENT = os.path.join(HERE, "..", "..", "clients", "python")
+sys.path.insert(0, CLIENT)
+
+import torch  # noqa: E402
+
+import tenplex  # noqa: E402
+from tenplex import layout, shared  # noqa: E402
+
+ADDR = os.environ["TENPLEX_ADDR"]
+c = tenplex.Client(ADDR)
+JOB = "pyshm"
+
+
+def overview(job=JOB):
+    return c.request("GET", layout.shared_route(job)).json()
+
+
+def segment_files():
+    d = overview()["dir"]
+    return sorted(f for f in os.listdir(d) if f.startswith("tenplex-"))
+
+
+def state_at(step):
+    g = torch.Generator().manual_seed(step)
+    return {"model": {"w": torch.randn(1000, 1000, generator=g), "b": torch.arange(7, dtype=torch.int64) * step,
+                      "h": torch.randn(3, 5, 7, generator=g).to(torch.bfloat16), "empty": torch.zeros(0, 3),
+                      "mask": torch.rand(13, generator=g) > 0.5, "half": torch.randn(257, generator=g).half()},
+            "opt": {0: {"exp_avg": torch.full((5,), float(step))}}, "step": step, "name": "gpt"}
+
+
+def same(a, b):
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
+    return type(a) is type(b) and a == b
+
+
+# ---- a save goes through shared memory: the daemon holds a segment, mode 0600; the load is exact
+before = overview()["liveSegments"]
+r = tenplex.save(state_at(1), job=JOB, step=1, client=c)
+assert r["complete"] and r["tensors"] == 7, r
+assert overview()["liveSegments"] == before + 1, overview()
+for f in segment_files():
+    mode = os.stat(os.path.join(overview()["dir"], f)).st_mode & 0o777
+    assert mode == 0o600, (f, oct(mode))
+got, step = tenplex.load(job=JOB, client=c)
+assert step == 1 and same(got, state_at(1)), got
+assert tenplex.last_loaded()["source"] == "generation"
+
+# ---- the same bytes over REST (another client's view): identical
+got_rest, _ = tenplex.load(job=JOB, client=c, shared=False)
+assert same(got_rest, state_at(1))
+
+# ---- load into existing tensors: filled in place, the same objects come back
+into = {"model": {k: torch.empty_like(v) for k, v in state_at(1)["model"].items()},
+        "opt": {0: {"exp_avg": torch.empty(5)}}}
+w = into["model"]["w"]
+got, _ = tenplex.load(job=JOB, client=c, into=into)
+assert got["model"]["w"] is w and torch.equal(w, state_at(1)["model"]["w"])
+assert got["opt"][0]["exp_avg"] is into["opt"][0]["exp_avg"] and same(got, state_at(1))
+# a tensor of another shape is refused before anything is copied
+bad = {"model": {"w": torch.zeros(1000, 999), "b": torch.zeros(7, dtype=torch.int64)}}
+try:
+    tenplex.load(job=JOB, client=c, into=bad)
+    raise AssertionError("loaded into a tensor of another shape")
+except tenplex.TenplexError as e:
+    assert "model/w.numpy.ndarray is f32[1000, 1000] in the checkpoint" in str(e), e
+assert not bad["model"]["b"].any(), "a tensor was written before the refusal"
+
+# ---- steady state: saves reuse the segments older generations freed (no new files after warm-up)
+for s in range(2, 5):
+    tenplex.save(state_at(s), job=JOB, step=s, client=c)
+files = segment_files()
+for s in range(5, 9):
+    tenplex.save(state_at(s), job=JOB, step=s, client=c)
+assert segment_files() == files, (files, segment_files())
+assert same(tenplex.load(job=JOB, client=c)[0], state_at(8))
+
+# ---- asynchronous save: returns after the copy; training may change the state at once
+st = state_at(9)
+h = tenplex.save(st, job=JOB, step=9, client=c, blocking=False)
+st["model"]["w"].add_(1.0)
+assert h.wait(60)["complete"] and h.done()
+assert same(tenplex.load(job=JOB, client=c)[0], state_at(9))
+# its error reaches the handle, and the next save if nobody looked
+h = tenplex.save(state_at(10), job=JOB, step=9, client=c, blocking=False)  # step 9 is sealed with another state
+try:
+    tenplex.save(state_at(10), job=JOB, step=10, client=c)
+    raise AssertionError("the failed asynchronous save was not reported")
+except tenplex.TenplexError as e:
+    assert "asynchronous save of step 9" in str(e) and "409" in str(e), e
+assert isinstance(h.exception(), tenplex.TenplexError) and h.exception().code == "conflict"
+assert tenplex.save(state_at(10), job=JOB, step=10, client=c)["complete"]
+
+# ---- bad reservations: a clear 400/404/507, nothing reserved, nothing stored
+def refused(method, route, body, status, code=None):
+    r = c.request(method, route, json=body, ok=(status,))
+    if code:
+        assert r.headers.get("X-Tenplex-Error-Code") == code, (route, body, r.headers, r.text)
+    return r.text
+
+
+saves = layout.shared_saves_route(JOB, 0)
+base = {"pid": os.getpid(), "start": shared.process_start()}
+t = {"path": "w.numpy.ndarray", "dtype": "f32", "shape": [4]}
+assert "dtype" in refused("POST", saves, dict(base, tensors=[dict(t, dtype="f33")]), 400).lower()
+assert "shape" in refused("POST", saves, dict(base, tensors=[dict(t, shape=[-1])]), 400)
+assert "twice" in refused("POST", saves, dict(base, tensors=[t, t]), 400)
+assert "path" in refused("POST", saves, dict(base, tensors=[dict(t, path="../x")]), 400)
+assert "lease" in refused("POST", saves, dict(base, tensors=[t], lease=0), 400)
+assert "tensors" in refused("POST", saves, dict(base, tensors="w"), 400)
+refused("POST", saves, dict(base, tensors=[dict(t, shape=[1 << 40])]), 413, "too_large")  # over the budget
+big = dict(base, tensors=[dict(t, shape=[150 << 18])])  # 150 MiB: the daemon's budget (256 MiB) holds one
+held = c.request("POST", saves, json=big, ok=(201,)).json()
+refused("POST", saves, big, 507, "insufficient_storage")
+c.request("DELETE", layout.shared_route(JOB, held["id"]))
+refused("POST", layout.shared_commit_route(JOB, 0, "nosuch"), {"step": 11, "world": 1}, 404, "not_found")
+refused("DELETE", layout.shared_route(JOB, "nosuch"), None, 404, "not_found")
+assert overview()["open"] == [], overview()
+assert tenplex.load(job=JOB, client=c)[1] == 10
+
+# ---- a trainer killed by PID mid-save: the previous generation stays, its reservation is given back
+child = subprocess.Popen([sys.executable, "-c", """
+import sys, torch
+sys.path.insert(0, %r)
+import tenplex
+from tenplex import shared
+c = tenplex.Client(%r)
+tensors = [("model/w.numpy.ndarray", torch.full((1000, 1000), 7.0))]
+res, m = shared.reserve(c, %r, 0, tensors)
+shared.fill(m, res, tensors)
+print(res["id"], flush=True)
+sys.stdin.read()
+""" % (CLIENT, ADDR, JOB)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+handle = child.stdout.readline().strip()
+assert [o["id"] for o in overview()["open"]] == [handle], overview()
+assert overview()["open"][0]["ownerVisible"], overview()
+live = overview()["liveSegments"]
+os.kill(child.pid, signal.SIGKILL)
+child.wait()
+deadline = time.monotonic() + 30
+while overview()["open"] and time.monotonic() < deadline:
+    time.sleep(0.1)  # polling the daemon's reaper (it looks every second), with a deadline
+assert overview()["open"] == [], overview()
+assert overview()["liveSegments"] == live - 1, overview()
+got, step = tenplex.load(job=JOB, client=c)
+assert step == 10 and same(got, state_at(10))
+staged = c.request("GET", layout.dirs_route("/job/%s/staging" % JOB), ok=(200, 404))
+assert staged.status_code == 404 or staged.json()["entries"] == [], staged.text  # nothing half-published
+assert tenplex.save(state_at(11), job=JOB, step=11, client=c)["complete"]
+print("OK")
