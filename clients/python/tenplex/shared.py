@@ -15,6 +15,7 @@ cannot be opened here (another host, another user): :func:`available` then says 
 import base64
 import ctypes
 import logging
+import math
 import mmap
 import os
 import threading
@@ -32,6 +33,8 @@ MAGIC = b"TENPLEX-SHM 1\n"
 MAX_MAPPINGS = 8
 LEASE_SECONDS = 600
 _TORCH_SHORT = {}
+_ITEMSIZE = {}
+_BY_SHORT = {}
 _maps = {}
 _lock = threading.Lock()
 
@@ -81,6 +84,15 @@ class _Mapping:
             raise _NotUsable("%s is not the segment the daemon named" % path)
         self.writable = writable
         self.registered = None
+        self._bytes = None
+
+    def torch_bytes(self):
+        """The whole mapping as one uint8 torch tensor (made once: views of it are cheap)."""
+        if self._bytes is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a read-only mapping warns; loads only read from it
+                self._bytes = torch_helpers.torch.frombuffer(self.mm, dtype=torch_helpers.torch.uint8)
+        return self._bytes
 
     def register_cuda(self):
         """Registers the mapping with CUDA (page-locked), so device copies are direct; once."""
@@ -105,6 +117,7 @@ class _Mapping:
                 import torch
                 torch.cuda.cudart().cudaHostUnregister(ctypes.addressof(self._anchor))
             self._anchor = None
+            self._bytes = None
             self.mm.close()
         except (BufferError, Exception):  # noqa: BLE001 - views still alive: the GC unmaps it later
             pass
@@ -143,12 +156,10 @@ def _torch_short(dtype):
 
 
 def _torch_dtype(short):
-    import torch
-    _torch_short(torch.float32)
-    for k, v in _TORCH_SHORT.items():
-        if v == short:
-            return k
-    return None
+    if not _BY_SHORT:
+        _torch_short(torch_helpers.torch.float32)
+        _BY_SHORT.update({v: k for k, v in _TORCH_SHORT.items()})
+    return _BY_SHORT.get(short)
 
 
 def spec(obj):
@@ -160,7 +171,7 @@ def spec(obj):
 
 
 def _count(shape):
-    return int(np.prod(shape, dtype=np.int64)) if shape else 1
+    return math.prod(shape)
 
 
 def _torch_view(m, short, shape, offset):
@@ -168,9 +179,11 @@ def _torch_view(m, short, shape, offset):
     td = _torch_dtype(short) if torch_helpers.available() else None
     if td is None:
         return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a read-only mapping warns; loads only read from it
-        return torch_helpers.torch.frombuffer(m.mm, dtype=td, count=_count(shape), offset=offset).view(shape)
+    size = _ITEMSIZE.get(td)
+    if size is None:
+        size = _ITEMSIZE[td] = torch_helpers.torch.empty(0, dtype=td).element_size()
+    n = _count(shape) * size
+    return m.torch_bytes()[offset:offset + n].view(td).view(shape)
 
 
 def _np_view(m, short, shape, offset):
