@@ -73,7 +73,10 @@ def from_pin(c, pinned, targets, as_torch):
         value = read_tensor(c, le["path"], e["dtype"], tuple(e["shape"]), as_torch)
         return value if target is None else _into(value, target)
 
-    return codec.unflatten(listing, prefix, file_bytes, tensor)
+    state = codec.unflatten(listing, prefix, file_bytes, tensor)
+    if any(torch_helpers.is_tensor(t) and t.is_cuda for t in targets.values()):
+        torch_helpers.torch.cuda.synchronize()  # device copies end before the pin is released
+    return state
 
 
 def from_rest(c, prefix, targets, as_torch):

@@ -13,7 +13,6 @@ cannot be opened here (another host, another user): :func:`available` then says 
 ``TENPLEX_SHM=0`` turns the path off."""
 
 import base64
-import ctypes
 import logging
 import math
 import mmap
@@ -84,6 +83,7 @@ class _Mapping:
             raise _NotUsable("%s is not the segment the daemon named" % path)
         self.writable = writable
         self.registered = None
+        self._anchor = None
         self._bytes = None
 
     def torch_bytes(self):
@@ -95,27 +95,29 @@ class _Mapping:
         return self._bytes
 
     def register_cuda(self):
-        """Registers the mapping with CUDA (page-locked), so device copies are direct; once."""
+        """Registers the mapping with CUDA (page-locked), so device copies are direct DMA; once.
+        Read-only mappings ask for a read-only registration. Failure only costs speed."""
         if self.registered is not None:
             return self.registered
         self.registered = False
         try:
-            import torch
-            anchor = ctypes.c_char.from_buffer(self.mm) if self.writable else None
-            if anchor is not None:
-                addr = ctypes.addressof(anchor)
-                err = torch.cuda.cudart().cudaHostRegister(addr, len(self.mm), 0)
-                self.registered = int(err) == 0
+            cudart = torch_helpers.torch.cuda.cudart()
+            anchor = np.frombuffer(self.mm, dtype=np.uint8)
+            flags = 0 if self.writable else 8  # cudaHostRegisterReadOnly
+            err = cudart.cudaHostRegister(anchor.ctypes.data, len(self.mm), flags)
+            self.registered = int(err) == 0
+            if self.registered:
                 self._anchor = anchor
+            else:
+                log.info("tenplex: cudaHostRegister of %d bytes failed (%s); device copies are staged", len(self.mm), err)
         except Exception as e:  # noqa: BLE001 - registration is an optimisation
-            log.debug("tenplex: cudaHostRegister failed: %s", e)
+            log.info("tenplex: cudaHostRegister failed: %s", e)
         return self.registered
 
     def close(self):
         try:
             if self.registered:
-                import torch
-                torch.cuda.cudart().cudaHostUnregister(ctypes.addressof(self._anchor))
+                torch_helpers.torch.cuda.cudart().cudaHostUnregister(self._anchor.ctypes.data)
             self._anchor = None
             self._bytes = None
             self.mm.close()
@@ -212,7 +214,8 @@ def copy_out(m, entry, into, as_torch):
     size = entry["size"]
     if into is not None and torch_helpers.is_tensor(into):
         if size:
-            into.copy_(_torch_view(m, short, shape, off))
+            cuda = into.is_cuda and m.register_cuda()
+            into.copy_(_torch_view(m, short, shape, off), non_blocking=bool(cuda))
         return into
     if into is not None:
         if size:
