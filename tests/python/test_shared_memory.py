@@ -96,6 +96,13 @@ h = tenplex.save(st, job=JOB, step=9, client=c, blocking=False)
 st["model"]["w"].add_(1.0)
 assert h.wait(60)["complete"] and h.done()
 assert same(tenplex.load(job=JOB, client=c)[0], state_at(9))
+# the same over REST: the state is copied to host memory before save returns
+st = state_at(10)
+h = tenplex.save(st, job="pyshm-rest", step=1, client=c, blocking=False, shared=False)
+st["model"]["w"].mul_(0)
+assert h.wait(60)["complete"]
+assert same(tenplex.load(job="pyshm-rest", client=c, shared=False)[0], state_at(10))
+assert overview("pyshm-rest")["open"] == []
 # its error reaches the handle, and the next save if nobody looked
 h = tenplex.save(state_at(10), job=JOB, step=9, client=c, blocking=False)  # step 9 is sealed with another state
 try:
