@@ -49,6 +49,7 @@ public final class Generations {
     }
 
     private final TensorStore store;
+    private final Tiers tiers = new Tiers();
     private final List<Listener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final ObjectMapper json = new ObjectMapper();
     /** job to step to what is known of that step's save (sealed ranks anywhere in the cluster). */
@@ -68,6 +69,11 @@ public final class Generations {
 
     public Generations(TensorStore store) {
         this.store = store;
+    }
+
+    /** The checkpoint levels of the jobs here, and those their generations reached. */
+    public Tiers tiers() {
+        return tiers;
     }
 
     /** Subscribes to completed and dropped generations. */
@@ -218,6 +224,9 @@ public final class Generations {
         OptionalLong previous = current(job);
         SmallFiles.put(store, currentFile(job), Long.toString(step));
         p.complete = true;
+        if (store.stat(generationDir(job, step)).isPresent()) {
+            tiers.reached(job, step, Tiers.MEMORY);
+        }
         notifyAll(); // a lifecycle waiting for this save
         // keep the new generation and the one before it; drop older complete ones
         TreeMap<Long, Progress> steps = jobs.get(job);
@@ -228,6 +237,7 @@ public final class Generations {
             steps.remove(s);
             try {
                 store.delete(generationDir(job, s));
+                tiers.dropped(job, s);
                 listeners.forEach(l -> l.dropped(job, s));
             } catch (StoreException e) {
                 // an incomplete older save that left nothing on this daemon
@@ -308,11 +318,13 @@ public final class Generations {
         } catch (StoreException e) {
             local = List.of();
         }
+        List<String> levels = tiers.levels(job, step);
         if (p == null) {
             return new GenerationsStatus.Generation(step, store.stat(dir.child("generation.json")).isPresent(), null,
-                    null, null, local);
+                    null, null, local, levels);
         }
-        return new GenerationsStatus.Generation(step, p.complete, p.world, List.copyOf(p.sealed), p.config, local);
+        return new GenerationsStatus.Generation(step, p.complete, p.world, List.copyOf(p.sealed), p.config, local,
+                levels);
     }
 
     private static boolean numeric(String name) {

@@ -109,6 +109,7 @@ public final class JobRoutes implements ControlHandler {
         return switch (key) {
             case "reconfigure/2" -> post ? planning.submit(() -> done(reconfigure(job, req))) : null;
             case "stop/2" -> done(stop(job, req));
+            case "tiers/2" -> done(tiers(job, req));
             case "resources/2" -> post ? done(startChange(job, req)) : null;
             case "parallelize/2" -> post ? planning.submit(() -> done(parallelize(job, req))) : null;
             case "resources/3" -> change(job, p[2], req);
@@ -184,6 +185,17 @@ public final class JobRoutes implements ControlHandler {
             default:
                 return Response.text(405, req.method() + " not allowed on the stop flag (GET, POST, DELETE)");
         }
+    }
+
+    /** {@code GET|PUT .../tiers}: the job's checkpoint levels (PUT: JSON fields to change). */
+    private Response tiers(String job, Request req) throws IOException {
+        io.tenplex.jobs.Tiers t = jobs.generations().tiers();
+        if (req.method().equals("PUT")) {
+            t.set(job, t.settings(job).with(JobRequests.object(req)));
+        } else if (!req.method().equals("GET")) {
+            return Response.text(405, req.method() + " not allowed on a job's tiers (GET, PUT)");
+        }
+        return json(200, t.settings(job));
     }
 
     /** {@code POST .../resources}: starts a resource change; 202 with its id and status URL (409 while one runs). */
