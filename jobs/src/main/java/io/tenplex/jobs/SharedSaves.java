@@ -34,6 +34,8 @@ public final class SharedSaves implements AutoCloseable {
     public static final int MAX_TENSORS = 1 << 20;
     /** Files up to this size come inline with a pin; larger ones are read over REST. */
     public static final int MAX_INLINE_FILE = 1 << 20;
+    /** Bytes of files inline in one pin's answer, at most; the rest are read over REST. */
+    public static final int MAX_INLINE_TOTAL = 16 << 20;
     private static final int SMALL = 4096;
 
     /** A tensor a save will write: its path relative to the rank's tree, and what it is. */
@@ -216,7 +218,7 @@ public final class SharedSaves implements AutoCloseable {
     /**
      * Pins what {@code rank} loads (see {@link Jobs#loadChoice}) for the process {@code pid}: tensors in
      * shared memory are given by file and offset, other tensors by path (read them over REST), small
-     * files inline.
+     * files inline (up to {@link #MAX_INLINE_FILE} each and {@link #MAX_INLINE_TOTAL} in all).
      *
      * @throws StoreException not found when there is nothing to load
      */
@@ -227,11 +229,15 @@ public final class SharedSaves implements AutoCloseable {
         List<DataRef> refs = new ArrayList<>();
         List<PinnedEntry> entries = new ArrayList<>();
         long bytes = 0;
+        long inline = 0;
         try {
             for (Entry e : store.walk(root, false)) {
                 DataRef ref = store.open(e.path());
                 refs.add(ref);
-                entries.add(pinned(root, e, ref));
+                boolean small = e.type() != EntryType.TENSOR && ref.size() <= MAX_INLINE_FILE
+                        && inline + ref.size() <= MAX_INLINE_TOTAL;
+                inline += small ? ref.size() : 0;
+                entries.add(pinned(root, e, ref, small));
                 bytes += ref.size();
             }
         } catch (RuntimeException e) {
@@ -242,11 +248,11 @@ public final class SharedSaves implements AutoCloseable {
         return new Pinned(p.id, choice.path(), choice.step(), choice.source(), entries, lease);
     }
 
-    private static PinnedEntry pinned(StorePath root, Entry e, DataRef ref) {
+    private static PinnedEntry pinned(StorePath root, Entry e, DataRef ref, boolean inline) {
         String rel = e.path().toString().substring(root.toString().length() + 1);
         if (e.type() != EntryType.TENSOR) {
             byte[] data = null;
-            if (ref.size() <= MAX_INLINE_FILE) {
+            if (inline) {
                 java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate((int) ref.size());
                 ref.copyTo(0, ref.size(), b);
                 data = b.array();
