@@ -140,6 +140,41 @@ refused("DELETE", layout.shared_route(JOB, "nosuch"), None, 404, "not_found")
 assert overview()["open"] == [], overview()
 assert tenplex.load(job=JOB, client=c)[1] == 10
 
+# ---- a commit that names one path as a tensor and a file is refused whole, nothing leaks
+live = overview()["liveSegments"]
+assert "twice" in refused("POST", saves, dict(base, tensors=[t], files=[{"path": "w.numpy.ndarray", "size": 3}]), 400)
+res = c.request("POST", saves, json=dict(base, tensors=[t], files=[{"path": "x.bytes", "size": 3}]), ok=(201,)).json()
+assert res["files"][0]["offset"] > res["tensors"][0]["offset"], res
+refused("POST", layout.shared_commit_route(JOB, 0, res["id"]),  # an inline file on the tensor's path
+        {"step": 11, "world": 1, "files": {"w.numpy.ndarray": "eHl6"}, "order": ["w.numpy.ndarray", "x.bytes"]},
+        400, "bad_request")
+assert overview()["open"] == [] and overview()["liveSegments"] == live, overview()
+
+# ---- a reservation whose lease ran out while its owner may still write: its segment is not handed out again
+res = c.request("POST", saves, json=dict(tensors=[t], lease=1, pid=0), ok=(201,)).json()
+deadline = time.monotonic() + 30
+while overview()["open"] and time.monotonic() < deadline:
+    time.sleep(0.1)  # polling the daemon's reaper, with a deadline
+assert overview()["open"] == [], overview()
+assert not os.path.exists(res["file"]), res["file"]  # deleted, not kept for the next save
+# a careless client writes over a segment's header and releases it: the next save still works
+res = c.request("POST", saves, json=dict(base, tensors=[t]), ok=(201,)).json()
+with open(res["file"], "r+b") as f:
+    f.write(b"\0" * 64)
+c.request("DELETE", layout.shared_route(JOB, res["id"]))
+assert tenplex.save(state_at(11), job=JOB, step=11, client=c, shared=True)["complete"]
+
+# ---- numpy states: 0-d arrays and scalars, dtypes torch lacks, a file over the control-body limit
+import numpy as np  # noqa: E402
+np_state = {"zero_d": np.array(3.5, dtype=np.float32), "scalar": np.float64(2.25), "u16": np.arange(9, dtype=np.uint16),
+            "big": b"x" * (13 << 20)}
+assert tenplex.save(np_state, job="pyshm-np", step=1, client=c, shared=True)["complete"]
+back, _ = tenplex.load(job="pyshm-np", client=c, as_torch=False)
+assert back["zero_d"].shape == () and float(back["zero_d"]) == 3.5 and float(back["scalar"]) == 2.25
+assert back["u16"].dtype == np.uint16 and (back["u16"] == np.arange(9)).all() and back["big"] == np_state["big"]
+back, _ = tenplex.load(job="pyshm-np", client=c)  # with torch: u16 comes as numpy (older torch has no uint16)
+assert (np.asarray(back["u16"]) == np.arange(9)).all()
+
 # ---- a trainer killed by PID mid-save: the previous generation stays, its reservation is given back
 child = subprocess.Popen([sys.executable, "-c", """
 import sys, torch
@@ -165,8 +200,8 @@ while overview()["open"] and time.monotonic() < deadline:
 assert overview()["open"] == [], overview()
 assert overview()["liveSegments"] == live - 1, overview()
 got, step = tenplex.load(job=JOB, client=c)
-assert step == 10 and same(got, state_at(10))
+assert step == 11 and same(got, state_at(11))
 staged = c.request("GET", layout.dirs_route("/job/%s/staging" % JOB), ok=(200, 404))
 assert staged.status_code == 404 or staged.json()["entries"] == [], staged.text  # nothing half-published
-assert tenplex.save(state_at(11), job=JOB, step=11, client=c)["complete"]
+assert tenplex.save(state_at(12), job=JOB, step=12, client=c)["complete"]
 print("OK")

@@ -91,16 +91,16 @@ def _copy_state(c, job, rank, step, entries, seal, use_shared, blocking):
     if entries is not None and use_shared is not False and shm.available(c):
         tensors = [(rel, obj) for rel, kind, obj in entries if kind == "tensor"]
         files = [(rel, payload) for rel, kind, payload in entries if kind == "file"]
-        got = shm.reserve(c, job, rank, tensors)
+        got = shm.reserve(c, job, rank, tensors, files)
         if got is not None:
             res, mapping = got
             try:
-                shm.fill(mapping, res, tensors)
+                shm.fill(mapping, res, tensors, files)
             except BaseException:
                 shm.release(c, job, res["id"])
                 raise
             order = [rel for rel, _, _ in entries]
-            return lambda: shm.commit(c, job, rank, res, step, seal, files, order)
+            return lambda: shm.commit(c, job, rank, res, step, seal, order)
     if use_shared is True and entries is not None:
         raise TenplexError("shared memory was asked for (shared=True), but the daemon at %s has none usable from "
                            "this process" % c.addr)

@@ -12,7 +12,6 @@ Everything falls back to REST (the caller's job) when the daemon has no shared m
 cannot be opened here (another host, another user): :func:`available` then says no for this client.
 ``TENPLEX_SHM=0`` turns the path off."""
 
-import base64
 import logging
 import math
 import mmap
@@ -205,13 +204,16 @@ def copy_in(m, offset, obj):
         cuda = obj.is_cuda and m.register_cuda()
         dst.copy_(obj.detach(), non_blocking=bool(cuda))
     else:
-        dst.copy_(torch_helpers.torch.from_numpy(np.ascontiguousarray(obj)))
+        a = np.asarray(obj)  # 0-d stays 0-d (ascontiguousarray would make it 1-d)
+        dst.copy_(torch_helpers.torch.from_numpy(a if a.flags.c_contiguous else a.copy(order="C")))
 
 
 def copy_out(m, entry, into, as_torch):
     """One pinned tensor: copied into ``into`` (same dtype and shape) or into a new tensor/array."""
     short, shape, off = entry["dtype"], list(entry["shape"]), entry["offset"]
     size = entry["size"]
+    if as_torch and into is None and _torch_dtype(short) is None:
+        as_torch = False  # a dtype torch does not have (e.g. u16 on older torch): a numpy array
     if into is not None and torch_helpers.is_tensor(into):
         if size:
             cuda = into.is_cuda and m.register_cuda()
@@ -232,11 +234,13 @@ def copy_out(m, entry, into, as_torch):
 
 # ---------------------------------------------------------------- save
 
-def reserve(c, job, rank, tensors):
-    """Reserves and maps a segment for ``tensors`` (``(rel, obj)`` pairs): ``(reservation, mapping)``,
-    or ``None`` when shared memory cannot be used with ``c`` (then nothing is left reserved)."""
+def reserve(c, job, rank, tensors, files=()):
+    """Reserves and maps a segment for ``tensors`` (``(rel, obj)`` pairs) and ``files`` (``(rel,
+    bytes)``): ``(reservation, mapping)``, or ``None`` when shared memory cannot be used with ``c``
+    (then nothing is left reserved)."""
     body = {"pid": os.getpid(), "start": process_start(), "lease": LEASE_SECONDS,
-            "tensors": [dict(zip(("path", "dtype", "shape"), (rel,) + tuple(spec(obj)[:2]))) for rel, obj in tensors]}
+            "tensors": [dict(zip(("path", "dtype", "shape"), (rel,) + tuple(spec(obj)[:2]))) for rel, obj in tensors],
+            "files": [{"path": rel, "size": len(data)} for rel, data in files]}
     r = c.request("POST", layout.shared_saves_route(job, rank), json=body, ok=(201, 503))
     if r.status_code == 503:
         _unusable(c, r.text.strip())
@@ -251,22 +255,27 @@ def reserve(c, job, rank, tensors):
     return res, m
 
 
-def fill(m, res, tensors):
-    """Copies every tensor to its place; waits for device copies to end."""
+def fill(m, res, tensors, files=()):
+    """Copies every tensor and file to its place; waits for device copies to end."""
     cuda = False
     for (rel, obj), placed in zip(tensors, res["tensors"]):
         copy_in(m, placed["offset"], obj)
         cuda = cuda or (torch_helpers.is_tensor(obj) and obj.is_cuda)
+    for (rel, data), placed in zip(files, res.get("files", [])):
+        m.mm[placed["offset"]:placed["offset"] + len(data)] = data
     if cuda:
         torch_helpers.torch.cuda.synchronize()
 
 
-def commit(c, job, rank, res, step, seal_body, files, order):
-    """Publishes and seals a filled reservation (its tensors and ``files``, listed in ``order``);
-    the daemon's seal answer."""
-    body = dict(seal_body, step=step, order=order,
-                files={rel: base64.b64encode(data).decode("ascii") for rel, data in files})
-    return c.request("POST", layout.shared_commit_route(job, rank, res["id"]), json=body).json()
+def commit(c, job, rank, res, step, seal_body, order):
+    """Publishes and seals a filled reservation (its entries listed in ``order``); the daemon's seal
+    answer. A commit that fails ends the reservation (the daemon's answer says why)."""
+    body = dict(seal_body, step=step, order=order)
+    try:
+        return c.request("POST", layout.shared_commit_route(job, rank, res["id"]), json=body).json()
+    except BaseException:
+        release(c, job, res["id"])  # already ended by the daemon in most cases: a 404 is fine
+        raise
 
 
 def release(c, job, handle):

@@ -39,7 +39,12 @@ final class SharedPublish {
             for (int i = 0; i < wanted.size(); i++) {
                 SharedSaves.Placed p = placed.get(i);
                 Blob blob = segment.blob(store.allocator(), p.offset(), p.size());
-                puts.add(new TensorStore.Put(path(staging, p.path()), wanted.get(i).meta(), blob, null));
+                TensorStore.Put put = wanted.get(i).meta() == null ? TensorStore.Put.file(path(staging, p.path()), blob, null)
+                        : new TensorStore.Put(path(staging, p.path()), wanted.get(i).meta(), blob, null);
+                puts.add(put);
+            }
+            if (files.size() + wanted.size() > SharedSaves.MAX_TENSORS) {
+                throw new IllegalArgumentException("more than " + SharedSaves.MAX_TENSORS + " entries in one save");
             }
             for (Map.Entry<String, byte[]> f : files.entrySet()) {
                 BlobWriter w = BlobWriter.allocate(store.allocator(), f.getValue().length, store.checksumBlock());
@@ -64,7 +69,11 @@ final class SharedPublish {
             return puts;
         }
         Map<StorePath, TensorStore.Put> byPath = new java.util.HashMap<>();
-        puts.forEach(p -> byPath.put(p.path(), p));
+        for (TensorStore.Put p : puts) {
+            if (byPath.put(p.path(), p) != null) {
+                throw new IllegalArgumentException(p.path() + " is given twice (as a tensor and a file, or as two files)");
+            }
+        }
         List<TensorStore.Put> out = new ArrayList<>(puts.size());
         for (String rel : order) {
             TensorStore.Put p = byPath.remove(path(staging, rel));

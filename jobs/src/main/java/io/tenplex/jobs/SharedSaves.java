@@ -38,17 +38,37 @@ public final class SharedSaves implements AutoCloseable {
     public static final int MAX_INLINE_TOTAL = 16 << 20;
     private static final int SMALL = 4096;
 
-    /** A tensor a save will write: its path relative to the rank's tree, and what it is. */
-    public record Wanted(String path, TensorMeta meta) {
+    /**
+     * An entry a save will write: its path relative to the rank's tree, and what it is: a tensor
+     * ({@code meta}) or a file of {@code fileSize} bytes ({@code meta} null).
+     */
+    public record Wanted(String path, TensorMeta meta, long fileSize) {
+        public Wanted {
+            if (meta == null && fileSize < 0) {
+                throw new IllegalArgumentException("file " + path + " has a negative size");
+            }
+        }
+
+        public static Wanted tensor(String path, TensorMeta meta) {
+            return new Wanted(path, meta, 0);
+        }
+
+        public static Wanted file(String path, long size) {
+            return new Wanted(path, null, size);
+        }
+
+        long bytes() {
+            return meta != null ? meta.byteSize() : fileSize;
+        }
     }
 
     /** Where a wanted tensor goes in the segment's file. */
     public record Placed(String path, long offset, long size) {
     }
 
-    /** A reservation: the file to map, its nonce (in its header) and capacity, and the tensors' places. */
+    /** A reservation: the file to map, its nonce (in its header) and capacity, and the entries' places. */
     public record Reserved(String id, String file, String nonce, long capacity, List<Placed> tensors,
-            long leaseSeconds) {
+            List<Placed> files, long leaseSeconds) {
     }
 
     /** One entry of a pinned tree: a tensor in shared memory (file, nonce, capacity, offset) or not, or a file's bytes. */
@@ -103,6 +123,13 @@ public final class SharedSaves implements AutoCloseable {
         void end() {
             segment.release();
         }
+
+        /** Its lease ran out while its owner may still write: the segment is not handed out again. */
+        @Override
+        void expire() {
+            segment.retire();
+            segment.release();
+        }
     }
 
     /**
@@ -112,23 +139,27 @@ public final class SharedSaves implements AutoCloseable {
      * @throws IllegalArgumentException on a bad path, a duplicate, too many tensors or a bad lease
      * @throws io.tenplex.store.memory.OutOfBudgetException when the memory budget or the segment directory is short
      */
-    public Reserved reserve(String job, int rank, long pid, long start, long lease, List<Wanted> tensors)
+    public Reserved reserve(String job, int rank, long pid, long start, long lease, List<Wanted> entries)
             throws IOException {
         JobLayout layout = new JobLayout(job);
         checkRank(rank);
         checkLease(lease);
-        if (tensors.size() > MAX_TENSORS) {
-            throw new IllegalArgumentException(tensors.size() + " tensors in one save; at most " + MAX_TENSORS);
+        if (entries.size() > MAX_TENSORS) {
+            throw new IllegalArgumentException(entries.size() + " entries in one save; at most " + MAX_TENSORS);
         }
         Set<String> seen = new HashSet<>();
-        List<Placed> placed = new ArrayList<>(tensors.size());
+        List<Placed> placed = new ArrayList<>(entries.size());
         long at = SharedSegment.HEADER;
-        for (Wanted w : tensors) {
+        for (Wanted w : entries) {
             entryPath(layout, w.path(), seen);
-            long size = w.meta().byteSize();
+            long size = w.bytes();
             at = align(at, size);
             placed.add(new Placed(w.path(), at, size));
-            at = Math.addExact(at, size);
+            try {
+                at = Math.addExact(at, size);
+            } catch (ArithmeticException e) {
+                throw new IllegalArgumentException("the entries of one save add up to more than 2^63 bytes");
+            }
         }
         SharedSegment seg;
         try {
@@ -137,8 +168,13 @@ public final class SharedSaves implements AutoCloseable {
             throw unavailable(e);
         }
         Reservation r = spaces.add(new Reservation(job, rank, SharedSpaces.Owner.of(pid, start), lease, seg,
-                List.copyOf(tensors), List.copyOf(placed)));
-        return new Reserved(r.id, seg.file().toString(), seg.nonce(), seg.capacity(), r.placed, lease);
+                List.copyOf(entries), List.copyOf(placed)));
+        List<Placed> tensors = new ArrayList<>();
+        List<Placed> files = new ArrayList<>();
+        for (int i = 0; i < entries.size(); i++) {
+            (entries.get(i).meta() != null ? tensors : files).add(placed.get(i));
+        }
+        return new Reserved(r.id, seg.file().toString(), seg.nonce(), seg.capacity(), tensors, files, lease);
     }
 
     private static long align(long at, long size) {

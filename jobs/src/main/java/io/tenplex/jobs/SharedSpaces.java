@@ -20,6 +20,8 @@ final class SharedSpaces {
     static final long MAX_LEASE_SECONDS = 24 * 3600;
     /** Handouts open at once on one daemon, at most. */
     static final int MAX_OPEN = 4096;
+    /** Handouts of one job open at once, at most. */
+    static final int MAX_OPEN_PER_JOB = 256;
     private static final SecureRandom RANDOM = new SecureRandom();
 
     /** A process that holds a handout: visible when its pid and start time match a process here. */
@@ -53,8 +55,13 @@ final class SharedSpaces {
 
         abstract String kind();
 
-        /** Gives back what the handout holds; called exactly once. */
+        /** Gives back what the handout holds; called exactly once (or {@link #expire} instead). */
         abstract void end();
+
+        /** Ends a handout whose lease ran out while its owner may still be running. */
+        void expire() {
+            end();
+        }
     }
 
     private final Map<String, Space> open = new ConcurrentHashMap<>();
@@ -67,10 +74,12 @@ final class SharedSpaces {
 
     /** Registers a handout; ends it at once when too many are open. */
     <S extends Space> S add(S s) {
-        if (open.size() >= MAX_OPEN) {
+        long ofJob = open.values().stream().filter(o -> o.job.equals(s.job)).count();
+        if (open.size() >= MAX_OPEN || ofJob >= MAX_OPEN_PER_JOB) {
             s.end();
-            throw StoreException.conflict(open.size() + " shared-memory handouts are open on this daemon (at most "
-                    + MAX_OPEN + "); commit or release some");
+            throw StoreException.conflict((ofJob >= MAX_OPEN_PER_JOB ? ofJob + " shared-memory handouts of job " + s.job
+                    + " are open (at most " + MAX_OPEN_PER_JOB : open.size() + " shared-memory handouts are open on this "
+                    + "daemon (at most " + MAX_OPEN) + "); commit or release some");
         }
         open.put(s.id, s);
         return s;
@@ -91,8 +100,13 @@ final class SharedSpaces {
         long now = System.nanoTime();
         int ended = 0;
         for (Space s : List.copyOf(open.values())) {
-            if ((s.owner.gone() || now - s.deadline > 0) && open.remove(s.id, s)) {
-                s.end();
+            boolean gone = s.owner.gone();
+            if ((gone || now - s.deadline > 0) && open.remove(s.id, s)) {
+                if (gone) {
+                    s.end(); // its mappings died with it
+                } else {
+                    s.expire();
+                }
                 ended++;
             }
         }

@@ -1,13 +1,16 @@
 package io.tenplex.store;
 
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /** Whether a batch of puts may be published: every refusal before anything changes. Under the store's lock. */
 final class PutCheck {
     private PutCheck() {
     }
 
-    static void check(Tree tree, TensorStore.Put p, boolean replace, List<TensorStore.Put> batch) {
+    /** Checks one put against the tree (the batch itself is checked once by {@link #checkBatch}). */
+    static void check(Tree tree, TensorStore.Put p, boolean replace) {
         StorePath path = p.path();
         if (path.isRoot()) {
             throw StoreException.badRequest("cannot store data at the root path");
@@ -31,7 +34,6 @@ final class PutCheck {
                         + " cannot be a tensor (its sidecar would collide)");
             }
         }
-        checkBatch(p, batch);
     }
 
     /**
@@ -55,14 +57,23 @@ final class PutCheck {
         }
     }
 
-    private static void checkBatch(TensorStore.Put p, List<TensorStore.Put> batch) {
-        for (TensorStore.Put other : batch) {
-            if (other != p && other.path().equals(p.path())) {
+    /**
+     * No path twice in one batch, and no entry below another entry of the batch: linear in the batch
+     * (times the paths' depth), since the store's lock is held while it runs.
+     */
+    static void checkBatch(List<TensorStore.Put> batch) {
+        Set<StorePath> paths = new HashSet<>(batch.size() * 2);
+        for (TensorStore.Put p : batch) {
+            if (!paths.add(p.path())) {
                 throw StoreException.conflict(p.path() + " appears twice in one upload");
             }
-            if (other != p && isAncestor(other.path(), p.path())) {
-                throw StoreException.notADirectory(other.path()
-                        + " cannot be both data and a directory in one upload");
+        }
+        for (TensorStore.Put p : batch) {
+            for (StorePath up = p.path(); !up.isRoot(); ) {
+                up = up.parent();
+                if (paths.contains(up)) {
+                    throw StoreException.notADirectory(up + " cannot be both data and a directory in one upload");
+                }
             }
         }
     }

@@ -75,8 +75,9 @@ public final class TensorStore implements AutoCloseable {
         List<Blob> toRelease = new ArrayList<>();
         lock.writeLock().lock();
         try {
+            PutCheck.checkBatch(puts);
             for (Put p : puts) {
-                PutCheck.check(tree, p, replace, puts);
+                PutCheck.check(tree, p, replace);
             }
             for (Put p : puts) {
                 Tree.Data added = new Tree.Data(p.meta(), p.blob(), p.sums());

@@ -97,9 +97,20 @@ final class SharedRoutes {
         if (tensors.size() > SharedSaves.MAX_TENSORS) {
             throw new IllegalArgumentException(tensors.size() + " tensors in one save; at most " + SharedSaves.MAX_TENSORS);
         }
-        List<SharedSaves.Wanted> wanted = new ArrayList<>(tensors.size());
+        JsonNode files = b.path("files");
+        if (!files.isMissingNode() && (!files.isArray() || files.size() > SharedSaves.MAX_TENSORS)) {
+            throw new IllegalArgumentException("\"files\" must be a list of {path, size}");
+        }
+        List<SharedSaves.Wanted> wanted = new ArrayList<>(tensors.size() + files.size());
         for (JsonNode t : tensors) {
-            wanted.add(new SharedSaves.Wanted(text(t, "path"), meta(t)));
+            wanted.add(SharedSaves.Wanted.tensor(text(t, "path"), meta(t)));
+        }
+        for (JsonNode f : files) {
+            JsonNode size = f.path("size");
+            if (!size.isIntegralNumber() || !size.canConvertToLong() || size.asLong() < 0) {
+                throw new IllegalArgumentException("every file needs \"size\" (bytes, an integer >= 0)");
+            }
+            wanted.add(SharedSaves.Wanted.file(text(f, "path"), size.asLong()));
         }
         return shared.reserve(job, rank, b.path("pid").asLong(0), b.path("start").asLong(0), lease(b), wanted);
     }
@@ -128,10 +139,27 @@ final class SharedRoutes {
 
     private static long lease(JsonNode b) {
         JsonNode l = b.path("lease");
-        return l.isMissingNode() || l.isNull() ? DEFAULT_LEASE_SECONDS : l.asLong(-1);
+        if (l.isMissingNode() || l.isNull()) {
+            return DEFAULT_LEASE_SECONDS;
+        }
+        return l.isIntegralNumber() && l.canConvertToLong() ? l.asLong() : -1;
     }
 
+    /** A commit whose body is refused ends its reservation too (nothing is published). */
     private CompletableFuture<Response> commit(String job, int rank, String id, JsonNode b) throws IOException {
+        try {
+            return commitParsed(job, rank, id, b);
+        } catch (IllegalArgumentException e) {
+            try {
+                shared.release(job, id);
+            } catch (StoreException gone) {
+                // unknown or already ended
+            }
+            throw e;
+        }
+    }
+
+    private CompletableFuture<Response> commitParsed(String job, int rank, String id, JsonNode b) throws IOException {
         Map<String, byte[]> files = new LinkedHashMap<>();
         JsonNode f = b.path("files");
         if (!f.isMissingNode() && !f.isObject()) {
@@ -139,6 +167,9 @@ final class SharedRoutes {
         }
         for (var it = f.fields(); it.hasNext();) {
             var e = it.next();
+            if (!e.getValue().isTextual()) {
+                throw new IllegalArgumentException("file " + e.getKey() + ": its content must be a base64 string");
+            }
             try {
                 files.put(e.getKey(), Base64.getDecoder().decode(e.getValue().asText()));
             } catch (IllegalArgumentException x) {

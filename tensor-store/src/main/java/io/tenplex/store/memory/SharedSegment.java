@@ -39,6 +39,7 @@ public final class SharedSegment {
     private final FileChannel channel;
     private final MappedByteBuffer[] windows;
     private final AtomicInteger refs = new AtomicInteger();
+    private volatile boolean retired;
 
     private SharedSegment(SharedSegments owner, Path file, String nonce, long capacity, int window,
             FileChannel channel, MappedByteBuffer[] windows) {
@@ -66,8 +67,28 @@ public final class SharedSegment {
             ch.close();
             throw e;
         }
-        windows[0].put(0, (MAGIC + nonce + "\n").getBytes(StandardCharsets.US_ASCII));
-        return new SharedSegment(owner, file, nonce, capacity, window, ch, windows);
+        SharedSegment s = new SharedSegment(owner, file, nonce, capacity, window, ch, windows);
+        s.writeHeader();
+        return s;
+    }
+
+    /** (Re)writes the header, so a segment a careless client wrote over is handed out intact. */
+    void writeHeader() {
+        byte[] h = (MAGIC + nonce + "\n").getBytes(StandardCharsets.US_ASCII);
+        windows[0].put(0, h);
+        windows[0].put(h.length, new byte[64 - h.length]);
+    }
+
+    /**
+     * Marks the segment as not to be handed out again: a process that may still write into it (its
+     * lease ran out while it ran) must not reach the next save's bytes. It is deleted when freed.
+     */
+    public void retire() {
+        retired = true;
+    }
+
+    boolean retired() {
+        return retired;
     }
 
     public Path file() {

@@ -76,6 +76,7 @@ public final class SharedSegments implements AutoCloseable {
         long capacity = (SharedSegment.HEADER + dataBytes + GRAIN - 1) / GRAIN * GRAIN;
         SharedSegment reused = takeKept(capacity);
         if (reused != null) {
+            reused.writeHeader();
             return reused.retain();
         }
         allocator.reserveExternal(capacity);
@@ -136,7 +137,7 @@ public final class SharedSegments implements AutoCloseable {
     void freed(SharedSegment s) {
         synchronized (this) {
             live--;
-            if (!closed) {
+            if (!closed && !s.retired()) {
                 kept.add(new Kept(s, System.nanoTime()));
                 return;
             }
