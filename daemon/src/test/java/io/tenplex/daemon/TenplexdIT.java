@@ -58,6 +58,7 @@ class TenplexdIT {
         pythonAgainst(addr, "tests/python/test_launch.py");
         pythonAgainst(addr, "tests/python/test_layout_codec.py");
         pythonAgainst(addr, "tests/python/test_generations_load.py");
+        pythonAgainst(addr, "tests/python/test_batched_upload.py");
     }
 
     /** Runs a Python test script against the daemon at {@code addr}; it must exit 0 and end with OK. */
