@@ -105,5 +105,10 @@ class UploadMemoryTest {
                 assertTrue(store.allocator().pooledBytes() >= SIZE, "the replaced tensor's memory is kept");
             }
         }
+        try (RawHttp c = new RawHttp(port)) {
+            String metrics = c.send("GET", "/metrics", Map.of(), new byte[0]).text();
+            assertTrue(metrics.contains("tenplex_store_pooled_bytes " + (double) store.allocator().pooledBytes()),
+                    metrics);
+        }
     }
 }

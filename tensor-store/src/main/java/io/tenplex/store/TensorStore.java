@@ -76,8 +76,9 @@ public final class TensorStore implements AutoCloseable {
         lock.writeLock().lock();
         try {
             for (Put p : puts) {
-                PutCheck.check(tree, p, replace, puts);
+                PutCheck.check(tree, p, replace);
             }
+            PutCheck.checkBatch(puts);
             for (Put p : puts) {
                 Tree.Data added = new Tree.Data(p.meta(), p.blob(), p.sums());
                 Tree.Node old = tree.mkdirs(p.path().parent()).children.put(p.path().name(), added);
