@@ -74,14 +74,29 @@ def split(leaves):
     return archives, singles
 
 
+def _header(name, size):
+    """A tar header for a regular file: a plain ustar block for an ASCII name of up to 100 bytes
+    (built directly, several times faster than :mod:`tarfile`), else tarfile's PAX form."""
+    raw = name.encode("utf-8", "surrogateescape")
+    if len(raw) > 100 or not name.isascii():
+        info = tarfile.TarInfo(name)
+        info.size = size
+        info.mode = 0o644
+        return info.tobuf(tarfile.PAX_FORMAT, "utf-8", "surrogateescape")
+    h = bytearray(_BLOCK)
+    h[0:len(raw)] = raw
+    h[100:148] = b"0000644\0" + b"0000000\0" * 2 + b"%011o\0" % size + b"00000000000\0"
+    h[148:156] = b" " * 8  # the checksum counts its own field as spaces
+    h[156] = ord("0")
+    h[257:265] = b"ustar\x0000"
+    h[148:156] = b"%06o\0 " % sum(h)
+    return bytes(h)
+
+
 def _member(name, body):
     """The pieces of one archive member: header, content, padding to a whole block."""
-    info = tarfile.TarInfo(name)
-    info.size = len(body)
-    info.mode = 0o644
-    head = info.tobuf(tarfile.PAX_FORMAT, "utf-8", "surrogateescape")
     pad = -len(body) % _BLOCK
-    return [head, body, _ZEROS[:pad]]
+    return [_header(name, len(body)), body, _ZEROS[:pad]]
 
 
 def _sidecar(dtype, shape):
