@@ -30,6 +30,7 @@ def state():
         "empty": np.zeros((0, 3), dtype=np.float32),
         "bf16": torch.randn(9, 11).to(torch.bfloat16),
         "names": {"step": 7, "lr": 0.001, "note": "héllo", "flag": True, "none": None},
+        "keys": {"ключ": np.arange(3, dtype=np.int16), "k" * 120: np.arange(2, dtype=np.float64), 5: "int key"},
         "big": {
             "w": rng.standard_normal((1000, 1000)).astype(np.float32),
             "u": rng.integers(0, 255, size=(3 << 20) + 5, dtype=np.uint8),

@@ -9,7 +9,9 @@ import queue
 import tarfile
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
-from . import codec
+import numpy as np
+
+from . import codec, torch_helpers
 
 SMALL = 1 << 20
 """Leaves below this many bytes go in archives."""
@@ -42,16 +44,17 @@ class Pieces:
 
 
 def prepare(entries):
-    """``(rel, kind, payload, nbytes)`` for each entry of :func:`codec.flatten`; a tensor's payload
-    becomes ``(contiguous array, dtype short name, shape)``, made once."""
-    out = []
-    for rel, kind, payload in entries:
-        if kind == "tensor":
-            payload = codec.as_array(payload)
-            out.append((rel, kind, payload, payload[0].nbytes))
-        else:
-            out.append((rel, kind, payload, len(payload)))
-    return out
+    """``(rel, kind, payload, nbytes)`` for each entry of :func:`codec.flatten`. Tensors stay as they
+    are: each is turned into host memory (:func:`codec.as_array`) only when its request is built,
+    so a state on a GPU is not copied to the host all at once."""
+    return [(rel, kind, payload, _nbytes(payload) if kind == "tensor" else len(payload))
+            for rel, kind, payload in entries]
+
+
+def _nbytes(t):
+    if torch_helpers.is_tensor(t):
+        return t.numel() * t.element_size()
+    return np.asarray(t).nbytes
 
 
 def split(leaves):
@@ -108,7 +111,7 @@ def archive(leaves):
     pieces = []
     for rel, kind, payload, _ in leaves:
         if kind == "tensor":
-            a, dtype, shape = payload
+            a, dtype, shape = codec.as_array(payload)
             pieces += _member(rel, codec.byte_view(a))
             pieces += _member(rel + ".meta", _sidecar(dtype, shape))
         else:

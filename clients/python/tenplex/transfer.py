@@ -12,9 +12,9 @@ from .http_client import ERROR_CODE_HEADER, client_for
 _OCTETS = {"Content-Type": "application/octet-stream"}
 
 
-def _put_tensor(c, path, prepared, replace):
-    """One tensor, ``prepared`` by :func:`batch.prepare`, from its own memory in one request."""
-    a, dtype, shape = prepared
+def _put_tensor(c, path, tensor, replace):
+    """One tensor, from its own memory (host memory for a GPU tensor) in one request."""
+    a, dtype, shape = codec.as_array(tensor)
     body = codec.byte_view(a)
     c.request("PUT", layout.tensors_route(path), ok=(200, 201),
               params={"dtype": dtype, "dims": codec.dims(shape), "replace": replace},
