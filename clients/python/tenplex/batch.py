@@ -23,18 +23,40 @@ WORKERS = 4
 """Requests in flight at once."""
 
 _BLOCK = 512
+_DIRECT = 64 << 10
+_JOINED = 1 << 20
 _ZEROS = bytes(2 * _BLOCK)
 _TAR = {"Content-Type": "application/x-tar"}
 
 
 class Pieces:
-    """A request body made of bytes-like pieces sent one after the other, each straight from its own
-    memory: ``requests`` sends it with a Content-Length, unchunked, and ``http.client`` hands every
-    piece to one ``sendall`` (a tensor's bytes are neither copied nor cut into small writes)."""
+    """A request body made of bytes-like pieces sent one after the other: ``requests`` sends it with a
+    Content-Length, unchunked, and ``http.client`` hands every piece to one ``sendall``. Pieces of
+    64 KiB and more (tensors) go straight from their own memory, neither copied nor cut into small
+    writes; runs of smaller ones (tar headers, small tensors) are joined into blocks of about 1 MiB,
+    since a system call per 512-byte header costs more than the copy."""
 
     def __init__(self, pieces):
-        self.pieces = [p for p in pieces if len(p)]
+        self.pieces = []
+        run, size = [], 0
+        for p in pieces:
+            n = len(p)
+            if n >= _DIRECT:
+                self._join(run)
+                run, size = [], 0
+                self.pieces.append(p)
+            elif n:
+                run.append(p)
+                size += n
+                if size >= _JOINED:
+                    self._join(run)
+                    run, size = [], 0
+        self._join(run)
         self.length = sum(len(p) for p in self.pieces)
+
+    def _join(self, run):
+        if run:
+            self.pieces.append(run[0] if len(run) == 1 else b"".join(run))
 
     def __len__(self):
         return self.length
