@@ -28,8 +28,8 @@ public final class Allocator implements AutoCloseable {
         this(budget, MAX_CHUNK);
     }
 
-    /** Fraction of the budget that freed chunks may keep for reuse (1/POOL_SHARE). */
-    private static final int POOL_SHARE = 4;
+    /** Freed chunks may keep 1/POOL_SHARE of the budget for reuse: a re-saved checkpoint reuses its old memory. */
+    private static final int POOL_SHARE = 2;
 
     /** With a smaller chunk size, so that tests can exercise multi-chunk blobs cheaply. */
     public Allocator(long budget, int chunkSize) {
