@@ -94,6 +94,21 @@ class UploadMemoryTest {
     }
 
     @Test
+    void tarWithATruncatedEntry_is400_andStoresNothing() throws Exception {
+        byte[] whole = Tar.of(Map.of("a", random(3000, 4)));
+        byte[] cut = Arrays.copyOf(whole, 512 + 1024 + 1024); // header, 1024 of 3000 bytes, one zero block
+        Arrays.fill(cut, 512 + 1024, cut.length, (byte) 0);
+        long used = store.allocator().usedBytes();
+        try (RawHttp c = new RawHttp(port)) {
+            RawHttp.Response r = c.send("POST", "/upload?prefix=/cut", Map.of("Content-Type", "application/x-tar"), cut);
+            assertEquals(400, r.status(), r.text());
+            assertTrue(r.text().contains("truncated") || r.text().contains("tar"), r.text());
+        }
+        assertTrue(store.stat(StorePath.parse("/cut/a")).isEmpty());
+        await("used bytes back at " + used, () -> store.allocator().usedBytes() == used);
+    }
+
+    @Test
     void replacements_reuseTheReplacedMemory_andReadBackTheirOwnBytes() throws Exception {
         for (int round = 0; round < 4; round++) {
             byte[] data = random(SIZE, 10 + round);
