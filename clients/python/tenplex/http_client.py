@@ -97,6 +97,11 @@ class Client:
             raise error_of(method, path, r)
         return r
 
+    def clone(self):
+        """A new client with this one's settings (address, token, TLS trust, timeout, checksums) and
+        its own session, for another thread: a ``requests`` session is not safe to share."""
+        return Client(self.addr, self.token, self.timeout, self.ca, self.checksums)
+
     def close(self):
         self.session.close()
 
@@ -105,8 +110,14 @@ class Client:
         return {checksum.WANT_HEADER: "1"} if self.checksums else {}
 
     def upload_headers(self, body):
-        """Headers for an upload of ``body``: its checksum when :attr:`checksums` is on."""
-        return {checksum.HEADER: checksum.hex8(checksum.crc32c(body))} if self.checksums else {}
+        """Headers for an upload of ``body`` (bytes-like, or a list of bytes-like pieces sent one after
+        the other): its checksum when :attr:`checksums` is on."""
+        if not self.checksums:
+            return {}
+        crc = 0
+        for piece in body if isinstance(body, list) else [body]:
+            crc = checksum.crc32c(piece, crc)
+        return {checksum.HEADER: checksum.hex8(crc)}
 
     def verify(self, path, response, body):
         """Checks ``body`` against the checksum the daemon sent with ``response``."""

@@ -1,41 +1,24 @@
 """A state's tree to and from any store path: :func:`upload`, :func:`download` and single files,
 over the daemon's files, tensors and dirs routes, with the layout of :mod:`tenplex.codec`.
 Tensors are sent from their own memory and read into preallocated arrays (no extra copy of the
-bytes in Python)."""
+bytes in Python); uploads batch small leaves and run in parallel (:mod:`tenplex.batch`)."""
 
 import numpy as np
 
-from . import codec, layout, torch_helpers
+from . import batch, codec, layout, torch_helpers
 from .errors import NoCheckpoint, TenplexError
 from .http_client import ERROR_CODE_HEADER, client_for
 
 _OCTETS = {"Content-Type": "application/octet-stream"}
 
 
-class _Body:
-    """A request body over existing memory: requests sends it with a Content-Length, unchunked, and
-    without copying it into a bytes object."""
-
-    def __init__(self, view):
-        self.view = view
-        self.pos = 0
-
-    def __len__(self):
-        return len(self.view) - self.pos
-
-    def read(self, n=-1):
-        end = len(self.view) if n is None or n < 0 else min(len(self.view), self.pos + n)
-        out = self.view[self.pos:end]
-        self.pos = end
-        return out
-
-
 def _put_tensor(c, path, tensor, replace):
+    """One tensor, from its own memory (host memory for a GPU tensor) in one request."""
     a, dtype, shape = codec.as_array(tensor)
-    body = codec.byte_view(a) if a.size else b""
+    body = codec.byte_view(a)
     c.request("PUT", layout.tensors_route(path), ok=(200, 201),
               params={"dtype": dtype, "dims": codec.dims(shape), "replace": replace},
-              data=_Body(body), headers=dict(c.upload_headers(body), **_OCTETS))
+              data=batch.Pieces([body]) if len(body) else b"", headers=dict(c.upload_headers(body), **_OCTETS))
     return a.nbytes
 
 
@@ -46,23 +29,34 @@ def _put_file(c, path, payload, replace):
 
 
 def upload(state, prefix, client=None, replace=True):
-    """Writes a state's tree below the store path ``prefix`` (one request per leaf, bodies sent
-    from the tensors' own memory). Returns the number of bytes sent."""
+    """Writes a state's tree below the store path ``prefix`` (small leaves batched, large tensors
+    over parallel connections, bodies sent from the tensors' own memory). Returns the number of
+    bytes sent."""
     return upload_entries(codec.flatten(state), prefix, client, replace)
 
 
-def upload_entries(entries, prefix, client=None, replace=True):
-    """Writes entries that :func:`codec.flatten` made below the store path ``prefix``."""
+def upload_entries(entries, prefix, client=None, replace=True, workers=batch.WORKERS):
+    """Writes entries that :func:`codec.flatten` made below the store path ``prefix``: leaves under
+    :data:`batch.SMALL` bytes go in tar archives of up to :data:`batch.BATCH_BYTES` (one request
+    each, stored all or nothing), larger ones one request each; up to ``workers`` requests run at once,
+    each thread on its own clone of the client. With more than one request, an archive of empty
+    placeholders goes first (:func:`batch.skeleton`): it keeps the state's order and refuses, before
+    anything is written, a state that would overwrite something without ``replace``. Writes
+    everything or raises the first error (a :class:`TenplexError`); returns the number of payload
+    bytes sent."""
     c = client_for(client)
-    sent = 0
+    base = prefix.rstrip("/") + "/"
+    leaves = batch.prepare(entries)
+    archives, singles = batch.split(leaves)
+    if len(archives) + len(singles) > 1:
+        batch.post(c, base, batch.skeleton(leaves), replace)  # names in order, existence checked
+        replace = True  # the content replaces the placeholders
     rep = "true" if replace else "false"
-    for rel, kind, payload in entries:
-        path = prefix.rstrip("/") + "/" + rel
-        if kind == "tensor":
-            sent += _put_tensor(c, path, payload, rep)
-        else:
-            sent += _put_file(c, path, payload, rep)
-    return sent
+    jobs = [lambda cl, leaves=leaves: batch.post_archive(cl, base, leaves, replace) for leaves in archives]
+    for rel, kind, payload, _ in singles:
+        put = _put_tensor if kind == "tensor" else _put_file
+        jobs.append(lambda cl, put=put, path=base + rel, payload=payload: put(cl, path, payload, rep))
+    return batch.run_parallel(c, jobs, workers)
 
 
 def put_file(path, data, client=None):

@@ -6,6 +6,7 @@ import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
 import io.tenplex.store.memory.Allocator;
 import io.tenplex.store.memory.BlobWriter;
+import io.tenplex.store.memory.OffHeapBacking;
 import io.tenplex.server.RestServer;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -19,8 +20,10 @@ import java.util.Locale;
 
 /**
  * REST transfers against raw TCP transfers of the same bytes on loopback, measured alternately in
- * one run: GET of a whole 256 MiB tensor, strided sub-tensor GETs (a range on dimension 1), and an
- * upload. Both sides use the same client code (a socket reading into a reused direct buffer), so the
+ * one run: GET of a whole 256 MiB tensor, strided sub-tensor GETs (a range on dimension 1), and
+ * uploads: replacing a tensor of the same size (the store recycles the replaced tensor's memory)
+ * against raw TCP into reused and into fresh memory, and a store without a pool (fresh memory for
+ * every upload) against raw TCP into fresh memory. Both sides use the same client code (a socket reading into a reused direct buffer), so the
  * client is not the bottleneck. Prints medians and ratios.
  *
  * <p>Usage: {@code java -XX:MaxDirectMemorySize=4g -cp bench/target/benchmarks.jar
@@ -44,6 +47,9 @@ public final class RestTransferBench {
             store.putTensor(StorePath.parse("/w"), meta, w.take(), w.checksums(), false);
             RestServer rest = new RestServer(store, null);
             int port = rest.start("127.0.0.1", 0).getPort();
+            TensorStore unpooled = new TensorStore(new Allocator(1L << 30, new OffHeapBacking(Allocator.MAX_CHUNK)));
+            RestServer freshRest = new RestServer(unpooled, null);
+            int freshPort = freshRest.start("127.0.0.1", 0).getPort();
             RawTcp raw = new RawTcp(payload);
             try {
                 ByteBuffer sink = ByteBuffer.allocateDirect(4 * MIB);
@@ -51,6 +57,7 @@ public final class RestTransferBench {
                     get(port, "/api/v1/tensors/w", sink);
                     raw.download(SIZE, sink);
                     put(port, payload);
+                    put(freshPort, payload);
                     raw.upload(payload, 'U');
                 }
                 report("GET whole tensor (256 MiB)", rounds, () -> get(port, "/api/v1/tensors/w", sink),
@@ -59,12 +66,17 @@ public final class RestTransferBench {
                         () -> get(port, "/api/v1/tensors/w?range=:,0:4096", sink), () -> raw.download(SIZE / 2, sink));
                 report("GET range :,0:1024 (32 MiB, 4 KiB runs)", rounds,
                         () -> get(port, "/api/v1/tensors/w?range=:,0:1024", sink), () -> raw.download(SIZE / 8, sink));
-                report("PUT tensor (256 MiB)", rounds, () -> put(port, payload), () -> raw.upload(payload, 'U'));
-                report("PUT tensor vs raw TCP into fresh memory", rounds, () -> put(port, payload),
+                report("PUT tensor (256 MiB), recycled vs reused", rounds, () -> put(port, payload),
+                        () -> raw.upload(payload, 'U'));
+                report("PUT tensor, recycled vs raw into fresh", rounds, () -> put(port, payload),
+                        () -> raw.upload(payload, 'F'));
+                report("PUT tensor, both into fresh memory", rounds, () -> put(freshPort, payload),
                         () -> raw.upload(payload, 'F'));
             } finally {
                 raw.close();
                 rest.close();
+                freshRest.close();
+                unpooled.close();
             }
         }
     }

@@ -58,6 +58,7 @@ class TenplexdIT {
         pythonAgainst(addr, "tests/python/test_launch.py");
         pythonAgainst(addr, "tests/python/test_layout_codec.py");
         pythonAgainst(addr, "tests/python/test_generations_load.py");
+        pythonAgainst(addr, "tests/python/test_batched_upload.py");
     }
 
     @Test

@@ -34,12 +34,14 @@ final class TarUpload extends Uploads.SinkUpload {
 
     @Override
     void head(Exchange ex) {
+        checksum = UploadChecksum.of(ex);
         sink = new BodySink(ex.rc.store().allocator(), Uploads.contentLength(ex), ex.rc.store().checksumBlock());
     }
 
     @Override
     void end(Exchange ex) {
         BlobWriter archive = sink.finish("the declared Content-Length");
+        checksum.verify(archive, new byte[0], 0); // over the whole archive; closes it on a mismatch
         Blob tar = archive.take();
         ex.rc.work().execute(() -> {
             Throwable failure = null;
@@ -108,6 +110,10 @@ final class TarUpload extends Uploads.SinkUpload {
         int n;
         while ((n = in.read(buf)) > 0) {
             w.append(ByteBuffer.wrap(buf, 0, n));
+        }
+        if (!w.isComplete()) {
+            throw HttpError.badRequest("archive entry '" + e.getName() + "' is truncated: " + w.written() + " of "
+                    + w.size() + " bytes");
         }
         if (files.put(p, w) != null) {
             throw HttpError.badRequest("archive holds " + p + " twice");

@@ -9,7 +9,7 @@ final class PutCheck {
     private PutCheck() {
     }
 
-    /** Checks one put against the tree (the batch itself is checked once by {@link #checkBatch}). */
+    /** Checks one put against the tree; {@link #checkBatch} checks the puts against each other. */
     static void check(Tree tree, TensorStore.Put p, boolean replace) {
         StorePath path = p.path();
         if (path.isRoot()) {
@@ -58,21 +58,21 @@ final class PutCheck {
     }
 
     /**
-     * No path twice in one batch, and no entry below another entry of the batch: linear in the batch
-     * (times the paths' depth), since the store's lock is held while it runs.
+     * No path twice in one batch, and none both data and the directory of another: linear in the
+     * batch (a tar upload of a state holds thousands of entries).
      */
     static void checkBatch(List<TensorStore.Put> batch) {
-        Set<StorePath> paths = new HashSet<>(batch.size() * 2);
+        Set<StorePath> paths = new HashSet<>();
         for (TensorStore.Put p : batch) {
             if (!paths.add(p.path())) {
                 throw StoreException.conflict(p.path() + " appears twice in one upload");
             }
         }
         for (TensorStore.Put p : batch) {
-            for (StorePath up = p.path(); !up.isRoot(); ) {
-                up = up.parent();
-                if (paths.contains(up)) {
-                    throw StoreException.notADirectory(up + " cannot be both data and a directory in one upload");
+            for (StorePath d = p.path(); !d.isRoot(); ) {
+                d = d.parent();
+                if (paths.contains(d)) {
+                    throw StoreException.notADirectory(d + " cannot be both data and a directory in one upload");
                 }
             }
         }

@@ -12,6 +12,10 @@ import java.util.function.LongUnaryOperator;
  *
  * <p>The memory itself comes from a {@link BlobBacking}: by default {@link OffHeapBacking}, direct
  * buffers of at most {@link #chunkSize()} bytes freed eagerly rather than at the next GC.
+ *
+ * <p>A backing may keep freed memory for reuse ({@link #pooledBytes()}); that memory is not counted
+ * as used, and never holds budget a new allocation needs: used plus pooled bytes stay within the
+ * budget, the pool giving memory back first.
  */
 public final class Allocator implements AutoCloseable {
     /** Largest chunk: the largest power of two a {@link java.nio.ByteBuffer} can hold. */
@@ -27,6 +31,9 @@ public final class Allocator implements AutoCloseable {
     public Allocator(long budget) {
         this(budget, MAX_CHUNK);
     }
+
+    /** Freed chunks may keep 1/POOL_SHARE of the budget for reuse: a re-saved checkpoint reuses its old memory. */
+    private static final int POOL_SHARE = 2;
 
     /** With a smaller chunk size, so that tests can exercise multi-chunk blobs cheaply. */
     public Allocator(long budget, int chunkSize) {
@@ -48,7 +55,7 @@ public final class Allocator implements AutoCloseable {
         if (budget < 0 || chunkSize < 1 || chunkSize > MAX_CHUNK) {
             throw new IllegalArgumentException("budget " + budget + " / chunk size " + chunkSize + " out of range");
         }
-        return new OffHeapBacking(chunkSize);
+        return new OffHeapBacking(chunkSize, budget / POOL_SHARE);
     }
 
     /**
@@ -57,10 +64,24 @@ public final class Allocator implements AutoCloseable {
      * @throws OutOfBudgetException when the budget (or the backing) cannot take {@code size} more bytes
      */
     public Blob allocate(long size) {
+        return allocate(size, true);
+    }
+
+    /**
+     * Allocates a blob of {@code size} bytes whose content is unspecified (possibly the old bytes of a
+     * freed blob): for a writer that overwrites every byte before the blob is published, such as an
+     * upload of known length. Otherwise as {@link #allocate}.
+     */
+    public Blob allocateForOverwrite(long size) {
+        return allocate(size, false);
+    }
+
+    private Blob allocate(long size, boolean zeroed) {
         reserve(size);
         BlobBacking.Memory memory;
         try {
-            memory = backing.allocate(size);
+            trimPool();
+            memory = zeroed ? backing.allocate(size) : backing.allocateForOverwrite(size);
         } catch (RuntimeException | Error e) {
             used.addAndGet(-size); // nothing of a failed allocation stays reserved
             throw e;
@@ -86,6 +107,15 @@ public final class Allocator implements AutoCloseable {
      */
     public void reserveExternal(long size) {
         reserve(size);
+        trimPool();
+    }
+
+    /** Kept chunks never hold budget that is in use: used plus pooled bytes stay within the budget. */
+    private void trimPool() {
+        long over = used.get() + backing.pooledBytes() - budget;
+        if (over > 0) {
+            backing.releasePooled(over);
+        }
     }
 
     /** Gives back bytes counted by {@link #reserveExternal}. */
@@ -157,6 +187,11 @@ public final class Allocator implements AutoCloseable {
         return chunkSize;
     }
 
+    /** Bytes of freed memory kept for reuse; not counted in {@link #usedBytes()}. */
+    public long pooledBytes() {
+        return backing.pooledBytes();
+    }
+
     /** Bytes that can still be allocated. */
     public long freeBytes() {
         return budget - used.get();
@@ -165,6 +200,7 @@ public final class Allocator implements AutoCloseable {
     /** @throws IllegalStateException when memory is outstanding */
     @Override
     public void close() {
+        backing.releasePooled(Long.MAX_VALUE);
         long u = used.get();
         if (u != 0) {
             throw new IllegalStateException(u + " bytes in " + blobs.get() + " blobs still allocated at close");

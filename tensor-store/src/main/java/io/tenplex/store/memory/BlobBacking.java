@@ -23,6 +23,28 @@ public interface BlobBacking {
      */
     Memory allocate(long size);
 
+    /**
+     * Memory for {@code size} bytes that the caller overwrites entirely before anyone reads it (an
+     * upload of known length): its content is unspecified, so a backing may skip zeroing it. By
+     * default, {@link #allocate}.
+     */
+    default Memory allocateForOverwrite(long size) {
+        return allocate(size);
+    }
+
+    /** Bytes of freed memory the backing keeps for reuse (not part of any blob); 0 by default. */
+    default long pooledBytes() {
+        return 0;
+    }
+
+    /**
+     * Gives at least {@code bytes} of kept memory back to the system (all of it if there is less);
+     * returns how much was given back.
+     */
+    default long releasePooled(long bytes) {
+        return 0;
+    }
+
     /** The memory of one blob. */
     interface Memory {
 

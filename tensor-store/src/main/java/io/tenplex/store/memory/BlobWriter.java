@@ -18,9 +18,14 @@ public final class BlobWriter implements AutoCloseable {
         this.sums = new BlockChecksums.Builder(blob.size(), block);
     }
 
-    /** @throws OutOfBudgetException when the bytes do not fit the budget */
+    /**
+     * A writer of a blob whose memory is not zeroed first ({@link Allocator#allocateForOverwrite}):
+     * {@link #take()} hands it out only once every byte has been written.
+     *
+     * @throws OutOfBudgetException when the bytes do not fit the budget
+     */
     public static BlobWriter allocate(Allocator allocator, long size, int checksumBlock) {
-        return new BlobWriter(allocator.allocate(size), checksumBlock);
+        return new BlobWriter(allocator.allocateForOverwrite(size), checksumBlock);
     }
 
     /**
@@ -55,7 +60,10 @@ public final class BlobWriter implements AutoCloseable {
         return sums.build();
     }
 
-    /** The blob being filled, borrowed (still owned by this writer). */
+    /**
+     * The blob being filled, borrowed (still owned by this writer). Only its first {@link #written()}
+     * bytes are defined.
+     */
     public Blob peek() {
         return blob;
     }

@@ -27,7 +27,7 @@ public final class GrowingBuffer implements AutoCloseable {
             Blob last = segments.isEmpty() ? null : segments.get(segments.size() - 1);
             if (last == null || segmentUsed == last.size()) {
                 long next = last == null ? FIRST : Math.min(LARGEST, last.size() * 2);
-                segments.add(allocator.allocate(next));
+                segments.add(allocator.allocateForOverwrite(next)); // only written bytes are read
                 segmentUsed = 0;
                 continue;
             }

@@ -5,7 +5,13 @@ import java.nio.ByteBuffer;
 
 /**
  * Blob memory in direct buffers of at most {@link #chunkSize()} bytes, freed eagerly through the
- * buffer's cleaner rather than at the next GC. Chunks of 1 MiB and more start on a page boundary.
+ * buffer's cleaner rather than at the next GC, or kept in a bounded {@link ChunkPool} for the next
+ * blob that needs a chunk of the same capacity. Chunks of 1 MiB and more start on a page boundary.
+ *
+ * <p>Fresh chunks come from {@link ByteBuffer#allocateDirect}, which zeroes them; that costs little
+ * next to the page faults of fresh memory, which every JDK-only alternative pays too (see
+ * docs/DECISIONS.md). Recycled chunks are zeroed only for {@link #allocate}, not for
+ * {@link #allocateForOverwrite}.
  */
 public final class OffHeapBacking implements BlobBacking {
     private static final sun.misc.Unsafe UNSAFE = unsafe();
@@ -13,12 +19,20 @@ public final class OffHeapBacking implements BlobBacking {
     private static final int ALIGN_FROM = 1 << 20;
 
     private final int chunkSize;
+    private final ChunkPool pool;
 
+    /** Without a pool: freed chunks go back to the system at once. */
     public OffHeapBacking(int chunkSize) {
+        this(chunkSize, 0);
+    }
+
+    /** Keeping up to {@code poolLimit} bytes of freed chunks for reuse. */
+    public OffHeapBacking(int chunkSize, long poolLimit) {
         if (chunkSize < 1 || chunkSize > Allocator.MAX_CHUNK) {
             throw new IllegalArgumentException("chunk size " + chunkSize + " out of range");
         }
         this.chunkSize = chunkSize;
+        this.pool = new ChunkPool(poolLimit);
     }
 
     @Override
@@ -28,6 +42,30 @@ public final class OffHeapBacking implements BlobBacking {
 
     @Override
     public Memory allocate(long size) {
+        return allocate(size, true);
+    }
+
+    @Override
+    public Memory allocateForOverwrite(long size) {
+        return allocate(size, false);
+    }
+
+    @Override
+    public long pooledBytes() {
+        return pool.bytes();
+    }
+
+    @Override
+    public long releasePooled(long bytes) {
+        long n = 0;
+        for (ByteBuffer b : pool.drain(bytes)) {
+            n += b.capacity();
+            free(b);
+        }
+        return n;
+    }
+
+    private Memory allocate(long size, boolean zeroed) {
         int n = (int) ((size + chunkSize - 1) / chunkSize);
         ByteBuffer[] chunks = new ByteBuffer[n];
         ByteBuffer[] owners = new ByteBuffer[n];
@@ -35,7 +73,7 @@ public final class OffHeapBacking implements BlobBacking {
         try {
             for (; made < n; made++) {
                 int len = (int) Math.min(chunkSize, size - (long) made * chunkSize);
-                owners[made] = ByteBuffer.allocateDirect(ownerCapacity(len));
+                owners[made] = owner(ownerCapacity(len), zeroed);
                 chunks[made] = chunkOf(owners[made], len);
             }
         } catch (OutOfMemoryError | RuntimeException e) {
@@ -50,11 +88,52 @@ public final class OffHeapBacking implements BlobBacking {
         return new Chunks(chunks, owners);
     }
 
+    /** A recycled buffer (zeroed when asked) or a fresh one; empties the pool before giving up. */
+    private ByteBuffer owner(int capacity, boolean zeroed) {
+        ByteBuffer b = pool.take(capacity);
+        if (b != null) {
+            if (zeroed) {
+                ChunkPool.zero(b);
+            }
+            return b;
+        }
+        try {
+            return ByteBuffer.allocateDirect(capacity);
+        } catch (OutOfMemoryError e) {
+            if (releasePooled(Long.MAX_VALUE) == 0) {
+                throw e;
+            }
+            return ByteBuffer.allocateDirect(capacity);
+        }
+    }
+
+    /** Keeps the buffer in the pool or frees it now. */
+    private void recycle(ByteBuffer owner) {
+        if (!pool.offer(owner)) {
+            free(owner);
+        }
+    }
+
     /** The chunks handed out and the allocated buffers they are (aligned) slices of. */
-    private record Chunks(ByteBuffer[] chunks, ByteBuffer[] owners) implements Memory {
+    private final class Chunks implements Memory {
+        private final ByteBuffer[] chunks;
+        private final ByteBuffer[] owners;
+
+        Chunks(ByteBuffer[] chunks, ByteBuffer[] owners) {
+            this.chunks = chunks;
+            this.owners = owners;
+        }
+
+        @Override
+        public ByteBuffer[] chunks() {
+            return chunks;
+        }
+
         @Override
         public void free() {
-            freeAll(owners, owners.length);
+            for (ByteBuffer o : owners) {
+                recycle(o);
+            }
         }
     }
 
@@ -81,11 +160,14 @@ public final class OffHeapBacking implements BlobBacking {
     }
 
     private static void freeAll(ByteBuffer[] owners, int count) {
-        if (UNSAFE == null) {
-            return; // memory is then returned by the GC instead of eagerly
-        }
         for (int i = 0; i < count; i++) {
-            UNSAFE.invokeCleaner(owners[i]);
+            free(owners[i]);
+        }
+    }
+
+    private static void free(ByteBuffer owner) {
+        if (UNSAFE != null) { // else the memory is returned by the GC instead of eagerly
+            UNSAFE.invokeCleaner(owner);
         }
     }
 

@@ -1,0 +1,147 @@
+"""Uploads of many leaves against a real daemon (TENPLEX_ADDR): small tensors and files travel in tar
+archives (a few requests, not one per leaf), large ones over parallel connections, and a state of
+both round-trips exactly; with checksums on too; an error in one of the parallel uploads surfaces as
+an exception. Prints OK at the end; any failure raises."""
+
+import os
+import sys
+import threading
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python"))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import tenplex  # noqa: E402
+from tenplex import batch, codec, http_client  # noqa: E402
+
+ADDR = os.environ["TENPLEX_ADDR"]
+c = tenplex.Client(ADDR)
+rng = np.random.default_rng(16)
+
+
+def state():
+    small = {"t%03d" % i: rng.standard_normal((3, 5, 7)).astype(np.float32) for i in range(200)}
+    small.update({"s%03d" % i: np.int64(i) for i in range(50)})
+    return {
+        "small": small,
+        "odd": [rng.integers(0, 255, size=n, dtype=np.uint8) for n in (1, 511, 512, 513, 4097)],
+        "empty": np.zeros((0, 3), dtype=np.float32),
+        "bf16": torch.randn(9, 11).to(torch.bfloat16),
+        "names": {"step": 7, "lr": 0.001, "note": "héllo", "flag": True, "none": None},
+        "keys": {"ключ": np.arange(3, dtype=np.int16), "k" * 120: np.arange(2, dtype=np.float64), 5: "int key"},
+        "big": {
+            "w": rng.standard_normal((1000, 1000)).astype(np.float32),
+            "u": rng.integers(0, 255, size=(3 << 20) + 5, dtype=np.uint8),
+            "l": rng.integers(-9, 9, size=(513, 1029), dtype=np.int64),
+            "h": torch.randn(1031, 517, dtype=torch.float16),
+        },
+    }
+
+
+def same(a, b, where="state"):
+    if isinstance(a, dict):
+        assert list(a) == list(b), "%s: keys %s vs %s" % (where, list(a), list(b))
+        for k in a:
+            same(a[k], b[k], where + "." + str(k))
+    elif isinstance(a, (list, tuple)):
+        assert type(a) is type(b) and len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            same(x, y, "%s[%d]" % (where, i))
+    elif codec.is_tensor(a):
+        x, y = as_numpy(a), as_numpy(b)
+        assert x.dtype == y.dtype and x.shape == y.shape, (where, x.dtype, x.shape, y.dtype, y.shape)
+        assert np.array_equal(x, y), where
+    else:
+        assert type(a) is type(b) and a == b, (where, a, b)
+
+
+def as_numpy(t):
+    """A tensor's values as numpy (bf16 as its int16 bit patterns)."""
+    if isinstance(t, torch.Tensor):
+        return (t.view(torch.int16) if t.dtype == torch.bfloat16 else t).numpy()
+    return np.asarray(t)
+
+
+class Counting:
+    """Counts requests and the client objects (threads' clones included) that sent them."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.calls = []
+        self.inner = http_client.Client.request
+
+    def __enter__(self):
+        counter = self
+
+        def request(client, method, path, ok=(200,), **kw):
+            with counter.lock:
+                counter.calls.append((id(client), method, path))
+            return counter.inner(client, method, path, ok, **kw)
+
+        http_client.Client.request = request
+        return self
+
+    def __exit__(self, *exc):
+        http_client.Client.request = self.inner
+
+
+s = state()
+leaves = len(codec.flatten(s))
+with Counting() as n:
+    sent = tenplex.upload(s, "/job/pybatch/s1", client=c)
+assert sent == sum(p[3] for p in batch.prepare(codec.flatten(s))), sent
+posts = [x for x in n.calls if x[1] == "POST" and x[2] == "/upload"]
+assert len(posts) >= 1 and len(n.calls) <= 8, "%d requests for %d leaves: %s" % (len(n.calls), leaves, n.calls)
+assert len({x[0] for x in n.calls}) > 1, "the uploads ran on clones of the client, in parallel"
+same(s, tenplex.download("/job/pybatch/s1", client=c, as_torch=True))
+
+# the same with checksums on every body, archives included; replaces what is there
+cs = tenplex.Client(ADDR, checksums=True)
+s2 = state()
+tenplex.upload(s2, "/job/pybatch/s1", client=cs)
+same(s2, tenplex.download("/job/pybatch/s1", client=cs, as_torch=True))
+
+# an archive with a wrong checksum is refused and stores nothing
+bad = batch.archive(batch.prepare([("x.numpy.ndarray", "tensor", np.arange(6, dtype=np.int32))]))
+try:
+    c.request("POST", "/upload", params={"prefix": "/job/pybatch/bad"}, data=batch.Pieces(bad),
+              headers={"Content-Type": "application/x-tar", "x-tensor-crc32c": "00000000"})
+    raise AssertionError("a wrong checksum was accepted")
+except tenplex.TenplexError as e:
+    assert e.status == 400 and "checksum mismatch" in str(e), e
+assert c.request("GET", "/api/v1/stat/job/pybatch/bad", ok=(200, 404)).status_code == 404
+
+# a state that would overwrite a tensor without replace is refused before anything is written
+tenplex.upload({"big": {"w": np.ones((1000, 1000), dtype=np.float32)}}, "/job/pybatch/s3", client=c)
+try:
+    tenplex.upload(state(), "/job/pybatch/s3", client=c, replace=False)
+    raise AssertionError("an upload over an existing tensor without replace succeeded")
+except tenplex.TenplexError as e:
+    assert e.status == 409 and e.code == "exists" and "big/w" in str(e), (e.status, e.code, str(e))
+assert sorted(tenplex.download("/job/pybatch/s3", client=c, as_torch=False)["big"]) == ["w"]
+
+# an error in one of the parallel uploads (one tensor more than the daemon's memory takes) is raised
+metrics = c.request("GET", "/metrics").text
+budget = int(float(next(l.split()[1] for l in metrics.splitlines() if l.startswith("tenplex_store_budget_bytes "))))
+huge = {"h%d" % i: np.zeros(budget // 3 + 1, dtype=np.uint8) for i in range(4)}  # 4/3 of the budget (pages untouched)
+try:
+    tenplex.upload(huge, "/job/pybatch/s4", client=c)
+    raise AssertionError("an upload beyond the memory budget succeeded")
+except tenplex.TenplexError as e:
+    assert e.status in (413, 507) and e.code in ("insufficient_storage", "too_large"), (e.status, e.code, str(e))
+c.request("DELETE", "/api/v1/dirs/job/pybatch/s4", params={"recursive": "true"})
+
+# a failure in any job of run_parallel surfaces, whichever thread ran it
+def boom(cl):
+    raise RuntimeError("job failed")
+
+
+try:
+    batch.run_parallel(c, [lambda cl: 1, boom, lambda cl: 2, lambda cl: 3], workers=3)
+    raise AssertionError("the failed job went unnoticed")
+except RuntimeError as e:
+    assert "job failed" in str(e)
+c.request("DELETE", "/api/v1/dirs/job/pybatch", params={"recursive": "true"})  # leaves the budget to later scripts
+print("OK")
