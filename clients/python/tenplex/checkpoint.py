@@ -18,7 +18,7 @@ import numpy as np
 from . import codec, layout, restore, torch_helpers
 from . import shared as shm
 from .errors import NoCheckpoint, TenplexError
-from .http_client import ERROR_CODE_HEADER, Client, client_for
+from .http_client import ERROR_CODE_HEADER, client_for
 from .transfer import upload_entries
 
 log = logging.getLogger("tenplex")
@@ -111,7 +111,7 @@ def _copy_state(c, job, rank, step, entries, seal, use_shared, blocking):
 
 def _own_client(c):
     """A client like ``c`` with its own connection, for work on a background thread."""
-    own = Client(addr=c.addr, token=c.token, timeout=c.timeout, ca=c.ca, checksums=c.checksums)
+    own = c.clone()
     if hasattr(c, "_shm_usable"):
         own._shm_usable = c._shm_usable
     return own
