@@ -355,10 +355,10 @@ public final class Generations {
         List<String> levels = tiers.levels(job, step);
         if (p == null) {
             return new GenerationsStatus.Generation(step, store.stat(dir.child("generation.json")).isPresent(), null,
-                    null, null, local, levels);
+                    null, null, local, levels, tiers.details(job, step));
         }
         return new GenerationsStatus.Generation(step, p.complete, p.world, List.copyOf(p.sealed), p.config, local,
-                levels);
+                levels, tiers.details(job, step));
     }
 
     private static boolean numeric(String name) {

@@ -97,7 +97,7 @@ public final class DurableTier implements Generations.Listener {
             Flusher.Result r = flusher.flush(job, step, base, keep);
             last.put(job, r.manifest());
             lastStats.put(job, r.stats());
-            generations.tiers().reached(job, step, Tiers.DURABLE);
+            generations.tiers().reached(job, step, Tiers.DURABLE, r.stats().asMap());
             LOG.info("durable flush {}", r.stats().describe());
             Retention.apply(dir, job, keep, -1);
             return Optional.of(r.stats());

@@ -15,6 +15,12 @@ public record FlushStats(String job, long step, long logicalBytes, long bytesWri
         return logicalBytes == 0 ? 1.0 : bytesWritten / (double) logicalBytes;
     }
 
+    /** The counts by name, for a generation's status. */
+    public java.util.Map<String, Long> asMap() {
+        return java.util.Map.of("logicalBytes", logicalBytes, "bytesWritten", bytesWritten, "blocksWritten",
+                blocksWritten, "blocksReused", blocksReused, "millis", millis);
+    }
+
     /** One log line in the fixed vocabulary. */
     public String describe() {
         return String.format(Locale.ROOT, "job=%s step=%d bytes=%d logicalBytes=%d written=%.1f%% blocks=%d reused=%d "
