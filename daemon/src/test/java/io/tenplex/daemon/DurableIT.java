@@ -59,6 +59,7 @@ class DurableIT {
         assertTrue(indexOf(log, "restored durable generation job=dur step=20") < indexOf(log, "ready on"),
                 String.join("\n", log));
         python("check", "20");
+        assertEquals(20, get("/api/v1/jobs/" + JOB + "/load/0").path("step").asLong());
         assertFalse(Files.exists(half), "a generation directory without its manifest is removed at start");
         assertEquals(137, daemon.signal("KILL"));
 

@@ -51,12 +51,13 @@ final class Restore {
                         bytes);
             } catch (DamagedGenerationException e) {
                 LOG.error("durable generation DAMAGED, not served (an older intact one is used): {}", e.getMessage());
-            } catch (IOException | IllegalArgumentException e) {
-                LOG.error("durable generation job={} step={} unreadable, not served: {}", job, step, e.toString());
             } catch (OutOfBudgetException e) {
                 LOG.error("durable generation job={} step={} does not fit the memory budget, not restored: {}", job,
                         step, e.getMessage());
                 break;
+            } catch (IOException | RuntimeException e) {
+                LOG.error("durable generation job={} step={} DAMAGED (unreadable manifest), not served: {}", job, step,
+                        e.toString());
             }
         }
         if (restored.isEmpty() && !kept.isEmpty()) {

@@ -36,8 +36,13 @@ final class Retention {
         TreeSet<Long> kept = new TreeSet<>();
         complete.descendingSet().stream().limit(Math.max(1, keep)).forEach(kept::add);
         Set<String> referenced = new HashSet<>();
+        boolean unsure = false;
         for (long s : kept) {
-            dir.read(job, s).ifPresent(m -> m.ranks().values().forEach(items -> referencedBy(items, referenced)));
+            try {
+                dir.read(job, s).ifPresent(m -> m.ranks().values().forEach(items -> referencedBy(items, referenced)));
+            } catch (IOException | RuntimeException e) {
+                unsure = true; // an unreadable manifest: its packs are unknown, so no pack is removed now
+            }
         }
         for (long s : complete) {
             if (!kept.contains(s)) {
@@ -45,7 +50,7 @@ final class Retention {
             }
         }
         for (long s : all) {
-            if (s != skip && !kept.contains(s) && !referenced.contains(DurableDir.packName(s))) {
+            if (!unsure && s != skip && !kept.contains(s) && !referenced.contains(DurableDir.packName(s))) {
                 dir.deleteGeneration(job, s);
             }
         }

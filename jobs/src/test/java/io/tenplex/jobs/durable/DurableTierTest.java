@@ -238,6 +238,43 @@ class DurableTierTest {
         assertArrayEquals(w, read(b.store, "/job/j/generations/10/0/w"));
     }
 
+    @Test
+    void unreadableManifest_fallsBackToTheNewestIntactGeneration() throws Exception {
+        byte[] w = bytes((int) ODD.byteSize());
+        saveAndSeal(10, Map.of("w", w), Map.of());
+        saveAndSeal(20, Map.of("w", bytes(w.length)), Map.of());
+        Path m = dir.resolve("jobs/j/20/manifest.json");
+        Files.writeString(m, Files.readString(m).substring(0, 200)); // cut mid-JSON
+        assertRestoresOnly10(w);
+    }
+
+    @Test
+    void manifestListingTooFewBlocks_isDamaged() throws Exception {
+        byte[] w = bytes((int) ODD.byteSize());
+        saveAndSeal(10, Map.of("w", w), Map.of());
+        saveAndSeal(20, Map.of("w", bytes(w.length)), Map.of());
+        Path m = dir.resolve("jobs/j/20/manifest.json");
+        Files.writeString(m, Files.readString(m).replace("\"size\" : " + ODD.byteSize(),
+                "\"size\" : " + (ODD.byteSize() + BLOCK)));
+        assertRestoresOnly10(w);
+    }
+
+    @Test
+    void jobWithoutDurableKeep_isNotFlushed() throws Exception {
+        a.generations.tiers().set("j", new Tiers.Settings(0, 0, 0, 0));
+        saveAndSeal(10, Map.of("w", bytes((int) ODD.byteSize())), Map.of());
+        assertFalse(Files.exists(dir.resolve("jobs/j")));
+        assertEquals(List.of(Tiers.MEMORY), a.generations.tiers().levels("j", 10));
+    }
+
+    @Test
+    void flushStats_showInTheGenerationsStatus() throws Exception {
+        saveAndSeal(10, Map.of("w", bytes((int) ODD.byteSize())), Map.of());
+        Map<String, Long> d = a.generations.describe("j").generations().get(0).levelDetails().get(Tiers.DURABLE);
+        assertEquals(ODD.byteSize(), d.get("bytesWritten"));
+        assertEquals(ODD.byteSize(), d.get("logicalBytes"));
+    }
+
     private void assertRestoresOnly10(byte[] w) throws Exception {
         b = new Node();
         assertEquals(Map.of("j", List.of(10L)), b.tier.restore());
