@@ -23,11 +23,14 @@ import java.util.Optional;
  * Reads a durable generation back into the store under {@code /job/<job>/generations/<step>/<rank>/},
  * checking every block's CRC32C on the way: all of its entries are published at once, or, when a block
  * is bad or missing and {@link BlockRepair} has no copy, none (a {@link DamagedGenerationException}).
+ * One restore at a time.
  */
 final class Restorer {
     private final TensorStore store;
     private final DurableDir dir;
     private final BlockRepair repair;
+    /** One block's bytes on their way into the store, reused (restores run one at a time). */
+    private ByteBuffer scratch = ByteBuffer.allocateDirect(0);
 
     Restorer(TensorStore store, DurableDir dir, BlockRepair repair) {
         this.store = store;
@@ -67,8 +70,10 @@ final class Restorer {
 
     private TensorStore.Put read(DurableManifest m, int rank, StorePath to, DurableManifest.Item item,
             Map<String, FileChannel> packs) throws IOException {
-        if (item.blocks().size() != (item.size() + item.blockSize() - 1) / item.blockSize() || item.blockSize() <= 0) {
-            throw new DamagedGenerationException(where(m, rank, item) + ": " + item.blocks().size() + " blocks listed for "
+        if (item.blockSize() <= 0 || item.size() < 0 || item.blocks() == null
+                || item.blocks().size() != (item.size() + item.blockSize() - 1) / item.blockSize()) {
+            throw new DamagedGenerationException(where(m, rank, item) + ": "
+                    + (item.blocks() == null ? 0 : item.blocks().size()) + " blocks listed for "
                     + item.size() + " bytes in blocks of " + item.blockSize());
         }
         TensorMeta meta = DurableManifest.Item.TENSOR.equals(item.type())
@@ -76,7 +81,7 @@ final class Restorer {
                         .toArray())) : null;
         BlobWriter w = BlobWriter.allocate(store.allocator(), item.size(), store.checksumBlock());
         try {
-            ByteBuffer buf = ByteBuffer.allocateDirect((int) Math.min(item.blockSize(), Math.max(1, item.size())));
+            ByteBuffer buf = scratch((int) Math.min(item.blockSize(), Math.max(1, item.size())));
             for (int i = 0; i < item.blocks().size(); i++) {
                 buf.clear().limit((int) item.blockLength(i));
                 fill(m, rank, item, i, buf, packs);
@@ -86,6 +91,13 @@ final class Restorer {
         } finally {
             w.close();
         }
+    }
+
+    private ByteBuffer scratch(int size) {
+        if (scratch.capacity() < size) {
+            scratch = ByteBuffer.allocateDirect(size);
+        }
+        return scratch;
     }
 
     /** Reads block {@code i} into {@code buf} and checks it, or gets it from {@link BlockRepair}. */
