@@ -60,6 +60,8 @@ class DurableIT {
                 String.join("\n", log));
         python("check", "20");
         assertEquals(20, get("/api/v1/jobs/" + JOB + "/load/0").path("step").asLong());
+        assertTrue(get("/api/v1/dirs/job/" + JOB + "/generations/20/0?recursive=true").path("entries").size() >= 4,
+                "what tenplex ls lists");
         assertFalse(Files.exists(half), "a generation directory without its manifest is removed at start");
         assertEquals(137, daemon.signal("KILL"));
 

@@ -80,25 +80,43 @@ class DurableTierTest {
 
     /** Saves the given tensors for ranks 0 and 1 and completes {@code step} (world 2). */
     private void saveAndSeal(long step, Map<String, byte[]> rank0, Map<String, byte[]> rank1) throws Exception {
-        put(0, rank0);
-        put(1, rank1);
-        JsonNode config = new ObjectMapper().readTree("{\"tp\": 2}");
-        a.generations.seal("j", step, 0, 2, config);
-        a.generations.seal("j", step, 1, 2, config);
-        a.generations.sealed("j", step, List.of(0, 1), 2, config);
+        saveAndSeal(a, step, rank0, rank1);
     }
 
-    private void put(int rank, Map<String, byte[]> tensors) {
+    private static void saveAndSeal(Node n, long step, Map<String, byte[]> rank0, Map<String, byte[]> rank1)
+            throws Exception {
+        put(n, 0, rank0);
+        put(n, 1, rank1);
+        JsonNode config = new ObjectMapper().readTree("{\"tp\": 2}");
+        n.generations.seal("j", step, 0, 2, config);
+        n.generations.seal("j", step, 1, 2, config);
+        n.generations.sealed("j", step, List.of(0, 1), 2, config);
+    }
+
+    private static void put(Node n, int rank, Map<String, byte[]> tensors) {
         tensors.forEach((name, data) -> {
             String p = "/job/j/save/" + rank + "/" + name;
             if (name.endsWith(".bf16")) {
-                Fixtures.putTensor(a.store, p, BF16, data, true);
+                Fixtures.putTensor(n.store, p, BF16, data, true);
             } else if (name.endsWith(".txt")) {
-                Fixtures.putFile(a.store, p, data, true);
+                Fixtures.putFile(n.store, p, data, true);
             } else {
-                Fixtures.putTensor(a.store, p, ODD, data, true);
+                Fixtures.putTensor(n.store, p, ODD, data, true);
             }
         });
+    }
+
+    @Test
+    void afterARestart_theNextFlushIsDifferentialAgainstTheRestoredGeneration() throws Exception {
+        byte[] frozen = bytes((int) ODD.byteSize());
+        saveAndSeal(10, Map.of("frozen", frozen, "tuned", bytes(frozen.length)), Map.of());
+        b = new Node();
+        b.tier.restore();
+        assertTrue(b.tier.lastFlush("j").isEmpty(), "a restored generation is not flushed again");
+        saveAndSeal(b, 20, Map.of("frozen", frozen, "tuned", bytes(frozen.length)), Map.of());
+        FlushStats s = b.tier.lastFlush("j").orElseThrow();
+        assertEquals(ODD.byteSize(), s.bytesWritten(), "only the tuned tensor");
+        assertEquals(OptionalLong.of(20), b.generations.current("j"));
     }
 
     private static byte[] read(TensorStore s, String path) {
