@@ -16,7 +16,7 @@ final class ConfigFile {
             "idleTimeout", "headTimeout", "bodyTimeout", "writeTimeout", "allowOrigins", "dataRoots", "allowSourceHosts",
             "sourceConnectTimeout", "sourceReadTimeout", "preparedTimeout",
             "tokenFile", "tlsCert", "tlsKey", "tlsCa", "peerConnections", "coordinatorTimeout",
-            "shmDir");
+            "shmDir", "checkpointDir");
 
     private final Path file;
     private final JsonNode n;
@@ -51,7 +51,8 @@ final class ConfigFile {
         return new DaemonConfig.Given(text("bind"), n.has("port") ? n.get("port").asInt() : null, text("memoryLimit"),
                 path("mount"), text("token"), text("peers"), text("linkRate"), timeouts(), sources(),
                 path("tokenFile"), path("tlsCert"), path("tlsKey"), path("tlsCa"),
-                new DaemonConfig.Tunables(text("peerConnections"), text("coordinatorTimeout"), text("shmDir")));
+                new DaemonConfig.Tunables(text("peerConnections"), text("coordinatorTimeout"), text("shmDir"),
+                        path("checkpointDir")));
     }
 
     private DaemonConfig.Timeouts timeouts() {

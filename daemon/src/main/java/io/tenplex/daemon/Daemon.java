@@ -83,6 +83,7 @@ public final class Daemon implements AutoCloseable {
         SharedSaves shared = sharedSaves(tuning, store, jobs, pools, life);
         RestServer rest = life.add("rest", new RestServer(store, cfg.token(), cfg.limits(), ssl, pools.restWork));
         configureJobs(cfg, jobs);
+        Durable.start(tuning.checkpointDir(), store, jobs.generations(), pools.durableWork); // before serving
         rest.addControl(JobRoutes.PREFIX, new JobRoutes(jobs, new ResourceChanges(jobs), planning, shared));
         rest.addControl(StopRoute.PATH, new StopRoute(flags));
         datasets.setDefaultPeers(peerAddresses(cfg));

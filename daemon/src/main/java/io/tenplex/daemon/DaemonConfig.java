@@ -74,12 +74,22 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
      * @param peerEventLoopThreads the peer client's event-loop threads
      * @param sharedMemory where shared-memory segments for trainers on this host are made (a tmpfs);
      *     null: none (trainers save and load over REST)
+     * @param checkpointDir where complete generations are flushed (L4, the durable tier) and restored
+     *     from at start; null: none (checkpoints live only in memory)
      */
     public record Tuning(int peerConnections, Duration coordinatorTimeout, int jobReaderThreads, int restWorkThreads,
-            int datasetLoaderThreads, int peerEventLoopThreads, Path sharedMemory) {
+            int datasetLoaderThreads, int peerEventLoopThreads, Path sharedMemory, Path checkpointDir) {
         public static final int MAX_PEER_CONNECTIONS = 1024;
         public static final Path DEFAULT_SHARED_MEMORY = Path.of("/dev/shm");
-        public static final Tuning DEFAULTS = new Tuning(8, Duration.ofMinutes(10), 64, 2, 0, 2, DEFAULT_SHARED_MEMORY);
+        public static final Tuning DEFAULTS = new Tuning(8, Duration.ofMinutes(10), 64, 2, 0, 2, DEFAULT_SHARED_MEMORY,
+                null);
+
+        /** Without a checkpoint directory. */
+        public Tuning(int peerConnections, Duration coordinatorTimeout, int jobReaderThreads, int restWorkThreads,
+                int datasetLoaderThreads, int peerEventLoopThreads, Path sharedMemory) {
+            this(peerConnections, coordinatorTimeout, jobReaderThreads, restWorkThreads, datasetLoaderThreads,
+                    peerEventLoopThreads, sharedMemory, null);
+        }
 
         /** With shared memory in {@link #DEFAULT_SHARED_MEMORY}. */
         public Tuning(int peerConnections, Duration coordinatorTimeout, int jobReaderThreads, int restWorkThreads,
@@ -166,11 +176,15 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
     }
 
     /** {@link Tuning} options as given (null = not given). */
-    record Tunables(String peerConnections, String coordinatorTimeout, String shmDir) {
-        static final Tunables NONE = new Tunables(null, null, null);
+    record Tunables(String peerConnections, String coordinatorTimeout, String shmDir, Path checkpointDir) {
+        static final Tunables NONE = new Tunables(null, null, null, null);
 
         Tunables(String peerConnections, String coordinatorTimeout) {
-            this(peerConnections, coordinatorTimeout, null);
+            this(peerConnections, coordinatorTimeout, null, null);
+        }
+
+        Tunables(String peerConnections, String coordinatorTimeout, String shmDir) {
+            this(peerConnections, coordinatorTimeout, shmDir, null);
         }
 
         /** {@code none} turns shared memory off; anything else is a directory. */
@@ -189,7 +203,7 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
                     duration("coordinator timeout", first(coordinatorTimeout, file.coordinatorTimeout, null),
                             d.coordinatorTimeout()),
                     d.jobReaderThreads(), d.restWorkThreads(), d.datasetLoaderThreads(), d.peerEventLoopThreads(),
-                    sharedMemory(first(shmDir, file.shmDir, null)));
+                    sharedMemory(first(shmDir, file.shmDir, null)), first(checkpointDir, file.checkpointDir, null));
         }
     }
 
@@ -307,13 +321,14 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
     String describe() {
         return String.format(Locale.ROOT, "bind=%s port=%d memoryLimit=%.2f GiB (%s) mount=%s token=%s peers=%s "
                 + "linkRate=%s timeouts(idle=%ds head=%ds body=%ds write=%ds prepared=%ds coordinator=%ds) "
-                + "peerConnections=%d shmDir=%s allowedOrigins=%s %s tls=%s",
+                + "peerConnections=%d shmDir=%s checkpointDir=%s allowedOrigins=%s %s tls=%s",
                 bind, port, memoryLimit / (double) (1L << 30), memoryLimitSource,
                 mount == null ? "off" : mount, token == null ? "off" : "on", peers.isEmpty() ? "none" : peers.toString(),
                 linkRate == 0 ? "unpaced" : String.format(Locale.ROOT, "%.3f Gbit/s", linkRate / 1e9),
                 limits.idle().toSeconds(), limits.head().toSeconds(), limits.body().toSeconds(),
                 limits.write().toSeconds(), preparedTimeout.toSeconds(), tuning.coordinatorTimeout().toSeconds(),
                 tuning.peerConnections(), tuning.sharedMemory() == null ? "none" : tuning.sharedMemory(),
+                tuning.checkpointDir() == null ? "none (L4 off)" : tuning.checkpointDir(),
                 limits.allowedOrigins().isEmpty() ? "none" : limits.allowedOrigins(),
                 sources.describe(), tls == null ? "off" : "on (cert " + tls.cert() + ", peers trust "
                         + (tls.ca() == null ? "the JDK's CAs" : tls.ca()) + ")");

@@ -29,6 +29,8 @@ final class DaemonExecutors implements AutoCloseable {
     final ExecutorService datasetLoaders;
     /** Checksums of saves committed through shared memory (SharedSaves' work), one thread a core. */
     final ExecutorService sharedWork;
+    /** Durable-tier flushes, one at a time in completion order (DurableTier's {@code tenplex-durable}). */
+    final ExecutorService durableWork;
     /** The peer client's Netty event loop (PeerClient's {@code tenplex-peer}). */
     final EventLoopGroup peerEventLoop;
 
@@ -46,6 +48,7 @@ final class DaemonExecutors implements AutoCloseable {
                         new DefaultThreadFactory("tenplex-data-load", true));
         sharedWork = Executors.newFixedThreadPool(Runtime.getRuntime().availableProcessors(),
                 new DefaultThreadFactory("tenplex-shm", true));
+        durableWork = Executors.newSingleThreadExecutor(new DefaultThreadFactory("tenplex-durable", true));
         peerEventLoop = new MultiThreadIoEventLoopGroup(t.peerEventLoopThreads(),
                 new DefaultThreadFactory("tenplex-peer", true), NioIoHandler.newFactory());
     }
@@ -53,7 +56,8 @@ final class DaemonExecutors implements AutoCloseable {
     /** Stops every pool; running tasks are interrupted (their components have closed before). */
     @Override
     public void close() {
-        ExecutorService[] all = {jobReaders, jobBackground, inDoubtTimer, restWork, datasetLoaders, sharedWork};
+        ExecutorService[] all = {jobReaders, jobBackground, inDoubtTimer, restWork, datasetLoaders, sharedWork,
+            durableWork};
         for (ExecutorService e : all) {
             e.shutdownNow();
         }

@@ -32,7 +32,7 @@ public final class Tenplexd implements Callable<Integer> {
             description = "JSON file with any of: bind, port, memoryLimit, mount, token, tokenFile, peers, linkRate, "
                     + "tlsCert, tlsKey, tlsCa, idleTimeout, headTimeout, bodyTimeout, writeTimeout, allowOrigins, "
                     + "preparedTimeout, dataRoots, "
-                    + "allowSourceHosts, sourceConnectTimeout, sourceReadTimeout, peerConnections, coordinatorTimeout, shmDir. "
+                    + "allowSourceHosts, sourceConnectTimeout, sourceReadTimeout, peerConnections, coordinatorTimeout, shmDir, checkpointDir. "
                     + "Options given here win.")
     Path config;
 
@@ -125,6 +125,12 @@ public final class Tenplexd implements Callable<Integer> {
                     + "(trainers then save and load over REST) (default: /dev/shm).")
     String shmDir;
 
+    @Option(names = "--checkpoint-dir", paramLabel = "DIR",
+            description = "Where complete generations are flushed to disk (L4, the durable tier; differential, the "
+                    + "newest 2 kept per job unless a job's tiers say otherwise) and restored from when tenplexd starts "
+                    + "(default: none: L4 is off and checkpoints live only in memory, lost with the daemon).")
+    Path checkpointDir;
+
     private final CountDownLatch stopped = new CountDownLatch(1);
 
     @Override
@@ -159,7 +165,8 @@ public final class Tenplexd implements Callable<Integer> {
                 new DaemonConfig.Timeouts(idleTimeout, headTimeout, bodyTimeout, writeTimeout, allowOrigins,
                         preparedTimeout),
                 new DaemonConfig.Sources(dataRoots, sourceHosts, sourceConnectTimeout, sourceReadTimeout), tokenFile,
-                tlsCert, tlsKey, tlsCa, new DaemonConfig.Tunables(peerConnections, coordinatorTimeout, shmDir));
+                tlsCert, tlsKey, tlsCa, new DaemonConfig.Tunables(peerConnections, coordinatorTimeout, shmDir,
+                checkpointDir));
     }
 
     public static void main(String[] args) {

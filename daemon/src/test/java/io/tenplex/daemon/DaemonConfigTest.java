@@ -255,4 +255,20 @@ class DaemonConfigTest {
                 () -> DaemonConfig.resolve(cliTuning(null, "10ms"), NONE, 24 * GIB, 100 * GIB));
         assertTrue(tooShort.getMessage().contains("out of range (100ms to 1 day)"), tooShort.getMessage());
     }
+
+    @Test
+    void checkpointDir_isOffByDefault_andComesFromTheFileOrTheCommandLine(@TempDir Path dir) throws Exception {
+        DaemonConfig d = DaemonConfig.resolve(NONE, NONE, 24 * GIB, 100 * GIB);
+        assertNull(d.tuning().checkpointDir(), "L4 is off unless a directory is given");
+        assertTrue(d.describe().contains("checkpointDir=none (L4 off)"), d.describe());
+        Path f = Files.writeString(dir.resolve("c.json"), "{\"checkpointDir\": \"" + dir.resolve("file") + "\"}");
+        DaemonConfig fromFile = DaemonConfig.resolve(NONE, DaemonConfig.Given.fromFile(f), 24 * GIB, 100 * GIB);
+        assertEquals(dir.resolve("file"), fromFile.tuning().checkpointDir());
+        DaemonConfig.Given cli = new DaemonConfig.Given(null, null, null, null, null, null, null,
+                DaemonConfig.Timeouts.NONE, DaemonConfig.Sources.NONE, null, null, null, null,
+                new DaemonConfig.Tunables(null, null, null, dir.resolve("cli")));
+        DaemonConfig both = DaemonConfig.resolve(cli, DaemonConfig.Given.fromFile(f), 24 * GIB, 100 * GIB);
+        assertEquals(dir.resolve("cli"), both.tuning().checkpointDir());
+        assertTrue(both.describe().contains("checkpointDir=" + dir.resolve("cli")), both.describe());
+    }
 }

@@ -84,6 +84,25 @@ public final class DaemonProcess implements AutoCloseable {
 
     private synchronized void keep(String line) {
         log.add(line);
+        notifyAll();
+    }
+
+    /** Waits (up to {@code seconds}) for a log line containing {@code text}; the first such line. */
+    public synchronized String awaitLine(String text, long seconds) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (true) {
+            for (String l : log) {
+                if (l.contains(text)) {
+                    return l;
+                }
+            }
+            long left = end - System.nanoTime();
+            if (left <= 0) {
+                throw new AssertionError("no log line with '" + text + "' within " + seconds + " s:\n"
+                        + String.join("\n", log));
+            }
+            TimeUnit.NANOSECONDS.timedWait(this, left);
+        }
     }
 
     public synchronized List<String> log() {

@@ -211,7 +211,7 @@ public final class Generations {
         return p.complete;
     }
 
-    private void complete(String job, long step, Progress p) throws IOException {
+    private void writeGenerationFile(String job, long step, Progress p) throws IOException {
         ObjectNode g = json.createObjectNode();
         g.put("step", step);
         g.put("world", p.world);
@@ -221,6 +221,40 @@ public final class Generations {
         store.mkdirs(generationDir(job, step));
         SmallFiles.put(store, generationDir(job, step).child("generation.json"),
                 json.writerWithDefaultPrettyPrinter().writeValueAsString(g));
+    }
+
+    /**
+     * Takes back a complete generation restored from the durable tier, whose rank trees are already in
+     * the store under {@code generations/<step>/<rank>/}: writes its {@code generation.json} and the
+     * ranks' manifests and records every rank as sealed; the newest restored step becomes current.
+     * Listeners are not told (nothing new completed).
+     */
+    public synchronized void restored(String job, long step, int world, JsonNode config) throws IOException {
+        check(step, world);
+        Progress p = new Progress(world, config == null || config.isMissingNode() ? null : config);
+        for (int r = 0; r < world; r++) {
+            p.sealed.add(r);
+        }
+        p.complete = true;
+        jobs.computeIfAbsent(job, j -> new TreeMap<>()).put(step, p);
+        writeGenerationFile(job, step, p);
+        for (Entry e : store.list(generationDir(job, step), false)) {
+            if (e.type() == EntryType.DIR && numeric(e.name())) {
+                int rank = Integer.parseInt(e.name());
+                SmallFiles.put(store, generationDir(job, step).child("manifests").child(rank + ".json"),
+                        json.writerWithDefaultPrettyPrinter().writeValueAsString(manifest(e.path(), rank, step)));
+            }
+        }
+        OptionalLong current = current(job);
+        if (current.isEmpty() || current.getAsLong() < step) {
+            SmallFiles.put(store, currentFile(job), Long.toString(step));
+        }
+        tiers.reached(job, step, Tiers.MEMORY);
+        notifyAll();
+    }
+
+    private void complete(String job, long step, Progress p) throws IOException {
+        writeGenerationFile(job, step, p);
         OptionalLong previous = current(job);
         SmallFiles.put(store, currentFile(job), Long.toString(step));
         p.complete = true;
@@ -321,10 +355,10 @@ public final class Generations {
         List<String> levels = tiers.levels(job, step);
         if (p == null) {
             return new GenerationsStatus.Generation(step, store.stat(dir.child("generation.json")).isPresent(), null,
-                    null, null, local, levels);
+                    null, null, local, levels, tiers.details(job, step));
         }
         return new GenerationsStatus.Generation(step, p.complete, p.world, List.copyOf(p.sealed), p.config, local,
-                levels);
+                levels, tiers.details(job, step));
     }
 
     private static boolean numeric(String name) {

@@ -14,10 +14,13 @@ public record GenerationsStatus(Long current, List<Generation> generations) {
     /**
      * One step: {@code world}, {@code sealedRanks} and {@code config} only when this daemon was told
      * of its seals (not for a step it only finds in its store); {@code config} only when one was given;
-     * {@code levels}: the checkpoint levels it reached on this daemon ({@link Tiers}), cheapest first.
+     * {@code levels}: the checkpoint levels it reached on this daemon ({@link Tiers}), cheapest first;
+     * {@code levelDetails}: per level, what reaching it cost when noted (a durable flush's
+     * {@code bytesWritten} against {@code logicalBytes}), absent when none.
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Generation(long step, boolean complete, Integer world, List<Integer> sealedRanks, JsonNode config,
-            List<Integer> localRanks, List<String> levels) {
+            List<Integer> localRanks, List<String> levels,
+            @JsonInclude(JsonInclude.Include.NON_EMPTY) java.util.Map<String, java.util.Map<String, Long>> levelDetails) {
     }
 }

@@ -63,10 +63,17 @@ public final class Tiers {
     private volatile Settings defaults = Settings.NONE;
     private final Map<String, Settings> settings = new ConcurrentHashMap<>();
     private final Map<String, TreeMap<Long, TreeSet<String>>> reached = new ConcurrentHashMap<>();
+    /** job to step to level to what reaching it cost (bytes written...), shown in the generation's status. */
+    private final Map<String, TreeMap<Long, Map<String, Map<String, Long>>>> details = new ConcurrentHashMap<>();
 
     /** The settings of jobs that set none (the daemon's configuration). */
     public void setDefaults(Settings s) {
         defaults = s;
+    }
+
+    /** The settings of jobs that set none. */
+    public Settings defaults() {
+        return defaults;
     }
 
     public Settings settings(String job) {
@@ -85,6 +92,29 @@ public final class Tiers {
         TreeMap<Long, TreeSet<String>> steps = reached.computeIfAbsent(job, j -> new TreeMap<>());
         synchronized (steps) {
             steps.computeIfAbsent(step, s -> new TreeSet<>()).add(level);
+        }
+    }
+
+    /**
+     * As {@link #reached(String, long, String)}, with what reaching the level cost (e.g. a durable
+     * flush's {@code bytesWritten} and {@code logicalBytes}), shown in the generation's status.
+     */
+    public void reached(String job, long step, String level, Map<String, Long> cost) {
+        reached(job, step, level);
+        TreeMap<Long, Map<String, Map<String, Long>>> steps = details.computeIfAbsent(job, j -> new TreeMap<>());
+        synchronized (steps) {
+            steps.computeIfAbsent(step, s -> new TreeMap<>()).put(level, Map.copyOf(cost));
+        }
+    }
+
+    /** Per level, what reaching it cost for generation {@code step} of {@code job} (empty when nothing was noted). */
+    public Map<String, Map<String, Long>> details(String job, long step) {
+        TreeMap<Long, Map<String, Map<String, Long>>> steps = details.get(job);
+        if (steps == null) {
+            return Map.of();
+        }
+        synchronized (steps) {
+            return Map.copyOf(steps.getOrDefault(step, Map.of()));
         }
     }
 
@@ -110,11 +140,18 @@ public final class Tiers {
                 steps.remove(step);
             }
         }
+        TreeMap<Long, Map<String, Map<String, Long>>> d = details.get(job);
+        if (d != null) {
+            synchronized (d) {
+                d.remove(step);
+            }
+        }
     }
 
     /** Forgets a job. */
     public void forget(String job) {
         settings.remove(job);
         reached.remove(job);
+        details.remove(job);
     }
 }

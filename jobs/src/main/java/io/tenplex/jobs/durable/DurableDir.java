@@ -1,0 +1,176 @@
+package io.tenplex.jobs.durable;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.TreeSet;
+
+/**
+ * The files of the durable tier under one directory: {@code DIR/jobs/<job>/<step>/manifest.json} (the
+ * generation; present only once complete) and {@code DIR/jobs/<job>/<step>/blocks.pack} (the blocks
+ * that flush wrote). Manifests are written under a temporary name, synced, renamed into place and the
+ * directory synced, so a crash leaves either no manifest or a whole one.
+ */
+final class DurableDir {
+    static final String JOBS = "jobs";
+    static final String MANIFEST = "manifest.json";
+    static final String PACK = "blocks.pack";
+    private static final String TMP = ".tmp";
+
+    private final Path root;
+    private final ObjectMapper json = new ObjectMapper();
+
+    DurableDir(Path root) {
+        this.root = root;
+    }
+
+    Path root() {
+        return root;
+    }
+
+    Path job(String job) {
+        if (job.isEmpty() || job.startsWith(".") || job.contains("/")) {
+            throw new IllegalArgumentException("job name '" + job + "' cannot name a directory");
+        }
+        return root.resolve(JOBS).resolve(job);
+    }
+
+    Path generation(String job, long step) {
+        return job(job).resolve(Long.toString(step));
+    }
+
+    /** The pack of generation {@code step}, relative to the job's directory (as manifests name it). */
+    static String packName(long step) {
+        return step + "/" + PACK;
+    }
+
+    Path pack(String job, String relative) {
+        Path p = job(job).resolve(relative).normalize();
+        if (!p.startsWith(job(job)) || p.equals(job(job))) {
+            throw new IllegalArgumentException("pack '" + relative + "' is outside job " + job + "'s directory");
+        }
+        return p;
+    }
+
+    /** The jobs that have a directory here. */
+    List<String> jobs() throws IOException {
+        List<String> out = new ArrayList<>();
+        Path dir = root.resolve(JOBS);
+        if (Files.isDirectory(dir)) {
+            try (DirectoryStream<Path> s = Files.newDirectoryStream(dir)) {
+                s.forEach(p -> {
+                    if (Files.isDirectory(p) && !p.getFileName().toString().startsWith(".")) {
+                        out.add(p.getFileName().toString());
+                    }
+                });
+            }
+        }
+        return out;
+    }
+
+    /** The steps that have a generation directory (complete or not), oldest first. */
+    TreeSet<Long> steps(String job) throws IOException {
+        TreeSet<Long> out = new TreeSet<>();
+        Path dir = job(job);
+        if (!Files.isDirectory(dir)) {
+            return out;
+        }
+        try (DirectoryStream<Path> s = Files.newDirectoryStream(dir)) {
+            for (Path p : s) {
+                String n = p.getFileName().toString();
+                if (Files.isDirectory(p) && !n.isEmpty() && n.length() < 19 && n.chars().allMatch(Character::isDigit)) {
+                    out.add(Long.parseLong(n));
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Whether generation {@code step} has its final manifest. */
+    boolean complete(String job, long step) {
+        return Files.isRegularFile(generation(job, step).resolve(MANIFEST));
+    }
+
+    /** The manifest of a complete generation; empty when it has none. @throws IOException when it is unreadable */
+    Optional<DurableManifest> read(String job, long step) throws IOException {
+        Path m = generation(job, step).resolve(MANIFEST);
+        try {
+            DurableManifest d = json.readValue(Files.readAllBytes(m), DurableManifest.class);
+            if (!DurableManifest.FORMAT.equals(d.format()) || d.version() != DurableManifest.VERSION
+                    || d.step() != step || !job.equals(d.job())) {
+                throw new IOException(m + " is not a version " + DurableManifest.VERSION + " manifest of generation "
+                        + step + " of job " + job);
+            }
+            return Optional.of(d);
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** Creates the generation's directory (and its parents) and syncs the job's directory. */
+    Path createGeneration(String job, long step) throws IOException {
+        Path g = Files.createDirectories(generation(job, step));
+        syncDirectory(job(job));
+        return g;
+    }
+
+    /** Writes the manifest whole: a temporary file, synced, renamed into place, the directory synced. */
+    void writeManifest(DurableManifest m) throws IOException {
+        Path dir = generation(m.job(), m.step());
+        Path tmp = dir.resolve(MANIFEST + TMP);
+        byte[] bytes = json.writerWithDefaultPrettyPrinter().writeValueAsBytes(m);
+        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                StandardOpenOption.TRUNCATE_EXISTING)) {
+            ByteBuffer b = ByteBuffer.wrap(bytes);
+            while (b.hasRemaining()) {
+                ch.write(b);
+            }
+            ch.force(true);
+        }
+        try {
+            Files.move(tmp, dir.resolve(MANIFEST), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (AtomicMoveNotSupportedException e) {
+            throw new IOException("the checkpoint directory's file system cannot rename atomically: " + dir, e);
+        }
+        syncDirectory(dir);
+    }
+
+    /** Removes a generation's manifest (it stops being a generation), syncing its directory. */
+    void deleteManifest(String job, long step) throws IOException {
+        Path dir = generation(job, step);
+        Files.deleteIfExists(dir.resolve(MANIFEST));
+        syncDirectory(dir);
+    }
+
+    /** Removes a generation's directory and everything in it. */
+    void deleteGeneration(String job, long step) throws IOException {
+        Path dir = generation(job, step);
+        if (Files.isDirectory(dir)) {
+            try (DirectoryStream<Path> s = Files.newDirectoryStream(dir)) {
+                for (Path p : s) {
+                    Files.deleteIfExists(p);
+                }
+            }
+            Files.deleteIfExists(dir);
+            syncDirectory(job(job));
+        }
+    }
+
+    /** fsync of a directory, so that a rename or a new entry in it survives a crash. */
+    static void syncDirectory(Path dir) throws IOException {
+        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+            ch.force(true);
+        }
+    }
+}

@@ -1,0 +1,88 @@
+package io.tenplex.jobs.durable;
+
+import io.tenplex.jobs.Generations;
+import io.tenplex.jobs.Tiers;
+import io.tenplex.store.memory.OutOfBudgetException;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.NavigableSet;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Puts one job's durable generations back when the daemon starts: cleans the job's directory (flushes
+ * cut short, expired generations), then restores the kept generations newest first, each verified
+ * block by block; a damaged one is logged and skipped, so the job's current generation is the newest
+ * intact one.
+ */
+final class Restore {
+    private static final Logger LOG = LoggerFactory.getLogger(Restore.class);
+
+    private final DurableDir dir;
+    private final Restorer restorer;
+    private final Generations generations;
+
+    Restore(DurableDir dir, Restorer restorer, Generations generations) {
+        this.dir = dir;
+        this.restorer = restorer;
+        this.generations = generations;
+    }
+
+    /** The steps restored (newest first) and the newest intact manifest (the next flush's base). */
+    record Outcome(List<Long> steps, Optional<DurableManifest> base) {
+    }
+
+    Outcome job(String job, int defaultKeep) throws IOException {
+        int keep = retention(job, defaultKeep);
+        NavigableSet<Long> kept = Retention.apply(dir, job, keep, -1);
+        List<Long> restored = new ArrayList<>();
+        DurableManifest base = null;
+        for (long step : kept.descendingSet()) {
+            try {
+                DurableManifest m = dir.read(job, step).orElseThrow();
+                long bytes = restorer.restore(m);
+                generations.restored(job, step, m.world(), m.config());
+                generations.tiers().reached(job, step, Tiers.DURABLE);
+                restored.add(step);
+                base = base == null ? m : base;
+                LOG.info("restored durable generation job={} step={} ranks={} bytes={}", job, step, m.ranks().keySet(),
+                        bytes);
+            } catch (DamagedGenerationException e) {
+                LOG.error("durable generation DAMAGED, not served (an older intact one is used): {}", e.getMessage());
+            } catch (OutOfBudgetException e) {
+                LOG.error("durable generation job={} step={} does not fit the memory budget, not restored: {}", job,
+                        step, e.getMessage());
+                break;
+            } catch (IOException | RuntimeException e) {
+                LOG.error("durable generation job={} step={} DAMAGED (unreadable manifest), not served: {}", job, step,
+                        e.toString());
+            }
+        }
+        if (restored.isEmpty() && !kept.isEmpty()) {
+            LOG.error("job={}: no intact durable generation among steps {}; the job has no checkpoint", job, kept);
+        }
+        return new Outcome(restored, Optional.ofNullable(base));
+    }
+
+    /** The job's retention as its newest manifest recorded it (restored into its tier settings). */
+    private int retention(String job, int defaultKeep) throws IOException {
+        for (long step : dir.steps(job).descendingSet()) {
+            try {
+                Optional<DurableManifest> m = dir.read(job, step);
+                if (m.isPresent()) {
+                    int keep = m.get().durableKeep();
+                    Tiers.Settings s = generations.tiers().settings(job);
+                    if (keep > 0 && keep != s.durableKeep()) {
+                        generations.tiers().set(job, new Tiers.Settings(s.partners(), s.groupSize(), s.parity(), keep));
+                    }
+                    return keep > 0 ? keep : Math.max(1, defaultKeep);
+                }
+            } catch (IOException e) {
+                LOG.warn("job={} step={}: unreadable manifest: {}", job, step, e.toString());
+            }
+        }
+        return Math.max(1, defaultKeep);
+    }
+}
