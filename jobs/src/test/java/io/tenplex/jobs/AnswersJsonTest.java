@@ -61,12 +61,12 @@ class AnswersJsonTest {
         assertEquals("{\"current\":null,\"generations\":[]}", text(generations.describe("j")));
         generations.seal("j", 5, 0, 2, json.readTree("{\"tp\":2}"));
         assertEquals("{\"current\":null,\"generations\":[{\"step\":5,\"complete\":false,\"world\":2,"
-                + "\"sealedRanks\":[],\"config\":{\"tp\":2},\"localRanks\":[0]}]}", text(generations.describe("j")));
+                + "\"sealedRanks\":[],\"config\":{\"tp\":2},\"localRanks\":[0],\"levels\":[]}]}", text(generations.describe("j")));
         generations.sealed("j", 5, List.of(0, 1), 2, null);
         assertEquals("{\"current\":5,\"generations\":[{\"step\":5,\"complete\":true,\"world\":2,"
-                + "\"sealedRanks\":[0,1],\"config\":{\"tp\":2},\"localRanks\":[0]}]}", text(generations.describe("j")));
+                + "\"sealedRanks\":[0,1],\"config\":{\"tp\":2},\"localRanks\":[0],\"levels\":[\"memory\"]}]}", text(generations.describe("j")));
         Generations restarted = new Generations(store);
-        assertEquals("{\"current\":5,\"generations\":[{\"step\":5,\"complete\":true,\"localRanks\":[0]}]}",
+        assertEquals("{\"current\":5,\"generations\":[{\"step\":5,\"complete\":true,\"localRanks\":[0],\"levels\":[]}]}",
                 text(restarted.describe("j")), "a step only in the store: no world, ranks or config");
     }
 
@@ -103,6 +103,6 @@ class AnswersJsonTest {
     void generationsDescribe_aNullConfig_isWrittenAsNull() throws Exception {
         generations.sealed("j", 5, List.of(0), 2, json.readTree("null"));
         assertEquals("{\"current\":null,\"generations\":[{\"step\":5,\"complete\":false,\"world\":2,"
-                + "\"sealedRanks\":[0],\"config\":null,\"localRanks\":[]}]}", text(generations.describe("j")));
+                + "\"sealedRanks\":[0],\"config\":null,\"localRanks\":[],\"levels\":[]}]}", text(generations.describe("j")));
     }
 }
