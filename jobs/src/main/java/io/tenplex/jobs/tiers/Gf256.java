@@ -1,0 +1,83 @@
+package io.tenplex.jobs.tiers;
+
+import java.nio.ByteBuffer;
+
+/**
+ * Arithmetic in GF(2^8) with the polynomial x^8 + x^4 + x^3 + x^2 + 1 (0x11d, generator 2), as
+ * Reed-Solomon erasure codes use it: addition is XOR; multiplication by table lookup. Parity block
+ * {@code j} of a group is {@code sum_i c(j, i) * data_i} with the Cauchy coefficients
+ * {@link #cauchy}, so every square submatrix of the code is invertible and any {@code m} lost
+ * blocks of a group can be solved for.
+ */
+public final class Gf256 {
+    private static final int[] EXP = new int[512];
+    private static final int[] LOG = new int[256];
+    /** MUL[a][b] = a * b. */
+    private static final byte[][] MUL = new byte[256][256];
+
+    static {
+        int x = 1;
+        for (int i = 0; i < 255; i++) {
+            EXP[i] = x;
+            LOG[x] = i;
+            x <<= 1;
+            if (x >= 256) {
+                x ^= 0x11d;
+            }
+        }
+        for (int i = 255; i < 512; i++) {
+            EXP[i] = EXP[i - 255];
+        }
+        for (int a = 0; a < 256; a++) {
+            for (int b = 0; b < 256; b++) {
+                MUL[a][b] = (byte) (a == 0 || b == 0 ? 0 : EXP[LOG[a] + LOG[b]]);
+            }
+        }
+    }
+
+    private Gf256() {
+    }
+
+    public static int mul(int a, int b) {
+        return MUL[a & 0xff][b & 0xff] & 0xff;
+    }
+
+    /** The multiplicative inverse of {@code a} (not 0). */
+    public static int inv(int a) {
+        if ((a & 0xff) == 0) {
+            throw new ArithmeticException("0 has no inverse in GF(2^8)");
+        }
+        return EXP[255 - LOG[a & 0xff]];
+    }
+
+    /**
+     * The coefficient of data block {@code i} in parity block {@code j} of a group of {@code k}:
+     * {@code 1 / (x_j + y_i)} with {@code x_j = k + j}, {@code y_i = i} (distinct, so never 0).
+     */
+    public static int cauchy(int j, int i, int k) {
+        if (k + j > 255 || i >= k) {
+            throw new IllegalArgumentException("a group of " + k + " with parity " + j + " is over GF(2^8)'s size");
+        }
+        return inv((k + j) ^ i);
+    }
+
+    /** {@code dst[0..n) ^= c * src[0..n)}, n = src.remaining(); positions unchanged. */
+    public static void mulAdd(ByteBuffer dst, ByteBuffer src, int c) {
+        byte[] row = MUL[c & 0xff];
+        int n = src.remaining();
+        int d = dst.position();
+        int s = src.position();
+        for (int i = 0; i < n; i++) {
+            dst.put(d + i, (byte) (dst.get(d + i) ^ row[src.get(s + i) & 0xff]));
+        }
+    }
+
+    /** {@code buf[0..n) = c * buf[0..n)}, in place; position unchanged. */
+    public static void scale(ByteBuffer buf, int c) {
+        byte[] row = MUL[c & 0xff];
+        int p = buf.position();
+        for (int i = 0; i < buf.remaining(); i++) {
+            buf.put(p + i, row[buf.get(p + i) & 0xff]);
+        }
+    }
+}
