@@ -126,6 +126,20 @@ public record JobLayout(String job, String sourceDir, String outputDir) {
         return path(replicasDir(step) + "/manifests/" + rank + ".json");
     }
 
+    /**
+     * L3: what a daemon keeps for group {@code group} of generation {@code step}:
+     * {@code /job/<job>/parity/<step>/<group>/} with parity blocks {@code <j>} (u8 tensors), the
+     * members' seal manifests {@code manifests/<rank>.json}, and {@code members.json} (written last).
+     */
+    public StorePath parity(long step, int group) {
+        return path("parity/" + step + "/" + group);
+    }
+
+    /** Every parity tree of a generation: {@code /job/<job>/parity/<step>}. */
+    public StorePath parities(long step) {
+        return path("parity/" + step);
+    }
+
     /** A sealed rank's manifest: {@code /job/<job>/generations/<step>/manifests/<rank>.json}. */
     public StorePath sealManifest(long step, int rank) {
         return path(Generations.sourceDir(step) + "/manifests/" + rank + ".json");

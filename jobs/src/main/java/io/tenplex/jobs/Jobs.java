@@ -51,6 +51,8 @@ public final class Jobs {
     private final StopFlags flags;
     private final Generations generations;
     private final io.tenplex.jobs.tiers.PartnerCopies partnerCopies;
+    private final io.tenplex.jobs.tiers.ErasureParity erasureParity;
+    private final io.tenplex.jobs.tiers.ErasureRebuild erasureRebuild;
     private final Registry<PartRunner> parts;
     private final Registry<Reconfiguration> reconfigurations;
     private final AtomicInteger ids = new AtomicInteger();
@@ -77,6 +79,10 @@ public final class Jobs {
                 () -> defaultDaemons, this::selfWorker,
                 () -> (long) (linkRate * FlowRates.USABLE / 8 * io.tenplex.jobs.tiers.PartnerCopies.LINK_SHARE));
         generations.addListener(partnerCopies);
+        this.erasureParity = new io.tenplex.jobs.tiers.ErasureParity(store, generations, client, reads, exec.background(),
+                () -> defaultDaemons, this::selfWorker, () -> 0);
+        generations.addListener(erasureParity);
+        this.erasureRebuild = new io.tenplex.jobs.tiers.ErasureRebuild(store, generations, client, reads);
         this.parts = new Registry<>(retention, MAX_FINISHED, clock);
         this.reconfigurations = new Registry<>(retention, MAX_FINISHED, clock);
     }
@@ -97,6 +103,11 @@ public final class Jobs {
     /** L2: the partner copies this daemon keeps of the generations of its jobs. */
     public io.tenplex.jobs.tiers.PartnerCopies partnerCopies() {
         return partnerCopies;
+    }
+
+    /** L3: the parity blocks this daemon keeps of the generations of its jobs. */
+    public io.tenplex.jobs.tiers.ErasureParity erasureParity() {
+        return erasureParity;
     }
 
     /** This daemon's worker number: the daemon of the cluster ({@code --peers}) at its own address, if any. */
@@ -269,7 +280,8 @@ public final class Jobs {
         Ptc from = ConfigJson.ptc(model, fromConfig == null ? com.fasterxml.jackson.databind.node.MissingNode
                 .getInstance() : fromConfig, "from");
         Ptc to = ConfigJson.ptc(model, r.to(), "to");
-        if (generation.isPresent() && generations.tiers().settings(r.job()).partners() > 0) {
+        Tiers.Settings tiers = generations.tiers().settings(r.job());
+        if (generation.isPresent() && (tiers.partners() > 0 || tiers.groupSize() > 0)) {
             Survivors.Sources around = around(r, generation.getAsLong(), from, to);
             if (around != null) {
                 Map<Integer, String> origins = new java.util.TreeMap<>();
@@ -283,7 +295,9 @@ public final class Jobs {
     /** The generation's sources around lost workers, or null when every worker of {@code from} answers. */
     private Survivors.Sources around(ReconfigureRequest r, long generation, Ptc from, Ptc to) throws IOException {
         try {
-            return Survivors.around(r.job(), generation, from, to, daemons(r.daemons()), client);
+            Map<Integer, InetSocketAddress> daemons = daemons(r.daemons());
+            return Survivors.around(r.job(), generation, from, to, daemons, client, selfWorker(),
+                    (lost, all) -> erasureRebuild.rebuild(r.job(), generation, lost, all, daemons));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while asking the daemons", e);

@@ -3,10 +3,12 @@ package io.tenplex.jobs;
 import io.tenplex.jobs.tiers.Ring;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.Ptc;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -25,6 +27,7 @@ import java.util.concurrent.TimeoutException;
 final class Survivors {
     static final String MEMORY = "memory";
     static final String PARTNER = "partner copy";
+    static final String ERASURE = "rebuilt from parity";
     private static final long TIMEOUT_SECONDS = 10;
 
     /** Where each old rank is read: its worker now, and from which level. */
@@ -32,8 +35,13 @@ final class Survivors {
         @Override
         public String toString() {
             return level.equals(MEMORY) ? "memory of worker " + worker
-                    : "partner copy on worker " + worker + " (worker " + lostWorker + " lost)";
+                    : level + " on worker " + worker + " (worker " + lostWorker + " lost)";
         }
+    }
+
+    /** Rebuilds a lost worker's ranks into the coordinator's replica tree (L3); false when the job keeps no parity. */
+    interface Rebuilder {
+        boolean rebuild(int lostWorker, Set<Integer> lost) throws IOException, InterruptedException;
     }
 
     /** The re-placed old configuration, the source directory and each rank's origin. */
@@ -51,7 +59,7 @@ final class Survivors {
      *     no complete copy on any survivor
      */
     static Sources around(String job, long step, Ptc from, Ptc to, Map<Integer, InetSocketAddress> daemons,
-            DaemonClient client) throws InterruptedException {
+            DaemonClient client, OptionalInt self, Rebuilder rebuilder) throws IOException, InterruptedException {
         Set<Integer> lost = lost(from, daemons, client);
         if (lost.isEmpty()) {
             return null;
@@ -67,6 +75,7 @@ final class Survivors {
         int spare = from.devices().stream().mapToInt(Device::local).max().orElse(0) + 1;
         List<Device> devices = new ArrayList<>();
         Map<Integer, Origin> origins = new TreeMap<>();
+        Set<Integer> rebuiltWorkers = new TreeSet<>();
         for (int r = 0; r < from.worldSize(); r++) {
             int w = from.device(r).worker();
             if (!lost.contains(w)) {
@@ -76,8 +85,13 @@ final class Survivors {
                 continue;
             }
             int holder = holder(client, daemons, ring, lost, paths, step, r, w);
+            String level = PARTNER;
+            if (holder < 0) {
+                holder = rebuilt(self, rebuilder, rebuiltWorkers, w, lost, step, r);
+                level = ERASURE;
+            }
             devices.add(new Device(holder, spare + r)); // a device of its own: never mistaken for a kept shard
-            origins.put(r, new Origin(holder, PARTNER, w));
+            origins.put(r, new Origin(holder, level, w));
         }
         Ptc placed = new Ptc(from.model(), from.config(), from.layout(), from.stages(), devices);
         return new Sources(placed, JobLayout.replicasDir(step), origins);
@@ -118,8 +132,24 @@ final class Survivors {
                 return p;
             }
         }
-        throw new IllegalArgumentException("rank " + rank + " of generation " + step + " was on lost worker " + worker
-                + " and no surviving worker holds a complete copy of it (lost workers: " + lost + ")");
+        return -1;
+    }
+
+    /** This daemon's worker, once it has rebuilt the lost worker's ranks (once per lost worker). */
+    private static int rebuilt(OptionalInt self, Rebuilder rebuilder, Set<Integer> done, int worker, Set<Integer> lost,
+            long step, int rank) throws IOException, InterruptedException {
+        String what = "rank " + rank + " of generation " + step + " was on lost worker " + worker
+                + " and no surviving worker holds a complete copy of it (lost workers: " + lost + ")";
+        if (self.isEmpty()) {
+            throw new IllegalArgumentException(what + "; this daemon has no worker number to rebuild it on");
+        }
+        if (!done.contains(worker)) {
+            if (!rebuilder.rebuild(worker, lost)) {
+                throw new IllegalArgumentException(what);
+            }
+            done.add(worker);
+        }
+        return self.getAsInt();
     }
 
     /** Whether the call succeeds within the timeout. */

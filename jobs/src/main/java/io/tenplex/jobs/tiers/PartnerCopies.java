@@ -126,7 +126,7 @@ public final class PartnerCopies implements Generations.Listener {
         if (!ring.workers().contains(me)) {
             return 0; // the generation has no ranks on this worker
         }
-        keepOwn(paths, step);
+        OwnReplicas.keep(store, paths, step);
         long bytes = 0;
         RankCopy rankCopy = new RankCopy(store, client, reads, TIMEOUT, pace.getAsLong());
         for (int holder : ring.holdersFor(me, n)) {
@@ -144,20 +144,6 @@ public final class PartnerCopies implements Generations.Listener {
         LOG.info("job={} step={} partner copies of workers {} in place: bytes={} ms={}", job, step,
                 ring.holdersFor(me, n), bytes, (System.nanoTime() - t) / 1_000_000);
         return bytes;
-    }
-
-    /** Snapshots this daemon's own rank trees (no copy) with their manifests into the replica tree. */
-    private void keepOwn(JobLayout paths, long step) {
-        for (Entry e : store.list(paths.generation(step), false)) {
-            if (!numeric(e.name()) || store.stat(paths.replicaManifest(step, Integer.parseInt(e.name()))).isPresent()) {
-                continue;
-            }
-            int rank = Integer.parseInt(e.name());
-            deleteIfThere(paths.replica(step, rank));
-            store.mkdirs(paths.replicas(step).child("manifests"));
-            store.snapshot(e.path(), paths.replica(step, rank));
-            store.link(paths.sealManifest(step, rank), paths.replicaManifest(step, rank), true);
-        }
     }
 
     /** Copies every rank sealed on {@code holder} that is not here yet; the bytes copied. */

@@ -63,6 +63,24 @@ public record Ring(List<Integer> workers) {
         return around(worker, workers.size(), 1);
     }
 
+    /** L3: the ring cut into runs of {@code k} consecutive workers (the last run may be shorter). */
+    public List<List<Integer>> groups(int k) {
+        List<List<Integer>> out = new ArrayList<>();
+        for (int at = 0; at < workers.size(); at += k) {
+            out.add(workers.subList(at, Math.min(at + k, workers.size())));
+        }
+        return out;
+    }
+
+    /**
+     * Where the {@code m} parity blocks of {@code group} are kept: the {@code m} workers after its last
+     * one; empty when the ring is too small to keep them outside the group.
+     */
+    public List<Integer> parityHolders(List<Integer> group, int m) {
+        List<Integer> next = around(group.get(group.size() - 1), m, 1);
+        return next.size() < m || next.stream().anyMatch(group::contains) ? List.of() : next;
+    }
+
     private List<Integer> around(int worker, int n, int direction) {
         int at = workers.indexOf(worker);
         if (at < 0) {
