@@ -25,10 +25,11 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * L2 overhead on four in-process daemons on loopback ({@code --peers}), one rank per worker: the
+ * L2 and L3 overhead on in-process daemons on loopback ({@code --peers}), one rank per worker: the
  * time of a save's seals (the training-visible part), the time until every daemon holds its partner
- * copies, and the store memory of all daemons before and after, for {@code partners} 0 and 1.
- * Usage: {@code PartnerCopiesBench [MiB per rank] [tensors per rank] [runs]}.
+ * copies or parity blocks, and the store memory of all daemons before and after, with no tiers,
+ * {@code partners} 1, and groups of 4 with one parity block.
+ * Usage: {@code PartnerCopiesBench [MiB per rank] [tensors per rank] [runs] [workers]}.
  */
 public final class PartnerCopiesBench {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -41,12 +42,16 @@ public final class PartnerCopiesBench {
         long mib = args.length > 0 ? Long.parseLong(args[0]) : 64;
         int tensors = args.length > 1 ? Integer.parseInt(args[1]) : 8;
         int runs = args.length > 2 ? Integer.parseInt(args[2]) : 3;
-        List<Daemon> daemons = start(4, (mib << 20) * 4);
+        int workers = args.length > 3 ? Integer.parseInt(args[3]) : 8;
+        List<Daemon> daemons = start(workers, (mib << 20) * 4);
+        String[] tiers = {"{\"partners\": 0}", "{\"partners\": 1}", "{\"groupSize\": 4, \"parity\": 1}"};
+        String[] levels = {null, "partners", "erasure"};
         try {
-            System.out.printf(Locale.ROOT, "4 daemons, 1 rank each, %d MiB in %d tensors per rank%n", mib, tensors);
+            System.out.printf(Locale.ROOT, "%d daemons, 1 rank each, %d MiB in %d tensors per rank%n", workers, mib,
+                    tensors);
             for (int run = 0; run < runs; run++) {
-                for (int partners : new int[] {0, 1}) {
-                    measure(daemons, "p" + partners + "r" + run, partners, (mib << 20) / tensors, tensors);
+                for (int t = 0; t < tiers.length; t++) {
+                    measure(daemons, "t" + t + "r" + run, tiers[t], levels[t], (mib << 20) / tensors, tensors);
                 }
             }
         } finally {
@@ -69,30 +74,31 @@ public final class PartnerCopiesBench {
         return out;
     }
 
-    private static void measure(List<Daemon> daemons, String job, int partners, long tensorBytes, int tensors)
-            throws Exception {
+    private static void measure(List<Daemon> daemons, String job, String tiers, String level, long tensorBytes,
+            int tensors) throws Exception {
         for (int w = 0; w < daemons.size(); w++) {
-            call(daemons.get(w), "PUT", "/api/v1/jobs/" + job + "/tiers", "{\"partners\": " + partners + "}");
+            call(daemons.get(w), "PUT", "/api/v1/jobs/" + job + "/tiers", tiers);
             save(daemons.get(w).store(), job, w, tensorBytes, tensors);
         }
         long before = used(daemons);
         long t0 = System.nanoTime();
         for (int w = 0; w < daemons.size(); w++) {
             call(daemons.get(w), "POST", "/api/v1/jobs/" + job + "/saves/10/ranks/" + w, "{\"world\": "
-                    + daemons.size() + ", \"config\": {\"tp\": 1, \"pp\": 1, \"dp\": 4, \"devicesPerWorker\": 1}}");
+                    + daemons.size() + ", \"config\": {\"tp\": 1, \"pp\": 1, \"dp\": " + daemons.size()
+                    + ", \"devicesPerWorker\": 1}}");
         }
         long sealed = System.nanoTime() - t0;
-        if (partners > 0) {
+        if (level != null) {
             for (Daemon d : daemons) {
-                while (!call(d, "GET", "/api/v1/jobs/" + job + "/generations", null).toString().contains("partners")) {
+                while (!call(d, "GET", "/api/v1/jobs/" + job + "/generations", null).toString().contains(level)) {
                     java.util.concurrent.locks.LockSupport.parkNanos(2_000_000L); // polling a remote condition
                 }
             }
         }
         long copied = System.nanoTime() - t0;
         long after = used(daemons);
-        System.out.printf(Locale.ROOT, "partners=%d seals %.1f ms, copies in place after %.1f ms, store %d MiB -> %d MiB"
-                + " (x%.2f)%n", partners, sealed / 1e6, copied / 1e6, before >> 20, after >> 20, (double) after / before);
+        System.out.printf(Locale.ROOT, "%-30s seals %.1f ms, in place after %.1f ms, store %d MiB -> %d MiB"
+                + " (x%.2f)%n", tiers, sealed / 1e6, copied / 1e6, before >> 20, after >> 20, (double) after / before);
         for (Daemon d : daemons) {
             call(d, "DELETE", "/api/v1/dirs/job/" + job + "?recursive=true", null);
         }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.tenplex.jobs.ConfigJson;
 import io.tenplex.ptc.MegatronLayout;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ModelSpecJson;
@@ -25,15 +26,16 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Test (b) of the checkpoint tiers, with real processes: four daemons started with {@code --peers},
- * a job saved with one partner copy per worker (rank r on worker r), one daemon killed with SIGKILL,
- * and a reconfiguration onto the three survivors with a new (T,P,D) that reads the lost rank from its
- * partner's copy. The loaded shards are compared with sharding the original tensors directly.
+ * Tests (b) and (c) of the checkpoint tiers, with real processes: four daemons started with
+ * {@code --peers}, a job saved with one partner copy per worker (L2) or in erasure-coded groups of 3
+ * with one parity block (L3), rank r on worker r; one daemon killed with SIGKILL, and a
+ * reconfiguration onto the three survivors with a new (T,P,D) that reads the lost rank from its
+ * partner's copy or rebuilds it from parity. The loaded shards are compared with sharding the
+ * original tensors directly.
  */
 class PartnerRecoveryIT {
     private static final MegatronLayout.Shape GPT = MegatronLayout.Shape.gpt(4, 64, 8, 1000, 16);
     private static final ParallelConfig FROM = ParallelConfig.of(2, 1, 2);
-    private static final ParallelConfig TO = ParallelConfig.of(2, 1, 3);
     private final Model model = MegatronLayout.model(GPT);
     private final ProcessCluster cluster = new ProcessCluster(model);
 
@@ -96,12 +98,26 @@ class PartnerRecoveryIT {
         }
     }
 
-    @Test
-    void oneOfFourDaemonsKilled_reconfigureOntoTheSurvivors_matchesDirectSharding() throws Exception {
-        startFour();
+    /** (2,1,3) on the three survivors, two devices each (explicit devices, worker number = daemon index). */
+    private static String onSurvivors(int lost) {
+        StringBuilder d = new StringBuilder();
+        for (int w = 0; w < 4; w++) {
+            if (w != lost) {
+                d.append(d.length() > 0 ? "," : "").append("[").append(w).append(",0],[").append(w).append(",1]");
+            }
+        }
+        return "{\"tp\": 2, \"pp\": 1, \"dp\": 3, \"devices\": [" + d + "]}";
+    }
+
+    /**
+     * Saves the job (rank r on worker r) with {@code tiers} on every daemon, waits until the generation
+     * reached {@code level} everywhere, kills worker {@code lost} with SIGKILL and reconfigures onto the
+     * survivors; answers the reconfiguration's status after checking every new shard.
+     */
+    private JsonNode loseAndRecover(String tiers, String level, int lost) throws Exception {
         List<DaemonProcess> all = cluster.daemons;
         for (DaemonProcess d : all) {
-            HttpResponse<byte[]> r = send(d, "PUT", JobRoutes.PREFIX + "j/tiers", "{\"partners\": 1}");
+            HttpResponse<byte[]> r = send(d, "PUT", JobRoutes.PREFIX + "j/tiers", tiers);
             assertEquals(200, r.statusCode(), new String(r.body(), StandardCharsets.UTF_8));
         }
         Map<String, byte[]> full = cluster.save("j", Ptc.packed(model, FROM, 1), 0);
@@ -113,26 +129,42 @@ class PartnerRecoveryIT {
         }
         awaitAll(all, d -> {
             try {
-                return generation(d, 10).path("levels").toString().contains("partners");
+                return generation(d, 10).path("levels").toString().contains(level);
             } catch (Exception e) {
                 return false;
             }
-        }, "generation 10 reaches the partner level everywhere");
-        for (int w = 0; w < 4; w++) { // worker w holds its own rank and the copy of worker w-1's, nothing else
-            assertEquals(new TreeSet<>(Set.of(Integer.toString(w), Integer.toString(Math.floorMod(w - 1, 4)),
-                    "manifests")), replicas(all.get(w), 10), "worker " + w);
-        }
-
-        assertEquals(137, all.get(3).signal("KILL"));
-        String body = "{\"model\": " + ModelSpecJson.write(model) + ", \"to\": " + ProcessCluster.config(TO, 2, 0)
-                + ", \"step\": 11}";
+        }, "generation 10 reaches level " + level + " everywhere");
+        assertEquals(137, all.get(lost).signal("KILL"));
+        String to = onSurvivors(lost);
+        String body = "{\"model\": " + ModelSpecJson.write(model) + ", \"to\": " + to + ", \"step\": 11}";
         HttpResponse<byte[]> started = send(all.get(0), "POST", JobRoutes.PREFIX + "j/reconfigure", body);
         assertEquals(202, started.statusCode(), new String(started.body(), StandardCharsets.UTF_8));
         JsonNode status = cluster.await(cluster.json(started.body()).get("status").asText());
         assertEquals("committed", status.path("state").asText(), status.toString());
+        cluster.assertLoaded("j", all, ConfigJson.ptc(model, cluster.json(to.getBytes(StandardCharsets.UTF_8)), "to"), 0,
+                full);
+        return status;
+    }
+
+    @Test
+    void partnerCopies_oneOfFourDaemonsKilled_reconfigureOntoTheSurvivors_matchesDirectSharding() throws Exception {
+        startFour();
+        JsonNode status = loseAndRecover("{\"partners\": 1}", "partners", 3);
+        for (int w = 0; w < 3; w++) { // worker w holds its own rank and the copy of worker w-1's, nothing else
+            assertEquals(new TreeSet<>(Set.of(Integer.toString(w), Integer.toString(Math.floorMod(w - 1, 4)),
+                    "manifests")), replicas(cluster.daemons.get(w), 10), "worker " + w);
+        }
         assertEquals("partner copy on worker 0 (worker 3 lost)", status.path("sources").path("3").asText(),
                 status.toString());
         assertEquals("memory of worker 2", status.path("sources").path("2").asText(), status.toString());
-        cluster.assertLoaded("j", all.subList(0, 3), Ptc.packed(model, TO, 2), 0, full);
+    }
+
+    @Test
+    void erasureGroups_k3m1_oneOfFourDaemonsKilled_rebuiltFromParity_matchesDirectSharding() throws Exception {
+        startFour();
+        JsonNode status = loseAndRecover("{\"groupSize\": 3, \"parity\": 1}", "erasure", 1);
+        assertEquals("rebuilt from parity on worker 0 (worker 1 lost)", status.path("sources").path("1").asText(),
+                status.toString());
+        assertEquals("memory of worker 3", status.path("sources").path("3").asText(), status.toString());
     }
 }
