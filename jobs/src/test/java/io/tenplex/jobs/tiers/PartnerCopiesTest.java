@@ -5,26 +5,18 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import io.tenplex.jobs.ConfigJson;
 import io.tenplex.jobs.FakeCluster;
 import io.tenplex.jobs.JobLayout;
 import io.tenplex.jobs.Reconfiguration;
 import io.tenplex.jobs.ReconfigureRequest;
 import io.tenplex.jobs.SavedJobs;
 import io.tenplex.jobs.Tiers;
-import io.tenplex.ptc.MegatronLayout;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ModelSpecJson;
 import io.tenplex.ptc.ParallelConfig;
-import io.tenplex.ptc.Ptc;
-import io.tenplex.ptc.ValueSpec;
 import io.tenplex.store.Entry;
-import io.tenplex.store.Fixtures;
 import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
-import io.tenplex.transform.ReferenceInterpreter;
-import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
@@ -36,45 +28,24 @@ import org.junit.jupiter.api.Test;
  * {@code r}; with one partner, worker {@code w} keeps the copy of worker {@code w-1}'s rank.
  */
 class PartnerCopiesTest {
-    private static final MegatronLayout.Shape GPT = MegatronLayout.Shape.gpt(4, 64, 8, 1000, 16);
-    private static final JobLayout PATHS = new JobLayout("j");
-    private static final ParallelConfig FROM = ParallelConfig.of(2, 1, 2);
-    private final ObjectMapper json = new ObjectMapper();
-    private final Model model = MegatronLayout.model(GPT);
+    private static final JobLayout PATHS = TierFixture.PATHS;
+    private static final ParallelConfig FROM = TierFixture.FROM;
     private final FakeCluster cluster = new FakeCluster(4);
+    private final TierFixture job = new TierFixture(cluster);
+    private final Model model = job.model;
 
     @AfterEach
     void close() {
         cluster.close(); // fails if a copy leaked memory
     }
 
-    private JsonNode config(ParallelConfig c, int perWorker) {
-        return json.createObjectNode().put("tp", c.tp()).put("pp", c.pp()).put("dp", c.dp())
-                .put("devicesPerWorker", perWorker).put("firstWorker", 0);
+    private static JsonNode config(ParallelConfig c, int perWorker) {
+        return TierFixture.config(c, perWorker);
     }
 
     /** Saves FROM (one rank per worker) and seals it as {@code step} with {@code partners} on every daemon. */
     private Map<String, byte[]> saveAndSeal(long step, int partners, long seed) throws Exception {
-        Ptc from = ConfigJson.ptc(model, config(FROM, 1), "test");
-        for (int w = 0; w < 4; w++) {
-            cluster.jobs(w).generations().tiers().set("j", new Tiers.Settings(partners, 0, 0, 0));
-        }
-        for (TensorStore s : cluster.stores()) {
-            if (s.stat(PATHS.source()).isPresent()) {
-                s.delete(PATHS.source()); // the next save replaces the last one
-            }
-        }
-        Map<String, byte[]> full = SavedJobs.save(cluster.stores(), PATHS, from, seed);
-        for (int rank = 0; rank < 4; rank++) {
-            for (ValueSpec v : model.values()) {
-                Fixtures.putFile(cluster.store(rank), PATHS.saved(rank, v.key()).toString(),
-                        (v.key() + " of rank " + rank).getBytes(StandardCharsets.UTF_8), true);
-            }
-        }
-        for (int rank = 0; rank < 4; rank++) {
-            cluster.jobs(rank).seal("j", step, rank, 4, config(FROM, 1), Map.of()).get(30, TimeUnit.SECONDS);
-        }
-        return full;
+        return job.saveAndSeal(step, new Tiers.Settings(partners, 0, 0, 0), seed);
     }
 
     private void awaitCopies(long step) throws Exception {
@@ -141,24 +112,12 @@ class PartnerCopiesTest {
         awaitCopies(10);
         cluster.client().setUnreachable(cluster.address(3), true);
         ParallelConfig to = ParallelConfig.of(2, 1, 3);
-        ReconfigureRequest r = new ReconfigureRequest("j", ModelSpecJson.write(model), null, config(to, 2),
-                OptionalLong.of(10), false, OptionalLong.empty(), cluster.daemons(), -1, OptionalLong.empty(),
-                OptionalLong.of(60_000), null);
-        Reconfiguration c = cluster.jobs(0).reconfigure(r);
-        c.finished().get(60, TimeUnit.SECONDS);
+        Reconfiguration c = job.reconfigure(10, config(to, 2));
         assertEquals(Reconfiguration.State.COMMITTED, c.state(), String.valueOf(c.describe()));
         Map<Integer, String> sources = c.describe().sources();
         assertEquals("partner copy on worker 0 (worker 3 lost)", sources.get(3));
         assertEquals("memory of worker 1", sources.get(1));
-        Ptc toPtc = ConfigJson.ptc(model, config(to, 2), "test");
-        var want = ReferenceInterpreter.shard(toPtc, full);
-        for (int rank = 0; rank < toPtc.worldSize(); rank++) {
-            TensorStore store = cluster.store(toPtc.device(rank).worker());
-            for (var e : want.get(rank).entrySet()) {
-                assertArrayEquals(e.getValue().data(), SavedJobs.bytes(store, PATHS.loaded(rank, e.getKey()).toString()),
-                        "rank " + rank + " " + e.getKey());
-            }
-        }
+        job.assertLoaded(config(to, 2), full);
     }
 
     @Test
