@@ -75,12 +75,13 @@ public final class Jobs {
         this.generations = new Generations(store);
         this.partContext = new PartRunner.Context(store, client, reads, exec.readers(), exec.background(), exec.timer(),
                 DEFAULT_PREPARED_TIMEOUT);
+        java.util.function.LongSupplier tierPace = () -> (long) (linkRate * FlowRates.USABLE / 8
+                * io.tenplex.jobs.tiers.PartnerCopies.LINK_SHARE);
         this.partnerCopies = new io.tenplex.jobs.tiers.PartnerCopies(store, generations, client, reads, exec.background(),
-                () -> defaultDaemons, this::selfWorker,
-                () -> (long) (linkRate * FlowRates.USABLE / 8 * io.tenplex.jobs.tiers.PartnerCopies.LINK_SHARE));
+                () -> defaultDaemons, this::selfWorker, tierPace);
         generations.addListener(partnerCopies);
         this.erasureParity = new io.tenplex.jobs.tiers.ErasureParity(store, generations, client, reads, exec.background(),
-                () -> defaultDaemons, this::selfWorker, () -> 0);
+                () -> defaultDaemons, this::selfWorker, tierPace);
         generations.addListener(erasureParity);
         this.erasureRebuild = new io.tenplex.jobs.tiers.ErasureRebuild(store, generations, client, reads);
         this.parts = new Registry<>(retention, MAX_FINISHED, clock);

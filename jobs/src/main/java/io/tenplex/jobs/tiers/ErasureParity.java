@@ -42,7 +42,8 @@ public final class ErasureParity implements Generations.Listener {
     private final TensorStore store;
     private final Generations generations;
     private final DaemonClient client;
-    private final SegmentReads io;
+    private final RangeReads reads;
+    private final LongSupplier pace;
     private final Executor background;
     private final Supplier<Map<Integer, InetSocketAddress>> daemons;
     private final Supplier<OptionalInt> self;
@@ -54,7 +55,8 @@ public final class ErasureParity implements Generations.Listener {
         this.store = store;
         this.generations = generations;
         this.client = client;
-        this.io = new SegmentReads(client, reads, TIMEOUT, pace.getAsLong());
+        this.reads = reads;
+        this.pace = pace;
         this.background = background;
         this.daemons = daemons;
         this.self = self;
@@ -128,7 +130,8 @@ public final class ErasureParity implements Generations.Listener {
     /** Computes parity block {@code j} of group {@code g} and stores it with the members' manifests. */
     private long encodeGroup(JobLayout paths, long step, int g, List<Integer> members, int j,
             Map<Integer, InetSocketAddress> cluster) throws IOException, InterruptedException {
-        GroupManifests manifests = GroupManifests.ask(members, cluster, paths, step, io, client);
+        SegmentReads fetch = new SegmentReads(client, reads, TIMEOUT, pace.getAsLong());
+        GroupManifests manifests = GroupManifests.ask(members, cluster, paths, step, fetch, client);
         long length = manifests.length();
         Blob parity = store.allocator().allocate(Math.max(1, length));
         boolean handedOver = false;
@@ -140,7 +143,7 @@ public final class ErasureParity implements Generations.Listener {
             for (int i = 0; i < members.size(); i++) {
                 int c = Gf256.cauchy(j, i, members.size());
                 for (BlockLayout.Segment s : manifests.layout(members.get(i)).segments()) {
-                    ByteBuffer bytes = io.read(cluster.get(members.get(i)), paths, step, s);
+                    ByteBuffer bytes = fetch.read(cluster.get(members.get(i)), paths, step, s);
                     Gf256.mulAdd(p.duplicate().position((int) s.offset()), bytes, c);
                 }
             }
