@@ -114,7 +114,7 @@ class PartnerRecoveryIT {
      * reached {@code level} everywhere, kills worker {@code lost} with SIGKILL and reconfigures onto the
      * survivors; answers the reconfiguration's status after checking every new shard.
      */
-    private JsonNode loseAndRecover(String tiers, String level, int lost) throws Exception {
+    private JsonNode loseAndRecover(String tiers, String level, int lost, boolean resourceChange) throws Exception {
         List<DaemonProcess> all = cluster.daemons;
         for (DaemonProcess d : all) {
             HttpResponse<byte[]> r = send(d, "PUT", JobRoutes.PREFIX + "j/tiers", tiers);
@@ -136,20 +136,38 @@ class PartnerRecoveryIT {
         }, "generation 10 reaches level " + level + " everywhere");
         assertEquals(137, all.get(lost).signal("KILL"));
         String to = onSurvivors(lost);
-        String body = "{\"model\": " + ModelSpecJson.write(model) + ", \"to\": " + to + ", \"step\": 11}";
-        HttpResponse<byte[]> started = send(all.get(0), "POST", JobRoutes.PREFIX + "j/reconfigure", body);
-        assertEquals(202, started.statusCode(), new String(started.body(), StandardCharsets.UTF_8));
-        JsonNode status = cluster.await(cluster.json(started.body()).get("status").asText());
+        JsonNode status = resourceChange ? recoverByResourceChange(all.get(0), to) : reconfigure(all.get(0), to);
         assertEquals("committed", status.path("state").asText(), status.toString());
         cluster.assertLoaded("j", all, ConfigJson.ptc(model, cluster.json(to.getBytes(StandardCharsets.UTF_8)), "to"), 0,
                 full);
         return status;
     }
 
+    private JsonNode reconfigure(DaemonProcess coordinator, String to) throws Exception {
+        String body = "{\"model\": " + ModelSpecJson.write(model) + ", \"to\": " + to + ", \"step\": 11}";
+        HttpResponse<byte[]> started = send(coordinator, "POST", JobRoutes.PREFIX + "j/reconfigure", body);
+        assertEquals(202, started.statusCode(), new String(started.body(), StandardCharsets.UTF_8));
+        return cluster.await(cluster.json(started.body()).get("status").asText());
+    }
+
+    /** {@code POST .../resources} with {@code "recover": true}; the status of the reconfiguration it ran. */
+    private JsonNode recoverByResourceChange(DaemonProcess coordinator, String to) throws Exception {
+        assertEquals(201, send(coordinator, "PUT", "/api/v1/files/job/j/model.json", ModelSpecJson.write(model))
+                .statusCode());
+        JsonNode c = cluster.json(to.getBytes(StandardCharsets.UTF_8));
+        String body = "{\"devices\": " + c.get("devices") + ", \"config\": {\"tp\": 2, \"pp\": 1, \"dp\": 3}, "
+                + "\"recover\": true}";
+        HttpResponse<byte[]> started = send(coordinator, "POST", JobRoutes.PREFIX + "j/resources", body);
+        assertEquals(202, started.statusCode(), new String(started.body(), StandardCharsets.UTF_8));
+        JsonNode change = cluster.await(cluster.json(started.body()).get("status").asText());
+        assertEquals("done", change.path("state").asText(), change.toString());
+        return change.path("reconfiguration");
+    }
+
     @Test
-    void partnerCopies_oneOfFourDaemonsKilled_reconfigureOntoTheSurvivors_matchesDirectSharding() throws Exception {
+    void partnerCopies_oneOfFourDaemonsKilled_resourceChangeOntoTheSurvivors_matchesDirectSharding() throws Exception {
         startFour();
-        JsonNode status = loseAndRecover("{\"partners\": 1}", "partners", 3);
+        JsonNode status = loseAndRecover("{\"partners\": 1}", "partners", 3, true);
         for (int w = 0; w < 3; w++) { // worker w holds its own rank and the copy of worker w-1's, nothing else
             assertEquals(new TreeSet<>(Set.of(Integer.toString(w), Integer.toString(Math.floorMod(w - 1, 4)),
                     "manifests")), replicas(cluster.daemons.get(w), 10), "worker " + w);
@@ -162,7 +180,7 @@ class PartnerRecoveryIT {
     @Test
     void erasureGroups_k3m1_oneOfFourDaemonsKilled_rebuiltFromParity_matchesDirectSharding() throws Exception {
         startFour();
-        JsonNode status = loseAndRecover("{\"groupSize\": 3, \"parity\": 1}", "erasure", 1);
+        JsonNode status = loseAndRecover("{\"groupSize\": 3, \"parity\": 1}", "erasure", 1, false);
         assertEquals("rebuilt from parity on worker 0 (worker 1 lost)", status.path("sources").path("1").asText(),
                 status.toString());
         assertEquals("memory of worker 3", status.path("sources").path("3").asText(), status.toString());
