@@ -41,7 +41,8 @@ final class Survivors {
 
     /** Rebuilds a lost worker's ranks into the coordinator's replica tree (L3); false when the job keeps no parity. */
     interface Rebuilder {
-        boolean rebuild(int lostWorker, Set<Integer> lost) throws IOException, InterruptedException;
+        /** The lost workers whose ranks were rebuilt (the one asked for and others of its group), or none. */
+        Set<Integer> rebuild(int lostWorker, Set<Integer> lost) throws IOException, InterruptedException;
     }
 
     /** The re-placed old configuration, the source directory and each rank's origin. */
@@ -84,7 +85,7 @@ final class Survivors {
                 origins.put(r, new Origin(w, MEMORY, -1));
                 continue;
             }
-            int holder = holder(client, daemons, ring, lost, paths, step, r, w);
+            int holder = rebuiltWorkers.contains(w) ? -1 : holder(client, daemons, ring, lost, paths, step, r, w);
             String level = PARTNER;
             if (holder < 0) {
                 holder = rebuilt(self, rebuilder, rebuiltWorkers, w, lost, step, r);
@@ -144,10 +145,11 @@ final class Survivors {
             throw new IllegalArgumentException(what + "; this daemon has no worker number to rebuild it on");
         }
         if (!done.contains(worker)) {
-            if (!rebuilder.rebuild(worker, lost)) {
+            Set<Integer> rebuilt = rebuilder.rebuild(worker, lost);
+            if (!rebuilt.contains(worker)) {
                 throw new IllegalArgumentException(what);
             }
-            done.add(worker);
+            done.addAll(rebuilt);
         }
         return self.getAsInt();
     }

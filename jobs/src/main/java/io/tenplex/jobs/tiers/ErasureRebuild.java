@@ -22,6 +22,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
@@ -30,9 +31,9 @@ import java.util.zip.CRC32C;
 
 /**
  * Rebuilds a lost worker's rank trees of a generation from its erasure-coded group ({@link ErasureParity}):
- * a surviving parity block minus the other members' blocks (read from their daemons' generations),
- * divided by the lost member's coefficient. The result lands in this daemon's replica tree, every
- * piece checked against the seal's CRC32C before it is published. One lost member per group is rebuilt.
+ * the surviving parity blocks minus the other members' blocks (read from their daemons' generations),
+ * solved for the lost members (as many as parity blocks survive). The result lands in this daemon's
+ * replica tree, every piece checked against the seal's CRC32C before it is published.
  */
 public final class ErasureRebuild {
     private static final Duration TIMEOUT = Duration.ofMinutes(10);
@@ -52,16 +53,17 @@ public final class ErasureRebuild {
     }
 
     /**
-     * Rebuilds every rank of worker {@code lost} of generation {@code step} into this daemon's
-     * {@code replicas/<step>/}; false when the job keeps no parity.
+     * Rebuilds every rank of worker {@code lost}, and of the other lost members of its group, of
+     * generation {@code step} into this daemon's {@code replicas/<step>/}.
      *
-     * @throws IOException when the group lost more members than it can rebuild, or no parity block survives
+     * @return the workers rebuilt (empty when the job keeps no parity)
+     * @throws IOException when fewer parity blocks of the group survive than it lost members
      */
-    public boolean rebuild(String job, long step, int lost, Set<Integer> lostWorkers,
+    public Set<Integer> rebuild(String job, long step, int lost, Set<Integer> lostWorkers,
             Map<Integer, InetSocketAddress> daemons) throws IOException, InterruptedException {
         Tiers.Settings s = generations.tiers().settings(job);
         if (s.groupSize() == 0) {
-            return false;
+            return Set.of();
         }
         JobLayout paths = new JobLayout(job);
         Ring ring = Ring.of(generations.config(job, step), generations.world(job, step), daemons.keySet());
@@ -74,55 +76,103 @@ public final class ErasureRebuild {
             throw new IOException("worker " + lost + " is in no group of generation " + step);
         }
         List<Integer> group = groups.get(g);
-        if (group.stream().filter(lostWorkers::contains).count() > 1) {
-            throw new IOException("group " + group + " lost workers " + lostWorkers + ": one is rebuilt per group");
-        }
+        List<Integer> gone = group.stream().filter(lostWorkers::contains).toList();
         List<Integer> holders = ring.parityHolders(group, s.parity());
-        for (int j = 0; j < holders.size(); j++) {
+        List<Integer> js = new ArrayList<>();
+        byte[] members = null;
+        for (int j = 0; j < holders.size() && js.size() < gone.size(); j++) {
             InetSocketAddress h = daemons.get(holders.get(j));
             if (lostWorkers.contains(holders.get(j)) || h == null) {
                 continue;
             }
-            byte[] members;
             try {
                 members = io.await(client.readValue(h, paths.parity(step, g).child("members.json")), paths.parity(step, g))
                         .bytes();
+                js.add(j);
             } catch (IOException absent) {
-                continue;
+                // this holder has no complete parity of the group
             }
-            rebuild(paths, step, g, j, h, GroupManifests.parse(members), lost, daemons);
-            return true;
         }
-        throw new IOException("no parity block of group " + group + " of generation " + step + " survives");
+        if (js.size() < gone.size()) {
+            throw new IOException("group " + group + " of generation " + step + " lost " + gone + " but only "
+                    + js.size() + " of its parity blocks survive");
+        }
+        Decode d = new Decode(paths, step, g, GroupManifests.parse(members), gone, daemons);
+        d.run(js, js.stream().map(j -> daemons.get(holders.get(j))).toList());
+        return Set.copyOf(gone);
     }
 
-    private void rebuild(JobLayout paths, long step, int g, int j, InetSocketAddress holder, GroupManifests manifests,
-            int lost, Map<Integer, InetSocketAddress> daemons) throws IOException, InterruptedException {
-        List<Integer> members = manifests.members();
-        long length = Math.max(1, manifests.length());
-        if (length > Integer.MAX_VALUE) {
-            throw new IOException("a block of " + length + " bytes is over 2 GiB");
+    /** Solving a group for its lost members' blocks from surviving parity blocks and members. */
+    private final class Decode {
+        private final JobLayout paths;
+        private final long step;
+        private final int g;
+        private final GroupManifests manifests;
+        private final List<Integer> gone;
+        private final Map<Integer, InetSocketAddress> daemons;
+
+        Decode(JobLayout paths, long step, int g, GroupManifests manifests, List<Integer> gone,
+                Map<Integer, InetSocketAddress> daemons) {
+            this.paths = paths;
+            this.step = step;
+            this.g = g;
+            this.manifests = manifests;
+            this.gone = gone;
+            this.daemons = daemons;
         }
-        ByteBuffer block = ByteBuffer.allocate((int) length);
-        StorePath parity = paths.parity(step, g).child(Integer.toString(j));
-        OptionalInt crc = io.await(reads.readRegion(holder, parity, Region.whole(Shape.of(length)), block, 0), parity);
-        if (crc.isEmpty()) {
-            throw new IOException(parity + " arrived without a checksum");
-        }
-        for (int i = 0; i < members.size(); i++) {
-            if (members.get(i) == lost) {
-                continue;
+
+        /** {@code js}: the parity blocks used (as many as lost members), {@code holders}: their daemons. */
+        void run(List<Integer> js, List<InetSocketAddress> holders) throws IOException, InterruptedException {
+            List<Integer> members = manifests.members();
+            int k = members.size();
+            long length = Math.max(1, manifests.length());
+            if (length > Integer.MAX_VALUE) {
+                throw new IOException("a block of " + length + " bytes is over 2 GiB");
             }
-            int c = Gf256.cauchy(j, i, members.size());
-            for (BlockLayout.Segment s : manifests.layout(members.get(i)).segments()) {
-                ByteBuffer bytes = io.read(daemons.get(members.get(i)), paths, step, s);
-                Gf256.mulAdd(block.duplicate().position((int) s.offset()), bytes, c);
+            List<ByteBuffer> syndromes = new ArrayList<>();
+            for (int t = 0; t < js.size(); t++) {
+                syndromes.add(parity(js.get(t), holders.get(t), length));
+            }
+            for (int i = 0; i < k; i++) {
+                if (gone.contains(members.get(i))) {
+                    continue;
+                }
+                for (BlockLayout.Segment s : manifests.layout(members.get(i)).segments()) {
+                    ByteBuffer bytes = io.read(daemons.get(members.get(i)), paths, step, s);
+                    for (int t = 0; t < js.size(); t++) {
+                        Gf256.mulAdd(syndromes.get(t).duplicate().position((int) s.offset()), bytes,
+                                Gf256.cauchy(js.get(t), i, k));
+                    }
+                }
+            }
+            int[][] a = new int[gone.size()][gone.size()];
+            for (int t = 0; t < js.size(); t++) {
+                for (int u = 0; u < gone.size(); u++) {
+                    a[t][u] = Gf256.cauchy(js.get(t), members.indexOf(gone.get(u)), k);
+                }
+            }
+            int[][] inv = Gf256.invert(a);
+            for (int u = 0; u < gone.size(); u++) {
+                ByteBuffer block = ByteBuffer.allocate((int) length);
+                for (int t = 0; t < js.size(); t++) {
+                    Gf256.mulAdd(block.duplicate().clear(), syndromes.get(t).duplicate().clear(), inv[u][t]);
+                }
+                List<BlockLayout.Segment> all = manifests.layout(gone.get(u)).segments();
+                for (SealManifest m : manifests.byWorker().get(gone.get(u))) {
+                    publish(paths, step, m, all.stream().filter(x -> x.rank() == m.rank()).toList(), block);
+                }
             }
         }
-        Gf256.scale(block.duplicate().clear(), Gf256.inv(Gf256.cauchy(j, members.indexOf(lost), members.size())));
-        List<BlockLayout.Segment> all = manifests.layout(lost).segments();
-        for (SealManifest m : manifests.byWorker().get(lost)) {
-            publish(paths, step, m, all.stream().filter(x -> x.rank() == m.rank()).toList(), block);
+
+        private ByteBuffer parity(int j, InetSocketAddress holder, long length) throws IOException, InterruptedException {
+            ByteBuffer block = ByteBuffer.allocate((int) length);
+            StorePath parity = paths.parity(step, g).child(Integer.toString(j));
+            OptionalInt crc = io.await(reads.readRegion(holder, parity, Region.whole(Shape.of(length)), block, 0),
+                    parity);
+            if (crc.isEmpty()) {
+                throw new IOException(parity + " arrived without a checksum");
+            }
+            return block.clear();
         }
     }
 

@@ -61,6 +61,49 @@ public final class Gf256 {
         return inv((k + j) ^ i);
     }
 
+    /**
+     * The inverse of a square matrix over GF(2^8) (Gauss-Jordan); {@code a} is left unchanged.
+     *
+     * @throws ArithmeticException when it is singular
+     */
+    public static int[][] invert(int[][] a) {
+        int n = a.length;
+        int[][] m = new int[n][2 * n];
+        for (int r = 0; r < n; r++) {
+            System.arraycopy(a[r], 0, m[r], 0, n);
+            m[r][n + r] = 1;
+        }
+        for (int col = 0; col < n; col++) {
+            int pivot = col;
+            while (pivot < n && m[pivot][col] == 0) {
+                pivot++;
+            }
+            if (pivot == n) {
+                throw new ArithmeticException("singular matrix over GF(2^8)");
+            }
+            int[] t = m[pivot];
+            m[pivot] = m[col];
+            m[col] = t;
+            int scale = inv(m[col][col]);
+            for (int c = 0; c < 2 * n; c++) {
+                m[col][c] = mul(m[col][c], scale);
+            }
+            for (int r = 0; r < n; r++) {
+                int f = m[r][col];
+                if (r != col && f != 0) {
+                    for (int c = 0; c < 2 * n; c++) {
+                        m[r][c] ^= mul(f, m[col][c]);
+                    }
+                }
+            }
+        }
+        int[][] out = new int[n][n];
+        for (int r = 0; r < n; r++) {
+            System.arraycopy(m[r], n, out[r], 0, n);
+        }
+        return out;
+    }
+
     /** {@code dst[0..n) ^= c * src[0..n)}, n = src.remaining(); positions unchanged. */
     public static void mulAdd(ByteBuffer dst, ByteBuffer src, int c) {
         byte[] row = MUL[c & 0xff];

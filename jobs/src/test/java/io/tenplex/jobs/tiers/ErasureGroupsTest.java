@@ -87,6 +87,46 @@ class ErasureGroupsTest {
     }
 
     @Test
+    void twoRanksPerWorker_bothRebuilt_andReportedAsRebuilt() throws Exception {
+        try (FakeCluster four = new FakeCluster(4)) {
+            TierFixture two = new TierFixture(four, 4, io.tenplex.ptc.ParallelConfig.of(2, 1, 4), 2);
+            Map<String, byte[]> full = two.saveAndSeal(10, K3M1, 7);
+            for (int w = 0; w < 4; w++) {
+                four.jobs(w).erasureParity().encoded("j", 10).get(60, TimeUnit.SECONDS);
+            }
+            four.client().setUnreachable(four.address(1), true);
+            Reconfiguration c = two.reconfigure(10, onSurvivors(1));
+            assertEquals(Reconfiguration.State.COMMITTED, c.state(), String.valueOf(c.describe()));
+            for (int rank : new int[] {2, 3}) {
+                assertEquals("rebuilt from parity on worker 0 (worker 1 lost)", c.describe().sources().get(rank));
+            }
+            two.assertLoaded(onSurvivors(1), full);
+        }
+    }
+
+    @Test
+    void twoParityBlocks_twoMembersOfAGroupLost_bothRebuilt() throws Exception {
+        try (FakeCluster five = new FakeCluster(5)) {
+            TierFixture job5 = new TierFixture(five, 5, io.tenplex.ptc.ParallelConfig.of(1, 1, 5), 1);
+            Map<String, byte[]> full = job5.saveAndSeal(10, new Tiers.Settings(0, 3, 2, 0), 8);
+            for (int w = 0; w < 5; w++) {
+                five.jobs(w).erasureParity().encoded("j", 10).get(60, TimeUnit.SECONDS);
+            }
+            assertTrue(five.store(3).stat(PATHS.parity(10, 0).child("0")).isPresent());
+            assertTrue(five.store(4).stat(PATHS.parity(10, 0).child("1")).isPresent());
+            five.client().setUnreachable(five.address(1), true);
+            five.client().setUnreachable(five.address(2), true);
+            var to = TierFixture.JSON.createObjectNode().put("tp", 1).put("pp", 1).put("dp", 3);
+            to.set("devices", TierFixture.JSON.readTree("[[0, 0], [3, 0], [4, 0]]"));
+            Reconfiguration c = job5.reconfigure(10, to);
+            assertEquals(Reconfiguration.State.COMMITTED, c.state(), String.valueOf(c.describe()));
+            assertEquals("rebuilt from parity on worker 0 (worker 1 lost)", c.describe().sources().get(1));
+            assertEquals("rebuilt from parity on worker 0 (worker 2 lost)", c.describe().sources().get(2));
+            job5.assertLoaded(to, full);
+        }
+    }
+
+    @Test
     void twoMembersOfOneGroupLost_isRefusedWithTheReason() throws Exception {
         job.saveAndSeal(10, K3M1, 5);
         awaitParity(10);
@@ -95,6 +135,6 @@ class ErasureGroupsTest {
         var to = TierFixture.JSON.createObjectNode().put("tp", 2).put("pp", 1).put("dp", 1)
                 .put("devicesPerWorker", 2).put("firstWorker", 0);
         Exception e = org.junit.jupiter.api.Assertions.assertThrows(Exception.class, () -> job.reconfigure(10, to));
-        assertTrue(e.getMessage().contains("one is rebuilt per group"), e.getMessage());
+        assertTrue(e.getMessage().contains("only 1 of its parity blocks survive"), e.getMessage());
     }
 }

@@ -22,6 +22,28 @@ class Gf256Test {
         }
     }
 
+    @Property
+    void invert_ofACauchySubmatrix_isItsInverse(@ForAll @IntRange(min = 1, max = 8) int n,
+            @ForAll @IntRange(min = 0, max = 100) int shift) {
+        int k = n + shift;
+        int[][] a = new int[n][n];
+        for (int j = 0; j < n; j++) {
+            for (int i = 0; i < n; i++) {
+                a[j][i] = Gf256.cauchy(j, (i + shift) % k, k); // distinct columns of a wider group
+            }
+        }
+        int[][] inv = Gf256.invert(a);
+        for (int r = 0; r < n; r++) {
+            for (int c = 0; c < n; c++) {
+                int sum = 0;
+                for (int x = 0; x < n; x++) {
+                    sum ^= Gf256.mul(a[r][x], inv[x][c]);
+                }
+                assertEquals(r == c ? 1 : 0, sum, "row " + r + " col " + c);
+            }
+        }
+    }
+
     /**
      * One parity block of a group of {@code k} data blocks (any lengths, not powers of two): any one
      * lost block is the parity minus the others, divided by its coefficient.

@@ -32,9 +32,21 @@ final class TierFixture {
     static final ObjectMapper JSON = new ObjectMapper();
     final Model model = MegatronLayout.model(MegatronLayout.Shape.gpt(4, 64, 8, 1000, 16));
     final FakeCluster cluster;
+    final int workers;
+    final ParallelConfig from;
+    final int perWorker;
 
+    /** FROM, one rank on each of four workers. */
     TierFixture(FakeCluster cluster) {
+        this(cluster, 4, FROM, 1);
+    }
+
+    /** {@code from} packed {@code perWorker} ranks to a worker over {@code workers} workers. */
+    TierFixture(FakeCluster cluster, int workers, ParallelConfig from, int perWorker) {
         this.cluster = cluster;
+        this.workers = workers;
+        this.from = from;
+        this.perWorker = perWorker;
     }
 
     static JsonNode config(ParallelConfig c, int perWorker) {
@@ -42,10 +54,10 @@ final class TierFixture {
                 .put("devicesPerWorker", perWorker).put("firstWorker", 0);
     }
 
-    /** Saves FROM with random tensors and the model's values, and seals it as {@code step} with {@code tiers}. */
+    /** Saves {@code from} with random tensors and the model's values, and seals it as {@code step} with {@code tiers}. */
     Map<String, byte[]> saveAndSeal(long step, Tiers.Settings tiers, long seed) throws Exception {
-        Ptc from = ConfigJson.ptc(model, config(FROM, 1), "test");
-        for (int w = 0; w < 4; w++) {
+        Ptc ptc = ConfigJson.ptc(model, config(from, perWorker), "test");
+        for (int w = 0; w < workers; w++) {
             cluster.jobs(w).generations().tiers().set("j", tiers);
         }
         for (TensorStore s : cluster.stores()) {
@@ -53,15 +65,16 @@ final class TierFixture {
                 s.delete(PATHS.source()); // the next save replaces the last one
             }
         }
-        Map<String, byte[]> full = SavedJobs.save(cluster.stores(), PATHS, from, seed);
-        for (int rank = 0; rank < 4; rank++) {
+        Map<String, byte[]> full = SavedJobs.save(cluster.stores(), PATHS, ptc, seed);
+        for (int rank = 0; rank < ptc.worldSize(); rank++) {
             for (ValueSpec v : model.values()) {
-                Fixtures.putFile(cluster.store(rank), PATHS.saved(rank, v.key()).toString(),
+                Fixtures.putFile(cluster.store(ptc.device(rank).worker()), PATHS.saved(rank, v.key()).toString(),
                         (v.key() + " of rank " + rank).getBytes(StandardCharsets.UTF_8), true);
             }
         }
-        for (int rank = 0; rank < 4; rank++) {
-            cluster.jobs(rank).seal("j", step, rank, 4, config(FROM, 1), Map.of()).get(30, TimeUnit.SECONDS);
+        for (int rank = 0; rank < ptc.worldSize(); rank++) {
+            cluster.jobs(ptc.device(rank).worker()).seal("j", step, rank, ptc.worldSize(), config(from, perWorker),
+                    Map.of()).get(30, TimeUnit.SECONDS);
         }
         return full;
     }
