@@ -108,19 +108,33 @@ public final class Gf256 {
     public static void mulAdd(ByteBuffer dst, ByteBuffer src, int c) {
         byte[] row = MUL[c & 0xff];
         int n = src.remaining();
-        int d = dst.position();
-        int s = src.position();
-        for (int i = 0; i < n; i++) {
-            dst.put(d + i, (byte) (dst.get(d + i) ^ row[src.get(s + i) & 0xff]));
+        byte[] in = new byte[Math.min(n, STRIP)];
+        byte[] out = new byte[in.length];
+        for (int done = 0; done < n; done += in.length) { // bulk copies in strips: no per-byte buffer calls
+            int len = Math.min(in.length, n - done);
+            src.get(src.position() + done, in, 0, len);
+            dst.get(dst.position() + done, out, 0, len);
+            for (int i = 0; i < len; i++) {
+                out[i] ^= row[in[i] & 0xff];
+            }
+            dst.put(dst.position() + done, out, 0, len);
         }
     }
+
+    private static final int STRIP = 64 << 10;
 
     /** {@code buf[0..n) = c * buf[0..n)}, in place; position unchanged. */
     public static void scale(ByteBuffer buf, int c) {
         byte[] row = MUL[c & 0xff];
-        int p = buf.position();
-        for (int i = 0; i < buf.remaining(); i++) {
-            buf.put(p + i, row[buf.get(p + i) & 0xff]);
+        int n = buf.remaining();
+        byte[] strip = new byte[Math.min(n, STRIP)];
+        for (int done = 0; done < n; done += strip.length) {
+            int len = Math.min(strip.length, n - done);
+            buf.get(buf.position() + done, strip, 0, len);
+            for (int i = 0; i < len; i++) {
+                strip[i] = row[strip[i] & 0xff];
+            }
+            buf.put(buf.position() + done, strip, 0, len);
         }
     }
 }
