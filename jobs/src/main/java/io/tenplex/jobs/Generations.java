@@ -324,6 +324,13 @@ public final class Generations {
         return c.isMissingNode() ? null : c;
     }
 
+    /** The number of ranks of a complete generation (from its {@code generation.json}). */
+    public int world(String job, long step) throws IOException {
+        String g = SmallFiles.read(store, generationDir(job, step).child("generation.json")).orElseThrow(
+                () -> StoreException.notFound("no complete generation " + step + " of job " + job + " on this daemon"));
+        return json.readTree(g).path("world").asInt();
+    }
+
     /** What this daemon knows of a job's generations (its store, and the seals it was told of). */
     public synchronized GenerationsStatus describe(String job) {
         OptionalLong current = current(job);

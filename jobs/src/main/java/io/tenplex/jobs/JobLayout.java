@@ -102,6 +102,49 @@ public record JobLayout(String job, String sourceDir, String outputDir) {
         return path(Generations.sourceDir(step));
     }
 
+    /** Where a daemon keeps the rank trees of a generation it can recover from: {@code replicas/<step>} (relative). */
+    public static String replicasDir(long step) {
+        return "replicas/" + step;
+    }
+
+    /**
+     * The rank trees of generation {@code step} this daemon can serve when a worker is lost (L2):
+     * {@code /job/<job>/replicas/<step>}, holding snapshots of its own ranks and copies of its
+     * partners' ranks, each {@code <rank>/} tree complete once {@code manifests/<rank>.json} is there.
+     */
+    public StorePath replicas(long step) {
+        return path(replicasDir(step));
+    }
+
+    /** A rank's replica tree: {@code /job/<job>/replicas/<step>/<rank>}. */
+    public StorePath replica(long step, int rank) {
+        return path(replicasDir(step) + "/" + rank);
+    }
+
+    /** The manifest of a complete replica: {@code /job/<job>/replicas/<step>/manifests/<rank>.json}. */
+    public StorePath replicaManifest(long step, int rank) {
+        return path(replicasDir(step) + "/manifests/" + rank + ".json");
+    }
+
+    /**
+     * L3: what a daemon keeps for group {@code group} of generation {@code step}:
+     * {@code /job/<job>/parity/<step>/<group>/} with parity blocks {@code <j>} (u8 tensors), the
+     * members' seal manifests {@code manifests/<rank>.json}, and {@code members.json} (written last).
+     */
+    public StorePath parity(long step, int group) {
+        return path("parity/" + step + "/" + group);
+    }
+
+    /** Every parity tree of a generation: {@code /job/<job>/parity/<step>}. */
+    public StorePath parities(long step) {
+        return path("parity/" + step);
+    }
+
+    /** A sealed rank's manifest: {@code /job/<job>/generations/<step>/manifests/<rank>.json}. */
+    public StorePath sealManifest(long step, int rank) {
+        return path(Generations.sourceDir(step) + "/manifests/" + rank + ".json");
+    }
+
     /** The file naming the job's current complete generation: {@code /job/<job>/generation}. */
     public StorePath currentGeneration() {
         return path("generation");

@@ -40,7 +40,8 @@ public final class Jobs {
     }
 
     /** A dry run's answer: the plan's summary. */
-    public record DryRun(String from, String to, String source, int shards, String report, List<String> plan) {
+    public record DryRun(String from, String to, String source, int shards, String report, List<String> plan,
+            Map<Integer, String> sources) {
     }
 
     private final TensorStore store;
@@ -49,6 +50,9 @@ public final class Jobs {
     private final JobExecutors exec;
     private final StopFlags flags;
     private final Generations generations;
+    private final io.tenplex.jobs.tiers.PartnerCopies partnerCopies;
+    private final io.tenplex.jobs.tiers.ErasureParity erasureParity;
+    private final io.tenplex.jobs.tiers.ErasureRebuild erasureRebuild;
     private final Registry<PartRunner> parts;
     private final Registry<Reconfiguration> reconfigurations;
     private final AtomicInteger ids = new AtomicInteger();
@@ -71,6 +75,15 @@ public final class Jobs {
         this.generations = new Generations(store);
         this.partContext = new PartRunner.Context(store, client, reads, exec.readers(), exec.background(), exec.timer(),
                 DEFAULT_PREPARED_TIMEOUT);
+        java.util.function.LongSupplier tierPace = () -> (long) (linkRate * FlowRates.USABLE / 8
+                * io.tenplex.jobs.tiers.PartnerCopies.LINK_SHARE);
+        this.partnerCopies = new io.tenplex.jobs.tiers.PartnerCopies(store, generations, client, reads, exec.background(),
+                () -> defaultDaemons, this::selfWorker, tierPace);
+        generations.addListener(partnerCopies);
+        this.erasureParity = new io.tenplex.jobs.tiers.ErasureParity(store, generations, client, reads, exec.background(),
+                () -> defaultDaemons, this::selfWorker, tierPace);
+        generations.addListener(erasureParity);
+        this.erasureRebuild = new io.tenplex.jobs.tiers.ErasureRebuild(store, generations, client, reads);
         this.parts = new Registry<>(retention, MAX_FINISHED, clock);
         this.reconfigurations = new Registry<>(retention, MAX_FINISHED, clock);
     }
@@ -86,6 +99,21 @@ public final class Jobs {
     /** Subscribes to the job's generation events (completed, dropped). */
     public void addGenerationListener(Generations.Listener l) {
         generations.addListener(l);
+    }
+
+    /** L2: the partner copies this daemon keeps of the generations of its jobs. */
+    public io.tenplex.jobs.tiers.PartnerCopies partnerCopies() {
+        return partnerCopies;
+    }
+
+    /** L3: the parity blocks this daemon keeps of the generations of its jobs. */
+    public io.tenplex.jobs.tiers.ErasureParity erasureParity() {
+        return erasureParity;
+    }
+
+    /** This daemon's worker number: the daemon of the cluster ({@code --peers}) at its own address, if any. */
+    public java.util.OptionalInt selfWorker() {
+        return SelfWorker.find(selfAddress, defaultDaemons);
     }
 
     public JobExecutors executors() {
@@ -196,7 +224,8 @@ public final class Jobs {
         return parts.of(job).size() + reconfigurations.of(job).size();
     }
 
-    private record Planned(Plan plan, Ptc from, String sourceDir, long step) {
+    /** A plan with its source; {@code origins}: where each old rank is read when recovering (else empty). */
+    private record Planned(Plan plan, Ptc from, String sourceDir, long step, Map<Integer, String> origins) {
     }
 
     /** Plans a reconfiguration without starting it. */
@@ -204,7 +233,8 @@ public final class Jobs {
         Planned p = plan(r);
         Plan plan = p.plan();
         return new DryRun(plan.from().toString(), plan.to().toString(), new JobLayout(r.job(), p.sourceDir(), "load").source().toString(),
-                plan.shards().size(), plan.report().toString(), plan.toString().lines().limit(40).toList());
+                plan.shards().size(), plan.report().toString(), plan.toString().lines().limit(40).toList(),
+                p.origins().isEmpty() ? null : p.origins());
     }
 
     /** Plans a reconfiguration and starts coordinating it in the background. */
@@ -222,7 +252,7 @@ public final class Jobs {
         String coordinator = r.coordinator() != null ? r.coordinator() : selfAddress;
         String id = newId("p");
         Reconfiguration c = new Reconfiguration(r.job(), id, p.plan(), p.from(), daemons, p.step(), client,
-                new Reconfiguration.Source(p.sourceDir(), r.central(), r.linkRate().orElse(linkRate)),
+                new Reconfiguration.Source(p.sourceDir(), r.central(), r.linkRate().orElse(linkRate), p.origins()),
                 new Reconfiguration.InDoubtInfo(coordinator, prepared));
         reconfigurations.put(r.job(), id, c);
         c.start(exec.background());
@@ -251,7 +281,28 @@ public final class Jobs {
         Ptc from = ConfigJson.ptc(model, fromConfig == null ? com.fasterxml.jackson.databind.node.MissingNode
                 .getInstance() : fromConfig, "from");
         Ptc to = ConfigJson.ptc(model, r.to(), "to");
-        return new Planned(Planner.plan(from, to), from, sourceDir, step);
+        Tiers.Settings tiers = generations.tiers().settings(r.job());
+        if (generation.isPresent() && (tiers.partners() > 0 || tiers.groupSize() > 0)) {
+            Survivors.Sources around = around(r, generation.getAsLong(), from, to);
+            if (around != null) {
+                Map<Integer, String> origins = new java.util.TreeMap<>();
+                around.origins().forEach((rank, o) -> origins.put(rank, o.toString()));
+                return new Planned(Planner.plan(around.from(), to), around.from(), around.sourceDir(), step, origins);
+            }
+        }
+        return new Planned(Planner.plan(from, to), from, sourceDir, step, Map.of());
+    }
+
+    /** The generation's sources around lost workers, or null when every worker of {@code from} answers. */
+    private Survivors.Sources around(ReconfigureRequest r, long generation, Ptc from, Ptc to) throws IOException {
+        try {
+            Map<Integer, InetSocketAddress> daemons = daemons(r.daemons());
+            return Survivors.around(r.job(), generation, from, to, daemons, client, selfWorker(),
+                    (lost, all) -> erasureRebuild.rebuild(r.job(), generation, lost, all, daemons));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while asking the daemons", e);
+        }
     }
 
     private Model storeModel(String job, String spec) {

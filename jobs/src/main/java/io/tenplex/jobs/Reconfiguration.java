@@ -33,8 +33,14 @@ public final class Reconfiguration implements Registry.Finishing {
     public record InDoubtInfo(String coordinator, long preparedTimeoutMillis) {
     }
 
-    /** Where the old state is and how the new one is moved: the source directory, central worker (-1: none), link rate. */
-    public record Source(String sourceDir, int central, long linkRate) {
+    /**
+     * Where the old state is and how the new one is moved: the source directory, central worker (-1:
+     * none), link rate, and where each old rank is read when recovering around lost workers (else empty).
+     */
+    public record Source(String sourceDir, int central, long linkRate, Map<Integer, String> origins) {
+        public Source {
+            origins = Map.copyOf(origins);
+        }
     }
 
     private final String job;
@@ -47,6 +53,7 @@ public final class Reconfiguration implements Registry.Finishing {
     private final int central;
     private final String sourceDir;
     private final long linkRate;
+    private final Map<Integer, String> origins;
     private final InDoubtInfo inDoubt;
     private volatile long finishedAt;
     private final CompletableFuture<Void> finished = new CompletableFuture<>();
@@ -61,6 +68,7 @@ public final class Reconfiguration implements Registry.Finishing {
         this.inDoubt = inDoubt;
         this.sourceDir = source.sourceDir();
         this.linkRate = source.linkRate();
+        this.origins = new TreeMap<>(source.origins());
         this.central = source.central();
         this.job = job;
         this.id = id;
@@ -358,6 +366,6 @@ public final class Reconfiguration implements Registry.Finishing {
                 state.name().toLowerCase(java.util.Locale.ROOT), central >= 0 ? "central (worker " + central + ")"
                         : "peer-to-peer", new JobLayout(job, sourceDir, "load").source().toString(),
                 linkRate > 0 && central < 0 ? linkRate : null, error.isEmpty() ? null : error, phases, progress,
-                ReconfigurationStatus.Report.of(plan.report()));
+                ReconfigurationStatus.Report.of(plan.report()), origins.isEmpty() ? null : origins);
     }
 }

@@ -10,11 +10,13 @@ import java.util.Map;
  *
  * @param pacedForLinkRate the link rate flows were paced for (bits/s), or null
  * @param error the failure's reason, or null
+ * @param sources where each old rank was read from ({@code "memory of worker 1"}, {@code "partner copy on
+ *     worker 0 (worker 3 lost)"}), only for a recovery around lost workers; else null
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record ReconfigurationStatus(String job, String plan, String from, String to, String state, String mode,
         String source, Long pacedForLinkRate, String error, Map<String, Long> phaseMillis,
-        Map<String, Worker> workers, Report report) {
+        Map<String, Worker> workers, Report report, Map<Integer, String> sources) {
 
     /** A destination worker's part, as last heard ({@code executeMillis} null until it executed). */
     @JsonInclude(JsonInclude.Include.NON_NULL)

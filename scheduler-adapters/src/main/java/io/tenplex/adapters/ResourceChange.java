@@ -43,13 +43,15 @@ public final class ResourceChange implements Registry.Finishing {
      */
     public record Spec(List<Device> devices, int devicesPerWorker, ParallelConfig config, Parallelizer parallelizer,
             long memoryPerDevice, OptionalLong atStep, long saveTimeoutMillis,
-            Map<Integer, java.net.InetSocketAddress> daemons) {
+            Map<Integer, java.net.InetSocketAddress> daemons, boolean recover) {
 
         /**
          * Parses {@code devices} ([worker, local] pairs) or {@code size} with {@code devicesPerWorker}
          * (and {@code firstWorker}); optional {@code config} {@code {tp, pp, dp}}, {@code parallelizer}
          * ({@code {"table": {...}}} or {@code {"memoryPerDevice": bytes}}), {@code atStep},
-         * {@code saveTimeoutSeconds} (600) and {@code daemons}.
+         * {@code saveTimeoutSeconds} (600), {@code daemons} and {@code recover} (workers were lost: move
+         * the current complete generation without waiting for a save, reading lost ranks from the
+         * surviving copies).
          */
         public static Spec parse(JsonNode b, Parallelizer stored) {
             List<Device> devices = new ArrayList<>();
@@ -77,8 +79,11 @@ public final class ResourceChange implements Registry.Finishing {
                 throw new IllegalArgumentException("\"saveTimeoutSeconds\" " + timeout + " is over the limit of "
                         + MAX_SAVE_TIMEOUT_SECONDS + " (7 days)");
             }
+            if (b.has("recover") && !b.get("recover").isBoolean()) {
+                throw new IllegalArgumentException("\"recover\" must be true or false, got " + b.get("recover"));
+            }
             return new Spec(List.copyOf(devices), perWorker, config, p, memory, atStep, timeout * 1000,
-                    Map.copyOf(ConfigJson.daemons(b.get("daemons"))));
+                    Map.copyOf(ConfigJson.daemons(b.get("daemons"))), b.path("recover").asBoolean(false));
         }
 
         /** {@code devices}, each listed once; answers the devices per worker (given, or the most listed). */
@@ -215,7 +220,11 @@ public final class ResourceChange implements Registry.Finishing {
         try {
             long t = System.nanoTime();
             reportRemote("raised", remoteRaise);
-            awaitSave();
+            if (spec.recover()) {
+                current();
+            } else {
+                awaitSave();
+            }
             phase("stop", t);
             state = State.RECONFIGURING;
             t = System.nanoTime();
@@ -263,6 +272,20 @@ public final class ResourceChange implements Registry.Finishing {
         generation = g.getAsLong();
         fromConfig = generations.config(job, generation);
         event("generation " + generation + " complete" + (fromConfig != null ? " under " + fromConfig : ""));
+        if (fromConfig == null) {
+            throw new IllegalStateException("generation " + generation + " was saved without its configuration");
+        }
+    }
+
+    /** A recovery: the current complete generation, without waiting for the ranks (some are gone). */
+    private void current() throws Exception {
+        OptionalLong g = generations.current(job);
+        if (g.isEmpty()) {
+            throw new IllegalStateException("job " + job + " has no complete generation to recover from");
+        }
+        generation = g.getAsLong();
+        fromConfig = generations.config(job, generation);
+        event("recovering generation " + generation + " without waiting for a save");
         if (fromConfig == null) {
             throw new IllegalStateException("generation " + generation + " was saved without its configuration");
         }

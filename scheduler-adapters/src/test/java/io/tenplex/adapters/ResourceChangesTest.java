@@ -95,6 +95,39 @@ class ResourceChangesTest {
     }
 
     @Test
+    void recover_aWorkerLost_movesTheCurrentGenerationOntoTheSurvivor_fromItsPartnerCopy() throws Exception {
+        Fixtures.putFile(cluster.store(0), LAYOUT.modelSpec().toString(),
+                ModelSpecJson.write(model).getBytes(StandardCharsets.UTF_8), false);
+        for (int w = 0; w < 2; w++) {
+            cluster.jobs(w).generations().tiers().set("j", new io.tenplex.jobs.Tiers.Settings(1, 0, 0, 0));
+        }
+        Map<String, byte[]> full = saveAndSeal();
+        for (int w = 0; w < 2; w++) {
+            cluster.jobs(w).partnerCopies().copied("j", 10).get(30, TimeUnit.SECONDS);
+        }
+        cluster.client().setUnreachable(cluster.address(1), true);
+        ResourceChange c = new ResourceChanges(cluster.jobs(0)).start("j", json.readTree("{\"devices\": [[0, 0], [0, 1]],"
+                + " \"config\": {\"tp\": 2, \"pp\": 1, \"dp\": 1}, \"recover\": true}"));
+        c.finished().get(60, TimeUnit.SECONDS);
+        assertEquals(ResourceChange.State.DONE, c.state(), String.valueOf(c.describe()));
+        assertEquals("partner copy on worker 0 (worker 1 lost)", c.describe().reconfiguration().sources().get(2));
+        Ptc to = ConfigJson.ptc(model, json.readTree("{\"tp\": 2, \"pp\": 1, \"dp\": 1, \"devicesPerWorker\": 2}"), "to");
+        var want = ReferenceInterpreter.shard(to, full);
+        for (int rank = 0; rank < to.worldSize(); rank++) {
+            for (var e : want.get(rank).entrySet()) {
+                assertArrayEquals(e.getValue().data(), SavedJobs.bytes(cluster.store(0), "/job/j/load/" + rank + "/"
+                        + e.getKey()));
+            }
+        }
+    }
+
+    @Test
+    void recover_notABoolean_isABadRequest() {
+        assertThrows(IllegalArgumentException.class, () -> ResourceChange.Spec.parse(json.readTree(
+                "{\"size\": 2, \"devicesPerWorker\": 2, \"recover\": \"yes\"}"), null));
+    }
+
+    @Test
     void finishedChanges_ofAJob_areForgotten() throws Exception {
         ResourceChanges changes = new ResourceChanges(cluster.jobs(0));
         ResourceChange c = changes.start("j", json.readTree("{\"size\": 2, \"devicesPerWorker\": 2, "

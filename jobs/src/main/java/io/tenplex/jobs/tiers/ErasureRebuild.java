@@ -1,0 +1,217 @@
+package io.tenplex.jobs.tiers;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.jobs.DaemonClient;
+import io.tenplex.jobs.Generations;
+import io.tenplex.jobs.JobLayout;
+import io.tenplex.jobs.RangeReads;
+import io.tenplex.jobs.SealManifest;
+import io.tenplex.jobs.SmallFiles;
+import io.tenplex.jobs.Tiers;
+import io.tenplex.ptc.DType;
+import io.tenplex.ptc.Region;
+import io.tenplex.ptc.Shape;
+import io.tenplex.ptc.TensorMeta;
+import io.tenplex.store.StoreException;
+import io.tenplex.store.StorePath;
+import io.tenplex.store.TensorStore;
+import io.tenplex.store.memory.Blob;
+import io.tenplex.store.memory.BlockChecksums;
+import io.tenplex.store.memory.Crc32c;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalInt;
+import java.util.Set;
+import java.util.zip.CRC32C;
+
+/**
+ * Rebuilds a lost worker's rank trees of a generation from its erasure-coded group ({@link ErasureParity}):
+ * the surviving parity blocks minus the other members' blocks (read from their daemons' generations),
+ * solved for the lost members (as many as parity blocks survive). The result lands in this daemon's
+ * replica tree, every piece checked against the seal's CRC32C before it is published.
+ */
+public final class ErasureRebuild {
+    private static final Duration TIMEOUT = Duration.ofMinutes(10);
+    private final TensorStore store;
+    private final Generations generations;
+    private final DaemonClient client;
+    private final RangeReads reads;
+    private final SegmentReads io;
+    private final ObjectMapper json = new ObjectMapper();
+
+    public ErasureRebuild(TensorStore store, Generations generations, DaemonClient client, RangeReads reads) {
+        this.store = store;
+        this.generations = generations;
+        this.client = client;
+        this.reads = reads;
+        this.io = new SegmentReads(client, reads, TIMEOUT, 0);
+    }
+
+    /**
+     * Rebuilds every rank of worker {@code lost}, and of the other lost members of its group, of
+     * generation {@code step} into this daemon's {@code replicas/<step>/}.
+     *
+     * @return the workers rebuilt (empty when the job keeps no parity)
+     * @throws IOException when fewer parity blocks of the group survive than it lost members
+     */
+    public Set<Integer> rebuild(String job, long step, int lost, Set<Integer> lostWorkers,
+            Map<Integer, InetSocketAddress> daemons) throws IOException, InterruptedException {
+        Tiers.Settings s = generations.tiers().settings(job);
+        if (s.groupSize() == 0) {
+            return Set.of();
+        }
+        JobLayout paths = new JobLayout(job);
+        Ring ring = Ring.of(generations.config(job, step), generations.world(job, step), daemons.keySet());
+        List<List<Integer>> groups = ring.groups(s.groupSize());
+        int g = 0;
+        while (g < groups.size() && !groups.get(g).contains(lost)) {
+            g++;
+        }
+        if (g == groups.size()) {
+            throw new IOException("worker " + lost + " is in no group of generation " + step);
+        }
+        List<Integer> group = groups.get(g);
+        List<Integer> gone = group.stream().filter(lostWorkers::contains).toList();
+        List<Integer> holders = ring.parityHolders(group, s.parity());
+        List<Integer> js = new ArrayList<>();
+        byte[] members = null;
+        for (int j = 0; j < holders.size() && js.size() < gone.size(); j++) {
+            InetSocketAddress h = daemons.get(holders.get(j));
+            if (lostWorkers.contains(holders.get(j)) || h == null) {
+                continue;
+            }
+            try {
+                members = io.await(client.readValue(h, paths.parity(step, g).child("members.json")), paths.parity(step, g))
+                        .bytes();
+                js.add(j);
+            } catch (IOException absent) {
+                // this holder has no complete parity of the group
+            }
+        }
+        if (js.size() < gone.size()) {
+            throw new IOException("group " + group + " of generation " + step + " lost " + gone + " but only "
+                    + js.size() + " of its parity blocks survive");
+        }
+        Decode d = new Decode(paths, step, g, GroupManifests.parse(members), gone, daemons);
+        d.run(js, js.stream().map(j -> daemons.get(holders.get(j))).toList());
+        return Set.copyOf(gone);
+    }
+
+    /** Solving a group for its lost members' blocks from surviving parity blocks and members. */
+    private final class Decode {
+        private final JobLayout paths;
+        private final long step;
+        private final int g;
+        private final GroupManifests manifests;
+        private final List<Integer> gone;
+        private final Map<Integer, InetSocketAddress> daemons;
+
+        Decode(JobLayout paths, long step, int g, GroupManifests manifests, List<Integer> gone,
+                Map<Integer, InetSocketAddress> daemons) {
+            this.paths = paths;
+            this.step = step;
+            this.g = g;
+            this.manifests = manifests;
+            this.gone = gone;
+            this.daemons = daemons;
+        }
+
+        /** {@code js}: the parity blocks used (as many as lost members), {@code holders}: their daemons. */
+        void run(List<Integer> js, List<InetSocketAddress> holders) throws IOException, InterruptedException {
+            List<Integer> members = manifests.members();
+            int k = members.size();
+            long length = Math.max(1, manifests.length());
+            if (length > Integer.MAX_VALUE) {
+                throw new IOException("a block of " + length + " bytes is over 2 GiB");
+            }
+            List<ByteBuffer> syndromes = new ArrayList<>();
+            for (int t = 0; t < js.size(); t++) {
+                syndromes.add(parity(js.get(t), holders.get(t), length));
+            }
+            for (int i = 0; i < k; i++) {
+                if (gone.contains(members.get(i))) {
+                    continue;
+                }
+                for (BlockLayout.Segment s : manifests.layout(members.get(i)).segments()) {
+                    ByteBuffer bytes = io.read(daemons.get(members.get(i)), paths, step, s);
+                    for (int t = 0; t < js.size(); t++) {
+                        Gf256.mulAdd(syndromes.get(t).duplicate().position((int) s.offset()), bytes,
+                                Gf256.cauchy(js.get(t), i, k));
+                    }
+                }
+            }
+            int[][] a = new int[gone.size()][gone.size()];
+            for (int t = 0; t < js.size(); t++) {
+                for (int u = 0; u < gone.size(); u++) {
+                    a[t][u] = Gf256.cauchy(js.get(t), members.indexOf(gone.get(u)), k);
+                }
+            }
+            int[][] inv = Gf256.invert(a);
+            for (int u = 0; u < gone.size(); u++) {
+                ByteBuffer block = ByteBuffer.allocate((int) length);
+                for (int t = 0; t < js.size(); t++) {
+                    Gf256.mulAdd(block.duplicate().clear(), syndromes.get(t).duplicate().clear(), inv[u][t]);
+                }
+                List<BlockLayout.Segment> all = manifests.layout(gone.get(u)).segments();
+                for (SealManifest m : manifests.byWorker().get(gone.get(u))) {
+                    publish(paths, step, m, all.stream().filter(x -> x.rank() == m.rank()).toList(), block);
+                }
+            }
+        }
+
+        private ByteBuffer parity(int j, InetSocketAddress holder, long length) throws IOException, InterruptedException {
+            ByteBuffer block = ByteBuffer.allocate((int) length);
+            StorePath parity = paths.parity(step, g).child(Integer.toString(j));
+            OptionalInt crc = io.await(reads.readRegion(holder, parity, Region.whole(Shape.of(length)), block, 0),
+                    parity);
+            if (crc.isEmpty()) {
+                throw new IOException(parity + " arrived without a checksum");
+            }
+            return block.clear();
+        }
+    }
+
+    /** Writes one rebuilt rank into the replica tree (checked piece by piece), its manifest last. */
+    private void publish(JobLayout paths, long step, SealManifest m, List<BlockLayout.Segment> segments,
+            ByteBuffer block) throws IOException {
+        StorePath incoming = paths.replicas(step).child(m.rank() + ".incoming");
+        deleteIfThere(incoming);
+        store.mkdirs(incoming);
+        for (BlockLayout.Segment s : segments) {
+            ByteBuffer bytes = block.duplicate().position((int) s.offset()).limit((int) (s.offset() + s.item().size()))
+                    .slice();
+            CRC32C c = new CRC32C();
+            c.update(bytes.duplicate());
+            StorePath to = StorePath.parse(incoming + "/" + s.path());
+            SegmentReads.check(to, Crc32c.hex((int) c.getValue()), s.item().crc32c());
+            if (s.tensor()) {
+                Shape shape = Shape.of(s.item().shape().stream().mapToLong(Long::longValue).toArray());
+                Blob blob = store.allocator().allocate(s.item().size());
+                blob.write(0, bytes);
+                store.putTensor(to, new TensorMeta(DType.fromName(s.item().dtype()), shape), blob,
+                        BlockChecksums.compute(blob, store.checksumBlock()), true);
+            } else {
+                byte[] b = new byte[bytes.remaining()];
+                bytes.get(b);
+                SmallFiles.put(store, to, b);
+            }
+        }
+        deleteIfThere(paths.replica(step, m.rank()));
+        store.move(incoming, paths.replica(step, m.rank()));
+        store.mkdirs(paths.replicas(step).child("manifests"));
+        SmallFiles.put(store, paths.replicaManifest(step, m.rank()), json.writeValueAsBytes(m));
+    }
+
+    private void deleteIfThere(StorePath p) {
+        try {
+            store.delete(p);
+        } catch (StoreException e) {
+            // not there
+        }
+    }
+}
