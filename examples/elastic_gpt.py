@@ -15,8 +15,10 @@ It runs on CPU over torch.distributed's gloo backend in float64 with Adam. The g
 so every configuration computes the same mathematical step; results differ from a (1,1,1) run only
 by floating-point summation order.
 
-The state is saved with ``tenplex.save`` when ``tenplex.should_stop`` says so (and at the end) and
-loaded with ``tenplex.load`` when the job is relaunched under a new configuration. Launch it with
+The state is saved with ``tenplex.save`` when ``tenplex.should_stop`` says so (and at the end, and
+after the steps given with ``--save-at``) and loaded with ``tenplex.load`` when the job is relaunched
+under a new configuration, or after a lost worker from the recovered generation (``--hold-at`` stops
+the job at a step for a test to kill a worker there; tests/python/elastic_loss.py). Launch it with
 ``tenplex run --schedule schedule.json -- python3 examples/elastic_gpt.py --dataset ... --mount ...``
 (see README.md); ``tenplex run`` sets RANK, WORLD_SIZE, MASTER_ADDR/PORT and TENPLEX_* for each rank.
 

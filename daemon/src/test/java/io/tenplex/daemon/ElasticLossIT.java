@@ -122,14 +122,30 @@ class ElasticLossIT {
                 dir.resolve("out").toString(), "static", "elastic", dir.resolve("loss.png").toString());
         assertTrue(check.strip().endsWith("OK"), check);
         assertTrue(check.contains("\"configs\": [[2, 2, 1], [2, 1, 2]]"), check);
+        assertLostStepsReread(dir.resolve("out/elastic.jsonl"));
+    }
+
+    /**
+     * The relaunch starts from step 10, and steps 11 to 20 (lost with the worker) were read again from
+     * the survivors' remounted views: the same samples as in the lost run, each step's exactly.
+     */
+    private void assertLostStepsReread(Path log) throws Exception {
         List<JsonNode> starts = new ArrayList<>();
-        for (String l : Files.readAllLines(dir.resolve("out/elastic.jsonl"))) {
+        java.util.Map<Long, List<String>> ids = new java.util.TreeMap<>();
+        for (String l : Files.readAllLines(log)) {
             JsonNode r = json.readTree(l);
             if (r.path("event").asText().equals("start")) {
                 starts.add(r);
+            } else if (r.has("loss")) {
+                ids.computeIfAbsent(r.path("step").asLong(), k -> new ArrayList<>()).add(r.path("ids").toString());
             }
         }
         assertEquals(2, starts.size(), starts.toString());
         assertEquals(10, starts.get(1).path("step").asLong(), "the relaunch starts from the recovered generation");
+        for (var e : ids.entrySet()) {
+            boolean lost = e.getKey() > 10 && e.getKey() <= 20;
+            assertEquals(lost ? 2 : 1, e.getValue().size(), "step " + e.getKey() + ": " + e.getValue());
+            assertEquals(1, new java.util.HashSet<>(e.getValue()).size(), "step " + e.getKey() + ": " + e.getValue());
+        }
     }
 }
