@@ -15,8 +15,10 @@ It runs on CPU over torch.distributed's gloo backend in float64 with Adam. The g
 so every configuration computes the same mathematical step; results differ from a (1,1,1) run only
 by floating-point summation order.
 
-The state is saved with ``tenplex.save`` when ``tenplex.should_stop`` says so (and at the end) and
-loaded with ``tenplex.load`` when the job is relaunched under a new configuration. Launch it with
+The state is saved with ``tenplex.save`` when ``tenplex.should_stop`` says so (and at the end, and
+after the steps given with ``--save-at``) and loaded with ``tenplex.load`` when the job is relaunched
+under a new configuration, or after a lost worker from the recovered generation (``--hold-at`` stops
+the job at a step for a test to kill a worker there; tests/python/elastic_loss.py). Launch it with
 ``tenplex run --schedule schedule.json -- python3 examples/elastic_gpt.py --dataset ... --mount ...``
 (see README.md); ``tenplex run`` sets RANK, WORLD_SIZE, MASTER_ADDR/PORT and TENPLEX_* for each rank.
 
@@ -29,6 +31,7 @@ import json
 import math
 import os
 import sys
+import threading
 import time
 
 import numpy as np
@@ -57,6 +60,10 @@ def parse_args(argv=None):
     p.add_argument("--out", default=".", help="directory for <job>.jsonl (losses, sample ids, events)")
     p.add_argument("--make-data", metavar="DIR", help="write a synthetic dataset and its index into DIR, then exit")
     p.add_argument("--samples", type=int, default=480, help="samples written by --make-data")
+    p.add_argument("--save-at", type=int, action="append", default=[], metavar="STEP",
+                   help="also save a generation after STEP and go on training (repeatable)")
+    p.add_argument("--hold-at", type=int, metavar="STEP",
+                   help="after STEP, print 'holding at step STEP' and wait until killed (a test's failure point)")
     p.add_argument("--put-model-spec", action="store_true",
                    help="store the model spec with the job (TENPLEX_ADDR, TENPLEX_JOB) for the parallelizer, then exit")
     return p.parse_args(argv)
@@ -296,10 +303,11 @@ def main(a):
     except tenplex.NoCheckpoint:
         step, how = 0, "initialised from seed %d" % a.seed
     local_batch = a.global_batch // D
-    if rank == 0:
+    if int(os.environ.get("LOCAL_RANK", rank)) == 0:  # the first rank on each worker mounts at its daemon
         client.request("POST", "/api/v1/datasets/%s/mount" % job, json={
             "index": os.path.abspath(a.dataset), "globalBatch": a.global_batch, "dpSize": D,
             "progress": step * a.global_batch, "seed": a.data_seed, "shuffle": True})
+    if rank == 0:
         log(a, job, {"event": "start", "step": step, "config": [T, P, D], "how": how})
     dist.barrier()
     reader = tenplex.RankReader(a.mount, job, dp, decode=lambda b: np.frombuffer(b, "<i8"))
@@ -322,17 +330,32 @@ def main(a):
         if rank == 0:
             global_ids = [int(i) for d_ in range(D) for i in gathered[d_ * T]]
             log(a, job, {"step": step, "loss": float(total[0]), "ids": global_ids, "config": [T, P, D]})
+        if step in a.save_at and step < a.steps:
+            save(a, job, stage, opt, step, rank, world, dp, client, "periodic")
+        if step == a.hold_at:
+            hold(rank, step)
 
+    save(a, job, stage, opt, step, rank, world, dp, client, "end" if step >= a.steps else "stop")
+    dist.destroy_process_group()
+
+
+def save(a, job, stage, opt, step, rank, world, dp, client, reason):
+    """Saves this rank's state as generation ``step``; data-parallel replicas (dp > 0) seal empty."""
+    T, P = int(os.environ.get("TENPLEX_TP", 1)), int(os.environ.get("TENPLEX_PP", 1))
+    D = world // (T * P)
     saved = {"model": stage.state(), "optimizer": tenplex.optimizer_state_by_name(opt, stage.named())} \
         if dp == 0 else None  # data-parallel replicas hold the same state: rank dp=0 saves it
     tenplex.save(saved, job, step, rank, world, client=client)
     dist.barrier()
     if rank == 0:
-        log(a, job, {"event": "saved", "step": step, "config": [T, P, D],
-                     "reason": "end" if step >= a.steps else "stop"})
-    dist.destroy_process_group()
+        log(a, job, {"event": "saved", "step": step, "config": [T, P, D], "reason": reason})
 
 
+def hold(rank, step):
+    """Waits to be killed (the test that uses --hold-at kills the job here; nothing else wakes it)."""
+    if rank == 0:
+        print("holding at step %d" % step, flush=True)
+    threading.Event().wait()
 def train_step(a, stage, opt, batch, T, D, P, pp, rank, dp_group):
     """One step on this rank's part of the global batch; returns its share of the global mean loss."""
     x, y = batch[:, :-1], batch[:, 1:]

@@ -7,7 +7,9 @@ Usage: check_elastic.py ADDR OUT_DIR STATIC_JOB ELASTIC_JOB PNG
   max|b| per tensor; optimizer step and settings equal;
 * the loss of every step matches within 1e-9 relative;
 * data order: both runs read the same global batches in the same order, and every sample exactly
-  once;
+  once (after a lost worker, the steps logged after the recovered generation and before the
+  relaunch are superseded by the relaunch's: from the recovered step on, every sample is read
+  exactly once);
 * writes a loss-vs-step plot (PNG) with the reconfiguration points marked.
 Prints a JSON summary and OK; any failure raises.
 """
@@ -31,8 +33,16 @@ RTOL = 1e-9
 
 
 def records(out, job):
+    """The job's log; a start at step s (a relaunch after a lost worker, from the recovered
+    generation s) supersedes the records of the steps after s logged before it (work that was lost)."""
     with open(os.path.join(out, job + ".jsonl")) as f:
-        return [json.loads(line) for line in f]
+        recs = [json.loads(line) for line in f]
+    kept = []
+    for r in recs:
+        if r.get("event") == "start":
+            kept = [x for x in kept if "loss" not in x or x["step"] <= r["step"]]
+        kept.append(r)
+    return kept
 
 
 def flat(state, prefix=""):
