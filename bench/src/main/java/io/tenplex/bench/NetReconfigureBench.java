@@ -169,7 +169,7 @@ public final class NetReconfigureBench {
     }
 
     /** Saves every rank's shards (pseudo-random bytes) into its worker's daemon, a few requests in flight. */
-    private static void save(Ptc ptc, List<String> daemons, String job) {
+    static void save(Ptc ptc, List<String> daemons, String job) {
         long largest = 0;
         for (int rank = 0; rank < ptc.worldSize(); rank++) {
             for (Ptc.Shard s : ptc.shards(rank)) {
@@ -204,7 +204,7 @@ public final class NetReconfigureBench {
         }
     }
 
-    private static String post(URI url, String body) throws Exception {
+    static String post(URI url, String body) throws Exception {
         HttpResponse<String> r = LINK.http().send(LINK.authorize(HttpRequest.newBuilder(url))
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
         if (r.statusCode() >= 300) {
@@ -213,7 +213,7 @@ public final class NetReconfigureBench {
         return r.body();
     }
 
-    private static String get(URI url) throws Exception {
+    static String get(URI url) throws Exception {
         return LINK.http().send(LINK.authorize(HttpRequest.newBuilder(url)).build(), HttpResponse.BodyHandlers.ofString())
                 .body();
     }

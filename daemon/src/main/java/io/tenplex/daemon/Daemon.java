@@ -5,6 +5,7 @@ import io.tenplex.adapters.ResourceChanges;
 import io.tenplex.jobs.JobExecutors;
 import io.tenplex.jobs.Jobs;
 import io.tenplex.jobs.SharedSaves;
+import io.tenplex.jobs.tiers.PartnerBlockRepair;
 import io.tenplex.store.memory.SharedSegments;
 import java.util.concurrent.TimeUnit;
 import io.tenplex.server.jobs.HttpDaemonClient;
@@ -42,6 +43,8 @@ public final class Daemon implements AutoCloseable {
 
     /** Unused segments are kept this long for the next save before they are deleted. */
     static final long KEEP_UNUSED_SEGMENT_NANOS = TimeUnit.MINUTES.toNanos(10);
+    /** How long a peer may take to send a partner copy of an entry whose durable block is damaged. */
+    private static final java.time.Duration REPAIR_TIMEOUT = java.time.Duration.ofMinutes(2);
 
     private final Lifecycle life;
     private final TensorStore store;
@@ -83,7 +86,8 @@ public final class Daemon implements AutoCloseable {
         SharedSaves shared = sharedSaves(tuning, store, jobs, pools, life);
         RestServer rest = life.add("rest", new RestServer(store, cfg.token(), cfg.limits(), ssl, pools.restWork));
         configureJobs(cfg, jobs);
-        Durable.start(tuning.checkpointDir(), store, jobs.generations(), pools.durableWork); // before serving
+        Durable.start(tuning.checkpointDir(), store, jobs.generations(), pools.durableWork, new PartnerBlockRepair(
+                new HttpDaemonClient(link, tuning.coordinatorTimeout()), cfg::peers, REPAIR_TIMEOUT)); // before serving
         rest.addControl(JobRoutes.PREFIX, new JobRoutes(jobs, new ResourceChanges(jobs), planning, shared));
         rest.addControl(StopRoute.PATH, new StopRoute(flags));
         datasets.setDefaultPeers(peerAddresses(cfg));

@@ -22,10 +22,11 @@ final class Durable {
     }
 
     /**
-     * Restores the durable generations in {@code dir} and subscribes the tier to completed generations;
-     * nothing when {@code dir} is null.
+     * Restores the durable generations in {@code dir} (a damaged block read from {@code repair}) and
+     * subscribes the tier to completed generations; nothing when {@code dir} is null.
      */
-    static DurableTier start(Path dir, TensorStore store, Generations generations, Executor work) throws IOException {
+    static DurableTier start(Path dir, TensorStore store, Generations generations, Executor work, BlockRepair repair)
+            throws IOException {
         if (dir == null) {
             return null;
         }
@@ -33,7 +34,7 @@ final class Durable {
         Tiers.Settings d = generations.tiers().defaults();
         generations.tiers().setDefaults(new Tiers.Settings(d.partners(), d.groupSize(), d.parity(),
                 DurableTier.DEFAULT_KEEP));
-        DurableTier tier = new DurableTier(dir, store, generations, work, BlockRepair.NONE);
+        DurableTier tier = new DurableTier(dir, store, generations, work, repair);
         long start = System.nanoTime();
         Map<String, List<Long>> restored = tier.restore();
         LOG.info("durable tier in {}: restored {} ({} ms)", dir, restored.isEmpty() ? "nothing" : restored,

@@ -26,6 +26,7 @@ import java.util.Optional;
  * One restore at a time.
  */
 final class Restorer {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Restorer.class);
     private final TensorStore store;
     private final DurableDir dir;
     private final BlockRepair repair;
@@ -110,14 +111,37 @@ final class Restorer {
             return;
         }
         problem = problem != null ? problem : "CRC32C mismatch";
-        Optional<ByteBuffer> fixed = repair.repair(m.job(), m.step(), rank, item.path(), i, expected);
+        Optional<ByteBuffer> fixed = repair.repair(m.job(), m.step(), rank, item.path(), (long) i * item.blockSize(),
+                buf.limit(), expected);
         if (fixed.isPresent() && fixed.get().remaining() == buf.limit() && Crc32c.of(fixed.get()) == expected) {
             buf.clear().limit((int) item.blockLength(i));
             buf.put(fixed.get().duplicate());
+            writeBack(m, b, fixed.get().duplicate(), problem);
             return;
         }
         throw new DamagedGenerationException(where(m, rank, item) + ": block " + i + " (" + b.pack() + " at offset "
                 + b.offset() + ", expected CRC32C " + b.crc32c() + "): " + problem);
+    }
+
+    /**
+     * Writes a repaired block back at its place in its pack (synced), so that the next restart reads it
+     * from disk and a differential flush that reuses the block points at good bytes. A failure is logged:
+     * the generation is served from memory all the same.
+     */
+    private void writeBack(DurableManifest m, DurableManifest.Block b, ByteBuffer bytes, String problem) {
+        try (FileChannel ch = FileChannel.open(dir.pack(m.job(), b.pack()), StandardOpenOption.WRITE,
+                StandardOpenOption.CREATE)) {
+            long at = b.offset();
+            while (bytes.hasRemaining()) {
+                at += ch.write(bytes, at);
+            }
+            ch.force(false);
+            LOG.info("durable block repaired job={} step={} pack={} offset={} ({})", m.job(), m.step(), b.pack(),
+                    b.offset(), problem);
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("durable block repaired in memory but not on disk job={} step={} pack={} offset={}: {}", m.job(),
+                    m.step(), b.pack(), b.offset(), e.toString());
+        }
     }
 
     /** Reads the block's bytes; a description of what went wrong, or null. */

@@ -250,9 +250,14 @@ class DurableTierTest {
         Files.delete(dir.resolve("jobs/j/10/blocks.pack"));
         b = new Node();
         DurableTier repaired = new DurableTier(dir, b.store, b.generations, Runnable::run,
-                (job, step, rank, path, block, crc) -> java.util.Optional.of(java.nio.ByteBuffer.wrap(w,
-                        block * BLOCK, Math.min(BLOCK, w.length - block * BLOCK)).slice()));
+                (job, step, rank, path, offset, length, crc) -> java.util.Optional.of(java.nio.ByteBuffer.wrap(w,
+                        (int) offset, length).slice()));
         assertEquals(Map.of("j", List.of(10L)), repaired.restore());
+        assertArrayEquals(w, read(b.store, "/job/j/generations/10/0/w"));
+        b.close();
+        b = new Node(); // the repaired blocks were written back: a restore without a repair reads them from disk
+        assertEquals(Map.of("j", List.of(10L)), new DurableTier(dir, b.store, b.generations, Runnable::run,
+                BlockRepair.NONE).restore());
         assertArrayEquals(w, read(b.store, "/job/j/generations/10/0/w"));
     }
 
