@@ -35,31 +35,16 @@ import org.slf4j.LoggerFactory;
  * Reed-Solomon over the members' blocks, {@link BlockLayout}) under {@code /job/<job>/parity/<step>/<g>/}.
  * Each daemon also snapshots its own rank trees into its replica tree, as L2 does. Dropped with the generation.
  */
-public final class ErasureParity implements Generations.Listener {
+public final class ErasureParity extends TierListener {
     private static final Logger LOG = LoggerFactory.getLogger(ErasureParity.class);
     private static final Duration TIMEOUT = Duration.ofMinutes(10);
 
-    private final TensorStore store;
-    private final Generations generations;
-    private final DaemonClient client;
-    private final RangeReads reads;
-    private final LongSupplier pace;
-    private final Executor background;
-    private final Supplier<Map<Integer, InetSocketAddress>> daemons;
-    private final Supplier<OptionalInt> self;
     private final Map<String, CompletableFuture<Long>> encoded = new ConcurrentHashMap<>();
 
     public ErasureParity(TensorStore store, Generations generations, DaemonClient client, RangeReads reads,
             Executor background, Supplier<Map<Integer, InetSocketAddress>> daemons, Supplier<OptionalInt> self,
             LongSupplier pace) {
-        this.store = store;
-        this.generations = generations;
-        this.client = client;
-        this.reads = reads;
-        this.pace = pace;
-        this.background = background;
-        this.daemons = daemons;
-        this.self = self;
+        super(store, generations, client, reads, background, daemons, self, pace);
     }
 
     @Override
@@ -69,17 +54,7 @@ public final class ErasureParity implements Generations.Listener {
             return;
         }
         CompletableFuture<Long> done = encoded(job, step);
-        background.execute(() -> {
-            try {
-                done.complete(encode(job, step, s.groupSize(), s.parity()));
-            } catch (Exception e) {
-                LOG.warn("job={} step={} parity failed: {}", job, step, e.getMessage());
-                done.completeExceptionally(e);
-                if (e instanceof InterruptedException) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        });
+        inBackground(LOG, "parity", job, step, done, () -> encode(job, step, s.groupSize(), s.parity()));
     }
 
     @Override

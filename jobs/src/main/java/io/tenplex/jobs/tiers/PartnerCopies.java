@@ -35,20 +35,12 @@ import org.slf4j.LoggerFactory;
  * generation has reached {@link Tiers#PARTNERS} on this daemon. Replicas are dropped with their
  * generation. A recovery reads a lost worker's ranks from the replica trees of its partners.
  */
-public final class PartnerCopies implements Generations.Listener {
+public final class PartnerCopies extends TierListener {
     /** The share of a worker's link that background copies may use (the rest is left to training). */
     public static final double LINK_SHARE = 0.5;
     private static final Logger LOG = LoggerFactory.getLogger(PartnerCopies.class);
     private static final Duration TIMEOUT = Duration.ofMinutes(10);
 
-    private final TensorStore store;
-    private final Generations generations;
-    private final DaemonClient client;
-    private final RangeReads reads;
-    private final Executor background;
-    private final Supplier<Map<Integer, InetSocketAddress>> daemons;
-    private final Supplier<OptionalInt> self;
-    private final LongSupplier pace;
     private final ObjectMapper json = new ObjectMapper();
     private final Map<String, CompletableFuture<Long>> copies = new ConcurrentHashMap<>();
     private final Map<String, CompletableFuture<Void>> drops = new ConcurrentHashMap<>();
@@ -61,14 +53,7 @@ public final class PartnerCopies implements Generations.Listener {
     public PartnerCopies(TensorStore store, Generations generations, DaemonClient client, RangeReads reads,
             Executor background, Supplier<Map<Integer, InetSocketAddress>> daemons, Supplier<OptionalInt> self,
             LongSupplier pace) {
-        this.store = store;
-        this.generations = generations;
-        this.client = client;
-        this.reads = reads;
-        this.background = background;
-        this.daemons = daemons;
-        this.self = self;
-        this.pace = pace;
+        super(store, generations, client, reads, background, daemons, self, pace);
     }
 
     @Override
@@ -78,17 +63,7 @@ public final class PartnerCopies implements Generations.Listener {
             return;
         }
         CompletableFuture<Long> done = copied(job, step);
-        background.execute(() -> {
-            try {
-                done.complete(copy(job, step, n));
-            } catch (Exception e) {
-                LOG.warn("job={} step={} partner copies failed: {}", job, step, e.getMessage());
-                done.completeExceptionally(e);
-                if (e instanceof InterruptedException) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        });
+        inBackground(LOG, "partner copies", job, step, done, () -> copy(job, step, n));
     }
 
     @Override
