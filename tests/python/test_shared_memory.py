@@ -150,6 +150,18 @@ refused("POST", layout.shared_commit_route(JOB, 0, res["id"]),  # an inline file
         400, "bad_request")
 assert overview()["open"] == [] and overview()["liveSegments"] == live, overview()
 
+# ---- a commit that cannot be published (the job's save directory is a file): 409, nothing staged or held
+tenplex.put_file("/job/pyshm-file/save", b"not a directory", client=c)
+live = overview()["liveSegments"]
+try:
+    tenplex.save({"w": torch.ones(3)}, job="pyshm-file", step=1, client=c, shared=True)
+    raise AssertionError("published under a file")
+except tenplex.TenplexError as e:
+    assert e.status == 409, e
+staged = c.request("GET", layout.dirs_route("/job/pyshm-file/staging"), ok=(200, 404))
+assert staged.status_code == 404 or staged.json()["entries"] == [], staged.text
+assert overview("pyshm-file")["open"] == [] and overview()["liveSegments"] == live, overview()
+
 # ---- a reservation whose lease ran out while its owner may still write: its segment is not handed out again
 res = c.request("POST", saves, json=dict(tensors=[t], lease=1, pid=0), ok=(201,)).json()
 deadline = time.monotonic() + 30

@@ -222,7 +222,12 @@ public final class SharedSaves implements AutoCloseable {
         } finally {
             r.end();
         }
-        store.move(staging, layout.savedRank(rank));
+        try {
+            store.move(staging, layout.savedRank(rank));
+        } catch (StoreException e) {
+            store.delete(staging); // e.g. the job's save directory is a file: nothing stays staged
+            throw e;
+        }
         return jobs.seal(job, step, rank, world, config, daemons);
     }
 
