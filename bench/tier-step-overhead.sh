@@ -15,6 +15,7 @@ pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  grep -h "WARN" "$tmp"/d*.log 2>/dev/null | sed 's/^/daemon: /' | tail -n 5 >&2 || true
   rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -4,7 +4,8 @@ Driver (``tier_step.py --daemons 0=127.0.0.1:P0,1=...``): for each round and eac
 ``{"partners": 1}``, ``{"groupSize": k, "parity": 1}``) it sets the job's tiers on every daemon,
 starts one trainer process per rank (rank r talks to worker r's daemon), polls every daemon's
 ``generations`` every 20 ms to see when each saved step reaches the case's level, and at the end
-prints per case the medians and their ratios to the no-tier case.
+prints per case the medians and their ratios to the no-tier case, and per save the time the steps
+after it took beyond the median step without a save (what the background work cost training).
 
 Trainer (``--rank r``): a fixed compute step (``--matmuls`` products of two ``--size`` square
 float32 matrices, one torch thread) followed by a gloo all_reduce of one float (the step's
@@ -127,19 +128,23 @@ def summarize(a, ranks, seen, workers):
     after it, and every later one that starts before the level is in place on every daemon) and the
     others (the first 2 steps are warm-up)."""
     step_ms = [max(r["steps"][i][1] - r["steps"][i][0] for r in ranks) * 1e3 for i in range(a.steps)]
-    save_ms, in_place_ms, after = [], [], set()
+    save_ms, in_place_ms, after, never, per_save = [], [], set(), 0, []
     for j, (step, _, _) in enumerate(ranks[0]["saves"]):
         end = max(r["saves"][j][2] for r in ranks)
         save_ms.append(max(r["saves"][j][2] - r["saves"][j][1] for r in ranks) * 1e3)
         placed = max(seen.get((w, step), float("inf")) for w in workers)
-        in_place_ms.append((placed - end) * 1e3)
-        after.add(step)  # index of the first step after the save
-        for i in range(step + 1, a.steps):
-            if ranks[0]["steps"][i][0] < placed:
-                after.add(i)
+        if placed == float("inf"):
+            never += 1  # not seen in place on every daemon before its generation was dropped
+        else:
+            in_place_ms.append((placed - end) * 1e3)
+        mine = [i for i in range(step, min(step + a.every, a.steps))  # up to the next save
+                if i == step or ranks[0]["steps"][i][0] < placed]
+        after.update(mine)
+        per_save.append(mine)
     plain = [step_ms[i] for i in range(2, a.steps) if i not in after]
-    return {"plain": plain, "after": [step_ms[i] for i in sorted(after) if i < a.steps], "save": save_ms,
-            "inPlace": in_place_ms}
+    lost = [sum(step_ms[i] - med(plain) for i in mine) for mine in per_save if mine]
+    return {"plain": plain, "after": [step_ms[i] for i in sorted(after)], "save": save_ms,
+            "inPlace": in_place_ms, "never": [1] * never, "lost": lost}
 
 
 CASES = [("none", {"partners": 0, "groupSize": 0}, "memory"),
@@ -160,7 +165,7 @@ def driver(a):
           % (len(addrs), a.mib, a.steps, a.every, a.matmuls, a.size, a.size), flush=True)
     for name, tiers, level in cases:  # warm-up: JIT of the daemons, torch start-up; not reported
         run_case(a, addrs, "warm%d" % cases.index((name, tiers, level)), tiers, level, tmp)
-    total = {name: {"plain": [], "after": [], "save": [], "inPlace": []} for name, _, _ in cases}
+    total = {name: {"plain": [], "after": [], "save": [], "inPlace": [], "never": [], "lost": []} for name, _, _ in cases}
     for rnd in range(a.rounds):
         for c, (name, tiers, level) in enumerate(cases):
             got = run_case(a, addrs, "r%dc%d" % (rnd, c), tiers, level, tmp)
@@ -177,15 +182,16 @@ def med(xs):
 
 def report(total, cases):
     base = total[cases[0][0]]
-    print("\n| tiers | step, no save | step after a save | save (blocking) | in place after save | n steps/after/saves |")
-    print("|---|---|---|---|---|---|")
+    print("\n| tiers | step, no save | step after a save | save (blocking) | in place after save "
+          "| steps after a save: time over a plain step, per save | steps no save / after / saves (never in place) |")
+    print("|---|---|---|---|---|---|---|")
     for name, _, _ in cases:
         t = total[name]
-        print("| %s | %.1f ms (x%.2f) | %.1f ms (x%.2f) | %.1f ms (x%.2f) | %s | %d/%d/%d |" % (
+        print("| %s | %.1f ms (x%.2f) | %.1f ms (x%.2f) | %.1f ms (x%.2f) | %s | %.0f ms | %d / %d / %d (%d) |" % (
             name, med(t["plain"]), med(t["plain"]) / med(base["plain"]), med(t["after"]),
             med(t["after"]) / med(base["after"]), med(t["save"]), med(t["save"]) / med(base["save"]),
-            "-" if name == "none" else "%.0f ms" % med(t["inPlace"]), len(t["plain"]), len(t["after"]),
-            len(t["save"])))
+            "-" if name == "none" else "%.0f ms" % med(t["inPlace"]), med(t["lost"]), len(t["plain"]), len(t["after"]),
+            len(t["save"]), len(t["never"])))
 
 
 def main():
