@@ -39,5 +39,9 @@ for w in $(seq 0 $((W-1))); do
     sleep 0.2
   done
 done
+# in the background, so that a TERM or INT reaches the trap at once (bash runs traps only between commands)
 /usr/bin/python3 bench/python/tier_step.py --daemons "$peers" --mib "$MIB" --steps "$STEPS" --every "$EVERY" \
-  --rounds "$ROUNDS" --tmp "$tmp" "$@"
+  --rounds "$ROUNDS" --tmp "$tmp" "$@" &
+driver=$!
+pids=("$driver" "${pids[@]}")
+wait "$driver"

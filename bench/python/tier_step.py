@@ -16,6 +16,7 @@ barrier. Times are ``time.monotonic()`` (one clock for all processes of the host
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -105,9 +106,15 @@ def run_case(a, addrs, job, tiers, level, tmp):
                                        "--addr", addrs[r], "--job", job, "--out", out, "--rdzv", str(rdzv),
                                        "--steps", str(a.steps), "--every", str(a.every), "--mib", str(a.mib),
                                        "--size", str(a.size), "--matmuls", str(a.matmuls)]))
-    for p in procs:
-        if p.wait() != 0:
-            raise SystemExit("trainer %d failed (%s)" % (p.pid, job))
+    try:
+        for p in procs:
+            if p.wait() != 0:
+                raise SystemExit("trainer %d failed (%s)" % (p.pid, job))
+    finally:
+        for p in procs:  # the trainers this driver started, when it stops early
+            if p.poll() is None:
+                p.terminate()
+                p.wait()
     last = a.steps - a.steps % a.every
     deadline = time.monotonic() + 60
     while any((w, last) not in seen for w in addrs) and time.monotonic() < deadline:
@@ -212,6 +219,7 @@ def main():
     p.add_argument("--size", type=int, default=1024)
     p.add_argument("--matmuls", type=int, default=2)
     a = p.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # runs the trainers' clean-up
     if a.rank is not None:
         trainer(a)
     else:
