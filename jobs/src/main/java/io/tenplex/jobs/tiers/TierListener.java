@@ -2,6 +2,7 @@ package io.tenplex.jobs.tiers;
 
 import io.tenplex.jobs.DaemonClient;
 import io.tenplex.jobs.Generations;
+import io.tenplex.jobs.JobLayout;
 import io.tenplex.jobs.RangeReads;
 import io.tenplex.store.TensorStore;
 import java.net.InetSocketAddress;
@@ -54,7 +55,12 @@ abstract class TierListener implements Generations.Listener {
             try {
                 done.complete(work.call());
             } catch (Exception e) {
-                log.warn("job={} step={} {} failed: {}", job, step, what, e.getMessage());
+                if (store.stat(new JobLayout(job).generation(step)).isEmpty()) {
+                    log.info("job={} step={} {} stopped: the generation was dropped (a newer one completed)", job,
+                            step, what);
+                } else {
+                    log.warn("job={} step={} {} failed: {}", job, step, what, e.getMessage());
+                }
                 done.completeExceptionally(e);
                 if (e instanceof InterruptedException) {
                     Thread.currentThread().interrupt();
