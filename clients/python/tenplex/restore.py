@@ -6,10 +6,9 @@ import logging
 
 import numpy as np
 
-from . import codec, layout, shared, torch_helpers
-from .errors import NoCheckpoint, TenplexError
-from .http_client import ERROR_CODE_HEADER
-from .transfer import read_file, read_tensor
+from . import codec, shared, torch_helpers
+from .errors import TenplexError
+from .transfer import listing, read_file, read_tensor
 
 log = logging.getLogger("tenplex")
 
@@ -81,11 +80,7 @@ def from_pin(c, pinned, targets, as_torch):
 
 def from_rest(c, prefix, targets, as_torch):
     """The state below the store path ``prefix``, read over REST (into ``targets`` where given)."""
-    r = c.request("GET", layout.dirs_route(prefix), ok=(200, 404), params={"recursive": "true"})
-    if r.status_code == 404:
-        reason = r.text.strip()
-        raise NoCheckpoint("nothing saved at %s: %s" % (prefix, reason), 404, reason, r.headers.get(ERROR_CODE_HEADER))
-    entries = r.json()["entries"]
+    entries = listing(c, prefix)
     root = prefix.rstrip("/") + "/"
     check_targets({e["path"][len(root):]: (e["dtype"], e["shape"]) for e in entries if e["type"] == "tensor"},
                   targets)

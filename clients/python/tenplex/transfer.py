@@ -102,9 +102,14 @@ def download(prefix, client=None, as_torch=None):
         as_torch = torch_helpers.available()
     if as_torch and not torch_helpers.available():
         raise ImportError("as_torch=True needs torch")
+    return codec.unflatten(listing(c, prefix), prefix, lambda path: read_file(c, path),
+                           lambda e: read_tensor(c, e["path"], e["dtype"], tuple(e["shape"]), as_torch))
+
+
+def listing(c, prefix):
+    """The recursive listing of the tree below ``prefix`` (:class:`NoCheckpoint` when there is none)."""
     r = c.request("GET", layout.dirs_route(prefix), ok=(200, 404), params={"recursive": "true"})
     if r.status_code == 404:
         reason = r.text.strip()
         raise NoCheckpoint("nothing saved at %s: %s" % (prefix, reason), 404, reason, r.headers.get(ERROR_CODE_HEADER))
-    return codec.unflatten(r.json()["entries"], prefix, lambda path: read_file(c, path),
-                           lambda e: read_tensor(c, e["path"], e["dtype"], tuple(e["shape"]), as_torch))
+    return r.json()["entries"]

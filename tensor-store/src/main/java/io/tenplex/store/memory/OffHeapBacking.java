@@ -165,7 +165,8 @@ public final class OffHeapBacking implements BlobBacking {
         }
     }
 
-    private static void free(ByteBuffer owner) {
+    /** Frees a direct buffer, or unmaps a mapped one, now rather than at some later GC. */
+    static void free(ByteBuffer owner) {
         if (UNSAFE != null) { // else the memory is returned by the GC instead of eagerly
             UNSAFE.invokeCleaner(owner);
         }

@@ -1,7 +1,6 @@
 package io.tenplex.store.memory;
 
 import java.io.IOException;
-import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -32,7 +31,6 @@ public final class SharedSegments implements AutoCloseable {
     /** Segment sizes are rounded up to this, so that saves of nearly the same size share segments. */
     static final long GRAIN = 1 << 20;
     private static final Pattern NAME = Pattern.compile("tenplex-(\\d+)-(\\d+)-\\d+");
-    private static final sun.misc.Unsafe UNSAFE = unsafe();
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Path dir;
@@ -220,18 +218,6 @@ public final class SharedSegments implements AutoCloseable {
     }
 
     static void unmap(ByteBuffer mapped) {
-        if (UNSAFE != null) {
-            UNSAFE.invokeCleaner(mapped);
-        }
-    }
-
-    private static sun.misc.Unsafe unsafe() {
-        try {
-            Field f = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
-            f.setAccessible(true);
-            return (sun.misc.Unsafe) f.get(null);
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            return null;
-        }
+        OffHeapBacking.free(mapped);
     }
 }
