@@ -5,6 +5,7 @@ import io.tenplex.adapters.ResourceChanges;
 import io.tenplex.jobs.JobExecutors;
 import io.tenplex.jobs.Jobs;
 import io.tenplex.jobs.SharedSaves;
+import io.tenplex.jobs.durable.SharedDurableDirs;
 import io.tenplex.jobs.tiers.PartnerBlockRepair;
 import io.tenplex.store.memory.SharedSegments;
 import java.util.concurrent.TimeUnit;
@@ -86,7 +87,8 @@ public final class Daemon implements AutoCloseable {
         SharedSaves shared = sharedSaves(tuning, store, jobs, pools, life);
         RestServer rest = life.add("rest", new RestServer(store, cfg.token(), cfg.limits(), ssl, pools.restWork));
         configureJobs(cfg, jobs);
-        Durable.start(tuning.checkpointDir(), store, jobs.generations(), pools.durableWork, new PartnerBlockRepair(
+        SharedDurableDirs.of(tuning.checkpointDir(), store).ifPresent(jobs::setDurableCopies);
+        Durable.start(Durable.own(tuning.checkpointDir(), cfg.bind(), cfg.port(), cfg.peers()), store, jobs.generations(), pools.durableWork, new PartnerBlockRepair(
                 new HttpDaemonClient(link, tuning.coordinatorTimeout()), cfg::peers, REPAIR_TIMEOUT)); // before serving
         rest.addControl(JobRoutes.PREFIX, new JobRoutes(jobs, new ResourceChanges(jobs), planning, shared));
         rest.addControl(StopRoute.PATH, new StopRoute(flags));

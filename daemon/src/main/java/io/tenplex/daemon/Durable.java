@@ -1,9 +1,11 @@
 package io.tenplex.daemon;
 
 import io.tenplex.jobs.Generations;
+import io.tenplex.jobs.SelfWorker;
 import io.tenplex.jobs.Tiers;
 import io.tenplex.jobs.durable.BlockRepair;
 import io.tenplex.jobs.durable.DurableTier;
+import io.tenplex.jobs.durable.SharedDurableDirs;
 import io.tenplex.store.TensorStore;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -30,6 +32,10 @@ final class Durable {
         if (dir == null) {
             return null;
         }
+        if (dir.toString().contains(SharedDurableDirs.WORKER)) {
+            throw new IllegalArgumentException("--checkpoint-dir " + dir + " names " + SharedDurableDirs.WORKER
+                    + " but this daemon's worker number is not known");
+        }
         Files.createDirectories(dir);
         Tiers.Settings d = generations.tiers().defaults();
         generations.tiers().setDefaults(new Tiers.Settings(d.partners(), d.groupSize(), d.parity(),
@@ -41,5 +47,22 @@ final class Durable {
                 (System.nanoTime() - start) / 1_000_000);
         generations.addListener(tier);
         return tier;
+    }
+
+    /**
+     * This daemon's own directory: {@code dir} with {@value SharedDurableDirs#WORKER} replaced by its
+     * worker number (its entry in {@code --peers} at {@code bind:port}).
+     */
+    static Path own(Path dir, String bind, int port, Map<Integer, java.net.InetSocketAddress> peers) {
+        if (dir == null || !dir.toString().contains(SharedDurableDirs.WORKER)) {
+            return dir;
+        }
+        java.util.OptionalInt w = port > 0 ? SelfWorker.find(bind + ":" + port, peers) : java.util.OptionalInt.empty();
+        if (w.isEmpty()) {
+            throw new IllegalArgumentException("--checkpoint-dir " + dir + " names " + SharedDurableDirs.WORKER
+                    + ", so this daemon must find itself in --peers: give --port (not 0) and a --peers entry at "
+                    + "this host and port");
+        }
+        return Path.of(dir.toString().replace(SharedDurableDirs.WORKER, Integer.toString(w.getAsInt())));
     }
 }

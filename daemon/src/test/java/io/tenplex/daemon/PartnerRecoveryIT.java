@@ -44,8 +44,8 @@ class PartnerRecoveryIT {
         cluster.close();
     }
 
-    /** Four daemons on ports chosen up front, each told of all by {@code --peers}. */
-    private void startFour() throws Exception {
+    /** Four daemons on ports chosen up front, each told of all by {@code --peers}, with {@code options}. */
+    private void startFour(String... options) throws Exception {
         List<Integer> ports = new ArrayList<>();
         List<ServerSocket> held = new ArrayList<>();
         for (int w = 0; w < 4; w++) {
@@ -61,8 +61,10 @@ class PartnerRecoveryIT {
             peers.append(w > 0 ? "," : "").append(w).append("=127.0.0.1:").append(ports.get(w));
         }
         for (int w = 0; w < 4; w++) {
-            cluster.daemons.add(DaemonProcess.start("--port", Integer.toString(ports.get(w)), "--memory-limit", "256m",
-                    "--peers", peers.toString()));
+            List<String> args = new ArrayList<>(List.of("--port", Integer.toString(ports.get(w)), "--memory-limit",
+                    "256m", "--peers", peers.toString()));
+            args.addAll(List.of(options));
+            cluster.daemons.add(DaemonProcess.start(args.toArray(String[]::new)));
         }
     }
 
@@ -120,20 +122,7 @@ class PartnerRecoveryIT {
             HttpResponse<byte[]> r = send(d, "PUT", JobRoutes.PREFIX + "j/tiers", tiers);
             assertEquals(200, r.statusCode(), new String(r.body(), StandardCharsets.UTF_8));
         }
-        Map<String, byte[]> full = cluster.save("j", Ptc.packed(model, FROM, 1), 0);
-        String config = ProcessCluster.config(FROM, 1, 0);
-        for (int rank = 0; rank < 4; rank++) {
-            HttpResponse<byte[]> r = send(all.get(rank), "POST", JobRoutes.PREFIX + "j/saves/10/ranks/" + rank,
-                    "{\"world\": 4, \"config\": " + config + "}");
-            assertEquals(200, r.statusCode(), new String(r.body(), StandardCharsets.UTF_8));
-        }
-        awaitAll(all, d -> {
-            try {
-                return generation(d, 10).path("levels").toString().contains(level);
-            } catch (Exception e) {
-                return false;
-            }
-        }, "generation 10 reaches level " + level + " everywhere");
+        Map<String, byte[]> full = saveEverywhere(10, "j".hashCode(), level);
         assertEquals(137, all.get(lost).signal("KILL"));
         String to = onSurvivors(lost);
         JsonNode status = resourceChange ? recoverByResourceChange(all.get(0), to) : reconfigure(all.get(0), to);
@@ -141,6 +130,26 @@ class PartnerRecoveryIT {
         cluster.assertLoaded("j", all, ConfigJson.ptc(model, cluster.json(to.getBytes(StandardCharsets.UTF_8)), "to"), 0,
                 full);
         return status;
+    }
+
+    /** Saves and seals generation {@code step} (rank r on worker r); waits until it reached {@code level} everywhere. */
+    private Map<String, byte[]> saveEverywhere(long step, long seed, String level) throws Exception {
+        List<DaemonProcess> all = cluster.daemons;
+        Map<String, byte[]> full = cluster.save("j", Ptc.packed(model, FROM, 1), 0, seed);
+        String config = ProcessCluster.config(FROM, 1, 0);
+        for (int rank = 0; rank < 4; rank++) {
+            HttpResponse<byte[]> r = send(all.get(rank), "POST", JobRoutes.PREFIX + "j/saves/" + step + "/ranks/" + rank,
+                    "{\"world\": 4, \"config\": " + config + "}");
+            assertEquals(200, r.statusCode(), new String(r.body(), StandardCharsets.UTF_8));
+        }
+        awaitAll(all, d -> {
+            try {
+                return generation(d, step).path("levels").toString().contains(level);
+            } catch (Exception e) {
+                return false;
+            }
+        }, "generation " + step + " reaches level " + level + " everywhere");
+        return full;
     }
 
     private JsonNode reconfigure(DaemonProcess coordinator, String to) throws Exception {
@@ -184,5 +193,36 @@ class PartnerRecoveryIT {
         assertEquals("rebuilt from parity on worker 0 (worker 1 lost)", status.path("sources").path("1").asText(),
                 status.toString());
         assertEquals("memory of worker 3", status.path("sources").path("3").asText(), status.toString());
+    }
+
+    /**
+     * L4 in the recovery order: no partner copies or parity, every daemon flushing to its own directory
+     * on storage all of them mount ({@code --checkpoint-dir .../w{worker}}). Worker 3's flush of the
+     * newest generation (20) had not finished when it was killed (its manifest removed, as a crash
+     * mid-flush leaves it), so the current generation cannot be recovered; the resource change
+     * recovers generation 10, which the survivors still hold in memory and worker 3's directory on
+     * disk, and says where each rank came from.
+     */
+    @Test
+    void durableDirectories_oneOfFourDaemonsKilled_olderGenerationRecoveredFromTheLostWorkersDisk(
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        startFour("--checkpoint-dir", dir.resolve("w{worker}").toString());
+        for (DaemonProcess d : cluster.daemons) {
+            assertEquals(200, send(d, "PUT", JobRoutes.PREFIX + "j/tiers", "{\"durableKeep\": 2}").statusCode());
+        }
+        Map<String, byte[]> tenth = saveEverywhere(10, 10, "durable");
+        saveEverywhere(20, 20, "durable");
+        assertTrue(java.nio.file.Files.isRegularFile(dir.resolve("w3/jobs/j/10/manifest.json")));
+        java.nio.file.Files.delete(dir.resolve("w3/jobs/j/20/manifest.json"));
+        assertEquals(137, cluster.daemons.get(3).signal("KILL"));
+        String to = onSurvivors(3);
+        JsonNode status = recoverByResourceChange(cluster.daemons.get(0), to);
+        assertEquals("committed", status.path("state").asText(), status.toString());
+        assertEquals("/job/j/generations/10", status.path("source").asText(), status.toString());
+        assertEquals("durable copy read on worker 0 (worker 3 lost)", status.path("sources").path("3").asText(),
+                status.toString());
+        assertEquals("memory of worker 1", status.path("sources").path("1").asText(), status.toString());
+        cluster.assertLoaded("j", cluster.daemons, ConfigJson.ptc(model, cluster.json(to.getBytes(
+                StandardCharsets.UTF_8)), "to"), 0, tenth);
     }
 }

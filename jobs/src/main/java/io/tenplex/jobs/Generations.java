@@ -316,6 +316,21 @@ public final class Generations {
                 .orElse(OptionalLong.empty());
     }
 
+    /** The steps of the job's complete generations older than {@code step} still on this daemon, newest first. */
+    public synchronized List<Long> completeBefore(String job, long step) {
+        TreeMap<Long, Progress> steps = jobs.get(job);
+        if (steps == null) {
+            return List.of();
+        }
+        List<Long> out = new ArrayList<>();
+        steps.headMap(step, false).descendingMap().forEach((s, p) -> {
+            if (p.complete) {
+                out.add(s);
+            }
+        });
+        return out;
+    }
+
     /** The configuration recorded with a complete generation (null when none was given). */
     public JsonNode config(String job, long step) throws IOException {
         String g = SmallFiles.read(store, generationDir(job, step).child("generation.json")).orElseThrow(

@@ -44,6 +44,7 @@ public final class Jobs {
             Map<Integer, String> sources) {
     }
 
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Jobs.class);
     private final TensorStore store;
     private final DaemonClient client;
     private final PartRunner.Context partContext;
@@ -53,6 +54,7 @@ public final class Jobs {
     private final io.tenplex.jobs.tiers.PartnerCopies partnerCopies;
     private final io.tenplex.jobs.tiers.ErasureParity erasureParity;
     private final io.tenplex.jobs.tiers.ErasureRebuild erasureRebuild;
+    private volatile DurableCopies durableCopies = DurableCopies.NONE;
     private final Registry<PartRunner> parts;
     private final Registry<Reconfiguration> reconfigurations;
     private final AtomicInteger ids = new AtomicInteger();
@@ -109,6 +111,11 @@ public final class Jobs {
     /** L3: the parity blocks this daemon keeps of the generations of its jobs. */
     public io.tenplex.jobs.tiers.ErasureParity erasureParity() {
         return erasureParity;
+    }
+
+    /** The other workers' durable directories this daemon reads when recovering around a lost one (L4). */
+    public void setDurableCopies(DurableCopies copies) {
+        this.durableCopies = copies;
     }
 
     /** This daemon's worker number: the daemon of the cluster ({@code --peers}) at its own address, if any. */
@@ -281,24 +288,72 @@ public final class Jobs {
         Ptc from = ConfigJson.ptc(model, fromConfig == null ? com.fasterxml.jackson.databind.node.MissingNode
                 .getInstance() : fromConfig, "from");
         Ptc to = ConfigJson.ptc(model, r.to(), "to");
-        Tiers.Settings tiers = generations.tiers().settings(r.job());
-        if (generation.isPresent() && (tiers.partners() > 0 || tiers.groupSize() > 0)) {
-            Survivors.Sources around = around(r, generation.getAsLong(), from, to);
+        if (generation.isPresent() && recoverable(r.job())) {
+            Planned around = aroundLost(r, model, generation.getAsLong(), from, to);
             if (around != null) {
-                Map<Integer, String> origins = new java.util.TreeMap<>();
-                around.origins().forEach((rank, o) -> origins.put(rank, o.toString()));
-                return new Planned(Planner.plan(around.from(), to), around.from(), around.sourceDir(), step, origins);
+                return around;
             }
         }
         return new Planned(Planner.plan(from, to), from, sourceDir, step, Map.of());
     }
 
-    /** The generation's sources around lost workers, or null when every worker of {@code from} answers. */
-    private Survivors.Sources around(ReconfigureRequest r, long generation, Ptc from, Ptc to) throws IOException {
+    /** Whether a level besides the workers' memory may hold the job's ranks (L2, L3, or L4 others can read). */
+    private boolean recoverable(String job) {
+        Tiers.Settings t = generations.tiers().settings(job);
+        return t.partners() > 0 || t.groupSize() > 0 || t.durableKeep() > 0 && durableCopies != DurableCopies.NONE;
+    }
+
+    /**
+     * The plan around lost workers of generation {@code g}, or null when every worker answers. When a
+     * rank of the job's current generation survives on no level (a durable copy older than it, say),
+     * the newest older generation still here that every level has is recovered instead, and said so.
+     */
+    private Planned aroundLost(ReconfigureRequest r, Model model, long g, Ptc from, Ptc to) throws IOException {
+        Survivors.Unavailable first;
         try {
-            Map<Integer, InetSocketAddress> daemons = daemons(r.daemons());
-            return Survivors.around(r.job(), generation, from, to, daemons, client, selfWorker(),
-                    (lost, all) -> erasureRebuild.rebuild(r.job(), generation, lost, all, daemons));
+            Survivors.Sources s = around(r.job(), g, from, to, r.daemons());
+            return s == null ? null : planned(s, to, r.step().orElse(g));
+        } catch (Survivors.Unavailable e) {
+            if (generations.current(r.job()).orElse(-1) != g) {
+                throw e;
+            }
+            first = e;
+        }
+        for (long older : generations.completeBefore(r.job(), g)) {
+            JsonNode config = generations.config(r.job(), older);
+            if (config == null || r.from() != null) {
+                continue;
+            }
+            try {
+                Survivors.Sources s = around(r.job(), older, ConfigJson.ptc(model, config, "from"), to, r.daemons());
+                LOG.warn("job={}: generation {} cannot be recovered ({}); recovering generation {}", r.job(), g,
+                        first.getMessage(), older);
+                return planned(s, to, older);
+            } catch (Survivors.Unavailable e) {
+                LOG.info("job={}: generation {} cannot be recovered either: {}", r.job(), older, e.getMessage());
+            }
+        }
+        throw first;
+    }
+
+    private static Planned planned(Survivors.Sources s, Ptc to, long step) {
+        Map<Integer, String> origins = new java.util.TreeMap<>();
+        s.origins().forEach((rank, o) -> origins.put(rank, o.toString()));
+        return new Planned(Planner.plan(s.from(), to), s.from(), s.sourceDir(), step, origins);
+    }
+
+    /** The generation's sources around lost workers, or null when every worker of {@code from} answers. */
+    private Survivors.Sources around(String job, long generation, Ptc from, Ptc to,
+            Map<Integer, InetSocketAddress> asked) throws IOException {
+        Map<Integer, InetSocketAddress> daemons = daemons(asked);
+        Tiers.Settings t = generations.tiers().settings(job);
+        boolean replicaTrees = t.partners() > 0 || t.groupSize() > 0;
+        JobLayout paths = new JobLayout(job);
+        Survivors.DiskReader disk = (lost, step) -> durableCopies.restore(lost, job, step,
+                rank -> replicaTrees ? paths.replica(step, rank) : paths.generation(step).child(Integer.toString(rank)));
+        try {
+            return Survivors.around(job, generation, from, to, daemons, client, selfWorker(), new Survivors.Levels(
+                    replicaTrees, (lost, all) -> erasureRebuild.rebuild(job, generation, lost, all, daemons), disk));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while asking the daemons", e);

@@ -83,6 +83,11 @@ public final class Reconfiguration implements Registry.Finishing {
         return id;
     }
 
+    /** The step of the state it moves (the source generation's, unless the request named another). */
+    public long step() {
+        return step;
+    }
+
     public String job() {
         return job;
     }

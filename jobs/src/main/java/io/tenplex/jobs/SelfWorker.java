@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.OptionalInt;
 
 /** Which worker of the cluster a daemon is: the entry of its peers at its own address. */
-final class SelfWorker {
+public final class SelfWorker {
     private SelfWorker() {
     }
 
@@ -16,7 +16,7 @@ final class SelfWorker {
      * The worker whose address is {@code self} ({@code host:port}); else the only one on the same port
      * at an address of this host (a daemon bound to every interface); else empty.
      */
-    static OptionalInt find(String self, Map<Integer, InetSocketAddress> daemons) {
+    public static OptionalInt find(String self, Map<Integer, InetSocketAddress> daemons) {
         int colon = self.lastIndexOf(':');
         if (colon < 0) {
             return OptionalInt.empty();

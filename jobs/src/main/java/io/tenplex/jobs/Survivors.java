@@ -3,6 +3,7 @@ package io.tenplex.jobs;
 import io.tenplex.jobs.tiers.Ring;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.Ptc;
+import io.tenplex.store.StorePath;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -19,15 +20,18 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * Recovery onto the surviving workers: when daemons of a generation's workers do not answer, every
- * rank is read from the replica trees ({@link JobLayout#replicas}) of survivors: a surviving worker's
- * ranks from its own memory, a lost worker's ranks from the first partner after it in the ring that
- * holds a complete copy. The old configuration is re-placed accordingly, so the planner and the
- * parts never contact a lost daemon.
+ * rank is read from a level that still has it, cheapest first: a surviving worker's ranks from its
+ * own memory (L1), a lost worker's ranks from the first partner after it in the ring that holds a
+ * complete copy (L2), rebuilt from its group's parity on this daemon (L3), or read from the lost
+ * worker's durable directory on storage this daemon mounts (L4). The old configuration is re-placed
+ * accordingly, so the planner and the parts never contact a lost daemon.
  */
 final class Survivors {
     static final String MEMORY = "memory";
     static final String PARTNER = "partner copy";
     static final String ERASURE = "rebuilt from parity";
+    static final String DURABLE = "durable copy read";
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Survivors.class);
     private static final long TIMEOUT_SECONDS = 10;
 
     /** Where each old rank is read: its worker now, and from which level. */
@@ -45,6 +49,30 @@ final class Survivors {
         Set<Integer> rebuild(int lostWorker, Set<Integer> lost) throws IOException, InterruptedException;
     }
 
+    /** Reads a lost worker's ranks of a generation from its durable directory into this daemon's source tree (L4). */
+    interface DiskReader {
+        /** The ranks read, or none when no durable directory of the worker holds the generation. */
+        Set<Integer> read(int lostWorker, long step) throws IOException;
+    }
+
+    /**
+     * The levels a recovery may read from besides the survivors' memory.
+     *
+     * @param replicaTrees whether the job keeps replica trees (L2 or L3 on): the source is then
+     *     {@code replicas/<step>}, else the generations themselves ({@code generations/<step>})
+     */
+    record Levels(boolean replicaTrees, Rebuilder rebuilder, DiskReader disk) {
+    }
+
+    /** No level has a rank of the generation: an older generation may still be recovered. */
+    static final class Unavailable extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+
+        Unavailable(String message) {
+            super(message);
+        }
+    }
+
     /** The re-placed old configuration, the source directory and each rank's origin. */
     record Sources(Ptc from, String sourceDir, Map<Integer, Origin> origins) {
     }
@@ -56,11 +84,11 @@ final class Survivors {
      * The sources of generation {@code step} around lost workers, or null when every worker of
      * {@code from} answers.
      *
-     * @throws IllegalArgumentException when {@code to} places ranks on a lost worker, or a rank has
-     *     no complete copy on any survivor
+     * @throws IllegalArgumentException when {@code to} places ranks on a lost worker
+     * @throws Unavailable when a rank has no copy on any level
      */
     static Sources around(String job, long step, Ptc from, Ptc to, Map<Integer, InetSocketAddress> daemons,
-            DaemonClient client, OptionalInt self, Rebuilder rebuilder) throws IOException, InterruptedException {
+            DaemonClient client, OptionalInt self, Levels levels) throws IOException, InterruptedException {
         Set<Integer> lost = lost(from, daemons, client);
         if (lost.isEmpty()) {
             return null;
@@ -76,26 +104,28 @@ final class Survivors {
         int spare = from.devices().stream().mapToInt(Device::local).max().orElse(0) + 1;
         List<Device> devices = new ArrayList<>();
         Map<Integer, Origin> origins = new TreeMap<>();
-        Set<Integer> rebuiltWorkers = new TreeSet<>();
+        Map<Integer, String> recovered = new TreeMap<>(); // lost worker: the level its ranks were brought back from
         for (int r = 0; r < from.worldSize(); r++) {
             int w = from.device(r).worker();
             if (!lost.contains(w)) {
-                require(client, daemons.get(w), paths, step, r, w);
+                require(client, daemons.get(w), paths, step, r, w, levels.replicaTrees());
                 devices.add(from.device(r));
                 origins.put(r, new Origin(w, MEMORY, -1));
                 continue;
             }
-            int holder = rebuiltWorkers.contains(w) ? -1 : holder(client, daemons, ring, lost, paths, step, r, w);
+            int holder = recovered.containsKey(w) || !levels.replicaTrees() ? -1
+                    : holder(client, daemons, ring, lost, paths, step, r, w);
             String level = PARTNER;
             if (holder < 0) {
-                holder = rebuilt(self, rebuilder, rebuiltWorkers, w, lost, step, r);
-                level = ERASURE;
+                level = elsewhere(self, levels, recovered, w, lost, step, r);
+                holder = self.getAsInt();
             }
             devices.add(new Device(holder, spare + r)); // a device of its own: never mistaken for a kept shard
             origins.put(r, new Origin(holder, level, w));
         }
         Ptc placed = new Ptc(from.model(), from.config(), from.layout(), from.stages(), devices);
-        return new Sources(placed, JobLayout.replicasDir(step), origins);
+        return new Sources(placed, levels.replicaTrees() ? JobLayout.replicasDir(step) : Generations.sourceDir(step),
+                origins);
     }
 
     private static Set<Integer> lost(Ptc from, Map<Integer, InetSocketAddress> daemons, DaemonClient client)
@@ -117,11 +147,11 @@ final class Survivors {
     }
 
     private static void require(DaemonClient client, InetSocketAddress a, JobLayout paths, long step, int rank,
-            int worker) throws InterruptedException {
-        if (!answers(client.readValue(a, paths.replicaManifest(step, rank)))) {
-            throw new IllegalArgumentException("worker " + worker + " keeps no replica tree of its rank " + rank
-                    + " of generation " + step + " (" + paths.replica(step, rank) + "): recovering around a lost "
-                    + "worker needs partner copies (tiers \"partners\" >= 1) in place on every survivor");
+            int worker, boolean replicaTrees) throws InterruptedException {
+        StorePath manifest = replicaTrees ? paths.replicaManifest(step, rank) : paths.sealManifest(step, rank);
+        if (!answers(client.readValue(a, manifest))) {
+            throw new Unavailable("worker " + worker + " keeps no " + (replicaTrees ? "replica tree" : "memory copy")
+                    + " of its rank " + rank + " of generation " + step + " (" + manifest + " is not there)");
         }
     }
 
@@ -136,22 +166,37 @@ final class Survivors {
         return -1;
     }
 
-    /** This daemon's worker, once it has rebuilt the lost worker's ranks (once per lost worker). */
-    private static int rebuilt(OptionalInt self, Rebuilder rebuilder, Set<Integer> done, int worker, Set<Integer> lost,
-            long step, int rank) throws IOException, InterruptedException {
+    /**
+     * Brings back the ranks of lost worker {@code worker} on this daemon, once per lost worker: rebuilt
+     * from parity (L3) or read from its durable directory (L4). @return the level they came from
+     */
+    private static String elsewhere(OptionalInt self, Levels levels, Map<Integer, String> done, int worker,
+            Set<Integer> lost, long step, int rank) throws IOException, InterruptedException {
         String what = "rank " + rank + " of generation " + step + " was on lost worker " + worker
-                + " and no surviving worker holds a complete copy of it (lost workers: " + lost + ")";
+                + " and no surviving worker holds a copy of it (lost workers: " + lost + ")";
         if (self.isEmpty()) {
-            throw new IllegalArgumentException(what + "; this daemon has no worker number to rebuild it on");
+            throw new Unavailable(what + "; this daemon has no worker number to rebuild it on");
         }
-        if (!done.contains(worker)) {
-            Set<Integer> rebuilt = rebuilder.rebuild(worker, lost);
-            if (!rebuilt.contains(worker)) {
-                throw new IllegalArgumentException(what);
+        if (done.containsKey(worker)) {
+            return done.get(worker);
+        }
+        if (levels.replicaTrees()) {
+            try {
+                for (int w : levels.rebuilder().rebuild(worker, lost)) {
+                    done.put(w, ERASURE);
+                }
+            } catch (IOException e) {
+                LOG.warn("generation {}: no rebuild from parity of worker {}: {}", step, worker, e.getMessage());
             }
-            done.addAll(rebuilt);
+            if (done.containsKey(worker)) {
+                return ERASURE;
+            }
         }
-        return self.getAsInt();
+        if (levels.disk().read(worker, step).contains(rank)) {
+            done.put(worker, DURABLE);
+            return DURABLE;
+        }
+        throw new Unavailable(what + ", not in partner copies, parity or a durable directory this daemon reads");
     }
 
     /** Whether the call succeeds within the timeout. */

@@ -240,6 +240,10 @@ public final class ResourceChange implements Registry.Finishing {
                 throw new IllegalStateException("reconfiguration " + r.id() + " " + r.state().name().toLowerCase()
                         + (r.error() != null ? ": " + r.error() : ""));
             }
+            if (r.step() != generation) {
+                event("generation " + generation + " could not be recovered: generation " + r.step() + " was instead");
+                generation = r.step();
+            }
             event("committed: " + new JobLayout(job).load() + " holds generation " + generation + " under " + c);
             state = State.DONE;
         } catch (Exception e) {

@@ -39,16 +39,21 @@ final class Restorer {
         this.repair = repair;
     }
 
-    /** Publishes the ranks of {@code m} in the store. @return the bytes read */
+    /** Publishes the ranks of {@code m} in the store as the generation's rank trees. @return the bytes read */
     long restore(DurableManifest m) throws IOException {
         StorePath gen = new JobLayout(m.job()).generation(m.step());
+        return restore(m, rank -> gen.child(Integer.toString(rank)));
+    }
+
+    /** Publishes the ranks of {@code m} in the store, rank r's tree at {@code into.apply(r)}. @return the bytes read */
+    long restore(DurableManifest m, java.util.function.IntFunction<StorePath> into) throws IOException {
         List<TensorStore.Put> puts = new ArrayList<>();
         Map<String, FileChannel> packs = new HashMap<>();
         List<StorePath> rankDirs = new ArrayList<>();
         long bytes = 0;
         try {
             for (Map.Entry<String, List<DurableManifest.Item>> r : m.ranks().entrySet()) {
-                StorePath rank = gen.child(Integer.toString(Integer.parseInt(r.getKey())));
+                StorePath rank = into.apply(Integer.parseInt(r.getKey()));
                 rankDirs.add(rank);
                 for (DurableManifest.Item item : r.getValue()) {
                     puts.add(read(m, Integer.parseInt(r.getKey()), rank.resolve(StorePath.parse(item.path())), item,
