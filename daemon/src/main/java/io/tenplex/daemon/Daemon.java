@@ -6,7 +6,6 @@ import io.tenplex.jobs.JobExecutors;
 import io.tenplex.jobs.Jobs;
 import io.tenplex.jobs.SharedSaves;
 import io.tenplex.jobs.durable.SharedDurableDirs;
-import io.tenplex.jobs.tiers.PartnerBlockRepair;
 import io.tenplex.store.memory.SharedSegments;
 import java.util.concurrent.TimeUnit;
 import io.tenplex.server.jobs.HttpDaemonClient;
@@ -44,8 +43,6 @@ public final class Daemon implements AutoCloseable {
 
     /** Unused segments are kept this long for the next save before they are deleted. */
     static final long KEEP_UNUSED_SEGMENT_NANOS = TimeUnit.MINUTES.toNanos(10);
-    /** How long a peer may take to send a partner copy of an entry whose durable block is damaged. */
-    private static final java.time.Duration REPAIR_TIMEOUT = java.time.Duration.ofMinutes(2);
 
     private final Lifecycle life;
     private final TensorStore store;
@@ -88,8 +85,9 @@ public final class Daemon implements AutoCloseable {
         RestServer rest = life.add("rest", new RestServer(store, cfg.token(), cfg.limits(), ssl, pools.restWork));
         configureJobs(cfg, jobs);
         SharedDurableDirs.of(tuning.checkpointDir(), store).ifPresent(jobs::setDurableCopies);
-        Durable.start(Durable.own(tuning.checkpointDir(), cfg.bind(), cfg.port(), cfg.peers()), store, jobs.generations(), pools.durableWork, new PartnerBlockRepair(
-                new HttpDaemonClient(link, tuning.coordinatorTimeout()), cfg::peers, REPAIR_TIMEOUT)); // before serving
+        Durable.start(Durable.own(tuning.checkpointDir(), cfg.bind(), cfg.port(), cfg.peers()), store, jobs.generations(),
+                pools.durableWork, Durable.repairs(store, jobs.generations(), new HttpDaemonClient(link,
+                        tuning.coordinatorTimeout()), new NettyRangeReads(peers), cfg::peers)); // before serving
         rest.addControl(JobRoutes.PREFIX, new JobRoutes(jobs, new ResourceChanges(jobs), planning, shared));
         rest.addControl(StopRoute.PATH, new StopRoute(flags));
         datasets.setDefaultPeers(peerAddresses(cfg));

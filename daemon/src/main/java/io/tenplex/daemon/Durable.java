@@ -1,11 +1,19 @@
 package io.tenplex.daemon;
 
+import io.tenplex.jobs.DaemonClient;
 import io.tenplex.jobs.Generations;
+import io.tenplex.jobs.RangeReads;
 import io.tenplex.jobs.SelfWorker;
 import io.tenplex.jobs.Tiers;
 import io.tenplex.jobs.durable.BlockRepair;
 import io.tenplex.jobs.durable.DurableTier;
 import io.tenplex.jobs.durable.SharedDurableDirs;
+import io.tenplex.jobs.tiers.ErasureRebuild;
+import io.tenplex.jobs.tiers.ParityBlockRepair;
+import io.tenplex.jobs.tiers.PartnerBlockRepair;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.function.Supplier;
 import io.tenplex.store.TensorStore;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -19,6 +27,8 @@ import org.slf4j.LoggerFactory;
 /** Wires L4 when a checkpoint directory is configured: default retention, restore, then flushes. */
 final class Durable {
     private static final Logger LOG = LoggerFactory.getLogger(Durable.class);
+    /** How long a peer may take to send a partner copy of an entry whose durable block is damaged. */
+    private static final Duration REPAIR_TIMEOUT = Duration.ofMinutes(2);
 
     private Durable() {
     }
@@ -47,6 +57,13 @@ final class Durable {
                 (System.nanoTime() - start) / 1_000_000);
         generations.addListener(tier);
         return tier;
+    }
+
+    /** Where a damaged durable block is read from: a partner's copy (L2), else its rank rebuilt from parity (L3). */
+    static BlockRepair repairs(TensorStore store, Generations generations, DaemonClient client, RangeReads reads,
+            Supplier<Map<Integer, InetSocketAddress>> peers) {
+        return BlockRepair.firstOf(new PartnerBlockRepair(client, peers, REPAIR_TIMEOUT), new ParityBlockRepair(store,
+                new ErasureRebuild(store, generations, client, reads), peers));
     }
 
     /**

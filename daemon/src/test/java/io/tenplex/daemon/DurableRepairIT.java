@@ -51,7 +51,18 @@ class DurableRepairIT {
 
     @Test
     void damagedBlock_isReadFromThePartnerCopy_writtenBack_andServedBitForBit() throws Exception {
-        Map<String, byte[]> before = saveFlushAndKillWorker1();
+        assertRepaired(saveFlushAndKillWorker1("{\"partners\": 1}", "partners"), "read from the partner copy on worker 2");
+    }
+
+    /** Erasure-coded groups of 3 with one parity block (on worker 3): worker 1's ranks rebuilt from parity. */
+    @Test
+    void damagedBlock_isRebuiltFromParity_writtenBack_andServedBitForBit() throws Exception {
+        assertRepaired(saveFlushAndKillWorker1("{\"groupSize\": 3, \"parity\": 1}", "erasure"),
+                "worker 1's ranks rebuilt from parity to repair it");
+    }
+
+    /** Flips a byte of worker 1's pack, restarts it; the block is repaired as {@code logged} says. */
+    private void assertRepaired(Map<String, byte[]> before, String logged) throws Exception {
         Path pack = dirs.resolve("w1/jobs/j/10/blocks.pack");
         long at;
         byte original;
@@ -64,8 +75,7 @@ class DurableRepairIT {
         }
         DaemonProcess restarted = restart(1);
         List<String> log = restarted.log();
-        assertTrue(log.stream().anyMatch(l -> l.contains("read from the partner copy on worker 2")),
-                String.join("\n", log));
+        assertTrue(log.stream().anyMatch(l -> l.contains(logged)), String.join("\n", log));
         assertTrue(indexOf(log, "restored durable generation job=j step=10") < indexOf(log, "ready on"),
                 String.join("\n", log));
         assertFalse(log.stream().anyMatch(l -> l.contains("DAMAGED")), String.join("\n", log));
@@ -78,7 +88,7 @@ class DurableRepairIT {
 
     @Test
     void damagedBlock_withThePartnerDown_isNotServed() throws Exception {
-        saveFlushAndKillWorker1();
+        saveFlushAndKillWorker1("{\"partners\": 1}", "partners");
         assertEquals(137, cluster.daemons.get(2).signal("KILL")); // the only copy of worker 1's rank
         try (RandomAccessFile f = new RandomAccessFile(dirs.resolve("w1/jobs/j/10/blocks.pack").toFile(), "rw")) {
             f.setLength(f.length() - 100);
@@ -92,11 +102,11 @@ class DurableRepairIT {
         assertNotEquals(200, load.statusCode(), new String(load.body(), StandardCharsets.UTF_8));
     }
 
-    /** Four daemons, partners = 1, generation 10 saved, copied and flushed; worker 1's rank tree before the kill. */
-    private Map<String, byte[]> saveFlushAndKillWorker1() throws Exception {
+    /** Four daemons with {@code tiers}, generation 10 saved, at {@code level} and flushed; worker 1's rank tree before the kill. */
+    private Map<String, byte[]> saveFlushAndKillWorker1(String tiers, String level) throws Exception {
         startFour();
         for (DaemonProcess d : cluster.daemons) {
-            assertEquals(200, send(d, "PUT", JobRoutes.PREFIX + "j/tiers", "{\"partners\": 1}").statusCode());
+            assertEquals(200, send(d, "PUT", JobRoutes.PREFIX + "j/tiers", tiers).statusCode());
         }
         cluster.save("j", Ptc.packed(model, FROM, 1), 0);
         String config = ProcessCluster.config(FROM, 1, 0);
@@ -106,7 +116,7 @@ class DurableRepairIT {
             assertEquals(200, r.statusCode(), new String(r.body(), StandardCharsets.UTF_8));
         }
         for (DaemonProcess d : cluster.daemons) {
-            awaitLevels(d, "partners", "durable");
+            awaitLevels(d, level, "durable");
         }
         Map<String, byte[]> before = rankTree(cluster.daemons.get(1));
         assertEquals(137, cluster.daemons.get(1).signal("KILL"));

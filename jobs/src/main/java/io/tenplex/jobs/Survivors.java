@@ -180,13 +180,15 @@ final class Survivors {
         if (done.containsKey(worker)) {
             return done.get(worker);
         }
+        String parity = "no parity";
         if (levels.replicaTrees()) {
             try {
                 for (int w : levels.rebuilder().rebuild(worker, lost)) {
                     done.put(w, ERASURE);
                 }
             } catch (IOException e) {
-                LOG.warn("generation {}: no rebuild from parity of worker {}: {}", step, worker, e.getMessage());
+                parity = e.getMessage();
+                LOG.warn("generation {}: no rebuild from parity of worker {}: {}", step, worker, parity);
             }
             if (done.containsKey(worker)) {
                 return ERASURE;
@@ -196,7 +198,8 @@ final class Survivors {
             done.put(worker, DURABLE);
             return DURABLE;
         }
-        throw new Unavailable(what + ", not in partner copies, parity or a durable directory this daemon reads");
+        throw new Unavailable(what + "; not in partner copies, nor rebuilt from parity (" + parity
+                + "), nor in a durable directory this daemon reads");
     }
 
     /** Whether the call succeeds within the timeout. */

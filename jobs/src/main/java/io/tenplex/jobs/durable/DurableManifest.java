@@ -21,16 +21,22 @@ import java.util.Objects;
  * @param logicalBytes bytes of the ranks' entries
  * @param bytesWritten bytes this flush wrote to its pack (the rest refer to older packs)
  * @param ranks rank (decimal) to its entries, in the rank tree's order
+ * @param levels the job's partner copies and erasure coding when it was flushed (restored with it, so a
+ *     restarted daemon repairs from them and keeps them); absent in manifests written before it existed
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record DurableManifest(String format, int version, String job, long step, int world, JsonNode config,
-        int durableKeep, long logicalBytes, long bytesWritten, Map<String, List<Item>> ranks) {
+        int durableKeep, long logicalBytes, long bytesWritten, Map<String, List<Item>> ranks, Levels levels) {
     public static final String FORMAT = "tenplex-durable-generation";
     public static final int VERSION = 1;
 
     public DurableManifest {
         Objects.requireNonNull(ranks, "ranks");
         ranks = Map.copyOf(ranks);
+    }
+
+    /** The job's L2 and L3 settings ({@code partners}, {@code groupSize} k, {@code parity} m). */
+    public record Levels(int partners, int groupSize, int parity) {
     }
 
     /**

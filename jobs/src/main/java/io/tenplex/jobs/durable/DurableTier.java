@@ -94,7 +94,7 @@ public final class DurableTier implements Generations.Listener {
             if (base != null && base.step() >= step) {
                 return Optional.empty(); // already flushed (or a newer one is)
             }
-            Flusher.Result r = flusher.flush(job, step, base, keep);
+            Flusher.Result r = flusher.flush(job, step, base, generations.tiers().settings(job));
             last.put(job, r.manifest());
             lastStats.put(job, r.stats());
             generations.tiers().reached(job, step, Tiers.DURABLE, r.stats().asMap());

@@ -3,6 +3,7 @@ package io.tenplex.jobs.durable;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tenplex.jobs.JobLayout;
+import io.tenplex.jobs.Tiers;
 import io.tenplex.jobs.SmallFiles;
 import io.tenplex.store.DataRef;
 import io.tenplex.store.EntryType;
@@ -42,11 +43,11 @@ final class Flusher {
      * Flushes generation {@code step} of {@code job}.
      *
      * @param base the job's last flushed manifest, or null (everything is written)
-     * @param keep the job's retention, recorded in the manifest
+     * @param tiers the job's levels; its retention and L2/L3 settings are recorded in the manifest
      * @return the manifest written and what it cost
      * @throws StoreException not found when the generation is no longer in the store
      */
-    Result flush(String job, long step, DurableManifest base, int keep) throws IOException {
+    Result flush(String job, long step, DurableManifest base, Tiers.Settings tiers) throws IOException {
         long start = System.nanoTime();
         JsonNode g = json.readTree(SmallFiles.read(store, new JobLayout(job).generation(step).child("generation.json"))
                 .orElseThrow(() -> StoreException.notFound("generation " + step + " of job " + job + " is not here")));
@@ -71,7 +72,8 @@ final class Flusher {
             }
             JsonNode config = g.path("config").isMissingNode() || g.path("config").isNull() ? null : g.get("config");
             DurableManifest m = new DurableManifest(DurableManifest.FORMAT, DurableManifest.VERSION, job, step,
-                    g.path("world").asInt(), config, keep, c.logical, c.written, ranks);
+                    g.path("world").asInt(), config, tiers.durableKeep(), c.logical, c.written, ranks,
+                    new DurableManifest.Levels(tiers.partners(), tiers.groupSize(), tiers.parity()));
             dir.writeManifest(m);
             return new Result(m, new FlushStats(job, step, c.logical, c.written, c.blocksWritten, c.blocksReused,
                     (System.nanoTime() - start) / 1_000_000));

@@ -66,7 +66,7 @@ final class Restore {
         return new Outcome(restored, Optional.ofNullable(base));
     }
 
-    /** The job's retention as its newest manifest recorded it (restored into its tier settings). */
+    /** The job's retention as its newest manifest recorded it (restored into its tier settings with its levels). */
     private int retention(String job, int defaultKeep) throws IOException {
         for (long step : dir.steps(job).descendingSet()) {
             try {
@@ -74,8 +74,12 @@ final class Restore {
                 if (m.isPresent()) {
                     int keep = m.get().durableKeep();
                     Tiers.Settings s = generations.tiers().settings(job);
-                    if (keep > 0 && keep != s.durableKeep()) {
-                        generations.tiers().set(job, new Tiers.Settings(s.partners(), s.groupSize(), s.parity(), keep));
+                    DurableManifest.Levels l = m.get().levels() != null ? m.get().levels()
+                            : new DurableManifest.Levels(s.partners(), s.groupSize(), s.parity());
+                    Tiers.Settings restored = new Tiers.Settings(l.partners(), l.groupSize(), l.parity(),
+                            keep > 0 ? keep : s.durableKeep());
+                    if (!restored.equals(s)) {
+                        generations.tiers().set(job, restored);
                     }
                     return keep > 0 ? keep : Math.max(1, defaultKeep);
                 }

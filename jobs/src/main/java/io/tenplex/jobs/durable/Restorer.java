@@ -116,7 +116,7 @@ final class Restorer {
             return;
         }
         problem = problem != null ? problem : "CRC32C mismatch";
-        Optional<ByteBuffer> fixed = repair.repair(m.job(), m.step(), rank, item.path(), (long) i * item.blockSize(),
+        Optional<ByteBuffer> fixed = repair.repair(m, rank, item.path(), (long) i * item.blockSize(),
                 buf.limit(), expected);
         if (fixed.isPresent() && fixed.get().remaining() == buf.limit() && Crc32c.of(fixed.get()) == expected) {
             buf.clear().limit((int) item.blockLength(i));

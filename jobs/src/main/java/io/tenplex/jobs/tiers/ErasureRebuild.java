@@ -65,8 +65,14 @@ public final class ErasureRebuild {
         if (s.groupSize() == 0) {
             return Set.of();
         }
+        return rebuild(job, step, s, Ring.of(generations.config(job, step), generations.world(job, step),
+                daemons.keySet()), lost, lostWorkers, daemons);
+    }
+
+    /** {@link #rebuild(String, long, int, Set, Map)} of a generation this daemon may not know (a restore's). */
+    Set<Integer> rebuild(String job, long step, Tiers.Settings s, Ring ring, int lost, Set<Integer> lostWorkers,
+            Map<Integer, InetSocketAddress> daemons) throws IOException, InterruptedException {
         JobLayout paths = new JobLayout(job);
-        Ring ring = Ring.of(generations.config(job, step), generations.world(job, step), daemons.keySet());
         List<List<Integer>> groups = ring.groups(s.groupSize());
         int g = 0;
         while (g < groups.size() && !groups.get(g).contains(lost)) {

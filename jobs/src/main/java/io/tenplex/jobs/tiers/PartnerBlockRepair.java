@@ -3,6 +3,7 @@ package io.tenplex.jobs.tiers;
 import io.tenplex.jobs.DaemonClient;
 import io.tenplex.jobs.JobLayout;
 import io.tenplex.jobs.durable.BlockRepair;
+import io.tenplex.jobs.durable.DurableManifest;
 import io.tenplex.store.StorePath;
 import io.tenplex.store.memory.Crc32c;
 import java.net.InetSocketAddress;
@@ -46,8 +47,10 @@ public final class PartnerBlockRepair implements BlockRepair {
     }
 
     @Override
-    public synchronized Optional<ByteBuffer> repair(String job, long step, int rank, String path, long offset,
+    public synchronized Optional<ByteBuffer> repair(DurableManifest generation, int rank, String path, long offset,
             int length, int expected) {
+        String job = generation.job();
+        long step = generation.step();
         String key = job + "/" + step + "/" + rank + "/" + path;
         if (cached != null && key.equals(cachedKey)) {
             Optional<ByteBuffer> hit = block(cached, offset, length, expected);

@@ -250,7 +250,7 @@ class DurableTierTest {
         Files.delete(dir.resolve("jobs/j/10/blocks.pack"));
         b = new Node();
         DurableTier repaired = new DurableTier(dir, b.store, b.generations, Runnable::run,
-                (job, step, rank, path, offset, length, crc) -> java.util.Optional.of(java.nio.ByteBuffer.wrap(w,
+                (generation, rank, path, offset, length, crc) -> java.util.Optional.of(java.nio.ByteBuffer.wrap(w,
                         (int) offset, length).slice()));
         assertEquals(Map.of("j", List.of(10L)), repaired.restore());
         assertArrayEquals(w, read(b.store, "/job/j/generations/10/0/w"));
