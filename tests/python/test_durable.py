@@ -2,6 +2,7 @@
 
 ``save``: saves steps 10 and 20 of job ``dur`` (world 1); a frozen f32 [1000, 1000] tensor stays the
 same, a bf16 [513, 7] and an int64 [12345] tensor change. ``saveall``: step 30, every tensor changed.
+``savebig STEP MIB``: STEP's state with MIB MiB of f32 in four tensors (to be killed mid-flush).
 ``check STEP``: the daemon's current generation is STEP and ``tenplex.load`` gives back that step's
 state bit for bit (run after the daemon was killed and restarted on its directory); STEP's levels
 include ``durable``. Prints OK at the end; any failure raises."""
@@ -67,6 +68,11 @@ if phase == "save":
     save(20)
 elif phase == "saveall":
     save(30)
+elif phase == "savebig":
+    mib = int(sys.argv[3])
+    big = {"part%d" % i: torch.rand(mib * 65536 // 4, 4, generator=gen(i)) for i in range(4)}
+    r = tenplex.save(big, job=JOB, step=int(sys.argv[2]), rank=0, world=1, config=CONFIG, client=c)
+    assert r["complete"], r
 elif phase == "check":
     check(int(sys.argv[2]))
 else:
