@@ -89,9 +89,10 @@ def _tensor(name, t, compiled, position):
         raise DescriptionError("%s: %r says %s but the tensor itself is %s" % (name, rule, part, own))
     part = own if own is not None else part
     if part is None:
-        raise DescriptionError("%s %s matches no rule (rules: %s); add one, e.g. {\"match\": \"%s\", "
-                               "\"partition\": \"replicated\"}" % (name, list(shape),
-                                                                   [r.pattern for r in compiled], name))
+        pats = [r.pattern for r in compiled]
+        shown = ", ".join(pats[:4]) + (", ... (%d rules)" % len(pats) if len(pats) > 4 else "")
+        raise DescriptionError("%s %s matches no rule (%s); add one, e.g. {\"match\": \"%s\", \"partition\": "
+                               "\"replicated\"}" % (name, list(shape), shown or "no rules given", name))
     _check_partition(name, shape, part)
     spec = {"name": name, "dtype": _dtype(t), "shape": list(shape), "partition": part}
     m = _LAYER.search(name)

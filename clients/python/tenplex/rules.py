@@ -88,7 +88,8 @@ def _read(source):
 
 def compile(sources, params=None):  # noqa: A001  (the rules' own verb)
     """The ordered :class:`Rule` list of one source or a list of sources (see the module doc)."""
-    if isinstance(sources, (str, dict)) or (isinstance(sources, list) and sources and isinstance(sources[0], dict)):
+    bare = isinstance(sources, list) and sources and isinstance(sources[0], dict) and "match" in sources[0]
+    if isinstance(sources, (str, dict)) or bare:
         sources = [sources]
     rules = []
     for src in sources:
