@@ -47,7 +47,7 @@ def _seal_body(world, config):
 
 
 def save(state, job=None, step=0, rank=None, world=None, config=None, client=None, addr=None, token=None,
-         blocking=True, shared=None):
+         blocking=True, shared=None, spec=None):
     """Saves one rank's ``state`` as step ``step`` of ``job`` and seals it.
 
     The tree goes to ``/job/<job>/save/<rank>/`` (replacing what the rank saved before); then the
@@ -65,10 +65,16 @@ def save(state, job=None, step=0, rank=None, world=None, config=None, client=Non
     ``blocking=True`` returns the daemon's seal answer (tensors, bytes, complete). ``blocking=False``
     returns a :class:`SaveHandle` as soon as the state is copied (into shared memory, or into host
     memory for REST): training may change it at once; publishing, sealing and checksums run in the
-    background. The next save (or load) waits for it first and raises its error, if it failed."""
+    background. The next save (or load) waits for it first and raises its error, if it failed.
+
+    ``spec`` (a model spec, e.g. from :func:`tenplex.describe`) is stored with the job by this
+    process's first save of it (``/job/<job>/model.json`` on this rank's daemon), so that
+    reconfigurations need no spec in their request."""
     wait_saves()
     c = client_for(client, addr, token)
     job = job_name(job)
+    if spec is not None:
+        _store_spec(c, job, spec)
     rank = _env_int("RANK", 0) if rank is None else rank
     world = _env_int("WORLD_SIZE", 1) if world is None else world
     if config is None and os.environ.get("TENPLEX_CONFIG"):
@@ -83,6 +89,20 @@ def save(state, job=None, step=0, rank=None, world=None, config=None, client=Non
     global _pending
     _pending = SaveHandle(job, step, rank, finish)
     return _pending
+
+
+_specs_stored = set()
+
+
+def _store_spec(c, job, spec):
+    """Writes the model spec with the job once per process and daemon (a later save skips it)."""
+    key = (c.addr, job)
+    if key in _specs_stored:
+        return
+    text = spec if isinstance(spec, str) else json.dumps(spec)
+    c.request("PUT", layout.files_route(layout.model_file(job)), ok=(200, 201), params={"replace": "true"},
+              data=text.encode("utf-8"), headers=c.upload_headers(text.encode("utf-8")))
+    _specs_stored.add(key)
 
 
 def _copy_state(c, job, rank, step, entries, seal, use_shared, blocking):

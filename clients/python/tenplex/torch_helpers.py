@@ -94,12 +94,16 @@ def agree(ask, group=None):
 # ---------------------------------------------------------------- optimizer state by parameter name
 
 def _names(named_parameters):
+    """id -> every name of the parameter (a tied weight has several, e.g. an embedding and its head)."""
     items = named_parameters.items() if isinstance(named_parameters, dict) else named_parameters
-    return {id(p): n for n, p in items}
+    out = {}
+    for n, p in items:
+        out.setdefault(id(p), []).append(n)
+    return out
 
 
 def _positions(optimizer, sd, names):
-    """The optimizer's state positions to parameter names."""
+    """The optimizer's state positions to parameter names (every name of a tied parameter)."""
     pos_to_name = {}
     for group, sd_group in zip(optimizer.param_groups, sd["param_groups"]):
         for p, pos in zip(group["params"], sd_group["params"]):
@@ -116,17 +120,19 @@ def optimizer_state_by_name(optimizer, named_parameters):
     ``exp_avg`` and ``exp_avg_sq`` per parameter. A per-parameter 0-d value that is equal for every
     parameter (Adam's ``step``) is kept once, as a float, under its key. ``param_groups`` keeps each
     group's settings without its parameter positions. Saved as ``state["optimizer"]``, a tensor is
-    keyed ``optimizer.<state key>.<param name>`` (describe it with its parameter's partition)."""
+    keyed ``optimizer.<state key>.<param name>`` (describe it with its parameter's partition). A
+    parameter given under several names (a tied weight) has its state under each of them."""
     sd = optimizer.state_dict()
     pos_to_name = _positions(optimizer, sd, _names(named_parameters))
     out = {}
     scalars = {}
     for pos, st in sd["state"].items():
         for k, v in st.items():
-            if torch is not None and isinstance(v, torch.Tensor) and v.dim() > 0:
-                out.setdefault(k, {})[pos_to_name[pos]] = v
-            else:
-                scalars.setdefault(k, {})[pos_to_name[pos]] = float(v) if not isinstance(v, (bool, str)) else v
+            for name in pos_to_name[pos]:
+                if torch is not None and isinstance(v, torch.Tensor) and v.dim() > 0:
+                    out.setdefault(k, {})[name] = v
+                else:
+                    scalars.setdefault(k, {})[name] = float(v) if not isinstance(v, (bool, str)) else v
     for k, per in scalars.items():
         values = set(per.values())
         out[k] = values.pop() if len(values) == 1 else per
@@ -134,14 +140,15 @@ def optimizer_state_by_name(optimizer, named_parameters):
     return out
 
 
-def _param_state(name, by_name):
-    """One parameter's optimizer state from the by-name form."""
+def _param_state(names, by_name):
+    """One parameter's optimizer state from the by-name form (the first of its names found)."""
     st = {}
     for k, v in by_name.items():
         if k == "param_groups":
             continue
         if isinstance(v, dict):
-            if name in v:
+            name = next((n for n in names if n in v), None)
+            if name is not None:
                 st[k] = v[name] if not isinstance(v[name], float) else torch.tensor(v[name])
         elif isinstance(v, (int, float)):
             st[k] = torch.tensor(float(v))

@@ -68,6 +68,18 @@ class TenplexdIT {
         pythonAgainst(addr, java.util.Map.of("TENPLEX_SHM", "0"), "tests/python/test_generations_load.py");
     }
 
+    /**
+     * tenplex.describe and partition rules (refusals included), and examples/elastic_encoder.py (a
+     * TransformerEncoder classifier) reconfigured (2,1,2) -> (1,2,2) -> (4,1,1) by the daemon with the
+     * spec its first save stored: its final state equals its static run's within 1e-9 (fp64).
+     */
+    @Test
+    void pythonDescribe_elasticEncoderWithNoWrittenSpec_equalsStaticRun() throws Exception {
+        String addr = start("--port", "0", "--memory-limit", "256m");
+        pythonAgainst(addr, "tests/python/test_describe.py");
+        pythonAgainst(addr, "tests/python/test_describe_elastic.py");
+    }
+
     @Test
     void restartedDaemon_removesTheSharedMemoryOfAKilledOne(@org.junit.jupiter.api.io.TempDir Path shm) throws Exception {
         String addr = start("--port", "0", "--memory-limit", "64m", "--shm-dir", shm.toString());
