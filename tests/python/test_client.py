@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python"))
@@ -160,17 +161,38 @@ for o, n in ((opt, net), (opt2, net2)):
 for (k, a), (_, b) in zip(net.state_dict().items(), net2.state_dict().items()):
     assert torch.equal(a, b), k  # same lr (restored from param_groups), same moments, same step
 
-# ---- pip install from the checkout, no network, into a venv that sees Debian's numpy/requests
-with tempfile.TemporaryDirectory() as d:
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", d + "/venv"], check=True)
-    src = shutil.copytree(os.path.join(HERE, "..", "..", "clients", "python"), d + "/src",
-                          ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))  # builds leave the checkout clean
-    out = subprocess.run([d + "/venv/bin/pip", "install", "--no-index", "--no-build-isolation", "--no-deps", "-q", src],
-                         capture_output=True, text=True)
+# ---- pip install from the checkout (pyproject.toml, setuptools backend), offline: no index, no build
+# isolation (which would download setuptools), and none of this machine's pip configuration (no local
+# wheel directories); the commands are the ones docs/CLIENTS.md gives
+SRC = os.path.join(HERE, "..", "..", "clients", "python")
+assert os.path.exists(os.path.join(SRC, "pyproject.toml")) and not os.path.exists(os.path.join(SRC, "setup.py"))
+OFFLINE = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+OFFLINE.update(PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
+SHOW = "import tenplex, importlib.metadata as m; print(tenplex.__version__, m.version('tenplex'), tenplex.__file__)"
+
+
+def pip(*args):
+    started = time.monotonic()
+    out = subprocess.run(list(args), capture_output=True, text=True, env=OFFLINE, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
-    v = subprocess.run([d + "/venv/bin/python", "-c", "import tenplex, os; print(tenplex.__version__, tenplex.__file__)"],
-                       capture_output=True, text=True, cwd=d)
-    assert v.returncode == 0 and v.stdout.startswith("0.1.0") and "site-packages" in v.stdout, v.stdout + v.stderr
+    assert "setup.py install" not in out.stdout + out.stderr, out.stdout + out.stderr  # not the legacy path
+    assert time.monotonic() - started < 60, "an offline install that takes this long is retrying an index"
+    return out
+
+
+with tempfile.TemporaryDirectory() as d:
+    src = shutil.copytree(SRC, d + "/src", ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))  # builds leave the checkout clean
+    # 1. a venv that sees Debian's numpy/requests (dependencies are checked, found there, not fetched)
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", d + "/venv"], check=True)
+    pip(d + "/venv/bin/pip", "install", "--no-index", "--no-build-isolation", src)
+    v = subprocess.run([d + "/venv/bin/python", "-c", SHOW], capture_output=True, text=True, cwd=d)
+    assert v.returncode == 0 and v.stdout.startswith("0.1.0 0.1.0 ") and "site-packages" in v.stdout, v.stdout + v.stderr
+    # 2. no venv: Debian's python3 into a target directory put on PYTHONPATH (dependencies from Debian)
+    pip("/usr/bin/python3", "-m", "pip", "install", "--no-index", "--no-build-isolation", "--no-deps",
+        "--target", d + "/target", src)
+    v = subprocess.run(["/usr/bin/python3", "-c", SHOW], capture_output=True, text=True, cwd=d,
+                       env=dict(OFFLINE, PYTHONPATH=d + "/target"))
+    assert v.returncode == 0 and v.stdout.startswith("0.1.0 0.1.0 " + d + "/target/"), v.stdout + v.stderr
 
 print(json.dumps({"roundtrip_tensors": len(tensors), "layout_paths": len(paths)}))
 print("OK")

@@ -2,6 +2,7 @@ package io.tenplex.cli;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.tenplex.adapters.kubernetes.AdapterHealth;
 import io.tenplex.adapters.kubernetes.KubernetesAdapter;
 import io.tenplex.adapters.kubernetes.PodMembership;
 import java.time.Duration;
@@ -45,6 +46,10 @@ final class KubernetesCli implements Callable<Integer> {
     @Option(names = "--save-timeout", defaultValue = "600", description = "Seconds to wait for every rank to save after a stop (default: ${DEFAULT-VALUE}).")
     long saveTimeout;
 
+    @Option(names = "--health-port", paramLabel = "PORT", description = "Serve the probes /healthz (the process "
+            + "answers) and /readyz (the pod watch is open) on this port of every interface (default: off).")
+    Integer healthPort;
+
     @Override
     public Integer call() throws Exception {
         if (job == null || job.isBlank()) {
@@ -66,16 +71,27 @@ final class KubernetesCli implements Callable<Integer> {
                 Runtime.getRuntime().addShutdownHook(new Thread(stopped::countDown, "tenplex-kubernetes-stop"));
                 System.out.println("tenplex kubernetes: watching " + labels + " in namespace " + ns + " at "
                         + client.getMasterUrl() + "; resource changes go to " + t.addr);
-                try {
+                try (AutoCloseable probes = probes(adapter)) {
                     adapter.start();
+                    stopped.await();
                 } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
                     throw new IllegalArgumentException("cannot watch pods in namespace " + ns + " at "
                             + client.getMasterUrl() + ": " + reason(e));
                 }
-                stopped.await();
             }
         }
         return 0;
+    }
+
+    /** The probe endpoints when {@code --health-port} is given, else nothing to close. */
+    private AutoCloseable probes(KubernetesAdapter adapter) throws java.io.IOException {
+        if (healthPort == null) {
+            return () -> { };
+        }
+        if (healthPort < 0 || healthPort > 65535) {
+            throw new IllegalArgumentException("--health-port must be 0..65535, not " + healthPort);
+        }
+        return AdapterHealth.start(new java.net.InetSocketAddress(healthPort), adapter::watching);
     }
 
     /** The innermost cause's message (or its type: a refused connection has no message). */

@@ -1,7 +1,7 @@
 package io.tenplex.cli;
 
-import io.tenplex.client.Export;
-import io.tenplex.client.StateComparison;
+import io.tenplex.client.nd4j.Export;
+import io.tenplex.client.nd4j.StateComparison;
 import io.tenplex.client.TenplexClient;
 import io.tenplex.jobs.JobLayout;
 import java.util.Comparator;
@@ -32,7 +32,8 @@ final class StateCli {
     }
 
     static TenplexClient client(TenplexCli.Target t) {
-        return TenplexClient.over(t.addr, t.link());
+        io.tenplex.server.peer.DaemonLink link = t.link();
+        return TenplexClient.over(t.addr, link.http(), link.token(), link.tls());
     }
 
     @Command(name = "verify", description = "Compare two saved states numerically (ND4J): the largest differences per tensor.")

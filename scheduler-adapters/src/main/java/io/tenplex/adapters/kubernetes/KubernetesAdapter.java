@@ -354,6 +354,12 @@ public final class KubernetesAdapter implements AutoCloseable {
         notifyAll();
     }
 
+    /** True while the pod informer runs with its watch open (the adapter's readiness). */
+    public boolean watching() {
+        SharedIndexInformer<Pod> i = informer;
+        return i != null && !loop.isShutdown() && i.isRunning() && i.isWatching();
+    }
+
     public synchronized Status status() {
         return new Status(evaluations, observed == null ? null : observed.toString(),
                 applied == null ? null : Map.copyOf(applied), running, List.copyOf(changes), List.copyOf(events),

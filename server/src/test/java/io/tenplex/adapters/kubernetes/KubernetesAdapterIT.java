@@ -196,6 +196,29 @@ class KubernetesAdapterIT {
         return adapter.await(s -> s.changes().size() >= n && s.running() == null, WAIT);
     }
 
+    private int status(InetSocketAddress at, String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + at.getPort() + path)).build(),
+                HttpResponse.BodyHandlers.discarding()).statusCode();
+    }
+
+    @Test
+    void probes_readyWhileThePodWatchIsOpen_liveWhileTheProcessAnswers() throws Exception {
+        KubernetesAdapter a = new KubernetesAdapter(client, new KubernetesAdapter.Settings(NS, Map.of("tenplex.io/job",
+                "j"), "j", PodMembership.DEFAULT_GPU_RESOURCE, 20010, addresses.get(0), null, Duration.ZERO,
+                Duration.ofSeconds(60)), new io.tenplex.server.jobs.HttpDaemonClient(
+                io.tenplex.server.peer.DaemonLink.plain(null), Duration.ofSeconds(30)));
+        try (AdapterHealth probes = AdapterHealth.start(new InetSocketAddress("127.0.0.1", 0), a::watching)) {
+            assertEquals(503, status(probes.address(), "/readyz"), "not started: not watching");
+            assertEquals(200, status(probes.address(), "/healthz"));
+            adapter = a.start();
+            assertEquals(200, status(probes.address(), "/readyz"));
+            assertEquals(404, status(probes.address(), "/other"));
+            a.close();
+            assertEquals(503, status(probes.address(), "/readyz"), "closed: the watch is gone");
+            assertEquals(200, status(probes.address(), "/healthz"));
+        }
+    }
+
     @Test
     void readyPodsAndTheirGpus_becomeResourceChanges_thatMoveTheStateBetweenNodes() throws Exception {
         create(pod("gpt-a0", "node-a", "127.0.0.1", 2, true));

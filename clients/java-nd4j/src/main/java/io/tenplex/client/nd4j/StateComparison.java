@@ -1,5 +1,6 @@
-package io.tenplex.client;
+package io.tenplex.client.nd4j;
 
+import io.tenplex.client.Tensor;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

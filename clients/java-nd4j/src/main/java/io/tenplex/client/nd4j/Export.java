@@ -1,5 +1,7 @@
-package io.tenplex.client;
+package io.tenplex.client.nd4j;
 
+import io.tenplex.client.TenplexClient;
+import io.tenplex.client.Tensor;
 import java.util.Map;
 import org.nd4j.linalg.api.ndarray.INDArray;
 

@@ -1,5 +1,6 @@
-package io.tenplex.client;
+package io.tenplex.client.nd4j;
 
+import io.tenplex.client.Tensor;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import org.nd4j.linalg.api.buffer.DataType;

@@ -2,10 +2,9 @@ package io.tenplex.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.tenplex.jobs.JobLayout;
-import io.tenplex.server.peer.DaemonLink;
 import java.io.IOException;
 import java.net.URLEncoder;
+import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -32,7 +31,7 @@ public final class TenplexClient {
             ".bool", ".bytes");
 
     private final String addr;
-    private final DaemonLink link;
+    private final Link link;
     private final ObjectMapper json = new ObjectMapper();
     private final boolean checksums;
 
@@ -47,18 +46,21 @@ public final class TenplexClient {
      * @param caFile PEM CA certificates to trust for https, or null for the JDK's trusted CAs
      */
     public TenplexClient(String addr, String token, java.nio.file.Path caFile) {
-        this(addr, caFile == null ? DaemonLink.plain(token) : DaemonLink.tls(caFile, token), false);
+        this(addr, caFile == null ? Link.plain(token) : Link.tls(caFile, token), false);
     }
 
     /**
-     * @param addr e.g. {@code https://10.0.0.7:20010}, or {@code host:port} reached with the link's scheme
-     * @param link the scheme, trusted CAs, token and HTTP client of the daemons
+     * A client over an HTTP client of the caller's (its TLS trust, timeouts, pooling).
+     *
+     * @param addr e.g. {@code https://10.0.0.7:20010}, or {@code host:port} reached over https when
+     *     {@code tls}, else http
+     * @param token bearer token or null
      */
-    public static TenplexClient over(String addr, DaemonLink link) {
-        return new TenplexClient(addr, link, false);
+    public static TenplexClient over(String addr, HttpClient http, String token, boolean tls) {
+        return new TenplexClient(addr, new Link(tls ? "https" : "http", token, http), false);
     }
 
-    private TenplexClient(String addr, DaemonLink link, boolean checksums) {
+    private TenplexClient(String addr, Link link, boolean checksums) {
         this.addr = addr.endsWith("/") ? addr.substring(0, addr.length() - 1) : addr;
         this.link = link;
         this.checksums = checksums;
@@ -194,10 +196,18 @@ public final class TenplexClient {
     /** One stored entry below a prefix: its path, type ({@code file} or {@code tensor}), dtype and shape. */
     public record Entry(String path, String type, String dtype, long[] shape) {}
 
-    /** Every file and tensor below {@code prefix}, in creation order. */
+    /**
+     * Every file and tensor below {@code prefix}, in creation order.
+     *
+     * @throws NoCheckpoint when nothing is stored at {@code prefix}
+     */
     public List<Entry> list(String prefix) {
         try {
-            JsonNode n = json.readTree(send(at("/api/v1/dirs", prefix, "recursive=true").GET(), 200).body());
+            HttpResponse<byte[]> r = send(at("/api/v1/dirs", prefix, "recursive=true").GET(), 200, 404);
+            if (r.statusCode() == 404) {
+                throw noCheckpoint("nothing saved at " + prefix, r);
+            }
+            JsonNode n = json.readTree(r.body());
             List<Entry> out = new ArrayList<>();
             for (JsonNode e : n.path("entries")) {
                 long[] shape = new long[e.path("shape").size()];
@@ -210,6 +220,10 @@ public final class TenplexClient {
         } catch (IOException e) {
             throw new TenplexException(0, "bad listing from the daemon: " + e.getMessage());
         }
+    }
+
+    private NoCheckpoint noCheckpoint(String what, HttpResponse<byte[]> r) {
+        return new NoCheckpoint(r.headers().firstValue("X-Tenplex-Error-Code").orElse(null), what + ": " + reason(r));
     }
 
     /** Writes a state (nested maps of tensors and plain values) below {@code prefix}, replacing entries. */
@@ -302,25 +316,33 @@ public final class TenplexClient {
 
     /** Saves one rank's state as step {@code step} of {@code job} and seals it (see the Python {@code tenplex.save}). */
     public JsonNode saveRank(String job, long step, int rank, int world, Map<String, ?> state, String configJson) {
-        JobLayout layout = new JobLayout(job);
-        delete(layout.savedRank(rank).toString());
+        JobRoutes layout = new JobRoutes(job);
+        delete(layout.savedRank(rank));
         if (state != null) {
-            save(layout.savedRank(rank).toString(), state);
+            save(layout.savedRank(rank), state);
         }
         String body = "{\"world\": " + world + (configJson == null ? "" : ", \"config\": " + configJson) + "}";
         try {
-            return json.readTree(send(request(layout.apiSaveRank(step, rank))
+            return json.readTree(send(request(layout.saveRank(step, rank))
                     .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)), 200).body());
         } catch (IOException e) {
             throw new TenplexException(0, "bad seal answer: " + e.getMessage());
         }
     }
 
-    /** What the daemon prepared for {@code rank} ({@code /job/<job>/load/<rank>}). */
+    /**
+     * What {@code rank} of {@code job} loads: the daemon chooses the latest complete generation, or a
+     * reconfiguration's output when newer (see the Python {@code tenplex.load}).
+     *
+     * @throws NoCheckpoint when there is none (a first start)
+     */
     public Map<String, Object> loadRank(String job, int rank) {
         try {
-            // the daemon chooses: the latest complete generation, or a reconfiguration's output when newer
-            JsonNode choice = json.readTree(send(request(new JobLayout(job).apiLoad(rank)).GET(), 200).body());
+            HttpResponse<byte[]> r = send(request(new JobRoutes(job).load(rank)).GET(), 200, 404);
+            if (r.statusCode() == 404) {
+                throw noCheckpoint("nothing to load for rank " + rank + " of job " + job, r);
+            }
+            JsonNode choice = json.readTree(r.body());
             return load(choice.path("path").asText());
         } catch (IOException e) {
             throw new TenplexException(0, "bad load answer: " + e.getMessage());
@@ -330,7 +352,7 @@ public final class TenplexClient {
     /** Whether a rank that has finished {@code step} steps must stop (save, then exit). */
     public boolean shouldStop(String job, long step) {
         try {
-            return json.readTree(send(request(new JobLayout(job).apiStop() + "?step=" + step).GET(), 200).body()).path("stop").asBoolean();
+            return json.readTree(send(request(new JobRoutes(job).stop() + "?step=" + step).GET(), 200).body()).path("stop").asBoolean();
         } catch (IOException e) {
             throw new TenplexException(0, "bad stop answer: " + e.getMessage());
         }

@@ -5,7 +5,8 @@ package io.tenplex.client;
  * daemon's error code ({@code X-Tenplex-Error-Code}, e.g. {@code not_found}, {@code wrong_type}; null
  * when it sent none) and the reason.
  */
-public final class TenplexException extends RuntimeException {
+public class TenplexException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
     private final int status;
     private final String code;
 

@@ -1,4 +1,4 @@
-package io.tenplex.client;
+package io.tenplex.client.nd4j;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tenplex.client.TenplexClient;
+import io.tenplex.client.TenplexException;
+import io.tenplex.client.Tensor;
 import io.tenplex.store.TensorStore;
 import io.tenplex.store.memory.Allocator;
 import io.tenplex.server.RestServer;
@@ -23,8 +26,8 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.indexing.NDArrayIndex;
 
-/** The JVM client against a real REST server and store on loopback, and its ND4J interop. */
-class JavaClientIT {
+/** The JVM client with ND4J against a real REST server and store on loopback: INDArray interop, comparison, export. */
+class Nd4jClientIT {
     private TensorStore store;
     private RestServer server;
     private TenplexClient client;
