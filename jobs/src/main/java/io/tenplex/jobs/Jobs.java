@@ -237,7 +237,7 @@ public final class Jobs {
 
     /** Plans a reconfiguration without starting it. */
     public DryRun dryRun(ReconfigureRequest r) throws IOException {
-        Planned p = plan(r);
+        Planned p = plan(r, true);
         Plan plan = p.plan();
         return new DryRun(plan.from().toString(), plan.to().toString(), new JobLayout(r.job(), p.sourceDir(), "load").source().toString(),
                 plan.shards().size(), plan.report().toString(), plan.toString().lines().limit(40).toList(),
@@ -246,7 +246,7 @@ public final class Jobs {
 
     /** Plans a reconfiguration and starts coordinating it in the background. */
     public Reconfiguration reconfigure(ReconfigureRequest r) throws IOException {
-        Planned p = plan(r);
+        Planned p = plan(r, false);
         Map<Integer, InetSocketAddress> daemons = daemons(r.daemons());
         if (daemons.isEmpty()) {
             throw new IllegalArgumentException("no daemon addresses: give \"daemons\" in the request or start tenplexd "
@@ -266,7 +266,8 @@ public final class Jobs {
         return c;
     }
 
-    private Planned plan(ReconfigureRequest r) throws IOException {
+    /** @param dry whether only to plan: a lost worker's durable copy is then looked at, not read */
+    private Planned plan(ReconfigureRequest r, boolean dry) throws IOException {
         Model model = r.modelSpec() != null ? storeModel(r.job(), r.modelSpec()) : storedModel(r.job());
         String sourceDir = "save";
         long step = r.step().orElse(0);
@@ -289,7 +290,7 @@ public final class Jobs {
                 .getInstance() : fromConfig, "from");
         Ptc to = ConfigJson.ptc(model, r.to(), "to");
         if (generation.isPresent() && recoverable(r.job())) {
-            Planned around = aroundLost(r, model, generation.getAsLong(), from, to);
+            Planned around = aroundLost(r, model, generation.getAsLong(), from, to, dry);
             if (around != null) {
                 return around;
             }
@@ -308,10 +309,11 @@ public final class Jobs {
      * rank of the job's current generation survives on no level (a durable copy older than it, say),
      * the newest older generation still here that every level has is recovered instead, and said so.
      */
-    private Planned aroundLost(ReconfigureRequest r, Model model, long g, Ptc from, Ptc to) throws IOException {
+    private Planned aroundLost(ReconfigureRequest r, Model model, long g, Ptc from, Ptc to, boolean dry)
+            throws IOException {
         Survivors.Unavailable first;
         try {
-            Survivors.Sources s = around(r.job(), g, from, to, r.daemons());
+            Survivors.Sources s = around(r.job(), g, from, to, r.daemons(), dry);
             return s == null ? null : planned(s, to, r.step().orElse(g));
         } catch (Survivors.Unavailable e) {
             if (generations.current(r.job()).orElse(-1) != g) {
@@ -325,7 +327,8 @@ public final class Jobs {
                 continue;
             }
             try {
-                Survivors.Sources s = around(r.job(), older, ConfigJson.ptc(model, config, "from"), to, r.daemons());
+                Survivors.Sources s = around(r.job(), older, ConfigJson.ptc(model, config, "from"), to, r.daemons(),
+                        dry);
                 LOG.warn("job={}: generation {} cannot be recovered ({}); recovering generation {}", r.job(), g,
                         first.getMessage(), older);
                 return planned(s, to, older);
@@ -344,13 +347,17 @@ public final class Jobs {
 
     /** The generation's sources around lost workers, or null when every worker of {@code from} answers. */
     private Survivors.Sources around(String job, long generation, Ptc from, Ptc to,
-            Map<Integer, InetSocketAddress> asked) throws IOException {
+            Map<Integer, InetSocketAddress> asked, boolean dry) throws IOException {
         Map<Integer, InetSocketAddress> daemons = daemons(asked);
         Tiers.Settings t = generations.tiers().settings(job);
         boolean replicaTrees = t.partners() > 0 || t.groupSize() > 0;
         JobLayout paths = new JobLayout(job);
-        Survivors.DiskReader disk = (lost, step) -> durableCopies.restore(lost, job, step,
-                rank -> replicaTrees ? paths.replica(step, rank) : paths.generation(step).child(Integer.toString(rank)));
+        Survivors.DiskReader disk = (lost, step, ranks) -> {
+            DurableCopies.Wanted w = new DurableCopies.Wanted(generations.world(job, step), generations.config(job, step),
+                    ranks);
+            return dry ? durableCopies.has(lost, job, step, w) : durableCopies.restore(lost, job, step, w, rank ->
+                    replicaTrees ? paths.replica(step, rank) : paths.generation(step).child(Integer.toString(rank)));
+        };
         try {
             return Survivors.around(job, generation, from, to, daemons, client, selfWorker(), new Survivors.Levels(
                     replicaTrees, (lost, all) -> erasureRebuild.rebuild(job, generation, lost, all, daemons), disk));

@@ -51,8 +51,11 @@ final class Survivors {
 
     /** Reads a lost worker's ranks of a generation from its durable directory into this daemon's source tree (L4). */
     interface DiskReader {
-        /** The ranks read, or none when no durable directory of the worker holds the generation. */
-        Set<Integer> read(int lostWorker, long step) throws IOException;
+        /**
+         * Whether {@code ranks} (all the lost worker held) were read; false when no durable directory of
+         * the worker holds them.
+         */
+        boolean read(int lostWorker, long step, Set<Integer> ranks) throws IOException;
     }
 
     /**
@@ -117,7 +120,7 @@ final class Survivors {
                     : holder(client, daemons, ring, lost, paths, step, r, w);
             String level = PARTNER;
             if (holder < 0) {
-                level = elsewhere(self, levels, recovered, w, lost, step, r);
+                level = elsewhere(self, levels, recovered, w, lost, step, ranksOf(from, w));
                 holder = self.getAsInt();
             }
             devices.add(new Device(holder, spare + r)); // a device of its own: never mistaken for a kept shard
@@ -171,9 +174,10 @@ final class Survivors {
      * from parity (L3) or read from its durable directory (L4). @return the level they came from
      */
     private static String elsewhere(OptionalInt self, Levels levels, Map<Integer, String> done, int worker,
-            Set<Integer> lost, long step, int rank) throws IOException, InterruptedException {
-        String what = "rank " + rank + " of generation " + step + " was on lost worker " + worker
-                + " and no surviving worker holds a copy of it (lost workers: " + lost + ")";
+            Set<Integer> lost, long step, Set<Integer> ranks) throws IOException, InterruptedException {
+        String what = (ranks.size() == 1 ? "rank " + ranks.iterator().next() : "ranks " + ranks) + " of generation "
+                + step + " were on lost worker " + worker + " and no surviving worker holds a copy (lost workers: "
+                + lost + ")";
         if (self.isEmpty()) {
             throw new Unavailable(what + "; this daemon has no worker number to rebuild it on");
         }
@@ -194,12 +198,28 @@ final class Survivors {
                 return ERASURE;
             }
         }
-        if (levels.disk().read(worker, step).contains(rank)) {
-            done.put(worker, DURABLE);
-            return DURABLE;
+        String disk = "nor in a durable directory this daemon reads";
+        try {
+            if (levels.disk().read(worker, step, ranks)) {
+                done.put(worker, DURABLE);
+                return DURABLE;
+            }
+        } catch (IOException e) {
+            disk = "nor read from its durable directory (" + e.getMessage() + ")";
+            LOG.warn("generation {}: no durable copy of worker {}: {}", step, worker, e.getMessage());
         }
-        throw new Unavailable(what + "; not in partner copies, nor rebuilt from parity (" + parity
-                + "), nor in a durable directory this daemon reads");
+        throw new Unavailable(what + "; not in partner copies, nor rebuilt from parity (" + parity + "), " + disk);
+    }
+
+    /** The ranks that {@code from} places on worker {@code worker}, ascending. */
+    private static Set<Integer> ranksOf(Ptc from, int worker) {
+        Set<Integer> out = new TreeSet<>();
+        for (int r = 0; r < from.worldSize(); r++) {
+            if (from.device(r).worker() == worker) {
+                out.add(r);
+            }
+        }
+        return out;
     }
 
     /** Whether the call succeeds within the timeout. */

@@ -1,6 +1,7 @@
 package io.tenplex.jobs.durable;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.jobs.Limits;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -112,9 +113,22 @@ final class DurableDir {
                 throw new IOException(m + " is not a version " + DurableManifest.VERSION + " manifest of generation "
                         + step + " of job " + job);
             }
+            checkRanks(m, d);
             return Optional.of(d);
         } catch (NoSuchFileException e) {
             return Optional.empty();
+        }
+    }
+
+    /** A world of [1, MAX_RANKS] ranks and rank keys that are ranks of it, written as Integer.toString does. */
+    private static void checkRanks(Path m, DurableManifest d) throws IOException {
+        if (d.world() < 1 || d.world() > Limits.MAX_RANKS) {
+            throw new IOException(m + ": a world of " + d.world() + " ranks (expected: 1 to " + Limits.MAX_RANKS + ")");
+        }
+        for (String r : d.ranks().keySet()) {
+            if (!r.matches("0|[1-9][0-9]{0,8}") || Integer.parseInt(r) >= d.world()) {
+                throw new IOException(m + ": rank '" + r + "' is not a rank of a world of " + d.world());
+            }
         }
     }
 

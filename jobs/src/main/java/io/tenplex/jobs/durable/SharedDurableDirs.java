@@ -5,9 +5,11 @@ import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
-import java.util.TreeSet;
+import java.util.TreeMap;
 import java.util.function.IntFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,26 +48,61 @@ public final class SharedDurableDirs implements DurableCopies {
     }
 
     @Override
-    public boolean has(int worker, String job, long step) {
+    public boolean has(int worker, String job, long step, Wanted wanted) throws IOException {
         try {
-            return new DurableDir(of(worker)).complete(job, step);
+            return holding(new DurableDir(of(worker)), job, step, wanted).isPresent();
         } catch (IllegalArgumentException e) {
             return false;
         }
     }
 
     @Override
-    public Set<Integer> restore(int worker, String job, long step, IntFunction<StorePath> into) throws IOException {
+    public boolean restore(int worker, String job, long step, Wanted wanted, IntFunction<StorePath> into)
+            throws IOException {
         DurableDir dir = new DurableDir(of(worker));
-        Optional<DurableManifest> m = dir.read(job, step);
+        Optional<DurableManifest> m = holding(dir, job, step, wanted);
         if (m.isEmpty()) {
-            return Set.of();
+            return false;
         }
-        long bytes = new Restorer(store, dir, BlockRepair.NONE).restore(m.get(), into);
-        Set<Integer> ranks = new TreeSet<>();
-        m.get().ranks().keySet().forEach(r -> ranks.add(Integer.parseInt(r)));
-        LOG.info("read the durable generation job={} step={} of worker {} from {}: ranks={} bytes={}", job, step, worker,
-                dir.root(), ranks, bytes);
-        return ranks;
+        try {
+            long bytes = new Restorer(store, dir, BlockRepair.NONE).restore(m.get(), into);
+            LOG.info("read the durable generation job={} step={} of worker {} from {}: ranks={} bytes={}", job, step,
+                    worker, dir.root(), wanted.ranks(), bytes);
+            return true;
+        } catch (RuntimeException e) { // a manifest whose entries make no sense (shared storage: untrusted)
+            throw new DamagedGenerationException("job=" + job + " step=" + step + " of worker " + worker + " in "
+                    + dir.root() + ": " + e);
+        }
+    }
+
+    /**
+     * The manifest of generation {@code step} in {@code dir} cut down to the wanted ranks, when it is
+     * complete, of the generation's world and configuration, and has every wanted rank.
+     */
+    private static Optional<DurableManifest> holding(DurableDir dir, String job, long step, Wanted wanted)
+            throws IOException {
+        Optional<DurableManifest> read = dir.read(job, step);
+        if (read.isEmpty()) {
+            return read;
+        }
+        DurableManifest m = read.get();
+        Map<String, List<DurableManifest.Item>> ranks = new TreeMap<>();
+        wanted.ranks().forEach(r -> {
+            List<DurableManifest.Item> items = m.ranks().get(Integer.toString(r));
+            if (items != null) {
+                ranks.put(Integer.toString(r), items);
+            }
+        });
+        String problem = m.world() != wanted.world() ? "a world of " + m.world() + ", not " + wanted.world()
+                : !Objects.equals(m.config(), wanted.config()) ? "configuration " + m.config() + ", not " + wanted.config()
+                : ranks.size() != wanted.ranks().size() ? "ranks " + m.ranks().keySet() + ", not all of " + wanted.ranks()
+                : null;
+        if (problem != null) {
+            LOG.warn("the durable generation job={} step={} in {} is not the one recovered: it has {}", job, step,
+                    dir.root(), problem);
+            return Optional.empty();
+        }
+        return Optional.of(new DurableManifest(m.format(), m.version(), m.job(), m.step(), m.world(), m.config(),
+                m.durableKeep(), m.logicalBytes(), m.bytesWritten(), ranks, m.levels()));
     }
 }

@@ -262,6 +262,38 @@ class DurableTierTest {
     }
 
     @Test
+    void manifestWithAWorldOrRanksOutOfRange_isNotRestored_andNothingIsRepairedFromIt() throws Exception {
+        byte[] w = bytes((int) ODD.byteSize());
+        saveAndSeal(10, Map.of("w", w), Map.of());
+        Files.delete(dir.resolve("jobs/j/10/blocks.pack")); // every block must be repaired
+        Path manifest = dir.resolve("jobs/j/10/manifest.json");
+        ObjectMapper json = new ObjectMapper();
+        byte[] good = Files.readAllBytes(manifest);
+        for (String bad : new String[] {"world=16385", "world=0", "rank=2", "rank=-1", "rank=01"}) {
+            com.fasterxml.jackson.databind.node.ObjectNode m = (com.fasterxml.jackson.databind.node.ObjectNode) json
+                    .readTree(good);
+            if (bad.startsWith("world=")) {
+                m.put("world", Integer.parseInt(bad.substring(6)));
+            } else {
+                com.fasterxml.jackson.databind.node.ObjectNode ranks = (com.fasterxml.jackson.databind.node.ObjectNode) m
+                        .get("ranks");
+                ranks.set(bad.substring(5), ranks.remove("0"));
+            }
+            Files.write(manifest, json.writeValueAsBytes(m));
+            java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+            try (Node n = new Node()) {
+                DurableTier t = new DurableTier(dir, n.store, n.generations, Runnable::run,
+                        (generation, rank, path, offset, length, crc) -> {
+                            asked.incrementAndGet();
+                            return java.util.Optional.empty();
+                        });
+                assertEquals(Map.of(), t.restore(), bad);
+                assertEquals(0, asked.get(), bad + ": a repair was asked for a generation of a manifest out of range");
+            }
+        }
+    }
+
+    @Test
     void unreadableManifest_fallsBackToTheNewestIntactGeneration() throws Exception {
         byte[] w = bytes((int) ODD.byteSize());
         saveAndSeal(10, Map.of("w", w), Map.of());
