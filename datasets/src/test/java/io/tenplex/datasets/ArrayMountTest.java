@@ -80,6 +80,17 @@ class ArrayMountTest {
     }
 
     @Test
+    void remountingAJob_withAnotherArray_copiesNothingFromThePreviousMount() throws Exception {
+        MountParams params = new MountParams(0, 4, 2, 1, true, 3);
+        datasets.mount("r", MountRequest.at(arrays.get("nc_temp").url(), params)); // rows of 80 bytes
+        assertTrue(datasets.awaitLoaded("r", Duration.ofSeconds(30)));
+        datasets.mount("r", MountRequest.at(arrays.get("nc_counts").url(), params)); // rows of 8 bytes, same ids
+        assertRanks("r", params, List.of(arrays.get("nc_counts")));
+        assertEquals(0, datasets.status("r").load().fromPreviousMount());
+        datasets.unmount("r");
+    }
+
+    @Test
     void badFilesAndNames_areRefused_withNothingMounted() {
         long heap = datasets.heapReserved();
         MountParams params = new MountParams(0, 2, 1, 0, false, 4);
