@@ -84,7 +84,11 @@ final class Hdf5Array {
         block = (int) Math.max(1, Math.min(block, row == 0 ? block : MAX_BLOCK_BYTES / row));
         Hdf5Array a = new Hdf5Array(url, ds, null, cache, -1, block);
         if (total > 0) {
-            a.decode(0); // a filter that cannot be decoded fails the mount, not the loader
+            try {
+                cache.get(a, 0); // a filter that cannot be decoded fails the mount, not the loader
+            } catch (IOException e) {
+                throw new IllegalArgumentException(e.getMessage(), e);
+            }
         }
         return a;
     }

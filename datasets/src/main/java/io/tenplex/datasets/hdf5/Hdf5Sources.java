@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
 
@@ -35,6 +36,7 @@ public final class Hdf5Sources implements AutoCloseable {
     private final Map<String, Hdf5Array> arrays = new HashMap<>(); // by canonical URL
     private final Map<String, Path> paths = new HashMap<>(); // each array's file
     private final List<HdfFile> retired = new ArrayList<>();
+    private final Map<String, Hdf5Array> reading = new ConcurrentHashMap<>(); // by URL as the index has it: no lock
 
     /**
      * @param resolve the canonical path of an allowed local source, or a refusal (403) or an
@@ -75,11 +77,14 @@ public final class Hdf5Sources implements AutoCloseable {
 
     /** Fills {@code dst} (exactly its remaining bytes) with the array's bytes from {@code begin}. */
     public void read(String url, long begin, ByteBuffer dst) throws IOException {
-        Hdf5Array a;
-        try {
-            a = open(url, false);
-        } catch (RuntimeException e) {
-            throw new IOException(e.getMessage(), e);
+        Hdf5Array a = reading.get(url);
+        if (a == null) {
+            try {
+                a = open(url, false);
+            } catch (RuntimeException e) {
+                throw new IOException(e.getMessage(), e);
+            }
+            reading.put(url, a);
         }
         a.read(begin, dst);
     }
@@ -138,7 +143,9 @@ public final class Hdf5Sources implements AutoCloseable {
         Opened f = files.remove(p);
         for (String key : List.copyOf(arrays.keySet())) {
             if (p.equals(paths.get(key))) {
-                cache.drop(arrays.remove(key));
+                Hdf5Array gone = arrays.remove(key);
+                cache.drop(gone);
+                reading.values().removeIf(x -> x == gone);
                 paths.remove(key);
             }
         }
@@ -201,5 +208,6 @@ public final class Hdf5Sources implements AutoCloseable {
         retired.clear();
         arrays.clear();
         paths.clear();
+        reading.clear();
     }
 }

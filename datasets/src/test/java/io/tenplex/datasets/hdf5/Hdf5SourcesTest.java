@@ -63,6 +63,18 @@ class Hdf5SourcesTest {
     }
 
     @Test
+    void rowsReadInOrder_decodeEachChunkOnce() throws Exception {
+        ArrayFiles.Array a = arrays.stream().filter(x -> x.id().equals("h5_gzip_f64")).findFirst().orElseThrow();
+        try (Hdf5Sources s = new Hdf5Sources(Path::of)) {
+            DatasetIndex.File f = s.index(a.url(), x -> { });
+            for (int i = 0; i < a.rows(); i++) {
+                s.read(f.url(), f.begins()[i], ByteBuffer.allocate(a.rowBytes()));
+            }
+            assertEquals((a.rows() + 7) / 8, s.blocksDecoded()); // chunks of 8 rows, the first by the check
+        }
+    }
+
+    @Test
     void canonicalUrls_andTheShortForm() {
         ArrayUrl u = ArrayUrl.parse("netcdf:/data/x.nc#grp/pix");
         assertEquals("/grp/pix", u.dataset());
