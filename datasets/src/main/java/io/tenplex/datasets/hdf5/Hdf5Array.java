@@ -208,8 +208,13 @@ final class Hdf5Array {
         }
         try {
             ByteBuffer b = dataset.getSliceDataBuffer(offset, shape);
-            byte[] out = new byte[Math.toIntExact(n * rowBytes)];
-            b.duplicate().clear().get(out);
+            int length = Math.toIntExact(n * rowBytes);
+            // jHDF makes a new array for a slice: take it as it is, else copy
+            boolean whole = b.hasArray() && b.arrayOffset() == 0 && b.array().length == length;
+            byte[] out = whole ? b.array() : new byte[length];
+            if (!whole) {
+                b.duplicate().clear().get(out);
+            }
             if (missing != null) {
                 missing.fill(out, first, n);
             }
