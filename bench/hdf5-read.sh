@@ -48,7 +48,7 @@ load = json.loads(sys.argv[2])
 s, v = r["seconds"], r["rowsPerSecond"]
 mb = r["rows"] * r["rowBytes"] / 1e6
 loaded = load.get("load", {}).get("loadedMillis", load.get("loadedMillis"))
-print("/%s: the daemon loaded (read and decoded) the rows in %.2f s: %.0f rows/s, %.0f MB/s (once per mount, "
+print("/%s: the daemon loaded (read and decoded) the rows in %.2f s: %.0f rows/s, %.1f MB/s (once per mount, "
       "in the background while training reads)" % (r["dataset"], loaded / 1e3, r["rows"] / (loaded / 1e3), mb / (loaded / 1e3)))
 print("  %-38s %10s %10s %12s" % ("one pass over rank 0's rows", "rows/s", "MB/s", "mount/this"))
 for k, label in (("mount", "mount (FUSE, tenplex.RankReader)"), ("h5py_batches", "h5py, a fancy-indexed read per batch"),
