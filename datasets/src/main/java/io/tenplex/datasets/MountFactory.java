@@ -1,5 +1,6 @@
 package io.tenplex.datasets;
 
+import io.tenplex.datasets.hdf5.Hdf5Sources;
 import io.tenplex.ptc.data.DataPartition;
 import io.tenplex.ptc.data.DatasetIndex;
 import io.tenplex.store.StoreException;
@@ -32,10 +33,8 @@ final class MountFactory {
         String where = r.indexText() != null ? null : r.index();
         MountHeap.Reservation reserved = heap.reserve(0, "the index of dataset mount " + job);
         try {
-            String text = where == null ? r.indexText() : source.readIndex(where, reserved::resize);
-            reserved.resize(MountHeap.parsing(text.length(), lines(text)));
-            DatasetIndex index = parse(text, where);
-            text = null; // the parsed index replaces it
+            DatasetIndex index = where != null && Hdf5Sources.handles(where) ? arrayIndex(where, reserved)
+                    : parseIndex(r, where, reserved);
             checkSources(index);
             DataPartition partition = partition(index, r);
             reserved.resize(MountHeap.mount(index, partition, r.servedRanks()));
@@ -44,6 +43,17 @@ final class MountFactory {
             reserved.close();
             throw e;
         }
+    }
+
+    private DatasetIndex parseIndex(MountRequest r, String where, MountHeap.Reservation reserved) {
+        String text = where == null ? r.indexText() : source.readIndex(where, reserved::resize);
+        reserved.resize(MountHeap.parsing(text.length(), lines(text)));
+        return parse(text, where);
+    }
+
+    /** The index of every row of an HDF5 dataset or NetCDF-4 variable, its heap reserved first. */
+    private DatasetIndex arrayIndex(String where, MountHeap.Reservation reserved) {
+        return new DatasetIndex(java.util.List.of(source.arrays().index(where, reserved::resize)));
     }
 
     private static long lines(String text) {

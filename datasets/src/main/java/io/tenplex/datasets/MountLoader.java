@@ -1,5 +1,6 @@
 package io.tenplex.datasets;
 
+import io.tenplex.ptc.data.DatasetIndex;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -52,9 +53,11 @@ final class MountLoader {
             m.firstBatchNanos = 0;
         }
         AtomicInteger cursor = new AtomicInteger();
+        // a previous mount of another index numbers other samples: copy nothing from it
+        DatasetMount same = old != null && sameIndex(old.index, m.index) ? old : null;
         List<CompletableFuture<Void>> workers = new ArrayList<>();
         for (int w = 0; w < LOADERS; w++) {
-            workers.add(CompletableFuture.runAsync(() -> work(m, old, from, cursor, firstLeft), loaders));
+            workers.add(CompletableFuture.runAsync(() -> work(m, same, from, cursor, firstLeft), loaders));
         }
         CompletableFuture.allOf(workers.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> {
             if (e != null) {
@@ -66,6 +69,25 @@ final class MountLoader {
             m.settled.complete(null);
             retired.accept(old); // the new mount no longer needs it
         });
+    }
+
+    /** True if both indexes name the same sources and byte ranges, so that sample ids mean the same. */
+    static boolean sameIndex(DatasetIndex a, DatasetIndex b) {
+        if (a == b) {
+            return true;
+        }
+        if (a.files().size() != b.files().size()) {
+            return false;
+        }
+        for (int f = 0; f < a.files().size(); f++) {
+            DatasetIndex.File x = a.files().get(f);
+            DatasetIndex.File y = b.files().get(f);
+            if (!x.url().equals(y.url()) || !java.util.Arrays.equals(x.begins(), y.begins())
+                    || !java.util.Arrays.equals(x.ends(), y.ends())) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** One worker: takes the next chunk in read order until none is left or the mount is gone. */

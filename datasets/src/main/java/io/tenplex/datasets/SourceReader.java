@@ -1,5 +1,6 @@
 package io.tenplex.datasets;
 
+import io.tenplex.datasets.hdf5.Hdf5Sources;
 import io.tenplex.store.StoreException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -15,7 +16,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Reads dataset sources where the index says they live, within the {@link SourcePolicy}: a local
  * path or {@code file://} URL below a data root, or an {@code http(s)://} URL on an allowed host (one
- * range GET per read, with timeouts). Blocking: call it from worker threads only. Thread-safe; close
+ * range GET per read, with timeouts), or an HDF5 dataset or NetCDF-4 variable ({@code hdf5:} or
+ * {@code netcdf:} URL, a local file below a data root, {@link Hdf5Sources}). Blocking: call it from worker threads only. Thread-safe; close
  * it to close the files.
  */
 final class SourceReader implements AutoCloseable {
@@ -26,10 +28,17 @@ final class SourceReader implements AutoCloseable {
     private final SourceFetch fetch;
     private final Map<Path, FileChannel> files = new ConcurrentHashMap<>();
     private final Map<String, Path> checked = new ConcurrentHashMap<>(); // local source -> its allowed real path
+    private final Hdf5Sources arrays;
 
     SourceReader(SourcePolicy policy) {
         this.policy = policy;
         this.fetch = new SourceFetch(policy);
+        this.arrays = new Hdf5Sources(policy::localSource);
+    }
+
+    /** The HDF5 and NetCDF-4 sources ({@code hdf5:} and {@code netcdf:} URLs). */
+    Hdf5Sources arrays() {
+        return arrays;
     }
 
     SourcePolicy policy() {
@@ -71,6 +80,14 @@ final class SourceReader implements AutoCloseable {
      * (an HTTP source is only checked against the allowed hosts).
      */
     void check(String url, long end) {
+        if (Hdf5Sources.handles(url)) {
+            long size = arrays.check(url);
+            if (size < end) {
+                throw new IllegalArgumentException("array source " + url + " has " + size
+                        + " bytes but the index reads up to " + end);
+            }
+            return;
+        }
         if (isHttp(url)) {
             policy.httpSource(url);
             return;
@@ -96,6 +113,10 @@ final class SourceReader implements AutoCloseable {
         }
         if (isHttp(url)) {
             fetch.getRange(policy.httpSource(url), begin, dst);
+            return;
+        }
+        if (Hdf5Sources.handles(url)) {
+            arrays.read(url, begin, dst);
             return;
         }
         FileChannel ch = channel(checked.computeIfAbsent(url, policy::localSource));
@@ -133,5 +154,6 @@ final class SourceReader implements AutoCloseable {
             }
         }
         files.clear();
+        arrays.close();
     }
 }

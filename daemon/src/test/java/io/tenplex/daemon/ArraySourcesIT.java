@@ -1,0 +1,103 @@
+package io.tenplex.daemon;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.ByteArrayOutputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * HDF5 and NetCDF-4 sources of a real tenplexd process over REST: a chunked, compressed dataset and
+ * a NetCDF variable mounted by URL and read back bit for bit as h5py and netCDF4 read them; bad
+ * files and names answer 400 {@code bad_request} (a file outside the data roots 403) and leave no
+ * mount behind.
+ */
+class ArraySourcesIT {
+    private static final Path ROOT = Path.of(System.getProperty("user.dir")).getParent();
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    private HttpResponse<byte[]> send(String url, String method, String body) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(60));
+        b = body == null ? b.method(method, HttpRequest.BodyPublishers.noBody())
+                : b.header("Content-Type", "application/json").method(method, HttpRequest.BodyPublishers.ofString(body));
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    private static String mount(String url, int globalBatch, int dp) {
+        return "{\"index\": \"" + url + "\", \"globalBatch\": " + globalBatch + ", \"dpSize\": " + dp
+                + ", \"seed\": 9, \"samplesPerFile\": 5}";
+    }
+
+    @Test
+    void arraysMountedByUrl_readBackOverRest_andBadFilesAre400(@TempDir Path dir) throws Exception {
+        Process p = new ProcessBuilder("/usr/bin/python3", ROOT.resolve("tests/python/make_arrays.py").toString(),
+                dir.toString()).redirectErrorStream(true).start();
+        String made = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, p.waitFor(), made);
+        try (DaemonProcess d = DaemonProcess.start("--port", "0", "--memory-limit", "64m", "--data-root", dir.toString())) {
+            for (JsonNode a : JSON.readTree(dir.resolve("manifest.json").toFile())) {
+                if (List.of("h5_shuf_i64", "h5_inner_chunks", "h5_partial", "nc_temp").contains(a.get("id").asText())) {
+                    assertRowsOverRest(d, dir, a);
+                }
+            }
+            for (String bad : List.of("hdf5://" + dir.resolve("arrays.h5") + "#/no_such", "hdf5://" + dir.resolve("arrays.h5")
+                    + "#/grp", "hdf5://" + dir.resolve("bad/truncated.h5") + "#/gzip_f64", "hdf5://"
+                    + dir.resolve("bad/notes.h5") + "#/x", "hdf5://" + dir.resolve("bad/scaleoffset.h5") + "#/x",
+                    "netcdf://" + dir.resolve("bad/classic.nc") + "#v", "hdf5:relative.h5#/x")) {
+                HttpResponse<byte[]> r = send(d.url() + "/api/v1/datasets/bad/mount", "POST", mount(bad, 2, 1));
+                assertEquals(400, r.statusCode(), bad + ": " + new String(r.body(), StandardCharsets.UTF_8));
+                assertEquals("bad_request", r.headers().firstValue("X-Tenplex-Error-Code").orElse(""), bad);
+                assertEquals(404, send(d.url() + "/api/v1/datasets/bad", "GET", null).statusCode(), bad);
+            }
+            HttpResponse<byte[]> outside = send(d.url() + "/api/v1/datasets/bad/mount", "POST", mount("hdf5:///etc/hosts#/x", 2, 1));
+            assertEquals(403, outside.statusCode());
+        }
+    }
+
+    /** Mounts one array on 2 ranks and compares each rank's samples with the rows h5py/netCDF4 read. */
+    private void assertRowsOverRest(DaemonProcess d, Path dir, JsonNode a) throws Exception {
+        String job = a.get("id").asText().replace('_', '-');
+        HttpResponse<byte[]> m = send(d.url() + "/api/v1/datasets/" + job + "/mount", "POST", mount(a.get("url").asText(), 4, 2));
+        assertEquals(200, m.statusCode(), new String(m.body(), StandardCharsets.UTF_8));
+        String status = new String(send(d.url() + "/api/v1/datasets/" + job + "?wait=30000", "GET", null).body(),
+                StandardCharsets.UTF_8);
+        assertTrue(status.contains("\"state\":\"loaded\""), status);
+        byte[] rows = Files.readAllBytes(dir.resolve("expect/" + a.get("id").asText() + ".bin"));
+        int rowBytes = a.get("rowBytes").asInt();
+        for (int r = 0; r < 2; r++) {
+            String files = d.url() + "/api/v1/datasets/" + job + "/files/dataset/rank-" + r + "/";
+            long[] ids = npyLongs(send(files + "ids.npy", "GET", null).body());
+            ByteArrayOutputStream want = new ByteArrayOutputStream();
+            for (long id : ids) {
+                want.write(rows, (int) id * rowBytes, rowBytes);
+            }
+            assertTrue(ids.length > 0, job);
+            assertArrayEquals(want.toByteArray(), send(files + "samples", "GET", null).body(), job + " rank " + r);
+        }
+    }
+
+    /** The int64 values of a one-dimensional little-endian .npy file. */
+    private static long[] npyLongs(byte[] npy) {
+        int header = 10 + ((npy[8] & 0xff) | (npy[9] & 0xff) << 8);
+        java.nio.LongBuffer b = java.nio.ByteBuffer.wrap(npy, header, npy.length - header)
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN).asLongBuffer();
+        long[] out = new long[b.remaining()];
+        b.get(out);
+        return Arrays.copyOf(out, out.length);
+    }
+}

@@ -1,0 +1,213 @@
+package io.tenplex.datasets.hdf5;
+
+import io.jhdf.HdfFile;
+import io.tenplex.ptc.data.DatasetIndex;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import java.util.function.LongConsumer;
+
+/**
+ * The array sources of a daemon ({@link ArrayUrl}): opens HDF5 and NetCDF-4 files where the
+ * operator allows local sources, checks a dataset when a mount names it (a bad file or name is an
+ * {@link IllegalArgumentException}, a 400, and nothing stays open for it), builds the index of its
+ * rows and reads byte ranges of it for the loaders. Files stay open until {@link #close()}; a file
+ * changed on disk since it was opened is opened again by the next mount. Thread-safe.
+ */
+public final class Hdf5Sources implements AutoCloseable {
+    /** Heap bytes of decoded blocks kept for all arrays together. */
+    static final long CACHE_BYTES = 64L << 20;
+    private static final byte[] HDF5_MAGIC = {(byte) 0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+
+    private record Opened(HdfFile file, long size, long modified) {}
+
+    private final Function<String, Path> resolve;
+    private final BlockCache cache = new BlockCache(CACHE_BYTES);
+    private final Map<Path, Opened> files = new HashMap<>();
+    private final Map<String, Hdf5Array> arrays = new HashMap<>(); // by canonical URL
+    private final Map<String, Path> paths = new HashMap<>(); // each array's file
+    private final List<HdfFile> retired = new ArrayList<>();
+    private final Map<String, Hdf5Array> reading = new ConcurrentHashMap<>(); // by URL as the index has it: no lock
+
+    /**
+     * @param resolve the canonical path of an allowed local source, or a refusal (403) or an
+     *     {@link IllegalArgumentException} (400)
+     */
+    public Hdf5Sources(Function<String, Path> resolve) {
+        this.resolve = resolve;
+    }
+
+    /** True for {@code hdf5:} and {@code netcdf:} URLs. */
+    public static boolean handles(String url) {
+        return ArrayUrl.handles(url);
+    }
+
+    /** Opens (again, if the file changed) and checks the array at {@code url}; its size in bytes. */
+    public long check(String url) {
+        return open(url, true).bytes();
+    }
+
+    /**
+     * The index entry of every row of the array at {@code url} (checked as {@link #check} does),
+     * under its canonical URL.
+     *
+     * @param heap told the heap the entry takes before it is allocated (it may throw to refuse)
+     */
+    public DatasetIndex.File index(String url, LongConsumer heap) {
+        Hdf5Array a = open(url, true);
+        int rows = (int) a.rows();
+        heap.accept(16L * rows + 256);
+        long[] begins = new long[rows];
+        long[] ends = new long[rows];
+        for (int i = 0; i < rows; i++) {
+            begins[i] = i * a.rowBytes();
+            ends[i] = begins[i] + a.rowBytes();
+        }
+        return new DatasetIndex.File(a.url.toString(), begins, ends);
+    }
+
+    /** Fills {@code dst} (exactly its remaining bytes) with the array's bytes from {@code begin}. */
+    public void read(String url, long begin, ByteBuffer dst) throws IOException {
+        Hdf5Array a = reading.get(url);
+        if (a == null) {
+            try {
+                a = open(url, false);
+            } catch (RuntimeException e) {
+                throw new IOException(e.getMessage(), e);
+            }
+            reading.put(url, a);
+        }
+        a.read(begin, dst);
+    }
+
+    private synchronized Hdf5Array open(String url, boolean recheck) {
+        ArrayUrl u = ArrayUrl.parse(url);
+        String key = u.toString();
+        Hdf5Array a = arrays.get(key);
+        if (a != null && !recheck) {
+            return a;
+        }
+        Path p = resolve.apply(u.file());
+        boolean had = files.containsKey(p);
+        Opened f = file(u, p); // drops the arrays of a file changed on disk
+        a = arrays.get(key);
+        if (a != null) {
+            return a;
+        }
+        try {
+            a = Hdf5Array.open(u, f.file(), f.size(), cache);
+        } catch (RuntimeException e) {
+            if (!had) { // nothing stays open for a file that failed its first mount
+                files.remove(p);
+                f.file().close();
+            }
+            throw e instanceof IllegalArgumentException ? e : new IllegalArgumentException(u.what()
+                    + " cannot be read (" + e.getClass().getSimpleName() + ")");
+        }
+        arrays.put(key, a);
+        paths.put(key, p);
+        return a;
+    }
+
+    /** The open file at {@code p}, opened (again) if it is new or changed on disk. */
+    private Opened file(ArrayUrl u, Path p) {
+        BasicFileAttributes at;
+        try {
+            at = Files.readAttributes(p, BasicFileAttributes.class);
+        } catch (IOException e) {
+            throw new IllegalArgumentException(u.file() + " is not readable");
+        }
+        Opened f = files.get(p);
+        if (f != null && f.size() == at.size() && f.modified() == at.lastModifiedTime().toMillis()) {
+            return f;
+        }
+        if (f != null) {
+            forget(p);
+        }
+        HdfFile h = openHdf(u, p, at.size());
+        Opened o = new Opened(h, at.size(), at.lastModifiedTime().toMillis());
+        files.put(p, o);
+        return o;
+    }
+
+    private void forget(Path p) {
+        Opened f = files.remove(p);
+        for (String key : List.copyOf(arrays.keySet())) {
+            if (p.equals(paths.get(key))) {
+                Hdf5Array gone = arrays.remove(key);
+                cache.drop(gone);
+                reading.values().removeIf(x -> x == gone);
+                paths.remove(key);
+            }
+        }
+        retired.add(f.file()); // a mount may still read it; closed with the daemon
+    }
+
+    private static HdfFile openHdf(ArrayUrl u, Path p, long size) {
+        checkMagic(u, p);
+        HdfFile h;
+        try {
+            h = new HdfFile(p);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException(u.file() + " is not a readable HDF5 file (" + e.getClass().getSimpleName()
+                    + ")");
+        }
+        long end = h.getUserBlockSize() + h.getHdfBackingStorage().getSuperblock().getEndOfFileAddress();
+        if (end > size) {
+            h.close();
+            throw new IllegalArgumentException(u.file() + " is truncated: it has " + size + " bytes, its superblock says "
+                    + end);
+        }
+        return h;
+    }
+
+    private static void checkMagic(ArrayUrl u, Path p) {
+        byte[] head = new byte[8];
+        try (InputStream in = Files.newInputStream(p)) {
+            int n = in.readNBytes(head, 0, 8);
+            if (n >= 3 && head[0] == 'C' && head[1] == 'D' && head[2] == 'F') {
+                throw new IllegalArgumentException(u.file() + " is a NetCDF classic file; only NetCDF-4 (HDF5) files "
+                        + "are read");
+            }
+        } catch (IOException e) {
+            throw new IllegalArgumentException(u.file() + " is not readable");
+        }
+        if (!java.util.Arrays.equals(head, HDF5_MAGIC) && !hasUserBlock(p)) {
+            throw new IllegalArgumentException(u.file() + " is not an HDF5 file (no HDF5 signature)");
+        }
+    }
+
+    /** HDF5 files with a user block have the signature at 512, 1024, ...: leave those to jHDF. */
+    private static boolean hasUserBlock(Path p) {
+        try {
+            return Files.size(p) > 512;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** Blocks decoded so far (for tests and benchmarks). */
+    long blocksDecoded() {
+        return cache.decoded();
+    }
+
+    @Override
+    public synchronized void close() {
+        files.values().forEach(f -> f.file().close());
+        retired.forEach(HdfFile::close);
+        files.clear();
+        retired.clear();
+        arrays.clear();
+        paths.clear();
+        reading.clear();
+    }
+}

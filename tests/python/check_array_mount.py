@@ -1,0 +1,40 @@
+"""Reads every rank of a mounted HDF5 dataset or NetCDF-4 variable through the FUSE view and checks
+each sample, bit for bit, against the row h5py or netCDF4 reads from the file itself.
+
+Usage: check_array_mount.py <mount> <job> <dp size> <url>, the url as mounted
+(hdf5:///<file>#<dataset> or netcdf:///<file>#<variable>). Prints JSON {rank: samples checked} and
+exits non-zero on the first difference.
+"""
+import json
+import sys
+
+import numpy as np
+
+sys.path.insert(0, __file__.rsplit("/tests/", 1)[0] + "/clients/python")
+import tenplex  # noqa: E402
+
+mount, job, n, url = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+kind, rest = url.split(":", 1)
+path, name = "/" + rest.lstrip("/").split("#", 1)[0], rest.split("#", 1)[1]
+
+if kind == "hdf5":
+    import h5py
+    f = h5py.File(path, "r")
+    data = f[name][...]
+else:
+    import netCDF4
+    f = netCDF4.Dataset(path, "r")
+    f.set_auto_maskandscale(False)
+    data = np.asarray(f[name][...])
+data = np.ascontiguousarray(data)
+
+checked = {}
+for r in range(n):
+    reader = tenplex.RankReader(mount, job, r, decode=lambda b: np.frombuffer(b, dtype=data.dtype).reshape(data.shape[1:]))
+    ids = reader.ids()
+    got = [s for batch in reader for s in batch]
+    assert len(got) == len(ids), (r, len(got), len(ids))
+    for i, s in zip(ids, got):
+        assert s.tobytes() == data[i].tobytes(), "rank %d sample %d differs from the library's row" % (r, i)
+    checked[r] = len(ids)
+print(json.dumps(checked))
