@@ -94,11 +94,15 @@ public final class CheckpointLayout {
         return order.get(pos);
     }
 
-    /** Megatron's two parameter groups: matrices (with weight decay), then vectors, each in model order. */
+    /**
+     * Megatron's two parameter groups: matrices (with weight decay), then vectors, each in the
+     * model's parameter order (the tied head right after the language model, see
+     * {@link io.tenplex.ptc.MegatronStructures#parameterOrder}).
+     */
     public static List<List<String>> groups(List<String> params, Map<String, Integer> dims) {
         List<String> decay = new ArrayList<>();
         List<String> noDecay = new ArrayList<>();
-        for (String p : params) {
+        for (String p : io.tenplex.ptc.MegatronStructures.parameterOrder(params)) {
             (dims.get(p) >= 2 ? decay : noDecay).add(p);
         }
         return List.of(decay, noDecay);

@@ -278,9 +278,9 @@ public final class Jobs {
                 }
             }
         }
-        Ptc from = ConfigJson.ptc(model, fromConfig == null ? com.fasterxml.jackson.databind.node.MissingNode
-                .getInstance() : fromConfig, "from");
-        Ptc to = ConfigJson.ptc(model, r.to(), "to");
+        Ptc from = ConfigJson.source(model, fromConfig == null ? com.fasterxml.jackson.databind.node.MissingNode
+                .getInstance() : fromConfig);
+        Ptc to = ConfigJson.target(model, r.to());
         Tiers.Settings tiers = generations.tiers().settings(r.job());
         if (generation.isPresent() && (tiers.partners() > 0 || tiers.groupSize() > 0)) {
             Survivors.Sources around = around(r, generation.getAsLong(), from, to);

@@ -161,6 +161,16 @@ public final class MegatronLayout {
         return model;
     }
 
+    /**
+     * The model to read a save of {@code stages} stages with: a Megatron save with P = 1 has no tied
+     * head, so one in the description is dropped; a pipelined save is read as described (when the
+     * description has no tied head, a target that needs one fills it from the word embeddings, its
+     * original, see {@link Model#tiedTo}).
+     */
+    public static Model asSaved(Model model, int stages) {
+        return stages == 1 ? forStages(model, 1) : model;
+    }
+
     /** The model with the tied head, and a copy of each optimizer tensor of the embeddings, on the last stage. */
     private static Model withHead(Model model, String emb) {
         List<TensorSpec> all = new ArrayList<>(model.tensors());
