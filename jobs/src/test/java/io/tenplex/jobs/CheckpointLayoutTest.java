@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.tenplex.ptc.DType;
+import io.tenplex.ptc.MegatronLayout;
+import io.tenplex.ptc.MegatronRules;
 import io.tenplex.ptc.MegatronStructures;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.Ptc;
@@ -162,5 +164,38 @@ class CheckpointLayoutTest {
         CheckpointLayout empty = CheckpointLayout.of(List.of());
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> empty.valuePaths("args", 3));
         assertTrue(e.getMessage().contains("rank 3 saved no value 'args'"), e.getMessage());
+    }
+
+    @Test
+    void bertPipeline_optimizerPositionsFollowMegatronsParameterOrder() {
+        // BERT's last stage saves the tied head after lm_head and binary_head, but registers it before
+        // them, so its optimizer state sits between the language model's and the heads' positions
+        MegatronRules.Arch bert = new MegatronRules.Arch(true, 4, 64, 4, 1000, 32, false);
+        io.tenplex.ptc.ParallelConfig c = io.tenplex.ptc.ParallelConfig.of(2, 2, 1);
+        Tree t = new Tree(new java.util.LinkedHashMap<>(), new java.util.LinkedHashMap<>()); // creation order, as listed
+        for (Iterator<Map.Entry<String, JsonNode>> it = MegatronRules.rank(bert, c, 1).fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            walk(e.getValue(), e.getKey(), t);
+        }
+        CheckpointLayout layout = CheckpointLayout.of(t.items());
+        List<String> saved = new ArrayList<>();
+        Map<String, Integer> dims = new java.util.HashMap<>();
+        List<List<MegatronRules.Param>> groups = MegatronRules.groups(MegatronRules.parameters(bert, c, 1));
+        for (String path : t.tensors().keySet()) {
+            if (path.startsWith("model/")) {
+                saved.add(CheckpointLayout.key(path));
+                dims.put(CheckpointLayout.key(path), t.tensors().get(path).length);
+            }
+        }
+        assertEquals(MegatronLayout.TIED_HEAD, saved.get(saved.size() - 1), "saved last");
+        int pos = 0;
+        for (List<MegatronRules.Param> group : groups) {
+            for (MegatronRules.Param p : group) {
+                String want = "optimizer/optimizer/state/" + pos++ + "/exp_avg" + CheckpointLayout.TENSOR_SUFFIX;
+                assertEquals(want, layout.tensorPath("optimizer.exp_avg." + p.key(), 1), p.key());
+                assertEquals(want, CheckpointLayout.megatronOptimizerPath("optimizer.exp_avg." + p.key(),
+                        CheckpointLayout.groups(saved, dims)), p.key());
+            }
+        }
     }
 }

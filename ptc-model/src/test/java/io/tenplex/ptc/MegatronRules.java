@@ -26,14 +26,14 @@ import java.util.Map;
  *       optimizer state dict is the torch one itself, {@code optimizer.state.<i>}, with no copies.</li>
  * </ul>
  */
-final class MegatronRules {
+public final class MegatronRules {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private MegatronRules() {
     }
 
     /** A GPT or BERT (24 layers or fewer) as its checkpoint structures see it. */
-    record Arch(boolean bert, int layers, int hidden, int heads, int vocab, int seq, boolean fp32) {
+    public record Arch(boolean bert, int layers, int hidden, int heads, int vocab, int seq, boolean fp32) {
         long padded(int tp) {
             long unit = 128L * tp;
             return (vocab + unit - 1) / unit * unit;
@@ -41,10 +41,10 @@ final class MegatronRules {
     }
 
     /** One parameter: its key in the model (as shard keys read), its shard shape, and where it is saved. */
-    record Param(String key, long[] shape, List<String> savedAt) {}
+    public record Param(String key, long[] shape, List<String> savedAt) {}
 
     /** The structures of the data-parallel-0 ranks of a configuration. */
-    static RecordedStructures.Recorded structures(Arch a, ParallelConfig c) {
+    public static RecordedStructures.Recorded structures(Arch a, ParallelConfig c) {
         Map<Integer, com.fasterxml.jackson.databind.JsonNode> byRank = new LinkedHashMap<>();
         for (int stage = 0; stage < c.pp(); stage++) {
             for (int t = 0; t < c.tp(); t++) {
@@ -55,7 +55,7 @@ final class MegatronRules {
     }
 
     /** The parameters of a stage in Megatron's parameter order. */
-    static List<Param> parameters(Arch a, ParallelConfig c, int stage) {
+    public static List<Param> parameters(Arch a, ParallelConfig c, int stage) {
         int t = c.tp();
         long h = a.hidden();
         long v = a.padded(t) / t;
@@ -117,7 +117,7 @@ final class MegatronRules {
     }
 
     /** Megatron's optimizer groups: weight decay for all but biases and vectors. */
-    static List<List<Param>> groups(List<Param> ps) {
+    public static List<List<Param>> groups(List<Param> ps) {
         List<Param> decay = new ArrayList<>();
         List<Param> noDecay = new ArrayList<>();
         for (Param p : ps) {
@@ -127,7 +127,7 @@ final class MegatronRules {
     }
 
     /** The rank's structure: the model saved in checkpoint order, the optimizer by parameter position. */
-    static ObjectNode rank(Arch a, ParallelConfig c, int stage) {
+    public static ObjectNode rank(Arch a, ParallelConfig c, int stage) {
         ObjectNode root = JSON.createObjectNode();
         root.put("args", "NotPrimitiveNorTensor");
         root.put("checkpoint_version", 3.0);
@@ -185,7 +185,7 @@ final class MegatronRules {
     }
 
     /** The shard shapes a rank's structure must read as: its parameters, their moments and (fp16) master copies. */
-    static Map<String, Shape> expectedShards(Arch a, ParallelConfig c, int stage) {
+    public static Map<String, Shape> expectedShards(Arch a, ParallelConfig c, int stage) {
         Map<String, Shape> out = new LinkedHashMap<>();
         List<Param> ps = parameters(a, c, stage);
         for (Param p : ps) {
