@@ -23,7 +23,10 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Keys of the prototype's nested checkpoint layout against real Megatron-LM checkpoints: for every
@@ -89,15 +92,40 @@ class CheckpointLayoutTest {
         for (String c : RecordedStructures.CONFIGS) {
             all.add(RecordedStructures.load(c));
         }
+        assertWritesTheLayoutMegatronWrote(all, 16, 50257, DType.F16);
+    }
+
+    static Stream<MegatronRules.Arch> bertAndFp32() {
+        return Stream.of(new MegatronRules.Arch(true, 4, 64, 4, 1000, 32, false),
+                new MegatronRules.Arch(true, 4, 64, 4, 1000, 32, true), new MegatronRules.Arch(false, 4, 64, 4, 1000, 32, true));
+    }
+
+    /** BERT and fp32 (structures written from Megatron's rules) between P = 1, 2 and 4 and T = 1, 2. */
+    @ParameterizedTest
+    @MethodSource("bertAndFp32")
+    void bertAndFp32Reconfigurations_writeTheLayoutMegatronWrites(MegatronRules.Arch arch) {
+        List<RecordedStructures.Recorded> all = new ArrayList<>();
+        for (int[] tp : new int[][] {{1, 1}, {2, 1}, {1, 2}, {2, 2}, {1, 4}}) {
+            all.add(MegatronRules.structures(arch, io.tenplex.ptc.ParallelConfig.of(tp[0], tp[1], 1)));
+        }
+        assertWritesTheLayoutMegatronWrote(all, arch.heads(), arch.vocab(), arch.fp32() ? DType.F32 : DType.F16);
+    }
+
+    /**
+     * For every pair of configurations, the model inferred from the first, planned as a reconfiguration
+     * plans it (the source as saved, the target with the tied head exactly when P > 1), writes for each
+     * new rank exactly the paths, shapes and position lists Megatron saved under the second.
+     */
+    private static void assertWritesTheLayoutMegatronWrote(List<RecordedStructures.Recorded> all, int heads, int vocab,
+            DType dtype) {
         int checked = 0;
         for (RecordedStructures.Recorded a : all) {
-            Model model = MegatronStructures.infer(a.byRank(), a.config(), RankLayout.MEGATRON, 16, 50257, 128, DType.F16);
+            Model model = MegatronStructures.infer(a.byRank(), a.config(), RankLayout.MEGATRON, heads, vocab, 128, dtype);
             Map<Integer, CheckpointLayout> sources = new TreeMap<>(); // data-parallel replicas saved nothing
             a.byRank().forEach((rank, s) -> sources.put(rank, CheckpointLayout.of(tree(s).items())));
             for (RecordedStructures.Recorded b : all) {
-                Model target = b.config().pp() == a.config().pp() ? model // the tied head exists only in pipelines
-                        : MegatronStructures.infer(b.byRank(), b.config(), RankLayout.MEGATRON, 16, 50257, 128, DType.F16);
-                Plan plan = Planner.plan(ptc(model, a), ptc(target, b));
+                Model target = MegatronLayout.forStages(model, b.config().pp()); // the tied head only in pipelines
+                Plan plan = Planner.plan(ptc(MegatronLayout.asSaved(model, a.config().pp()), a), ptc(target, b));
                 PlanPaths.Result bound = PlanPaths.bind(plan, sources);
                 for (Map.Entry<Integer, JsonNode> e : b.byRank().entrySet()) {
                     int rank = e.getKey();
