@@ -19,7 +19,9 @@ import java.util.regex.Pattern;
  *       optimizer state, stored by parameter position ({@code optimizer/optimizer/state/<pos>/exp_avg},
  *       {@code optimizer/fp32_from_fp16_params/<group>/<i>}), is keyed
  *       {@code optimizer.exp_avg.<param>} and {@code optimizer.fp32_param.<param>} as in
- *       {@link io.tenplex.ptc.MegatronStructures}.</li>
+ *       {@link io.tenplex.ptc.MegatronStructures}. With fp32 weights Megatron saves the torch
+ *       optimizer's state dict itself ({@code optimizer/state/<pos>/exp_avg},
+ *       {@code optimizer/param_groups}, no master copies); that form is kept for the new ranks.</li>
  * </ul>
  * Pure: built from a listing, so the coordinator can map every rank's keys before sending plans.
  */
@@ -27,11 +29,12 @@ public final class CheckpointLayout {
     public static final String TENSOR_SUFFIX = ".numpy.ndarray";
     private static final List<String> VALUE_SUFFIXES = List.of(".argparse.Namespace", ".none", ".str", ".int",
             ".float", ".bool");
-    private static final Pattern STATE = Pattern.compile("optimizer/optimizer/state/(\\d+)/(\\w+)" + Pattern.quote(
+    private static final Pattern STATE = Pattern.compile("optimizer/(optimizer/)?state/(\\d+)/(\\w+)" + Pattern.quote(
             TENSOR_SUFFIX));
     private static final Pattern FP32 = Pattern.compile("optimizer/fp32_from_fp16_params/(\\d+)/(\\d+)" + Pattern.quote(
             TENSOR_SUFFIX));
     static final String PARAMS_GROUPS = "optimizer/optimizer/param_groups/";
+    static final String FP32_PARAMS_GROUPS = "optimizer/param_groups/";
 
     /** One stored entry below the rank directory: its relative path, whether it is a tensor, and its rank (dims). */
     public record Item(String path, boolean tensor, int dims) {}
@@ -39,6 +42,7 @@ public final class CheckpointLayout {
     private final Map<String, String> tensors = new LinkedHashMap<>();
     private final List<Item> items;
     private final boolean megatronOptimizer;
+    private final boolean fp32Optimizer;
 
     private CheckpointLayout(List<Item> items) {
         this.items = List.copyOf(items);
@@ -61,6 +65,8 @@ public final class CheckpointLayout {
             }
         }
         this.megatronOptimizer = !positional.isEmpty();
+        this.fp32Optimizer = megatronOptimizer && positional.stream().noneMatch(it -> it.path().startsWith("optimizer/"
+                + "optimizer/") || it.path().startsWith("optimizer/fp32_from_fp16_params/"));
         List<List<String>> groups = groups(params, dims);
         List<String> byPosition = new ArrayList<>(groups.get(0));
         byPosition.addAll(groups.get(1));
@@ -68,7 +74,7 @@ public final class CheckpointLayout {
             Matcher s = STATE.matcher(it.path());
             String key;
             if (s.matches()) {
-                key = "optimizer." + s.group(2) + "." + param(byPosition, Integer.parseInt(s.group(1)), it);
+                key = "optimizer." + s.group(3) + "." + param(byPosition, Integer.parseInt(s.group(2)), it);
             } else {
                 Matcher f = FP32.matcher(it.path());
                 f.matches();
@@ -94,11 +100,15 @@ public final class CheckpointLayout {
         return order.get(pos);
     }
 
-    /** Megatron's two parameter groups: matrices (with weight decay), then vectors, each in model order. */
+    /**
+     * Megatron's two parameter groups: matrices (with weight decay), then vectors, each in the
+     * model's parameter order (the tied head right after the language model, see
+     * {@link io.tenplex.ptc.MegatronStructures#parameterOrder}).
+     */
     public static List<List<String>> groups(List<String> params, Map<String, Integer> dims) {
         List<String> decay = new ArrayList<>();
         List<String> noDecay = new ArrayList<>();
-        for (String p : params) {
+        for (String p : io.tenplex.ptc.MegatronStructures.parameterOrder(params)) {
             (dims.get(p) >= 2 ? decay : noDecay).add(p);
         }
         return List.of(decay, noDecay);
@@ -132,6 +142,11 @@ public final class CheckpointLayout {
         return megatronOptimizer;
     }
 
+    /** True for Megatron's fp32 layout: the torch optimizer's state dict at {@code optimizer/}, no master copies. */
+    public boolean fp32Optimizer() {
+        return fp32Optimizer;
+    }
+
     /** The stored path of a tensor key. */
     public String tensorPath(String key, int rank) {
         String p = tensors.get(key);
@@ -163,10 +178,12 @@ public final class CheckpointLayout {
     }
 
     private static boolean isParamsList(String path) {
-        if (!path.startsWith(PARAMS_GROUPS)) {
+        String groups = path.startsWith(PARAMS_GROUPS) ? PARAMS_GROUPS : path.startsWith(FP32_PARAMS_GROUPS)
+                ? FP32_PARAMS_GROUPS : null;
+        if (groups == null) {
             return false;
         }
-        String[] p = path.substring(PARAMS_GROUPS.length()).split("/");
+        String[] p = path.substring(groups.length()).split("/");
         return p.length >= 2 && p[1].equals("params");
     }
 
@@ -212,8 +229,16 @@ public final class CheckpointLayout {
         return out + suffix;
     }
 
-    /** Where Megatron's optimizer stores a parameter's state, given the destination's parameter groups. */
+    /** Where Megatron's mixed-precision optimizer stores a parameter's state, given the destination's parameter groups. */
     public static String megatronOptimizerPath(String destKey, List<List<String>> groups) {
+        return megatronOptimizerPath(destKey, groups, false);
+    }
+
+    /**
+     * Where Megatron's optimizer stores a parameter's state, given the destination's parameter groups:
+     * under {@code optimizer/optimizer/state} (fp16, bf16) or {@code optimizer/state} ({@code fp32}).
+     */
+    public static String megatronOptimizerPath(String destKey, List<List<String>> groups, boolean fp32) {
         String rest = destKey.substring("optimizer.".length());
         int dot = rest.indexOf('.');
         String kind = rest.substring(0, dot);
@@ -224,10 +249,13 @@ public final class CheckpointLayout {
             throw new IllegalArgumentException("optimizer state " + destKey + " has no parameter " + param + " on its rank");
         }
         if (kind.equals("fp32_param")) {
+            if (fp32) {
+                throw new IllegalArgumentException(destKey + ": fp32 training keeps no master copies");
+            }
             return "optimizer/fp32_from_fp16_params/" + g + "/" + j + TENSOR_SUFFIX;
         }
         int pos = g == 0 ? j : groups.get(0).size() + j;
-        return "optimizer/optimizer/state/" + pos + "/" + kind + TENSOR_SUFFIX;
+        return (fp32 ? "optimizer/state/" : "optimizer/optimizer/state/") + pos + "/" + kind + TENSOR_SUFFIX;
     }
 
     /**
@@ -236,14 +264,24 @@ public final class CheckpointLayout {
      * {@code params} positions (with {@code .int} leaves), for its own parameter groups.
      */
     public static Map<String, String> megatronGenerated(List<List<String>> groups) {
+        return megatronGenerated(groups, false);
+    }
+
+    /** As {@link #megatronGenerated(List)}; {@code fp32}: Megatron's fp32 layout (no master copies). */
+    public static Map<String, String> megatronGenerated(List<List<String>> groups, boolean fp32) {
         Map<String, String> out = new LinkedHashMap<>();
-        out.put("optimizer/fp32_from_fp16_params/dir.meta", "list\n2");
+        if (!fp32) {
+            out.put("optimizer/fp32_from_fp16_params/dir.meta", "list\n2");
+        }
+        String paramGroups = fp32 ? FP32_PARAMS_GROUPS : PARAMS_GROUPS;
         int pos = 0;
         for (int g = 0; g < 2; g++) {
-            out.put("optimizer/fp32_from_fp16_params/" + g + "/dir.meta", "list\n" + groups.get(g).size());
-            out.put(PARAMS_GROUPS + g + "/params/dir.meta", "list\n" + groups.get(g).size());
+            if (!fp32) {
+                out.put("optimizer/fp32_from_fp16_params/" + g + "/dir.meta", "list\n" + groups.get(g).size());
+            }
+            out.put(paramGroups + g + "/params/dir.meta", "list\n" + groups.get(g).size());
             for (int i = 0; i < groups.get(g).size(); i++) {
-                out.put(PARAMS_GROUPS + g + "/params/" + i + ".int", Integer.toString(pos++));
+                out.put(paramGroups + g + "/params/" + i + ".int", Integer.toString(pos++));
             }
         }
         return out;

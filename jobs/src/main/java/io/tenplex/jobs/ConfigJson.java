@@ -2,6 +2,7 @@ package io.tenplex.jobs;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.tenplex.ptc.Device;
+import io.tenplex.ptc.MegatronLayout;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ParallelConfig;
 import io.tenplex.ptc.Ptc;
@@ -9,6 +10,7 @@ import io.tenplex.ptc.RankLayout;
 import io.tenplex.ptc.StageMap;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BiFunction;
 
 /**
  * A reconfiguration's {@code from} or {@code to} as JSON ({@code tp, pp, dp}, optional {@code ep},
@@ -19,12 +21,35 @@ public final class ConfigJson {
     private ConfigJson() {
     }
 
+    /** The configuration placed, with the model as given. */
     public static Ptc ptc(Model model, JsonNode c, String which) {
+        return ptc(model, c, which, (m, stages) -> m);
+    }
+
+    /**
+     * The old side of a reconfiguration: the stored model as that configuration saved it (a Megatron
+     * save with P = 1 has no tied head, see {@link MegatronLayout#asSaved}).
+     */
+    public static Ptc source(Model stored, JsonNode c) {
+        return ptc(stored, c, "from", MegatronLayout::asSaved);
+    }
+
+    /**
+     * The new side: the stored model as that configuration loads it (a Megatron model gains or loses
+     * its tied head with the pipeline, see {@link MegatronLayout#forStages}), so a change between
+     * P = 1 and P > 1 plans the target Megatron expects, whichever configuration the model came from.
+     */
+    public static Ptc target(Model stored, JsonNode c) {
+        return ptc(stored, c, "to", MegatronLayout::forStages);
+    }
+
+    private static Ptc ptc(Model stored, JsonNode c, String which, BiFunction<Model, Integer, Model> forStages) {
         if (!c.isObject()) {
             throw new IllegalArgumentException("missing \"" + which + "\" configuration");
         }
         String where = "\"" + which + "\": ";
         ParallelConfig config = ParallelConfigJson.parse(c, where);
+        Model model = forStages.apply(stored, config.pp());
         int world = Limits.worldSize(config.tp(), config.pp(), config.dp(), config.ep(), where);
         Limits.planSize(world, config.pp(), model.tensors().size(), where);
         List<Device> devices = c.has("devices") ? devices(c.get("devices"), world, where) : packed(c, world, where);

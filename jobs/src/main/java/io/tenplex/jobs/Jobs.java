@@ -286,9 +286,9 @@ public final class Jobs {
                 }
             }
         }
-        Ptc from = ConfigJson.ptc(model, fromConfig == null ? com.fasterxml.jackson.databind.node.MissingNode
-                .getInstance() : fromConfig, "from");
-        Ptc to = ConfigJson.ptc(model, r.to(), "to");
+        Ptc from = ConfigJson.source(model, fromConfig == null ? com.fasterxml.jackson.databind.node.MissingNode
+                .getInstance() : fromConfig);
+        Ptc to = ConfigJson.target(model, r.to());
         if (generation.isPresent() && recoverable(r.job())) {
             Planned around = aroundLost(r, model, generation.getAsLong(), from, to, dry);
             if (around != null) {
@@ -327,7 +327,7 @@ public final class Jobs {
                 continue;
             }
             try {
-                Survivors.Sources s = around(r.job(), older, ConfigJson.ptc(model, config, "from"), to, r.daemons(),
+                Survivors.Sources s = around(r.job(), older, ConfigJson.source(model, config), to, r.daemons(),
                         dry);
                 LOG.warn("job={}: generation {} cannot be recovered ({}); recovering generation {}", r.job(), g,
                         first.getMessage(), older);

@@ -26,6 +26,8 @@ final class PlanPaths {
     /** @param sources the layout of each old rank that saved something (a rank that saved nothing is absent) */
     static Result bind(Plan plan, Map<Integer, CheckpointLayout> sources) {
         boolean megatron = sources.values().stream().anyMatch(CheckpointLayout::megatronOptimizer);
+        boolean fp32 = megatron && sources.values().stream().filter(CheckpointLayout::megatronOptimizer)
+                .allMatch(CheckpointLayout::fp32Optimizer);
         Map<Integer, List<String>> params = new TreeMap<>();
         Map<String, Integer> dims = new HashMap<>();
         for (ShardPlan s : plan.shards()) {
@@ -39,7 +41,7 @@ final class PlanPaths {
         Plan bound = plan.withPaths((rank, key) -> sourcePath(sources, rank, key), s -> {
             if (megatron && s.key().startsWith("optimizer.") && !s.key().startsWith("optimizer.grad_scaler.")) {
                 return CheckpointLayout.megatronOptimizerPath(s.key(), groups.getOrDefault(s.destRank(),
-                        List.of(List.of(), List.of())));
+                        List.of(List.of(), List.of())), fp32);
             }
             for (Piece p : s.pieces()) {
                 String at = sourcePath(sources, p.sourceRank(), p.sourceKey());
@@ -54,7 +56,7 @@ final class PlanPaths {
         }, values(plan, sources));
         Map<Integer, Map<String, String>> generated = new TreeMap<>();
         if (megatron) {
-            groups.forEach((r, g) -> generated.put(r, CheckpointLayout.megatronGenerated(g)));
+            groups.forEach((r, g) -> generated.put(r, CheckpointLayout.megatronGenerated(g, fp32)));
         }
         return new Result(bound, generated);
     }

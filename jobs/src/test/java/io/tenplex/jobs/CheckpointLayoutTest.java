@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.tenplex.ptc.DType;
+import io.tenplex.ptc.MegatronLayout;
+import io.tenplex.ptc.MegatronRules;
 import io.tenplex.ptc.MegatronStructures;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.Ptc;
@@ -21,7 +23,10 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Keys of the prototype's nested checkpoint layout against real Megatron-LM checkpoints: for every
@@ -87,15 +92,40 @@ class CheckpointLayoutTest {
         for (String c : RecordedStructures.CONFIGS) {
             all.add(RecordedStructures.load(c));
         }
+        assertWritesTheLayoutMegatronWrote(all, 16, 50257, DType.F16);
+    }
+
+    static Stream<MegatronRules.Arch> bertAndFp32() {
+        return Stream.of(new MegatronRules.Arch(true, 4, 64, 4, 1000, 32, false),
+                new MegatronRules.Arch(true, 4, 64, 4, 1000, 32, true), new MegatronRules.Arch(false, 4, 64, 4, 1000, 32, true));
+    }
+
+    /** BERT and fp32 (structures written from Megatron's rules) between P = 1, 2 and 4 and T = 1, 2. */
+    @ParameterizedTest
+    @MethodSource("bertAndFp32")
+    void bertAndFp32Reconfigurations_writeTheLayoutMegatronWrites(MegatronRules.Arch arch) {
+        List<RecordedStructures.Recorded> all = new ArrayList<>();
+        for (int[] tp : new int[][] {{1, 1}, {2, 1}, {1, 2}, {2, 2}, {1, 4}}) {
+            all.add(MegatronRules.structures(arch, io.tenplex.ptc.ParallelConfig.of(tp[0], tp[1], 1)));
+        }
+        assertWritesTheLayoutMegatronWrote(all, arch.heads(), arch.vocab(), arch.fp32() ? DType.F32 : DType.F16);
+    }
+
+    /**
+     * For every pair of configurations, the model inferred from the first, planned as a reconfiguration
+     * plans it (the source as saved, the target with the tied head exactly when P > 1), writes for each
+     * new rank exactly the paths, shapes and position lists Megatron saved under the second.
+     */
+    private static void assertWritesTheLayoutMegatronWrote(List<RecordedStructures.Recorded> all, int heads, int vocab,
+            DType dtype) {
         int checked = 0;
         for (RecordedStructures.Recorded a : all) {
-            Model model = MegatronStructures.infer(a.byRank(), a.config(), RankLayout.MEGATRON, 16, 50257, 128, DType.F16);
+            Model model = MegatronStructures.infer(a.byRank(), a.config(), RankLayout.MEGATRON, heads, vocab, 128, dtype);
             Map<Integer, CheckpointLayout> sources = new TreeMap<>(); // data-parallel replicas saved nothing
             a.byRank().forEach((rank, s) -> sources.put(rank, CheckpointLayout.of(tree(s).items())));
             for (RecordedStructures.Recorded b : all) {
-                Model target = b.config().pp() == a.config().pp() ? model // the tied head exists only in pipelines
-                        : MegatronStructures.infer(b.byRank(), b.config(), RankLayout.MEGATRON, 16, 50257, 128, DType.F16);
-                Plan plan = Planner.plan(ptc(model, a), ptc(target, b));
+                Model target = MegatronLayout.forStages(model, b.config().pp()); // the tied head only in pipelines
+                Plan plan = Planner.plan(ptc(MegatronLayout.asSaved(model, a.config().pp()), a), ptc(target, b));
                 PlanPaths.Result bound = PlanPaths.bind(plan, sources);
                 for (Map.Entry<Integer, JsonNode> e : b.byRank().entrySet()) {
                     int rank = e.getKey();
@@ -162,5 +192,38 @@ class CheckpointLayoutTest {
         CheckpointLayout empty = CheckpointLayout.of(List.of());
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> empty.valuePaths("args", 3));
         assertTrue(e.getMessage().contains("rank 3 saved no value 'args'"), e.getMessage());
+    }
+
+    @Test
+    void bertPipeline_optimizerPositionsFollowMegatronsParameterOrder() {
+        // BERT's last stage saves the tied head after lm_head and binary_head, but registers it before
+        // them, so its optimizer state sits between the language model's and the heads' positions
+        MegatronRules.Arch bert = new MegatronRules.Arch(true, 4, 64, 4, 1000, 32, false);
+        io.tenplex.ptc.ParallelConfig c = io.tenplex.ptc.ParallelConfig.of(2, 2, 1);
+        Tree t = new Tree(new java.util.LinkedHashMap<>(), new java.util.LinkedHashMap<>()); // creation order, as listed
+        for (Iterator<Map.Entry<String, JsonNode>> it = MegatronRules.rank(bert, c, 1).fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            walk(e.getValue(), e.getKey(), t);
+        }
+        CheckpointLayout layout = CheckpointLayout.of(t.items());
+        List<String> saved = new ArrayList<>();
+        Map<String, Integer> dims = new java.util.HashMap<>();
+        List<List<MegatronRules.Param>> groups = MegatronRules.groups(MegatronRules.parameters(bert, c, 1));
+        for (String path : t.tensors().keySet()) {
+            if (path.startsWith("model/")) {
+                saved.add(CheckpointLayout.key(path));
+                dims.put(CheckpointLayout.key(path), t.tensors().get(path).length);
+            }
+        }
+        assertEquals(MegatronLayout.TIED_HEAD, saved.get(saved.size() - 1), "saved last");
+        int pos = 0;
+        for (List<MegatronRules.Param> group : groups) {
+            for (MegatronRules.Param p : group) {
+                String want = "optimizer/optimizer/state/" + pos++ + "/exp_avg" + CheckpointLayout.TENSOR_SUFFIX;
+                assertEquals(want, layout.tensorPath("optimizer.exp_avg." + p.key(), 1), p.key());
+                assertEquals(want, CheckpointLayout.megatronOptimizerPath("optimizer.exp_avg." + p.key(),
+                        CheckpointLayout.groups(saved, dims)), p.key());
+            }
+        }
     }
 }

@@ -1,7 +1,9 @@
 package io.tenplex.ptc;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Megatron-LM's GPT and BERT state as tensor specs: column-parallel weights split along dim 0,
@@ -10,7 +12,8 @@ import java.util.List;
  * and heads on the last (with the tied {@code word_embeddings_for_head} copy when P > 1), and
  * {@code query_key_value} split so that whole attention heads (whole query groups with grouped-query
  * attention) stay on one tensor rank. Optionally the Adam state: {@code exp_avg}, {@code exp_avg_sq}
- * and fp32 master copies, keyed by parameter name, partitioned like their parameter.
+ * and, for fp16 and bf16 weights, fp32 master copies ({@code fp32_param}; fp32 training has none),
+ * keyed by parameter name, partitioned like their parameter.
  */
 public final class MegatronLayout {
     private MegatronLayout() {
@@ -58,7 +61,7 @@ public final class MegatronLayout {
         List<TensorSpec> all = new ArrayList<>(params);
         if (m.adam()) {
             for (TensorSpec p : params) {
-                for (String kind : new String[] {"exp_avg", "exp_avg_sq", "fp32_param"}) {
+                for (String kind : optimizerKinds(m.dtype())) {
                     all.add(new TensorSpec("optimizer." + kind + "." + p.name(), DType.F32, p.shape(), p.placement(),
                             p.partition()));
                 }
@@ -114,27 +117,79 @@ public final class MegatronLayout {
     }
 
     /**
+     * The Adam state Megatron keeps per parameter: both moments, and an fp32 master copy when the
+     * weights are fp16 or bf16 (its mixed-precision optimizer); fp32 weights are their own master.
+     */
+    public static List<String> optimizerKinds(DType weights) {
+        return weights == DType.F32 ? List.of("exp_avg", "exp_avg_sq") : List.of("exp_avg", "exp_avg_sq", "fp32_param");
+    }
+
+    /**
      * The model for a pipeline of {@code stages} stages: with more than one stage the last stage also
      * holds {@code word_embeddings_for_head.weight}, the tied copy of the word embeddings.
      */
     public static Model model(Shape m, int stages) {
-        Model base = model(m);
-        if (stages == 1) {
-            return base;
+        return forStages(model(m), stages);
+    }
+
+    /**
+     * A Megatron model as a configuration with {@code stages} pipeline stages stores it: the tied head
+     * ({@code word_embeddings_for_head.weight}, a copy of the word embeddings on the last stage, with
+     * a copy of each of their optimizer tensors) is there exactly when P > 1. Adds it, or drops it, as
+     * needed; a model without Megatron's word embeddings, or with an untied output layer
+     * ({@code language_model.output_layer.weight}), is returned as it is.
+     */
+    public static Model forStages(Model model, int stages) {
+        String emb = PREFIX + "embedding.word_embeddings.weight";
+        boolean hasHead = model.has(TIED_HEAD);
+        if (stages > 1 && !hasHead && model.has(emb) && !model.has(PREFIX + "output_layer.weight")) {
+            return withHead(model, emb);
         }
-        List<TensorSpec> all = new ArrayList<>(base.tensors());
-        TensorSpec emb = base.tensor(PREFIX + "embedding.word_embeddings.weight");
-        all.add(new TensorSpec(TIED_HEAD, emb.dtype(), emb.shape(), Placement.last(), emb.partition()));
-        java.util.Map<String, String> ties = new java.util.LinkedHashMap<>();
-        ties.put(TIED_HEAD, emb.name());
-        if (m.adam()) {
-            for (String kind : new String[] {"exp_avg", "exp_avg_sq", "fp32_param"}) {
-                String copy = "optimizer." + kind + "." + TIED_HEAD;
-                all.add(new TensorSpec(copy, DType.F32, emb.shape(), Placement.last(), emb.partition()));
-                ties.put(copy, "optimizer." + kind + "." + emb.name());
+        if (stages == 1 && hasHead) {
+            List<TensorSpec> kept = new ArrayList<>();
+            Map<String, String> ties = new LinkedHashMap<>();
+            for (TensorSpec t : model.tensors()) {
+                if (!t.name().endsWith(TIED_HEAD) || model.tiedTo(t.name()) == null) {
+                    kept.add(t);
+                    if (model.tiedTo(t.name()) != null) {
+                        ties.put(t.name(), model.tiedTo(t.name()));
+                    }
+                }
+            }
+            return new Model(kept, model.values(), model.layers(), ties);
+        }
+        return model;
+    }
+
+    /**
+     * The model to read a save of {@code stages} stages with: a Megatron save with P = 1 has no tied
+     * head, so one in the description is dropped; a pipelined save is read as described (when the
+     * description has no tied head, a target that needs one fills it from the word embeddings, its
+     * original, see {@link Model#tiedTo}).
+     */
+    public static Model asSaved(Model model, int stages) {
+        return stages == 1 ? forStages(model, 1) : model;
+    }
+
+    /** The model with the tied head, and a copy of each optimizer tensor of the embeddings, on the last stage. */
+    private static Model withHead(Model model, String emb) {
+        List<TensorSpec> all = new ArrayList<>(model.tensors());
+        Map<String, String> ties = new LinkedHashMap<>();
+        for (TensorSpec t : model.tensors()) {
+            if (model.tiedTo(t.name()) != null) {
+                ties.put(t.name(), model.tiedTo(t.name()));
             }
         }
-        return new Model(all, base.values(), base.layers(), ties);
+        for (TensorSpec t : model.tensors()) {
+            boolean state = t.name().startsWith("optimizer.") && t.name().endsWith("." + emb)
+                    && t.name().indexOf('.', "optimizer.".length()) == t.name().length() - emb.length() - 1;
+            if (t.name().equals(emb) || state) {
+                String copy = t.name().substring(0, t.name().length() - emb.length()) + TIED_HEAD;
+                all.add(new TensorSpec(copy, t.dtype(), t.shape(), Placement.last(), t.partition()));
+                ties.put(copy, t.name());
+            }
+        }
+        return new Model(all, model.values(), model.layers(), ties);
     }
 
     private static TensorSpec spec(String name, Shape m, Placement at, Partition p, long... dims) {

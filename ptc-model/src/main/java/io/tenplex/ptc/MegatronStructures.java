@@ -31,14 +31,16 @@ public final class MegatronStructures {
         walk(structure.path("model"), "", out);
         List<String> decay = new ArrayList<>();
         List<String> noDecay = new ArrayList<>();
-        for (Map.Entry<String, Shape> e : out.entrySet()) {
-            (e.getValue().rank() >= 2 ? decay : noDecay).add(e.getKey());
+        for (String p : parameterOrder(out.keySet())) {
+            (out.get(p).rank() >= 2 ? decay : noDecay).add(p);
         }
         List<String> byPosition = new ArrayList<>(decay);
         byPosition.addAll(noDecay);
         Map<String, Shape> params = new LinkedHashMap<>(out);
         JsonNode opt = structure.path("optimizer");
-        JsonNode state = opt.path("optimizer").path("state");
+        // fp16 and bf16: the mixed-precision optimizer wraps the torch optimizer's state dict under
+        // "optimizer" and keeps fp32 master copies; fp32: the torch optimizer's state dict itself
+        JsonNode state = (opt.has("optimizer") ? opt.path("optimizer") : opt).path("state");
         for (Iterator<String> it = state.fieldNames(); it.hasNext(); ) {
             String pos = it.next();
             String param = param(byPosition, Integer.parseInt(pos), params);
@@ -59,6 +61,27 @@ public final class MegatronStructures {
             }
         }
         return out;
+    }
+
+    /**
+     * Megatron's parameter order (the order of the optimizer's state) given the checkpoint's order
+     * of the model tensors: they agree except for the last stage's tied head, which the checkpoint
+     * saves after every other tensor but which the model registers right after the language model,
+     * before BERT's {@code lm_head} and {@code binary_head}.
+     */
+    public static List<String> parameterOrder(java.util.Collection<String> checkpointOrder) {
+        List<String> order = new ArrayList<>(checkpointOrder);
+        if (!order.remove(MegatronLayout.TIED_HEAD)) {
+            return order;
+        }
+        int at = 0;
+        for (int i = 0; i < order.size(); i++) {
+            if (order.get(i).startsWith("language_model.")) {
+                at = i + 1;
+            }
+        }
+        order.add(at, MegatronLayout.TIED_HEAD);
+        return order;
     }
 
     private static String param(List<String> byPosition, int pos, Map<String, Shape> params) {
@@ -127,9 +150,7 @@ public final class MegatronStructures {
                 boolean opt = key.startsWith("optimizer.");
                 String param = opt ? key.substring(key.indexOf('.', "optimizer.".length()) + 1) : key;
                 int local = TensorSpec.layerIn(param);
-                Placement at = local >= 0 ? Placement.layer(firstLayer + local)
-                        : stage == 0 && !param.startsWith("word_embeddings_for_head") && !param.contains("final_layernorm")
-                                ? Placement.first() : Placement.last();
+                Placement at = local >= 0 ? Placement.layer(firstLayer + local) : stagePlacement(param, stage, config.pp());
                 String name = local >= 0 ? key.replaceFirst("layers\\." + local + "\\.", "layers." + (firstLayer + local) + ".")
                         : key;
                 Partition p = partitionOf(param, shapes.get(param), heads, divisibleBy, config.tp());
@@ -141,14 +162,32 @@ public final class MegatronStructures {
             }
             firstLayer += layers.isEmpty() ? 0 : layers.last() + 1;
         }
-        List<ValueSpec> values = List.of(new ValueSpec("iteration", ValueSpec.Scope.GLOBAL),
+        List<ValueSpec> values = new ArrayList<>(List.of(new ValueSpec("iteration", ValueSpec.Scope.GLOBAL),
                 new ValueSpec("args", ValueSpec.Scope.GLOBAL),
                 new ValueSpec("checkpoint_version", ValueSpec.Scope.GLOBAL),
                 new ValueSpec("opt_param_scheduler", ValueSpec.Scope.GLOBAL),
-                new ValueSpec("optimizer.param_groups", ValueSpec.Scope.GLOBAL),
-                new ValueSpec("optimizer.grad_scaler", ValueSpec.Scope.GLOBAL),
-                new ValueSpec("rng_state", ValueSpec.Scope.PER_POSITION));
+                new ValueSpec("optimizer.param_groups", ValueSpec.Scope.GLOBAL)));
+        if (byRank.get(layout.rank(new RankLayout.Coord(0, 0, 0), config)).path("optimizer").has("grad_scaler")) {
+            values.add(new ValueSpec("optimizer.grad_scaler", ValueSpec.Scope.GLOBAL)); // fp16 and bf16 only
+        }
+        values.add(new ValueSpec("rng_state", ValueSpec.Scope.PER_POSITION));
         return new Model(tensors, values, firstLayer, ties);
+    }
+
+    /**
+     * The stage of a tensor outside the transformer layers: with P > 1 the stage it was saved on
+     * (the first, or the last); with P = 1 Megatron's rule, the embeddings on the first stage and
+     * everything else (final norm, pooler, heads, their optimizer state) on the last.
+     */
+    static Placement stagePlacement(String param, int stage, int stages) {
+        if (stages == 1) {
+            return param.startsWith("language_model.embedding.") ? Placement.first() : Placement.last();
+        }
+        if (stage != 0 && stage != stages - 1) {
+            throw new IllegalArgumentException(param + " is saved on pipeline stage " + stage + " of " + stages
+                    + ", but outside the transformer layers Megatron keeps tensors only on the first and last stage");
+        }
+        return stage == 0 ? Placement.first() : Placement.last();
     }
 
     /**

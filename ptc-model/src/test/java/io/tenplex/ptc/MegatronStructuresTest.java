@@ -35,9 +35,10 @@ class MegatronStructuresTest {
                     DType.F16);
             assertEquals(24, inferred.layers());
             for (RecordedStructures.Recorded b : all) {
-                Model m = b.config().pp() == a.config().pp() ? inferred
-                        : MegatronStructures.infer(b.byRank(), b.config(), RankLayout.MEGATRON, 16, 50257, 128, DType.F16);
+                Model m = MegatronLayout.forStages(inferred, b.config().pp()); // gains or loses the tied head
                 assertSameTensors(inferred, m, a.config() + " vs " + b.config());
+                assertSameTensors(MegatronStructures.infer(b.byRank(), b.config(), RankLayout.MEGATRON, 16, 50257, 128,
+                        DType.F16), m, a.config() + " vs " + b.config());
                 Ptc ptc = Ptc.packed(m, b.config(), 8);
                 for (Map.Entry<Integer, JsonNode> r : b.byRank().entrySet()) {
                     Map<String, Shape> recorded = MegatronStructures.shardShapes(r.getValue());
@@ -61,7 +62,31 @@ class MegatronStructuresTest {
             TensorSpec s = a.tensor(t.name());
             assertEquals(s.shape(), t.shape(), what + ": " + t.name());
             assertEquals(s.partition(), t.partition(), what + ": " + t.name());
+            assertEquals(s.placement(), t.placement(), what + ": " + t.name());
         }
+    }
+
+    @Test
+    void forStages_addsOrDropsTheTiedHead_asTheRecordedPipelinesHaveIt() throws IOException {
+        Model flat = MegatronStructures.infer(load("pp01/mp02/dp01").byRank(), ParallelConfig.of(2, 1, 1),
+                RankLayout.MEGATRON, 16, 50257, 128, DType.F16);
+        Model piped = MegatronLayout.forStages(flat, 2);
+        assertEquals(flat.tensors().size() + 4, piped.tensors().size()); // the head, its moments and master copy
+        for (String kind : List.of("", "optimizer.exp_avg.", "optimizer.exp_avg_sq.", "optimizer.fp32_param.")) {
+            assertEquals(kind + "language_model.embedding.word_embeddings.weight", piped.tiedTo(kind
+                    + MegatronLayout.TIED_HEAD));
+            assertEquals(Placement.last(), piped.tensor(kind + MegatronLayout.TIED_HEAD).placement());
+        }
+        RecordedStructures.Recorded b = load("pp02/mp01/dp01");
+        Ptc ptc = Ptc.packed(piped, b.config(), 8);
+        for (Map.Entry<Integer, JsonNode> r : b.byRank().entrySet()) {
+            Map<String, Shape> predicted = new LinkedHashMap<>();
+            ptc.shards(r.getKey()).forEach(s -> predicted.put(s.key(), s.shape()));
+            assertEquals(MegatronStructures.shardShapes(r.getValue()), predicted, "rank " + r.getKey());
+        }
+        assertEquals(flat.tensors(), MegatronLayout.forStages(piped, 1).tensors());
+        assertEquals(null, MegatronLayout.forStages(piped, 1).tiedTo(MegatronLayout.TIED_HEAD));
+        assertEquals(piped.tensors(), MegatronLayout.forStages(piped, 4).tensors());
     }
 
     @Test
