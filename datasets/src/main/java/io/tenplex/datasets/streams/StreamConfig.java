@@ -1,0 +1,53 @@
+package io.tenplex.datasets.streams;
+
+import java.util.List;
+
+/**
+ * A job's stream as every daemon of it knows it: the spec, the daemon ({@code host:port}) of each
+ * data-parallel rank (index = rank), the producers' closes counted so far and whether production
+ * has ended.
+ */
+public record StreamConfig(StreamSpec spec, List<String> ranks, int closes, boolean ended) {
+    /** The most data-parallel ranks a stream spreads over. */
+    public static final int MAX_RANKS = 4096;
+
+    public StreamConfig {
+        if (spec == null) {
+            throw new IllegalArgumentException("a stream config needs a spec");
+        }
+        if (ranks == null || ranks.isEmpty() || ranks.size() > MAX_RANKS) {
+            throw new IllegalArgumentException("ranks " + (ranks == null ? 0 : ranks.size())
+                    + " (expected: 1 to " + MAX_RANKS + " daemon addresses, one per data-parallel rank)");
+        }
+        for (String r : ranks) {
+            if (r == null || r.lastIndexOf(':') <= 0) {
+                throw new IllegalArgumentException("rank address '" + r + "' (expected: host:port)");
+            }
+        }
+        ranks = List.copyOf(ranks);
+        if (closes < 0) {
+            throw new IllegalArgumentException("closes " + closes + " (expected: >= 0)");
+        }
+    }
+
+    public int dp() {
+        return ranks.size();
+    }
+
+    /** The daemons of the ranks, each once, in rank order. */
+    public List<String> daemons() {
+        return ranks.stream().distinct().toList();
+    }
+
+    StreamConfig withRanks(List<String> newRanks) {
+        return new StreamConfig(spec, newRanks, closes, ended);
+    }
+
+    StreamConfig withCloses(int n) {
+        return new StreamConfig(spec, ranks, n, ended);
+    }
+
+    StreamConfig asEnded() {
+        return new StreamConfig(spec, ranks, closes, true);
+    }
+}
