@@ -34,6 +34,7 @@ public final class StreamService implements AutoCloseable {
     private final ExecutorService work;
     private final Map<String, JobStream> jobs = new ConcurrentHashMap<>();
     private volatile Predicate<String> self = a -> false;
+    private volatile String selfAddress = "127.0.0.1:0";
 
     public StreamService(StreamPeers peers) {
         this.peers = peers;
@@ -52,6 +53,12 @@ public final class StreamService implements AutoCloseable {
     /** Where this daemon listens: rank addresses at its port on this host are its own. */
     public void setSelf(String host, int port) {
         this.self = new SelfAddress(host, port);
+        this.selfAddress = host + ":" + port;
+    }
+
+    /** This daemon's {@code host:port}, as given to {@link #setSelf}. */
+    public String selfAddress() {
+        return selfAddress;
     }
 
     public boolean isSelf(String addr) {

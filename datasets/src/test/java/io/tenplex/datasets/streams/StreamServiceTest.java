@@ -64,7 +64,7 @@ class StreamServiceTest {
         StreamService b = daemon(1002);
         daemon(1003);
         a.create("j", new StreamConfig(new StreamSpec(p, 1000, p == Policy.FIFO ? 0 : 10, 64, 0, 3),
-                List.of("127.0.0.1:1001", "127.0.0.1:1002"), 0, false)).get();
+                List.of("127.0.0.1:1001", "127.0.0.1:1002"), List.of(), 0, false)).get();
         pushAll(b, "j", 0, 300);
         Map<Integer, Integer> early = new HashMap<>();
         for (int rank = 0; rank < 2; rank++) {
@@ -98,7 +98,7 @@ class StreamServiceTest {
         StreamService a = daemon(1001);
         StreamService b = daemon(1002);
         a.create("r", new StreamConfig(new StreamSpec(Policy.RESERVOIR, 100, 5, 64, 0, 3),
-                List.of("127.0.0.1:1001", "127.0.0.1:1002"), 0, false)).get();
+                List.of("127.0.0.1:1001", "127.0.0.1:1002"), List.of(), 0, false)).get();
         pushAll(a, "r", 0, 200);
         a.read("r", 0, 10, 0).get();
         int seen = a.status("r").local().get(0).seen();
@@ -116,7 +116,7 @@ class StreamServiceTest {
         StreamService a = daemon(1001);
         StreamService b = daemon(1002);
         a.create("c", new StreamConfig(new StreamSpec(Policy.FIFO, 10, 0, 64, 2, 3),
-                List.of("127.0.0.1:1001", "127.0.0.1:1002"), 0, false)).get();
+                List.of("127.0.0.1:1001", "127.0.0.1:1002"), List.of(), 0, false)).get();
         assertEquals(1, a.close("c").get());
         assertTrue(!b.status("c").ended());
         assertEquals(2, a.close("c").get());
@@ -127,8 +127,8 @@ class StreamServiceTest {
     @Test
     void badInput_isRefused_andNothingChanges() throws Exception {
         StreamService a = daemon(1001);
-        a.create("x", new StreamConfig(new StreamSpec(Policy.FIFO, 10, 0, 4, 0, 3), List.of("127.0.0.1:1001"), 0,
-                false)).get();
+        a.create("x", new StreamConfig(new StreamSpec(Policy.FIFO, 10, 0, 4, 0, 3), List.of("127.0.0.1:1001"),
+                List.of(), 0, false)).get();
         StoreException big = assertThrows(StoreException.class, () -> a.push("x", 0, new byte[5], 0));
         assertEquals(StoreException.Kind.TOO_LARGE, big.kind());
         assertThrows(IllegalArgumentException.class, () -> a.push("x", 1, new byte[1], 0));
