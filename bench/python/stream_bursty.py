@@ -49,6 +49,7 @@ def produce(args, job):
 
 def consume(job, addr, batch, step_ms, out):
     times, ids = [], []
+    print("ready", flush=True)  # imported and connected: the driver starts the producers now
     for b in streams.batches(job, 0, batch, addr=addr, wait=2.0):
         times.append(time.time())
         ids.extend(struct.unpack_from(">II", s) for s in b)
@@ -64,10 +65,14 @@ def run(args, policy):
                           producers=args.p1 + args.p2, max_sample_bytes=max(64, args.sample_bytes), addr=args.addr)
     out = os.path.join(args.tmp, job + ".json")
     trainer = subprocess.Popen([sys.executable, __file__, "--consume", job, "--addr", args.addr, "--batch",
-                                str(args.batch), "--step-ms", str(args.step_ms), "--out", out])
+                                str(args.batch), "--step-ms", str(args.step_ms), "--out", out],
+                               stdout=subprocess.PIPE, text=True)
+    if trainer.stdout.readline().strip() != "ready":
+        raise SystemExit("trainer failed to start for " + policy)
     start = time.time()
     produce(args, job)
     produced = time.time()
+    trainer.stdout.read()
     if trainer.wait() != 0:
         raise SystemExit("trainer failed for " + policy)
     with open(out) as f:

@@ -1,20 +1,26 @@
-"""A producer or trainer process of the streamed-sample tests (run by test_streams.py).
+"""Producer or trainer processes of the streamed-sample tests (run by test_streams.py); each runs
+its producers or trainers as threads (one HTTP session each), so that a test starts few processes.
 
-    stream_worker.py produce JOB ADDR FIRST COUNT [CLOSE]   pushes samples FIRST..FIRST+COUNT-1
-        (8 bytes: the id, big-endian) through the daemon at ADDR, then closes when CLOSE is 1
-    stream_worker.py train JOB ADDR RANK SIZE OUT [MAX_BATCHES]   reads RANK's batches until the
-        stream ends (or MAX_BATCHES were read) and writes the ids read, in order, to OUT (JSON)
-Prints OK at the end."""
+    stream_worker.py produce JOB CLOSE ADDR,FIRST,COUNT [...]   each producer pushes samples
+        FIRST..FIRST+COUNT-1 (8 bytes: the id, big-endian) through the daemon at ADDR, then closes
+        when CLOSE is 1
+    stream_worker.py train JOB SIZE MAX_BATCHES OUT ADDR,RANK [...]   each trainer reads RANK's
+        batches through ADDR until the stream ends (or MAX_BATCHES, when not 0, were read); OUT gets
+        the ids read, in order, per rank (JSON)
+Prints OK at the end; a failing thread fails the process."""
 
 import json
 import os
 import struct
 import sys
+import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python"))
 
 from tenplex import streams  # noqa: E402
+
+failures = []
 
 
 def produce(job, addr, first, count, close):
@@ -23,25 +29,49 @@ def produce(job, addr, first, count, close):
         p.push(struct.pack(">Q", i))
     if close:
         p.close()
-    print("pushed %d (refused %d times)" % (p.pushed, p.refused))
 
 
-def train(job, addr, rank, size, out, max_batches):
+def train(job, addr, rank, size, max_batches, out):
     ids, n = [], 0
     for batch in streams.batches(job, rank, size, addr=addr, wait=2.0):
         ids.extend(struct.unpack(">Q", s)[0] for s in batch)
         n += 1
         if max_batches and n >= max_batches:
             break
-    with open(out, "w") as f:
-        json.dump(ids, f)
-    print("read %d batches, %d samples" % (n, len(ids)))
+    out[rank] = ids
+
+
+def guarded(f, *args):
+    try:
+        f(*args)
+    except BaseException as e:  # noqa: B902 (reported by the process)
+        failures.append(repr(e))
+
+
+def main():
+    role, job = sys.argv[1], sys.argv[2]
+    threads, out = [], {}
+    if role == "produce":
+        close = sys.argv[3] == "1"
+        for spec in sys.argv[4:]:
+            addr, first, count = spec.rsplit(",", 2)
+            threads.append(threading.Thread(target=guarded, args=(produce, job, addr, int(first), int(count), close)))
+    else:
+        size, max_batches, path = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+        for spec in sys.argv[6:]:
+            addr, rank = spec.rsplit(",", 1)
+            threads.append(threading.Thread(target=guarded, args=(train, job, addr, int(rank), size, max_batches, out)))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if failures:
+        raise SystemExit("failed: " + "; ".join(failures))
+    if role == "train":
+        with open(path, "w") as f:
+            json.dump({str(k): v for k, v in out.items()}, f)
+    print("OK")
 
 
 if __name__ == "__main__":
-    role, job, addr = sys.argv[1], sys.argv[2], sys.argv[3]
-    if role == "produce":
-        produce(job, addr, int(sys.argv[4]), int(sys.argv[5]), len(sys.argv) > 6 and sys.argv[6] == "1")
-    else:
-        train(job, addr, int(sys.argv[4]), int(sys.argv[5]), sys.argv[6], int(sys.argv[7]) if len(sys.argv) > 7 else 0)
-    print("OK")
+    main()

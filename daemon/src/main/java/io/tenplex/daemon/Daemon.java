@@ -18,6 +18,7 @@ import io.tenplex.datasets.DatasetService;
 import io.tenplex.datasets.streams.StreamService;
 import io.tenplex.server.streams.HttpStreamPeers;
 import io.tenplex.server.streams.StreamMetrics;
+import io.tenplex.server.streams.StreamResizes;
 import io.tenplex.server.streams.StreamRoutes;
 import io.tenplex.fuse.TenplexFuse;
 import io.tenplex.jobs.StopFlags;
@@ -94,7 +95,8 @@ public final class Daemon implements AutoCloseable {
                 new HttpDaemonClient(link, tuning.coordinatorTimeout()), cfg::peers, REPAIR_TIMEOUT)); // before serving
         StreamService streams = life.add("streams", new StreamService(new HttpStreamPeers(link)));
         rest.metrics().register(new StreamMetrics(streams));
-        rest.addControl(JobRoutes.PREFIX, new JobRoutes(jobs, new ResourceChanges(jobs), planning, shared)
+        ResourceChanges changes = new ResourceChanges(jobs).addCommitListener(new StreamResizes(streams, () -> jobs.daemons(Map.of())));
+        rest.addControl(JobRoutes.PREFIX, new JobRoutes(jobs, changes, planning, shared)
                 .withStreams(new StreamRoutes(streams, link)));
         rest.addControl(StopRoute.PATH, new StopRoute(flags));
         datasets.setDefaultPeers(peerAddresses(cfg));
