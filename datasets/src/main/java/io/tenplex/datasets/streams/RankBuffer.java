@@ -25,6 +25,8 @@ final class RankBuffer {
 
     /** The most producers that may wait at one buffer; more are answered FULL at once. */
     static final int MAX_WAITING = 4096;
+    /** The most sample bytes that waiting producers may hold at one buffer; beyond, FULL at once. */
+    static final long MAX_WAITING_BYTES = 64L << 20;
 
     private record Waiter<T>(CompletableFuture<T> answer, Sample sample, int n) {
     }
@@ -42,6 +44,7 @@ final class RankBuffer {
     private long batches;
     private long evicted;
     private long refused;
+    private long waitingBytes;
 
     RankBuffer(int rank, StreamSpec spec, ScheduledExecutorService timer) {
         this.rank = rank;
@@ -66,11 +69,13 @@ final class RankBuffer {
                 accept(s);
                 pump(done);
                 w.answer.complete(Push.ACCEPTED);
-            } else if (waitMillis <= 0 || puts.size() >= MAX_WAITING) {
+            } else if (waitMillis <= 0 || puts.size() >= MAX_WAITING
+                    || waitingBytes + s.data().length > MAX_WAITING_BYTES) {
                 refused++;
                 w.answer.complete(Push.FULL);
             } else {
                 puts.addLast(w);
+                waitingBytes += s.data().length;
             }
         }
         done.forEach(Runnable::run);
@@ -107,8 +112,9 @@ final class RankBuffer {
             if (!queue.remove(w)) {
                 return; // answered meanwhile
             }
-            if (answer == Push.FULL) {
+            if (w.sample != null) {
                 refused++;
+                waitingBytes -= w.sample.data().length;
             }
         }
         w.answer.complete(answer);
@@ -163,6 +169,7 @@ final class RankBuffer {
 
     private <T> void drainWaiters(ArrayDeque<Waiter<T>> queue, T answer, List<Runnable> done) {
         for (Waiter<T> w : queue) {
+            waitingBytes -= w.sample == null ? 0 : w.sample.data().length;
             done.add(() -> w.answer.complete(answer));
         }
         queue.clear();
@@ -175,6 +182,7 @@ final class RankBuffer {
             moved = false;
             while (!puts.isEmpty() && buf.canPut()) {
                 Waiter<Push> w = puts.removeFirst();
+                waitingBytes -= w.sample.data().length;
                 accept(w.sample);
                 done.add(() -> w.answer.complete(Push.ACCEPTED));
                 moved = true;
