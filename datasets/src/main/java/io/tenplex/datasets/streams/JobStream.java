@@ -28,8 +28,12 @@ final class JobStream {
         this.timer = timer;
     }
 
-    /** Takes a new config: fresh, empty buffers for the ranks held here (frozen when asked). */
-    synchronized void configure(StreamConfig c, boolean frozen) {
+    /**
+     * Takes a new config: fresh, empty buffers for the ranks held here (frozen when asked). Closes
+     * and the end counted here meanwhile are kept (the larger count; ended if either says so).
+     */
+    synchronized void configure(StreamConfig given, boolean frozen) {
+        StreamConfig c = config == null ? given : merged(given, config);
         Map<Integer, RankBuffer> m = new TreeMap<>();
         for (int r = 0; r < c.dp(); r++) {
             if (self.test(c.ranks().get(r))) {
@@ -45,6 +49,11 @@ final class JobStream {
         }
         this.config = c;
         this.local = Map.copyOf(m);
+    }
+
+    private static StreamConfig merged(StreamConfig given, StreamConfig now) {
+        StreamConfig c = given.withCloses(Math.max(given.closes(), now.closes()));
+        return now.ended() ? c.asEnded() : c;
     }
 
     StreamConfig config() {

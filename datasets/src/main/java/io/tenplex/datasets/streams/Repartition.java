@@ -15,7 +15,9 @@ import org.slf4j.LoggerFactory;
  * of the old or new ranks takes the new config with empty, frozen buffers; (3) the samples are dealt
  * round robin over the new ranks, unseen ones first (each keeps its read count, so a Reservoir's
  * seen samples stay seen), and sent to their daemons; (4) every daemon lets producers and readers
- * in again. The samples pass through the coordinator's heap.
+ * in again. The samples pass through the coordinator's heap. The producers' closes move from the old
+ * rank 0's daemon to the new one (a close that reaches the old one while the new config is being
+ * given out may be missed; an explicit end still ends production).
  */
 final class Repartition {
     private static final Logger LOG = LoggerFactory.getLogger(Repartition.class);
@@ -43,7 +45,9 @@ final class Repartition {
             Map<Integer, List<Sample>> byRank = local.isSelf(d) ? local.exportLocal(job) : peers.export(d, job);
             byRank.values().forEach(list -> list.forEach(s -> (s.reads() > 0 ? seen : unseen).add(s)));
         }
-        StreamConfig taken = next.withCloses(local.config(job).closes());
+        String first = old.ranks().get(0);
+        int closes = local.isSelf(first) ? local.config(job).closes() : peers.closes(first, job);
+        StreamConfig taken = next.withCloses(closes); // counted on the old rank 0's daemon
         List<String> all = StreamService.union(old, next);
         for (String d : all) {
             if (local.isSelf(d)) {

@@ -17,6 +17,9 @@ public interface StreamPeers {
     /** Adds samples to the job's buffers of these ranks at {@code peer} (they stay frozen). */
     void importSamples(String peer, String job, Map<Integer, List<Sample>> byRank);
 
+    /** The producers' closes counted at {@code peer} (rank 0's daemon counts them). */
+    int closes(String peer, String job);
+
     /** Lets producers and readers in again at {@code peer}. */
     void unfreeze(String peer, String job);
 

@@ -32,6 +32,11 @@ final class InMemoryStreamPeers implements StreamPeers {
     }
 
     @Override
+    public int closes(String peer, String job) {
+        return at(peer).config(job).closes();
+    }
+
+    @Override
     public void unfreeze(String peer, String job) {
         at(peer).unfreezeLocal(job);
     }

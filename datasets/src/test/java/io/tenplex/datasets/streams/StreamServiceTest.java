@@ -125,6 +125,19 @@ class StreamServiceTest {
     }
 
     @Test
+    void closesCountedOnRankZerosDaemon_surviveARepartitionCoordinatedElsewhere() throws Exception {
+        StreamService a = daemon(1001);
+        StreamService b = daemon(1002);
+        b.create("m", new StreamConfig(new StreamSpec(Policy.FIFO, 10, 0, 64, 2, 3),
+                List.of("127.0.0.1:1001", "127.0.0.1:1002"), List.of(), 0, false)).get();
+        a.close("m").get(); // rank 0's daemon counts
+        b.repartition("m", List.of("127.0.0.1:1002")).get();
+        assertEquals(1, b.config("m").closes());
+        assertEquals(2, b.close("m").get());
+        assertTrue(b.status("m").ended());
+    }
+
+    @Test
     void badInput_isRefused_andNothingChanges() throws Exception {
         StreamService a = daemon(1001);
         a.create("x", new StreamConfig(new StreamSpec(Policy.FIFO, 10, 0, 4, 0, 3), List.of("127.0.0.1:1001"),

@@ -48,6 +48,11 @@ public final class HttpStreamPeers implements StreamPeers {
     }
 
     @Override
+    public int closes(String peer, String job) {
+        return StreamJson.read(send(peer, "GET", path(job, ""), new byte[0])).path("closes").asInt();
+    }
+
+    @Override
     public void unfreeze(String peer, String job) {
         send(peer, "POST", path(job, "unfreeze"), new byte[0]);
     }
