@@ -15,6 +15,11 @@ import io.tenplex.server.jobs.PlanningPool;
 import io.tenplex.server.jobs.StopRoute;
 import io.tenplex.datasets.DatasetExecutors;
 import io.tenplex.datasets.DatasetService;
+import io.tenplex.datasets.streams.StreamService;
+import io.tenplex.server.streams.HttpStreamPeers;
+import io.tenplex.server.streams.StreamMetrics;
+import io.tenplex.server.streams.StreamResizes;
+import io.tenplex.server.streams.StreamRoutes;
 import io.tenplex.fuse.TenplexFuse;
 import io.tenplex.jobs.StopFlags;
 import io.tenplex.server.RestServer;
@@ -88,12 +93,18 @@ public final class Daemon implements AutoCloseable {
         Durable.start(Durable.own(tuning.checkpointDir(), cfg.bind(), cfg.port(), cfg.peers()), store, jobs.generations(),
                 pools.durableWork, Durable.repairs(store, jobs.generations(), new HttpDaemonClient(link,
                         tuning.coordinatorTimeout()), new NettyRangeReads(peers), cfg::peers)); // before serving
-        rest.addControl(JobRoutes.PREFIX, new JobRoutes(jobs, new ResourceChanges(jobs), planning, shared));
+        StreamService streams = life.add("streams", new StreamService(new HttpStreamPeers(link)));
+        rest.metrics().register(new StreamMetrics(streams));
+        ResourceChanges changes = new ResourceChanges(jobs).addCommitListener(new StreamResizes(streams,
+                () -> jobs.daemons(Map.of())));
+        rest.addControl(JobRoutes.PREFIX, new JobRoutes(jobs, changes, planning, shared)
+                .withStreams(new StreamRoutes(streams, link)));
         rest.addControl(StopRoute.PATH, new StopRoute(flags));
         datasets.setDefaultPeers(peerAddresses(cfg));
         rest.addControl(DatasetRoutes.PREFIX, new DatasetRoutes(datasets));
         InetSocketAddress address = rest.start(cfg.bind(), cfg.port());
         jobs.setSelfAddress(address); // parts in doubt ask the coordinator here
+        streams.setSelf(address.getHostString(), address.getPort());
         if (cfg.peers().isEmpty()) {
             jobs.setDefaultDaemons(Map.of(0, address)); // alone: this daemon is worker 0
         }

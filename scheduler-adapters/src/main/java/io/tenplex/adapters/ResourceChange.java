@@ -150,6 +150,7 @@ public final class ResourceChange implements Registry.Finishing {
     private volatile long generation = -1;
     private volatile Reconfiguration reconfiguration;
     private volatile boolean cancelled;
+    private List<CommitListener> listeners = List.of();
 
     private volatile long finishedAt;
 
@@ -162,6 +163,21 @@ public final class ResourceChange implements Registry.Finishing {
         this.flags = jobs.stopFlags();
         this.generations = jobs.generations();
         this.daemons = spec.daemons();
+    }
+
+    /** Who is told when the change has committed (before {@link #begin()}). */
+    void listeners(List<CommitListener> l) {
+        this.listeners = List.copyOf(l);
+    }
+
+    private void tellCommitted(ParallelConfig c) {
+        for (CommitListener l : listeners) {
+            try {
+                l.committed(job, c, spec.devices(), daemons);
+            } catch (Exception e) {
+                event("a listener of the commit failed: " + e.getMessage());
+            }
+        }
     }
 
     @Override
@@ -245,6 +261,7 @@ public final class ResourceChange implements Registry.Finishing {
                 generation = r.step();
             }
             event("committed: " + new JobLayout(job).load() + " holds generation " + generation + " under " + c);
+            tellCommitted(c);
             state = State.DONE;
         } catch (Exception e) {
             Throwable cause = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e;

@@ -7,6 +7,7 @@ import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ParallelConfig;
 import io.tenplex.store.StoreException;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.LongSupplier;
 
@@ -21,6 +22,7 @@ public final class ResourceChanges {
 
     private final Jobs jobs;
     private final Registry<ResourceChange> changes;
+    private final List<CommitListener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     public ResourceChanges(Jobs jobs) {
         this(jobs, Jobs.RETENTION, System::nanoTime);
@@ -45,9 +47,16 @@ public final class ResourceChanges {
         }
         ResourceChange c = new ResourceChange(job, jobs.newId("r"), spec, jobs);
         changes.put(job, c.id(), c);
+        c.listeners(listeners);
         c.begin();
         jobs.executors().background().execute(c::run);
         return c;
+    }
+
+    /** Tells {@code l} of every change that commits from now on. */
+    public ResourceChanges addCommitListener(CommitListener l) {
+        listeners.add(l);
+        return this;
     }
 
     /** @throws StoreException not found */

@@ -91,8 +91,12 @@ final class ControlCall extends Call {
                 ex.respondError(t instanceof CompletionException && t.getCause() != null ? t.getCause() : t);
             } else {
                 HttpResponseStatus st = HttpResponseStatus.valueOf(r.status());
-                ex.respond(st, r.contentType(), r.body(), r.status() >= 400
-                        ? new DefaultHttpHeaders().set(Errors.CODE_HEADER, Errors.code(st)) : null);
+                DefaultHttpHeaders h = new DefaultHttpHeaders();
+                r.headers().forEach(h::set);
+                if (r.status() >= 400 && !h.contains(Errors.CODE_HEADER)) {
+                    h.set(Errors.CODE_HEADER, Errors.code(st));
+                }
+                ex.respond(st, r.contentType(), r.body(), h.isEmpty() ? null : h);
             }
         }));
     }

@@ -19,8 +19,16 @@ public interface ControlHandler {
         }
     }
 
-    /** The answer: status, content type and body. */
-    record Response(int status, String contentType, byte[] body) {
+    /** The answer: status, content type, body and extra headers (e.g. {@code Retry-After}; none by default). */
+    record Response(int status, String contentType, byte[] body, Map<String, String> headers) {
+        public Response(int status, String contentType, byte[] body) {
+            this(status, contentType, body, Map.of());
+        }
+
+        public Response {
+            headers = headers == null ? Map.of() : Map.copyOf(headers);
+        }
+
         public static Response text(int status, String text) {
             return new Response(status, "text/plain; charset=utf-8",
                     (text + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));

@@ -46,6 +46,11 @@ public final class RestMetrics {
         }.register(registry);
     }
 
+    /** Adds another module's collector (e.g. the streamed-sample buffers) to what {@code /metrics} shows. */
+    public void register(Collector collector) {
+        collector.register(registry);
+    }
+
     private static GaugeMetricFamily gauge(String name, String help, double v) {
         return new GaugeMetricFamily(name, help, v);
     }

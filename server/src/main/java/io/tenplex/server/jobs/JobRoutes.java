@@ -57,6 +57,7 @@ public final class JobRoutes implements ControlHandler {
     private final PlanningPool planning;
     private final SharedRoutes shared;
     private final ObjectMapper json = new ObjectMapper();
+    private volatile ControlHandler streams;
 
     /** @param planning where planning, sealing and part decoding run (owned by the caller) */
     public JobRoutes(Jobs jobs, ResourceChanges changes, PlanningPool planning) {
@@ -69,6 +70,12 @@ public final class JobRoutes implements ControlHandler {
         this.changes = changes;
         this.planning = planning;
         this.shared = new SharedRoutes(shared, this);
+    }
+
+    /** Serves {@code /api/v1/jobs/<job>/streams...} with {@code handler} (the streamed-sample routes). */
+    public JobRoutes withStreams(ControlHandler handler) {
+        this.streams = handler;
+        return this;
     }
 
     @Override
@@ -88,6 +95,9 @@ public final class JobRoutes implements ControlHandler {
         String what = p.length > 1 ? p[1] : "";
         if (what.equals("parts") && p.length >= 3) {
             return part(job, p);
+        }
+        if (what.equals("streams") && streams != null) {
+            return streams.handle(req);
         }
         if (what.equals("shared")) {
             return planning.submit(() -> shared.handle(job, p, req));

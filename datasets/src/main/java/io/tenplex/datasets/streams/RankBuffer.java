@@ -1,0 +1,227 @@
+package io.tenplex.datasets.streams;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One rank's training buffer, thread-safe: a push that the policy cannot take now waits (no thread
+ * blocked) until it can or its wait runs out, then is answered {@link Push#FULL} (the producer
+ * retries: nothing is dropped); a read waits the same way for a batch. While frozen (a
+ * re-partitioning) pushes are answered {@link Push#MOVED} and reads get an empty batch.
+ * Futures are completed outside the lock.
+ */
+final class RankBuffer {
+    /** How a push ended. */
+    enum Push { ACCEPTED, FULL, MOVED, ENDED }
+
+    /** A batch's samples (borrowed bytes) and whether the stream is over for this rank. */
+    record Batch(List<Sample> samples, boolean ended) {
+    }
+
+    /** The most producers that may wait at one buffer; more are answered FULL at once. */
+    static final int MAX_WAITING = 4096;
+    /** The most sample bytes that waiting producers may hold at one buffer; beyond, FULL at once. */
+    static final long MAX_WAITING_BYTES = 64L << 20;
+
+    private record Waiter<T>(CompletableFuture<T> answer, Sample sample, int n) {
+    }
+
+    private final int rank;
+    private final StreamSpec spec;
+    private final TrainingBuffer buf;
+    private final ScheduledExecutorService timer;
+    private final ArrayDeque<Waiter<Push>> puts = new ArrayDeque<>();
+    private final ArrayDeque<Waiter<Batch>> reads = new ArrayDeque<>();
+    private final ReadCounts left = new ReadCounts();
+    private boolean frozen;
+    private long pushed;
+    private long delivered;
+    private long batches;
+    private long evicted;
+    private long refused;
+    private long waitingBytes;
+
+    RankBuffer(int rank, StreamSpec spec, ScheduledExecutorService timer) {
+        this.rank = rank;
+        this.spec = spec;
+        this.buf = TrainingBuffer.of(spec, spec.seed() * 31 + rank);
+        this.timer = timer;
+    }
+
+    int rank() {
+        return rank;
+    }
+
+    /** Offers a sample; waits up to {@code waitMillis} while the policy cannot take it. */
+    CompletableFuture<Push> push(Sample s, long waitMillis) {
+        List<Runnable> done = new ArrayList<>();
+        Waiter<Push> w = new Waiter<>(new CompletableFuture<>(), s, 0);
+        synchronized (this) {
+            if (frozen || buf.receptionOver()) {
+                return CompletableFuture.completedFuture(frozen ? Push.MOVED : Push.ENDED);
+            }
+            if (puts.isEmpty() && buf.canPut()) {
+                accept(s);
+                pump(done);
+                w.answer.complete(Push.ACCEPTED);
+            } else if (waitMillis <= 0 || puts.size() >= MAX_WAITING
+                    || waitingBytes + s.data().length > MAX_WAITING_BYTES) {
+                refused++;
+                w.answer.complete(Push.FULL);
+            } else {
+                puts.addLast(w);
+                waitingBytes += s.data().length;
+            }
+        }
+        done.forEach(Runnable::run);
+        if (!w.answer.isDone()) {
+            timer.schedule(() -> expire(puts, w, Push.FULL), waitMillis, TimeUnit.MILLISECONDS);
+        }
+        return w.answer;
+    }
+
+    /** A batch of {@code n} samples, waiting up to {@code waitMillis} for one (then an empty batch). */
+    CompletableFuture<Batch> read(int n, long waitMillis) {
+        List<Runnable> done = new ArrayList<>();
+        Waiter<Batch> w = new Waiter<>(new CompletableFuture<>(), null, n);
+        synchronized (this) {
+            if (!frozen && reads.isEmpty() && (buf.canTake(n) || buf.drained())) {
+                Batch b = take(n);
+                pump(done);
+                w.answer.complete(b);
+            } else if (frozen || waitMillis <= 0 || reads.size() >= MAX_WAITING) {
+                w.answer.complete(new Batch(List.of(), false));
+            } else {
+                reads.addLast(w);
+            }
+        }
+        done.forEach(Runnable::run);
+        if (!w.answer.isDone()) {
+            timer.schedule(() -> expire(reads, w, new Batch(List.of(), false)), waitMillis, TimeUnit.MILLISECONDS);
+        }
+        return w.answer;
+    }
+
+    private <T> void expire(ArrayDeque<Waiter<T>> queue, Waiter<T> w, T answer) {
+        synchronized (this) {
+            if (!queue.remove(w)) {
+                return; // answered meanwhile
+            }
+            if (w.sample != null) {
+                refused++;
+                waitingBytes -= w.sample.data().length;
+            }
+        }
+        w.answer.complete(answer);
+    }
+
+    /** Production is over: thresholds lift, waiting readers are served, waiting producers told. */
+    void endReception() {
+        List<Runnable> done = new ArrayList<>();
+        synchronized (this) {
+            buf.endReception();
+            drainWaiters(puts, Push.ENDED, done);
+            pump(done);
+        }
+        done.forEach(Runnable::run);
+    }
+
+    /**
+     * Freezes the buffer and takes every sample out of it (with their read counts), for a
+     * re-partitioning; waiting producers are told to push again ({@link Push#MOVED}), waiting
+     * readers get an empty batch.
+     */
+    List<Sample> freezeAndDrain() {
+        List<Runnable> done = new ArrayList<>();
+        List<Sample> all;
+        synchronized (this) {
+            frozen = true;
+            drainWaiters(puts, Push.MOVED, done);
+            drainWaiters(reads, new Batch(List.of(), false), done);
+            all = buf.drainAll();
+        }
+        done.forEach(Runnable::run);
+        return all;
+    }
+
+    /** Adds samples moved here by a re-partitioning, beyond the capacity if need be (none is lost). */
+    synchronized void restore(List<Sample> samples) {
+        for (Sample s : samples) {
+            buf.restore(s);
+            pushed++;
+        }
+    }
+
+    /** Lets producers and readers in again after a re-partitioning; serves what can be served. */
+    void unfreeze() {
+        List<Runnable> done = new ArrayList<>();
+        synchronized (this) {
+            frozen = false;
+            pump(done);
+        }
+        done.forEach(Runnable::run);
+    }
+
+    private <T> void drainWaiters(ArrayDeque<Waiter<T>> queue, T answer, List<Runnable> done) {
+        for (Waiter<T> w : queue) {
+            waitingBytes -= w.sample == null ? 0 : w.sample.data().length;
+            done.add(() -> w.answer.complete(answer));
+        }
+        queue.clear();
+    }
+
+    /** Serves waiting producers and readers while the policy lets them (under the lock). */
+    private void pump(List<Runnable> done) {
+        boolean moved = true;
+        while (moved) {
+            moved = false;
+            while (!puts.isEmpty() && buf.canPut()) {
+                Waiter<Push> w = puts.removeFirst();
+                waitingBytes -= w.sample.data().length;
+                accept(w.sample);
+                done.add(() -> w.answer.complete(Push.ACCEPTED));
+                moved = true;
+            }
+            while (!reads.isEmpty() && (buf.canTake(reads.peekFirst().n) || buf.drained())) {
+                Waiter<Batch> w = reads.removeFirst();
+                Batch b = take(w.n);
+                done.add(() -> w.answer.complete(b));
+                moved = true;
+            }
+        }
+    }
+
+    private void accept(Sample s) {
+        buf.put(s);
+        pushed++;
+        noteLeft(true);
+    }
+
+    private Batch take(int n) {
+        List<Sample> b = buf.drained() ? List.of() : buf.take(n);
+        delivered += b.size();
+        batches += b.isEmpty() ? 0 : 1;
+        noteLeft(false);
+        return new Batch(b, buf.drained());
+    }
+
+    private void noteLeft(boolean evictions) {
+        for (Iterator<Sample> it = buf.left.iterator(); it.hasNext();) {
+            left.add(it.next().reads());
+            evicted += evictions ? 1 : 0;
+        }
+        buf.left.clear();
+    }
+
+    synchronized RankStatus status() {
+        List<Sample> held = buf.held();
+        return new RankStatus(rank, spec.policy().wireName(), spec.capacity(), spec.threshold(), held.size(),
+                held.size() - buf.unseen(), buf.unseen(), pushed, delivered, batches, evicted, refused, puts.size(),
+                reads.size(), buf.receptionOver(), buf.drained(), frozen, ReadCounts.of(held).toMap(), left.toMap());
+    }
+}

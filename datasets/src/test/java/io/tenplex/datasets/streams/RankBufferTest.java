@@ -1,0 +1,86 @@
+package io.tenplex.datasets.streams;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class RankBufferTest {
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
+
+    @AfterEach
+    void stop() {
+        timer.shutdownNow();
+    }
+
+    private RankBuffer buffer(Policy p, int capacity, int threshold) {
+        return new RankBuffer(0, new StreamSpec(p, capacity, threshold, 64, 0, 1), timer);
+    }
+
+    private static Sample sample(long id) {
+        return new Sample(id, new byte[] {(byte) id}, 0);
+    }
+
+    @Test
+    void pushToAFullBuffer_waits_andIsAcceptedWhenABatchMakesRoom() throws Exception {
+        RankBuffer b = buffer(Policy.FIFO, 2, 0);
+        assertEquals(RankBuffer.Push.ACCEPTED, b.push(sample(0), 0).get());
+        assertEquals(RankBuffer.Push.ACCEPTED, b.push(sample(1), 0).get());
+        CompletableFuture<RankBuffer.Push> waiting = b.push(sample(2), 60_000);
+        assertFalse(waiting.isDone());
+        assertEquals(1, b.status().waitingProducers());
+        assertEquals(1, b.read(1, 0).get().samples().size());
+        assertEquals(RankBuffer.Push.ACCEPTED, waiting.get(10, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void pushWhoseWaitRunsOut_isRefusedAsFull_andCounted() throws Exception {
+        RankBuffer b = buffer(Policy.FIFO, 1, 0);
+        b.push(sample(0), 0).get();
+        assertEquals(RankBuffer.Push.FULL, b.push(sample(1), 0).get());
+        assertEquals(RankBuffer.Push.FULL, b.push(sample(2), 20).get(10, TimeUnit.SECONDS));
+        assertEquals(2, b.status().refused());
+        assertEquals(1, b.status().population());
+    }
+
+    @Test
+    void readWaitsForABatch_andEndsWhenProductionEndsAndTheBufferIsEmpty() throws Exception {
+        RankBuffer b = buffer(Policy.FIRO, 10, 3);
+        CompletableFuture<RankBuffer.Batch> read = b.read(2, 60_000);
+        for (long i = 0; i < 4; i++) {
+            b.push(sample(i), 0).get();
+        }
+        assertFalse(read.isDone()); // 4 < threshold 3 + 2
+        b.push(sample(4), 0).get();
+        assertEquals(2, read.get(10, TimeUnit.SECONDS).samples().size());
+        CompletableFuture<RankBuffer.Batch> rest = b.read(5, 60_000);
+        b.endReception();
+        RankBuffer.Batch last = rest.get(10, TimeUnit.SECONDS);
+        assertEquals(3, last.samples().size());
+        assertTrue(last.ended());
+        assertEquals(RankBuffer.Push.ENDED, b.push(sample(9), 0).get());
+    }
+
+    @Test
+    void freeze_hasWaitersPushAgain_andHandsOverEverySampleWithItsReads() throws Exception {
+        RankBuffer b = buffer(Policy.RESERVOIR, 2, 0);
+        b.push(sample(0), 0).get();
+        b.push(sample(1), 0).get();
+        b.read(1, 0).get();
+        b.push(sample(2), 0).get(); // evicts the seen one
+        CompletableFuture<RankBuffer.Push> waiting = b.push(sample(4), 60_000);
+        List<Sample> all = b.freezeAndDrain();
+        assertEquals(RankBuffer.Push.MOVED, waiting.get(10, TimeUnit.SECONDS));
+        assertEquals(2, all.size());
+        assertEquals(RankBuffer.Push.MOVED, b.push(sample(5), 0).get());
+        assertTrue(b.read(1, 0).get().samples().isEmpty());
+        assertEquals(java.util.Map.of("1", 1L), b.status().readsLeft());
+    }
+}

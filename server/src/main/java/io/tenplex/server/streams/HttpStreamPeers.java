@@ -1,0 +1,89 @@
+package io.tenplex.server.streams;
+
+import io.tenplex.datasets.streams.Sample;
+import io.tenplex.datasets.streams.StreamConfig;
+import io.tenplex.datasets.streams.StreamPeers;
+import io.tenplex.jobs.JobLayout;
+import io.tenplex.server.peer.DaemonLink;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The coordinator's calls to the other daemons of a stream over HTTP (the peer-only routes of
+ * {@link StreamRoutes}), with the scheme, trust and token of the {@link DaemonLink}. A daemon that
+ * cannot be reached or answers an error fails the call (an {@link IllegalStateException} naming it).
+ */
+public final class HttpStreamPeers implements StreamPeers {
+    private static final Duration TIMEOUT = Duration.ofMinutes(2);
+
+    private final DaemonLink link;
+
+    public HttpStreamPeers(DaemonLink link) {
+        this.link = link;
+    }
+
+    static String path(String job, String what) {
+        return JobLayout.API_PREFIX + job + "/streams" + (what.isEmpty() ? "" : "/" + what);
+    }
+
+    @Override
+    public void configure(String peer, String job, StreamConfig config, boolean frozen) {
+        send(peer, "PUT", path(job, "config") + "?frozen=" + frozen, StreamJson.config(config));
+    }
+
+    @Override
+    public Map<Integer, List<Sample>> export(String peer, String job) {
+        return StreamWire.moved(send(peer, "POST", path(job, "export"), new byte[0]));
+    }
+
+    @Override
+    public void importSamples(String peer, String job, Map<Integer, List<Sample>> byRank) {
+        send(peer, "POST", path(job, "import"), StreamWire.moved(byRank));
+    }
+
+    @Override
+    public int closes(String peer, String job) {
+        return StreamJson.read(send(peer, "GET", path(job, ""), new byte[0])).path("closes").asInt();
+    }
+
+    @Override
+    public void unfreeze(String peer, String job) {
+        send(peer, "POST", path(job, "unfreeze"), new byte[0]);
+    }
+
+    @Override
+    public void end(String peer, String job) {
+        send(peer, "POST", path(job, "end") + "?local=true", new byte[0]);
+    }
+
+    @Override
+    public void delete(String peer, String job) {
+        send(peer, "DELETE", path(job, "") + "?local=true", new byte[0]);
+    }
+
+    private byte[] send(String peer, String method, String pathAndQuery, byte[] body) {
+        HttpRequest req = link.authorize(HttpRequest.newBuilder(link.uri(peer, pathAndQuery))).timeout(TIMEOUT)
+                .header("Content-Type", body.length > 0 && body[0] == '{' ? "application/json"
+                        : "application/octet-stream")
+                .method(method, HttpRequest.BodyPublishers.ofByteArray(body)).build();
+        try {
+            HttpResponse<byte[]> r = link.http().send(req, HttpResponse.BodyHandlers.ofByteArray());
+            if (r.statusCode() / 100 != 2) {
+                throw new IllegalStateException("daemon " + peer + " answered " + method + " " + pathAndQuery + " with "
+                        + r.statusCode() + ": " + new String(r.body(), StandardCharsets.UTF_8).strip());
+            }
+            return r.body();
+        } catch (IOException e) {
+            throw new UncheckedIOException("daemon " + peer + " unreachable for " + method + " " + pathAndQuery, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while calling daemon " + peer, e);
+        }
+    }
+}

@@ -1,0 +1,178 @@
+package io.tenplex.server.streams;
+
+import io.tenplex.datasets.streams.StreamService;
+import io.tenplex.jobs.JobLayout;
+import io.tenplex.server.ControlHandler;
+import io.tenplex.server.peer.DaemonLink;
+import io.tenplex.store.StoreException;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The routes of a job's streamed samples, {@code /api/v1/jobs/<job>/streams[/...]} (served through
+ * the job routes): {@code POST} (create over the ranks' daemons), {@code GET} (status here),
+ * {@code DELETE}; {@code POST samples} (a producer's push: {@code key}, {@code rank}, {@code wait}
+ * in ms; 429 with {@code Retry-After} while the buffer stays full), {@code GET ranks/<r>/batch}
+ * ({@code size}, {@code wait}; {@link StreamWire}), {@code POST close} (a producer is done),
+ * {@code POST end}, {@code POST partition} (new ranks); and the coordinator's peer calls
+ * {@code PUT config}, {@code POST export|import|unfreeze}. Pushes and reads for a rank held by
+ * another daemon are relayed to it; nothing waits on the event loop.
+ */
+public final class StreamRoutes implements ControlHandler {
+    /** The longest a push or a read may wait (the server's idle timeout is longer). */
+    static final long MAX_WAIT_MILLIS = 30_000;
+
+    private final StreamService streams;
+    private final StreamRelay relay;
+
+    public StreamRoutes(StreamService streams, DaemonLink link) {
+        this.streams = streams;
+        this.relay = new StreamRelay(link);
+    }
+
+    @Override
+    public CompletableFuture<Response> handle(Request req) {
+        try {
+            String[] p = req.path().substring(JobLayout.API_PREFIX.length()).split("/");
+            String job = p[0];
+            new JobLayout(job); // checks the job's name
+            String what = p.length > 2 ? p[2] : "";
+            if (what.equals("ranks") && p.length == 5 && p[4].equals("batch") && req.method().equals("GET")) {
+                return batch(job, rank(p[3]), req);
+            }
+            if (p.length > 3) {
+                throw notFound(req);
+            }
+            return route(job, req.method() + " " + what, req);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private CompletableFuture<Response> route(String job, String key, Request req) {
+        boolean local = "true".equals(req.param("local"));
+        return switch (key) {
+            case "POST " -> streams.create(job, StreamJson.config(StreamJson.read(req.body()), self()))
+                    .thenApply(s -> StreamJson.ok(201, s));
+            case "GET " -> done(StreamJson.ok(200, streams.status(job)));
+            case "DELETE " -> local ? done(deleteLocal(job)) : streams.delete(job)
+                    .thenApply(v -> Response.text(200, "deleted the stream of " + job));
+            case "POST samples" -> push(job, req);
+            case "POST close" -> close(job, req);
+            case "POST end" -> local ? done(endLocal(job)) : streams.end(job).thenApply(s -> StreamJson.ok(200, s));
+            case "POST partition" -> streams.repartition(job, StreamJson.ranks(StreamJson.read(req.body())))
+                    .thenApply(s -> StreamJson.ok(200, s));
+            default -> peerRoute(job, key, req);
+        };
+    }
+
+    /** The coordinator's calls (daemon to daemon). */
+    private CompletableFuture<Response> peerRoute(String job, String key, Request req) {
+        return switch (key) {
+            case "PUT config" -> {
+                streams.configure(job, StreamJson.config(StreamJson.read(req.body()), self()),
+                        "true".equals(req.param("frozen")));
+                yield done(Response.text(200, "configured"));
+            }
+            case "POST export" -> done(new Response(200, "application/octet-stream",
+                    StreamWire.moved(streams.exportLocal(job))));
+            case "POST import" -> {
+                streams.importLocal(job, StreamWire.moved(req.body()));
+                yield done(Response.text(200, "imported"));
+            }
+            case "POST unfreeze" -> {
+                streams.unfreezeLocal(job);
+                yield done(Response.text(200, "unfrozen"));
+            }
+            default -> throw notFound(req);
+        };
+    }
+
+    private CompletableFuture<Response> push(String job, Request req) {
+        String r = req.param("rank");
+        int rank = r == null ? streams.pick(job, req.param("key")) : rank(r);
+        long wait = waitMillis(req);
+        if (!streams.holds(job, rank)) {
+            if (req.param("hop") != null) {
+                return done(StreamJson.retry("rank " + rank + " of job " + job + " is being moved; push again", 1));
+            }
+            return relay.relay(streams.owner(job, rank), req, Map.of("rank", Integer.toString(rank)), wait);
+        }
+        return streams.push(job, rank, req.body(), wait).thenApply(p -> switch (p.outcome()) {
+            case "accepted" -> StreamJson.ok(200, p);
+            case "ended" -> new Response(409, "text/plain; charset=utf-8", ("production of job " + job
+                    + "'s stream has ended\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            case "moved" -> StreamJson.retry("rank " + rank + " of job " + job + " is being moved; push again", 1);
+            default -> StreamJson.retry("the buffer of rank " + rank + " of job " + job + " stayed full for "
+                    + wait + " ms; push again", 1);
+        });
+    }
+
+    private CompletableFuture<Response> batch(String job, int rank, Request req) {
+        int size = intParam(req, "size", 1);
+        long wait = waitMillis(req);
+        if (!streams.holds(job, rank)) {
+            if (req.param("hop") != null) {
+                return done(new Response(200, "application/octet-stream", StreamWire.batch(java.util.List.of(), false)));
+            }
+            return relay.relay(streams.owner(job, rank), req, Map.of(), wait);
+        }
+        return streams.read(job, rank, size, wait)
+                .thenApply(b -> new Response(200, "application/octet-stream", StreamWire.batch(b.samples(), b.ended())));
+    }
+
+    /** A producer's close is counted on rank 0's daemon. */
+    private CompletableFuture<Response> close(String job, Request req) {
+        if (!streams.holds(job, 0) && req.param("hop") == null) {
+            return relay.relay(streams.owner(job, 0), req, Map.of(), 0);
+        }
+        return streams.close(job).thenApply(n -> StreamJson.ok(200, Map.of("closes", n)));
+    }
+
+    private Response endLocal(String job) {
+        streams.endLocal(job);
+        return Response.text(200, "ended");
+    }
+
+    private Response deleteLocal(String job) {
+        streams.deleteLocal(job);
+        return Response.text(200, "deleted");
+    }
+
+    private String self() {
+        return streams.selfAddress();
+    }
+
+    private static long waitMillis(Request req) {
+        long w = intParam(req, "wait", 0);
+        if (w < 0 || w > MAX_WAIT_MILLIS) {
+            throw new IllegalArgumentException("wait " + w + " ms (expected: 0 <= wait <= " + MAX_WAIT_MILLIS + ")");
+        }
+        return w;
+    }
+
+    private static int rank(String s) {
+        try {
+            return Integer.parseInt(s);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("rank '" + s + "' is not a number");
+        }
+    }
+
+    private static int intParam(Request req, String name, int dflt) {
+        String v = req.param(name);
+        try {
+            return v == null ? dflt : Integer.parseInt(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(name + " '" + v + "' is not a number");
+        }
+    }
+
+    private static StoreException notFound(Request req) {
+        return StoreException.notFound("no stream route " + req.method() + " " + req.path());
+    }
+
+    private static CompletableFuture<Response> done(Response r) {
+        return CompletableFuture.completedFuture(r);
+    }
+}
