@@ -59,10 +59,12 @@ final class MountLoader {
         CompletableFuture.allOf(workers.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> {
             if (e != null) {
                 m.loadError = e.toString();
+                DatasetMetrics.settled(m);
                 m.settled.complete(null);
                 return;
             }
             m.loadedNanos = System.nanoTime() - m.mountedNanos;
+            DatasetMetrics.settled(m);
             m.settled.complete(null);
             retired.accept(old); // the new mount no longer needs it
         });
@@ -95,7 +97,7 @@ final class MountLoader {
             ByteBuffer tmp = ByteBuffer.allocate((int) loc.length());
             if (old != null && old.copySample(loc.id(), tmp)) {
                 fill(m, loc, tmp.flip());
-                m.fromLocal.incrementAndGet();
+                m.fromLocal.incrementAndGet(); DatasetMetrics.SAMPLES.labels("previous_mount").inc();
             } else {
                 missing.add(loc);
             }
@@ -131,7 +133,7 @@ final class MountLoader {
             }
         }
         fill(m, loc, tmp.flip());
-        m.fromSource.incrementAndGet();
+        m.fromSource.incrementAndGet(); DatasetMetrics.SAMPLES.labels("source").inc();
         return true;
     }
 
@@ -170,7 +172,7 @@ final class MountLoader {
                 continue;
             }
             fill(m, loc, bytes);
-            m.fromPeers.incrementAndGet();
+            m.fromPeers.incrementAndGet(); DatasetMetrics.SAMPLES.labels("peer").inc();
         }
         return rest;
     }

@@ -108,6 +108,8 @@ public final class Reconfiguration implements Registry.Finishing {
 
     /** Runs the whole reconfiguration on {@code background}. */
     public void start(ExecutorService background) {
+        long started = System.nanoTime();
+        ReconfigurationEvents.started(this);
         background.execute(() -> {
             try {
                 run();
@@ -116,6 +118,7 @@ public final class Reconfiguration implements Registry.Finishing {
                 state = State.ABORTED;
             } finally {
                 finishedAt = System.nanoTime();
+                ReconfigurationEvents.finished(this, started);
                 finished.complete(null);
             }
         });
@@ -271,6 +274,7 @@ public final class Reconfiguration implements Registry.Finishing {
         synchronized (phaseMillis) {
             phaseMillis.put(name, (System.nanoTime() - startNanos) / 1_000_000);
         }
+        ReconfigurationEvents.phase(this, name, (System.nanoTime() - startNanos) / 1_000_000);
     }
 
     private void dropCentral() {
