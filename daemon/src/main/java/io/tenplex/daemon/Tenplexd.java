@@ -13,6 +13,10 @@ import picocli.CommandLine.Option;
 @Command(name = "tenplexd", mixinStandardHelpOptions = true, version = "tenplexd 0.1.0",
         description = "Holds a training job's tensors and files in memory and serves them over REST.")
 public final class Tenplexd implements Callable<Integer> {
+    static { // before the first logger: java.util.logging then keeps its handler through shutdown
+        System.setProperty("java.util.logging.manager", DaemonLogManager.class.getName());
+    }
+
     private static final Logger LOG = LoggerFactory.getLogger(Tenplexd.class);
 
     @Option(names = "--bind", paramLabel = "ADDR", description = "Address to listen on (default: 127.0.0.1).")

@@ -117,7 +117,31 @@ class ObservabilityIT {
         assertEquals("stopping", line("resource change job=j").path("state").asText());
         assertTrue(line("resource change phase job=j").path("duration_ms").isNumber());
         d.awaitLine("cancelled before every rank had saved", 30);
-        assertMetrics(PromText.parse(text(send("GET", "/metrics", null))));
+        Map<String, PromText.Family> metrics = PromText.parse(text(send("GET", "/metrics", null)));
+        assertMetrics(metrics);
+        assertDashboardUses(metrics);
+    }
+
+    /**
+     * Every series the Grafana dashboard asks for is one the daemon serves (dataset and FUSE families
+     * appear with their first mount or call, which this test does not make).
+     */
+    private void assertDashboardUses(Map<String, PromText.Family> m) throws Exception {
+        String dashboard = java.nio.file.Files.readString(java.nio.file.Path.of(System.getProperty("user.dir"))
+                .getParent().resolve("deploy/grafana/tenplex-dashboard.json"));
+        java.util.regex.Matcher used = java.util.regex.Pattern.compile("\\b((?:tenplex|jvm|process)_[a-z_]+)")
+                .matcher(dashboard);
+        int n = 0;
+        while (used.find()) {
+            String name = used.group(1);
+            if (name.startsWith("tenplex_dataset_") || name.startsWith("tenplex_fuse_")) {
+                continue;
+            }
+            String family = name.replaceAll("_(bucket|count|sum)$", "");
+            assertTrue(m.containsKey(family) || m.containsKey(name), "the dashboard uses " + name);
+            n++;
+        }
+        assertTrue(n > 10, "series found in the dashboard: " + n);
     }
 
     private void assertMetrics(Map<String, PromText.Family> m) {
