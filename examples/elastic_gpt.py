@@ -22,6 +22,10 @@ the job at a step for a test to kill a worker there; tests/python/elastic_loss.p
 ``tenplex run --schedule schedule.json -- python3 examples/elastic_gpt.py --dataset ... --mount ...``
 (see README.md); ``tenplex run`` sets RANK, WORLD_SIZE, MASTER_ADDR/PORT and TENPLEX_* for each rank.
 
+Rank 0 prints the loss of every step and, when training ends, draws the loss of the whole run with
+its reconfigurations marked (``<out>/<job>-loss.png``, ``--plot``); ``--compare static.jsonl`` adds a
+static run and a panel of the difference (tenplex.plot, matplotlib).
+
 ``--make-data DIR`` writes the synthetic dataset (samples file and tenplex index) and exits; the
 daemon reads them only if DIR is below one of its data roots (``tenplexd --data-root DIR``).
 """
@@ -58,6 +62,10 @@ def parse_args(argv=None):
     p.add_argument("--dataset", help="index file of the dataset (the daemon reads it)")
     p.add_argument("--mount", help="where tenplexd mounted its FUSE view")
     p.add_argument("--out", default=".", help="directory for <job>.jsonl (losses, sample ids, events)")
+    p.add_argument("--plot", metavar="PNG", help="where the loss plot goes when training ends "
+                   "(default: <out>/<job>-loss.png; 'none': no plot)")
+    p.add_argument("--compare", metavar="JSONL", help="a static run's log (e.g. <out>/static.jsonl): drawn in the "
+                   "plot too, with a panel of the difference per step")
     p.add_argument("--make-data", metavar="DIR", help="write a synthetic dataset and its index into DIR, then exit")
     p.add_argument("--samples", type=int, default=480, help="samples written by --make-data")
     p.add_argument("--save-at", type=int, action="append", default=[], metavar="STEP",
@@ -330,6 +338,7 @@ def main(a):
         if rank == 0:
             global_ids = [int(i) for d_ in range(D) for i in gathered[d_ * T]]
             log(a, job, {"step": step, "loss": float(total[0]), "ids": global_ids, "config": [T, P, D]})
+            print("step %d/%d loss %.6f (T,P,D)=(%d,%d,%d)" % (step, a.steps, float(total[0]), T, P, D), flush=True)
         if step in a.save_at and step < a.steps:
             save(a, job, stage, opt, step, rank, world, dp, client, "periodic")
         if step == a.hold_at:
@@ -337,6 +346,17 @@ def main(a):
 
     save(a, job, stage, opt, step, rank, world, dp, client, "end" if step >= a.steps else "stop")
     dist.destroy_process_group()
+    if rank == 0 and step >= a.steps and a.plot != "none":
+        plot(a, job)
+
+
+def plot(a, job):
+    """The loss plot of the whole run (every launch's steps), next to a static run's when given."""
+    from tenplex.plot import loss_plot
+
+    png = a.plot or os.path.join(a.out, job + "-loss.png")
+    loss_plot(os.path.join(a.out, job + ".jsonl"), png, a.compare)
+    print("loss plot: %s" % png, flush=True)
 
 
 def save(a, job, stage, opt, step, rank, world, dp, client, reason):

@@ -65,6 +65,7 @@ class ElasticTrainingIT {
             assertTrue(run.contains("step 15: (T,P,D)=(2,2,1) -> (T,P,D)=(1,1,4)"), run);
             assertTrue(run.contains("step 30: (T,P,D)=(1,1,4) -> (T,P,D)=(4,1,1)"), run);
             assertTrue(run.contains("step 45: (T,P,D)=(4,1,1) -> (T,P,D)=(1,2,2)"), run);
+            assertTrue(Files.size(dir.resolve("out/elastic-loss.png")) > 10000); // the plot the example leaves
             Path png = dir.resolve("loss.png");
             String check = python(dir, ROOT.resolve("tests/python/check_elastic.py").toString(), addr,
                     dir.resolve("out").toString(), "static", "elastic", png.toString());

@@ -13,6 +13,10 @@ import picocli.CommandLine.Option;
 @Command(name = "tenplexd", mixinStandardHelpOptions = true, version = "tenplexd 0.1.0",
         description = "Holds a training job's tensors and files in memory and serves them over REST.")
 public final class Tenplexd implements Callable<Integer> {
+    static { // before the first logger: java.util.logging then keeps its handler through shutdown
+        System.setProperty("java.util.logging.manager", DaemonLogManager.class.getName());
+    }
+
     private static final Logger LOG = LoggerFactory.getLogger(Tenplexd.class);
 
     @Option(names = "--bind", paramLabel = "ADDR", description = "Address to listen on (default: 127.0.0.1).")
@@ -131,10 +135,20 @@ public final class Tenplexd implements Callable<Integer> {
                     + "(default: none: L4 is off and checkpoints live only in memory, lost with the daemon).")
     Path checkpointDir;
 
+    @Option(names = "--log-level", paramLabel = "LEVEL",
+            description = "The least severe log lines written: error, warn, info, debug or trace (default: info).")
+    String logLevel;
+
+    @Option(names = "--log-format", paramLabel = "FORMAT",
+            description = "text (one line per record) or json (one object per line with ts, level, logger, msg and "
+                    + "the message's key=value pairs such as job, step, duration_ms, bytes) (default: text).")
+    String logFormat;
+
     private final CountDownLatch stopped = new CountDownLatch(1);
 
     @Override
     public Integer call() throws Exception {
+        LogSetup.apply(logLevel, logFormat);
         if (token != null) {
             Tokens.warnCommandLine("--token");
         }

@@ -59,6 +59,7 @@ class TenplexdIT {
         pythonAgainst(addr, "tests/python/test_layout_codec.py");
         pythonAgainst(addr, "tests/python/test_generations_load.py");
         pythonAgainst(addr, "tests/python/test_batched_upload.py");
+        pythonAgainst(addr, "tests/python/test_plot.py");
     }
 
     @Test

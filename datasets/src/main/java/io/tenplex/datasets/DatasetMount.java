@@ -116,7 +116,9 @@ final class DatasetMount {
     }
 
     void recordRead(long waitedNanos) {
+        DatasetMetrics.READS.inc();
         if (waitedNanos > 0) {
+            DatasetMetrics.WAITS.observe(waitedNanos / 1e9);
             waitedReads.incrementAndGet();
             waitNanos.addAndGet(waitedNanos);
             longestWaitNanos.accumulateAndGet(waitedNanos, Math::max);

@@ -94,6 +94,7 @@ public final class DatasetService implements AutoCloseable {
         List<String> peers = MountPeers.resolve(r.peers(), defaultPeers, source.policy());
         DatasetMount m = factory.build(job, r);
         DatasetMount old = mounts.install(m);
+        DatasetMetrics.mounted(m, peers.size());
         threads.loaders().execute(() -> loader.load(m, old, peers));
         return status(m);
     }
@@ -221,6 +222,7 @@ public final class DatasetService implements AutoCloseable {
     /** Removes a job's mount; readers waiting on it get an error. {@code NOT_FOUND} without one. */
     public void unmount(String job) {
         mounts.unmount(job);
+        DatasetMetrics.unmounted(job);
     }
 
     @Override

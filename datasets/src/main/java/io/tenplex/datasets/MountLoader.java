@@ -62,10 +62,12 @@ final class MountLoader {
         CompletableFuture.allOf(workers.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> {
             if (e != null) {
                 m.loadError = e.toString();
+                DatasetMetrics.settled(m);
                 m.settled.complete(null);
                 return;
             }
             m.loadedNanos = System.nanoTime() - m.mountedNanos;
+            DatasetMetrics.settled(m);
             m.settled.complete(null);
             retired.accept(old); // the new mount no longer needs it
         });
@@ -117,7 +119,7 @@ final class MountLoader {
             ByteBuffer tmp = ByteBuffer.allocate((int) loc.length());
             if (old != null && old.copySample(loc.id(), tmp)) {
                 fill(m, loc, tmp.flip());
-                m.fromLocal.incrementAndGet();
+                m.fromLocal.incrementAndGet(); DatasetMetrics.SAMPLES.labels("previous_mount").inc();
             } else {
                 missing.add(loc);
             }
@@ -153,7 +155,7 @@ final class MountLoader {
             }
         }
         fill(m, loc, tmp.flip());
-        m.fromSource.incrementAndGet();
+        m.fromSource.incrementAndGet(); DatasetMetrics.SAMPLES.labels("source").inc();
         return true;
     }
 
@@ -192,7 +194,7 @@ final class MountLoader {
                 continue;
             }
             fill(m, loc, bytes);
-            m.fromPeers.incrementAndGet();
+            m.fromPeers.incrementAndGet(); DatasetMetrics.SAMPLES.labels("peer").inc();
         }
         return rest;
     }

@@ -70,13 +70,14 @@ public final class TenplexFuse extends FuseStubFS implements AutoCloseable {
 
     /** Runs one callback: its errno as a negative number, or its result. */
     private static int call(String op, String path, IntSupplier body) {
+        long t = System.nanoTime();
         try {
-            return body.getAsInt();
+            return FuseMetrics.record(op, body.getAsInt(), System.nanoTime() - t);
         } catch (FsLogic.FsError e) {
-            return -e.errno();
-        } catch (Throwable t) {
-            LOG.warn("fuse {} {} failed", op, path, t);
-            return -FsLogic.EIO;
+            return FuseMetrics.record(op, -e.errno(), System.nanoTime() - t);
+        } catch (Throwable e) {
+            LOG.warn("fuse {} {} failed", op, path, e);
+            return FuseMetrics.record(op, -FsLogic.EIO, System.nanoTime() - t);
         }
     }
 

@@ -28,10 +28,15 @@ public final class Broadcast {
             } catch (RuntimeException e) {
                 f = CompletableFuture.failedFuture(e);
             }
-            sent.add(f.handle((v, t) -> t == null ? null : "worker " + w + " at " + a + ": " + reason(t)));
+            sent.add(f.handle((v, t) -> t == null ? null : failed("worker " + w + " at " + a + ": " + reason(t))));
         });
         return CompletableFuture.allOf(sent.toArray(new CompletableFuture[0])).thenApply(v ->
                 sent.stream().map(CompletableFuture::join).filter(x -> x != null).toList());
+    }
+
+    private static String failed(String what) {
+        org.slf4j.LoggerFactory.getLogger(Broadcast.class).warn("peer call failed: {}", what);
+        return what;
     }
 
     private static String reason(Throwable t) {

@@ -33,6 +33,7 @@ import java.util.stream.LongStream;
  */
 public final class Generations {
     static final String DIR = "generations";
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Generations.class);
 
     /**
      * What later tiers subscribe to. Called on the thread that completed the generation, while the
@@ -121,6 +122,7 @@ public final class Generations {
             }
             SealManifest m = manifest(target, rank, step);
             SmallFiles.put(store, manifest, json.writerWithDefaultPrettyPrinter().writeValueAsString(m));
+            LOG.info("generation sealed job={} step={} rank={} world={} bytes={}", job, step, rank, world, m.bytes());
             return m;
         }
         SealManifest sealed = json.readValue(SmallFiles.read(store, manifest).orElseThrow(), SealManifest.class);
@@ -272,11 +274,15 @@ public final class Generations {
             try {
                 store.delete(generationDir(job, s));
                 tiers.dropped(job, s);
+                JobMetrics.GENERATIONS.labels("dropped").inc();
+                LOG.info("generation dropped job={} step={}", job, s);
                 listeners.forEach(l -> l.dropped(job, s));
             } catch (StoreException e) {
                 // an incomplete older save that left nothing on this daemon
             }
         }
+        JobMetrics.GENERATIONS.labels("completed").inc();
+        LOG.info("generation complete job={} step={} world={} previous={}", job, step, p.world, previous.orElse(-1));
         listeners.forEach(l -> l.completed(job, step));
     }
 

@@ -180,8 +180,10 @@ public final class Jobs {
      */
     public CompletableFuture<Sealed> seal(String job, long step, int rank, int world, JsonNode config,
             Map<Integer, InetSocketAddress> daemons) throws IOException {
+        long t = System.nanoTime();
         SealManifest manifest = generations.seal(job, step, rank, world, config);
         boolean complete = generations.sealed(job, step, List.of(rank), world, config);
+        SaveEvents.sealed(job, step, rank, manifest.bytes(), System.nanoTime() - t);
         int tensors = manifest.tensors().size();
         long bytes = manifest.bytes();
         return Broadcast.toAll(daemons(daemons), a -> client.sealed(a, job, step, List.of(rank), world, config))

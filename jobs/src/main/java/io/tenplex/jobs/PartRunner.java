@@ -95,6 +95,9 @@ public final class PartRunner implements Registry.Finishing {
                 if (state == State.EXECUTING) {
                     state = State.PREPARED;
                     finishedAt = 0;
+                    PartStatus p = status();
+                    LOG.info("part prepared job={} plan={} worker={} bytes_local={} bytes_remote={} retries={} duration_ms={}",
+                            part.job(), part.planId(), part.worker(), p.localBytes(), p.remoteBytes(), p.retries(), p.executeNanos() / 1_000_000);
                     awaitDecision();
                     return;
                 }
@@ -109,6 +112,7 @@ public final class PartRunner implements Registry.Finishing {
             error = e.getMessage() == null ? e.toString() : e.getMessage();
             state = State.FAILED;
             finishedAt = System.nanoTime();
+            LOG.warn("part failed job={} plan={} worker={}: {}", part.job(), part.planId(), part.worker(), error);
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
             }
@@ -231,6 +235,7 @@ public final class PartRunner implements Registry.Finishing {
         dropStaging();
         state = State.COMMITTED;
         finishedAt = System.nanoTime();
+        LOG.info("part committed job={} plan={} worker={} step={}", part.job(), part.planId(), part.worker(), part.step());
         return status();
     }
 

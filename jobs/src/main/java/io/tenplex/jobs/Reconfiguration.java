@@ -113,6 +113,8 @@ public final class Reconfiguration implements Registry.Finishing {
 
     /** Runs the whole reconfiguration on {@code background}. */
     public void start(ExecutorService background) {
+        long started = System.nanoTime();
+        ReconfigurationEvents.started(this);
         background.execute(() -> {
             try {
                 run();
@@ -121,6 +123,7 @@ public final class Reconfiguration implements Registry.Finishing {
                 state = State.ABORTED;
             } finally {
                 finishedAt = System.nanoTime();
+                ReconfigurationEvents.finished(this, started);
                 finished.complete(null);
             }
         });
@@ -276,6 +279,7 @@ public final class Reconfiguration implements Registry.Finishing {
         synchronized (phaseMillis) {
             phaseMillis.put(name, (System.nanoTime() - startNanos) / 1_000_000);
         }
+        ReconfigurationEvents.phase(this, name, (System.nanoTime() - startNanos) / 1_000_000);
     }
 
     private void dropCentral() {

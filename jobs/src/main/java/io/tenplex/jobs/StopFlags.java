@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * before each step, cleared when the relaunched ranks may run.
  */
 public final class StopFlags {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(StopFlags.class);
     /** A raised flag: from which step on ranks stop (empty: at once), why, and when it was raised. */
     public record Flag(OptionalLong atStep, String reason, long raisedAtMillis) {
         boolean stops(OptionalLong step) {
@@ -45,6 +46,9 @@ public final class StopFlags {
         makeRoomFor(job);
         flags.put(job, new Flag(atStep, reason, System.currentTimeMillis()));
         raises.merge(job, 1L, Long::sum);
+        JobMetrics.STOP_FLAGS.inc();
+        JobMetrics.STOP_FLAGS_UP.set(flags.size());
+        LOG.info("stop flag raised job={} step={} reason: {}", job, atStep.isPresent() ? atStep.getAsLong() : "any", reason);
     }
 
     /** Keeps at most {@link #MAX_JOBS} jobs: forgets the count of a job whose flag is not raised. */
@@ -64,7 +68,10 @@ public final class StopFlags {
     }
 
     public void clear(String job) {
-        flags.remove(job);
+        if (flags.remove(job) != null) {
+            JobMetrics.STOP_FLAGS_UP.set(flags.size());
+            LOG.info("stop flag cleared job={}", job);
+        }
     }
 
     public Optional<Flag> flag(String job) {

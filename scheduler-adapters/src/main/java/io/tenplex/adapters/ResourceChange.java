@@ -3,6 +3,7 @@ package io.tenplex.adapters;
 import io.tenplex.jobs.ConfigJson;
 import io.tenplex.jobs.Generations;
 import io.tenplex.jobs.JobLayout;
+import io.tenplex.jobs.JobMetrics;
 import io.tenplex.jobs.Jobs;
 import io.tenplex.jobs.Limits;
 import io.tenplex.jobs.ParallelConfigJson;
@@ -19,6 +20,7 @@ import io.tenplex.ptc.Ptc;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
@@ -31,6 +33,7 @@ import java.util.concurrent.CompletableFuture;
  * the previous generation as it was and is reported with its reason.
  */
 public final class ResourceChange implements Registry.Finishing {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ResourceChange.class);
     public enum State { STOPPING, RECONFIGURING, DONE, FAILED }
 
     /** The longest a change waits for the ranks to save. */
@@ -223,6 +226,7 @@ public final class ResourceChange implements Registry.Finishing {
      * answered) and remembers the generation the save must be newer than.
      */
     void begin() {
+        JobMetrics.RESOURCE_CHANGES.labels("requested").inc();
         before = generations.current(job).orElse(-1);
         String reason = "resource change " + id + " to " + spec.devices().size() + " devices";
         flags.raise(job, spec.atStep(), reason);
@@ -273,6 +277,7 @@ public final class ResourceChange implements Registry.Finishing {
             reportRemote("cleared", jobs.setRemoteFlags(job, daemons, OptionalLong.empty(), null));
             event("stop flag cleared");
             phase("total", started);
+            JobMetrics.RESOURCE_CHANGES.labels(cancelled ? "cancelled" : state.name().toLowerCase(Locale.ROOT)).inc();
             finishedAt = System.nanoTime();
             finished.complete(null);
         }
@@ -340,9 +345,11 @@ public final class ResourceChange implements Registry.Finishing {
         synchronized (phaseMillis) {
             phaseMillis.put(name, (System.nanoTime() - since) / 1_000_000);
         }
+        LOG.info("resource change phase job={} change={} phase={} duration_ms={}", job, id, name, (System.nanoTime() - since) / 1_000_000);
     }
 
     private void event(String what) {
+        LOG.info("resource change job={} change={} state={}: {}", job, id, state.name().toLowerCase(Locale.ROOT), what);
         synchronized (events) {
             events.add(String.format(java.util.Locale.ROOT, "%.3fs %s", (System.nanoTime() - started) / 1e9, what));
         }

@@ -35,7 +35,7 @@ final class Exchange {
     final RestContext rc;
     final long startNanos = System.nanoTime();
     private final Consumer<Exchange> done;
-    String route = "unknown";
+    String route = Router.UNKNOWN;
     boolean closeAfter;
     /** Errors are answered as JSON (the store routes of {@code /api/v1}), else as one line of text. */
     boolean jsonErrors;

@@ -85,6 +85,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         if (req.decoderResult().isFailure()) {
             // the decoder drops the rest of the connection's bytes: answer now and close
             ex.closeAfter = true;
+            ex.route = Router.MALFORMED;
             failure = RequestHeads.malformed(req.decoderResult().cause());
             finishRequest();
             discardUntilNextRequest = true;
@@ -93,9 +94,9 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         try {
             Route route = router.find(ex.query.path());
             ex.jsonErrors = route != null && route.hasJsonErrors();
+            ex.route = route == null ? Router.UNKNOWN : route.label;
             RequestHeads.checkFraming(ex);
             RequestHeads.checkHost(ex);
-            ex.route = route == null ? Router.UNKNOWN : route.label;
             RequestHeads.checkOrigin(ex);
             if (route == null || !route.isOpen()) {
                 authorize(req);
@@ -125,6 +126,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         byte[] given = auth != null && auth.regionMatches(true, 0, "Bearer ", 0, 7)
                 ? auth.substring(7).trim().getBytes(StandardCharsets.UTF_8) : new byte[0];
         if (!MessageDigest.isEqual(given, rc.token())) {
+            LOG.info("unauthorized request route={} from={}: {} token", ex.route, ex.ctx.channel().remoteAddress(), auth == null ? "no" : "a wrong");
             throw new HttpError(HttpResponseStatus.UNAUTHORIZED,
                     auth == null ? "missing Authorization: Bearer <token>" : "invalid bearer token");
         }

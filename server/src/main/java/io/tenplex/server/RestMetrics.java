@@ -6,6 +6,7 @@ import io.prometheus.client.Counter;
 import io.prometheus.client.GaugeMetricFamily;
 import io.prometheus.client.Histogram;
 import io.prometheus.client.exporter.common.TextFormat;
+import io.prometheus.client.hotspot.DefaultExports;
 import io.tenplex.store.TensorStore;
 import java.io.IOException;
 import java.io.StringWriter;
@@ -13,7 +14,10 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
-/** Prometheus metrics of one daemon: requests, latencies, bytes in and out, and what the store holds. */
+/**
+ * Prometheus metrics of one daemon: requests, latencies, bytes in and out, and what the store holds;
+ * a scrape also serves the process's default registry (jobs, datasets, FUSE, JVM).
+ */
 public final class RestMetrics {
     static final String CONTENT_TYPE = TextFormat.CONTENT_TYPE_004;
 
@@ -29,6 +33,7 @@ public final class RestMetrics {
             .register(registry);
 
     public RestMetrics(TensorStore store) {
+        DefaultExports.initialize(); // the JVM's memory (heap and direct buffers), GC and threads, once per process
         new Collector() {
             @Override
             public List<MetricFamilySamples> collect() {
@@ -81,6 +86,8 @@ public final class RestMetrics {
         StringWriter w = new StringWriter();
         try {
             TextFormat.write004(w, registry.metricFamilySamples());
+            // the lifecycle's, datasets', FUSE's and the JVM's metrics: registered once per process
+            TextFormat.write004(w, CollectorRegistry.defaultRegistry.metricFamilySamples());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -7,10 +7,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
 /**
  * The route table: the compatibility and service routes, then the control routes other modules
  * add, then the store routes under {@code /api/v1}. Dispatch and metric labels both come from it;
- * a path no route takes is labelled {@code unknown}.
+ * a path no route takes is labelled {@code not_found} (it is answered 404), a request the decoder
+ * refuses {@code malformed}.
  */
 final class Router {
-    static final String UNKNOWN = "unknown";
+    static final String UNKNOWN = "not_found";
+    static final String MALFORMED = "malformed";
 
     private final List<Route> first = List.of(CompatRoutes.upload(), CompatRoutes.query(), CompatRoutes.delete(),
             ServiceRoutes.metrics(), ServiceRoutes.health());

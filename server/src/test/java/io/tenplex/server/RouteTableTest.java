@@ -40,8 +40,8 @@ class RouteTableTest {
                 Map.entry("/api/v1/dirs/", "dirs"), Map.entry("/api/v1/stat/x", "stat"),
                 Map.entry("/api/v1/checksums/x", "checksums"), Map.entry("/api/v1/jobs/j/stop", "jobs"),
                 Map.entry("/api/v1/datasets/j", "datasets"), Map.entry("/stop", "stop"),
-                Map.entry("/api/v1/tensorsX/a", "unknown"), Map.entry("/api/v1/other", "unknown"),
-                Map.entry("/nowhere", "unknown"), Map.entry("/metrics/x", "unknown"));
+                Map.entry("/api/v1/tensorsX/a", "not_found"), Map.entry("/api/v1/other", "not_found"),
+                Map.entry("/nowhere", "not_found"), Map.entry("/metrics/x", "not_found"));
         expected.forEach((path, label) -> assertEquals(label, label(r, path), path));
         assertNull(r.find("/api/v1"));
         assertTrue(r.find("/api/v1/health").isOpen());
