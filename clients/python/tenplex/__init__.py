@@ -8,7 +8,7 @@ should_stop, generations), ``torch_helpers`` (torch, optimizer state), ``data`` 
 from . import client  # noqa: F401  (the former module path)
 from .checkpoint import SaveHandle, last_loaded, load, save, should_stop, wait_saves  # noqa: F401
 from .data import RankDataset, RankReader, sample_order  # noqa: F401
-from .errors import NoCheckpoint, TenplexError, UnsavableState  # noqa: F401
+from .errors import NoCheckpoint, TenplexError, UnknownJob, UnsavableState  # noqa: F401
 from .http_client import Client  # noqa: F401
 from .torch_helpers import load_optimizer_state_by_name, optimizer_state_by_name  # noqa: F401
 from .transfer import download, put_file, upload  # noqa: F401

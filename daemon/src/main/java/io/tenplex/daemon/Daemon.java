@@ -89,7 +89,7 @@ public final class Daemon implements AutoCloseable {
         Durable.start(tuning.checkpointDir(), store, jobs.generations(), pools.durableWork, new PartnerBlockRepair(
                 new HttpDaemonClient(link, tuning.coordinatorTimeout()), cfg::peers, REPAIR_TIMEOUT)); // before serving
         rest.addControl(JobRoutes.PREFIX, new JobRoutes(jobs, new ResourceChanges(jobs), planning, shared));
-        rest.addControl(StopRoute.PATH, new StopRoute(flags));
+        rest.addControl(StopRoute.PATH, new StopRoute(flags, jobs::requireKnown));
         datasets.setDefaultPeers(peerAddresses(cfg));
         rest.addControl(DatasetRoutes.PREFIX, new DatasetRoutes(datasets));
         InetSocketAddress address = rest.start(cfg.bind(), cfg.port());

@@ -92,6 +92,14 @@ public final class Jobs {
         return flags;
     }
 
+    /**
+     * @throws io.tenplex.store.StoreException not found, naming the jobs this daemon knows, when it does
+     *     not know {@code job} (no tree under {@code /job}, no stop flag raised here)
+     */
+    public void requireKnown(String job) {
+        KnownJobs.require(store, flags, job);
+    }
+
     public Generations generations() {
         return generations;
     }

@@ -63,6 +63,11 @@ public final class StopFlags {
         return raises.getOrDefault(job, 0L);
     }
 
+    /** The jobs whose flag has been raised on this daemon (raised now or before). */
+    public java.util.Set<String> jobs() {
+        return java.util.Set.copyOf(raises.keySet());
+    }
+
     public void clear(String job) {
         flags.remove(job);
     }
