@@ -97,7 +97,7 @@ public final class Jobs {
      *     not know {@code job} (no tree under {@code /job}, no stop flag raised here)
      */
     public void requireKnown(String job) {
-        KnownJobs.require(store, flags, job);
+        KnownJobs.require(store, generations, flags, job);
     }
 
     public Generations generations() {
