@@ -191,7 +191,7 @@ public final class TenplexCli implements Callable<Integer> {
                 String what = switch (type) {
                     case "dir" -> e.path("children").asText() + " entries";
                     case "tensor" -> e.path("dtype").asText() + e.path("shape").toString();
-                    default -> e.path("size").asText() + " B";
+                    default -> Human.bytes(e.path("size").asLong());
                 };
                 System.out.printf(Locale.ROOT, "%-7s %-22s %s%n", type, what, recursive ? e.path("path").asText()
                         : e.path("name").asText());
