@@ -27,6 +27,18 @@ assert kind("gloo") == "cpu" and kind("mpi") == "cpu" and kind("ucc") == "cpu"
 assert kind("cpu:gloo,cuda:nccl") == "cpu" and kind("cuda:nccl,cpu:gloo") == "cpu"
 assert kind("cuda:nccl") == "cuda"
 
+# ---- a job the daemon does not know (a misspelt name): a clear error naming the known jobs, not False forever
+requests.put(ADDR + "/api/v1/dirs/job/pyflag").raise_for_status()  # what a first save or `tenplex run` does
+try:
+    tenplex.should_stop("pyflgg", 0, client=c)
+    raise AssertionError("should_stop of an unknown job answered")
+except tenplex.UnknownJob as e:
+    assert e.status == 404 and e.code == "not_found", (e.status, e.code)
+    assert "pyflgg" in str(e) and "known jobs:" in str(e) and "pyflag" in str(e), str(e)
+r = requests.post(ADDR + "/api/v1/jobs/pyflgg/resources", json={"size": 1, "devicesPerWorker": 1})
+assert r.status_code == 404 and "pyflag" in r.text, (r.status_code, r.text)
+assert requests.get(ADDR + "/stop", params={"job": "pyflgg"}).status_code == 404
+
 # ---- a real gloo group of one rank: the flag lives on the CPU, the stop check works through it
 with tempfile.TemporaryDirectory() as tmp:
     store = dist.FileStore(os.path.join(tmp, "store"), 1)

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import codec, layout, restore, torch_helpers
 from . import shared as shm
-from .errors import NoCheckpoint, TenplexError
+from .errors import NoCheckpoint, TenplexError, UnknownJob
 from .http_client import ERROR_CODE_HEADER, client_for
 from .transfer import upload_entries
 
@@ -298,9 +298,22 @@ def stop_state(job, step=None, client=None):
     """The daemon's answer about the job's stop flag: ``stop`` (for ``step``, when given), ``raised``
     and ``raises`` (how often it was raised)."""
     params = {} if step is None else {"step": str(int(step))}
-    return client_for(client).request("GET", layout.stop_route(job), params=params).json()
+    return _of_job(job, lambda c: c.request("GET", layout.stop_route(job), params=params).json(), client)
 
 
 def generations(job, client=None):
     """The daemon's answer about the job's generations (``current``: the complete one, or none)."""
-    return client_for(client).request("GET", layout.generations_route(job)).json()
+    return _of_job(job, lambda c: c.request("GET", layout.generations_route(job)).json(), client)
+
+
+def _of_job(job, ask, client):
+    """``ask(client)``; a job the daemon does not know raises :class:`UnknownJob`, which names the
+    jobs it knows, instead of an answer that would keep a rank running forever."""
+    c = client_for(client)
+    try:
+        return ask(c)
+    except TenplexError as e:
+        if e.status == 404 and e.code == "not_found":  # the route exists: only the job can be missing
+            raise UnknownJob("job %r is not known to the tenplex daemon at %s: %s" % (job, c.addr, e.reason),
+                             e.status, e.reason, e.code) from None
+        raise

@@ -18,6 +18,11 @@ class NoCheckpoint(TenplexError, LookupError):
     """There is nothing to load for this job and rank (a first start)."""
 
 
+class UnknownJob(TenplexError, LookupError):
+    """The daemon does not know the job (a misspelt name?): nothing was saved for it there and no
+    stop flag raised. A job is created by its first save (or ``PUT /api/v1/dirs/job/<job>``)."""
+
+
 class UnsavableState(TenplexError, ValueError):
     """A state that cannot be saved so that it loads back exactly (a key of another type than str or
     int, a key that cannot be a name, names that collide); raised before anything is written."""

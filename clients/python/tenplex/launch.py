@@ -27,7 +27,7 @@ import time
 
 from . import layout
 from .checkpoint import generations, stop_state
-from .errors import TenplexError
+from .errors import TenplexError, UnknownJob
 from .http_client import Client
 
 
@@ -37,8 +37,11 @@ def _log(msg):
 
 def _state(c, job, pod):
     """(assignment or None, why not yet) for this pod."""
-    if stop_state(job, client=c)["stop"]:
-        return None, "the stop flag is up"
+    try:
+        if stop_state(job, client=c)["stop"]:
+            return None, "the stop flag is up"
+    except UnknownJob:
+        return None, "the daemon does not know job %s yet (no save, no assignment)" % job
     r = c.request("GET", layout.files_route(layout.assignment_file(job)), ok=(200, 404))
     if r.status_code == 404:
         return None, "no assignment yet"

@@ -22,7 +22,7 @@ import picocli.CommandLine.Parameters;
 
 /** {@code tenplex dataset}: build an index, mount a job's dataset, show its loading. */
 @Command(name = "dataset", description = "Dataset indexes and mounts (see docs/DATASETS.md).",
-        subcommands = {DatasetCli.Index.class, DatasetCli.Mount.class, DatasetCli.Status.class})
+        subcommands = {CommandLine.HelpCommand.class, DatasetCli.Index.class, DatasetCli.Mount.class, DatasetCli.Status.class})
 final class DatasetCli implements Callable<Integer> {
     @Override
     public Integer call() {
@@ -139,12 +139,13 @@ final class DatasetCli implements Callable<Integer> {
             System.out.printf(Locale.ROOT, "%s: progress %d, G %d, N %d, %d batches; %s %s (%d/%d samples)%n", job,
                     m.path("progress").asLong(), m.path("globalBatch").asInt(), m.path("dpSize").asInt(),
                     m.path("batches").asInt(), l.path("state").asText(),
-                    TenplexCli.bar(l.path("bytesLoaded").asLong(), l.path("bytesTotal").asLong()),
+                    Progress.bar(l.path("bytesLoaded").asLong(), l.path("bytesTotal").asLong()),
                     l.path("samplesLoaded").asLong(), l.path("samplesTotal").asLong());
-            System.out.printf(Locale.ROOT, "  from previous mount %d, peers %d, source %d; first batch ready after %s ms;"
-                    + " %d reads waited %.1f ms in all%n", l.path("fromPreviousMount").asLong(), l.path("fromPeers").asLong(),
-                    l.path("fromSource").asLong(), l.path("firstBatchReadyMillis").asText(),
-                    l.path("readsThatWaited").asLong(), l.path("readWaitMillis").asDouble());
+            JsonNode first = l.path("firstBatchReadyMillis");
+            System.out.printf(Locale.ROOT, "  from previous mount %d, peers %d, source %d; first batch ready %s;"
+                    + " %d reads waited %s in all%n", l.path("fromPreviousMount").asLong(), l.path("fromPeers").asLong(),
+                    l.path("fromSource").asLong(), first.isNumber() ? "after " + Human.millis(first.asDouble()) : "not yet",
+                    l.path("readsThatWaited").asLong(), Human.millis(l.path("readWaitMillis").asDouble()));
             if (l.has("error")) {
                 System.out.println("  " + l.path("error").asText());
             }

@@ -40,7 +40,7 @@ import picocli.CommandLine.Option;
  * alone, then back to (2,2,2); after each step every new shard is compared bit for bit with
  * sharding the original tensors directly, and the report is printed.
  */
-@Command(name = "demo", mixinStandardHelpOptions = true, description = "Run a local three-daemon reconfiguration demo.")
+@Command(name = "demo", description = "Run a local three-daemon reconfiguration demo.")
 final class Demo implements Callable<Integer> {
     @Option(names = "--layers", defaultValue = "8", description = "Transformer layers (default: ${DEFAULT-VALUE}).")
     int layers;
@@ -57,8 +57,8 @@ final class Demo implements Callable<Integer> {
     public Integer call() throws Exception {
         Model model = MegatronLayout.model(new MegatronLayout.Shape(layers, hidden, 8, 8, 4 * hidden, vocab, 128, 128,
                 DType.F16, false, true));
-        System.out.printf("model: %d tensors, %.1f MiB (GPT-like: %d layers, hidden %d, vocab %d, Adam state)%n",
-                model.tensors().size(), model.bytes() / 1048576.0, layers, hidden, vocab);
+        System.out.printf("model: %d tensors, %s (GPT-like: %d layers, hidden %d, vocab %d, Adam state)%n",
+                model.tensors().size(), Human.bytes(model.bytes()), layers, hidden, vocab);
         List<Daemon> daemons = new ArrayList<>();
         try {
             for (int w = 0; w < 3; w++) {

@@ -15,15 +15,12 @@ import io.tenplex.ptc.Ptc;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.ServerSocket;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -60,11 +57,17 @@ final class RunCli implements Callable<Integer> {
     @Option(names = "--save-timeout", defaultValue = "600", description = "Seconds to wait for every rank to save after a stop (default: ${DEFAULT-VALUE}).")
     long saveTimeout;
 
+    @Option(names = "--max-restarts", defaultValue = "0", description = "Times to restart every rank when one fails, "
+            + "as torchrun's: all ranks are ended and relaunched under the same configuration and load the last "
+            + "complete generation (default: ${DEFAULT-VALUE}).")
+    int maxRestarts;
+
     @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "The training command (after --).")
     List<String> command;
 
     private final PrintStream out = System.out;
-    private final List<Process> running = new ArrayList<>();
+    private final Ranks running = new Ranks();
+    private int restarts;
 
     private JobLayout layout() {
         return new JobLayout(job);
@@ -72,18 +75,22 @@ final class RunCli implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Schedule s = Schedule.parse(Files.readString(schedule));
+        if (maxRestarts < 0) {
+            throw new IllegalArgumentException("--max-restarts must be >= 0, got " + maxRestarts);
+        }
+        Schedule s = Schedule.parse(TenplexCli.readJson(schedule, "--schedule").toString());
         int perWorker = devicesPerWorker > 0 ? devicesPerWorker
                 : s.entries().stream().mapToInt(Schedule.Entry::size).max().orElse(1);
-        Parallelizer parallelizer = paraConfig != null ? ParaConfigTable.parse(Files.readString(paraConfig))
+        Parallelizer parallelizer = paraConfig != null ? ParaConfigTable.parse(TenplexCli.readText(paraConfig, "--para-config"))
                 : new BuiltinChooser();
         t.get("/api/v1/health");
-        Thread hook = new Thread(this::killAll, "tenplex-run-stop");
+        declareJob();
+        Thread hook = new Thread(running::killAll, "tenplex-run-stop");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             return follow(s, perWorker, parallelizer, System.nanoTime());
         } finally {
-            killAll();
+            running.killAll();
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
             } catch (IllegalStateException e) {
@@ -101,7 +108,7 @@ final class RunCli implements Callable<Integer> {
         for (int i = 0; ; i++) {
             Schedule.Entry next = i + 1 < s.entries().size() ? s.entries().get(i + 1) : null;
             String change = segment(start, config, perWorker, i, next);
-            int failed = waitForAll();
+            int failed = waitWithRestarts(start, config, perWorker, i);
             if (failed != 0) {
                 log(start, "a training process failed (exit " + failed + "); stopping");
                 cancel(change);
@@ -150,6 +157,49 @@ final class RunCli implements Callable<Integer> {
         return change;
     }
 
+    /**
+     * Waits for the ranks of segment {@code i}; when one fails, ends the others and relaunches all of
+     * them under {@code config} (they load the last complete generation), up to {@code --max-restarts}
+     * times in the whole run. The first failing exit status when no restart is left, else 0.
+     */
+    private int waitWithRestarts(long start, ParallelConfig config, int perWorker, int i)
+            throws IOException, InterruptedException {
+        int failed = running.waitForAll();
+        while (failed != 0 && restarts < maxRestarts) {
+            restarts++;
+            log(start, "a training process failed (exit " + failed + "); restarting all " + config.worldSize()
+                    + " processes from " + lastGeneration() + " (restart " + restarts + " of " + maxRestarts + ")");
+            launch(config, Ptc.packedDevices(config.worldSize(), perWorker), i);
+            failed = running.waitForAll();
+        }
+        return failed;
+    }
+
+    /** "generation N" (the last complete one) or "the start" when there is none yet. */
+    private String lastGeneration() {
+        try {
+            JsonNode g = t.get(layout().api("/generations"));
+            return g.path("current").isNumber() ? "generation " + g.path("current").asLong() : "the start (no complete "
+                    + "generation yet)";
+        } catch (Exception e) {
+            return "the last complete generation";
+        }
+    }
+
+    /**
+     * Creates the job's tree on the daemon ({@code PUT /api/v1/dirs/job/<job>}): the daemon refuses
+     * resource changes and stop-flag queries for jobs it does not know, and this one's first save may
+     * come only after the schedule's first change.
+     */
+    private void declareJob() throws IOException, InterruptedException {
+        var r = t.send(t.request("/api/v1/dirs" + layout().root()).PUT(java.net.http.HttpRequest.BodyPublishers
+                .noBody()));
+        if (r.statusCode() >= 300) {
+            throw new IllegalArgumentException("cannot create job " + job + " on " + t.addr + ": " + r.statusCode()
+                    + " " + r.body().strip());
+        }
+    }
+
     /** The job ended: at the end of the schedule, or at a stop entry (whose stop flag is then cleared). */
     private void end(long start, Schedule.Entry next) throws IOException, InterruptedException {
         if (next != null) {
@@ -164,7 +214,7 @@ final class RunCli implements Callable<Integer> {
 
     private io.tenplex.ptc.Model storedModel() throws IOException, InterruptedException {
         if (model != null) {
-            return ModelSpecJson.parse(Files.readString(model));
+            return ModelSpecJson.parse(TenplexCli.readText(model, "--model"));
         }
         var r = t.send(t.request("/api/v1/files" + layout().modelSpec()));
         return r.statusCode() == 200 ? ModelSpecJson.parse(r.body()) : null;
@@ -203,82 +253,17 @@ final class RunCli implements Callable<Integer> {
             env.put("TENPLEX_DP", Integer.toString(c.dp()));
             env.put("TENPLEX_CONFIG", cfg.toString());
             env.put("TENPLEX_SEGMENT", Integer.toString(segment));
-            synchronized (running) {
-                running.add(pb.start());
-            }
-        }
-    }
-
-    /** Waits for every process; the first non-zero exit status (the others are then ended), or 0. */
-    private int waitForAll() throws InterruptedException {
-        List<Process> ps;
-        synchronized (running) {
-            ps = List.copyOf(running);
-        }
-        int failed = 0;
-        while (true) {
-            boolean all = true;
-            for (Process p : ps) {
-                if (p.isAlive()) {
-                    all = false;
-                } else if (p.exitValue() != 0 && failed == 0) {
-                    failed = p.exitValue();
-                }
-            }
-            if (all || failed != 0) {
-                break;
-            }
-            try {
-                // wakes when any process ends; one that ended since the check above completes at once (a
-                // filter on isAlive here could leave no futures, and anyOf of none never completes)
-                CompletableFuture.anyOf(ps.stream().map(Process::onExit).toArray(CompletableFuture[]::new)).get();
-            } catch (java.util.concurrent.ExecutionException e) {
-                throw new IllegalStateException(e.getCause());
-            }
-        }
-        if (failed != 0) {
-            killAll();
-        }
-        synchronized (running) {
-            running.clear();
-        }
-        return failed;
-    }
-
-    private void killAll() {
-        List<Process> ps;
-        synchronized (running) {
-            ps = List.copyOf(running);
-        }
-        for (Process p : ps) {
-            if (p.isAlive()) {
-                p.destroy();
-            }
-        }
-        for (Process p : ps) {
-            try {
-                if (!p.waitFor(10, TimeUnit.SECONDS)) {
-                    p.destroyForcibly();
-                }
-            } catch (InterruptedException e) {
-                p.destroyForcibly();
-                Thread.currentThread().interrupt();
-            }
+            running.start(pb);
         }
     }
 
     private void waitUntil(long start, double minutes) throws InterruptedException {
         long due = start + (long) (minutes * 60e9);
-        while (System.nanoTime() < due && anyAlive()) {
+        while (System.nanoTime() < due && running.anyAlive()) {
             Thread.sleep(Math.min(200, Math.max(1, (due - System.nanoTime()) / 1_000_000))); // a wall-clock schedule
         }
     }
 
-    private boolean anyAlive() {
-        synchronized (running) {
-            return running.stream().anyMatch(Process::isAlive);
-        }
-    }
 
     /** Posts the entry to the daemon: a resource change (its id), or for size 0 the stop flag alone (null). */
     private String post(Schedule.Entry e, int perWorker, Path table) throws IOException, InterruptedException {
@@ -297,7 +282,7 @@ final class RunCli implements Callable<Integer> {
         if (e.config() != null) {
             b.set("config", ParallelConfigJson.write(e.config()));
         } else if (table != null) {
-            b.putObject("parallelizer").set("table", TenplexCli.JSON.readTree(Files.readString(table)));
+            b.putObject("parallelizer").set("table", TenplexCli.readJson(table, "--para-config"));
         }
         return t.post(layout().apiResources(), b.toString()).path("id").asText();
     }
@@ -332,10 +317,10 @@ final class RunCli implements Callable<Integer> {
 
     private static String report(JsonNode status) {
         JsonNode r = status.path("reconfiguration").path("report");
-        return String.format(Locale.ROOT, "moved %s within workers, %s between workers, kept %s; stop+save %d ms, "
-                + "reconfigure %d ms", TenplexCli.mib(r.path("intraWorkerBytes").asLong()
-                        + r.path("onDeviceBytes").asLong()), TenplexCli.mib(r.path("interWorkerBytes").asLong()),
-                TenplexCli.mib(r.path("keptBytes").asLong()), status.path("phaseMillis").path("stop").asLong(),
-                status.path("phaseMillis").path("reconfigure").asLong());
+        return String.format(Locale.ROOT, "moved %s within workers, %s between workers, kept %s; stop+save %s, "
+                + "reconfigure %s", Human.bytes(r.path("intraWorkerBytes").asLong()
+                        + r.path("onDeviceBytes").asLong()), Human.bytes(r.path("interWorkerBytes").asLong()),
+                Human.bytes(r.path("keptBytes").asLong()), Human.millis(status.path("phaseMillis").path("stop").asDouble()),
+                Human.millis(status.path("phaseMillis").path("reconfigure").asDouble()));
     }
 }

@@ -26,8 +26,9 @@ import picocli.CommandLine.Parameters;
 
 /** {@code tenplex}: the operator's command line for a running daemon. */
 @Command(name = "tenplex", mixinStandardHelpOptions = true, version = "tenplex 0.1.0",
+        scope = CommandLine.ScopeType.INHERIT, // every subcommand answers --help, -h (and --version)
         description = "Talk to tenplexd daemons: status, listings, reconfigurations, and a local demo.",
-        subcommands = {TenplexCli.Status.class, TenplexCli.Ls.class, TenplexCli.Reconfigure.class, TenplexCli.PlanCmd.class,
+        subcommands = {CommandLine.HelpCommand.class, TenplexCli.Status.class, TenplexCli.Ls.class, TenplexCli.Reconfigure.class, TenplexCli.PlanCmd.class,
             DatasetCli.class, RunCli.class, KubernetesCli.class, StateCli.Verify.class, StateCli.ExportCmd.class, Demo.class})
 public final class TenplexCli implements Callable<Integer> {
     static final ObjectMapper JSON = new ObjectMapper();
@@ -83,12 +84,27 @@ public final class TenplexCli implements Callable<Integer> {
 
         /** The daemon's address with its scheme ({@code --addr} without one: the link's). */
         String base() {
-            return link().uri(addr, "").toString();
+            return uri("").toString();
         }
 
         /** A request to {@code pathAndQuery} of the daemon, with its {@code Authorization} header. */
         HttpRequest.Builder request(String pathAndQuery) {
-            return link().authorize(HttpRequest.newBuilder(link().uri(addr, pathAndQuery)));
+            return link().authorize(HttpRequest.newBuilder(uri(pathAndQuery)));
+        }
+
+        /** {@code --addr} and a path: {@code host:port} takes the link's scheme, as the Python client does. */
+        java.net.URI uri(String pathAndQuery) {
+            java.net.URI u;
+            try {
+                u = link().uri(addr.strip(), pathAndQuery);
+            } catch (IllegalArgumentException e) {
+                u = null;
+            }
+            if (u == null || u.getHost() == null || !(u.getScheme().equals("http") || u.getScheme().equals("https"))) {
+                throw new IllegalArgumentException("--addr " + addr + " is not a daemon address; give host:port or "
+                        + "http(s)://host:port, e.g. --addr 127.0.0.1:20010");
+            }
+            return u;
         }
 
         HttpResponse<String> send(HttpRequest.Builder b) throws IOException, InterruptedException {
@@ -135,10 +151,23 @@ public final class TenplexCli implements Callable<Integer> {
             HttpResponse<String> m = t.send(t.request("/metrics"));
             for (String line : m.body().split("\n")) {
                 if (line.startsWith("tenplex_store_")) {
-                    System.out.println("  " + line);
+                    System.out.println("  " + storeLine(line));
                 }
             }
             return 0;
+        }
+
+        /** {@code tenplex_store_used_bytes 1.2638255104E10} as {@code store used bytes: 11.8 GiB}. */
+        static String storeLine(String metric) {
+            int sp = metric.lastIndexOf(' ');
+            String name = metric.substring(0, sp).substring("tenplex_".length());
+            double v;
+            try {
+                v = Double.parseDouble(metric.substring(sp + 1));
+            } catch (NumberFormatException e) {
+                return metric;
+            }
+            return name.replace('_', ' ') + ": " + (name.endsWith("_bytes") ? Human.bytes(v) : Human.count(v));
         }
     }
 
@@ -162,7 +191,7 @@ public final class TenplexCli implements Callable<Integer> {
                 String what = switch (type) {
                     case "dir" -> e.path("children").asText() + " entries";
                     case "tensor" -> e.path("dtype").asText() + e.path("shape").toString();
-                    default -> e.path("size").asText() + " B";
+                    default -> Human.bytes(e.path("size").asLong());
                 };
                 System.out.printf(Locale.ROOT, "%-7s %-22s %s%n", type, what, recursive ? e.path("path").asText()
                         : e.path("name").asText());
@@ -197,13 +226,11 @@ public final class TenplexCli implements Callable<Integer> {
 
         @Override
         public Integer call() throws Exception {
-            String body = Files.readString(request);
-            if (central) {
-                com.fasterxml.jackson.databind.node.ObjectNode o = (com.fasterxml.jackson.databind.node.ObjectNode) JSON
-                        .readTree(body);
+            JsonNode req = readJson(request, "--request");
+            if (central && req instanceof com.fasterxml.jackson.databind.node.ObjectNode o) {
                 o.put("central", true);
-                body = JSON.writeValueAsString(o);
             }
+            String body = JSON.writeValueAsString(req);
             JsonNode started = t.post(new JobLayout(job).apiReconfigure(false), body);
             JsonNode end = follow(t, started.path("status").asText(), System.out);
             return end.path("state").asText().equals("committed") ? 0 : 1;
@@ -226,7 +253,7 @@ public final class TenplexCli implements Callable<Integer> {
 
         @Override
         public Integer call() throws Exception {
-            JsonNode p = t.post(new JobLayout(job).apiReconfigure(true), Files.readString(request));
+            JsonNode p = t.post(new JobLayout(job).apiReconfigure(true), readJson(request, "--request").toString());
             for (JsonNode line : p.path("plan")) {
                 System.out.println(line.asText());
             }
@@ -237,6 +264,7 @@ public final class TenplexCli implements Callable<Integer> {
     /** Polls a reconfiguration, drawing a progress bar, until it ends; prints the report. */
     static JsonNode follow(Target t, String status, PrintStream out) throws Exception {
         JsonNode s;
+        Progress progress = Progress.onStdout(out);
         while (true) {
             s = t.get(status);
             long done = 0;
@@ -247,24 +275,24 @@ public final class TenplexCli implements Callable<Integer> {
                 total += w.path("bytesTotal").asLong();
             }
             String state = s.path("state").asText();
-            out.print("\r" + bar(done, total) + " " + state + "   ");
+            progress.update(done, total, state);
             if (state.equals("committed") || state.equals("aborted")) {
                 break;
             }
             Thread.sleep(100); // the CLI polls a running reconfiguration; nothing is synchronised by this wait
         }
-        out.println();
+        progress.finish();
         out.println(s.path("from").asText() + " -> " + s.path("to").asText() + ": " + s.path("state").asText()
                 + (s.has("error") ? " (" + s.path("error").asText() + ")" : ""));
         JsonNode r = s.path("report");
         out.printf(Locale.ROOT, "  on-device %s, intra-worker %s, inter-worker %s (lower bound %s), kept %s%n",
-                mib(r.path("onDeviceBytes").asLong()), mib(r.path("intraWorkerBytes").asLong()),
-                mib(r.path("interWorkerBytes").asLong()), mib(r.path("lowerBoundBytes").asLong()),
-                mib(r.path("keptBytes").asLong()));
-        out.println("  phases (ms): " + s.path("phaseMillis"));
+                Human.bytes(r.path("onDeviceBytes").asLong()), Human.bytes(r.path("intraWorkerBytes").asLong()),
+                Human.bytes(r.path("interWorkerBytes").asLong()), Human.bytes(r.path("lowerBoundBytes").asLong()),
+                Human.bytes(r.path("keptBytes").asLong()));
+        out.println("  phases: " + phases(s.path("phaseMillis")));
         for (Map.Entry<String, JsonNode> w : iterable(s.path("workers").fields())) {
             out.printf(Locale.ROOT, "  worker %s: %s local, %s remote, %d retries%n", w.getKey(),
-                    mib(w.getValue().path("localBytes").asLong()), mib(w.getValue().path("remoteBytes").asLong()),
+                    Human.bytes(w.getValue().path("localBytes").asLong()), Human.bytes(w.getValue().path("remoteBytes").asLong()),
                     w.getValue().path("retries").asInt());
         }
         return s;
@@ -274,26 +302,39 @@ public final class TenplexCli implements Callable<Integer> {
         return () -> it;
     }
 
-    static String bar(long done, long total) {
-        int width = 30;
-        int filled = total == 0 ? width : (int) (width * done / total);
-        return "[" + "#".repeat(filled) + ".".repeat(width - filled) + "] " + mib(done) + " / " + mib(total);
+    /** {@code {"plan": 12, "transfer": 3400}} as {@code plan 12.0 ms, transfer 3.40 s}. */
+    static String phases(JsonNode millis) {
+        StringBuilder b = new StringBuilder();
+        for (Map.Entry<String, JsonNode> e : iterable(millis.fields())) {
+            b.append(b.length() > 0 ? ", " : "").append(e.getKey()).append(' ').append(Human.millis(e.getValue().asDouble()));
+        }
+        return b.length() == 0 ? "none" : b.toString();
     }
 
-    static String mib(long b) {
-        return String.format(Locale.ROOT, "%.1f MiB", b / 1048576.0);
+    /** The JSON in {@code file} (given as {@code option}); a missing file or bad JSON is a one-line error. */
+    static JsonNode readJson(Path file, String option) throws IOException {
+        String text = readText(file, option);
+        try {
+            return JSON.readTree(text);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalArgumentException(option + " " + file + " is not valid JSON: " + CliErrors.json(e)
+                    + "; fix the file (python3 -m json.tool " + file + " shows where)");
+        }
     }
 
-    /** The command line with its error handling: a bad argument or a refusal prints one line, exit status 2. */
+    /** The text of {@code file} (given as {@code option}); a missing file is a one-line error. */
+    static String readText(Path file, String option) throws IOException {
+        if (!Files.isRegularFile(file)) {
+            throw new IllegalArgumentException(option + " " + file + ": " + (Files.exists(file) ? "not a regular file"
+                    : "no such file") + " (relative paths start at " + Path.of("").toAbsolutePath() + ")");
+        }
+        return Files.readString(file);
+    }
+
+    /** The command line with its error handling: a user's mistake or a refusal prints one line, exit status 2. */
     static CommandLine commandLine() {
         CommandLine cl = new CommandLine(new TenplexCli());
-        cl.setExecutionExceptionHandler((ex, line, parsed) -> {
-            if (ex instanceof IllegalArgumentException) {
-                line.getErr().println("tenplex: " + ex.getMessage());
-                return 2;
-            }
-            throw ex;
-        });
+        cl.setExecutionExceptionHandler(new CliErrors());
         return cl;
     }
 

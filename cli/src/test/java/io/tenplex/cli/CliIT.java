@@ -4,6 +4,7 @@ import io.tenplex.daemon.Daemon;
 import io.tenplex.daemon.DaemonConfig;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tenplex.ptc.MegatronLayout;
@@ -45,6 +46,8 @@ class CliIT {
         assertTrue(out.contains("(T,P,D)=(4,1,2) -> (T,P,D)=(1,4,1): committed"), out);
         assertTrue(out.contains("(T,P,D)=(1,4,1) -> (T,P,D)=(2,2,2): committed"), out);
         assertTrue(out.contains("demo: every shard of every step verified bit for bit"), out);
+        assertFalse(out.contains("\r"), "no redraws when the output is not a terminal: " + out);
+        assertTrue(out.contains("MiB committed\n") && out.contains("  phases: check "), out);
     }
 
     @Test
@@ -55,7 +58,10 @@ class CliIT {
             String ls = run("ls", "--addr", addr, "/job/x/save/0");
             assertTrue(ls.contains("tensor") && ls.contains("f32[2,3]") && ls.contains("w"), ls);
             String status = run("status", "--addr", addr);
-            assertTrue(status.contains(": ok") && status.contains("tenplex_store_tensors 1.0"), status);
+            assertTrue(status.contains(": ok") && status.contains("store tensors: 1\n"), status);
+            assertTrue(status.contains("store budget bytes: 64.0 MiB"), status);
+            String bare = run("status", "--addr", "127.0.0.1:" + d.address().getPort()); // as the Python client
+            assertTrue(bare.contains(": ok"), bare);
             Path req = dir.resolve("req.json");
             Files.writeString(req, "{\"model\": " + ModelSpecJson.write(MegatronLayout.model(
                     MegatronLayout.Shape.gpt(2, 64, 8, 1000, 16))) + ", \"from\": {\"tp\": 2, \"pp\": 1, \"dp\": 2, "
@@ -124,6 +130,18 @@ class CliIT {
         }
         String err = runErr(2, "kubernetes", "--job", "j", "--addr", "http://127.0.0.1:" + free);
         assertTrue(err.contains("cannot connect to http://127.0.0.1:" + free + " (is tenplexd running?)"), err);
+    }
+
+    @Test
+    void run_commandThatCannotStart_isOneLine(@TempDir Path dir) throws Exception {
+        Path schedule = Files.writeString(dir.resolve("s.json"), "[{\"step\": 0, \"size\": 1}]");
+        try (Daemon d = Daemon.start(new DaemonConfig("127.0.0.1", 0, 64L << 20, "test", null, null))) {
+            String err = runErr(2, "run", "--addr", "127.0.0.1:" + d.address().getPort(), "--schedule",
+                    schedule.toString(), "--", "nosuchbinary", "train.py");
+            assertTrue(err.startsWith("tenplex: cannot start the training command 'nosuchbinary': no such file or "
+                    + "directory; give an executable after --"), err);
+            assertEquals(1, err.strip().lines().count(), err);
+        }
     }
 
     /** Runs the CLI in this JVM and returns what it printed on stderr; its exit status must be {@code status}. */

@@ -99,7 +99,7 @@ public final class Daemon implements AutoCloseable {
                 () -> jobs.daemons(Map.of())));
         rest.addControl(JobRoutes.PREFIX, new JobRoutes(jobs, changes, planning, shared)
                 .withStreams(new StreamRoutes(streams, link)));
-        rest.addControl(StopRoute.PATH, new StopRoute(flags));
+        rest.addControl(StopRoute.PATH, new StopRoute(flags, jobs::requireKnown));
         datasets.setDefaultPeers(peerAddresses(cfg));
         rest.addControl(DatasetRoutes.PREFIX, new DatasetRoutes(datasets));
         InetSocketAddress address = rest.start(cfg.bind(), cfg.port());

@@ -160,7 +160,7 @@ public final class Tenplexd implements Callable<Integer> {
         try {
             daemon = Daemon.start(cfg);
         } catch (java.io.IOException e) {
-            System.err.println("tenplexd: " + e.getMessage());
+            System.err.println("tenplexd: " + startFailure(e, cfg));
             return 1;
         }
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -171,6 +171,15 @@ public final class Tenplexd implements Callable<Integer> {
         LOG.info("ready on {}://{}:{}", cfg.tls() == null ? "http" : "https", daemon.address().getHostString(), daemon.address().getPort());
         stopped.await();
         return 0;
+    }
+
+    /** Why the daemon did not start; a port in use names the port and the option that changes it. */
+    static String startFailure(java.io.IOException e, DaemonConfig cfg) {
+        if (e instanceof java.net.BindException || String.valueOf(e.getMessage()).contains("Address already in use")) {
+            return "cannot listen on " + cfg.bind() + ":" + cfg.port() + ": the address is already in use (another "
+                    + "tenplexd?); stop that process or choose another port with --port";
+        }
+        return e.getMessage();
     }
 
     /** The values given on the command line. */

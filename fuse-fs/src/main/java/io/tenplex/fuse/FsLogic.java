@@ -54,7 +54,15 @@ public final class FsLogic {
     }
 
     /** What {@code stat} shows. */
-    public record Attr(boolean dir, long size, boolean writable, int children) {}
+    /** @param mtimeMillis when the entry was written (epoch milliseconds; the mount's start for views) */
+    public record Attr(boolean dir, long size, boolean writable, int children, long mtimeMillis) {
+        Attr(boolean dir, long size, boolean writable, int children) {
+            this(dir, size, writable, children, STARTED);
+        }
+    }
+
+    /** The time shown for entries that have none of their own (dataset views, generated .npy files). */
+    private static final long STARTED = System.currentTimeMillis();
 
     private final TensorStore store;
     private final DatasetView views;
@@ -115,9 +123,9 @@ public final class FsLogic {
             Entry en = e.get();
             boolean ro = DatasetView.isGeneration(sp.toString());
             return switch (en.type()) {
-                case DIR -> new Attr(true, 0, !ro, en.children());
-                case FILE -> new Attr(false, en.size(), !ro, 0);
-                default -> new Attr(false, en.size(), false, 0); // tensors and sidecars
+                case DIR -> new Attr(true, 0, !ro, en.children(), written(en));
+                case FILE -> new Attr(false, en.size(), !ro, 0, written(en));
+                default -> new Attr(false, en.size(), false, 0, written(en)); // tensors and sidecars
             };
         }
         TensorMeta npy = npyTensor(sp);
@@ -128,6 +136,10 @@ public final class FsLogic {
             return new Attr(true, 0, true, 0); // a job directory that only its dataset view makes
         }
         throw new FsError(ENOENT, "no such entry: " + p);
+    }
+
+    private static long written(Entry e) {
+        return e.writtenMillis() > 0 ? e.writtenMillis() : STARTED;
     }
 
     private static String normal(String p) {

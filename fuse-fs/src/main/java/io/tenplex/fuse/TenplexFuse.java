@@ -91,6 +91,10 @@ public final class TenplexFuse extends FuseStubFS implements AutoCloseable {
             stat.st_nlink.set(a.dir() ? 2 : 1);
             stat.st_uid.set(uid);
             stat.st_gid.set(gid);
+            for (var t : List.of(stat.st_mtim, stat.st_ctim, stat.st_atim)) { // when it was written, not 1970
+                t.tv_sec.set(a.mtimeMillis() / 1000);
+                t.tv_nsec.set(a.mtimeMillis() % 1000 * 1_000_000);
+            }
             return 0;
         });
     }
@@ -274,6 +278,14 @@ public final class TenplexFuse extends FuseStubFS implements AutoCloseable {
         return false;
     }
 
+    private static boolean stillMounted(Path dir) {
+        try {
+            return mounted(dir);
+        } catch (IOException e) {
+            return true;
+        }
+    }
+
     private static boolean stale(Path dir) {
         try (var s = Files.list(dir)) {
             s.findFirst();
@@ -305,8 +317,12 @@ public final class TenplexFuse extends FuseStubFS implements AutoCloseable {
                     run("fusermount", "-u", "-z", mountedAt.toString());
                 }
             } catch (IOException e) {
-                LOG.warn("unmount of {} failed: {}", mountedAt, e.getMessage());
-                umount();
+                if (stillMounted(mountedAt)) {
+                    LOG.warn("unmount of {} failed: {}", mountedAt, e.getMessage());
+                    umount();
+                } else { // jnr-fuse's shutdown hook unmounted it meanwhile: a clean shutdown
+                    LOG.debug("{} was unmounted meanwhile: {}", mountedAt, e.getMessage());
+                }
             }
             mountedAt = null;
         }

@@ -83,6 +83,8 @@ class FuseMountIT {
         sh(0, "sh", "-c", "head -c 1048577 /dev/urandom > " + mnt.resolve("a"));
         assertEquals(1_048_577, Fixtures.readAll(store, "/a").length);
         assertEquals("1048577", sh(0, "stat", "-c", "%s", mnt.resolve("a").toString()).strip());
+        long mtime = Long.parseLong(sh(0, "stat", "-c", "%Y", mnt.resolve("a").toString()).strip());
+        assertTrue(Math.abs(mtime - System.currentTimeMillis() / 1000) < 300, "mtime is when it was written: " + mtime);
         String py = "import numpy as np, errno\n"
                 + "np.save('" + mnt + "/e.npy', np.ones((1000, 1000), np.float32))\n"
                 + "try:\n"

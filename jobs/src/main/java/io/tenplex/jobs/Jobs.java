@@ -53,8 +53,7 @@ public final class Jobs {
     private final Generations generations;
     private final io.tenplex.jobs.tiers.PartnerCopies partnerCopies;
     private final io.tenplex.jobs.tiers.ErasureParity erasureParity;
-    private final io.tenplex.jobs.tiers.ErasureRebuild erasureRebuild;
-    private volatile DurableCopies durableCopies = DurableCopies.NONE;
+    private final Recovery recovery;
     private final Registry<PartRunner> parts;
     private final Registry<Reconfiguration> reconfigurations;
     private final AtomicInteger ids = new AtomicInteger();
@@ -85,13 +84,22 @@ public final class Jobs {
         this.erasureParity = new io.tenplex.jobs.tiers.ErasureParity(store, generations, client, reads, exec.background(),
                 () -> defaultDaemons, this::selfWorker, tierPace);
         generations.addListener(erasureParity);
-        this.erasureRebuild = new io.tenplex.jobs.tiers.ErasureRebuild(store, generations, client, reads);
+        this.recovery = new Recovery(generations, client, new io.tenplex.jobs.tiers.ErasureRebuild(store, generations,
+                client, reads));
         this.parts = new Registry<>(retention, MAX_FINISHED, clock);
         this.reconfigurations = new Registry<>(retention, MAX_FINISHED, clock);
     }
 
     public StopFlags stopFlags() {
         return flags;
+    }
+
+    /**
+     * @throws io.tenplex.store.StoreException not found, naming the jobs this daemon knows, when it does
+     *     not know {@code job} (no tree under {@code /job}, no stop flag raised here)
+     */
+    public void requireKnown(String job) {
+        KnownJobs.require(store, generations, flags, job);
     }
 
     public Generations generations() {
@@ -115,7 +123,7 @@ public final class Jobs {
 
     /** The other workers' durable directories this daemon reads when recovering around a lost one (L4). */
     public void setDurableCopies(DurableCopies copies) {
-        this.durableCopies = copies;
+        recovery.setDurableCopies(copies);
     }
 
     /** This daemon's worker number: the daemon of the cluster ({@code --peers}) at its own address, if any. */
@@ -291,82 +299,18 @@ public final class Jobs {
         Ptc from = ConfigJson.source(model, fromConfig == null ? com.fasterxml.jackson.databind.node.MissingNode
                 .getInstance() : fromConfig);
         Ptc to = ConfigJson.target(model, r.to());
-        if (generation.isPresent() && recoverable(r.job())) {
-            Planned around = aroundLost(r, model, generation.getAsLong(), from, to, dry);
+        if (generation.isPresent() && recovery.recoverable(r.job())) {
+            Recovery.Sources around = recovery.aroundLost(r, model, generation.getAsLong(), from, to, dry,
+                    daemons(r.daemons()), selfWorker());
             if (around != null) {
-                return around;
+                Map<Integer, String> origins = new java.util.TreeMap<>();
+                around.sources().origins().forEach((rank, o) -> origins.put(rank, o.toString()));
+                Ptc placed = around.sources().from();
+                return new Planned(Planner.plan(placed, to), placed, around.sources().sourceDir(), around.step(),
+                        origins);
             }
         }
         return new Planned(Planner.plan(from, to), from, sourceDir, step, Map.of());
-    }
-
-    /** Whether a level besides the workers' memory may hold the job's ranks (L2, L3, or L4 others can read). */
-    private boolean recoverable(String job) {
-        Tiers.Settings t = generations.tiers().settings(job);
-        return t.partners() > 0 || t.groupSize() > 0 || t.durableKeep() > 0 && durableCopies != DurableCopies.NONE;
-    }
-
-    /**
-     * The plan around lost workers of generation {@code g}, or null when every worker answers. When a
-     * rank of the job's current generation survives on no level (a durable copy older than it, say),
-     * the newest older generation still here that every level has is recovered instead, and said so.
-     */
-    private Planned aroundLost(ReconfigureRequest r, Model model, long g, Ptc from, Ptc to, boolean dry)
-            throws IOException {
-        Survivors.Unavailable first;
-        try {
-            Survivors.Sources s = around(r.job(), g, from, to, r.daemons(), dry);
-            return s == null ? null : planned(s, to, r.step().orElse(g));
-        } catch (Survivors.Unavailable e) {
-            if (generations.current(r.job()).orElse(-1) != g) {
-                throw e;
-            }
-            first = e;
-        }
-        for (long older : generations.completeBefore(r.job(), g)) {
-            JsonNode config = generations.config(r.job(), older);
-            if (config == null || r.from() != null) {
-                continue;
-            }
-            try {
-                Survivors.Sources s = around(r.job(), older, ConfigJson.source(model, config), to, r.daemons(),
-                        dry);
-                LOG.warn("job={}: generation {} cannot be recovered ({}); recovering generation {}", r.job(), g,
-                        first.getMessage(), older);
-                return planned(s, to, older);
-            } catch (Survivors.Unavailable e) {
-                LOG.info("job={}: generation {} cannot be recovered either: {}", r.job(), older, e.getMessage());
-            }
-        }
-        throw first;
-    }
-
-    private static Planned planned(Survivors.Sources s, Ptc to, long step) {
-        Map<Integer, String> origins = new java.util.TreeMap<>();
-        s.origins().forEach((rank, o) -> origins.put(rank, o.toString()));
-        return new Planned(Planner.plan(s.from(), to), s.from(), s.sourceDir(), step, origins);
-    }
-
-    /** The generation's sources around lost workers, or null when every worker of {@code from} answers. */
-    private Survivors.Sources around(String job, long generation, Ptc from, Ptc to,
-            Map<Integer, InetSocketAddress> asked, boolean dry) throws IOException {
-        Map<Integer, InetSocketAddress> daemons = daemons(asked);
-        Tiers.Settings t = generations.tiers().settings(job);
-        boolean replicaTrees = t.partners() > 0 || t.groupSize() > 0;
-        JobLayout paths = new JobLayout(job);
-        Survivors.DiskReader disk = (lost, step, ranks) -> {
-            DurableCopies.Wanted w = new DurableCopies.Wanted(generations.world(job, step), generations.config(job, step),
-                    ranks);
-            return dry ? durableCopies.has(lost, job, step, w) : durableCopies.restore(lost, job, step, w, rank ->
-                    replicaTrees ? paths.replica(step, rank) : paths.generation(step).child(Integer.toString(rank)));
-        };
-        try {
-            return Survivors.around(job, generation, from, to, daemons, client, selfWorker(), new Survivors.Levels(
-                    replicaTrees, (lost, all) -> erasureRebuild.rebuild(job, generation, lost, all, daemons), disk));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted while asking the daemons", e);
-        }
     }
 
     private Model storeModel(String job, String spec) {

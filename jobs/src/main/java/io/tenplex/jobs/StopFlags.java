@@ -67,6 +67,11 @@ public final class StopFlags {
         return raises.getOrDefault(job, 0L);
     }
 
+    /** The jobs whose flag has been raised on this daemon (raised now or before). */
+    public java.util.Set<String> jobs() {
+        return java.util.Set.copyOf(raises.keySet());
+    }
+
     public void clear(String job) {
         if (flags.remove(job) != null) {
             JobMetrics.STOP_FLAGS_UP.set(flags.size());

@@ -7,8 +7,14 @@ import io.tenplex.ptc.TensorMeta;
  *
  * @param meta the tensor's metadata, null unless {@code type == TENSOR}
  * @param size bytes of data (0 for directories; the child count is {@code children})
+ * @param writtenMillis when the entry was written (epoch milliseconds; 0 when unknown)
  */
-public record Entry(StorePath path, EntryType type, long size, TensorMeta meta, int children) {
+public record Entry(StorePath path, EntryType type, long size, TensorMeta meta, int children, long writtenMillis) {
+    /** An entry whose time is not known. */
+    public Entry(StorePath path, EntryType type, long size, TensorMeta meta, int children) {
+        this(path, type, size, meta, children, 0);
+    }
+
     public String name() {
         return path.name();
     }

@@ -16,6 +16,8 @@ final class Tree {
     static final String SIDECAR = ".meta";
 
     abstract static sealed class Node permits Dir, Data {
+        /** When the node was written (a copy keeps its original's time): the mtime FUSE shows. */
+        long writtenMillis = System.currentTimeMillis();
     }
 
     static final class Dir extends Node {
@@ -135,6 +137,7 @@ final class Tree {
         if (n instanceof Data d) {
             d.blob.retain();
             Data c = new Data(d.meta, d.blob, d.sums);
+            c.writtenMillis = d.writtenMillis;
             account(c, +1);
             return c;
         }
@@ -145,14 +148,14 @@ final class Tree {
 
     static Entry entry(StorePath path, Node n) {
         if (n instanceof Dir d) {
-            return new Entry(path, EntryType.DIR, 0, null, d.children.size());
+            return new Entry(path, EntryType.DIR, 0, null, d.children.size(), d.writtenMillis);
         }
         Data d = (Data) n;
-        return new Entry(path, d.type(), d.blob.size(), d.meta, 0);
+        return new Entry(path, d.type(), d.blob.size(), d.meta, 0, d.writtenMillis);
     }
 
     static Entry sidecarEntry(StorePath path, Data owner) {
-        return new Entry(path, EntryType.SIDECAR, owner.meta.sidecarBytes().length, null, 0);
+        return new Entry(path, EntryType.SIDECAR, owner.meta.sidecarBytes().length, null, 0, owner.writtenMillis);
     }
 
     /** Adds {@code n}'s entry, preceded by its sidecar's when {@code sidecars} and it is a tensor. */

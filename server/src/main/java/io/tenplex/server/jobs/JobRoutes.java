@@ -141,6 +141,7 @@ public final class JobRoutes implements ControlHandler {
             return planning.submit(() -> done(sealed(job, step, req)));
         }
         if (key.equals("generations/2") && req.method().equals("GET")) {
+            jobs.requireKnown(job);
             return done(json(200, jobs.generations().describe(job)));
         }
         if (key.equals("load/3") && req.method().equals("GET")) {
@@ -182,6 +183,7 @@ public final class JobRoutes implements ControlHandler {
         StopFlags flags = jobs.stopFlags();
         switch (req.method()) {
             case "GET":
+                jobs.requireKnown(job); // a rank asking about a misspelt job would otherwise run on forever
                 return json(200, flags.describe(job, StopFlags.step(req.param("step"))));
             case "POST": {
                 JsonNode b = JobRequests.object(req);
@@ -210,6 +212,7 @@ public final class JobRoutes implements ControlHandler {
 
     /** {@code POST .../resources}: starts a resource change; 202 with its id and status URL (409 while one runs). */
     private Response startChange(String job, Request req) throws IOException {
+        jobs.requireKnown(job); // a change for a misspelt job would raise a flag no rank ever reads
         ResourceChange c = changes.start(job, JobRequests.object(req));
         return json(202, new ChangeStarted(c.id(), new JobLayout(job).apiResourceChange(c.id())));
     }

@@ -16,9 +16,17 @@ public final class StopRoute implements ControlHandler {
     public static final String PATH = "/stop";
 
     private final StopFlags flags;
+    private final java.util.function.Consumer<String> requireKnown;
 
+    /** Answers for any job name. */
     public StopRoute(StopFlags flags) {
+        this(flags, job -> { });
+    }
+
+    /** @param requireKnown throws (a not-found {@code StoreException}) for a job the daemon does not know */
+    public StopRoute(StopFlags flags, java.util.function.Consumer<String> requireKnown) {
         this.flags = flags;
+        this.requireKnown = requireKnown;
     }
 
     @Override
@@ -32,10 +40,13 @@ public final class StopRoute implements ControlHandler {
         try {
             OptionalLong step = StopFlags.step(req.param("step"));
             String job = req.param("job");
+            if (job != null) {
+                requireKnown.accept(job);
+            }
             boolean stop = job == null ? flags.anyStops(step) : flags.shouldStop(job, step);
             return CompletableFuture.completedFuture(new Response(200, "text/plain; charset=utf-8",
                     (stop ? "stop" : "run").getBytes(StandardCharsets.UTF_8)));
-        } catch (IllegalArgumentException e) {
+        } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
     }
