@@ -47,6 +47,11 @@ public final class Generations {
         /** An older generation of {@code job} was dropped from this daemon's store. */
         default void dropped(String job, long step) {
         }
+
+        /** A newer generation was dropped because a recovery went back to an older one (also on disk). */
+        default void superseded(String job, long step) {
+            dropped(job, step);
+        }
     }
 
     private final TensorStore store;
@@ -56,7 +61,8 @@ public final class Generations {
     /** job to step to what is known of that step's save (sealed ranks anywhere in the cluster). */
     private final Map<String, TreeMap<Long, Progress>> jobs = new LinkedHashMap<>();
 
-    private static final class Progress {
+    /** What is known of one step's save. */
+    static final class Progress {
         final int world;
         final JsonNode config;
         final TreeSet<Integer> sealed = new TreeSet<>();
@@ -344,57 +350,46 @@ public final class Generations {
 
     /** The configuration recorded with a complete generation (null when none was given). */
     public JsonNode config(String job, long step) throws IOException {
-        String g = SmallFiles.read(store, generationDir(job, step).child("generation.json")).orElseThrow(
-                () -> StoreException.notFound("no complete generation " + step + " of job " + job + " on this daemon"));
-        JsonNode c = json.readTree(g).path("config");
+        JsonNode c = generationJson(job, step).path("config");
         return c.isMissingNode() ? null : c;
     }
 
     /** The number of ranks of a complete generation (from its {@code generation.json}). */
     public int world(String job, long step) throws IOException {
-        String g = SmallFiles.read(store, generationDir(job, step).child("generation.json")).orElseThrow(
-                () -> StoreException.notFound("no complete generation " + step + " of job " + job + " on this daemon"));
-        return json.readTree(g).path("world").asInt();
+        return generationJson(job, step).path("world").asInt();
+    }
+
+    private JsonNode generationJson(String job, long step) throws IOException {
+        return json.readTree(SmallFiles.read(store, generationDir(job, step).child("generation.json")).orElseThrow(
+                () -> StoreException.notFound("no complete generation " + step + " of job " + job + " on this daemon")));
+    }
+
+    /**
+     * Drops generation {@code step}, newer than {@code back}, from this daemon: a recovery went back to
+     * generation {@code back}, so the job's history after it is abandoned. Listeners hear
+     * {@link Listener#superseded}; the current generation becomes {@code back}.
+     */
+    public synchronized void supersede(String job, long step, long back) {
+        jobs.getOrDefault(job, new TreeMap<>()).remove(step);
+        try {
+            store.delete(generationDir(job, step));
+        } catch (StoreException e) {
+            // nothing of it on this daemon
+        }
+        tiers.dropped(job, step);
+        listeners.forEach(l -> l.superseded(job, step));
+        if (current(job).orElse(-1) >= step) {
+            SmallFiles.put(store, currentFile(job), Long.toString(back));
+        }
+        LOG.info("generation superseded job={} step={}: the job went back to generation {}", job, step, back);
     }
 
     /** What this daemon knows of a job's generations (its store, and the seals it was told of). */
     public synchronized GenerationsStatus describe(String job) {
-        OptionalLong current = current(job);
-        TreeMap<Long, Progress> known = jobs.getOrDefault(job, new TreeMap<>());
-        TreeSet<Long> steps = new TreeSet<>(known.keySet());
-        try {
-            store.list(new JobLayout(job).generations(), false).stream().map(Entry::name)
-                    .filter(Generations::numeric).forEach(n -> steps.add(Long.parseLong(n)));
-        } catch (StoreException e) {
-            // no generations on this daemon
-        }
-        List<GenerationsStatus.Generation> list = new ArrayList<>();
-        for (long step : steps) {
-            list.add(describe(job, step, known.get(step)));
-        }
-        return new GenerationsStatus(current.isPresent() ? current.getAsLong() : null, list);
+        return GenerationsReport.describe(store, tiers, job, current(job), jobs.getOrDefault(job, new TreeMap<>()));
     }
 
-    /** One step: what this daemon was told of it ({@code p}, or null), and the ranks in its store. */
-    private GenerationsStatus.Generation describe(String job, long step, Progress p) {
-        StorePath dir = generationDir(job, step);
-        List<Integer> local;
-        try {
-            local = store.list(dir, false).stream().map(Entry::name).filter(Generations::numeric)
-                    .map(Integer::parseInt).sorted().toList();
-        } catch (StoreException e) {
-            local = List.of();
-        }
-        List<String> levels = tiers.levels(job, step);
-        if (p == null) {
-            return new GenerationsStatus.Generation(step, store.stat(dir.child("generation.json")).isPresent(), null,
-                    null, null, local, levels, tiers.details(job, step));
-        }
-        return new GenerationsStatus.Generation(step, p.complete, p.world, List.copyOf(p.sealed), p.config, local,
-                levels, tiers.details(job, step));
-    }
-
-    private static boolean numeric(String name) {
+    static boolean numeric(String name) {
         return !name.isEmpty() && name.length() < 19 && name.chars().allMatch(Character::isDigit);
     }
 }

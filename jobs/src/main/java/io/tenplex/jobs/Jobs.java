@@ -44,7 +44,6 @@ public final class Jobs {
             Map<Integer, String> sources) {
     }
 
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Jobs.class);
     private final TensorStore store;
     private final DaemonClient client;
     private final PartRunner.Context partContext;
@@ -75,7 +74,7 @@ public final class Jobs {
         this.flags = flags;
         this.generations = new Generations(store);
         this.partContext = new PartRunner.Context(store, client, reads, exec.readers(), exec.background(), exec.timer(),
-                DEFAULT_PREPARED_TIMEOUT);
+                DEFAULT_PREPARED_TIMEOUT, generations);
         java.util.function.LongSupplier tierPace = () -> (long) (linkRate * FlowRates.USABLE / 8
                 * io.tenplex.jobs.tiers.PartnerCopies.LINK_SHARE);
         this.partnerCopies = new io.tenplex.jobs.tiers.PartnerCopies(store, generations, client, reads, exec.background(),
@@ -212,7 +211,7 @@ public final class Jobs {
     /** Starts this daemon's part of a plan (idempotent per plan: a known part is answered as it is). */
     public PartRunner startPart(PlanPart part) {
         PartRunner.Context ctx = new PartRunner.Context(store, client, partContext.reads(), exec.readers(),
-                exec.background(), exec.timer(), preparedTimeout);
+                exec.background(), exec.timer(), preparedTimeout, generations);
         return parts.computeIfAbsent(part.job(), part.planId(), () -> new PartRunner(part, ctx));
     }
 

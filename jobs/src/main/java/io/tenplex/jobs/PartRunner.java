@@ -44,11 +44,13 @@ public final class PartRunner implements Registry.Finishing {
 
     /** What a part runs with: the daemon's store, the other daemons, and the executors it uses. */
     record Context(TensorStore store, DaemonClient client, RangeReads reads, ExecutorService readers,
-            ExecutorService background, ScheduledExecutorService timer, Duration defaultPreparedTimeout) {
+            ExecutorService background, ScheduledExecutorService timer, Duration defaultPreparedTimeout,
+            Generations generations) {
     }
 
     private final PlanPart part;
     private final TensorStore store;
+    private final Generations generations;
     private final JobLayout paths;
     private final DaemonClient client;
     private final AtomicLong done = new AtomicLong();
@@ -71,6 +73,7 @@ public final class PartRunner implements Registry.Finishing {
                 : ctx.defaultPreparedTimeout();
         this.inDoubt = PeerParts.of(part, ctx.client());
         this.store = ctx.store();
+        this.generations = ctx.generations();
         this.client = ctx.client();
         this.paths = part.paths();
         this.total = part.shards().stream().mapToLong(s -> s.pieces().stream().mapToLong(p -> p.bytes()).sum()).sum();
@@ -232,6 +235,7 @@ public final class PartRunner implements Registry.Finishing {
             store.move(staged, load);
         }
         SmallFiles.put(store, paths.iter(), Long.toString(part.step()));
+        Rollback.after(generations, part);
         dropStaging();
         state = State.COMMITTED;
         finishedAt = System.nanoTime();

@@ -86,6 +86,41 @@ public final class DurableTier implements Generations.Listener {
         }
     }
 
+    /**
+     * A recovery went back to an older generation: {@code step} is deleted from disk too (manifest
+     * first), so a restart does not bring it back, and the next flush is differential against the
+     * newest durable generation left. Runs in order with the flushes.
+     */
+    @Override
+    public void superseded(String job, long step) {
+        try {
+            work.execute(() -> dropFromDisk(job, step));
+        } catch (RejectedExecutionException e) {
+            LOG.warn("superseded durable generation not deleted (shutting down): job={} step={}", job, step);
+        }
+    }
+
+    private synchronized void dropFromDisk(String job, long step) {
+        try {
+            dir.deleteManifest(job, step);
+            dir.deleteGeneration(job, step);
+            DurableManifest base = last.get(job);
+            if (base != null && base.step() >= step) {
+                last.remove(job);
+                for (long s : dir.steps(job).headSet(step, false).descendingSet()) {
+                    Optional<DurableManifest> m = dir.read(job, s);
+                    if (m.isPresent()) {
+                        last.put(job, m.get());
+                        break;
+                    }
+                }
+            }
+            LOG.info("durable generation superseded job={} step={}: deleted from {}", job, step, dir.root());
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("superseded durable generation job={} step={} not deleted: {}", job, step, e.toString());
+        }
+    }
+
     /** Flushes one generation now (on the caller's thread), then applies retention. */
     synchronized Optional<FlushStats> flush(String job, long step) {
         int keep = keep(job);

@@ -1,0 +1,36 @@
+package io.tenplex.jobs;
+
+/**
+ * After a reconfiguration that moved generation {@code s} commits on a daemon, the job's state is
+ * generation {@code s}: any newer generation this daemon holds (a recovery that had to go back to
+ * an older generation, or a reconfiguration asked for an older one) is superseded, so the job's next
+ * saves of those steps, in the new configuration, are not refused and a load never picks the
+ * abandoned one.
+ */
+final class Rollback {
+    private Rollback() {
+    }
+
+    static void after(Generations generations, PlanPart part) {
+        long s = sourceStep(part.sourceDir());
+        if (s < 0) {
+            return;
+        }
+        for (GenerationsStatus.Generation g : generations.describe(part.job()).generations()) {
+            if (g.step() > s) {
+                generations.supersede(part.job(), g.step(), s);
+            }
+        }
+    }
+
+    /** The step of a generation or replica source directory ({@code generations/10}, {@code replicas/10}), or -1. */
+    static long sourceStep(String sourceDir) {
+        for (String prefix : new String[] {Generations.DIR + "/", "replicas/"}) {
+            String rest = sourceDir == null || !sourceDir.startsWith(prefix) ? "" : sourceDir.substring(prefix.length());
+            if (!rest.isEmpty() && rest.length() < 19 && rest.chars().allMatch(Character::isDigit)) {
+                return Long.parseLong(rest);
+            }
+        }
+        return -1;
+    }
+}
