@@ -15,6 +15,7 @@ import io.tenplex.server.jobs.PlanningPool;
 import io.tenplex.server.jobs.StopRoute;
 import io.tenplex.datasets.DatasetExecutors;
 import io.tenplex.datasets.DatasetService;
+import io.tenplex.datasets.rehearsal.RehearsalService;
 import io.tenplex.fuse.TenplexFuse;
 import io.tenplex.jobs.StopFlags;
 import io.tenplex.server.RestServer;
@@ -88,12 +89,16 @@ public final class Daemon implements AutoCloseable {
         configureJobs(cfg, jobs);
         Durable.start(tuning.checkpointDir(), store, jobs.generations(), pools.durableWork, new PartnerBlockRepair(
                 new HttpDaemonClient(link, tuning.coordinatorTimeout()), cfg::peers, REPAIR_TIMEOUT)); // before serving
-        rest.addControl(JobRoutes.PREFIX, new JobRoutes(jobs, new ResourceChanges(jobs), planning, shared));
+        ResourceChanges changes = new ResourceChanges(jobs);
+        JobRoutes jobRoutes = new JobRoutes(jobs, changes, planning, shared);
+        rest.addControl(JobRoutes.PREFIX, jobRoutes);
+        RehearsalService rehearsal = Rehearsal.wire(cfg, link, changes, jobRoutes, pools.jobBackground);
         rest.addControl(StopRoute.PATH, new StopRoute(flags));
         datasets.setDefaultPeers(peerAddresses(cfg));
         rest.addControl(DatasetRoutes.PREFIX, new DatasetRoutes(datasets));
         InetSocketAddress address = rest.start(cfg.bind(), cfg.port());
         jobs.setSelfAddress(address); // parts in doubt ask the coordinator here
+        rehearsal.setSelfAddress(address.getHostString() + ":" + address.getPort());
         if (cfg.peers().isEmpty()) {
             jobs.setDefaultDaemons(Map.of(0, address)); // alone: this daemon is worker 0
         }

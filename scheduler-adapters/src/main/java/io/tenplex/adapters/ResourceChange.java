@@ -152,6 +152,7 @@ public final class ResourceChange implements Registry.Finishing {
     private volatile boolean cancelled;
 
     private volatile long finishedAt;
+    private List<ResourceChanges.CommitListener> listeners = List.of();
 
     /** A change of {@code job}'s devices, run against this daemon's job lifecycle. */
     ResourceChange(String job, String id, Spec spec, Jobs jobs) {
@@ -162,6 +163,10 @@ public final class ResourceChange implements Registry.Finishing {
         this.flags = jobs.stopFlags();
         this.generations = jobs.generations();
         this.daemons = spec.daemons();
+    }
+
+    void afterCommit(List<ResourceChanges.CommitListener> l) {
+        listeners = l;
     }
 
     @Override
@@ -241,6 +246,7 @@ public final class ResourceChange implements Registry.Finishing {
                         + (r.error() != null ? ": " + r.error() : ""));
             }
             event("committed: " + new JobLayout(job).load() + " holds generation " + generation + " under " + c);
+            tellCommitted(c);
             state = State.DONE;
         } catch (Exception e) {
             Throwable cause = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e;
@@ -254,6 +260,19 @@ public final class ResourceChange implements Registry.Finishing {
             phase("total", started);
             finishedAt = System.nanoTime();
             finished.complete(null);
+        }
+    }
+
+    private void tellCommitted(ParallelConfig c) {
+        for (ResourceChanges.CommitListener l : listeners) {
+            try {
+                String line = l.committed(job, c, spec.devices(), daemons);
+                if (line != null) {
+                    event(line);
+                }
+            } catch (Exception e) {
+                event("after the commit: " + e.getMessage());
+            }
         }
     }
 

@@ -19,8 +19,24 @@ public final class ResourceChanges {
     public record Choice(ParallelConfig config, String by) {
     }
 
+    /**
+     * Told after a change's reconfiguration committed, before the stop flag is cleared (so that the
+     * relaunched ranks find what it did), on the change's background thread: other per-rank state of
+     * the job (rehearsal buffers) follows the new configuration here. A failure is reported in the
+     * change's events; the change stays done.
+     */
+    public interface CommitListener {
+        /**
+         * @param daemons worker to daemon address as the change named them (empty: the daemon's defaults)
+         * @return a line for the change's events, or null
+         */
+        String committed(String job, ParallelConfig config, java.util.List<io.tenplex.ptc.Device> devices,
+                java.util.Map<Integer, java.net.InetSocketAddress> daemons) throws Exception;
+    }
+
     private final Jobs jobs;
     private final Registry<ResourceChange> changes;
+    private final java.util.List<CommitListener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     public ResourceChanges(Jobs jobs) {
         this(jobs, Jobs.RETENTION, System::nanoTime);
@@ -44,10 +60,16 @@ public final class ResourceChanges {
             }
         }
         ResourceChange c = new ResourceChange(job, jobs.newId("r"), spec, jobs);
+        c.afterCommit(listeners);
         changes.put(job, c.id(), c);
         c.begin();
         jobs.executors().background().execute(c::run);
         return c;
+    }
+
+    /** Adds a listener told after every later change's commit. */
+    public void addCommitListener(CommitListener l) {
+        listeners.add(l);
     }
 
     /** @throws StoreException not found */

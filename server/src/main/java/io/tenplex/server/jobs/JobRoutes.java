@@ -57,6 +57,8 @@ public final class JobRoutes implements ControlHandler {
     private final PlanningPool planning;
     private final SharedRoutes shared;
     private final ObjectMapper json = new ObjectMapper();
+    /** Route groups of other modules under {@code /api/v1/jobs/<job>/<segment>}, by segment. */
+    private final java.util.Map<String, ControlHandler> groups = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** @param planning where planning, sealing and part decoding run (owned by the caller) */
     public JobRoutes(Jobs jobs, ResourceChanges changes, PlanningPool planning) {
@@ -69,6 +71,11 @@ public final class JobRoutes implements ControlHandler {
         this.changes = changes;
         this.planning = planning;
         this.shared = new SharedRoutes(shared, this);
+    }
+
+    /** Hands the routes under {@code /api/v1/jobs/<job>/<segment>} to {@code handler}. */
+    public void addGroup(String segment, ControlHandler handler) {
+        groups.put(segment, handler);
     }
 
     @Override
@@ -86,6 +93,10 @@ public final class JobRoutes implements ControlHandler {
 
     private CompletableFuture<Response> route(String job, String[] p, Request req) throws IOException {
         String what = p.length > 1 ? p[1] : "";
+        ControlHandler group = groups.get(what);
+        if (group != null) {
+            return group.handle(req);
+        }
         if (what.equals("parts") && p.length >= 3) {
             return part(job, p);
         }
