@@ -65,9 +65,6 @@ public final class HttpRehearsalPeers implements RehearsalPeers {
     }
 
     private static byte[] answer(String peer, String what, HttpResponse<byte[]> r) {
-        if (r.body() == null) {
-            throw new IllegalStateException(peer + " rehearsal" + what + ": answer over the limit");
-        }
         if (r.statusCode() != 200) {
             throw new IllegalStateException(peer + " rehearsal" + what + ": " + r.statusCode() + " "
                     + new String(r.body(), StandardCharsets.UTF_8).strip());

@@ -15,22 +15,18 @@ import java.util.concurrent.Flow;
  */
 final class LimitedBody implements HttpResponse.BodySubscriber<byte[]> {
     private final long limit;
+    private final long announced;
     private final ByteArrayOutputStream out = new ByteArrayOutputStream();
     private final CompletableFuture<byte[]> done = new CompletableFuture<>();
     private Flow.Subscription subscription;
 
-    private LimitedBody(long limit) {
+    private LimitedBody(long limit, long announced) {
         this.limit = limit;
+        this.announced = announced;
     }
 
     static HttpResponse.BodyHandler<byte[]> handler(long limit) {
-        return info -> {
-            long announced = info.headers().firstValueAsLong("Content-Length").orElse(-1);
-            if (announced > limit) {
-                return HttpResponse.BodySubscribers.replacing(null);
-            }
-            return new LimitedBody(limit);
-        };
+        return info -> new LimitedBody(limit, info.headers().firstValueAsLong("Content-Length").orElse(-1));
     }
 
     @Override
@@ -41,11 +37,20 @@ final class LimitedBody implements HttpResponse.BodySubscriber<byte[]> {
     @Override
     public void onSubscribe(Flow.Subscription s) {
         subscription = s;
+        if (announced > limit) { // refused before a byte of the body is read
+            s.cancel();
+            done.completeExceptionally(new IllegalStateException("answer of " + announced + " bytes over the limit of "
+                    + limit + " bytes"));
+            return;
+        }
         s.request(Long.MAX_VALUE);
     }
 
     @Override
     public void onNext(List<ByteBuffer> items) {
+        if (done.isDone()) {
+            return;
+        }
         for (ByteBuffer b : items) {
             if (out.size() + (long) b.remaining() > limit) {
                 subscription.cancel();
