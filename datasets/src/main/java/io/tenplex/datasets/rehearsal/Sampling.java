@@ -20,6 +20,8 @@ final class Sampling {
 
     private final RehearsalPeers peers;
     private final String self;
+    /** Addresses that answered with this daemon's own id: not asked again. */
+    private final java.util.Set<String> selfAddresses = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     Sampling(RehearsalPeers peers, String self) {
         this.peers = peers;
@@ -42,7 +44,8 @@ final class Sampling {
         return out;
     }
 
-    CompletableFuture<List<Sample>> global(String job, JobBuffer jb, int rank, int r, List<String> others) {
+    CompletableFuture<List<Sample>> global(String job, JobBuffer jb, int rank, int r, List<String> all) {
+        List<String> others = all.stream().filter(a -> !selfAddresses.contains(a)).toList();
         List<CompletableFuture<RehearsalPeers.Counts>> asked = new ArrayList<>();
         for (String peer : others) {
             asked.add(peers.counts(peer, job).exceptionally(e -> {
@@ -57,6 +60,9 @@ final class Sampling {
             jb.counts().forEach((rk, c) -> holdings.add(new GlobalSampler.Holding(0, rk, c)));
             for (int i = 0; i < asked.size(); i++) {
                 RehearsalPeers.Counts c = asked.get(i).join();
+                if (c != null && c.daemon().equals(self)) {
+                    selfAddresses.add(others.get(i));
+                }
                 if (c == null || c.daemon().equals(self) || c.config() == null) {
                     continue; // unreachable, this daemon itself, or no buffer of the job there
                 }
