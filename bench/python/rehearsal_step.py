@@ -2,8 +2,8 @@
 
 W trainer processes (one per daemon, started together) run the same loop with and without the
 rehearsal buffer, rounds interleaved. A step is: [augment the minibatch of b samples with the r
-representatives drawn in the background], the step's compute, [offer the candidates and start the
-next draw]. The compute stands for a GPU step: the host waits ``--step-ms`` (time.sleep), so the
+representatives drawn during the previous step; offer this minibatch's candidates and start the next
+draw in the background (section 5.4's order)], then the step's compute. The compute stands for a GPU step: the host waits ``--step-ms`` (time.sleep), so the
 client's background thread and the daemons have the host's CPUs as they would during a GPU step.
 Each sample is a float32 input of ``--shape``, an int64 label and float32 logits of K classes (the
 extra part of dark experience replay). The overhead is the mean step time with the buffer over the
@@ -45,10 +45,10 @@ def trainer(a):
         y = rng.integers(0, a.classes, a.b)
         logits = np.zeros((a.b, a.classes), dtype=np.float32)
         if buf is not None:
-            x, y, logits = buf.augment(x, y, logits)
+            m = (x, y, logits)
+            x, y, logits = buf.augment(x, y, logits)  # waits for the draw started during the previous step
+            buf.update(*m[:2], extra=m[2])  # candidates in, next draw started: both overlap this step's compute
         time.sleep(a.step_ms / 1000.0)  # the step's compute (a GPU step: the host waits)
-        if buf is not None:
-            buf.update(pool[step % len(pool)], y[:a.b], extra=logits[:a.b])
         if step >= a.warmup:
             times.append(time.perf_counter() - t)
             sizes.append(len(x))

@@ -14,8 +14,11 @@ Typical loop::
     buf = RehearsalBuffer(job, rank, classes=10, per_class=100, candidates=8, batch=64, representatives=16)
     for x, y in loader:
         x2, y2 = buf.augment(x, y)        # representatives drawn during the previous step
-        ...train on (x2, y2)...
-        buf.update(x, y)                  # candidates in, next draw started, both in the background
+        buf.update(x, y)                  # candidates in, next draw started: in the background,
+        ...train on (x2, y2)...           # overlapping this step's compute (section 5.4)
+
+With an ``extra`` part computed by the step (DER's logits), call ``update`` as soon as it is known
+(after the forward pass), so that the draw still overlaps the rest of the step.
 """
 
 import struct
@@ -117,7 +120,6 @@ class RehearsalBuffer:
         self._local = threading.local()
         self._next = None
         self.waited = 0.0  # seconds augment() spent waiting for a draw
-        self.offered = 0
 
     def _client(self):
         c = getattr(self._local, "client", None)
@@ -144,10 +146,10 @@ class RehearsalBuffer:
             self._next.result()
 
     def _update_then_draw(self, body):
-        answer = self._client().request("POST", "%s/%d/update" % (self.route, self.rank), data=body,
-                                        headers={"Content-Type": "application/octet-stream"}).json()
-        self.offered += answer["appended"] + answer["replaced"]
-        return self._draw(self.r) if self.r > 0 else []
+        params = {"draw": self.r, "scope": self.scope} if self.r > 0 else None  # one round trip for both
+        resp = self._client().request("POST", "%s/%d/update" % (self.route, self.rank), data=body, params=params,
+                                      headers={"Content-Type": "application/octet-stream"})
+        return decode(resp.content) if self.r > 0 else []
 
     def _draw(self, r):
         resp = self._client().request("GET", "%s/%d/sample" % (self.route, self.rank),

@@ -15,8 +15,8 @@ import java.util.concurrent.Executor;
  * The rehearsal routes under {@code /api/v1/jobs/<job>/rehearsal} (the job routes hand them over):
  * {@code PUT} (configure: JSON {@code classes, perClass, candidates, batch, seed}), {@code GET}
  * (status), {@code DELETE}; per rank {@code POST <rank>/update} (a batch of candidates,
- * {@link Tuples}) and {@code GET <rank>/sample?r=N&scope=global|local} (a batch of up to N
- * representatives); {@code POST repartition} (JSON {@code {"ranks": {"<rank>": "host:port"}}}); and,
+ * {@link Tuples}; with {@code draw=N&scope=...} it answers the next draw instead, in the same round
+ * trip) and {@code GET <rank>/sample?r=N&scope=global|local} (a batch of up to N representatives); {@code POST repartition} (JSON {@code {"ranks": {"<rank>": "host:port"}}}); and,
  * daemon to daemon, {@code GET counts}, {@code POST fetch} ({@link SlotWire}), {@code POST prepare},
  * {@code commit} and {@code abort}. Everything runs on the given executor, never on the event loop.
  */
@@ -75,18 +75,34 @@ public final class RehearsalRoutes implements ControlHandler {
 
     private CompletableFuture<Response> rankRoute(String job, int rank, String what, Request req) {
         if (req.method().equals("POST") && what.equals("update")) {
+            if (req.param("draw") != null) { // the update, then the next draw, in one round trip
+                int r = intParam(req, "draw", 1, MAX_BATCH);
+                boolean global = global(req);
+                return CompletableFuture.supplyAsync(() -> {
+                    update(job, rank, req);
+                    return service.sample(job, rank, r, global);
+                }, work).thenCompose(f -> f).thenApply(RehearsalRoutes::batch);
+            }
             return CompletableFuture.supplyAsync(() -> update(job, rank, req), work);
         }
         if (req.method().equals("GET") && what.equals("sample")) {
             int r = intParam(req, "r", 1, MAX_BATCH);
-            String scope = req.param("scope") == null ? "global" : req.param("scope");
-            if (!scope.equals("global") && !scope.equals("local")) {
-                throw new IllegalArgumentException("scope '" + scope + "' (expected: global or local)");
-            }
-            return CompletableFuture.supplyAsync(() -> service.sample(job, rank, r, scope.equals("global")), work)
-                    .thenCompose(f -> f).thenApplyAsync(RehearsalRoutes::batch, work);
+            return draw(job, rank, r, global(req));
         }
         throw StoreException.notFound("no rehearsal route " + req.method() + " " + req.path());
+    }
+
+    private CompletableFuture<Response> draw(String job, int rank, int r, boolean global) {
+        return CompletableFuture.supplyAsync(() -> service.sample(job, rank, r, global), work)
+                .thenCompose(f -> f).thenApply(RehearsalRoutes::batch); // where the draw completes: never an event loop
+    }
+
+    private static boolean global(Request req) {
+        String scope = req.param("scope") == null ? "global" : req.param("scope");
+        if (!scope.equals("global") && !scope.equals("local")) {
+            throw new IllegalArgumentException("scope '" + scope + "' (expected: global or local)");
+        }
+        return scope.equals("global");
     }
 
     private Response configure(String job, Request req) {

@@ -100,6 +100,9 @@ class RehearsalRoutesTest {
         assertEquals(8, seen.size(), "2 representatives here and 6 on the peer: " + seen);
         HttpResponse<byte[]> local = send("GET", urls.get(0) + "/0/sample?r=3&scope=local", null);
         assertEquals(2, Tuples.decode(local.body(), 3, 1 << 10).size());
+        HttpResponse<byte[]> both = send("POST", urls.get(0) + "/0/update?draw=5&scope=local",
+                Tuples.encode(samples(0, 1)));
+        assertEquals(3, Tuples.decode(both.body(), 5, 1 << 10).size(), "the update, then a draw from its 3");
         JsonNode status = RehearsalJson.read(send("GET", urls.get(1), null).body());
         assertEquals(6, status.get("representatives").asInt());
     }
@@ -118,6 +121,7 @@ class RehearsalRoutesTest {
                 Tuples.bytesSample(2, new byte[1])))));
         assertRefused(400, "bad_request", send("POST", u + "/x/update", Tuples.encode(samples(0, 1))));
         assertRefused(400, "bad_request", send("GET", u + "/0/sample?r=0", null));
+        assertRefused(400, "bad_request", send("POST", u + "/0/update?draw=x", Tuples.encode(samples(0, 1))));
         assertRefused(400, "bad_request", send("GET", u + "/0/sample?r=3&scope=everywhere", null));
         assertRefused(400, "bad_request", send("POST", u + "/fetch", new byte[] {(byte) 0xff, (byte) 0xff, 0, 0}));
         assertRefused(400, "bad_request", send("POST", u + "/repartition", "{\"ranks\": {}}".getBytes()));
