@@ -15,6 +15,7 @@ import io.tenplex.server.jobs.PlanningPool;
 import io.tenplex.server.jobs.StopRoute;
 import io.tenplex.datasets.DatasetExecutors;
 import io.tenplex.datasets.DatasetService;
+import io.tenplex.datasets.rehearsal.RehearsalService;
 import io.tenplex.datasets.streams.StreamService;
 import io.tenplex.server.streams.HttpStreamPeers;
 import io.tenplex.server.streams.StreamMetrics;
@@ -97,14 +98,16 @@ public final class Daemon implements AutoCloseable {
         rest.metrics().register(new StreamMetrics(streams));
         ResourceChanges changes = new ResourceChanges(jobs).addCommitListener(new StreamResizes(streams,
                 () -> jobs.daemons(Map.of())));
-        rest.addControl(JobRoutes.PREFIX, new JobRoutes(jobs, changes, planning, shared)
-                .withStreams(new StreamRoutes(streams, link)));
+        JobRoutes jobRoutes = new JobRoutes(jobs, changes, planning, shared).withStreams(new StreamRoutes(streams, link));
+        rest.addControl(JobRoutes.PREFIX, jobRoutes);
+        RehearsalService rehearsal = Rehearsal.wire(cfg, link, changes, jobRoutes, pools.jobBackground);
         rest.addControl(StopRoute.PATH, new StopRoute(flags, jobs::requireKnown));
         datasets.setDefaultPeers(peerAddresses(cfg));
         rest.addControl(DatasetRoutes.PREFIX, new DatasetRoutes(datasets));
         InetSocketAddress address = rest.start(cfg.bind(), cfg.port());
         jobs.setSelfAddress(address); // parts in doubt ask the coordinator here
         streams.setSelf(address.getHostString(), address.getPort());
+        rehearsal.setSelfAddress(address.getHostString() + ":" + address.getPort());
         if (cfg.peers().isEmpty()) {
             jobs.setDefaultDaemons(Map.of(0, address)); // alone: this daemon is worker 0
         }

@@ -17,7 +17,8 @@ public interface CommitListener {
     /**
      * @param devices the job's devices, index = global rank
      * @param daemons the daemon of each worker the change named (empty: the daemon's default peers)
+     * @return a line for the change's events, or null
      */
-    void committed(String job, ParallelConfig config, List<Device> devices, Map<Integer, InetSocketAddress> daemons)
+    String committed(String job, ParallelConfig config, List<Device> devices, Map<Integer, InetSocketAddress> daemons)
             throws Exception;
 }

@@ -176,7 +176,10 @@ public final class ResourceChange implements Registry.Finishing {
     private void tellCommitted(ParallelConfig c) {
         for (CommitListener l : listeners) {
             try {
-                l.committed(job, c, spec.devices(), daemons);
+                String line = l.committed(job, c, spec.devices(), daemons);
+                if (line != null) {
+                    event(line);
+                }
             } catch (Exception e) {
                 event("a listener of the commit failed: " + e.getMessage());
             }

@@ -57,7 +57,8 @@ public final class JobRoutes implements ControlHandler {
     private final PlanningPool planning;
     private final SharedRoutes shared;
     private final ObjectMapper json = new ObjectMapper();
-    private volatile ControlHandler streams;
+    /** Route groups of other modules under {@code /api/v1/jobs/<job>/<segment>}, by segment. */
+    private final java.util.Map<String, ControlHandler> groups = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** @param planning where planning, sealing and part decoding run (owned by the caller) */
     public JobRoutes(Jobs jobs, ResourceChanges changes, PlanningPool planning) {
@@ -74,8 +75,13 @@ public final class JobRoutes implements ControlHandler {
 
     /** Serves {@code /api/v1/jobs/<job>/streams...} with {@code handler} (the streamed-sample routes). */
     public JobRoutes withStreams(ControlHandler handler) {
-        this.streams = handler;
+        addGroup("streams", handler);
         return this;
+    }
+
+    /** Hands the routes under {@code /api/v1/jobs/<job>/<segment>} to {@code handler}. */
+    public void addGroup(String segment, ControlHandler handler) {
+        groups.put(segment, handler);
     }
 
     @Override
@@ -93,11 +99,12 @@ public final class JobRoutes implements ControlHandler {
 
     private CompletableFuture<Response> route(String job, String[] p, Request req) throws IOException {
         String what = p.length > 1 ? p[1] : "";
+        ControlHandler group = groups.get(what);
+        if (group != null) {
+            return group.handle(req);
+        }
         if (what.equals("parts") && p.length >= 3) {
             return part(job, p);
-        }
-        if (what.equals("streams") && streams != null) {
-            return streams.handle(req);
         }
         if (what.equals("shared")) {
             return planning.submit(() -> shared.handle(job, p, req));

@@ -33,17 +33,18 @@ public final class StreamResizes implements CommitListener {
     }
 
     @Override
-    public void committed(String job, ParallelConfig c, List<Device> devices, Map<Integer, InetSocketAddress> daemons)
+    public String committed(String job, ParallelConfig c, List<Device> devices, Map<Integer, InetSocketAddress> daemons)
             throws Exception {
         if (streams.all().stream().noneMatch(s -> s.job().equals(job))) {
-            return;
+            return null;
         }
         List<String> ranks = ranks(c, devices, daemons.isEmpty() ? defaults.get() : daemons);
         if (ranks.equals(streams.config(job).ranks())) {
-            return;
+            return null;
         }
         streams.repartition(job, ranks).get(TIMEOUT_MINUTES, TimeUnit.MINUTES);
         LOG.info("job={} stream follows the resource change: {} data-parallel ranks on {}", job, c.dp(), ranks);
+        return "streamed-sample buffers re-partitioned over " + c.dp() + " data-parallel ranks";
     }
 
     /** The daemon ({@code host:port}) of each data-parallel rank of {@code c}. */

@@ -1,0 +1,139 @@
+package io.tenplex.datasets.rehearsal;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The binary form of a batch of samples (all integers little-endian): {@code int32 count}, then per
+ * sample {@code int32 class}, {@code int32 parts} and per part {@code int32 dtypeLength}, the dtype
+ * (ASCII, numpy's {@code dtype.str}, e.g. {@code <f4}), {@code int32 ndim}, {@code ndim x int64} dims,
+ * {@code int64 nbytes} and the bytes (C order). Every count and size read is checked against a limit
+ * and against the bytes left before anything is allocated; a dtype that ends in its item size (all
+ * numpy ones do) must agree with the shape and the byte count.
+ */
+public final class Tuples {
+    public static final int MAX_PARTS = 16;
+    public static final int MAX_DTYPE = 32;
+    public static final int MAX_NDIM = 16;
+
+    private Tuples() {
+    }
+
+    /**
+     * The samples of a batch body.
+     *
+     * @param maxSamples the most samples a body may hold
+     * @param maxSampleBytes the most bytes one sample's tuple may take
+     * @throws IllegalArgumentException when the body is malformed or over a limit (message with the values)
+     */
+    public static List<Sample> decode(byte[] body, int maxSamples, int maxSampleBytes) {
+        ByteBuffer in = ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN);
+        try {
+            int count = in.getInt();
+            if (count < 0 || count > maxSamples || count > in.remaining() / 12) {
+                throw new IllegalArgumentException("batch of " + count + " samples in " + body.length
+                        + " bytes (expected: 0 <= count <= " + maxSamples + ", 12 bytes at least per sample)");
+            }
+            List<Sample> out = new ArrayList<>(count);
+            for (int k = 0; k < count; k++) {
+                int cls = in.getInt();
+                int start = in.position();
+                readTuple(in, maxSampleBytes, k);
+                byte[] tuple = new byte[in.position() - start];
+                in.get(start, tuple);
+                out.add(new Sample(cls, tuple));
+            }
+            if (in.hasRemaining()) {
+                throw new IllegalArgumentException(in.remaining() + " bytes after the last of " + count + " samples");
+            }
+            return out;
+        } catch (BufferUnderflowException e) {
+            throw new IllegalArgumentException("batch body cut short (" + body.length + " bytes)");
+        }
+    }
+
+    private static void readTuple(ByteBuffer in, int maxSampleBytes, int k) {
+        int start = in.position();
+        int parts = in.getInt();
+        if (parts < 1 || parts > MAX_PARTS) {
+            throw new IllegalArgumentException("sample " + k + " has " + parts + " parts (expected: 1 <= parts <= "
+                    + MAX_PARTS + ")");
+        }
+        for (int p = 0; p < parts; p++) {
+            long nbytes = readPartHead(in, k, p);
+            if (nbytes > in.remaining() || in.position() - start + nbytes > maxSampleBytes) {
+                throw new IllegalArgumentException("sample " + k + " part " + p + " of " + nbytes + " bytes (expected: "
+                        + "at most " + Math.min(in.remaining(), maxSampleBytes - (in.position() - start))
+                        + " bytes, limit " + maxSampleBytes + " per sample)");
+            }
+            in.position(in.position() + (int) nbytes);
+        }
+    }
+
+    /** Reads a part's dtype and shape; answers its byte count, checked against them. */
+    private static long readPartHead(ByteBuffer in, int k, int p) {
+        int len = in.getInt();
+        if (len < 1 || len > MAX_DTYPE || len > in.remaining()) {
+            throw new IllegalArgumentException("sample " + k + " part " + p + ": dtype of " + len
+                    + " bytes (expected: 1 to " + MAX_DTYPE + ")");
+        }
+        byte[] d = new byte[len];
+        in.get(d);
+        String dtype = new String(d, StandardCharsets.US_ASCII);
+        int ndim = in.getInt();
+        if (ndim < 0 || ndim > MAX_NDIM) {
+            throw new IllegalArgumentException("sample " + k + " part " + p + ": ndim " + ndim + " (expected: 0 to "
+                    + MAX_NDIM + ")");
+        }
+        long elements = 1;
+        for (int i = 0; i < ndim; i++) {
+            long dim = in.getLong();
+            if (dim < 0 || dim > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException("sample " + k + " part " + p + ": dim " + i + " is " + dim);
+            }
+            elements = Math.min(Long.MAX_VALUE / 64, elements * dim);
+        }
+        long nbytes = in.getLong();
+        int item = itemSize(dtype);
+        if (nbytes < 0 || (item > 0 && nbytes != elements * item)) {
+            throw new IllegalArgumentException("sample " + k + " part " + p + ": " + nbytes + " bytes for " + elements
+                    + " elements of " + dtype);
+        }
+        return nbytes;
+    }
+
+    /** The item size a numpy dtype string ends with ({@code <f4}: 4), or 0 when it names none. */
+    static int itemSize(String dtype) {
+        int i = dtype.length();
+        while (i > 0 && Character.isDigit(dtype.charAt(i - 1))) {
+            i--;
+        }
+        String digits = dtype.substring(i);
+        return digits.isEmpty() || digits.length() > 3 ? 0 : Integer.parseInt(digits);
+    }
+
+    /** The body of a batch of {@code samples}. */
+    public static byte[] encode(List<Sample> samples) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteBuffer head = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN);
+        out.write(head.putInt(0, samples.size()).array(), 0, 4);
+        for (Sample s : samples) {
+            out.write(head.putInt(0, s.cls()).array(), 0, 4);
+            out.write(s.tuple(), 0, s.tuple().length);
+        }
+        return out.toByteArray();
+    }
+
+    /** A one-part tuple of {@code data} as {@code |u1} bytes of shape [length] (tests, benchmarks). */
+    public static Sample bytesSample(int cls, byte[] data) {
+        byte[] dtype = "|u1".getBytes(StandardCharsets.US_ASCII);
+        ByteBuffer b = ByteBuffer.allocate(4 + 4 + dtype.length + 4 + 8 + 8 + data.length).order(ByteOrder.LITTLE_ENDIAN);
+        b.putInt(1).putInt(dtype.length).put(dtype).putInt(1).putLong(data.length).putLong(data.length).put(data);
+        return new Sample(cls, b.array());
+    }
+}
