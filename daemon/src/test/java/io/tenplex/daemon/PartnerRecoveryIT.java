@@ -224,5 +224,27 @@ class PartnerRecoveryIT {
         assertEquals("memory of worker 1", status.path("sources").path("1").asText(), status.toString());
         cluster.assertLoaded("j", cluster.daemons, ConfigJson.ptc(model, cluster.json(to.getBytes(
                 StandardCharsets.UTF_8)), "to"), 0, tenth);
+        List<DaemonProcess> survivors = cluster.daemons.subList(0, 3);
+        for (DaemonProcess d : survivors) { // generation 20 is abandoned, in memory and on disk
+            JsonNode g = cluster.json(cluster.get(d, JobRoutes.PREFIX + "j/generations"));
+            assertEquals(10, g.path("current").asLong(), g.toString());
+            assertTrue(generation(d, 20).isEmpty(), g.toString());
+        }
+        awaitAll(survivors, d -> !java.nio.file.Files.exists(dir.resolve("w" + cluster.daemons.indexOf(d)
+                + "/jobs/j/20/manifest.json")), "generation 20 deleted from the survivors' directories");
+        ParallelConfig now = ParallelConfig.of(2, 1, 3);
+        cluster.save("j", Ptc.packed(model, now, 2), 0, 30);
+        for (int rank = 0; rank < 6; rank++) { // the resumed job saves step 20 again, in its new configuration
+            HttpResponse<byte[]> r = send(cluster.daemons.get(rank / 2), "POST", JobRoutes.PREFIX + "j/saves/20/ranks/"
+                    + rank, "{\"world\": 6, \"config\": " + ProcessCluster.config(now, 2, 0) + "}");
+            assertEquals(200, r.statusCode(), new String(r.body(), StandardCharsets.UTF_8));
+        }
+        awaitAll(survivors, d -> {
+            try {
+                return generation(d, 20).path("levels").toString().contains("durable");
+            } catch (Exception e) {
+                return false;
+            }
+        }, "the new generation 20 is complete and flushed");
     }
 }

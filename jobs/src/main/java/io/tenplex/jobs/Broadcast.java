@@ -34,6 +34,11 @@ public final class Broadcast {
                 sent.stream().map(CompletableFuture::join).filter(x -> x != null).toList());
     }
 
+    /** The failures of {@link #toAll} from the daemons of {@code workers}. */
+    public static List<String> ofWorkers(List<String> failed, java.util.Collection<Integer> workers) {
+        return failed.stream().filter(f -> workers.stream().anyMatch(w -> f.startsWith("worker " + w + " at "))).toList();
+    }
+
     private static String failed(String what) {
         org.slf4j.LoggerFactory.getLogger(Broadcast.class).warn("peer call failed: {}", what);
         return what;

@@ -183,7 +183,8 @@ public final class Jobs {
     /**
      * Seals a rank of a save step here, then tells every daemon of the cluster.
      *
-     * @return completes when every daemon answered (those that failed are listed)
+     * @return completes when every daemon answered (those of the save's workers that failed are listed;
+     *     a daemon of another worker, e.g. a lost one, that does not answer is only logged)
      */
     public CompletableFuture<Sealed> seal(String job, long step, int rank, int world, JsonNode config,
             Map<Integer, InetSocketAddress> daemons) throws IOException {
@@ -193,9 +194,11 @@ public final class Jobs {
         SaveEvents.sealed(job, step, rank, manifest.bytes(), System.nanoTime() - t);
         int tensors = manifest.tensors().size();
         long bytes = manifest.bytes();
-        return Broadcast.toAll(daemons(daemons), a -> client.sealed(a, job, step, List.of(rank), world, config))
+        Map<Integer, InetSocketAddress> told = daemons(daemons);
+        List<Integer> holders = io.tenplex.jobs.tiers.Ring.of(config, world, told.keySet()).workers();
+        return Broadcast.toAll(told, a -> client.sealed(a, job, step, List.of(rank), world, config))
                 .thenApply(failed -> new Sealed(step, rank, world, tensors, bytes,
-                        complete || generations.current(job).orElse(-1) == step, failed));
+                        complete || generations.current(job).orElse(-1) == step, Broadcast.ofWorkers(failed, holders)));
     }
 
     /** What {@code rank} of {@code job} loads here: the newer of the latest generation and a reconfiguration's output. */
