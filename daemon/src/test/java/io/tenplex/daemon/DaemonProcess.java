@@ -119,7 +119,9 @@ public final class DaemonProcess implements AutoCloseable {
 
     /** Sends a signal by PID (Process.destroy would also close our end of its output) and waits for the exit. */
     int signal(String signal) throws IOException, InterruptedException {
-        if (new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).start().waitFor() != 0) {
+        if (signal.equals("KILL")) {
+            process.toHandle().destroyForcibly(); // SIGKILL at once, without a kill process to start first
+        } else if (new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).start().waitFor() != 0) {
             throw new IOException("kill -" + signal + " " + process.pid() + " failed");
         }
         if (!process.waitFor(30, TimeUnit.SECONDS)) {
