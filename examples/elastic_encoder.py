@@ -61,6 +61,9 @@ def parse_args(argv=None):
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--out", default=".", help="directory for <job>.jsonl (losses and events)")
+    p.add_argument("--store", choices=("spec", "rules"), default="spec",
+                   help="what the first save stores with the job: the described spec, or only the rules (the "
+                        "daemon then infers the model from the saved shards)")
     return p.parse_args(argv)
 
 
@@ -302,7 +305,10 @@ def main(a):
             log(a, job, {"step": step, "loss": float(total[0]), "ids": ids, "config": [T, P, D]})
     saved = {"model": stage.state(), "optimizer": tenplex.optimizer_state_by_name(opt, stage.named)} \
         if dp == 0 else None  # data-parallel replicas hold the same state
-    tenplex.save(saved, job, step, rank, world, client=client, spec=spec)
+    if a.store == "spec":
+        tenplex.save(saved, job, step, rank, world, client=client, spec=spec)
+    else:
+        tenplex.save(saved, job, step, rank, world, client=client, rules=RULES, rule_params={"vocab": a.vocab})
     dist.barrier()
     if rank == 0:
         log(a, job, {"event": "saved", "step": step, "config": [T, P, D]})

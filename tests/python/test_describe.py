@@ -189,6 +189,20 @@ for name, want in [("language_model.embedding.word_embeddings.weight", ("vocab",
     rule, part = tenplex.rules.first_match(meg, name)
     assert (part["kind"], rule.stage) == want, (name, part, rule)
 
+# ---- rules in the form the daemon reads (save(rules=...)): sources read here, params kept, bad ones refused
+form = tenplex.rules.stored_form([{"rules": [{"match": "embed.weight", "partition": "vocab", "size": "${vocab}"}]},
+                                  "transformer"], {"vocab": 50})
+assert form["params"] == {"vocab": 50} and form["rules"][0]["size"] == "${vocab}", form
+assert any(r["match"].endswith("linear1.weight") for r in form["rules"]), form  # the shipped set, read in
+for bad, says in [(([{"match": "x", "partition": "diagonal"}], None), "diagonal"),
+                  (("nosuchset", None), "no shipped rules"),
+                  (([{"match": "x", "partition": "column"}], {"vocab": "50"}), "whole numbers")]:
+    try:
+        tenplex.rules.stored_form(*bad)
+        raise AssertionError("accepted %r" % (bad,))
+    except tenplex.rules.DescriptionError as e:
+        assert says in str(e), (says, str(e))
+
 # ---- the spec is stored with the job by the first save
 ADDR = os.environ.get("TENPLEX_ADDR")
 if ADDR:

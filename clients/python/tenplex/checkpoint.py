@@ -16,6 +16,7 @@ import threading
 import numpy as np
 
 from . import codec, layout, restore, torch_helpers
+from . import rules as rules_module
 from . import shared as shm
 from .errors import NoCheckpoint, TenplexError, UnknownJob
 from .http_client import ERROR_CODE_HEADER, client_for
@@ -47,7 +48,7 @@ def _seal_body(world, config):
 
 
 def save(state, job=None, step=0, rank=None, world=None, config=None, client=None, addr=None, token=None,
-         blocking=True, shared=None, spec=None):
+         blocking=True, shared=None, spec=None, rules=None, rule_params=None):
     """Saves one rank's ``state`` as step ``step`` of ``job`` and seals it.
 
     The tree goes to ``/job/<job>/save/<rank>/`` (replacing what the rank saved before); then the
@@ -69,12 +70,19 @@ def save(state, job=None, step=0, rank=None, world=None, config=None, client=Non
 
     ``spec`` (a model spec, e.g. from :func:`tenplex.describe`) is stored with the job by this
     process's first save of it (``/job/<job>/model.json`` on this rank's daemon), so that
-    reconfigurations need no spec in their request."""
+    reconfigurations need no spec in their request.
+
+    ``rules`` (partition rules, as for :func:`tenplex.describe`: a dict, a file, a shipped set's name
+    or a list of them; ``rule_params`` fills their ``"${name}"`` numbers) are stored instead
+    (``/job/<job>/rules.json``) when no spec is given: the daemon then infers the model from the
+    shards of the job's newest complete generation at its first reconfiguration (docs/PTC.md)."""
     wait_saves()
     c = client_for(client, addr, token)
     job = job_name(job)
     if spec is not None:
         _store_spec(c, job, spec)
+    elif rules is not None:
+        _store_spec(c, job, json.dumps(rules_module.stored_form(rules, rule_params)), layout.rules_file(job))
     rank = _env_int("RANK", 0) if rank is None else rank
     world = _env_int("WORLD_SIZE", 1) if world is None else world
     if config is None and os.environ.get("TENPLEX_CONFIG"):
@@ -94,13 +102,15 @@ def save(state, job=None, step=0, rank=None, world=None, config=None, client=Non
 _specs_stored = set()
 
 
-def _store_spec(c, job, spec):
-    """Writes the model spec with the job once per process and daemon (a later save skips it)."""
-    key = (c.addr, job)
+def _store_spec(c, job, spec, path=None):
+    """Writes the model spec (or the rules, at ``path``) with the job once per process and daemon (a
+    later save skips it)."""
+    path = path or layout.model_file(job)
+    key = (c.addr, path)
     if key in _specs_stored:
         return
     text = spec if isinstance(spec, str) else json.dumps(spec)
-    c.request("PUT", layout.files_route(layout.model_file(job)), ok=(200, 201), params={"replace": "true"},
+    c.request("PUT", layout.files_route(path), ok=(200, 201), params={"replace": "true"},
               data=text.encode("utf-8"), headers=c.upload_headers(text.encode("utf-8")))
     _specs_stored.add(key)
 

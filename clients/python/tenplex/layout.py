@@ -41,6 +41,11 @@ def model_file(job):
     return "%s/model.json" % job_dir(job)
 
 
+def rules_file(job):
+    """The job's partition rules, from which the daemon infers its model when no description is stored."""
+    return "%s/rules.json" % job_dir(job)
+
+
 def generation_dir(job, step):
     return "%s/generations/%d" % (job_dir(job), step)
 

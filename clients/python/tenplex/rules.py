@@ -102,6 +102,27 @@ def compile(sources, params=None):  # noqa: A001  (the rules' own verb)
     return rules
 
 
+def stored_form(sources, params=None):
+    """The rules of ``sources`` as one JSON object the daemon reads (``/job/<job>/rules.json``):
+    ``{"rules": [...], "params": {...}}``, shipped sets and files read here. Checked first with
+    :func:`compile`, so a bad rule fails before anything is stored."""
+    compile(sources, params)
+    bare = isinstance(sources, list) and sources and isinstance(sources[0], dict) and "match" in sources[0]
+    if isinstance(sources, (str, dict)) or bare:
+        sources = [sources]
+    rules = []
+    for src in sources:
+        data, _ = _read(src)
+        rules.extend(data.get("rules") if isinstance(data, dict) else data)
+    out = {"rules": rules}
+    if params:
+        bad = sorted(k for k, v in params.items() if not isinstance(v, int) or isinstance(v, bool))
+        if bad:
+            raise DescriptionError("rule parameters must be whole numbers: %s" % ", ".join(bad))
+        out["params"] = dict(params)
+    return out
+
+
 def _rule(r, where, params):
     if not isinstance(r, dict) or not isinstance(r.get("match"), str) or "partition" not in r:
         raise DescriptionError("%s: a rule needs \"match\" (a pattern) and \"partition\", got %r" % (where, r))

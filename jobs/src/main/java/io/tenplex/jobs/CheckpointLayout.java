@@ -36,8 +36,15 @@ public final class CheckpointLayout {
     static final String PARAMS_GROUPS = "optimizer/optimizer/param_groups/";
     static final String FP32_PARAMS_GROUPS = "optimizer/param_groups/";
 
-    /** One stored entry below the rank directory: its relative path, whether it is a tensor, and its rank (dims). */
-    public record Item(String path, boolean tensor, int dims) {}
+    /**
+     * One stored entry below the rank directory: its relative path, whether it is a tensor, its rank
+     * (dims), and a tensor's dtype and shape when the listing gave them (else null).
+     */
+    public record Item(String path, boolean tensor, int dims, io.tenplex.ptc.TensorMeta meta) {
+        public Item(String path, boolean tensor, int dims) {
+            this(path, tensor, dims, null);
+        }
+    }
 
     private final Map<String, String> tensors = new LinkedHashMap<>();
     private final List<Item> items;
@@ -135,6 +142,50 @@ public final class CheckpointLayout {
             p = "optimizer." + p.substring("optimizer.optimizer.".length());
         }
         return p;
+    }
+
+    /**
+     * What this rank saved, as a model is inferred from it: each tensor key's dtype and shape (in the
+     * listing's order), and the value keys: each non-tensor file grouped up to the highest directory
+     * that holds no tensor ({@code optimizer/param_groups/...} is the one value {@code optimizer.param_groups}).
+     *
+     * @throws IllegalArgumentException when the listing did not give a tensor's dtype and shape
+     */
+    public io.tenplex.ptc.describe.ShardInference.Saved saved(int rank) {
+        Map<String, io.tenplex.ptc.TensorMeta> byPath = new java.util.HashMap<>();
+        java.util.Set<String> tensorDirs = new java.util.HashSet<>();
+        for (Item it : items) {
+            if (it.tensor()) {
+                byPath.put(it.path(), it.meta());
+                for (String d = parent(it.path()); !d.isEmpty(); d = parent(d)) {
+                    tensorDirs.add(d);
+                }
+            }
+        }
+        Map<String, io.tenplex.ptc.TensorMeta> metas = new LinkedHashMap<>();
+        tensors.forEach((key, path) -> {
+            io.tenplex.ptc.TensorMeta m = byPath.get(path);
+            if (m == null) {
+                throw new IllegalArgumentException("rank " + rank + ": the listing of " + path + " gives no dtype and shape");
+            }
+            metas.put(key, m);
+        });
+        java.util.Set<String> values = new java.util.TreeSet<>();
+        for (Item it : items) {
+            if (!it.tensor() && !(megatronOptimizer && isParamsList(it.path()))) {
+                String top = it.path();
+                while (!parent(top).isEmpty() && !tensorDirs.contains(parent(top))) {
+                    top = parent(top);
+                }
+                values.add(key(top));
+            }
+        }
+        return new io.tenplex.ptc.describe.ShardInference.Saved(metas, values);
+    }
+
+    private static String parent(String path) {
+        int slash = path.lastIndexOf('/');
+        return slash < 0 ? "" : path.substring(0, slash);
     }
 
     /** True for the prototype's Megatron layout, where optimizer state is stored by parameter position. */

@@ -44,16 +44,27 @@ public final class ConfigJson {
     }
 
     private static Ptc ptc(Model stored, JsonNode c, String which, BiFunction<Model, Integer, Model> forStages) {
-        if (!c.isObject()) {
+        Placed p = placed(c, which);
+        String where = "\"" + which + "\": ";
+        Model model = forStages.apply(stored, p.config().pp());
+        Limits.planSize(p.devices().size(), p.config().pp(), model.tensors().size(), where);
+        return new Ptc(model, p.config(), RankLayout.MEGATRON, StageMap.uniform(model.layers(), p.config().pp()),
+                p.devices());
+    }
+
+    /** A configuration's parallelism and the device of each rank, without a model. */
+    public record Placed(ParallelConfig config, List<Device> devices) {}
+
+    /** The configuration {@code c} ({@code which} names it in errors), checked against {@link Limits}. */
+    public static Placed placed(JsonNode c, String which) {
+        if (c == null || !c.isObject()) {
             throw new IllegalArgumentException("missing \"" + which + "\" configuration");
         }
         String where = "\"" + which + "\": ";
         ParallelConfig config = ParallelConfigJson.parse(c, where);
-        Model model = forStages.apply(stored, config.pp());
         int world = Limits.worldSize(config.tp(), config.pp(), config.dp(), config.ep(), where);
-        Limits.planSize(world, config.pp(), model.tensors().size(), where);
         List<Device> devices = c.has("devices") ? devices(c.get("devices"), world, where) : packed(c, world, where);
-        return new Ptc(model, config, RankLayout.MEGATRON, StageMap.uniform(model.layers(), config.pp()), devices);
+        return new Placed(config, devices);
     }
 
     private static List<Device> devices(JsonNode list, int world, String where) {

@@ -21,8 +21,14 @@ public interface DaemonClient {
     /** The actions a coordinator (or a part in doubt) asks of a prepared or executing part. */
     enum PartAction { PREPARE, COMMIT, ABORT }
 
-    /** One entry of a listed tree: its absolute path, whether it is a tensor, and its number of dimensions. */
-    record TreeEntry(String path, boolean tensor, int dims) {
+    /**
+     * One entry of a listed tree: its absolute path, whether it is a tensor, its number of dimensions,
+     * and a tensor's dtype and shape (null when not a tensor or not known).
+     */
+    record TreeEntry(String path, boolean tensor, int dims, TensorMeta meta) {
+        public TreeEntry(String path, boolean tensor, int dims) {
+            this(path, tensor, dims, null);
+        }
     }
 
     /** A saved value read whole: its bytes, its metadata when it is a tensor (else null), and the holder's CRC32C. */

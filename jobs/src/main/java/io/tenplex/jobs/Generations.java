@@ -322,12 +322,12 @@ public final class Generations {
         notifyAll();
     }
 
-    /** The step of the job's current complete generation, if any. */
     /** The jobs with saves on record here (sealed here, or told by the daemon that sealed them). */
     public synchronized java.util.Set<String> jobs() {
         return java.util.Set.copyOf(jobs.keySet());
     }
 
+    /** The step of the job's current complete generation, if any. */
     public OptionalLong current(String job) {
         return SmallFiles.read(store, currentFile(job)).map(s -> OptionalLong.of(Long.parseLong(s.strip())))
                 .orElse(OptionalLong.empty());

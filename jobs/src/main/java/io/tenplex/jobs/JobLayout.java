@@ -82,6 +82,11 @@ public record JobLayout(String job, String sourceDir, String outputDir) {
         return path("model.json");
     }
 
+    /** The partition rules stored with the job, from which its model is inferred: {@code /job/<job>/rules.json}. */
+    public StorePath rules() {
+        return path("rules.json");
+    }
+
     /** The para-config table stored with the job: {@code /job/<job>/para-config.json}. */
     public StorePath paraConfig() {
         return path("para-config.json");

@@ -53,6 +53,7 @@ public final class Jobs {
     private final io.tenplex.jobs.tiers.PartnerCopies partnerCopies;
     private final io.tenplex.jobs.tiers.ErasureParity erasureParity;
     private final Recovery recovery;
+    private final InferredModels inferred;
     private final Registry<PartRunner> parts;
     private final Registry<Reconfiguration> reconfigurations;
     private final AtomicInteger ids = new AtomicInteger();
@@ -73,6 +74,7 @@ public final class Jobs {
         this.exec = exec;
         this.flags = flags;
         this.generations = new Generations(store);
+        this.inferred = new InferredModels(store, generations, client);
         this.partContext = new PartRunner.Context(store, client, reads, exec.readers(), exec.background(), exec.timer(),
                 DEFAULT_PREPARED_TIMEOUT, generations);
         java.util.function.LongSupplier tierPace = () -> (long) (linkRate * FlowRates.USABLE / 8
@@ -280,7 +282,7 @@ public final class Jobs {
 
     /** @param dry whether only to plan: a lost worker's durable copy is then looked at, not read */
     private Planned plan(ReconfigureRequest r, boolean dry) throws IOException {
-        Model model = r.modelSpec() != null ? storeModel(r.job(), r.modelSpec()) : storedModel(r.job());
+        Model model = r.modelSpec() != null ? storeModel(r.job(), r.modelSpec()) : storedModel(r.job(), r.daemons(), !dry);
         String sourceDir = "save";
         long step = r.step().orElse(0);
         JsonNode fromConfig = r.from();
@@ -321,10 +323,39 @@ public final class Jobs {
         return m;
     }
 
-    /** The model spec stored with the job. */
+    /**
+     * The model spec stored with the job; with partition rules stored instead, the model inferred from
+     * its newest complete generation's shards (listed on the daemons of {@code --peers}), then stored.
+     */
     public Model storedModel(String job) {
-        return ModelSpecJson.parse(SmallFiles.read(store, new JobLayout(job).modelSpec()).orElseThrow(
-                () -> new IllegalArgumentException("no model in the request and none stored with job " + job)));
+        try {
+            return storedModel(job, Map.of(), true);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /** @param keep whether an inferred model is stored with the job (not by a dry run, which changes nothing) */
+    private Model storedModel(String job, Map<Integer, InetSocketAddress> given, boolean keep) throws IOException {
+        Optional<String> spec = SmallFiles.read(store, new JobLayout(job).modelSpec());
+        if (spec.isPresent()) {
+            return ModelSpecJson.parse(spec.get());
+        }
+        io.tenplex.ptc.describe.PartitionRules rules = inferred.rules(job).orElseThrow(() -> new IllegalArgumentException(
+                "no model in the request and none stored with job " + job + " (save with spec= or rules=, or post a "
+                        + "model)"));
+        Model m;
+        try {
+            m = inferred.infer(job, rules, daemons(given));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("inferring the model of job " + job);
+        }
+        if (keep) {
+            SmallFiles.put(store, new JobLayout(job).modelSpec(), ModelSpecJson.write(m)); // later changes reuse it
+            ReconfigurationEvents.modelInferred(job, m);
+        }
+        return m;
     }
 
     /** The para-config table stored with the job (JSON text), if any. */

@@ -247,32 +247,11 @@ public final class Reconfiguration implements Registry.Finishing {
 
     /** Lists every old rank's saved tree on the daemon of its worker (a rank with none saved nothing). */
     private Map<Integer, CheckpointLayout> listSources() throws IOException, InterruptedException {
-        JobLayout paths = new JobLayout(job, sourceDir, "load");
-        Map<Integer, CompletableFuture<List<DaemonClient.TreeEntry>>> asks = new TreeMap<>();
+        Map<Integer, InetSocketAddress> holders = new TreeMap<>();
         for (int r = 0; r < from.worldSize(); r++) {
-            asks.put(r, client.listTree(daemons.get(from.device(r).worker()), paths.savedRank(r)));
+            holders.put(r, daemons.get(from.device(r).worker()));
         }
-        Map<Integer, CheckpointLayout> out = new TreeMap<>();
-        for (Map.Entry<Integer, CompletableFuture<List<DaemonClient.TreeEntry>>> e : asks.entrySet()) {
-            int rank = e.getKey();
-            List<DaemonClient.TreeEntry> entries;
-            try {
-                entries = e.getValue().get();
-            } catch (ExecutionException x) {
-                throw new IOException("listing rank " + rank + "'s saved state: " + x.getCause().getMessage(), x);
-            }
-            String root = paths.savedRank(rank) + "/";
-            List<CheckpointLayout.Item> items = new ArrayList<>();
-            for (DaemonClient.TreeEntry n : entries) {
-                if (n.path().startsWith(root)) {
-                    items.add(new CheckpointLayout.Item(n.path().substring(root.length()), n.tensor(), n.dims()));
-                }
-            }
-            if (!items.isEmpty()) {
-                out.put(rank, CheckpointLayout.of(items));
-            }
-        }
-        return out;
+        return SavedTrees.list(client, new JobLayout(job, sourceDir, "load"), holders);
     }
 
     private void phase(String name, long startNanos) {

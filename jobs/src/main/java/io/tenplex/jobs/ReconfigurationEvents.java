@@ -17,6 +17,10 @@ final class ReconfigurationEvents {
                 s.mode().replace(' ', '_'));
     }
 
+    static void modelInferred(String job, io.tenplex.ptc.Model m) {
+        LOG.info("model inferred from saved shards job={} tensors={} layers={}", job, m.tensors().size(), m.layers());
+    }
+
     static void phase(Reconfiguration r, String phase, long millis) {
         JobMetrics.RECONFIGURATION_PHASE.labels(phase).observe(millis / 1e3);
         LOG.info("reconfiguration phase job={} plan={} phase={} duration_ms={}", r.job(), r.id(), phase, millis);

@@ -226,4 +226,28 @@ class CheckpointLayoutTest {
             }
         }
     }
+
+    @Test
+    void saved_givesEachTensorKeysShape_andGroupsValuesUpToTheirHighestDirectoryWithoutTensors() {
+        io.tenplex.ptc.TensorMeta w = io.tenplex.ptc.TensorMeta.of(DType.F32, 4, 2);
+        CheckpointLayout l = CheckpointLayout.of(List.of(
+                new CheckpointLayout.Item("model/layers.0.w.numpy.ndarray", true, 2, w),
+                new CheckpointLayout.Item("optimizer/exp_avg/layers.0.w.numpy.ndarray", true, 2, w),
+                new CheckpointLayout.Item("optimizer/step.float", false, 0),
+                new CheckpointLayout.Item("optimizer/param_groups/dir.meta", false, 0),
+                new CheckpointLayout.Item("optimizer/param_groups/0/lr.float", false, 0),
+                new CheckpointLayout.Item("optimizer/param_groups/0/betas/dir.meta", false, 0),
+                new CheckpointLayout.Item("args.argparse.Namespace", false, 0)));
+        var saved = l.saved(3);
+        assertEquals(List.of("layers.0.w", "optimizer.exp_avg.layers.0.w"), List.copyOf(saved.tensors().keySet()));
+        assertEquals(w, saved.tensors().get("optimizer.exp_avg.layers.0.w"));
+        assertEquals(java.util.Set.of("optimizer.step", "optimizer.param_groups", "args"), saved.values());
+        for (String v : saved.values()) {
+            assertTrue(!l.valuePaths(v, 3).isEmpty(), v);
+        }
+        CheckpointLayout unknown = CheckpointLayout.of(List.of(new CheckpointLayout.Item("model/a.numpy.ndarray", true,
+                1)));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> unknown.saved(5));
+        assertTrue(e.getMessage().contains("rank 5") && e.getMessage().contains("model/a.numpy.ndarray"), e::getMessage);
+    }
 }

@@ -151,7 +151,8 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
             List<TreeEntry> out = new ArrayList<>();
             for (Entry e : store.walk(dir, false)) {
                 boolean tensor = e.type() == EntryType.TENSOR;
-                out.add(new TreeEntry(e.path().toString(), tensor, tensor ? e.meta().shape().rank() : 0));
+                out.add(new TreeEntry(e.path().toString(), tensor, tensor ? e.meta().shape().rank() : 0,
+                        tensor ? e.meta() : null));
             }
             return out;
         });

@@ -78,7 +78,9 @@ public final class BuiltinChooser implements Parallelizer {
                 Ptc ptc;
                 try {
                     List<Device> devices = Ptc.packedDevices(n, r.devicesPerWorker());
-                    ptc = new Ptc(r.model(), c, RankLayout.MEGATRON, StageMap.uniform(r.model().layers(), pp), devices);
+                    // the model as this pipeline stores it (Megatron's tied head on the last stage when P > 1)
+                    io.tenplex.ptc.Model m = io.tenplex.ptc.MegatronLayout.forStages(r.model(), pp);
+                    ptc = new Ptc(m, c, RankLayout.MEGATRON, StageMap.uniform(m.layers(), pp), devices);
                 } catch (IllegalArgumentException e) {
                     out.add(new Candidate(c, 0, e.getMessage()));
                     continue;

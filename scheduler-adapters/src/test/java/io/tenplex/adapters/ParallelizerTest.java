@@ -71,4 +71,28 @@ class ParallelizerTest {
         assertTrue(none.getMessage().startsWith("no parallel configuration fits 8 devices:"), none.getMessage());
         assertTrue(none.getMessage().contains("exceed the 1000 bytes per device"), none.getMessage());
     }
+
+    @Test
+    void builtin_countsMegatronsTiedHeadOnTheLastStage_whenP_isAboveOne() {
+        // as P = 1 saves it (no word_embeddings_for_head); P = 2 stores the head on the last stage, which,
+        // with one position, then holds more than the first (final norm and head against 1 position)
+        Model gpt = MegatronLayout.model(MegatronLayout.Shape.gpt(4, 64, 8, 1000, 1));
+        long withHead = mostPerDevice(MegatronLayout.forStages(gpt, 2), 2);
+        long without = mostPerDevice(gpt, 2);
+        assertTrue(withHead > without, withHead + " vs " + without);
+        long chosen = BuiltinChooser.candidates(new Parallelizer.Request(8, 4, gpt, 0)).stream()
+                .filter(x -> x.config().equals(ParallelConfig.of(1, 2, 4))).findFirst().orElseThrow().bytesPerDevice();
+        assertEquals(withHead, chosen);
+    }
+
+    private static long mostPerDevice(Model m, int pp) {
+        ParallelConfig c = ParallelConfig.of(1, pp, 4);
+        io.tenplex.ptc.Ptc ptc = new io.tenplex.ptc.Ptc(m, c, io.tenplex.ptc.RankLayout.MEGATRON,
+                io.tenplex.ptc.StageMap.uniform(m.layers(), pp), io.tenplex.ptc.Ptc.packedDevices(8, 4));
+        long most = 0;
+        for (int rank = 0; rank < 8; rank++) {
+            most = Math.max(most, ptc.shards(rank).stream().mapToLong(io.tenplex.ptc.Ptc.Shard::bytes).sum());
+        }
+        return most;
+    }
 }

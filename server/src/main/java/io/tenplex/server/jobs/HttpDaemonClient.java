@@ -118,11 +118,29 @@ public final class HttpDaemonClient implements DaemonClient {
             ok(r);
             List<TreeEntry> out = new ArrayList<>();
             for (JsonNode n : readTree(r.body()).path("entries")) {
-                out.add(new TreeEntry(n.path("path").asText(), n.path("type").asText().equals("tensor"),
-                        n.path("shape").size()));
+                boolean tensor = n.path("type").asText().equals("tensor");
+                out.add(new TreeEntry(n.path("path").asText(), tensor, n.path("shape").size(),
+                        tensor ? meta(n) : null));
             }
             return out;
         });
+    }
+
+    /** A listed tensor's dtype and shape, or null when the entry does not carry them whole. */
+    private static TensorMeta meta(JsonNode n) {
+        JsonNode shape = n.path("shape");
+        if (!n.path("dtype").isTextual() || !shape.isArray()) {
+            return null;
+        }
+        long[] dims = new long[shape.size()];
+        for (int i = 0; i < dims.length; i++) {
+            dims[i] = shape.get(i).asLong(-1);
+        }
+        try {
+            return TensorMeta.of(DType.fromName(n.get("dtype").asText()), dims);
+        } catch (IllegalArgumentException e) {
+            return null; // an entry this client cannot read is listed without its shape
+        }
     }
 
     @Override

@@ -1,0 +1,93 @@
+package io.tenplex.jobs;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.ptc.Model;
+import io.tenplex.ptc.RankLayout;
+import io.tenplex.ptc.describe.PartitionRules;
+import io.tenplex.ptc.describe.ShardInference;
+import io.tenplex.store.TensorStore;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * A job's model inferred from what its ranks saved, when no model spec is stored with it but partition
+ * rules are ({@code /job/<job>/rules.json}, written by {@code tenplex.save(..., rules=)} or a PUT): the
+ * shards of the newest complete generation, listed on the daemons of its data-parallel index 0, with
+ * the configuration they were saved under, go through {@link ShardInference} (docs/PTC.md). Anything
+ * that does not fit is refused with the tensor, the ranks and the configuration.
+ */
+final class InferredModels {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final TensorStore store;
+    private final Generations generations;
+    private final DaemonClient client;
+
+    InferredModels(TensorStore store, Generations generations, DaemonClient client) {
+        this.store = store;
+        this.generations = generations;
+        this.client = client;
+    }
+
+    /** The rules stored with the job, if any (their {@code params} fill {@code "${name}"} numbers). */
+    Optional<PartitionRules> rules(String job) {
+        return SmallFiles.read(store, new JobLayout(job).rules()).map(InferredModels::parseRules);
+    }
+
+    /** Rules as stored: {@code {"rules": [...], "params": {"name": number, ...}}} (params optional). */
+    static PartitionRules parseRules(String text) {
+        Map<String, Long> params = new TreeMap<>();
+        try {
+            JsonNode p = JSON.readTree(text).path("params");
+            p.fields().forEachRemaining(e -> {
+                if (!e.getValue().isIntegralNumber()) {
+                    throw new IllegalArgumentException("rules: parameter '" + e.getKey() + "' must be a whole number, got "
+                            + e.getValue());
+                }
+                params.put(e.getKey(), e.getValue().asLong());
+            });
+        } catch (IOException e) {
+            throw new IllegalArgumentException("rules are not valid JSON: " + e.getMessage().lines().findFirst().orElse(""));
+        }
+        return PartitionRules.parse(text, params);
+    }
+
+    /** The model of the job's newest complete generation under {@code rules}, its shards listed on {@code known} (by worker). */
+    Model infer(String job, PartitionRules rules, Map<Integer, InetSocketAddress> known)
+            throws IOException, InterruptedException {
+        long g = generations.current(job).orElseThrow(() -> new IllegalArgumentException("job " + job + " has partition "
+                + "rules but no complete generation to infer its model from; save a step first, or give a model"));
+        JsonNode config = generations.config(job, g);
+        if (config == null) {
+            throw new IllegalArgumentException("generation " + g + " of job " + job + " was saved without its "
+                    + "configuration, so its model cannot be inferred; save with config (TENPLEX_CONFIG), or give a model");
+        }
+        ConfigJson.Placed placed = ConfigJson.placed(config, "generation " + g);
+        Map<Integer, InetSocketAddress> holders = new TreeMap<>();
+        for (int r = 0; r < placed.devices().size(); r++) {
+            if (RankLayout.MEGATRON.coord(r, placed.config()).dp() != 0) {
+                continue; // the other replicas saved the same shards
+            }
+            int worker = placed.devices().get(r).worker();
+            InetSocketAddress a = known.get(worker);
+            if (a == null) {
+                throw new IllegalArgumentException("rank " + r + " of generation " + g + " is on worker " + worker
+                        + ", which has no daemon address (start tenplexd with --peers) to list its shards on");
+            }
+            holders.put(r, a);
+        }
+        Map<Integer, ShardInference.Saved> byRank = new TreeMap<>();
+        SavedTrees.list(client, new JobLayout(job, Generations.sourceDir(g), "load"), holders)
+                .forEach((rank, layout) -> byRank.put(rank, layout.saved(rank)));
+        try {
+            return ShardInference.infer(byRank, placed.config(), RankLayout.MEGATRON, rules);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("the model of job " + job + " cannot be inferred from generation " + g
+                    + " under the stored rules: " + e.getMessage(), e);
+        }
+    }
+}
