@@ -22,6 +22,8 @@ import java.util.TreeMap;
  */
 final class InferredModels {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** Rules are a short list of patterns; a larger file is refused before it is parsed. */
+    static final int MAX_RULES_CHARS = 1 << 20;
 
     private final TensorStore store;
     private final Generations generations;
@@ -40,6 +42,10 @@ final class InferredModels {
 
     /** Rules as stored: {@code {"rules": [...], "params": {"name": number, ...}}} (params optional). */
     static PartitionRules parseRules(String text) {
+        if (text.length() > MAX_RULES_CHARS) {
+            throw new IllegalArgumentException("the stored rules are " + text.length() + " characters; at most "
+                    + MAX_RULES_CHARS + " are read");
+        }
         Map<String, Long> params = new TreeMap<>();
         try {
             JsonNode p = JSON.readTree(text).path("params");

@@ -104,4 +104,17 @@ class PartitionRulesTest {
             }
         }
     }
+
+    @Test
+    void aPatternOfManyWildcards_isRefusedAsTooCostly_ratherThanStallingTheMatch() {
+        PartitionRules r = PartitionRules.parse("{\"rules\": [{\"match\": \"" + "*a".repeat(12) + "*b\", "
+                + "\"partition\": \"replicated\"}]}", java.util.Map.of());
+        String name = "a".repeat(300);
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+                java.time.Duration.ofSeconds(20), () -> org.junit.jupiter.api.Assertions.assertThrows(
+                        IllegalArgumentException.class, () -> r.match(name)));
+        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("too costly"), e.getMessage());
+        org.junit.jupiter.api.Assertions.assertTrue(r.match("xayb").isEmpty() && r.match("a".repeat(12) + "b")
+                .isPresent());
+    }
 }

@@ -167,6 +167,8 @@ class InferredModelIT {
 
         storeRules("{\"rules\": [");
         assertRefused(reconfigure(false), "rules are not valid JSON", "");
+        storeRules(" ".repeat(2 << 20) + RULES);
+        assertRefused(reconfigure(false), "at most 1048576 are read", "");
     }
 
     @Test
