@@ -40,26 +40,58 @@ final class InferredModels {
         return SmallFiles.read(store, new JobLayout(job).rules()).map(InferredModels::parseRules);
     }
 
-    /** Rules as stored: {@code {"rules": [...], "params": {"name": number, ...}}} (params optional). */
+    /**
+     * Rules as stored: {@code {"rules": [...], "params": {"name": number, ...}}} (params optional); a
+     * string among the rules names a shipped set ({@code "megatron"}, {@code "transformer"}), read in its place.
+     */
     static PartitionRules parseRules(String text) {
         if (text.length() > MAX_RULES_CHARS) {
             throw new IllegalArgumentException("the stored rules are " + text.length() + " characters; at most "
                     + MAX_RULES_CHARS + " are read");
         }
-        Map<String, Long> params = new TreeMap<>();
+        JsonNode root;
         try {
-            JsonNode p = JSON.readTree(text).path("params");
-            p.fields().forEachRemaining(e -> {
-                if (!e.getValue().isIntegralNumber()) {
-                    throw new IllegalArgumentException("rules: parameter '" + e.getKey() + "' must be a whole number, got "
-                            + e.getValue());
-                }
-                params.put(e.getKey(), e.getValue().asLong());
-            });
+            root = JSON.readTree(text);
         } catch (IOException e) {
             throw new IllegalArgumentException("rules are not valid JSON: " + e.getMessage().lines().findFirst().orElse(""));
         }
-        return PartitionRules.parse(text, params);
+        Map<String, Long> params = new TreeMap<>();
+        root.path("params").fields().forEachRemaining(e -> {
+            if (!e.getValue().isIntegralNumber()) {
+                throw new IllegalArgumentException("rules: parameter '" + e.getKey() + "' must be a whole number, got "
+                        + e.getValue());
+            }
+            params.put(e.getKey(), e.getValue().asLong());
+        });
+        JsonNode items = root.isObject() ? root.path("rules") : root;
+        if (!items.isArray()) {
+            return PartitionRules.parse(text, params); // refused there, with the expected form
+        }
+        PartitionRules out = null;
+        com.fasterxml.jackson.databind.node.ArrayNode run = JSON.createArrayNode();
+        for (JsonNode r : items) {
+            if (r.isTextual()) {
+                out = append(append(out, run, params), PartitionRules.shipped(r.asText(), params));
+                run = JSON.createArrayNode();
+            } else {
+                run.add(r);
+            }
+        }
+        out = append(out, run, params);
+        return out != null ? out : PartitionRules.parse("[]", params);
+    }
+
+    private static PartitionRules append(PartitionRules to, com.fasterxml.jackson.databind.node.ArrayNode run,
+            Map<String, Long> params) {
+        if (run.isEmpty()) {
+            return to;
+        }
+        PartitionRules more = PartitionRules.parse(run.toString(), params);
+        return to == null ? more : to.then(more);
+    }
+
+    private static PartitionRules append(PartitionRules to, PartitionRules more) {
+        return to == null ? more : to.then(more);
     }
 
     /** The model of the job's newest complete generation under {@code rules}, its shards listed on {@code known} (by worker). */
