@@ -86,20 +86,25 @@ def _read(source):
     return source, "dict"
 
 
-def compile(sources, params=None):  # noqa: A001  (the rules' own verb)
-    """The ordered :class:`Rule` list of one source or a list of sources (see the module doc)."""
+def _raw(sources):
+    """``(rule dicts, where)`` of each source, in order: one source, or a list of them."""
     bare = isinstance(sources, list) and sources and isinstance(sources[0], dict) and "match" in sources[0]
     if isinstance(sources, (str, dict)) or bare:
         sources = [sources]
-    rules = []
+    out = []
     for src in sources:
         data, where = _read(src)
         items = data.get("rules") if isinstance(data, dict) else data
         if not isinstance(items, list):
             raise DescriptionError("rules from %s: expected {\"rules\": [...]} or a list" % where)
-        for i, r in enumerate(items):
-            rules.append(_rule(r, "%s #%d" % (where, i), params or {}))
-    return rules
+        out.append((items, where))
+    return out
+
+
+def compile(sources, params=None):  # noqa: A001  (the rules' own verb)
+    """The ordered :class:`Rule` list of one source or a list of sources (see the module doc)."""
+    return [_rule(r, "%s #%d" % (where, i), params or {}) for items, where in _raw(sources)
+            for i, r in enumerate(items)]
 
 
 def stored_form(sources, params=None):
@@ -107,14 +112,7 @@ def stored_form(sources, params=None):
     ``{"rules": [...], "params": {...}}``, shipped sets and files read here. Checked first with
     :func:`compile`, so a bad rule fails before anything is stored."""
     compile(sources, params)
-    bare = isinstance(sources, list) and sources and isinstance(sources[0], dict) and "match" in sources[0]
-    if isinstance(sources, (str, dict)) or bare:
-        sources = [sources]
-    rules = []
-    for src in sources:
-        data, _ = _read(src)
-        rules.extend(data.get("rules") if isinstance(data, dict) else data)
-    out = {"rules": rules}
+    out = {"rules": [r for items, _ in _raw(sources) for r in items]}
     if params:
         bad = sorted(k for k, v in params.items() if not isinstance(v, int) or isinstance(v, bool))
         if bad:
