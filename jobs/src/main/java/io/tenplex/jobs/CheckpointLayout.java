@@ -65,7 +65,7 @@ public final class CheckpointLayout {
                 continue;
             }
             String key = key(it.path());
-            tensors.put(key, it.path());
+            putKey(key, it.path());
             if (it.path().startsWith("model/")) {
                 params.add(key); // Megatron's parameters, in model order
                 dims.put(key, it.dims());
@@ -91,7 +91,16 @@ public final class CheckpointLayout {
                 }
                 key = "optimizer.fp32_param." + param(groups.get(g), Integer.parseInt(f.group(2)), it);
             }
-            tensors.put(key, it.path());
+            putKey(key, it.path());
+        }
+    }
+
+    /** Maps a key to its stored path; two paths of one key are refused rather than one dropped. */
+    private void putKey(String key, String path) {
+        String other = tensors.put(key, path);
+        if (other != null) {
+            throw new IllegalArgumentException("saved tensors " + other + " and " + path + " are both key '" + key
+                    + "'; save one of them under another name");
         }
     }
 

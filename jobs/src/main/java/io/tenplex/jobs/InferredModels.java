@@ -57,7 +57,7 @@ final class InferredModels {
         }
         Map<String, Long> params = new TreeMap<>();
         root.path("params").fields().forEachRemaining(e -> {
-            if (!e.getValue().isIntegralNumber()) {
+            if (!e.getValue().isIntegralNumber() || !e.getValue().canConvertToLong()) {
                 throw new IllegalArgumentException("rules: parameter '" + e.getKey() + "' must be a whole number, got "
                         + e.getValue());
             }

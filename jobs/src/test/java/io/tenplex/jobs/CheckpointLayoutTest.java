@@ -250,4 +250,13 @@ class CheckpointLayoutTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> unknown.saved(5));
         assertTrue(e.getMessage().contains("rank 5") && e.getMessage().contains("model/a.numpy.ndarray"), e::getMessage);
     }
+
+    @Test
+    void twoSavedTensorsOfOneKey_areRefusedNamingBoth() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CheckpointLayout.of(List.of(
+                new CheckpointLayout.Item("model/layers.0.fc1.weight.numpy.ndarray", true, 2),
+                new CheckpointLayout.Item("model/layers/0/fc1/weight.numpy.ndarray", true, 2))));
+        assertEquals("saved tensors model/layers.0.fc1.weight.numpy.ndarray and model/layers/0/fc1/weight.numpy.ndarray "
+                + "are both key 'layers.0.fc1.weight'; save one of them under another name", e.getMessage());
+    }
 }

@@ -34,6 +34,21 @@ public final class Model {
                 throw new IllegalArgumentException(t.name() + " is on layer " + t.placement().layer() + " of " + layers);
             }
         }
+        ties.forEach(this::checkTie);
+    }
+
+    /** A tie names an original of the model other than the copy, shaped as the copy when the copy is here. */
+    private void checkTie(String copy, String original) {
+        TensorSpec o = byName.get(original);
+        TensorSpec c = byName.get(copy);
+        if (copy.equals(original) || o == null) {
+            throw new IllegalArgumentException("tied copy " + copy + ": its original " + original + (o == null
+                    ? " is no tensor of the model" : " is itself"));
+        }
+        if (c != null && !c.shape().equals(o.shape())) {
+            throw new IllegalArgumentException("tied copy " + copy + " " + c.shape() + " is not shaped as its original "
+                    + original + " " + o.shape());
+        }
     }
 
     public List<TensorSpec> tensors() {

@@ -31,7 +31,7 @@ final class RuleJson {
                         + "' is not first or last");
             };
         }
-        Long size = r.has("size") ? number(r, "size", where, params) : null;
+        Long size = r.has("size") ? number(r, "size", where, params, 1, Long.MAX_VALUE) : null;
         String tied = r.has("tiedTo") ? r.get("tiedTo").asText() : null;
         return new PartitionRules.Rule(glob, p, stage, size, tied, source);
     }
@@ -39,19 +39,32 @@ final class RuleJson {
     private static Partition partition(JsonNode p, JsonNode r, String where, Map<String, Long> params) {
         String kind = p.isTextual() ? p.asText() : p.path("kind").asText();
         JsonNode at = p.isTextual() ? r : p;
-        long granule = at.has("granule") ? number(at, "granule", where, params) : 1;
+        long granule = at.has("granule") ? number(at, "granule", where, params, 1, 1L << 40) : 1;
         return switch (kind) {
             case "column" -> new Partition.Split(0, granule);
             case "row" -> new Partition.Split(1, granule);
-            case "split" -> new Partition.Split((int) number(at, "dim", where, params), granule);
+            case "split" -> new Partition.Split((int) number(at, "dim", where, params, 0, MAX_DIMS - 1), granule);
             case "replicated" -> new Partition.Replicated();
-            case "vocab" -> new Partition.VocabSplit(at.has("dim") ? (int) number(at, "dim", where, params) : 0,
-                    at.has("divisibleBy") ? (int) number(at, "divisibleBy", where, params) : 128);
-            case "expert" -> new Partition.Expert(0, (int) number(at, "experts", where, params),
+            case "vocab" -> new Partition.VocabSplit(at.has("dim") ? (int) number(at, "dim", where, params, 0,
+                    MAX_DIMS - 1) : 0, at.has("divisibleBy") ? (int) number(at, "divisibleBy", where, params, 1,
+                    1 << 20) : 128);
+            case "expert" -> new Partition.Expert(0, (int) number(at, "experts", where, params, 1, 1 << 20),
                     at.has("inner") ? partition(at.get("inner"), at, where, params) : new Partition.Replicated());
             default -> throw new IllegalArgumentException(where + ": partition '" + kind
                     + "' is not column, row, split, replicated, vocab or expert");
         };
+    }
+
+    /** A tensor has at most this many dimensions. */
+    private static final int MAX_DIMS = 64;
+
+    /** {@link #number(JsonNode, String, String, Map)} in [{@code min}, {@code max}]. */
+    private static long number(JsonNode n, String field, String where, Map<String, Long> params, long min, long max) {
+        long v = number(n, field, where, params);
+        if (v < min || v > max) {
+            throw new IllegalArgumentException(where + ": " + field + " " + v + " is not in [" + min + ", " + max + "]");
+        }
+        return v;
     }
 
     private static long number(JsonNode n, String field, String where, Map<String, Long> params) {
@@ -60,6 +73,9 @@ final class RuleJson {
             throw new IllegalArgumentException(where + ": missing \"" + field + "\"");
         }
         if (v.isIntegralNumber()) {
+            if (!v.canConvertToLong()) {
+                throw new IllegalArgumentException(where + ": " + field + " " + v + " is too large");
+            }
             return v.asLong();
         }
         String t = v.asText();

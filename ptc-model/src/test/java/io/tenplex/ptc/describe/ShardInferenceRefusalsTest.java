@@ -146,4 +146,26 @@ class ShardInferenceRefusalsTest {
         ts.put(k, m);
         return ts;
     }
+
+    @Test
+    void aTieToNoTensor_toItself_orToAnotherShape_isRefused() {
+        ParallelConfig c = ParallelConfig.of(1, 2, 1);
+        for (String[] bad : new String[][] {{"nosuch.weight", "is no tensor of the model"},
+                {"head.weight", "is itself"}, {"layers.0.fc1.weight", "is not shaped as its original"}}) {
+            PartitionRules tied = PartitionRules.parse("[{\"match\": \"head.weight\", \"partition\": \"replicated\", "
+                    + "\"stage\": \"last\", \"tiedTo\": \"" + bad[0] + "\"}]", Map.of()).then(RULES);
+            String m = refused(c, x -> x, tied);
+            org.junit.jupiter.api.Assertions.assertTrue(m.contains("tied copy head.weight") && m.contains(bad[1]), m);
+        }
+    }
+
+    @Test
+    void numbersOutOfRange_areRefused_notWrapped() {
+        for (String[] bad : new String[][] {{"\"divisibleBy\": 4294967298", "divisibleBy 4294967298 is not in"},
+                {"\"dim\": 4294967296", "dim 4294967296 is not in"}, {"\"dim\": 99999999999999999999", "too large"}}) {
+            String m = assertThrows(IllegalArgumentException.class, () -> PartitionRules.parse("[{\"match\": \"x\", "
+                    + "\"partition\": \"vocab\", " + bad[0] + "}]", Map.of())).getMessage();
+            org.junit.jupiter.api.Assertions.assertTrue(m.contains(bad[1]), m);
+        }
+    }
 }
