@@ -179,7 +179,10 @@ final class MountLoader {
         return true;
     }
 
-    /** Fills the block's other samples that this mount reads, unless another loader took them or the previous mount holds them. */
+    /**
+     * Fills the block's other samples that this mount reads (the samples of the same source next to
+     * {@code id} that lie in the block), unless another worker took them or the previous mount holds them.
+     */
     private static void fillBlock(Load l, int id, ArrayBlock block) {
         DatasetIndex index = l.m().index;
         int f = index.fileOf(id);
@@ -187,10 +190,10 @@ final class MountLoader {
         int base = id - at;
         DatasetIndex.File file = index.files().get(f);
         for (int j = at - 1; j >= 0 && inside(file, j, block); j--) {
-            offer(l, base + j, block);
+            offer(l, base + j, file.begins()[j], block);
         }
         for (int j = at + 1; j < file.samples() && inside(file, j, block); j++) {
-            offer(l, base + j, block);
+            offer(l, base + j, file.begins()[j], block);
         }
     }
 
@@ -199,13 +202,14 @@ final class MountLoader {
         return file.begins()[j] >= block.begin() && file.ends()[j] <= block.end();
     }
 
-    private static void offer(Load l, int id, ArrayBlock block) {
+    /** Fills sample {@code id} (at byte {@code begin} of its source) from the block if it is this mount's and free. */
+    private static void offer(Load l, int id, long begin, ArrayBlock block) {
         SampleLoc loc = l.m().find(id);
         if (loc == null || loc.length() == 0) {
             return; // another daemon's (or no local rank reads it)
         }
         if (!(l.old() != null && l.old().holds(id)) && loc.buf().claim(loc.i())) {
-            sourced(l, loc, block.slice(l.m().index.begin(id), (int) loc.length()));
+            sourced(l, loc, block.slice(begin, (int) loc.length()));
         }
     }
 
