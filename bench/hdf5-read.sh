@@ -26,6 +26,7 @@ trap cleanup EXIT
 /usr/bin/python3 bench/python/hdf5_rows.py make "$work/rows.h5" "$ROWS" "$WIDTH"
 mb=$((ROWS * WIDTH * 4 >> 20))
 mkdir -p "$work/t"
+: >"$work/tenplexd.log"
 java -Xms64m -Xmx1g -XX:+UseSerialGC -XX:MaxDirectMemorySize=$((mb * 4 + 1024))m -jar daemon/target/tenplexd.jar \
   --port 0 --mount "$work/t" --memory-limit $((mb * 3 + 512))m --data-root "$work" >"$work/tenplexd.log" 2>&1 &
 pid=$!
