@@ -2,9 +2,10 @@
 # HDF5 rows through a dataset mount against h5py reading the same rows directly (issue 20, measure c).
 # Writes one HDF5 file (bench/python/hdf5_rows.py make: a contiguous and a chunked shuffle+gzip float32
 # dataset), starts tenplexd with --mount and --data-root, mounts each dataset by its hdf5:// URL (one
-# rank, G = 64, shuffled), waits for loading (the daemon decodes every chunk into memory once), then
+# rank, G = 64, shuffled), waits for loading (the daemon decodes every chunk once, filling all its rows), then
 # reads rank 0's rows in the mount's order ROUNDS times through FUSE and with h5py, alternating the
-# order, and prints medians side by side with their ratio. Needs root (/dev/fuse), python3-h5py.
+# order, and prints medians side by side with their ratio, and the load average before and after (the
+# rates are only comparable on an idle machine). Needs root (/dev/fuse), python3-h5py.
 # Usage: bench/hdf5-read.sh [rows, default 32768] [floats per row, default 1024] [rounds, default 3]
 set -euo pipefail
 ROWS=${1:-32768}
@@ -25,6 +26,7 @@ trap cleanup EXIT
 /usr/bin/python3 bench/python/hdf5_rows.py make "$work/rows.h5" "$ROWS" "$WIDTH"
 mb=$((ROWS * WIDTH * 4 >> 20))
 mkdir -p "$work/t"
+: >"$work/tenplexd.log"
 java -Xms64m -Xmx1g -XX:+UseSerialGC -XX:MaxDirectMemorySize=$((mb * 4 + 1024))m -jar daemon/target/tenplexd.jar \
   --port 0 --mount "$work/t" --memory-limit $((mb * 3 + 512))m --data-root "$work" >"$work/tenplexd.log" 2>&1 &
 pid=$!
@@ -33,6 +35,7 @@ until grep -q "ready on" "$work/tenplexd.log"; do
   sleep 0.2
 done
 addr=$(grep -o "ready on http://[^ ]*" "$work/tenplexd.log" | head -1 | sed 's|ready on http://||')
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "HDF5 rows: $ROWS rows of $((WIDTH * 4)) bytes ($mb MiB per dataset), rank 0 of 1, G = 64, shuffled; medians of $ROUNDS rounds"
 for ds in contig gzip; do
   java -cp cli/target/tenplex.jar io.tenplex.cli.TenplexCli dataset mount --addr "http://$addr" --job "$ds" \
@@ -56,3 +59,4 @@ for k, label in (("mount", "mount (FUSE, tenplex.RankReader)"), ("h5py_batches",
     print("  %-38s %10.0f %10.0f %12.2f" % (label, v[k], mb / s[k], v["mount"] / v[k]))
 PY
 done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -131,6 +131,22 @@ final class DatasetMount {
         return loc != null && loc.buf().copySample(loc.i(), dst);
     }
 
+    /** Where local sample {@code id} lies, or null if no local rank reads it. */
+    SampleLoc find(int id) {
+        return table.find(id);
+    }
+
+    /** True if this mount holds sample {@code id} loaded. */
+    boolean holds(int id) {
+        SampleLoc loc = table.find(id);
+        return loc != null && loc.buf().isFilled(loc.i());
+    }
+
+    /** True if sample {@code id} is in the first global batch of the local ranks. */
+    boolean inFirstBatch(int id) {
+        return table.inFirstBatch(id);
+    }
+
     /** The bytes of sample {@code id} if this mount holds it loaded, else null. */
     ByteBuffer loadedSample(int id) {
         if (id < 0 || id >= index.size()) {

@@ -52,9 +52,15 @@ public final class DatasetService implements AutoCloseable {
      */
     public DatasetService(Allocator allocator, SourcePolicy policy, ShardPeers peers, DatasetExecutors threads,
             long heapBudget) {
+        this(allocator, new SourceReader(policy), peers, threads, heapBudget);
+    }
+
+    /** @param source how sources are read (transferred: {@link #close()} closes it) */
+    DatasetService(Allocator allocator, SourceReader source, ShardPeers peers, DatasetExecutors threads,
+            long heapBudget) {
         this.heap = new MountHeap(heapBudget);
         this.threads = threads;
-        this.source = new SourceReader(policy);
+        this.source = source;
         this.factory = new MountFactory(allocator, heap, source);
         this.loader = new MountLoader(threads.loaders(), source, peers, mounts::isLive, mounts::isCurrent,
                 mounts::retire);

@@ -21,7 +21,7 @@ final class MountHeap {
     /** Heap per index line while parsing (arrays growing to twice their size) and per index byte. */
     static final long PER_PARSED_LINE = 48;
     /**
-     * Heap per local sample: kept (shard ids, offsets and fill flags, the sorted lookup, the view's
+     * Heap per local sample: kept (shard ids, offsets, fill and claim flags, the sorted lookup, the view's
      * {@code .idx}, {@code .meta} and {@code .npy} files) and, while the mount is built, the copies
      * its builders make.
      */

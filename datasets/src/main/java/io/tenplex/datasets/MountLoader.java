@@ -1,5 +1,6 @@
 package io.tenplex.datasets;
 
+import io.tenplex.datasets.hdf5.ArrayBlock;
 import io.tenplex.ptc.data.DatasetIndex;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -15,8 +16,10 @@ import java.util.function.Predicate;
 /**
  * Loads the samples of a new mount in read order, in chunks of {@value #CHUNK} on {@value #LOADERS}
  * workers: each sample from the previous mount on this daemon, else from the first peer that has it,
- * else from the source (retried with back-off while the mount is current). Runs on the loader
- * threads only; it blocks.
+ * else from the source (retried with back-off while the mount is current). A source that decodes
+ * samples in blocks (an HDF5 chunk of rows) gives all the block's samples this mount reads when one
+ * of them is read, so that each block is decoded about once however the read order jumps. Every
+ * sample is claimed by the one worker that fills it. Runs on the loader threads only; it blocks.
  */
 final class MountLoader {
     static final int CHUNK = 64;
@@ -45,19 +48,22 @@ final class MountLoader {
         this.retired = retired;
     }
 
+    /** One mount's loading: what its workers share. */
+    private record Load(DatasetMount m, DatasetMount old, List<String> from, AtomicInteger cursor,
+            AtomicInteger firstLeft) {}
+
     /** Loads every sample of {@code m} in read order: from the previous mount, a peer, or the source. */
     void load(DatasetMount m, DatasetMount old, List<String> from) {
         int first = m.firstBatchSamples();
-        AtomicInteger firstLeft = new AtomicInteger(first);
         if (first == 0) {
             m.firstBatchNanos = 0;
         }
-        AtomicInteger cursor = new AtomicInteger();
         // a previous mount of another index numbers other samples: copy nothing from it
         DatasetMount same = old != null && sameIndex(old.index, m.index) ? old : null;
+        Load l = new Load(m, same, from, new AtomicInteger(), new AtomicInteger(first));
         List<CompletableFuture<Void>> workers = new ArrayList<>();
         for (int w = 0; w < LOADERS; w++) {
-            workers.add(CompletableFuture.runAsync(() -> work(m, same, from, cursor, firstLeft), loaders));
+            workers.add(CompletableFuture.runAsync(() -> work(l), loaders));
         }
         CompletableFuture.allOf(workers.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> {
             if (e != null) {
@@ -93,11 +99,10 @@ final class MountLoader {
     }
 
     /** One worker: takes the next chunk in read order until none is left or the mount is gone. */
-    private void work(DatasetMount m, DatasetMount old, List<String> from, AtomicInteger cursor,
-            AtomicInteger firstLeft) {
+    private void work(Load l) {
+        DatasetMount m = l.m();
         int count = m.loadCount();
-        int first = m.firstBatchSamples();
-        for (int at; (at = cursor.getAndAdd(CHUNK)) < count; ) {
+        for (int at; (at = l.cursor().getAndAdd(CHUNK)) < count; ) {
             if (!live.test(m)) {
                 return; // unmounted
             }
@@ -105,46 +110,59 @@ final class MountLoader {
             for (int k = at; k < (int) Math.min((long) at + CHUNK, count); k++) {
                 chunk.add(m.loadAt(k));
             }
-            loadChunk(m, old, from, chunk);
-            int inFirst = Math.max(0, Math.min(first, at + chunk.size()) - at);
-            if (inFirst > 0 && firstLeft.addAndGet(-inFirst) == 0) {
-                m.firstBatchNanos = System.nanoTime() - m.mountedNanos;
-            }
+            loadChunk(l, chunk);
         }
     }
 
-    private void loadChunk(DatasetMount m, DatasetMount old, List<String> from, List<SampleLoc> chunk) {
+    /**
+     * Loads a chunk's samples; each is claimed just before it is filled, so that one another worker
+     * filled with a decoded block of its source meanwhile is skipped.
+     */
+    private void loadChunk(Load l, List<SampleLoc> chunk) {
         List<SampleLoc> missing = new ArrayList<>();
         for (SampleLoc loc : chunk) {
             ByteBuffer tmp = ByteBuffer.allocate((int) loc.length());
-            if (old != null && old.copySample(loc.id(), tmp)) {
-                fill(m, loc, tmp.flip());
-                m.fromLocal.incrementAndGet(); DatasetMetrics.SAMPLES.labels("previous_mount").inc();
+            if (l.old() != null && l.old().copySample(loc.id(), tmp)) {
+                if (loc.buf().claim(loc.i())) {
+                    fill(l, loc, tmp.flip());
+                    l.m().fromLocal.incrementAndGet(); DatasetMetrics.SAMPLES.labels("previous_mount").inc();
+                }
             } else {
                 missing.add(loc);
             }
         }
-        for (String peer : from) {
+        for (String peer : l.from()) {
             if (missing.isEmpty()) {
                 break;
             }
-            missing = fromPeer(m, peer, missing);
+            missing = fromPeer(l, peer, missing);
         }
         for (SampleLoc loc : missing) {
-            if (!fromSource(m, loc)) {
+            if (loc.buf().claim(loc.i()) && !fromSource(l, loc)) {
                 return; // no longer current, or interrupted
             }
         }
     }
 
-    /** Reads one sample from its source, retrying with back-off while the mount is current. */
-    private boolean fromSource(DatasetMount m, SampleLoc loc) {
+    /**
+     * Reads one sample from its source, retrying with back-off while the mount is current; where
+     * the source decodes it in a block with others (an array's chunk), fills those of the block's
+     * samples that this mount reads and nobody has taken yet too, so that the block is decoded once.
+     */
+    private boolean fromSource(Load l, SampleLoc loc) {
+        DatasetMount m = l.m();
         int id = loc.id();
         String url = m.index.files().get(m.index.fileOf(id)).url();
-        ByteBuffer tmp = ByteBuffer.allocate((int) loc.length());
+        long begin = m.index.begin(id);
+        ByteBuffer tmp = null;
+        ArrayBlock block;
         for (long backoff = 100; ; backoff = Math.min(backoff * 2, 5000)) {
             try {
-                source.read(url, m.index.begin(id), tmp.clear());
+                block = loc.length() == 0 ? null : source.block(url, begin);
+                if (block == null) {
+                    tmp = tmp == null ? ByteBuffer.allocate((int) loc.length()) : tmp.clear();
+                    source.read(url, begin, tmp);
+                }
                 m.loadError = "";
                 break;
             } catch (IOException | UncheckedIOException e) {
@@ -154,9 +172,50 @@ final class MountLoader {
                 }
             }
         }
-        fill(m, loc, tmp.flip());
-        m.fromSource.incrementAndGet(); DatasetMetrics.SAMPLES.labels("source").inc();
+        sourced(l, loc, block == null ? tmp.flip() : block.slice(begin, (int) loc.length()));
+        if (block != null) {
+            fillBlock(l, id, block);
+        }
         return true;
+    }
+
+    /**
+     * Fills the block's other samples that this mount reads (the samples of the same source next to
+     * {@code id} that lie in the block), unless another worker took them or the previous mount holds them.
+     */
+    private static void fillBlock(Load l, int id, ArrayBlock block) {
+        DatasetIndex index = l.m().index;
+        int f = index.fileOf(id);
+        int at = index.offsetInFile(id, f);
+        int base = id - at;
+        DatasetIndex.File file = index.files().get(f);
+        for (int j = at - 1; j >= 0 && inside(file, j, block); j--) {
+            offer(l, base + j, file.begins()[j], block);
+        }
+        for (int j = at + 1; j < file.samples() && inside(file, j, block); j++) {
+            offer(l, base + j, file.begins()[j], block);
+        }
+    }
+
+    /** True if sample {@code j} of the file lies in the block (the samples next to it are scanned while they do). */
+    private static boolean inside(DatasetIndex.File file, int j, ArrayBlock block) {
+        return file.begins()[j] >= block.begin() && file.ends()[j] <= block.end();
+    }
+
+    /** Fills sample {@code id} (at byte {@code begin} of its source) from the block if it is this mount's and free. */
+    private static void offer(Load l, int id, long begin, ArrayBlock block) {
+        SampleLoc loc = l.m().find(id);
+        if (loc == null || loc.length() == 0) {
+            return; // another daemon's (or no local rank reads it)
+        }
+        if (!(l.old() != null && l.old().holds(id)) && loc.buf().claim(loc.i())) {
+            sourced(l, loc, block.slice(begin, (int) loc.length()));
+        }
+    }
+
+    private static void sourced(Load l, SampleLoc loc, ByteBuffer bytes) {
+        fill(l, loc, bytes);
+        l.m().fromSource.incrementAndGet(); DatasetMetrics.SAMPLES.labels("source").inc();
     }
 
     /** Waits for the source to come back (not for another thread); false if interrupted. */
@@ -170,13 +229,18 @@ final class MountLoader {
         }
     }
 
-    private static void fill(DatasetMount m, SampleLoc loc, ByteBuffer bytes) {
+    private static void fill(Load l, SampleLoc loc, ByteBuffer bytes) {
+        DatasetMount m = l.m();
         m.loadedBytes.addAndGet(bytes.remaining());
         loc.buf().fill(loc.i(), bytes);
+        if (l.firstLeft().get() > 0 && m.inFirstBatch(loc.id()) && l.firstLeft().decrementAndGet() == 0) {
+            m.firstBatchNanos = System.nanoTime() - m.mountedNanos;
+        }
     }
 
     /** Asks one peer for the samples; returns those it did not have. */
-    private List<SampleLoc> fromPeer(DatasetMount m, String peer, List<SampleLoc> wanted) {
+    private List<SampleLoc> fromPeer(Load l, String peer, List<SampleLoc> wanted) {
+        DatasetMount m = l.m();
         int[] ids = new int[wanted.size()];
         for (int k = 0; k < ids.length; k++) {
             ids[k] = wanted.get(k).id();
@@ -193,7 +257,10 @@ final class MountLoader {
                 rest.add(loc);
                 continue;
             }
-            fill(m, loc, bytes);
+            if (!loc.buf().claim(loc.i())) {
+                continue; // filled with a decoded block of its source meanwhile
+            }
+            fill(l, loc, bytes);
             m.fromPeers.incrementAndGet(); DatasetMetrics.SAMPLES.labels("peer").inc();
         }
         return rest;

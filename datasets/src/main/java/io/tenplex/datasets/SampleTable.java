@@ -79,6 +79,23 @@ final class SampleTable {
         return k < 0 ? null : at(positions[k]);
     }
 
+    /**
+     * True if sample {@code id} is local and among the first global batch's samples (the first
+     * {@code localBatch} of each local rank, which {@link #loadAt} gives first).
+     */
+    boolean inFirstBatch(int id) {
+        int k = Arrays.binarySearch(sortedIds, id);
+        if (k < 0) {
+            return false;
+        }
+        int p = positions[k];
+        int r = rankFile.length - 1;
+        while (r > 0 && fileStart[rankFile[r]] > p) {
+            r--; // the last rank starting at or before p holds it: ranks without samples start where the next does
+        }
+        return p - fileStart[rankFile[r]] < rankBatchStart[r + 1] - rankBatchStart[r];
+    }
+
     /** The sample at a position. */
     SampleLoc at(int position) {
         int f = Arrays.binarySearch(fileStart, position);

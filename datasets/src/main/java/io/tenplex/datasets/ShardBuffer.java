@@ -14,6 +14,7 @@ final class ShardBuffer {
     final long[] offsets; // offsets[i] = start of sample i; offsets[ids.length] = size
     private final Blob blob; // null when the file is empty
     private final boolean[] filled;
+    private final boolean[] claimed; // taken by a loader thread, which fills it (or gives up)
     private volatile int contiguous; // samples [0, contiguous) are filled
     private boolean closed;
     private int active; // reads and copies in progress; the blob is freed when the last one ends after close
@@ -26,6 +27,7 @@ final class ShardBuffer {
             offsets[i + 1] = offsets[i] + lengths[i];
         }
         this.filled = new boolean[ids.length];
+        this.claimed = new boolean[ids.length];
         this.blob = offsets[ids.length] == 0 ? null : allocator.allocate(offsets[ids.length]);
     }
 
@@ -65,6 +67,19 @@ final class ShardBuffer {
             contiguous = c;
             notifyAll(); // a reader may wait for this sample only, ahead of the contiguous prefix
         }
+    }
+
+    /**
+     * Takes sample {@code i} for loading: true for the first caller only, so that a sample the
+     * loader reaches in two ways (its turn in read order, a decoded block of the source that holds
+     * it) is loaded once.
+     */
+    synchronized boolean claim(int i) {
+        if (claimed[i]) {
+            return false;
+        }
+        claimed[i] = true;
+        return true;
     }
 
     synchronized boolean isFilled(int i) {

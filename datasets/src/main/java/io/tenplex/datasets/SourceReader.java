@@ -1,5 +1,6 @@
 package io.tenplex.datasets;
 
+import io.tenplex.datasets.hdf5.ArrayBlock;
 import io.tenplex.datasets.hdf5.Hdf5Sources;
 import io.tenplex.store.StoreException;
 import java.io.IOException;
@@ -31,9 +32,14 @@ final class SourceReader implements AutoCloseable {
     private final Hdf5Sources arrays;
 
     SourceReader(SourcePolicy policy) {
+        this(policy, Hdf5Sources.CACHE_BYTES);
+    }
+
+    /** @param arrayCacheBytes the heap bytes of decoded array blocks kept ({@link Hdf5Sources}) */
+    SourceReader(SourcePolicy policy, long arrayCacheBytes) {
         this.policy = policy;
         this.fetch = new SourceFetch(policy);
-        this.arrays = new Hdf5Sources(policy::localSource);
+        this.arrays = new Hdf5Sources(policy::localSource, arrayCacheBytes);
     }
 
     /** The HDF5 and NetCDF-4 sources ({@code hdf5:} and {@code netcdf:} URLs). */
@@ -128,6 +134,15 @@ final class SourceReader implements AutoCloseable {
             }
             pos += n;
         }
+    }
+
+    /**
+     * The block of {@code url} decoded together with byte {@code at} (an array source's chunk of
+     * rows), or null if the source is not decoded in blocks (files, HTTP, contiguous arrays): then
+     * its samples are read one by one with {@link #read}.
+     */
+    ArrayBlock block(String url, long at) throws IOException {
+        return Hdf5Sources.handles(url) ? arrays.block(url, at) : null;
     }
 
     private FileChannel channel(Path real) throws IOException {

@@ -43,15 +43,18 @@ class SampleTableTest {
             }
         }
         assertEquals(reference.size(), t.size());
+        int first = ranks.stream().mapToInt(p::localBatch).sum();
         for (int i = 0; i < reference.size(); i++) {
             SampleLoc want = reference.get(i);
             assertEquals(want, t.loadAt(i), "load position " + i);
             int id = want.buf().ids[want.i()];
+            assertEquals(i < first, t.inFirstBatch(id), "load position " + i + " in the first batch");
             assertSame(want.buf(), t.find(id).buf());
             assertEquals(want.i(), t.find(id).i());
         }
         int[] rank1 = p.rankSamples(1); // not local
         assertNull(t.find(rank1[0]));
+        assertEquals(false, t.inFirstBatch(rank1[0]));
         assertNull(t.find(-1));
     }
 

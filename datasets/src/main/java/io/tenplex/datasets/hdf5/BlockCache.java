@@ -1,20 +1,25 @@
 package io.tenplex.datasets.hdf5;
 
 import java.io.IOException;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 
 /**
  * The most recently used decoded blocks of chunked arrays, up to a number of heap bytes, so that
- * reading a block's rows one by one decodes its chunks once while it stays here. Two threads that
- * miss the same block may both decode it (the second copy replaces the first). Thread-safe.
+ * reading a block's rows one by one decodes its chunks once while it stays here. Threads that miss
+ * the same block at the same time wait for one decode. The arrays handed out are shared: callers
+ * read them and never write them. Thread-safe.
  */
 final class BlockCache {
     private record Key(Hdf5Array array, long block) {}
 
     private final long limit;
     private final LinkedHashMap<Key, byte[]> blocks = new LinkedHashMap<>(16, 0.75f, true);
+    private final Map<Key, CompletableFuture<byte[]>> decoding = new HashMap<>();
     private long bytes;
     private long decoded;
 
@@ -24,30 +29,71 @@ final class BlockCache {
     }
 
     /**
-     * The bytes of a block of {@code array}, decoded now if it is not cached.
+     * The bytes of a block of {@code array} (borrowed: read only), decoded now if it is not cached
+     * (or by the thread already decoding it).
      *
      * @throws IOException if the block cannot be decoded
      */
     byte[] get(Hdf5Array array, long block) throws IOException {
         Key k = new Key(array, block);
+        CompletableFuture<byte[]> mine;
+        CompletableFuture<byte[]> theirs;
         synchronized (this) {
             byte[] b = blocks.get(k);
             if (b != null) {
                 return b;
             }
+            theirs = decoding.get(k);
+            mine = theirs == null ? new CompletableFuture<>() : null;
+            if (mine != null) {
+                decoding.put(k, mine);
+                decoded++;
+            }
         }
-        byte[] b;
+        return mine == null ? await(theirs) : decode(k, mine);
+    }
+
+    private byte[] decode(Key k, CompletableFuture<byte[]> mine) throws IOException {
         try {
-            b = array.decode(block);
+            byte[] b = k.array().decode(k.block());
+            put(k, b);
+            mine.complete(b);
+            return b;
         } catch (IllegalArgumentException e) {
-            throw new IOException(e.getMessage(), e);
+            IOException io = new IOException(e.getMessage(), e);
+            mine.completeExceptionally(io);
+            throw io;
+        } catch (RuntimeException | Error e) {
+            mine.completeExceptionally(e);
+            throw e;
+        } finally {
+            synchronized (this) {
+                decoding.remove(k, mine);
+            }
         }
-        put(k, b);
-        return b;
+    }
+
+    private static byte[] await(CompletableFuture<byte[]> theirs) throws IOException {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return theirs.get();
+                } catch (InterruptedException e) {
+                    interrupted = true; // the decode ends on its own: wait for it, then say so
+                } catch (ExecutionException e) {
+                    throw e.getCause() instanceof IOException io ? new IOException(io.getMessage(), io)
+                            : new IOException("decoding failed: " + e.getCause(), e.getCause());
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     private synchronized void put(Key k, byte[] b) {
-        decoded++;
         byte[] old = blocks.put(k, b);
         bytes += b.length - (old == null ? 0 : old.length);
         for (Iterator<Map.Entry<Key, byte[]>> it = blocks.entrySet().iterator(); bytes > limit && it.hasNext(); ) {
@@ -68,7 +114,7 @@ final class BlockCache {
         }
     }
 
-    /** Blocks decoded so far (misses). */
+    /** Blocks decoded so far (misses that decoded; a miss that waited for another's decode is not one). */
     synchronized long decoded() {
         return decoded;
     }

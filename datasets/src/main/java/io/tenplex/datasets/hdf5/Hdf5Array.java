@@ -185,6 +185,22 @@ final class Hdf5Array {
         }
     }
 
+    /**
+     * The decoded block holding byte {@code at} of the array, or null for a contiguous array (read
+     * straight from the file, with nothing to decode).
+     */
+    ArrayBlock blockAt(long at) throws IOException {
+        if (fileOffset >= 0) {
+            return null;
+        }
+        if (at < 0 || at >= bytes()) {
+            throw new IOException(url + ": byte " + at + " beyond its " + bytes());
+        }
+        long blockBytes = blockRows * rowBytes;
+        long block = at / blockBytes;
+        return new ArrayBlock(block * blockBytes, ByteBuffer.wrap(cache.get(this, block)).asReadOnlyBuffer());
+    }
+
     private void readFile(long pos, ByteBuffer dst) throws IOException {
         while (dst.hasRemaining()) {
             int n = channel.read(dst, pos);

@@ -25,13 +25,13 @@ import java.util.function.LongConsumer;
  */
 public final class Hdf5Sources implements AutoCloseable {
     /** Heap bytes of decoded blocks kept for all arrays together. */
-    static final long CACHE_BYTES = 64L << 20;
+    public static final long CACHE_BYTES = 64L << 20;
     private static final byte[] HDF5_MAGIC = {(byte) 0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
 
     private record Opened(HdfFile file, long size, long modified) {}
 
     private final Function<String, Path> resolve;
-    private final BlockCache cache = new BlockCache(CACHE_BYTES);
+    private final BlockCache cache;
     private final Map<Path, Opened> files = new HashMap<>();
     private final Map<String, Hdf5Array> arrays = new HashMap<>(); // by canonical URL
     private final Map<String, Path> paths = new HashMap<>(); // each array's file
@@ -43,7 +43,16 @@ public final class Hdf5Sources implements AutoCloseable {
      *     {@link IllegalArgumentException} (400)
      */
     public Hdf5Sources(Function<String, Path> resolve) {
+        this(resolve, CACHE_BYTES);
+    }
+
+    /**
+     * @param resolve as above
+     * @param cacheBytes the heap bytes of decoded blocks kept for all arrays together
+     */
+    public Hdf5Sources(Function<String, Path> resolve, long cacheBytes) {
         this.resolve = resolve;
+        this.cache = new BlockCache(cacheBytes);
     }
 
     /** True for {@code hdf5:} and {@code netcdf:} URLs. */
@@ -77,6 +86,18 @@ public final class Hdf5Sources implements AutoCloseable {
 
     /** Fills {@code dst} (exactly its remaining bytes) with the array's bytes from {@code begin}. */
     public void read(String url, long begin, ByteBuffer dst) throws IOException {
+        reader(url).read(begin, dst);
+    }
+
+    /**
+     * The decoded block of the array at {@code url} that holds byte {@code at} (its rows decoded
+     * together), or null if the array is not read in blocks (a contiguous one).
+     */
+    public ArrayBlock block(String url, long at) throws IOException {
+        return reader(url).blockAt(at);
+    }
+
+    private Hdf5Array reader(String url) throws IOException {
         Hdf5Array a = reading.get(url);
         if (a == null) {
             try {
@@ -86,7 +107,7 @@ public final class Hdf5Sources implements AutoCloseable {
             }
             reading.put(url, a);
         }
-        a.read(begin, dst);
+        return a;
     }
 
     private synchronized Hdf5Array open(String url, boolean recheck) {
@@ -195,8 +216,8 @@ public final class Hdf5Sources implements AutoCloseable {
         }
     }
 
-    /** Blocks decoded so far (for tests and benchmarks). */
-    long blocksDecoded() {
+    /** Blocks decoded so far, over all arrays (for tests and benchmarks). */
+    public long blocksDecoded() {
         return cache.decoded();
     }
 
