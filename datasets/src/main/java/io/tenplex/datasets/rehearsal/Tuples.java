@@ -99,22 +99,37 @@ public final class Tuples {
             elements = Math.min(Long.MAX_VALUE / 64, elements * dim);
         }
         long nbytes = in.getLong();
-        int item = itemSize(dtype);
-        if (nbytes < 0 || (item > 0 && nbytes != elements * item)) {
+        int item;
+        try {
+            item = itemSize(dtype);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("sample " + k + " part " + p + ": " + e.getMessage());
+        }
+        if (nbytes < 0 || nbytes != elements * item) {
             throw new IllegalArgumentException("sample " + k + " part " + p + ": " + nbytes + " bytes for " + elements
                     + " elements of " + dtype);
         }
         return nbytes;
     }
 
-    /** The item size a numpy dtype string ends with ({@code <f4}: 4), or 0 when it names none. */
+    /** Numpy's fixed-size dtypes ({@code dtype.str}): numbers, booleans, bytes and unicode strings of n characters. */
+    private static final java.util.regex.Pattern DTYPE = java.util.regex.Pattern.compile(
+            "[<>|=](?:(b1|i1|i2|i4|i8|u1|u2|u4|u8|f2|f4|f8|c8|c16)|S([1-9][0-9]{0,6})|U([1-9][0-9]{0,5}))");
+
+    /**
+     * The item size of a numpy dtype string ({@code <f4}: 4, {@code |S7}: 7, {@code <U3}: 12); anything
+     * else (objects, unknown kinds, sizes numpy has no such type of) is refused, since no rank could read it.
+     */
     static int itemSize(String dtype) {
-        int i = dtype.length();
-        while (i > 0 && Character.isDigit(dtype.charAt(i - 1))) {
-            i--;
+        java.util.regex.Matcher m = DTYPE.matcher(dtype);
+        if (!m.matches()) {
+            throw new IllegalArgumentException("dtype '" + dtype.replaceAll("[^ -~]", "?") + "' is not a fixed-size "
+                    + "numpy dtype string (e.g. <f4, |u1, |b1, <i8, |S16, <U8)");
         }
-        String digits = dtype.substring(i);
-        return digits.isEmpty() || digits.length() > 3 ? 0 : Integer.parseInt(digits);
+        if (m.group(1) != null) {
+            return Integer.parseInt(m.group(1).substring(1));
+        }
+        return m.group(2) != null ? Integer.parseInt(m.group(2)) : 4 * Integer.parseInt(m.group(3));
     }
 
     /** The body of a batch of {@code samples}. */

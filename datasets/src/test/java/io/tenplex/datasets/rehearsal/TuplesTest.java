@@ -61,6 +61,13 @@ class TuplesTest {
     void itemSize_readsNumpyDtypeStrings() {
         assertEquals(4, Tuples.itemSize("<f4"));
         assertEquals(1, Tuples.itemSize("|b1"));
-        assertEquals(0, Tuples.itemSize("|O"));
+        assertEquals(16, Tuples.itemSize("<c16"));
+        assertEquals(7, Tuples.itemSize("|S7"));
+        assertEquals(12, Tuples.itemSize("<U3"));
+        // what no rank's numpy could read is refused, not stored to break every later draw
+        for (String bad : new String[] {"|O", "<z4", "<f0", "<f99999999999", "<f3", "f4", "<V8", "<f4\u00e9", "|S0"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Tuples.itemSize(bad));
+            assertTrue(e.getMessage().contains("is not a fixed-size numpy dtype"), e.getMessage());
+        }
     }
 }
