@@ -38,6 +38,9 @@ final class DatasetMount {
     volatile long firstBatchNanos = -1;
     volatile long loadedNanos = -1;
     volatile String loadError = "";
+    private final AtomicLong failedSamples = new AtomicLong();
+    private volatile String failure = ""; // why the first sample given up was
+    private volatile boolean failed; // loading ended with samples given up
     /** Completed when loading ends (loaded, failed or unmounted); the counters are final by then. */
     final CompletableFuture<Void> settled = new CompletableFuture<>();
     final long totalBytes;
@@ -105,10 +108,30 @@ final class DatasetMount {
     /** The loading counters now. */
     LoadStatus load() {
         long loaded = fromLocal.get() + fromPeers.get() + fromSource.get();
-        return new LoadStatus(loadedNanos >= 0 ? "loaded" : "loading", loaded, totalSamples, loadedBytes.get(),
+        String state = failed ? "failed" : loadedNanos >= 0 ? "loaded" : "loading";
+        String error = !loadError.isEmpty() ? loadError : failedSamples.get() > 0 ? failure : "";
+        return new LoadStatus(state, loaded, totalSamples, loadedBytes.get(),
                 totalBytes, fromLocal.get(), fromPeers.get(), fromSource.get(), millis(firstBatchNanos),
                 millis(loadedNanos), waitedReads.get(), waitNanos.get() / 1e6, longestWaitNanos.get() / 1e6,
-                loadError.isEmpty() ? null : loadError);
+                error.isEmpty() ? null : error);
+    }
+
+    /** A sample was given up (its source cannot produce it): the load will end {@code failed}. */
+    void fail(String why) {
+        if (failedSamples.getAndIncrement() == 0) {
+            failure = why;
+        }
+    }
+
+    /** Loading ended, {@code nanos} after the mount: every sample loaded, or {@code failed} if some were given up. */
+    void loaded(long nanos) {
+        long n = failedSamples.get();
+        if (n == 0) {
+            loadedNanos = nanos;
+            return;
+        }
+        loadError = failure + (n > 1 ? " (and " + (n - 1) + " more samples cannot be loaded)" : "");
+        failed = true;
     }
 
     private static Double millis(long nanos) {

@@ -1,6 +1,7 @@
 package io.tenplex.datasets;
 
 import io.tenplex.datasets.hdf5.ArrayBlock;
+import io.tenplex.datasets.hdf5.UndecodableException;
 import io.tenplex.ptc.data.DatasetIndex;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -16,7 +17,9 @@ import java.util.function.Predicate;
 /**
  * Loads the samples of a new mount in read order, in chunks of {@value #CHUNK} on {@value #LOADERS}
  * workers: each sample from the previous mount on this daemon, else from the first peer that has it,
- * else from the source (retried with back-off while the mount is current). A source that decodes
+ * else from the source (retried with back-off while the mount is current, unless the source says the
+ * sample cannot be decoded: then the sample is given up, its readers get the error and the load ends
+ * {@code failed}). A source that decodes
  * samples in blocks (an HDF5 chunk of rows) gives all the block's samples this mount reads when one
  * of them is read, so that each block is decoded about once however the read order jumps. Every
  * sample is claimed by the one worker that fills it. Runs on the loader threads only; it blocks.
@@ -72,7 +75,7 @@ final class MountLoader {
                 m.settled.complete(null);
                 return;
             }
-            m.loadedNanos = System.nanoTime() - m.mountedNanos;
+            m.loaded(System.nanoTime() - m.mountedNanos);
             DatasetMetrics.settled(m);
             m.settled.complete(null);
             retired.accept(old); // the new mount no longer needs it
@@ -165,6 +168,9 @@ final class MountLoader {
                 }
                 m.loadError = "";
                 break;
+            } catch (UndecodableException e) { // the same every time: give the sample up, readers get the error
+                failed(m, loc, "sample " + id + " of " + url + " cannot be loaded: " + e.getMessage());
+                return true;
             } catch (IOException | UncheckedIOException e) {
                 m.loadError = "reading sample " + id + " from " + url + ": " + e.getMessage() + " (retrying)";
                 if (!current.test(m) || !pause(backoff)) {
@@ -177,6 +183,12 @@ final class MountLoader {
             fillBlock(l, id, block);
         }
         return true;
+    }
+
+    /** Gives sample {@code loc} up for good: its readers get {@code why}, and so does the mount's status. */
+    private static void failed(DatasetMount m, SampleLoc loc, String why) {
+        m.fail(why);
+        loc.buf().fail(loc.i(), why);
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.tenplex.datasets;
 
+import io.tenplex.store.StoreException;
 import io.tenplex.store.memory.Allocator;
 import io.tenplex.store.memory.Blob;
 import java.nio.ByteBuffer;
@@ -7,7 +8,8 @@ import java.nio.ByteBuffer;
 /**
  * The bytes of one shard file of a rank view: a blob of the file's exact size, filled sample by
  * sample by the loader, in any order. A read waits until every sample it touches is filled; it is
- * woken with an error only when the mount is closed. Thread-safe.
+ * woken with an error when the mount is closed or when the loader gives up a sample it touches
+ * ({@link #fail}). Thread-safe.
  */
 final class ShardBuffer {
     final int[] ids;
@@ -17,6 +19,7 @@ final class ShardBuffer {
     private final boolean[] claimed; // taken by a loader thread, which fills it (or gives up)
     private volatile int contiguous; // samples [0, contiguous) are filled
     private boolean closed;
+    private String[] failed; // why a sample was given up; null until one is
     private int active; // reads and copies in progress; the blob is freed when the last one ends after close
 
     /** @param lengths byte length of every sample; the blob comes from {@code allocator} (it may throw over budget) */
@@ -67,6 +70,15 @@ final class ShardBuffer {
             contiguous = c;
             notifyAll(); // a reader may wait for this sample only, ahead of the contiguous prefix
         }
+    }
+
+    /** Gives sample {@code i} (claimed, not filled) up: readers waiting for it, or coming later, fail with {@code why}. */
+    synchronized void fail(int i, String why) {
+        if (failed == null) {
+            failed = new String[ids.length];
+        }
+        failed[i] = why;
+        notifyAll();
     }
 
     /**
@@ -122,6 +134,7 @@ final class ShardBuffer {
      * Reads up to {@code dst.remaining()} bytes at {@code offset}, waiting until they are loaded.
      *
      * @return nanoseconds spent waiting
+     * @throws StoreException {@code BAD_GATEWAY} if the loader gave up a sample in the range (its source cannot produce it)
      */
     long read(long offset, ByteBuffer dst) throws InterruptedException {
         long n = Math.min(dst.remaining(), size() - offset);
@@ -135,6 +148,7 @@ final class ShardBuffer {
             if (contiguous <= last && !allFilled(first, last)) {
                 long t0 = System.nanoTime();
                 while (!closed && !allFilled(first, last)) {
+                    failIfGivenUp(first, last);
                     wait();
                 }
                 waited = System.nanoTime() - t0;
@@ -152,6 +166,15 @@ final class ShardBuffer {
             exit();
         }
         return waited;
+    }
+
+    /** Throws (502) if a sample of {@code [from, to]} was given up; holding the lock. */
+    private void failIfGivenUp(int from, int to) {
+        for (int i = from; failed != null && i <= to; i++) {
+            if (failed[i] != null) {
+                throw new StoreException(StoreException.Kind.BAD_GATEWAY, failed[i]);
+            }
+        }
     }
 
     private boolean allFilled(int from, int to) { // holding the lock

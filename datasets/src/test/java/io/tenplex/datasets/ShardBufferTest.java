@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tenplex.store.StoreException;
 import io.tenplex.store.memory.Allocator;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
@@ -72,6 +73,38 @@ class ShardBufferTest {
             assertEquals(0, alloc.usedBytes());
             b.fill(0, ByteBuffer.allocate(8)); // a loader finishing late: no write to freed memory
             assertFalse(b.copySample(0, ByteBuffer.allocate(8)));
+        }
+    }
+
+    @Test
+    void aSampleGivenUp_failsTheReadsWaitingForIt_andLaterOnes_notReadsOfOthers() throws Exception {
+        try (Allocator alloc = new Allocator(1 << 20)) {
+            ShardBuffer b = new ShardBuffer(new int[] {1, 2}, new long[] {4, 4}, alloc);
+            Thread[] reader = new Thread[1];
+            CompletableFuture<Void> read = CompletableFuture.runAsync(() -> {
+                reader[0] = Thread.currentThread();
+                try {
+                    b.read(0, ByteBuffer.allocate(8));
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            while (reader[0] == null) {
+                Thread.onSpinWait();
+            }
+            awaitWaiting(reader[0]);
+            assertTrue(b.claim(1));
+            b.fail(1, "sample 2 cannot be decoded");
+            ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                    () -> read.get(10, TimeUnit.SECONDS));
+            assertEquals(StoreException.Kind.BAD_GATEWAY, ((StoreException) e.getCause()).kind());
+            assertTrue(e.getCause().getMessage().contains("sample 2 cannot be decoded"), e.getCause().toString());
+            org.junit.jupiter.api.Assertions.assertThrows(StoreException.class, () -> b.read(4, ByteBuffer.allocate(4)));
+            b.fill(0, ByteBuffer.wrap(new byte[] {1, 2, 3, 4}));
+            ByteBuffer first = ByteBuffer.allocate(4);
+            b.read(0, first);
+            assertArrayEquals(new byte[] {1, 2, 3, 4}, first.array());
+            b.close();
         }
     }
 }

@@ -59,11 +59,7 @@ final class BlockCache {
             put(k, b);
             mine.complete(b);
             return b;
-        } catch (IllegalArgumentException e) {
-            IOException io = new IOException(e.getMessage(), e);
-            mine.completeExceptionally(io);
-            throw io;
-        } catch (RuntimeException | Error e) {
+        } catch (IOException | RuntimeException | Error e) {
             mine.completeExceptionally(e);
             throw e;
         } finally {
@@ -82,7 +78,8 @@ final class BlockCache {
                 } catch (InterruptedException e) {
                     interrupted = true; // the decode ends on its own: wait for it, then say so
                 } catch (ExecutionException e) {
-                    throw e.getCause() instanceof IOException io ? new IOException(io.getMessage(), io)
+                    throw e.getCause() instanceof UndecodableException u ? new UndecodableException(u.getMessage(), u)
+                            : e.getCause() instanceof IOException io ? new IOException(io.getMessage(), io)
                             : new IOException("decoding failed: " + e.getCause(), e.getCause());
                 }
             }

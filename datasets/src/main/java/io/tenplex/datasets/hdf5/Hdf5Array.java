@@ -94,15 +94,13 @@ final class Hdf5Array {
     }
 
     private static DatasetBase dataset(ArrayUrl url, HdfFile file) {
-        Node n;
-        try {
-            n = file.getByPath(url.dataset());
-        } catch (RuntimeException e) {
-            throw new IllegalArgumentException(url.what() + " does not exist");
-        }
+        Node n = Hdf5Paths.find(url, file); // no external links, no soft-link loops
         if (!(n instanceof DatasetBase ds)) {
             throw new IllegalArgumentException(url.what() + " is a " + n.getType().name().toLowerCase(
                     java.util.Locale.ROOT) + ", not a dataset");
+        }
+        if (n.getHdfFile() != file) { // what the lookup above never gives: bytes of one file read as another's
+            throw new IllegalArgumentException(url.what() + " lies in another file (" + n.getFileAsPath() + ")");
         }
         DataType t = ds.getDataType();
         if (ds.isVariableLength() || !(t instanceof FixedPoint || t instanceof FloatingPoint || t instanceof BitField)) {
@@ -212,7 +210,7 @@ final class Hdf5Array {
     }
 
     /** The bytes of block {@code block} (its rows in C order), decoded from the file. */
-    byte[] decode(long block) {
+    byte[] decode(long block) throws IOException {
         long first = block * blockRows;
         int n = (int) Math.min(blockRows, rows - first);
         long[] offset = new long[dims.length];
@@ -236,8 +234,28 @@ final class Hdf5Array {
             }
             return out;
         } catch (RuntimeException e) {
-            throw new IllegalArgumentException(url.what() + ": rows " + first + ".." + (first + n)
-                    + " cannot be decoded (" + e.getClass().getSimpleName() + ": " + e.getMessage() + ")");
+            throw failure(first, n, e);
         }
+    }
+
+    /**
+     * Why rows {@code [first, first + n)} could not be decoded: an {@link UndecodableException}
+     * (naming the chunk whose checksum fails, where one does), or a plain {@link IOException} if
+     * reading the file failed (which may pass).
+     */
+    private IOException failure(long first, int n, RuntimeException e) {
+        String rows = url.what() + ": rows " + first + ".." + (first + n);
+        for (Throwable c = e; c != null; c = c.getCause()) {
+            if (c instanceof IOException io) {
+                return new IOException(rows + " cannot be read (" + io + ")", e);
+            }
+        }
+        if (Fletcher32.cause(e) != null && dataset instanceof ChunkedDataset c) {
+            String chunk = Fletcher32.failing(c, first, n);
+            return new UndecodableException(rows + ": " + (chunk == null ? Fletcher32.cause(e).getMessage() : chunk)
+                    + " (the file is corrupt)", e);
+        }
+        return new UndecodableException(rows + " cannot be decoded (" + e.getClass().getSimpleName() + ": "
+                + e.getMessage() + ")", e);
     }
 }

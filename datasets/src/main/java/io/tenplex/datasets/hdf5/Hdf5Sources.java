@@ -30,6 +30,10 @@ public final class Hdf5Sources implements AutoCloseable {
 
     private record Opened(HdfFile file, long size, long modified) {}
 
+    static {
+        Fletcher32.install(); // jHDF's own filter does not check the checksums
+    }
+
     private final Function<String, Path> resolve;
     private final BlockCache cache;
     private final Map<Path, Opened> files = new HashMap<>();
