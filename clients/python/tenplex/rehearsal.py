@@ -147,8 +147,12 @@ class RehearsalBuffer:
 
     def _update_then_draw(self, body):
         params = {"draw": self.r, "scope": self.scope} if self.r > 0 else None  # one round trip for both
-        resp = self._client().request("POST", "%s/%d/update" % (self.route, self.rank), data=body, params=params,
-                                      headers={"Content-Type": "application/octet-stream"})
+        while True:  # 429 while a re-partition holds updates off: retry after its Retry-After
+            resp = self._client().request("POST", "%s/%d/update" % (self.route, self.rank), data=body, params=params,
+                                          ok=(200, 429), headers={"Content-Type": "application/octet-stream"})
+            if resp.status_code == 200:
+                break
+            time.sleep(min(float(resp.headers.get("Retry-After", "1")), 0.2))
         return decode(resp.content) if self.r > 0 else []
 
     def _draw(self, r):

@@ -12,7 +12,8 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 
 /**
- * Wires the rehearsal buffers: the service (its peers: the cluster's daemons, {@code --peers}), its
+ * Wires the rehearsal buffers: the service (its peers: the cluster's daemons, {@code --peers}; other
+ * daemons only on hosts allowed with {@code --allow-source-host}), its
  * routes under the job routes, and the re-partition after every resource change's commit.
  */
 final class Rehearsal {
@@ -31,6 +32,7 @@ final class Rehearsal {
         cfg.peers().values().forEach(a -> peers.add(a.getHostString() + ":" + a.getPort()));
         List<String> fixed = List.copyOf(peers);
         service.setPeers(() -> fixed);
+        service.setAllowedHosts(cfg.sources()::allowsHost); // the other daemons a re-partition may call
         routes.addGroup("rehearsal", new RehearsalRoutes(service, work));
         changes.addCommitListener(new RehearsalResize(service, cfg::peers));
         return service;

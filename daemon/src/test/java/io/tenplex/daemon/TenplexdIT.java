@@ -60,6 +60,7 @@ class TenplexdIT {
         pythonAgainst(addr, "tests/python/test_generations_load.py");
         pythonAgainst(addr, "tests/python/test_batched_upload.py");
         pythonAgainst(addr, "tests/python/test_plot.py");
+        pythonAgainst(addr, "tests/python/test_rehearsal_hold.py");
     }
 
     @Test

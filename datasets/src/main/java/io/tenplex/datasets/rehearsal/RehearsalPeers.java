@@ -41,6 +41,11 @@ public interface RehearsalPeers {
         }
 
         @Override
+        public CompletableFuture<Counts> hold(String peer, String job) {
+            return counts(peer, job);
+        }
+
+        @Override
         public CompletableFuture<List<Sample>> fetch(String peer, String job, List<Slot> slots) {
             return CompletableFuture.completedFuture(List.of());
         }
@@ -58,6 +63,12 @@ public interface RehearsalPeers {
 
     /** What {@code peer} holds of {@code job}; an empty map (any id) when it has no buffer of the job. */
     CompletableFuture<Counts> counts(String peer, String job);
+
+    /**
+     * A re-partition's first step on {@code peer}: hold the job's updates off until its commit or abort, and
+     * answer what it holds (as {@link #counts}).
+     */
+    CompletableFuture<Counts> hold(String peer, String job);
 
     /** The representatives in {@code slots} on {@code peer}, in order (one answer per slot it still holds). */
     CompletableFuture<List<Sample>> fetch(String peer, String job, List<Slot> slots);

@@ -9,6 +9,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiPredicate;
 import java.util.function.Supplier;
 
 /**
@@ -36,6 +37,7 @@ public final class RehearsalService {
     private final Sampling sampling;
     private volatile Supplier<List<String>> others = List::of;
     private volatile String selfAddress = "";
+    private volatile BiPredicate<String, Integer> allowedHosts = (host, port) -> false;
 
     /** @param budget the most bytes of representatives this daemon holds, all jobs together */
     public RehearsalService(RehearsalPeers peers, long budget) {
@@ -57,6 +59,14 @@ public final class RehearsalService {
     /** This daemon's address as the other daemons reach it (for re-partitions it coordinates). */
     public void setSelfAddress(String address) {
         this.selfAddress = address;
+    }
+
+    /**
+     * The hosts outside the peers whose daemons a re-partition may call ({@code tenplexd --allow-source-host}):
+     * a test of host and port. None by default: only the peers and this daemon.
+     */
+    public void setAllowedHosts(BiPredicate<String, Integer> hosts) {
+        this.allowedHosts = hosts;
     }
 
     /**
@@ -102,7 +112,7 @@ public final class RehearsalService {
             throw new StoreException(StoreException.Kind.INSUFFICIENT_STORAGE, "rehearsal buffers hold "
                     + used.get() + " bytes; " + incoming + " more would pass the budget of " + budget + " bytes");
         }
-        RankBuffer.Offered o = jb.rank(rank).offer(candidates);
+        RankBuffer.Offered o = jb.offer(rank, candidates);
         used.addAndGet(o.bytesAdded());
         return o;
     }
@@ -132,6 +142,7 @@ public final class RehearsalService {
      * @param targets new data-parallel rank to the address of the daemon that serves it
      */
     public Repartitioned repartition(String job, Map<Integer, String> targets) throws Exception {
+        targets.values().forEach(this::checkAddress);
         Resharding.Outcome o = new Resharding(peers, id, selfAddress, new Resharding.Participant() {
             @Override
             public void prepare(String j, RehearsalPeers.Moves moves) throws Exception {
@@ -146,22 +157,45 @@ public final class RehearsalService {
         return new Repartitioned(o.daemons(), o.ranks(), o.representatives(), o.moved());
     }
 
-    /** Phase one of a re-partition here: gathers the new ranks' representatives aside (blocking). */
+    /**
+     * A re-partition's first step here: holds the job's updates off (until {@link #finish}) and answers what
+     * this daemon holds of it (no hold where it has no buffer of the job).
+     */
+    public RehearsalPeers.Counts hold(String job) {
+        JobBuffer jb = jobs.get(job);
+        if (jb != null) {
+            jb.hold();
+        }
+        return counts(job);
+    }
+
+    /**
+     * Phase one of a re-partition here: gathers the new ranks' representatives aside (blocking). The same
+     * moves again (prepared or committed) change nothing.
+     *
+     * @throws StoreException conflict if other moves are prepared here; forbidden for a daemon address that is
+     *     neither a peer nor on an allowed host
+     */
     public void prepare(String job, RehearsalPeers.Moves moves) throws Exception {
+        moves.ranks().values().forEach(refs -> refs.stream().filter(r -> !r.daemon().equals(id))
+                .forEach(r -> checkAddress(String.valueOf(moves.daemons().get(r.daemon())))));
         configure(job, moves.config());
         JobBuffer jb = job(job);
+        if (!jb.needs(moves)) {
+            return;
+        }
         Map<Integer, RankBuffer> next = new HashMap<>();
         for (var e : moves.ranks().entrySet()) {
             List<Sample> got = gather(job, jb, moves, e.getValue());
             if (got.size() != e.getValue().size()) {
-                throw new IllegalStateException("rank " + e.getKey() + " of job " + job + ": " + got.size() + " of "
+                throw StoreException.conflict("rank " + e.getKey() + " of job " + job + ": " + got.size() + " of "
                         + e.getValue().size() + " representatives found");
             }
             RankBuffer b = new RankBuffer(jb.config, e.getKey());
             b.offer(got);
             next.put(e.getKey(), b);
         }
-        jb.stage(next);
+        jb.stage(moves, next);
     }
 
     private List<Sample> gather(String job, JobBuffer jb, RehearsalPeers.Moves moves, List<RehearsalPeers.Ref> refs)
@@ -177,10 +211,17 @@ public final class RehearsalService {
         return out;
     }
 
-    /** Phase two here: switch to the gathered ranks, or forget them. */
+    /**
+     * Phase two here: switch to the gathered ranks, or forget them (and let updates in again).
+     *
+     * @throws StoreException conflict: a commit with nothing prepared (nothing changes; again after a commit: a no-op)
+     */
     public void finish(String job, boolean commit) {
         JobBuffer jb = jobs.get(job);
         if (jb == null) {
+            if (commit) {
+                throw StoreException.conflict("job " + job + " has no rehearsal buffer here: nothing to commit");
+            }
             return;
         }
         if (commit) {
@@ -194,6 +235,28 @@ public final class RehearsalService {
     /** The bytes of representatives held here, all jobs together. */
     public long usedBytes() {
         return used.get();
+    }
+
+    /** A daemon address a re-partition may call: a peer, this daemon, or on an allowed host (else 403). */
+    private void checkAddress(String address) {
+        if (address.equals(selfAddress) || others.get().contains(address)) {
+            return;
+        }
+        int colon = address.lastIndexOf(':');
+        int port = -1;
+        try {
+            port = colon > 0 ? Integer.parseInt(address.substring(colon + 1)) : -1;
+        } catch (NumberFormatException e) {
+            // below
+        }
+        if (port < 1 || port > 65535 || address.chars().anyMatch(c -> c == '/' || c == '@' || c == '?' || c == '#'
+                || Character.isWhitespace(c))) {
+            throw new IllegalArgumentException("daemon address '" + address + "' is not host:port");
+        }
+        if (!allowedHosts.test(address.substring(0, colon), port)) {
+            throw new StoreException(StoreException.Kind.FORBIDDEN, "daemon address '" + address + "' is neither one"
+                    + " of this daemon's --peers nor on a host allowed with tenplexd --allow-source-host HOST[:PORT]");
+        }
     }
 
     private JobBuffer job(String job) {

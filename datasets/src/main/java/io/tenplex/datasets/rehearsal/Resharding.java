@@ -15,10 +15,11 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * The coordinator of a re-partition (run by the daemon that handles the resource change): it reads
- * what every daemon holds, plans the new ranks ({@link Repartition}), has each daemon of a new rank
- * gather its representatives aside (prepare), then switches every daemon involved at once (commit);
- * when a prepare fails, every daemon forgets what it gathered and the buffer stays as it was. The
- * trainers are stopped meanwhile (the resource change's stop flag), so nothing changes the buffers.
+ * what every daemon holds, holding their updates off from then on (hold: updates are answered "retry
+ * later" until the end), plans the new ranks ({@link Repartition}), has each daemon involved (holding
+ * representatives or taking a new rank) gather its new ranks' representatives aside (prepare; none for
+ * a daemon that takes no new rank), then switches them all at once (commit); when a step fails, every
+ * daemon forgets what it gathered, updates go in again, and the buffer stays as it was.
  */
 final class Resharding {
     /** What a re-partition did. */
@@ -60,21 +61,40 @@ final class Resharding {
         ids.put(self, selfAddress);
         List<RehearsalPeers.Counts> held = new ArrayList<>();
         RehearsalConfig config = local == null ? null : local.config;
-        if (local != null) {
-            held.add(new RehearsalPeers.Counts(self, config, local.counts()));
-        }
-        for (String a : addresses) {
-            RehearsalPeers.Counts c = await(peers.counts(a, job));
-            idOf.put(a, c.daemon());
-            if (ids.putIfAbsent(c.daemon(), a) == null && c.config() != null) {
-                held.add(c);
-                config = config == null ? c.config() : config;
+        List<String> asked = new ArrayList<>();
+        try {
+            if (local != null) {
+                local.hold();
+                held.add(new RehearsalPeers.Counts(self, config, local.counts()));
             }
+            for (String a : addresses) {
+                asked.add(a);
+                RehearsalPeers.Counts c = await(peers.hold(a, job));
+                idOf.put(a, c.daemon());
+                if (c.daemon().equals(self)) {
+                    ids.replace(self, selfAddress, a); // as the others know this daemon (their --peers come first)
+                } else if (ids.putIfAbsent(c.daemon(), a) == null && c.config() != null) {
+                    held.add(c);
+                    config = config == null ? c.config() : config;
+                }
+            }
+            if (config == null) {
+                release(job, asked);
+                return new Outcome(0, 0, 0, 0); // no daemon has a rehearsal buffer of the job
+            }
+            return apply(job, config, plan(held, ids, idOf, targets, config), ids, held);
+        } catch (Exception e) {
+            release(job, asked);
+            throw e;
         }
-        if (config == null) {
-            return new Outcome(0, 0, 0, 0); // no daemon has a rehearsal buffer of the job
+    }
+
+    /** Lets updates in again everywhere a failed re-partition held them off (an abort; best effort). */
+    private void release(String job, List<String> asked) {
+        for (String a : asked) {
+            peers.finish(a, job, false);
         }
-        return apply(job, config, plan(held, ids, idOf, targets, config), ids);
+        here.finish(job, false);
     }
 
     private record Planned(Repartition.Plan plan, List<String> sources, Map<Integer, Integer> targets) {
@@ -94,9 +114,11 @@ final class Resharding {
         return new Planned(plan, sources, to);
     }
 
-    private Outcome apply(String job, RehearsalConfig config, Planned p, Map<String, String> ids) throws Exception {
+    private Outcome apply(String job, RehearsalConfig config, Planned p, Map<String, String> ids,
+            List<RehearsalPeers.Counts> held) throws Exception {
         Map<String, String> addressOf = new LinkedHashMap<>(ids);
         Map<Integer, Map<Integer, List<RehearsalPeers.Ref>>> bySource = new TreeMap<>();
+        held.forEach(c -> bySource.put(p.sources().indexOf(c.daemon()), new TreeMap<>())); // they give up theirs
         long total = 0;
         for (var e : p.plan().ranks().entrySet()) {
             List<RehearsalPeers.Ref> refs = new ArrayList<>();
@@ -107,7 +129,8 @@ final class Resharding {
             total += refs.size();
             bySource.computeIfAbsent(p.targets().get(e.getKey()), s -> new TreeMap<>()).put(e.getKey(), refs);
         }
-        List<String> involved = new ArrayList<>(p.sources());
+        List<String> involved = new ArrayList<>();
+        bySource.keySet().forEach(s -> involved.add(p.sources().get(s)));
         try {
             for (var e : bySource.entrySet()) {
                 RehearsalPeers.Moves moves = new RehearsalPeers.Moves(config, addressOf, e.getValue());
@@ -134,7 +157,9 @@ final class Resharding {
                 done.add(peers.finish(ids.get(id), job, commit));
             }
         }
-        here.finish(job, commit);
+        if (involved.contains(self)) {
+            here.finish(job, commit);
+        }
         await(CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)));
     }
 

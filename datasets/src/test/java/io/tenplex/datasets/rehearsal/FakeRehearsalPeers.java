@@ -24,6 +24,11 @@ final class FakeRehearsalPeers implements RehearsalPeers {
     }
 
     @Override
+    public CompletableFuture<Counts> hold(String peer, String job) {
+        return call(() -> daemons.get(peer).hold(job));
+    }
+
+    @Override
     public CompletableFuture<List<Sample>> fetch(String peer, String job, List<Slot> slots) {
         return call(() -> daemons.get(peer).read(job, slots));
     }

@@ -90,6 +90,21 @@ class RehearsalServiceTest {
     }
 
     @Test
+    void repartition_sameTargetsAgain_afterUpdatesOnADaemonThatKeptNoRank_movesThemToo() throws Exception {
+        FakeRehearsalPeers peers = fourDaemons();
+        RehearsalService d0 = peers.daemons.get("d0");
+        d0.repartition("j", Map.of(0, "d0"));
+        peers.daemons.get("d3").update("j", 3, List.of(RankBufferTest.sample(0, 999)));
+        d0.repartition("j", Map.of(0, "d0"));
+        assertEquals(Map.of(), peers.daemons.get("d3").status("j").ranks(), "d3 gave its new representative up");
+        Set<Integer> ids = new HashSet<>();
+        for (int i = 0; i < 50; i++) {
+            d0.sample("j", 0, 15, false).join().forEach(s -> ids.add(id(s)));
+        }
+        assertEquals(12, ids.size(), "6 + 6 kept of 15 (S = 6 per class), none twice: " + ids);
+    }
+
+    @Test
     void update_badInput_isRefusedAndChangesNothing() {
         RehearsalService s = new RehearsalService(RehearsalPeers.NONE, 10);
         assertThrows(StoreException.class, () -> s.update("j", 0, List.of()));

@@ -5,6 +5,7 @@ import io.tenplex.datasets.rehearsal.Sample;
 import io.tenplex.datasets.rehearsal.Tuples;
 import io.tenplex.jobs.JobLayout;
 import io.tenplex.server.peer.DaemonLink;
+import io.tenplex.store.StoreException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -38,6 +39,12 @@ public final class HttpRehearsalPeers implements RehearsalPeers {
     }
 
     @Override
+    public CompletableFuture<Counts> hold(String peer, String job) {
+        return send(peer, job, "/hold", HttpRequest.BodyPublishers.noBody(), "POST", MAX_JSON)
+                .thenApply(b -> RehearsalJson.counts(RehearsalJson.read(b)));
+    }
+
+    @Override
     public CompletableFuture<List<Sample>> fetch(String peer, String job, List<Slot> slots) {
         long limit = Math.min(MAX_BATCH, 4 + (long) slots.size() * (RehearsalRoutes.MAX_SAMPLE_BYTES + 4));
         return send(peer, job, "/fetch", HttpRequest.BodyPublishers.ofByteArray(SlotWire.request(slots)), "POST", limit)
@@ -66,8 +73,8 @@ public final class HttpRehearsalPeers implements RehearsalPeers {
 
     private static byte[] answer(String peer, String what, HttpResponse<byte[]> r) {
         if (r.statusCode() != 200) {
-            throw new IllegalStateException(peer + " rehearsal" + what + ": " + r.statusCode() + " "
-                    + new String(r.body(), StandardCharsets.UTF_8).strip());
+            throw new StoreException(StoreException.Kind.BAD_GATEWAY, peer + " rehearsal" + what + ": " + r.statusCode()
+                    + " " + new String(r.body(), StandardCharsets.UTF_8).strip());
         }
         return r.body();
     }

@@ -17,8 +17,10 @@ import java.util.concurrent.Executor;
  * (status), {@code DELETE}; per rank {@code POST <rank>/update} (a batch of candidates,
  * {@link Tuples}; with {@code draw=N&scope=...} it answers the next draw instead, in the same round
  * trip) and {@code GET <rank>/sample?r=N&scope=global|local} (a batch of up to N representatives); {@code POST repartition} (JSON {@code {"ranks": {"<rank>": "host:port"}}}); and,
- * daemon to daemon, {@code GET counts}, {@code POST fetch} ({@link SlotWire}), {@code POST prepare},
- * {@code commit} and {@code abort}. Everything runs on the given executor, never on the event loop.
+ * daemon to daemon, {@code GET counts}, {@code POST fetch} ({@link SlotWire}), {@code POST hold},
+ * {@code prepare}, {@code commit} and {@code abort}. While a re-partition holds the job's updates off,
+ * an update is answered 429 with {@code Retry-After}. Everything runs on the given executor, never on
+ * the event loop.
  */
 public final class RehearsalRoutes implements ControlHandler {
     public static final String SEGMENT = "/rehearsal";
@@ -63,6 +65,7 @@ public final class RehearsalRoutes implements ControlHandler {
                     : notFound(job));
             case "GET counts" -> done(RehearsalJson.ok(200, RehearsalJson.counts(service.counts(job))));
             case "POST fetch" -> done(batch(service.read(job, SlotWire.slots(req.body()))));
+            case "POST hold" -> done(RehearsalJson.ok(200, RehearsalJson.counts(service.hold(job))));
             case "POST prepare" -> done(prepare(job, req));
             case "POST commit", "POST abort" -> {
                 service.finish(job, what.equals("commit"));
@@ -78,12 +81,12 @@ public final class RehearsalRoutes implements ControlHandler {
             if (req.param("draw") != null) { // the update, then the next draw, in one round trip
                 int r = intParam(req, "draw", 1, MAX_BATCH);
                 boolean global = global(req);
-                return CompletableFuture.supplyAsync(() -> {
+                return retryLater(CompletableFuture.supplyAsync(() -> {
                     update(job, rank, req);
                     return service.sample(job, rank, r, global);
-                }, work).thenCompose(f -> f).thenApply(RehearsalRoutes::batch);
+                }, work).thenCompose(f -> f).thenApply(RehearsalRoutes::batch));
             }
-            return CompletableFuture.supplyAsync(() -> update(job, rank, req), work);
+            return retryLater(CompletableFuture.supplyAsync(() -> update(job, rank, req), work));
         }
         if (req.method().equals("GET") && what.equals("sample")) {
             int r = intParam(req, "r", 1, MAX_BATCH);
@@ -152,6 +155,18 @@ public final class RehearsalRoutes implements ControlHandler {
         } catch (Exception e) {
             throw new StoreException(StoreException.Kind.BAD_GATEWAY, "rehearsal re-partition of " + job + ": " + e);
         }
+    }
+
+    /** An update refused while a re-partition holds updates off: 429, retry after a second. */
+    private static CompletableFuture<Response> retryLater(CompletableFuture<Response> f) {
+        return f.exceptionally(e -> {
+            Throwable t = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+            if (t instanceof StoreException s && s.kind() == StoreException.Kind.UNAVAILABLE) {
+                Response r = Response.text(429, s.getMessage());
+                return new Response(429, r.contentType(), r.body(), java.util.Map.of("Retry-After", "1"));
+            }
+            throw e instanceof RuntimeException x ? x : new java.util.concurrent.CompletionException(e);
+        });
     }
 
     private static Response batch(List<Sample> samples) {
