@@ -95,6 +95,7 @@ public final class Daemon implements AutoCloseable {
                 pools.durableWork, Durable.repairs(store, jobs.generations(), new HttpDaemonClient(link,
                         tuning.coordinatorTimeout()), new NettyRangeReads(peers), cfg::peers)); // before serving
         StreamService streams = life.add("streams", new StreamService(new HttpStreamPeers(link)));
+        streams.allowPeers(peerAddresses(cfg), cfg.sources()); // addresses in stream requests
         rest.metrics().register(new StreamMetrics(streams));
         ResourceChanges changes = new ResourceChanges(jobs).addCommitListener(new StreamResizes(streams,
                 () -> jobs.daemons(Map.of())));

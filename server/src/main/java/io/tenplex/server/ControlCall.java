@@ -96,7 +96,14 @@ final class ControlCall extends Call {
                 if (r.status() >= 400 && !h.contains(Errors.CODE_HEADER)) {
                     h.set(Errors.CODE_HEADER, Errors.code(st));
                 }
-                ex.respond(st, r.contentType(), r.body(), h.isEmpty() ? null : h);
+                var written = ex.respond(st, r.contentType(), r.body(), h.isEmpty() ? null : h);
+                if (r.unsent() != null) {
+                    written.addListener(w -> {
+                        if (!w.isSuccess()) {
+                            r.unsent().run();
+                        }
+                    });
+                }
             }
         }));
     }

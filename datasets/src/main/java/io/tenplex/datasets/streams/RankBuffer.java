@@ -157,6 +157,31 @@ final class RankBuffer {
         }
     }
 
+    /**
+     * Takes back a batch that never reached its reader (its connection closed): its samples are
+     * read no more and held again, not counted delivered; a frozen buffer (a re-partitioning took
+     * its samples meanwhile) takes them as moved ones, for the next unfreeze.
+     */
+    void giveBack(List<Sample> batch) {
+        List<Runnable> done = new ArrayList<>();
+        synchronized (this) {
+            for (int i = batch.size() - 1; i >= 0; i--) {
+                Sample s = batch.get(i);
+                int reads = s.reads();
+                s.unread();
+                if (buf.giveBack(s)) {
+                    left.remove(reads);
+                }
+            }
+            delivered -= batch.size();
+            batches -= batch.isEmpty() ? 0 : 1;
+            if (!frozen) {
+                pump(done);
+            }
+        }
+        done.forEach(Runnable::run);
+    }
+
     /** Lets producers and readers in again after a re-partitioning; serves what can be served. */
     void unfreeze() {
         List<Runnable> done = new ArrayList<>();
