@@ -59,13 +59,14 @@ final class JobStream {
     }
 
     /**
-     * A peer's config step: taken while a re-partitioning holds the stream here (frozen); the config
-     * it already has changes nothing (its samples stay); any other is a conflict.
+     * A peer's config step: taken while a re-partitioning holds the stream here (frozen) or where it
+     * holds no rank; the config it already has changes nothing (its samples stay); any other is a
+     * conflict.
      */
     synchronized void configureStep(StreamConfig given, boolean frozenNext) {
         if (frozen && !staged.isEmpty()) {
             throw StoreException.conflict("job " + job + "'s stream is still being exported here");
-        } else if (frozen) {
+        } else if (frozen || local.isEmpty()) { // a daemon that holds no rank has no samples to lose
             configure(given, frozenNext);
         } else if (!sameLayout(config, given)) {
             throw StoreException.conflict("job " + job + "'s stream is not being re-partitioned here (its config "

@@ -82,6 +82,7 @@ public final class StreamService implements AutoCloseable {
      */
     public void checkAllowed(List<String> daemons) {
         for (String d : daemons) {
+            StreamConfig.checkAddress(d); // a malformed one is a 400 first
             if (!isSelf(d) && !allowed.test(d)) {
                 throw new StoreException(StoreException.Kind.FORBIDDEN, "daemon '" + d + "' is " + AllowedPeers.WHY);
             }

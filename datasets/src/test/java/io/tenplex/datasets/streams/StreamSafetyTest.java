@@ -167,6 +167,19 @@ class StreamSafetyTest {
     }
 
     @Test
+    void repartition_byADaemonThatHoldsNoRank_givesItRanksAgain() throws Exception {
+        StreamService a = daemon(A);
+        StreamService b = daemon(B);
+        a.create("j", fifo(8, A, B)).get();
+        push(a, "j", 10, 4);
+        a.repartition("j", List.of(A)).get(); // b keeps the config, holds no rank
+        b.repartition("j", List.of(A, B)).get();
+        assertEquals(List.of(A, B), a.config("j").ranks());
+        assertEquals(10, population("j"));
+        assertEquals(5, b.status("j").local().get(0).population());
+    }
+
+    @Test
     void peerSteps_outsideTheirPhase_refuseOrChangeNothing() throws Exception {
         StreamService a = daemon(A);
         a.create("j", fifo(8, A)).get();
@@ -208,6 +221,13 @@ class StreamSafetyTest {
             assertEquals(1, won, "round " + round);
             assertEquals(a.config(job), b.config(job));
         }
+    }
+
+    @Test
+    void batches_holdAtMost256MiB() {
+        assertEquals(32, StreamService.batchSize(new StreamSpec(Policy.FIFO, 64, 0, 8 << 20, 0, 1), 256));
+        assertEquals(256, StreamService.batchSize(new StreamSpec(Policy.FIFO, 64, 0, 1 << 20, 0, 1), 256));
+        assertEquals(1, StreamService.batchSize(new StreamSpec(Policy.FIFO, 64, 0, 8 << 20, 0, 1), 1));
     }
 
     @Test
