@@ -18,6 +18,22 @@ final class AllowedPeers implements Predicate<String> {
         this.policy = policy;
     }
 
+    /**
+     * Checks that every daemon is this one ({@code self}) or {@code allowed}; a malformed address is
+     * a 400 first.
+     *
+     * @throws io.tenplex.store.StoreException {@code FORBIDDEN} naming the first that is neither
+     */
+    static void check(List<String> daemons, Predicate<String> self, Predicate<String> allowed) {
+        for (String d : daemons) {
+            StreamConfig.checkAddress(d);
+            if (!self.test(d) && !allowed.test(d)) {
+                throw new io.tenplex.store.StoreException(io.tenplex.store.StoreException.Kind.FORBIDDEN, "daemon '" + d
+                        + "' is " + WHY);
+            }
+        }
+    }
+
     /** Whether {@code host:port} (already checked well formed) is allowed. */
     @Override
     public boolean test(String a) {

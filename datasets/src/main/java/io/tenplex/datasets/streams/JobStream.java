@@ -19,6 +19,7 @@ final class JobStream {
     private final String job;
     private final Predicate<String> self;
     private final ScheduledExecutorService timer;
+    private final StreamMemory memory;
     private final AtomicLong roundRobin = new AtomicLong();
     private final AtomicLong ids = new AtomicLong((long) new SecureRandom().nextInt(1 << 22) << 40);
     private volatile StreamConfig config;
@@ -29,6 +30,11 @@ final class JobStream {
     private final Map<Integer, ArrayDeque<Sample>> staged = new TreeMap<>();
 
     JobStream(String job, Predicate<String> self, ScheduledExecutorService timer) {
+        this(job, self, timer, StreamMemory.unlimited());
+    }
+
+    JobStream(String job, Predicate<String> self, ScheduledExecutorService timer, StreamMemory memory) {
+        this.memory = memory;
         this.job = job;
         this.self = self;
         this.timer = timer;
@@ -43,7 +49,7 @@ final class JobStream {
         Map<Integer, RankBuffer> m = new TreeMap<>();
         for (int r = 0; r < c.dp(); r++) {
             if (self.test(c.ranks().get(r))) {
-                RankBuffer b = new RankBuffer(r, c.spec(), timer);
+                RankBuffer b = new RankBuffer(r, c.spec(), timer, memory);
                 if (frozen) {
                     b.freezeAndDrain();
                 }

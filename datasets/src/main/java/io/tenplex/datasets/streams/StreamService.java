@@ -30,6 +30,7 @@ public final class StreamService implements AutoCloseable {
     }
 
     private final StreamPeers peers;
+    private final StreamMemory memory;
     private final ScheduledExecutorService timer;
     private final ExecutorService work;
     private final Map<String, JobStream> jobs = new ConcurrentHashMap<>();
@@ -38,6 +39,12 @@ public final class StreamService implements AutoCloseable {
     private volatile Predicate<String> allowed = a -> true;
 
     public StreamService(StreamPeers peers) {
+        this(peers, StreamMemory.ofMaxHeap());
+    }
+
+    /** @param memory the budget for the bytes of the samples held here */
+    public StreamService(StreamPeers peers, StreamMemory memory) {
+        this.memory = memory;
         this.peers = peers;
         this.timer = Executors.newSingleThreadScheduledExecutor(daemonThreads("stream-timer"));
         this.work = Executors.newFixedThreadPool(2, daemonThreads("stream-coordinator"));
@@ -75,46 +82,19 @@ public final class StreamService implements AutoCloseable {
         this.allowed = new AllowedPeers(daemonPeers, policy);
     }
 
-    /**
-     * Checks that every daemon a request names is this one, one of its peers or on an allowed host.
-     *
-     * @throws StoreException {@code FORBIDDEN} naming the first that is not
-     */
+    /** Checks that every daemon a request names is this one, one of its peers or on an allowed host (else 403). */
     public void checkAllowed(List<String> daemons) {
-        for (String d : daemons) {
-            StreamConfig.checkAddress(d); // a malformed one is a 400 first
-            if (!isSelf(d) && !allowed.test(d)) {
-                throw new StoreException(StoreException.Kind.FORBIDDEN, "daemon '" + d + "' is " + AllowedPeers.WHY);
-            }
-        }
+        AllowedPeers.check(daemons, self, allowed);
     }
 
-    /**
-     * Creates the job's stream at every daemon of its ranks (conflict if it exists), in the order of
-     * their addresses so that of two creates racing one wins at the first daemon and the other is a
-     * conflict there; a create failing at a daemon removes it from the daemons that took it.
-     */
+    /** Creates the job's stream at every daemon of its ranks (conflict if it exists), see {@link Creation}. */
     public CompletableFuture<StreamStatus> create(String job, StreamConfig c) {
         if (jobs.containsKey(job)) {
             return CompletableFuture.failedFuture(StoreException.conflict("job " + job + " already has a stream "
                     + "(delete it first, or re-partition it)"));
         }
         return CompletableFuture.supplyAsync(() -> {
-            List<String> made = new ArrayList<>();
-            try {
-                for (String d : c.daemons().stream().sorted().toList()) {
-                    if (isSelf(d)) {
-                        createLocal(job, c);
-                    } else {
-                        peers.create(d, job, c);
-                    }
-                    made.add(d);
-                }
-            } catch (RuntimeException e) {
-                made.forEach(d -> forget(d, job));
-                throw e;
-            }
-            LOG.info("job={} stream created: {} over {} ranks", job, c.spec(), c.dp());
+            new Creation(job, c, this, peers).run();
             return status(job);
         }, work);
     }
@@ -134,7 +114,7 @@ public final class StreamService implements AutoCloseable {
 
     /** Makes the job's stream here (a create's step); a conflict if it has one. */
     public void createLocal(String job, StreamConfig c) {
-        JobStream s = new JobStream(job, self, timer);
+        JobStream s = new JobStream(job, self, timer, memory);
         s.configure(c, false);
         if (jobs.putIfAbsent(job, s) != null) {
             throw StoreException.conflict("job " + job + " already has a stream here");
@@ -147,7 +127,7 @@ public final class StreamService implements AutoCloseable {
      * nothing; any other is a conflict.
      */
     public void configure(String job, StreamConfig c, boolean frozen) {
-        JobStream fresh = new JobStream(job, self, timer);
+        JobStream fresh = new JobStream(job, self, timer, memory);
         fresh.configure(c, frozen);
         JobStream s = jobs.putIfAbsent(job, fresh);
         if (s != null) {
@@ -161,6 +141,11 @@ public final class StreamService implements AutoCloseable {
             throw StoreException.notFound("job " + job + " has no stream");
         }
         return s;
+    }
+
+    /** The budget for the bytes of the samples held here, and how much of it they use. */
+    public StreamMemory memory() {
+        return memory;
     }
 
     /** Whether a re-partitioning holds the job's stream here. */
@@ -207,8 +192,20 @@ public final class StreamService implements AutoCloseable {
         if (b == null) {
             return CompletableFuture.completedFuture(new Pushed(rank, "moved"));
         }
-        return b.push(new Sample(s.nextId(), data, 0), waitMillis)
-                .thenApply(p -> new Pushed(rank, p.name().toLowerCase(java.util.Locale.ROOT)));
+        if (!memory.tryReserve(data.length)) {
+            if (data.length > memory.budget() || !b.holdsAny()) {
+                throw new StoreException(StoreException.Kind.INSUFFICIENT_STORAGE, "no room for a sample of "
+                        + data.length + " bytes in this daemon's stream memory (" + memory.used() + " of "
+                        + memory.budget() + " bytes held, none by rank " + rank + " of job " + job + ")");
+            }
+            return CompletableFuture.completedFuture(new Pushed(rank, "memory"));
+        }
+        return b.push(new Sample(s.nextId(), data, 0), waitMillis).thenApply(p -> {
+            if (p != RankBuffer.Push.ACCEPTED) {
+                memory.release(data.length);
+            }
+            return new Pushed(rank, p.name().toLowerCase(java.util.Locale.ROOT));
+        });
     }
 
     /**

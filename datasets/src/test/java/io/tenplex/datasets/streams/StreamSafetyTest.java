@@ -224,6 +224,27 @@ class StreamSafetyTest {
     }
 
     @Test
+    void streamMemory_fullWhileSamplesAreHeld_thenFreedByReads_and507WhenNothingCanDrain() throws Exception {
+        StreamService d = new StreamService(peers, new StreamMemory(100));
+        d.setSelf("127.0.0.1", 2009);
+        services.add(d);
+        d.create("j", fifo(64, "127.0.0.1:2009")).get();
+        assertEquals("accepted", d.push("j", 0, new byte[40], 0).get().outcome());
+        assertEquals("accepted", d.push("j", 0, new byte[40], 0).get().outcome());
+        assertEquals("memory", d.push("j", 0, new byte[40], 0).get().outcome()); // 429: reads free memory
+        assertEquals(80, d.memory().used());
+        d.read("j", 0, 1, 0).get();
+        assertEquals(40, d.memory().used());
+        assertEquals("accepted", d.push("j", 0, new byte[40], 0).get().outcome());
+        d.create("k", fifo(64, "127.0.0.1:2009")).get();
+        StoreException none = assertThrows(StoreException.class, () -> d.push("k", 0, new byte[40], 0));
+        assertEquals(StoreException.Kind.INSUFFICIENT_STORAGE, none.kind()); // 507: nothing of k can drain
+        d.deleteLocal("j");
+        assertEquals(0, d.memory().used());
+        assertEquals("accepted", d.push("k", 0, new byte[40], 0).get().outcome());
+    }
+
+    @Test
     void batches_holdAtMost256MiB() {
         assertEquals(32, StreamService.batchSize(new StreamSpec(Policy.FIFO, 64, 0, 8 << 20, 0, 1), 256));
         assertEquals(256, StreamService.batchSize(new StreamSpec(Policy.FIFO, 64, 0, 1 << 20, 0, 1), 256));

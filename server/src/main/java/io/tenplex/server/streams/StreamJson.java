@@ -128,6 +128,14 @@ final class StreamJson {
         return v.asInt();
     }
 
+    /** A status answer with this daemon's stream memory: {@code "memory": {"budget", "used"}} in bytes. */
+    static JsonNode withMemory(io.tenplex.datasets.streams.StreamStatus s,
+            io.tenplex.datasets.streams.StreamMemory memory) {
+        ObjectNode n = JSON.valueToTree(s);
+        n.putObject("memory").put("budget", memory.budget()).put("used", memory.used());
+        return n;
+    }
+
     static Response ok(int status, Object answer) {
         try {
             return new Response(status, "application/json", JSON.writeValueAsBytes(answer));

@@ -58,7 +58,7 @@ public final class StreamRoutes implements ControlHandler {
         return switch (key) {
             case "POST " -> streams.create(job, allowed(StreamJson.config(StreamJson.read(req.body()), self())))
                     .thenApply(s -> StreamJson.ok(201, s));
-            case "GET " -> done(StreamJson.ok(200, streams.status(job)));
+            case "GET " -> done(StreamJson.ok(200, StreamJson.withMemory(streams.status(job), streams.memory())));
             case "DELETE " -> local ? done(deleteLocal(job)) : streams.delete(job)
                     .thenApply(v -> Response.text(200, "deleted the stream of " + job));
             case "POST samples" -> push(job, req);
@@ -138,6 +138,8 @@ public final class StreamRoutes implements ControlHandler {
             case "ended" -> new Response(409, "text/plain; charset=utf-8", ("production of job " + job
                     + "'s stream has ended\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
             case "moved" -> StreamJson.retry("rank " + rank + " of job " + job + " is being moved; push again", 1);
+            case "memory" -> StreamJson.retry("this daemon's stream memory (" + streams.memory().budget() + " bytes) is "
+                    + "full until trainers read; push again", 1);
             default -> StreamJson.retry("the buffer of rank " + rank + " of job " + job + " stayed full for "
                     + wait + " ms; push again", 1);
         });
