@@ -6,7 +6,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Makes a job's stream at every daemon of it, in the order of their addresses, so that of two
+ * Makes a job's stream at every daemon of it and at the daemon asked, in the order of their addresses, so that of two
  * creates racing one wins at the first daemon and the other is a conflict there; a create failing at
  * a daemon removes the stream from the daemons that took it.
  */
@@ -28,7 +28,11 @@ final class Creation {
     void run() {
         List<String> made = new ArrayList<>();
         try {
-            for (String d : config.daemons().stream().sorted().toList()) {
+            List<String> all = new ArrayList<>(config.daemons());
+            if (all.stream().noneMatch(local::isSelf)) {
+                all.add(local.selfAddress()); // the daemon asked keeps the stream too (it relays)
+            }
+            for (String d : all.stream().sorted().toList()) {
                 if (local.isSelf(d)) {
                     local.createLocal(job, config);
                 } else {

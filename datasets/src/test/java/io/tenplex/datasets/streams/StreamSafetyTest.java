@@ -252,6 +252,14 @@ class StreamSafetyTest {
     }
 
     @Test
+    void create_throughADaemonThatHoldsNoRank_keepsItThereToo() throws Exception {
+        StreamService a = daemon(A);
+        StreamService b = daemon(B);
+        assertEquals(List.of(B), a.create("j", fifo(8, B)).get().ranks());
+        assertEquals(a.config("j"), b.config("j"));
+    }
+
+    @Test
     void create_failingAtADaemon_removesItFromTheOthers() {
         StreamService a = daemon(A);
         ExecutionException e = assertThrows(ExecutionException.class, () -> a.create("j", fifo(8, A, C)).get());
