@@ -207,19 +207,17 @@ final class JobStream {
     }
 
     /**
-     * Puts back a batch that never reached its reader: into the buffer it came from, or, when a
-     * re-partitioning replaced that buffer meanwhile, into the rank's buffer here if it holds one.
+     * Puts back a batch that never reached its reader into the rank's buffer here (the one it came
+     * from, or the one a re-partitioning put in its place); when this daemon no longer holds the
+     * rank, the batch is gone (logged).
      */
-    void giveBack(int rank, RankBuffer from, List<Sample> batch) {
+    void giveBack(int rank, List<Sample> batch) {
         RankBuffer now = rank < config.dp() ? local.get(rank) : null;
-        if (now == from || now == null) {
-            from.giveBack(batch);
-        } else {
+        if (now != null) {
             now.giveBack(batch);
-        }
-        if (now == null) {
-            org.slf4j.LoggerFactory.getLogger(JobStream.class).warn("job={} rank={} {} samples of an unsent batch "
-                    + "went back to a buffer no longer held here", job, rank, batch.size());
+        } else {
+            org.slf4j.LoggerFactory.getLogger(JobStream.class).warn("job={} rank={} {} samples of a batch whose reader "
+                    + "went away are lost: the rank moved to another daemon meanwhile", job, rank, batch.size());
         }
     }
 

@@ -223,7 +223,7 @@ public final class StreamService implements AutoCloseable {
             return CompletableFuture.completedFuture(new Batch(List.of(), false));
         }
         return b.read(batchSize(s.config().spec(), n), waitMillis).thenApply(r -> new Batch(r.samples().stream()
-                .map(Sample::data).toList(), r.ended(), r.samples().isEmpty() ? null : () -> s.giveBack(rank, b,
+                .map(Sample::data).toList(), r.ended(), r.samples().isEmpty() ? null : () -> s.giveBack(rank,
                         r.samples())));
     }
 

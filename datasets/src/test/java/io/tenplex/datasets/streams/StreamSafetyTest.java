@@ -245,6 +245,28 @@ class StreamSafetyTest {
     }
 
     @Test
+    void aBatchThatNeverReachedItsReader_goesBack_asIfNeverRead() throws Exception {
+        StreamService a = daemon(A);
+        a.create("f", fifo(8, A)).get();
+        a.create("r", new StreamConfig(new StreamSpec(Policy.RESERVOIR, 100, 0, 8, 0, 1), List.of(A), List.of(), 0,
+                false)).get();
+        for (int i = 0; i < 5; i++) {
+            a.push("f", 0, new byte[] {(byte) i}, 0).get();
+            a.push("r", 0, new byte[] {(byte) i}, 0).get();
+        }
+        StreamService.Batch lost = a.read("f", 0, 3, 0).get();
+        lost.unsent().run();
+        RankStatus f = a.status("f").local().get(0);
+        assertEquals(5, f.population());
+        assertEquals(0, f.delivered());
+        assertEquals(0, a.read("f", 0, 5, 0).get().samples().get(0)[0]); // in order again
+        a.read("r", 0, 4, 0).get().unsent().run();
+        RankStatus r = a.status("r").local().get(0);
+        assertEquals(5, r.unseen());
+        assertEquals(0, r.delivered());
+    }
+
+    @Test
     void batches_holdAtMost256MiB() {
         assertEquals(32, StreamService.batchSize(new StreamSpec(Policy.FIFO, 64, 0, 8 << 20, 0, 1), 256));
         assertEquals(256, StreamService.batchSize(new StreamSpec(Policy.FIFO, 64, 0, 1 << 20, 0, 1), 256));
