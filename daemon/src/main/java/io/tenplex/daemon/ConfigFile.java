@@ -16,7 +16,7 @@ final class ConfigFile {
             "idleTimeout", "headTimeout", "bodyTimeout", "writeTimeout", "allowOrigins", "dataRoots", "allowSourceHosts",
             "sourceConnectTimeout", "sourceReadTimeout", "preparedTimeout",
             "tokenFile", "tlsCert", "tlsKey", "tlsCa", "peerConnections", "coordinatorTimeout",
-            "shmDir", "checkpointDir");
+            "shmDir", "checkpointDir", "streamMemory");
 
     private final Path file;
     private final JsonNode n;
@@ -52,7 +52,7 @@ final class ConfigFile {
                 path("mount"), text("token"), text("peers"), text("linkRate"), timeouts(), sources(),
                 path("tokenFile"), path("tlsCert"), path("tlsKey"), path("tlsCa"),
                 new DaemonConfig.Tunables(text("peerConnections"), text("coordinatorTimeout"), text("shmDir"),
-                        path("checkpointDir")));
+                        path("checkpointDir"), text("streamMemory")));
     }
 
     private DaemonConfig.Timeouts timeouts() {

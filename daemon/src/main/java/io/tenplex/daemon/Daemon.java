@@ -16,6 +16,7 @@ import io.tenplex.server.jobs.StopRoute;
 import io.tenplex.datasets.DatasetExecutors;
 import io.tenplex.datasets.DatasetService;
 import io.tenplex.datasets.rehearsal.RehearsalService;
+import io.tenplex.datasets.streams.StreamMemory;
 import io.tenplex.datasets.streams.StreamService;
 import io.tenplex.server.streams.HttpStreamPeers;
 import io.tenplex.server.streams.StreamMetrics;
@@ -94,7 +95,9 @@ public final class Daemon implements AutoCloseable {
         Durable.start(Durable.own(tuning.checkpointDir(), cfg.bind(), cfg.port(), cfg.peers()), store, jobs.generations(),
                 pools.durableWork, Durable.repairs(store, jobs.generations(), new HttpDaemonClient(link,
                         tuning.coordinatorTimeout()), new NettyRangeReads(peers), cfg::peers)); // before serving
-        StreamService streams = life.add("streams", new StreamService(new HttpStreamPeers(link)));
+        StreamService streams = life.add("streams", new StreamService(new HttpStreamPeers(link),
+                tuning.streamMemory() == 0 ? StreamMemory.ofMaxHeap() : new StreamMemory(tuning.streamMemory())));
+        streams.allowPeers(peerAddresses(cfg), cfg.sources()); // addresses in stream requests
         rest.metrics().register(new StreamMetrics(streams));
         ResourceChanges changes = new ResourceChanges(jobs).addCommitListener(new StreamResizes(streams,
                 () -> jobs.daemons(Map.of())));

@@ -76,13 +76,22 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
      *     null: none (trainers save and load over REST)
      * @param checkpointDir where complete generations are flushed (L4, the durable tier) and restored
      *     from at start; null: none (checkpoints live only in memory)
+     * @param streamMemory bytes of streamed samples the daemon holds (heap); 0: a quarter of the max heap
      */
     public record Tuning(int peerConnections, Duration coordinatorTimeout, int jobReaderThreads, int restWorkThreads,
-            int datasetLoaderThreads, int peerEventLoopThreads, Path sharedMemory, Path checkpointDir) {
+            int datasetLoaderThreads, int peerEventLoopThreads, Path sharedMemory, Path checkpointDir,
+            long streamMemory) {
         public static final int MAX_PEER_CONNECTIONS = 1024;
         public static final Path DEFAULT_SHARED_MEMORY = Path.of("/dev/shm");
         public static final Tuning DEFAULTS = new Tuning(8, Duration.ofMinutes(10), 64, 2, 0, 2, DEFAULT_SHARED_MEMORY,
                 null);
+
+        /** With the default stream memory. */
+        public Tuning(int peerConnections, Duration coordinatorTimeout, int jobReaderThreads, int restWorkThreads,
+                int datasetLoaderThreads, int peerEventLoopThreads, Path sharedMemory, Path checkpointDir) {
+            this(peerConnections, coordinatorTimeout, jobReaderThreads, restWorkThreads, datasetLoaderThreads,
+                    peerEventLoopThreads, sharedMemory, checkpointDir, 0);
+        }
 
         /** Without a checkpoint directory. */
         public Tuning(int peerConnections, Duration coordinatorTimeout, int jobReaderThreads, int restWorkThreads,
@@ -110,6 +119,10 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
             }
             if (jobReaderThreads < 1 || restWorkThreads < 1 || datasetLoaderThreads < 0 || peerEventLoopThreads < 1) {
                 throw new IllegalArgumentException("thread counts must be positive (dataset loaders: 0 = unbounded)");
+            }
+            if (streamMemory < 0) {
+                throw new IllegalArgumentException("stream memory " + streamMemory + " (expected: >= 0; 0: a quarter "
+                        + "of the max heap)");
             }
         }
     }
@@ -176,8 +189,13 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
     }
 
     /** {@link Tuning} options as given (null = not given). */
-    record Tunables(String peerConnections, String coordinatorTimeout, String shmDir, Path checkpointDir) {
+    record Tunables(String peerConnections, String coordinatorTimeout, String shmDir, Path checkpointDir,
+            String streamMemory) {
         static final Tunables NONE = new Tunables(null, null, null, null);
+
+        Tunables(String peerConnections, String coordinatorTimeout, String shmDir, Path checkpointDir) {
+            this(peerConnections, coordinatorTimeout, shmDir, checkpointDir, null);
+        }
 
         Tunables(String peerConnections, String coordinatorTimeout) {
             this(peerConnections, coordinatorTimeout, null, null);
@@ -203,7 +221,17 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
                     duration("coordinator timeout", first(coordinatorTimeout, file.coordinatorTimeout, null),
                             d.coordinatorTimeout()),
                     d.jobReaderThreads(), d.restWorkThreads(), d.datasetLoaderThreads(), d.peerEventLoopThreads(),
-                    sharedMemory(first(shmDir, file.shmDir, null)), first(checkpointDir, file.checkpointDir, null));
+                    sharedMemory(first(shmDir, file.shmDir, null)), first(checkpointDir, file.checkpointDir, null),
+                    streamMemory(first(streamMemory, file.streamMemory, null)));
+        }
+
+        /** {@code --stream-memory}: a size, or a share of the max heap ({@code 25%}); 0 when not given. */
+        static long streamMemory(String given) {
+            long n = given == null ? 0 : ConfigValues.parseSize(given, Runtime.getRuntime().maxMemory());
+            if (given != null && n < 1) {
+                throw new IllegalArgumentException("stream memory '" + given + "' (expected: a size of at least 1 byte)");
+            }
+            return n;
         }
     }
 
@@ -321,7 +349,7 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
     String describe() {
         return String.format(Locale.ROOT, "bind=%s port=%d memoryLimit=%.2f GiB (%s) mount=%s token=%s peers=%s "
                 + "linkRate=%s timeouts(idle=%ds head=%ds body=%ds write=%ds prepared=%ds coordinator=%ds) "
-                + "peerConnections=%d shmDir=%s checkpointDir=%s allowedOrigins=%s %s tls=%s",
+                + "peerConnections=%d shmDir=%s checkpointDir=%s streamMemory=%s allowedOrigins=%s %s tls=%s",
                 bind, port, memoryLimit / (double) (1L << 30), memoryLimitSource,
                 mount == null ? "off" : mount, token == null ? "off" : "on", peers.isEmpty() ? "none" : peers.toString(),
                 linkRate == 0 ? "unpaced" : String.format(Locale.ROOT, "%.3f Gbit/s", linkRate / 1e9),
@@ -329,6 +357,7 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
                 limits.write().toSeconds(), preparedTimeout.toSeconds(), tuning.coordinatorTimeout().toSeconds(),
                 tuning.peerConnections(), tuning.sharedMemory() == null ? "none" : tuning.sharedMemory(),
                 tuning.checkpointDir() == null ? "none (L4 off)" : tuning.checkpointDir(),
+                tuning.streamMemory() == 0 ? "25% of the max heap" : tuning.streamMemory() + " bytes",
                 limits.allowedOrigins().isEmpty() ? "none" : limits.allowedOrigins(),
                 sources.describe(), tls == null ? "off" : "on (cert " + tls.cert() + ", peers trust "
                         + (tls.ca() == null ? "the JDK's CAs" : tls.ca()) + ")");

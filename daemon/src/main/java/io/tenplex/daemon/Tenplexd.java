@@ -36,7 +36,7 @@ public final class Tenplexd implements Callable<Integer> {
             description = "JSON file with any of: bind, port, memoryLimit, mount, token, tokenFile, peers, linkRate, "
                     + "tlsCert, tlsKey, tlsCa, idleTimeout, headTimeout, bodyTimeout, writeTimeout, allowOrigins, "
                     + "preparedTimeout, dataRoots, "
-                    + "allowSourceHosts, sourceConnectTimeout, sourceReadTimeout, peerConnections, coordinatorTimeout, shmDir, checkpointDir. "
+                    + "allowSourceHosts, sourceConnectTimeout, sourceReadTimeout, peerConnections, coordinatorTimeout, shmDir, checkpointDir, streamMemory. "
                     + "Options given here win.")
     Path config;
 
@@ -135,6 +135,11 @@ public final class Tenplexd implements Callable<Integer> {
                     + "(default: none: L4 is off and checkpoints live only in memory, lost with the daemon).")
     Path checkpointDir;
 
+    @Option(names = "--stream-memory", paramLabel = "SIZE",
+            description = "Bytes of streamed training samples this daemon holds in its heap, e.g. 2g or 25%% (of the "
+                    + "max heap); a push beyond it is answered 429 (push again) or 507 (default: 25%% of the max heap).")
+    String streamMemory;
+
     @Option(names = "--log-level", paramLabel = "LEVEL",
             description = "The least severe log lines written: error, warn, info, debug or trace (default: info).")
     String logLevel;
@@ -189,7 +194,7 @@ public final class Tenplexd implements Callable<Integer> {
                         preparedTimeout),
                 new DaemonConfig.Sources(dataRoots, sourceHosts, sourceConnectTimeout, sourceReadTimeout), tokenFile,
                 tlsCert, tlsKey, tlsCa, new DaemonConfig.Tunables(peerConnections, coordinatorTimeout, shmDir,
-                checkpointDir));
+                checkpointDir, streamMemory));
     }
 
     public static void main(String[] args) {

@@ -271,4 +271,24 @@ class DaemonConfigTest {
         assertEquals(dir.resolve("cli"), both.tuning().checkpointDir());
         assertTrue(both.describe().contains("checkpointDir=" + dir.resolve("cli")), both.describe());
     }
+
+    @Test
+    void streamMemory_isAQuarterOfTheHeapByDefault_andComesFromTheFileOrTheCommandLine(@TempDir Path dir)
+            throws Exception {
+        DaemonConfig d = DaemonConfig.resolve(NONE, NONE, 24 * GIB, 100 * GIB);
+        assertEquals(0, d.tuning().streamMemory());
+        assertTrue(d.describe().contains("streamMemory=25% of the max heap"), d.describe());
+        Path f = Files.writeString(dir.resolve("s.json"), "{\"streamMemory\": \"64m\"}");
+        assertEquals(64L << 20, DaemonConfig.resolve(NONE, DaemonConfig.Given.fromFile(f), 24 * GIB, 100 * GIB)
+                .tuning().streamMemory());
+        DaemonConfig.Given cli = new DaemonConfig.Given(null, null, null, null, null, null, null,
+                DaemonConfig.Timeouts.NONE, DaemonConfig.Sources.NONE, null, null, null, null,
+                new DaemonConfig.Tunables(null, null, null, null, "1g"));
+        assertEquals(1L << 30, DaemonConfig.resolve(cli, DaemonConfig.Given.fromFile(f), 24 * GIB, 100 * GIB)
+                .tuning().streamMemory());
+        DaemonConfig.Given zero = new DaemonConfig.Given(null, null, null, null, null, null, null,
+                DaemonConfig.Timeouts.NONE, DaemonConfig.Sources.NONE, null, null, null, null,
+                new DaemonConfig.Tunables(null, null, null, null, "0"));
+        assertThrows(IllegalArgumentException.class, () -> DaemonConfig.resolve(zero, NONE, 24 * GIB, 100 * GIB));
+    }
 }

@@ -30,7 +30,8 @@ class StreamsIT {
     @Test
     void producersAndTrainers_threePolicies_andAResize() throws Exception {
         for (int i = 0; i < 3; i++) {
-            daemons.add(DaemonProcess.start("--port", "0", "--bind", "127.0.0.1", "--memory-limit", "64m"));
+            daemons.add(DaemonProcess.start("--port", "0", "--bind", "127.0.0.1", "--memory-limit", "64m",
+                    "--allow-source-host", "127.0.0.1")); // stream requests name the other daemons
         }
         String addrs = daemons.stream().map(DaemonProcess::url).collect(Collectors.joining(","));
         ProcessBuilder py = new ProcessBuilder("/usr/bin/python3", ROOT.resolve("tests/python/test_streams.py")

@@ -6,6 +6,7 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -86,7 +87,11 @@ final class ControlCall extends Call {
         release();
         ControlHandler.Request req = new ControlHandler.Request(ex.method().name(), ex.query.path(),
                 ex.query.parameters(), ex.header(HttpHeaderNames.CONTENT_TYPE), whole);
-        handler.handle(req).whenComplete((r, t) -> ex.ctx.executor().execute(() -> {
+        CompletableFuture<ControlHandler.Response> answer = handler.handle(req);
+        if (!answer.isDone()) {
+            ex.ctx.read(); // one read while the answer waits: a client that went away closes the channel
+        }
+        answer.whenComplete((r, t) -> ex.ctx.executor().execute(() -> {
             if (t != null) {
                 ex.respondError(t instanceof CompletionException && t.getCause() != null ? t.getCause() : t);
             } else {
@@ -96,7 +101,14 @@ final class ControlCall extends Call {
                 if (r.status() >= 400 && !h.contains(Errors.CODE_HEADER)) {
                     h.set(Errors.CODE_HEADER, Errors.code(st));
                 }
-                ex.respond(st, r.contentType(), r.body(), h.isEmpty() ? null : h);
+                var written = ex.respond(st, r.contentType(), r.body(), h.isEmpty() ? null : h);
+                if (r.unsent() != null) {
+                    written.addListener(w -> {
+                        if (!w.isSuccess()) {
+                            r.unsent().run();
+                        }
+                    });
+                }
             }
         }));
     }

@@ -19,10 +19,18 @@ public interface ControlHandler {
         }
     }
 
-    /** The answer: status, content type, body and extra headers (e.g. {@code Retry-After}; none by default). */
-    record Response(int status, String contentType, byte[] body, Map<String, String> headers) {
+    /**
+     * The answer: status, content type, body and extra headers (e.g. {@code Retry-After}; none by
+     * default); {@code unsent}, when not null, runs if the answer could not be written (the client
+     * went away), e.g. to put back what the answer took.
+     */
+    record Response(int status, String contentType, byte[] body, Map<String, String> headers, Runnable unsent) {
         public Response(int status, String contentType, byte[] body) {
             this(status, contentType, body, Map.of());
+        }
+
+        public Response(int status, String contentType, byte[] body, Map<String, String> headers) {
+            this(status, contentType, body, headers, null);
         }
 
         public Response {

@@ -112,7 +112,8 @@ final class Exchange {
         return status;
     }
 
-    void respond(HttpResponseStatus st, String contentType, byte[] body, HttpHeaders extra) {
+    /** Answers; the future completes when the answer is written (or failed to be). */
+    ChannelFuture respond(HttpResponseStatus st, String contentType, byte[] body, HttpHeaders extra) {
         ByteBuf content = isHead() || body.length == 0 ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(body);
         DefaultFullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, st, content);
         if (extra != null) {
@@ -124,7 +125,9 @@ final class Exchange {
         r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
         bodyBytes = body.length;
         prepare(r);
-        finish(ctx.writeAndFlush(r));
+        ChannelFuture f = ctx.writeAndFlush(r);
+        finish(f);
+        return f;
     }
 
     void respondText(HttpResponseStatus st, String text) {

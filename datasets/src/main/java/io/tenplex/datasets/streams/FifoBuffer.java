@@ -55,6 +55,12 @@ final class FifoBuffer extends TrainingBuffer {
     }
 
     @Override
+    boolean giveBack(Sample s) {
+        queue.addFirst(s);
+        return true;
+    }
+
+    @Override
     List<Sample> held() {
         return new ArrayList<>(queue);
     }

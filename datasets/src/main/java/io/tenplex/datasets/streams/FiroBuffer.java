@@ -64,6 +64,12 @@ final class FiroBuffer extends TrainingBuffer {
     }
 
     @Override
+    boolean giveBack(Sample s) {
+        list.add(s);
+        return true;
+    }
+
+    @Override
     List<Sample> held() {
         return new ArrayList<>(list);
     }

@@ -1,6 +1,8 @@
 package io.tenplex.datasets.streams;
 
+import io.tenplex.store.StoreException;
 import java.security.SecureRandom;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -17,12 +19,22 @@ final class JobStream {
     private final String job;
     private final Predicate<String> self;
     private final ScheduledExecutorService timer;
+    private final StreamMemory memory;
     private final AtomicLong roundRobin = new AtomicLong();
     private final AtomicLong ids = new AtomicLong((long) new SecureRandom().nextInt(1 << 22) << 40);
     private volatile StreamConfig config;
     private volatile Map<Integer, RankBuffer> local = Map.of();
+    /** Whether a re-partitioning holds the buffers here (from export or a frozen config to unfreeze). */
+    private boolean frozen;
+    /** Exported samples not yet handed over, by rank (they go back to their buffers at an unfreeze). */
+    private final Map<Integer, ArrayDeque<Sample>> staged = new TreeMap<>();
 
     JobStream(String job, Predicate<String> self, ScheduledExecutorService timer) {
+        this(job, self, timer, StreamMemory.unlimited());
+    }
+
+    JobStream(String job, Predicate<String> self, ScheduledExecutorService timer, StreamMemory memory) {
+        this.memory = memory;
         this.job = job;
         this.self = self;
         this.timer = timer;
@@ -37,7 +49,7 @@ final class JobStream {
         Map<Integer, RankBuffer> m = new TreeMap<>();
         for (int r = 0; r < c.dp(); r++) {
             if (self.test(c.ranks().get(r))) {
-                RankBuffer b = new RankBuffer(r, c.spec(), timer);
+                RankBuffer b = new RankBuffer(r, c.spec(), timer, memory);
                 if (frozen) {
                     b.freezeAndDrain();
                 }
@@ -49,6 +61,32 @@ final class JobStream {
         }
         this.config = c;
         this.local = Map.copyOf(m);
+        this.frozen = frozen;
+    }
+
+    /**
+     * A peer's config step: taken while a re-partitioning holds the stream here (frozen) or where it
+     * holds no rank; the config it already has changes nothing (its samples stay); any other is a
+     * conflict.
+     */
+    synchronized void configureStep(StreamConfig given, boolean frozenNext) {
+        if (frozen && !staged.isEmpty()) {
+            throw StoreException.conflict("job " + job + "'s stream is still being exported here");
+        } else if (frozen || local.isEmpty()) { // a daemon that holds no rank has no samples to lose
+            configure(given, frozenNext);
+        } else if (!sameLayout(config, given)) {
+            throw StoreException.conflict("job " + job + "'s stream is not being re-partitioned here (its config "
+                    + "changes only between an export and an unfreeze)");
+        }
+    }
+
+    /** Same spec, ranks and relaying daemons (closes and the end merge anyway). */
+    static boolean sameLayout(StreamConfig a, StreamConfig b) {
+        return a.spec().equals(b.spec()) && a.ranks().equals(b.ranks()) && a.others().equals(b.others());
+    }
+
+    synchronized boolean frozen() {
+        return frozen;
     }
 
     private static StreamConfig merged(StreamConfig given, StreamConfig now) {
@@ -96,26 +134,91 @@ final class JobStream {
         local.values().forEach(RankBuffer::endReception);
     }
 
+    /**
+     * A re-partitioning's export: freezes the buffers and stages their samples, only from the config
+     * the coordinator knows ({@code expectedRanks}, null: any) and only once (a frozen stream is
+     * being re-partitioned by someone else: a conflict); answers the first page of at most
+     * {@code maxBytes} of sample bytes (at least one sample). {@link #nextPage} answers the rest.
+     */
+    synchronized Map<Integer, List<Sample>> export(List<String> expectedRanks, long maxBytes) {
+        if (frozen) {
+            throw StoreException.conflict("job " + job + "'s stream is being re-partitioned; try again when it is done");
+        }
+        if (expectedRanks != null && !expectedRanks.equals(config.ranks())) {
+            throw StoreException.conflict("job " + job + "'s stream has ranks " + config.ranks() + " here, not "
+                    + expectedRanks + " (re-partitioned meanwhile?)");
+        }
+        freezeAndDrain().forEach((rank, list) -> staged.put(rank, new ArrayDeque<>(list)));
+        return nextPage(maxBytes);
+    }
+
+    /** The next page of staged samples (empty when none is left); only while frozen. */
+    synchronized Map<Integer, List<Sample>> nextPage(long maxBytes) {
+        if (!frozen) {
+            throw StoreException.conflict("job " + job + "'s stream is not being exported here");
+        }
+        Map<Integer, List<Sample>> page = new TreeMap<>();
+        long bytes = 0;
+        for (Map.Entry<Integer, ArrayDeque<Sample>> e : staged.entrySet()) {
+            ArrayDeque<Sample> q = e.getValue();
+            while (!q.isEmpty() && (bytes == 0 || bytes + q.peekFirst().data().length <= maxBytes)) {
+                Sample s = q.removeFirst();
+                bytes += s.data().length + 1;
+                page.computeIfAbsent(e.getKey(), r -> new ArrayList<>()).add(s);
+            }
+        }
+        staged.values().removeIf(ArrayDeque::isEmpty);
+        return page;
+    }
+
+    /** Whether staged samples are left to export. */
+    synchronized boolean staging() {
+        return !staged.isEmpty();
+    }
+
     /** Freezes every buffer here and takes out its samples, by rank. */
-    Map<Integer, List<Sample>> freezeAndDrain() {
+    synchronized Map<Integer, List<Sample>> freezeAndDrain() {
+        frozen = true;
         Map<Integer, List<Sample>> out = new TreeMap<>();
         local.values().forEach(b -> out.put(b.rank(), b.freezeAndDrain()));
         return out;
     }
 
     /** Adds moved samples to the buffers of their ranks here. */
-    void restore(Map<Integer, List<Sample>> byRank) {
-        byRank.forEach((rank, samples) -> {
-            RankBuffer b = buffer(rank);
-            if (b == null) {
+    synchronized void restore(Map<Integer, List<Sample>> byRank) {
+        if (!frozen) {
+            throw StoreException.conflict("job " + job + "'s stream is not being re-partitioned here (samples are "
+                    + "imported only between a frozen config and its unfreeze)");
+        }
+        for (int rank : byRank.keySet()) { // every rank checked before any sample moves
+            if (buffer(rank) == null) {
                 throw new IllegalArgumentException("rank " + rank + " of job " + job + " is not held here");
             }
-            b.restore(samples);
-        });
+        }
+        byRank.forEach((rank, samples) -> buffer(rank).restore(samples));
     }
 
-    void unfreeze() {
+    /** Lets producers and readers in again; nothing to do when not frozen. */
+    synchronized void unfreeze() {
+        staged.forEach((rank, q) -> local.get(rank).restore(new ArrayList<>(q))); // an export not taken
+        staged.clear();
+        frozen = false;
         local.values().forEach(RankBuffer::unfreeze);
+    }
+
+    /**
+     * Puts back a batch that never reached its reader into the rank's buffer here (the one it came
+     * from, or the one a re-partitioning put in its place); when this daemon no longer holds the
+     * rank, the batch is gone (logged).
+     */
+    void giveBack(int rank, List<Sample> batch) {
+        RankBuffer now = rank < config.dp() ? local.get(rank) : null;
+        if (now != null) {
+            now.giveBack(batch);
+        } else {
+            org.slf4j.LoggerFactory.getLogger(JobStream.class).warn("job={} rank={} {} samples of a batch whose reader "
+                    + "went away are lost: the rank moved to another daemon meanwhile", job, rank, batch.size());
+        }
     }
 
     List<RankStatus> status() {

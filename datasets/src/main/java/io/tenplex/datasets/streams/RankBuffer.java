@@ -32,6 +32,7 @@ final class RankBuffer {
     }
 
     private final int rank;
+    private final StreamMemory memory;
     private final StreamSpec spec;
     private final TrainingBuffer buf;
     private final ScheduledExecutorService timer;
@@ -47,6 +48,12 @@ final class RankBuffer {
     private long waitingBytes;
 
     RankBuffer(int rank, StreamSpec spec, ScheduledExecutorService timer) {
+        this(rank, spec, timer, StreamMemory.unlimited());
+    }
+
+    /** @param memory the daemon's budget: this buffer gives back the bytes of every sample that leaves it */
+    RankBuffer(int rank, StreamSpec spec, ScheduledExecutorService timer, StreamMemory memory) {
+        this.memory = memory;
         this.rank = rank;
         this.spec = spec;
         this.buf = TrainingBuffer.of(spec, spec.seed() * 31 + rank);
@@ -144,6 +151,7 @@ final class RankBuffer {
             drainWaiters(puts, Push.MOVED, done);
             drainWaiters(reads, new Batch(List.of(), false), done);
             all = buf.drainAll();
+            all.forEach(s -> memory.release(s.data().length));
         }
         done.forEach(Runnable::run);
         return all;
@@ -153,8 +161,35 @@ final class RankBuffer {
     synchronized void restore(List<Sample> samples) {
         for (Sample s : samples) {
             buf.restore(s);
+            memory.force(s.data().length);
             pushed++;
         }
+    }
+
+    /**
+     * Takes back a batch that never reached its reader (its connection closed): its samples are
+     * read no more and held again, not counted delivered; a frozen buffer (a re-partitioning took
+     * its samples meanwhile) takes them as moved ones, for the next unfreeze.
+     */
+    void giveBack(List<Sample> batch) {
+        List<Runnable> done = new ArrayList<>();
+        synchronized (this) {
+            for (int i = batch.size() - 1; i >= 0; i--) {
+                Sample s = batch.get(i);
+                int reads = s.reads();
+                s.unread();
+                if (buf.giveBack(s)) {
+                    left.remove(reads);
+                    memory.force(s.data().length);
+                }
+            }
+            delivered -= batch.size();
+            batches -= batch.isEmpty() ? 0 : 1;
+            if (!frozen) {
+                pump(done);
+            }
+        }
+        done.forEach(Runnable::run);
     }
 
     /** Lets producers and readers in again after a re-partitioning; serves what can be served. */
@@ -212,10 +247,17 @@ final class RankBuffer {
 
     private void noteLeft(boolean evictions) {
         for (Iterator<Sample> it = buf.left.iterator(); it.hasNext();) {
-            left.add(it.next().reads());
+            Sample s = it.next();
+            memory.release(s.data().length);
+            left.add(s.reads());
             evicted += evictions ? 1 : 0;
         }
         buf.left.clear();
+    }
+
+    /** Whether it holds a sample (a reader can free memory). */
+    synchronized boolean holdsAny() {
+        return buf.size() > 0;
     }
 
     synchronized RankStatus status() {

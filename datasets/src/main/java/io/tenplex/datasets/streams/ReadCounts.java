@@ -12,6 +12,12 @@ final class ReadCounts {
         counts[Math.min(reads, EXACT)]++;
     }
 
+    /** Takes back one {@link #add} of {@code reads}. */
+    void remove(int reads) {
+        int i = Math.min(reads, EXACT);
+        counts[i] = Math.max(0, counts[i] - 1);
+    }
+
     /** Non-empty buckets, in order: {@code "0" -> n, ..., "16+" -> n}. */
     Map<String, Long> toMap() {
         Map<String, Long> m = new LinkedHashMap<>();

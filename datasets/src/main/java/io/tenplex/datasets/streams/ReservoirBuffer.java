@@ -85,6 +85,22 @@ final class ReservoirBuffer extends TrainingBuffer {
     }
 
     @Override
+    boolean giveBack(Sample s) {
+        for (int i = 0; i < seen.size(); i++) {
+            if (seen.get(i) == s) { // still held: unseen again if this was its only read
+                if (s.reads() == 0) {
+                    unseen.add(removeAt(seen, i));
+                }
+                return false;
+            }
+        }
+        if (!unseen.contains(s)) {
+            restore(s);
+        }
+        return true;
+    }
+
+    @Override
     List<Sample> held() {
         List<Sample> all = new ArrayList<>(unseen);
         all.addAll(seen);

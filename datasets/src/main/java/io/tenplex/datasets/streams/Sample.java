@@ -34,4 +34,11 @@ public final class Sample {
     void read() {
         reads++;
     }
+
+    /** Undoes a read whose batch never reached its reader. */
+    void unread() {
+        if (reads > 0) {
+            reads--;
+        }
+    }
 }

@@ -19,12 +19,11 @@ public record StreamConfig(StreamSpec spec, List<String> ranks, List<String> oth
             throw new IllegalArgumentException("ranks " + (ranks == null ? 0 : ranks.size())
                     + " (expected: 1 to " + MAX_RANKS + " daemon addresses, one per data-parallel rank)");
         }
-        for (String r : ranks) {
-            if (r == null || r.lastIndexOf(':') <= 0) {
-                throw new IllegalArgumentException("rank address '" + r + "' (expected: host:port)");
-            }
-        }
+        ranks.forEach(StreamConfig::checkAddress);
         ranks = List.copyOf(ranks);
+        if (others != null) {
+            others.forEach(StreamConfig::checkAddress);
+        }
         others = others == null ? List.of() : List.copyOf(others);
         if (others.size() > MAX_RANKS) {
             throw new IllegalArgumentException("other daemons " + others.size() + " (expected: at most " + MAX_RANKS
@@ -32,6 +31,21 @@ public record StreamConfig(StreamSpec spec, List<String> ranks, List<String> oth
         }
         if (closes < 0) {
             throw new IllegalArgumentException("closes " + closes + " (expected: >= 0)");
+        }
+    }
+
+    /** A daemon's address: {@code host:port}, the port 1..65535, the host without spaces or URL characters. */
+    static void checkAddress(String a) {
+        int colon = a == null ? -1 : a.lastIndexOf(':');
+        boolean ok = colon > 0 && a.chars().noneMatch(c -> c == '/' || c == '@' || c == '?' || c == '#' || c == '%'
+                || c == '\\' || Character.isWhitespace(c) || Character.isISOControl(c));
+        if (ok) {
+            String port = a.substring(colon + 1);
+            ok = port.length() > 0 && port.length() <= 5 && port.chars().allMatch(c -> c >= '0' && c <= '9')
+                    && Integer.parseInt(port) >= 1 && Integer.parseInt(port) <= 65535;
+        }
+        if (!ok) {
+            throw new IllegalArgumentException("daemon address '" + a + "' (expected: host:port, port 1..65535)");
         }
     }
 

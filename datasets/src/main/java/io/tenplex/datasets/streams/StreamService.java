@@ -30,13 +30,21 @@ public final class StreamService implements AutoCloseable {
     }
 
     private final StreamPeers peers;
+    private final StreamMemory memory;
     private final ScheduledExecutorService timer;
     private final ExecutorService work;
     private final Map<String, JobStream> jobs = new ConcurrentHashMap<>();
     private volatile Predicate<String> self = a -> false;
     private volatile String selfAddress = "127.0.0.1:0";
+    private volatile Predicate<String> allowed = a -> true;
 
     public StreamService(StreamPeers peers) {
+        this(peers, StreamMemory.ofMaxHeap());
+    }
+
+    /** @param memory the budget for the bytes of the samples held here */
+    public StreamService(StreamPeers peers, StreamMemory memory) {
+        this.memory = memory;
         this.peers = peers;
         this.timer = Executors.newSingleThreadScheduledExecutor(daemonThreads("stream-timer"));
         this.work = Executors.newFixedThreadPool(2, daemonThreads("stream-coordinator"));
@@ -65,27 +73,66 @@ public final class StreamService implements AutoCloseable {
         return self.test(addr);
     }
 
-    /** Creates the job's stream here and at every other daemon of its ranks (conflict if it exists). */
+    /**
+     * Which daemons a stream request may name (besides this one): the daemon's own peers, or
+     * daemons on hosts the operator allows as sources (as for a mount's peers). Every address is
+     * allowed until this is called.
+     */
+    public void allowPeers(List<String> daemonPeers, io.tenplex.datasets.SourcePolicy policy) {
+        this.allowed = new AllowedPeers(daemonPeers, policy);
+    }
+
+    /** Checks that every daemon a request names is this one, one of its peers or on an allowed host (else 403). */
+    public void checkAllowed(List<String> daemons) {
+        AllowedPeers.check(daemons, self, allowed);
+    }
+
+    /** Creates the job's stream at every daemon of its ranks (conflict if it exists), see {@link Creation}. */
     public CompletableFuture<StreamStatus> create(String job, StreamConfig c) {
         if (jobs.containsKey(job)) {
             return CompletableFuture.failedFuture(StoreException.conflict("job " + job + " already has a stream "
                     + "(delete it first, or re-partition it)"));
         }
         return CompletableFuture.supplyAsync(() -> {
-            for (String d : c.daemons()) {
-                if (!isSelf(d)) {
-                    peers.configure(d, job, c, false);
-                }
-            }
-            configure(job, c, false);
-            LOG.info("job={} stream created: {} over {} ranks", job, c.spec(), c.dp());
+            new Creation(job, c, this, peers).run();
             return status(job);
         }, work);
     }
 
-    /** Makes or replaces the job's stream here (a peer's call); its buffers start empty. */
+    /** Forgets the job's stream at a daemon, as a rollback: a failure is logged. */
+    void forget(String daemon, String job) {
+        try {
+            if (isSelf(daemon)) {
+                deleteLocal(job);
+            } else {
+                peers.delete(daemon, job);
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("job={} could not remove the stream at {}: {}", job, daemon, e.getMessage());
+        }
+    }
+
+    /** Makes the job's stream here (a create's step); a conflict if it has one. */
+    public void createLocal(String job, StreamConfig c) {
+        JobStream s = new JobStream(job, self, timer, memory);
+        s.configure(c, false);
+        if (jobs.putIfAbsent(job, s) != null) {
+            throw StoreException.conflict("job " + job + " already has a stream here");
+        }
+    }
+
+    /**
+     * A re-partitioning's config step here (a peer's call): makes the stream, or replaces it while
+     * a re-partitioning holds it (frozen), its buffers empty; the config it already has changes
+     * nothing; any other is a conflict.
+     */
     public void configure(String job, StreamConfig c, boolean frozen) {
-        jobs.computeIfAbsent(job, j -> new JobStream(j, self, timer)).configure(c, frozen);
+        JobStream fresh = new JobStream(job, self, timer, memory);
+        fresh.configure(c, frozen);
+        JobStream s = jobs.putIfAbsent(job, fresh);
+        if (s != null) {
+            s.configureStep(c, frozen);
+        }
     }
 
     private JobStream stream(String job) {
@@ -94,6 +141,16 @@ public final class StreamService implements AutoCloseable {
             throw StoreException.notFound("job " + job + " has no stream");
         }
         return s;
+    }
+
+    /** The budget for the bytes of the samples held here, and how much of it they use. */
+    public StreamMemory memory() {
+        return memory;
+    }
+
+    /** Whether a re-partitioning holds the job's stream here. */
+    public boolean frozen(String job) {
+        return stream(job).frozen();
     }
 
     public StreamConfig config(String job) {
@@ -135,8 +192,20 @@ public final class StreamService implements AutoCloseable {
         if (b == null) {
             return CompletableFuture.completedFuture(new Pushed(rank, "moved"));
         }
-        return b.push(new Sample(s.nextId(), data, 0), waitMillis)
-                .thenApply(p -> new Pushed(rank, p.name().toLowerCase(java.util.Locale.ROOT)));
+        if (!memory.tryReserve(data.length)) {
+            if (data.length > memory.budget() || !b.holdsAny()) {
+                throw new StoreException(StoreException.Kind.INSUFFICIENT_STORAGE, "no room for a sample of "
+                        + data.length + " bytes in this daemon's stream memory (" + memory.used() + " of "
+                        + memory.budget() + " bytes held, none by rank " + rank + " of job " + job + ")");
+            }
+            return CompletableFuture.completedFuture(new Pushed(rank, "memory"));
+        }
+        return b.push(new Sample(s.nextId(), data, 0), waitMillis).thenApply(p -> {
+            if (p != RankBuffer.Push.ACCEPTED) {
+                memory.release(data.length);
+            }
+            return new Pushed(rank, p.name().toLowerCase(java.util.Locale.ROOT));
+        });
     }
 
     /**
@@ -148,19 +217,34 @@ public final class StreamService implements AutoCloseable {
         if (n < 1 || n > MAX_BATCH) {
             throw new IllegalArgumentException("batch size " + n + " (expected: 1 <= size <= " + MAX_BATCH + ")");
         }
-        RankBuffer b = stream(job).buffer(rank);
+        JobStream s = stream(job);
+        RankBuffer b = s.buffer(rank);
         if (b == null) {
             return CompletableFuture.completedFuture(new Batch(List.of(), false));
         }
-        return b.read(n, waitMillis).thenApply(r -> new Batch(r.samples().stream().map(Sample::data).toList(),
-                r.ended()));
+        return b.read(batchSize(s.config().spec(), n), waitMillis).thenApply(r -> new Batch(r.samples().stream()
+                .map(Sample::data).toList(), r.ended(), r.samples().isEmpty() ? null : () -> s.giveBack(rank,
+                        r.samples())));
     }
 
     /** The most samples one batch read takes. */
     public static final int MAX_BATCH = 1 << 16;
+    /** The most sample bytes one batch may hold: a batch takes at most this over the stream's largest sample. */
+    public static final long MAX_BATCH_BYTES = 256L << 20;
 
-    /** A batch's sample bytes (borrowed) and whether the rank's stream is over. */
-    public record Batch(List<byte[]> samples, boolean ended) {
+    /** A batch's size: {@code n}, at most {@link #MAX_BATCH_BYTES} over the largest sample (at least 1). */
+    static int batchSize(StreamSpec spec, int n) {
+        return (int) Math.min(n, Math.max(1, MAX_BATCH_BYTES / spec.maxSampleBytes()));
+    }
+
+    /**
+     * A batch's sample bytes (borrowed) and whether the rank's stream is over; {@code unsent} (null
+     * for an empty batch) puts the samples back when the batch never reached its reader.
+     */
+    public record Batch(List<byte[]> samples, boolean ended, Runnable unsent) {
+        public Batch(List<byte[]> samples, boolean ended) {
+            this(samples, ended, null);
+        }
     }
 
     /**
@@ -220,15 +304,42 @@ public final class StreamService implements AutoCloseable {
         }
     }
 
-    /** Freezes the job's buffers here and takes out their samples (a re-partitioning's first step). */
-    public Map<Integer, List<Sample>> exportLocal(String job) {
-        return stream(job).freezeAndDrain();
+    /** The most sample bytes one message between daemons carries (a control body is at most 16 MiB). */
+    public static final long MESSAGE_BYTES = 8L << 20;
+
+    /**
+     * A re-partitioning's first step here: freezes the job's buffers (only if its ranks are
+     * {@code expectedRanks}; null: any) and answers the first page of their samples; a conflict
+     * while another re-partitioning holds them.
+     */
+    public Map<Integer, List<Sample>> exportLocal(String job, List<String> expectedRanks) {
+        return stream(job).export(expectedRanks, MESSAGE_BYTES);
     }
 
+    /** The next page of an export here (empty: none left). */
+    public Map<Integer, List<Sample>> exportNext(String job) {
+        return stream(job).nextPage(MESSAGE_BYTES);
+    }
+
+    /** Whether an export here has samples left to hand over. */
+    public boolean exporting(String job) {
+        return stream(job).staging();
+    }
+
+    /** An export here, every page handed to {@code page}. */
+    void exportAll(String job, List<String> expectedRanks, java.util.function.Consumer<Map<Integer, List<Sample>>> page) {
+        page.accept(exportLocal(job, expectedRanks));
+        while (exporting(job)) {
+            page.accept(exportNext(job));
+        }
+    }
+
+    /** Adds moved samples to the frozen buffers here (a conflict when not frozen). */
     public void importLocal(String job, Map<Integer, List<Sample>> byRank) {
         stream(job).restore(byRank);
     }
 
+    /** Lets producers and readers in again (samples of an export not taken go back first). */
     public void unfreezeLocal(String job) {
         stream(job).unfreeze();
     }
@@ -236,6 +347,8 @@ public final class StreamService implements AutoCloseable {
     /**
      * Re-partitions the job's buffers over new ranks ({@code host:port} per rank), see
      * {@link Repartition}; answers the new status here.
+     *
+     * @throws IllegalArgumentException a malformed address, before anything changes
      */
     public CompletableFuture<StreamStatus> repartition(String job, List<String> newRanks) {
         StreamConfig old = config(job);

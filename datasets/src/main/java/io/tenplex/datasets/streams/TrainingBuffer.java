@@ -52,6 +52,12 @@ abstract class TrainingBuffer {
     /** Adds a sample moved from another buffer, keeping its read count; may pass the capacity. */
     abstract void restore(Sample s);
 
+    /**
+     * Takes back a sample of a batch that never reached its reader (its read already undone):
+     * answers whether it had left the buffer (else it is still held, e.g. a Reservoir's seen one).
+     */
+    abstract boolean giveBack(Sample s);
+
     /** The samples it holds now (a copy). */
     abstract List<Sample> held();
 

@@ -3,10 +3,15 @@ package io.tenplex.datasets.streams;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /** Peers that are other {@link StreamService}s in this JVM, by address (the fake at the wire's edge). */
 final class InMemoryStreamPeers implements StreamPeers {
     final Map<String, StreamService> daemons = new HashMap<>();
+    /** Daemons whose imports fail (as if they went away mid-way). */
+    final java.util.Set<String> failImports = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Export pages handed over so far. */
+    final java.util.concurrent.atomic.AtomicInteger pages = new java.util.concurrent.atomic.AtomicInteger();
 
     private StreamService at(String peer) {
         StreamService s = daemons.get(peer);
@@ -17,17 +22,34 @@ final class InMemoryStreamPeers implements StreamPeers {
     }
 
     @Override
+    public void ping(String peer) {
+        at(peer);
+    }
+
+    @Override
+    public void create(String peer, String job, StreamConfig config) {
+        at(peer).createLocal(job, config);
+    }
+
+    @Override
     public void configure(String peer, String job, StreamConfig config, boolean frozen) {
         at(peer).configure(job, config, frozen);
     }
 
     @Override
-    public Map<Integer, List<Sample>> export(String peer, String job) {
-        return at(peer).exportLocal(job);
+    public void export(String peer, String job, List<String> expectedRanks,
+            Consumer<Map<Integer, List<Sample>>> page) {
+        at(peer).exportAll(job, expectedRanks, p -> {
+            pages.incrementAndGet();
+            page.accept(p);
+        });
     }
 
     @Override
     public void importSamples(String peer, String job, Map<Integer, List<Sample>> byRank) {
+        if (failImports.contains(peer)) {
+            throw new IllegalStateException("daemon " + peer + " unreachable for import");
+        }
         at(peer).importLocal(job, byRank);
     }
 

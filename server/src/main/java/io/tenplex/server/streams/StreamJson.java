@@ -44,7 +44,7 @@ final class StreamJson {
     static StreamConfig config(JsonNode n, String self) {
         StreamSpec spec = new StreamSpec(Policy.parse(text(n, "policy")), integer(n, "capacity", -1),
                 integer(n, "threshold", 0), integer(n, "max_sample_bytes", DEFAULT_MAX_SAMPLE_BYTES),
-                integer(n, "producers", 0), n.path("seed").asLong(0));
+                integer(n, "producers", 0), seed(n));
         List<String> ranks = n.has("ranks") ? ranks(n) : null;
         if (ranks == null) {
             int dp = integer(n, "dp", 1);
@@ -69,8 +69,29 @@ final class StreamJson {
                     + " daemon addresses (host:port)");
         }
         List<String> out = new ArrayList<>();
-        r.forEach(a -> out.add(a.asText()));
+        for (JsonNode a : r) {
+            if (!a.isTextual()) {
+                throw new IllegalArgumentException("'" + f + "' must list daemon addresses as strings, not " + a);
+            }
+            out.add(a.asText());
+        }
         return out;
+    }
+
+    private static long seed(JsonNode n) {
+        JsonNode v = n.get("seed");
+        if (v != null && (!v.isIntegralNumber() || !v.canConvertToLong())) {
+            throw new IllegalArgumentException("'seed' must be an integer, not " + v);
+        }
+        return v == null ? 0 : v.asLong();
+    }
+
+    /** A re-partitioning's export request: the ranks the coordinator knows. */
+    static byte[] ranks(List<String> ranks) {
+        ObjectNode n = JSON.createObjectNode();
+        ArrayNode a = n.putArray("ranks");
+        ranks.forEach(a::add);
+        return n.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
     }
 
     static byte[] config(StreamConfig c) {
@@ -101,10 +122,18 @@ final class StreamJson {
         if (v == null && dflt >= 0) {
             return dflt;
         }
-        if (v == null || !v.canConvertToInt()) {
+        if (v == null || !v.isIntegralNumber() || !v.canConvertToInt()) {
             throw new IllegalArgumentException("'" + f + "' must be an integer" + (v == null ? "" : ", not " + v));
         }
         return v.asInt();
+    }
+
+    /** A status answer with this daemon's stream memory: {@code "memory": {"budget", "used"}} in bytes. */
+    static JsonNode withMemory(io.tenplex.datasets.streams.StreamStatus s,
+            io.tenplex.datasets.streams.StreamMemory memory) {
+        ObjectNode n = JSON.valueToTree(s);
+        n.putObject("memory").put("budget", memory.budget()).put("used", memory.used());
+        return n;
     }
 
     static Response ok(int status, Object answer) {

@@ -41,6 +41,11 @@ public final class StreamMetrics extends Collector {
         out.add(gauge(all, "tenplex_stream_waiting_producers", "Pushes waiting for room",
                 RankStatus::waitingProducers));
         out.add(reads(all));
+        GaugeMetricFamily memory = new GaugeMetricFamily("tenplex_stream_memory_bytes",
+                "This daemon's budget for streamed sample bytes (heap), and the bytes held", List.of("kind"));
+        memory.addMetric(List.of("budget"), streams.memory().budget());
+        memory.addMetric(List.of("used"), streams.memory().used());
+        out.add(memory);
         return out;
     }
 

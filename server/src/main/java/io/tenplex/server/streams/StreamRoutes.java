@@ -1,5 +1,7 @@
 package io.tenplex.server.streams;
 
+import io.tenplex.datasets.streams.Sample;
+import io.tenplex.datasets.streams.StreamConfig;
 import io.tenplex.datasets.streams.StreamService;
 import io.tenplex.jobs.JobLayout;
 import io.tenplex.server.ControlHandler;
@@ -21,6 +23,8 @@ import java.util.concurrent.CompletableFuture;
 public final class StreamRoutes implements ControlHandler {
     /** The longest a push or a read may wait (the server's idle timeout is longer). */
     static final long MAX_WAIT_MILLIS = 30_000;
+    /** Set on an export page when more pages follow. */
+    static final String MORE_HEADER = "X-Tenplex-More";
 
     private final StreamService streams;
     private final StreamRelay relay;
@@ -52,16 +56,15 @@ public final class StreamRoutes implements ControlHandler {
     private CompletableFuture<Response> route(String job, String key, Request req) {
         boolean local = "true".equals(req.param("local"));
         return switch (key) {
-            case "POST " -> streams.create(job, StreamJson.config(StreamJson.read(req.body()), self()))
+            case "POST " -> streams.create(job, allowed(StreamJson.config(StreamJson.read(req.body()), self())))
                     .thenApply(s -> StreamJson.ok(201, s));
-            case "GET " -> done(StreamJson.ok(200, streams.status(job)));
+            case "GET " -> done(StreamJson.ok(200, StreamJson.withMemory(streams.status(job), streams.memory())));
             case "DELETE " -> local ? done(deleteLocal(job)) : streams.delete(job)
                     .thenApply(v -> Response.text(200, "deleted the stream of " + job));
             case "POST samples" -> push(job, req);
             case "POST close" -> close(job, req);
             case "POST end" -> local ? done(endLocal(job)) : streams.end(job).thenApply(s -> StreamJson.ok(200, s));
-            case "POST partition" -> streams.repartition(job, StreamJson.ranks(StreamJson.read(req.body())))
-                    .thenApply(s -> StreamJson.ok(200, s));
+            case "POST partition" -> partition(job, req);
             default -> peerRoute(job, key, req);
         };
     }
@@ -70,12 +73,15 @@ public final class StreamRoutes implements ControlHandler {
     private CompletableFuture<Response> peerRoute(String job, String key, Request req) {
         return switch (key) {
             case "PUT config" -> {
-                streams.configure(job, StreamJson.config(StreamJson.read(req.body()), self()),
-                        "true".equals(req.param("frozen")));
+                StreamConfig c = allowed(StreamJson.config(StreamJson.read(req.body()), self()));
+                if ("true".equals(req.param("create"))) {
+                    streams.createLocal(job, c);
+                } else {
+                    streams.configure(job, c, "true".equals(req.param("frozen")));
+                }
                 yield done(Response.text(200, "configured"));
             }
-            case "POST export" -> done(new Response(200, "application/octet-stream",
-                    StreamWire.moved(streams.exportLocal(job))));
+            case "POST export" -> done(export(job, req));
             case "POST import" -> {
                 streams.importLocal(job, StreamWire.moved(req.body()));
                 yield done(Response.text(200, "imported"));
@@ -88,10 +94,39 @@ public final class StreamRoutes implements ControlHandler {
         };
     }
 
+    private StreamConfig allowed(StreamConfig c) {
+        streams.checkAllowed(c.daemons());
+        return c;
+    }
+
+    private CompletableFuture<Response> partition(String job, Request req) {
+        java.util.List<String> ranks = StreamJson.ranks(StreamJson.read(req.body()));
+        streams.checkAllowed(ranks);
+        return streams.repartition(job, ranks).thenApply(s -> StreamJson.ok(200, s));
+    }
+
+    /** A page of an export (the first freezes; {@code next=true} the rest); {@link #MORE_HEADER} while more are left. */
+    private Response export(String job, Request req) {
+        Map<Integer, java.util.List<Sample>> page;
+        if ("true".equals(req.param("next"))) {
+            page = streams.exportNext(job);
+        } else {
+            page = streams.exportLocal(job, req.body().length == 0 ? null
+                    : StreamJson.ranks(StreamJson.read(req.body())));
+        }
+        byte[] body = StreamWire.moved(page);
+        return new Response(200, "application/octet-stream", body, streams.exporting(job) ? Map.of(MORE_HEADER, "true")
+                : Map.of());
+    }
+
     private CompletableFuture<Response> push(String job, Request req) {
         String r = req.param("rank");
         int rank = r == null ? streams.pick(job, req.param("key")) : rank(r);
         long wait = waitMillis(req);
+        boolean moving = req.param("hop") != null || streams.frozen(job);
+        if (moving && (rank < 0 || rank >= streams.config(job).dp())) { // a config of another dp meanwhile
+            return done(StreamJson.retry("the ranks of job " + job + "'s stream are being re-partitioned; push again", 1));
+        }
         if (!streams.holds(job, rank)) {
             if (req.param("hop") != null) {
                 return done(StreamJson.retry("rank " + rank + " of job " + job + " is being moved; push again", 1));
@@ -103,6 +138,8 @@ public final class StreamRoutes implements ControlHandler {
             case "ended" -> new Response(409, "text/plain; charset=utf-8", ("production of job " + job
                     + "'s stream has ended\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
             case "moved" -> StreamJson.retry("rank " + rank + " of job " + job + " is being moved; push again", 1);
+            case "memory" -> StreamJson.retry("this daemon's stream memory (" + streams.memory().budget() + " bytes) is "
+                    + "full until trainers read; push again", 1);
             default -> StreamJson.retry("the buffer of rank " + rank + " of job " + job + " stayed full for "
                     + wait + " ms; push again", 1);
         });
@@ -118,7 +155,8 @@ public final class StreamRoutes implements ControlHandler {
             return relay.relay(streams.owner(job, rank), req, Map.of(), wait);
         }
         return streams.read(job, rank, size, wait)
-                .thenApply(b -> new Response(200, "application/octet-stream", StreamWire.batch(b.samples(), b.ended())));
+                .thenApply(b -> new Response(200, "application/octet-stream", StreamWire.batch(b.samples(), b.ended()),
+                        Map.of(), b.unsent())); // a batch the reader never got goes back
     }
 
     /** A producer's close is counted on rank 0's daemon. */

@@ -23,11 +23,14 @@ final class StreamWire {
     }
 
     static byte[] batch(List<byte[]> samples, boolean ended) {
-        int size = 8;
+        long size = 8;
         for (byte[] s : samples) {
-            size += 4 + s.length;
+            size += 4L + s.length;
         }
-        ByteBuffer b = ByteBuffer.allocate(size).putInt(samples.size()).putInt(ended ? ENDED : 0);
+        if (size > Integer.MAX_VALUE - 8) { // never: a batch holds at most StreamService.MAX_BATCH_BYTES
+            throw new IllegalStateException("a batch of " + size + " bytes does not fit one message");
+        }
+        ByteBuffer b = ByteBuffer.allocate((int) size).putInt(samples.size()).putInt(ended ? ENDED : 0);
         samples.forEach(s -> b.putInt(s.length).put(s));
         return b.array();
     }

@@ -1,0 +1,126 @@
+package io.tenplex.server.streams;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tenplex.datasets.streams.StreamService;
+import io.tenplex.jobs.JobLayout;
+import io.tenplex.server.RestServer;
+import io.tenplex.server.peer.DaemonLink;
+import io.tenplex.store.TensorStore;
+import io.tenplex.store.memory.Allocator;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** A daemon's stream routes over real HTTP: hostile or ill-timed calls get clear answers and lose nothing. */
+class StreamRoutesTest {
+    private final List<AutoCloseable> open = new ArrayList<>();
+    private final DaemonLink link = DaemonLink.plain(null);
+    private String base;
+    private String self;
+
+    @BeforeEach
+    void start() throws Exception {
+        TensorStore store = new TensorStore(new Allocator(1 << 20));
+        open.add(store);
+        RestServer rest = new RestServer(store, null);
+        open.add(rest);
+        StreamService streams = new StreamService(new HttpStreamPeers(link));
+        open.add(streams);
+        streams.allowPeers(List.of(), io.tenplex.datasets.SourcePolicy.none()); // no other daemon
+        rest.addControl(JobLayout.API_PREFIX, new StreamRoutes(streams, link));
+        InetSocketAddress a = rest.start("127.0.0.1", 0);
+        streams.setSelf("127.0.0.1", a.getPort());
+        self = "127.0.0.1:" + a.getPort();
+        base = "http://" + self + JobLayout.API_PREFIX + "j/streams";
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        for (int i = open.size() - 1; i >= 0; i--) {
+            open.get(i).close();
+        }
+    }
+
+    private HttpResponse<byte[]> send(String method, String path, String body) throws Exception {
+        return link.http().send(HttpRequest.newBuilder(URI.create(base + path))
+                .header("Content-Type", body.startsWith("{") ? "application/json" : "application/octet-stream")
+                .method(method, HttpRequest.BodyPublishers.ofString(body)).build(),
+                HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    private static void assertStatus(int status, HttpResponse<byte[]> r) {
+        assertEquals(status, r.statusCode(), new String(r.body(), StandardCharsets.UTF_8));
+    }
+
+    private int population() throws Exception {
+        String s = new String(send("GET", "", "").body(), StandardCharsets.UTF_8);
+        int i = s.indexOf("\"population\":");
+        return Integer.parseInt(s.substring(i + 13, s.indexOf(',', i)));
+    }
+
+    @Test
+    void fractionalNumbers_areRefused() throws Exception {
+        assertStatus(400, send("POST", "", "{\"policy\": \"fifo\", \"capacity\": 10.7}"));
+        assertStatus(400, send("POST", "", "{\"policy\": \"fifo\", \"capacity\": 10, \"seed\": 1.5}"));
+        assertStatus(400, send("POST", "", "{\"policy\": \"fifo\", \"capacity\": 10, \"ranks\": [\"a b:1\"]}"));
+        assertStatus(201, send("POST", "", "{\"policy\": \"fifo\", \"capacity\": 10}"));
+    }
+
+    @Test
+    void aPushForARankBeyondAChangingConfig_isToldToPushAgain() throws Exception {
+        assertStatus(201, send("POST", "", "{\"policy\": \"fifo\", \"capacity\": 10}"));
+        HttpResponse<byte[]> relayed = send("POST", "/samples?rank=2&hop=1", "x"); // from a daemon with dp 3
+        assertStatus(429, relayed);
+        assertTrue(relayed.headers().firstValue("Retry-After").isPresent());
+        assertStatus(400, send("POST", "/samples?rank=2", "x")); // asked by a client: a bad rank
+        assertStatus(200, send("POST", "/export", ""));
+        assertStatus(429, send("POST", "/samples?rank=2", "x")); // being re-partitioned
+        assertStatus(200, send("POST", "/unfreeze", ""));
+    }
+
+    @Test
+    void peerSteps_outsideTheirPhase_areRefusedOrChangeNothing() throws Exception {
+        assertStatus(201, send("POST", "", "{\"policy\": \"fifo\", \"capacity\": 10}"));
+        for (int i = 0; i < 5; i++) {
+            assertStatus(200, send("POST", "/samples", "s" + i));
+        }
+        String same = "{\"policy\": \"fifo\", \"capacity\": 10, \"ranks\": [\"" + self + "\"]}";
+        assertStatus(200, send("PUT", "/config", same));
+        assertEquals(5, population());
+        assertStatus(409, send("PUT", "/config", "{\"policy\": \"fifo\", \"capacity\": 20, \"ranks\": [\"" + self
+                + "\"]}"));
+        assertStatus(409, send("PUT", "/config?create=true", same));
+        assertStatus(409, send("POST", "/import", "\0\0\0\0"));
+        assertStatus(409, send("POST", "/export?next=true", ""));
+        assertStatus(200, send("POST", "/unfreeze", ""));
+        assertStatus(403, send("PUT", "/config", "{\"policy\": \"fifo\", \"capacity\": 10, \"ranks\": "
+                + "[\"127.0.0.1:1\"]}"));
+        assertEquals(5, population());
+    }
+
+    @Test
+    void export_comesInBoundedPages() throws Exception {
+        assertStatus(201, send("POST", "", "{\"policy\": \"fifo\", \"capacity\": 30, \"max_sample_bytes\": 1048576}"));
+        String mib = "x".repeat(1 << 20);
+        for (int i = 0; i < 20; i++) {
+            assertStatus(200, send("POST", "/samples", mib));
+        }
+        HttpResponse<byte[]> first = send("POST", "/export", "{\"ranks\": [\"" + self + "\"]}");
+        assertStatus(200, first);
+        assertEquals("true", first.headers().firstValue("X-Tenplex-More").orElse(""));
+        assertTrue(first.body().length <= StreamService.MESSAGE_BYTES + 64, "" + first.body().length);
+        assertStatus(409, send("POST", "/export", "")); // once
+        assertStatus(200, send("POST", "/export?next=true", ""));
+        assertStatus(200, send("POST", "/unfreeze", "")); // what was not taken goes back
+        assertTrue(population() > 0);
+    }
+}
