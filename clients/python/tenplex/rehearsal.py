@@ -119,6 +119,7 @@ class RehearsalBuffer:
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tenplex-rehearsal")
         self._local = threading.local()
         self._next = None
+        self._report = None  # microseconds the last augment waited for its draw, sent with the next update
         self.waited = 0.0  # seconds augment() spent waiting for a draw
 
     def _client(self):
@@ -141,12 +142,15 @@ class RehearsalBuffer:
         """Offers this step's minibatch (candidates chosen now, sent in the background) and starts the
         next draw of r representatives. ``wait=True`` returns only once both are done."""
         body = encode(self.candidates(inputs, labels, extra, classes))
-        self._next = self._worker.submit(self._update_then_draw, body)  # one worker: updates stay in order
+        report, self._report = self._report, None
+        self._next = self._worker.submit(self._update_then_draw, body, report)  # one worker: updates stay in order
         if wait:
             self._next.result()
 
-    def _update_then_draw(self, body):
-        params = {"draw": self.r, "scope": self.scope} if self.r > 0 else None  # one round trip for both
+    def _update_then_draw(self, body, waited_us=None):
+        params = {"draw": self.r, "scope": self.scope} if self.r > 0 else {}  # one round trip for both
+        if waited_us is not None:  # the daemon's tenplex_rehearsal_augment_* metrics
+            params["waited"] = waited_us
         resp = self._client().request("POST", "%s/%d/update" % (self.route, self.rank), data=body, params=params,
                                       headers={"Content-Type": "application/octet-stream"})
         return decode(resp.content) if self.r > 0 else []
@@ -164,9 +168,12 @@ class RehearsalBuffer:
         """The representatives drawn during the last update (waiting for them if needed); [] before any."""
         if self._next is None:
             return []
+        ready = self._next.done()
         t = time.perf_counter()
         got = self._next.result()
-        self.waited += time.perf_counter() - t
+        waited = time.perf_counter() - t
+        self.waited += waited
+        self._report = 0 if ready else max(1, int(waited * 1e6))
         return got
 
     def augment(self, inputs, labels, extra=None):

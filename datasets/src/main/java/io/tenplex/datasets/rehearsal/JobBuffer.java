@@ -7,13 +7,15 @@ import java.util.TreeMap;
 
 /**
  * A job's rehearsal state on one daemon: its configuration, the buffers of the ranks served here, a
- * sampling random generator per rank, and the ranks a re-partition has gathered but not yet switched
- * to. Thread-safe (its own lock; the rank buffers lock themselves).
+ * sampling random generator per rank, the ranks a re-partition has gathered but not yet switched to,
+ * and what each rank's buffer did ({@link RehearsalStats}). Thread-safe (its own lock; the rank
+ * buffers lock themselves).
  */
 final class JobBuffer {
     final RehearsalConfig config;
     private final Map<Integer, RankBuffer> ranks = new TreeMap<>();
     private final Map<Integer, Random> samplers = new TreeMap<>();
+    private final Map<Integer, RehearsalStats> stats = new TreeMap<>();
     private Map<Integer, RankBuffer> staged;
 
     JobBuffer(RehearsalConfig config) {
@@ -22,6 +24,16 @@ final class JobBuffer {
 
     synchronized RankBuffer rank(int rank) {
         return ranks.computeIfAbsent(rank, r -> new RankBuffer(config, r));
+    }
+
+    /** What rank {@code rank} did here (kept across re-partitions). */
+    synchronized RehearsalStats stats(int rank) {
+        return stats.computeIfAbsent(rank, r -> new RehearsalStats());
+    }
+
+    /** Every rank with stats here, by rank. */
+    synchronized Map<Integer, RehearsalStats> allStats() {
+        return new TreeMap<>(stats);
     }
 
     synchronized RankBuffer existing(int rank) {
