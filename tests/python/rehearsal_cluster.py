@@ -13,7 +13,8 @@ classes (80 in all, every one distinct), then
 3. two trainer processes then train 6 steps: from the second step every minibatch of 8 is augmented
    with r = 4 representatives (with their labels and extra parts), drawn from both new ranks' buffers;
 4. /metrics shows it: rank 0's representatives, draws (and their latency), bytes fetched for draws
-   and for the re-partition, and the augments the trainer reported (tenplex_rehearsal_*).
+   and for the re-partition, and the augments the trainer reported (tenplex_rehearsal_*);
+5. a trainer with two draws in flight (ahead=2) gets its first representatives at its third step.
 
 Usage: rehearsal_cluster.py <daemon-url> x 4"""
 
@@ -126,6 +127,8 @@ def main(urls):
         held_by = {where[tuple(i)] for i in report["reps"] if tuple(i) in where}
         assert held_by == {0, 1}, "representatives from both new ranks' buffers: %s" % report
     scraped(urls)
+    report = json.loads(trainers([["train", urls[0], JOB, 0, 6, 4, 2]])[0].strip().splitlines()[-1])
+    assert report["sizes"] == [8, 8] + [12] * 4, "two draws in flight: augmented from the third step on: %s" % report
     print("OK", flush=True)
 
 
