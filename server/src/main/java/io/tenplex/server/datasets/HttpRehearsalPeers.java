@@ -20,9 +20,9 @@ import java.util.concurrent.Executors;
  * The rehearsal buffers' calls to other daemons over HTTP (routes of {@link RehearsalRoutes}), with the
  * scheme, trust and token of the {@link DaemonLink}; asynchronous: each call is a blocking {@code send}
  * on this client's pool of reused threads. (The JDK client's {@code sendAsync} hands every answer to
- * the common fork-join pool, which on a host of two or fewer CPUs starts a new thread per task: that
- * doubled the daemons' CPU per draw.) Every answer is read within a byte limit and decoded with its
- * counts checked; anything but the expected status fails the future with the daemon's reason.
+ * the common fork-join pool, which on a host of two or fewer CPUs starts a new thread per task: a
+ * thread per peer answer, up to six per draw.) Every answer is read within a byte limit and decoded
+ * with its counts checked; anything but the expected status fails the future with the daemon's reason.
  */
 public final class HttpRehearsalPeers implements RehearsalPeers {
     /** The largest JSON answer (counts) read from a peer. */
