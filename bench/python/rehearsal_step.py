@@ -8,7 +8,8 @@ client's background thread and the daemons have the host's CPUs as they would du
 Each sample is a float32 input of ``--shape``, an int64 label and float32 logits of K classes (the
 extra part of dark experience replay). The overhead is the mean step time with the buffer over the
 mean without, minus one; the augmented minibatch's larger compute (b + r samples, inherent to
-rehearsal) is not part of it.
+rehearsal) is not part of it. ``--warm-runs`` runs with the buffer first, not counted: the daemons'
+JIT warm-up, a one-time cost per daemon process.
 
 Usage (bench/rehearsal-overhead.sh starts the daemons): rehearsal_step.py --daemons 0=host:port,...
 """
@@ -35,7 +36,7 @@ def trainer(a):
     buf = None
     if a.mode == "on":
         buf = RehearsalBuffer(a.job, a.rank, classes=a.classes, per_class=a.per_class, candidates=a.c, batch=a.b,
-                              seed=1, representatives=a.r, client=c)
+                              seed=1, representatives=a.r, client=c, ahead=a.ahead)
     while time.time() < a.start:
         time.sleep(0.001)
     times, sizes = [], []
@@ -60,13 +61,18 @@ def trainer(a):
                       "p95": float(np.percentile(times, 95)), "batch": float(np.mean(sizes)), "waited": waited}))
 
 
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
 def run(a, daemons, mode, step_ms, job):
     start = time.time() + 1.5
     procs = [subprocess.Popen([sys.executable, os.path.abspath(__file__), "--trainer", "--addr", addr, "--job", job,
                                "--rank", str(rank), "--mode", mode, "--step-ms", str(step_ms), "--start", str(start),
                                "--steps", str(a.steps), "--warmup", str(a.warmup), "--b", str(a.b), "--c", str(a.c),
                                "--r", str(a.r), "--classes", str(a.classes), "--per-class", str(a.per_class),
-                               "--shape", a.shape], stdout=subprocess.PIPE, text=True)
+                               "--shape", a.shape, "--ahead", str(a.ahead)], stdout=subprocess.PIPE, text=True)
              for rank, addr in enumerate(daemons)]
     out = []
     for p in procs:
@@ -96,13 +102,20 @@ def main():
     p.add_argument("--classes", type=int, default=10)
     p.add_argument("--per-class", type=int, default=100)
     p.add_argument("--shape", default="3,32,32")
+    p.add_argument("--ahead", type=int, default=1, help="draws in flight (RehearsalBuffer's ahead)")
+    p.add_argument("--warm-runs", type=int, default=1, help="runs with the buffer before the rounds, not counted")
     a = p.parse_args()
     if a.trainer:
         return trainer(a)
     daemons = [d.split("=", 1)[1] for d in a.daemons.split(",")]
-    print("W=%d ranks, b=%d, c=%d, r=%d, K=%d, S=%d, input %s float32" % (len(daemons), a.b, a.c, a.r, a.classes,
-                                                                       a.per_class, a.shape), flush=True)
-    for step_ms in [float(s) for s in a.step_list.split(",")]:
+    print("W=%d ranks, b=%d, c=%d, r=%d, K=%d, S=%d, input %s float32, %d draw(s) in flight, load average %s" % (
+        len(daemons), a.b, a.c, a.r, a.classes, a.per_class, a.shape, a.ahead, loadavg()), flush=True)
+    steps = [float(s) for s in a.step_list.split(",")]
+    for i in range(a.warm_runs):  # the daemons' JIT warm-up (once per daemon process): not counted
+        res = run(a, daemons, "on", steps[0], "bench-warm-%d" % i)
+        print("warm-up run %d (not counted): mean %.2f ms, waited %.3f s per rank" % (
+            i, 1e3 * float(np.mean([x["mean"] for x in res])), float(np.mean([x["waited"] for x in res]))), flush=True)
+    for step_ms in steps:
         means = {"off": [], "on": []}
         for rnd in range(a.rounds):
             for mode in ("off", "on"):
@@ -112,8 +125,8 @@ def main():
                     step_ms, rnd, mode, 1e3 * means[mode][-1], 1e3 * float(np.mean([x["p95"] for x in res])),
                     float(np.mean([x["batch"] for x in res])), float(np.mean([x["waited"] for x in res]))), flush=True)
         off, on = float(np.median(means["off"])), float(np.median(means["on"]))
-        print("RESULT step %g ms: without %.2f ms, with %.2f ms, overhead %.2f%%" % (step_ms, 1e3 * off, 1e3 * on,
-                                                                                   100 * (on / off - 1)), flush=True)
+        print("RESULT step %g ms: without %.2f ms, with %.2f ms, overhead %.2f%% (load average %s)" % (
+            step_ms, 1e3 * off, 1e3 * on, 100 * (on / off - 1), loadavg()), flush=True)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,10 @@ classes (80 in all, every one distinct), then
    it (the resource change's event says so); each new rank holds 10 of each class, the two together
    every one of the 80 exactly once, and daemons 2 and 3 hold none;
 3. two trainer processes then train 6 steps: from the second step every minibatch of 8 is augmented
-   with r = 4 representatives (with their labels and extra parts), drawn from both new ranks' buffers.
+   with r = 4 representatives (with their labels and extra parts), drawn from both new ranks' buffers;
+4. /metrics shows it: rank 0's representatives, draws (and their latency), bytes fetched for draws
+   and for the re-partition, and the augments the trainer reported (tenplex_rehearsal_*);
+5. a trainer with two draws in flight (ahead=2) gets its first representatives at its third step.
 
 Usage: rehearsal_cluster.py <daemon-url> x 4"""
 
@@ -123,7 +126,34 @@ def main(urls):
         assert report["sizes"] == [8] + [12] * 5, report
         held_by = {where[tuple(i)] for i in report["reps"] if tuple(i) in where}
         assert held_by == {0, 1}, "representatives from both new ranks' buffers: %s" % report
+    scraped(urls)
+    report = json.loads(trainers([["train", urls[0], JOB, 0, 6, 4, 2]])[0].strip().splitlines()[-1])
+    assert report["sizes"] == [8, 8] + [12] * 4, "two draws in flight: augmented from the third step on: %s" % report
     print("OK", flush=True)
+
+
+def metric(text, name, labels):
+    """The value of ``name{labels}`` in a /metrics scrape (labels as the daemon writes them)."""
+    for line in text.splitlines():
+        if line.startswith(name + "{" + labels + ",}") or line.startswith(name + "{" + labels + "}"):
+            return float(line.rsplit(" ", 1)[1])
+    raise AssertionError("%s{%s} not in /metrics" % (name, labels))
+
+
+def scraped(urls):
+    """What /metrics says of rank 0 on daemon 0 and of the re-partition's moves (tenplex_rehearsal_*)."""
+    texts = [tenplex.Client(u).request("GET", "/metrics").text for u in urls]
+    rank0 = 'job="%s",rank="0"' % JOB
+    assert metric(texts[0], "tenplex_rehearsal_representatives", rank0) == 40, "full: candidates replace"
+    assert metric(texts[0], "tenplex_rehearsal_augments_total", rank0) == 5, "steps 2 to 6 reported their augment"
+    assert metric(texts[0], "tenplex_rehearsal_draws_total", rank0) >= 2500 + 5
+    assert metric(texts[0], "tenplex_rehearsal_draw_seconds_count", rank0) >= 2500 + 5
+    assert metric(texts[0], "tenplex_rehearsal_fetched_bytes_total", rank0 + ',purpose="draw"') > 0
+    moved = sum(metric(texts[d], "tenplex_rehearsal_fetched_bytes_total", 'job="%s",rank="%d",purpose="repartition"'
+                       % (JOB, d)) for d in range(2))
+    assert moved > 0, "the re-partition fetched representatives from other daemons"
+    print("metrics: rank 0 waited for %d of its 5 draws" % metric(texts[0], "tenplex_rehearsal_augment_waits_total",
+                                                                  rank0), flush=True)
 
 
 if __name__ == "__main__":

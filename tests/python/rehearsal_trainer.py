@@ -4,7 +4,7 @@ runs steps that augment each minibatch with representatives and offer candidates
 origins of the representatives it got.
 
 Usage: rehearsal_trainer.py fill <daemon-url> <job> <rank> <world> <per-class-count>
-       rehearsal_trainer.py train <daemon-url> <job> <rank> <steps> <r>"""
+       rehearsal_trainer.py train <daemon-url> <job> <rank> <steps> <r> [<ahead>]"""
 
 import json
 import os
@@ -44,8 +44,8 @@ def fill(url, job, rank, world, n):
     print("filled rank %d: %s" % (rank, counts), flush=True)
 
 
-def train(url, job, rank, steps, r):
-    buf = RehearsalBuffer(job, rank, representatives=r, client=tenplex.Client(url))
+def train(url, job, rank, steps, r, ahead=1):
+    buf = RehearsalBuffer(job, rank, representatives=r, client=tenplex.Client(url), ahead=ahead)
     rng = np.random.default_rng(rank)
     reps, sizes = [], []
     for step in range(steps):
@@ -69,4 +69,4 @@ if __name__ == "__main__":
     if mode == "fill":
         fill(url, job, rank, int(sys.argv[5]), int(sys.argv[6]))
     else:
-        train(url, job, rank, int(sys.argv[5]), int(sys.argv[6]))
+        train(url, job, rank, int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7]) if len(sys.argv) > 7 else 1)

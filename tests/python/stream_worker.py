@@ -7,6 +7,11 @@ its producers or trainers as threads (one HTTP session each), so that a test sta
     stream_worker.py train JOB SIZE MAX_BATCHES OUT ADDR,RANK [...]   each trainer reads RANK's
         batches through ADDR until the stream ends (or MAX_BATCHES, when not 0, were read); OUT gets
         the ids read, in order, per rank (JSON)
+    stream_worker.py steps JOB SIZE WORLD OUT ADDR,RANK [...]   each trainer reads RANK's batches
+        through its worker's daemon ADDR and, after every step, asks that daemon whether the job
+        must stop (tenplex.should_stop, as a training loop at a resource change); when it must, it
+        saves its state for that step (one of WORLD data-parallel ranks, worker = rank) and ends;
+        OUT as for train
 Prints OK at the end; a failing thread fails the process."""
 
 import json
@@ -18,6 +23,9 @@ import threading
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python"))
 
+import numpy as np  # noqa: E402
+
+import tenplex  # noqa: E402
 from tenplex import streams  # noqa: E402
 
 failures = []
@@ -41,6 +49,22 @@ def train(job, addr, rank, size, max_batches, out):
     out[rank] = ids
 
 
+def steps(job, addr, rank, size, world, out):
+    """Reads batches until the stop flag says stop after a step, then saves that step and ends."""
+    c = tenplex.Client(addr)
+    ids, step = [], 0
+    out[rank] = ids
+    for batch in streams.batches(job, rank, size, client=c, wait=2.0):
+        ids.extend(struct.unpack(">Q", s)[0] for s in batch)
+        step += 1
+        if tenplex.should_stop(job, step, client=c):
+            config = {"tp": 1, "pp": 1, "dp": world, "devices": [[w, 0] for w in range(world)]}
+            tenplex.save({"w": np.full(4, step, dtype=np.float32)}, job=job, step=step, rank=rank, world=world,
+                         config=config, client=c, shared=False)
+            return
+    raise AssertionError("rank %d: the stream ended before the stop flag was raised" % rank)
+
+
 def guarded(f, *args):
     try:
         f(*args)
@@ -56,6 +80,11 @@ def main():
         for spec in sys.argv[4:]:
             addr, first, count = spec.rsplit(",", 2)
             threads.append(threading.Thread(target=guarded, args=(produce, job, addr, int(first), int(count), close)))
+    elif role == "steps":
+        size, world, path = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+        for spec in sys.argv[6:]:
+            addr, rank = spec.rsplit(",", 1)
+            threads.append(threading.Thread(target=guarded, args=(steps, job, addr, int(rank), size, world, out)))
     else:
         size, max_batches, path = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
         for spec in sys.argv[6:]:
@@ -67,7 +96,7 @@ def main():
         t.join()
     if failures:
         raise SystemExit("failed: " + "; ".join(failures))
-    if role == "train":
+    if role != "produce":
         with open(path, "w") as f:
             json.dump({str(k): v for k, v in out.items()}, f)
     print("OK")

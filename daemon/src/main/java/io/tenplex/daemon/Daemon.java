@@ -27,6 +27,7 @@ import io.tenplex.jobs.StopFlags;
 import io.tenplex.server.RestServer;
 import io.tenplex.server.datasets.DatasetRoutes;
 import io.tenplex.server.datasets.HttpShardPeers;
+import io.tenplex.server.datasets.RehearsalMetrics;
 import io.tenplex.server.peer.DaemonLink;
 import io.tenplex.server.peer.PeerClient;
 import io.tenplex.server.peer.TlsFiles;
@@ -104,6 +105,7 @@ public final class Daemon implements AutoCloseable {
         JobRoutes jobRoutes = new JobRoutes(jobs, changes, planning, shared).withStreams(new StreamRoutes(streams, link));
         rest.addControl(JobRoutes.PREFIX, jobRoutes);
         RehearsalService rehearsal = Rehearsal.wire(cfg, link, changes, jobRoutes, pools.jobBackground);
+        rest.metrics().register(new RehearsalMetrics(rehearsal));
         rest.addControl(StopRoute.PATH, new StopRoute(flags, jobs::requireKnown));
         datasets.setDefaultPeers(peerAddresses(cfg));
         rest.addControl(DatasetRoutes.PREFIX, new DatasetRoutes(datasets));

@@ -9,11 +9,11 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A job's rehearsal state on one daemon: its configuration, the buffers of the ranks served here, a
- * sampling random generator per rank, and the ranks a re-partition has gathered but not yet switched
- * to. From a re-partition's hold (before its counts are read) until its commit or abort, updates are
- * refused (retry later), so that none is answered and then left behind by the switch; a hold lapses
- * after {@link #HOLD_NANOS} (and what it staged with it). Thread-safe (its own lock; the rank buffers
- * lock themselves).
+ * sampling random generator per rank, the ranks a re-partition has gathered but not yet switched
+ * to, and what each rank's buffer did ({@link RehearsalStats}). From a re-partition's hold (before its
+ * counts are read) until its commit or abort, updates are refused (retry later), so that none is
+ * answered and then left behind by the switch; a hold lapses after {@link #HOLD_NANOS} (and what it
+ * staged with it). Thread-safe (its own lock; the rank buffers lock themselves).
  */
 final class JobBuffer {
     /** How long a re-partition holds updates off at most (its coordinator waits 300 s per call). */
@@ -21,6 +21,7 @@ final class JobBuffer {
     final RehearsalConfig config;
     private final Map<Integer, RankBuffer> ranks = new TreeMap<>();
     private final Map<Integer, Random> samplers = new TreeMap<>();
+    private final Map<Integer, RehearsalStats> stats = new TreeMap<>();
     private Map<Integer, RankBuffer> staged;
     private RehearsalPeers.Moves stagedMoves;
     private RehearsalPeers.Moves committedMoves;
@@ -58,6 +59,16 @@ final class JobBuffer {
             stagedMoves = null;
         }
         return held;
+    }
+
+    /** What rank {@code rank} did here (kept across re-partitions). */
+    synchronized RehearsalStats stats(int rank) {
+        return stats.computeIfAbsent(rank, r -> new RehearsalStats());
+    }
+
+    /** Every rank with stats here, by rank. */
+    synchronized Map<Integer, RehearsalStats> allStats() {
+        return new TreeMap<>(stats);
     }
 
     synchronized RankBuffer existing(int rank) {

@@ -114,14 +114,50 @@ public final class RehearsalService {
         }
         RankBuffer.Offered o = jb.offer(rank, candidates);
         used.addAndGet(o.bytesAdded());
+        jb.stats(rank).offered(o);
         return o;
     }
 
     /** Up to {@code r} representatives for {@code rank}: from every daemon's buffers, or only its own. */
     public CompletableFuture<List<Sample>> sample(String job, int rank, int r, boolean global) {
         JobBuffer jb = job(job);
-        return global ? sampling.global(job, jb, rank, r, others.get())
+        long t = System.nanoTime();
+        CompletableFuture<List<Sample>> drawn = global ? sampling.global(job, jb, rank, r, others.get())
                 : CompletableFuture.completedFuture(sampling.local(jb, rank, r));
+        return drawn.thenApply(got -> {
+            jb.stats(rank).drew(got.size(), System.nanoTime() - t);
+            return got;
+        });
+    }
+
+    /**
+     * A trainer's report of its last augment: how long it waited for the draw ({@code 0}: it was ready).
+     *
+     * @throws StoreException not found (no buffer)
+     */
+    public void augmented(String job, int rank, long waitedMicros) {
+        job(job).stats(rank).augmented(Math.max(0, waitedMicros));
+    }
+
+    /** What one rank's buffer holds here (per class; none after a re-partition moved it) and what it did. */
+    public record RankMetrics(String job, int rank, int[] counts, long bytes, RehearsalStats.Snapshot stats) {
+    }
+
+    /** Every job's ranks with a buffer or stats here, for {@code /metrics}. */
+    public List<RankMetrics> metrics() {
+        List<RankMetrics> out = new ArrayList<>();
+        jobs.forEach((job, jb) -> {
+            Map<Integer, RankBuffer> held = jb.ranks();
+            Map<Integer, RehearsalStats> stats = jb.allStats();
+            java.util.Set<Integer> ranks = new java.util.TreeSet<>(held.keySet());
+            ranks.addAll(stats.keySet());
+            for (int r : ranks) {
+                RankBuffer b = held.get(r);
+                out.add(new RankMetrics(job, r, b == null ? new int[jb.config.classes()] : b.counts(),
+                        b == null ? 0 : b.bytes(), jb.stats(r).snapshot()));
+            }
+        });
+        return out;
     }
 
     /** What this daemon holds of {@code job} (no configuration and no ranks when it has no buffer of it). */
@@ -186,7 +222,7 @@ public final class RehearsalService {
         }
         Map<Integer, RankBuffer> next = new HashMap<>();
         for (var e : moves.ranks().entrySet()) {
-            List<Sample> got = gather(job, jb, moves, e.getValue());
+            List<Sample> got = gather(job, jb, moves, e.getValue(), jb.stats(e.getKey()));
             if (got.size() != e.getValue().size()) {
                 throw StoreException.conflict("rank " + e.getKey() + " of job " + job + ": " + got.size() + " of "
                         + e.getValue().size() + " representatives found");
@@ -198,15 +234,19 @@ public final class RehearsalService {
         jb.stage(moves, next);
     }
 
-    private List<Sample> gather(String job, JobBuffer jb, RehearsalPeers.Moves moves, List<RehearsalPeers.Ref> refs)
-            throws Exception {
+    private List<Sample> gather(String job, JobBuffer jb, RehearsalPeers.Moves moves, List<RehearsalPeers.Ref> refs,
+            RehearsalStats stats) throws Exception {
         Map<String, List<RehearsalPeers.Slot>> byDaemon = new java.util.LinkedHashMap<>();
         refs.forEach(r -> byDaemon.computeIfAbsent(r.daemon(), d -> new ArrayList<>()).add(r.slot()));
         List<Sample> out = new ArrayList<>();
         for (var e : byDaemon.entrySet()) {
-            List<Sample> got = e.getKey().equals(id) ? jb.read(e.getValue())
+            boolean here = e.getKey().equals(id);
+            List<Sample> got = here ? jb.read(e.getValue())
                     : peers.fetch(moves.daemons().get(e.getKey()), job, e.getValue()).get(300, java.util.concurrent.TimeUnit.SECONDS);
             got.stream().filter(java.util.Objects::nonNull).forEach(out::add);
+            if (!here) {
+                stats.fetched(got.stream().filter(java.util.Objects::nonNull).mapToLong(Sample::bytes).sum(), false);
+            }
         }
         return out;
     }

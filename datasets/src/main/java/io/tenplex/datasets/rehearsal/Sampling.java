@@ -70,7 +70,7 @@ final class Sampling {
                 where.add(others.get(i));
                 c.ranks().forEach((rk, n) -> holdings.add(new GlobalSampler.Holding(source, rk, n)));
             }
-            return fetch(job, jb, where, pick(jb, rank, holdings, r));
+            return fetch(job, jb, where, pick(jb, rank, holdings, r), jb.stats(rank));
         });
     }
 
@@ -83,7 +83,7 @@ final class Sampling {
 
     /** Reads the picks held here, fetches the others (one call per daemon); answers them grouped by daemon. */
     private CompletableFuture<List<Sample>> fetch(String job, JobBuffer jb, List<String> where,
-            List<GlobalSampler.Pick> picks) {
+            List<GlobalSampler.Pick> picks, RehearsalStats stats) {
         Map<Integer, List<RehearsalPeers.Slot>> bySource = new HashMap<>();
         for (GlobalSampler.Pick p : picks) {
             bySource.computeIfAbsent(p.source(), s -> new ArrayList<>()).add(new RehearsalPeers.Slot(p.rank(), p.cls(),
@@ -92,7 +92,10 @@ final class Sampling {
         Map<Integer, CompletableFuture<List<Sample>>> got = new HashMap<>();
         bySource.forEach((source, slots) -> got.put(source, source == 0
                 ? CompletableFuture.completedFuture(jb.read(slots))
-                : peers.fetch(where.get(source), job, slots).exceptionally(e -> {
+                : peers.fetch(where.get(source), job, slots).thenApply(list -> {
+                    stats.fetched(list.stream().filter(java.util.Objects::nonNull).mapToLong(Sample::bytes).sum(), true);
+                    return list;
+                }).exceptionally(e -> {
                     LOG.warn("job={} rehearsal representatives of {} not fetched: {}", job, where.get(source),
                             e.toString());
                     return List.of();

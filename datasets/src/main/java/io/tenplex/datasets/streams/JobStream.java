@@ -119,6 +119,11 @@ final class JobStream {
         return local.get(rank);
     }
 
+    /** Whether the rank's buffer is here (any rank: one beyond the config is not). */
+    boolean holds(int rank) {
+        return local.containsKey(rank);
+    }
+
     String owner(int rank) {
         return config.ranks().get(rank);
     }

@@ -169,9 +169,13 @@ public final class StreamService implements AutoCloseable {
         return s.owner(rank);
     }
 
-    /** Whether this daemon holds the rank's buffer. */
+    /**
+     * Whether this daemon holds the rank's buffer; false too for a rank beyond this daemon's config
+     * (a peer that already has a re-partition's new config relays a push or read for a new rank:
+     * it is answered "moved", not refused). {@link #owner} refuses such a rank.
+     */
     public boolean holds(String job, int rank) {
-        return stream(job).buffer(rank) != null;
+        return stream(job).holds(rank);
     }
 
     /**

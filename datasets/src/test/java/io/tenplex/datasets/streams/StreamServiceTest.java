@@ -124,6 +124,22 @@ class StreamServiceTest {
         assertTrue(b.read("c", 1, 1, 0).get().ended());
     }
 
+    /**
+     * While a re-partition gives out the new config, a daemon that already has it may relay a push
+     * for a new rank to a daemon that still has the old one: there that rank is not held (the relay
+     * answers "push again"), not a bad rank; a client's own request for it still is.
+     */
+    @Test
+    void aRankBeyondThisDaemonsConfig_isNotHeldHere_whileAClientsRequestForItIsRefused() throws Exception {
+        StreamService a = daemon(1001);
+        StreamService b = daemon(1002);
+        a.create("g", new StreamConfig(new StreamSpec(Policy.FIFO, 10, 0, 64, 0, 3),
+                List.of("127.0.0.1:1001", "127.0.0.1:1002"), List.of(), 0, false)).get();
+        assertTrue(a.holds("g", 0) && !a.holds("g", 1));
+        assertTrue(!b.holds("g", 2) && !b.holds("g", -1));
+        assertThrows(IllegalArgumentException.class, () -> b.owner("g", 2));
+    }
+
     @Test
     void closesCountedOnRankZerosDaemon_surviveARepartitionCoordinatedElsewhere() throws Exception {
         StreamService a = daemon(1001);

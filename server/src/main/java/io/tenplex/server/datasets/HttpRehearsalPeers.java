@@ -6,18 +6,24 @@ import io.tenplex.datasets.rehearsal.Tuples;
 import io.tenplex.jobs.JobLayout;
 import io.tenplex.server.peer.DaemonLink;
 import io.tenplex.store.StoreException;
+import java.io.IOException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 /**
  * The rehearsal buffers' calls to other daemons over HTTP (routes of {@link RehearsalRoutes}), with the
- * scheme, trust and token of the {@link DaemonLink}; asynchronous (the JDK client's own threads). Every
- * answer is read within a byte limit and decoded with its counts checked; anything but the expected
- * status fails the future with the daemon's reason.
+ * scheme, trust and token of the {@link DaemonLink}; asynchronous: each call is a blocking {@code send}
+ * on this client's pool of reused threads. (The JDK client's {@code sendAsync} hands every answer to
+ * the common fork-join pool, which on a host of two or fewer CPUs starts a new thread per task: a
+ * thread per peer answer, up to six per draw.) Every answer is read within a byte limit and decoded
+ * with its counts checked; anything but the expected status fails the future with the daemon's reason.
  */
 public final class HttpRehearsalPeers implements RehearsalPeers {
     /** The largest JSON answer (counts) read from a peer. */
@@ -27,6 +33,11 @@ public final class HttpRehearsalPeers implements RehearsalPeers {
     private static final Duration TIMEOUT = Duration.ofMinutes(2);
 
     private final DaemonLink link;
+    private final ExecutorService calls = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "rehearsal-peer-call");
+        t.setDaemon(true);
+        return t;
+    });
 
     public HttpRehearsalPeers(DaemonLink link) {
         this.link = link;
@@ -68,7 +79,16 @@ public final class HttpRehearsalPeers implements RehearsalPeers {
             String method, long limit) {
         HttpRequest req = link.authorize(HttpRequest.newBuilder(link.uri(peer, JobLayout.API_PREFIX + job
                 + RehearsalRoutes.SEGMENT + what))).timeout(TIMEOUT).method(method, body).build();
-        return link.http().sendAsync(req, LimitedBody.handler(limit)).thenApply(r -> answer(peer, what, r));
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return answer(peer, what, link.http().send(req, LimitedBody.handler(limit)));
+            } catch (IOException e) {
+                throw new CompletionException(e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new CompletionException(e);
+            }
+        }, calls);
     }
 
     private static byte[] answer(String peer, String what, HttpResponse<byte[]> r) {

@@ -16,7 +16,8 @@ import java.util.concurrent.Executor;
  * {@code PUT} (configure: JSON {@code classes, perClass, candidates, batch, seed}), {@code GET}
  * (status), {@code DELETE}; per rank {@code POST <rank>/update} (a batch of candidates,
  * {@link Tuples}; with {@code draw=N&scope=...} it answers the next draw instead, in the same round
- * trip) and {@code GET <rank>/sample?r=N&scope=global|local} (a batch of up to N representatives); {@code POST repartition} (JSON {@code {"ranks": {"<rank>": "host:port"}}}); and,
+ * trip; {@code waited=MICROS}: how long the trainer's last augment waited for its draw, for
+ * {@code /metrics}) and {@code GET <rank>/sample?r=N&scope=global|local} (a batch of up to N representatives); {@code POST repartition} (JSON {@code {"ranks": {"<rank>": "host:port"}}}); and,
  * daemon to daemon, {@code GET counts}, {@code POST fetch} ({@link SlotWire}), {@code POST hold},
  * {@code prepare}, {@code commit} and {@code abort}. While a re-partition holds the job's updates off,
  * an update is answered 429 with {@code Retry-After}. Everything runs on the given executor, never on
@@ -124,7 +125,11 @@ public final class RehearsalRoutes implements ControlHandler {
 
     private Response update(String job, int rank, Request req) {
         List<Sample> candidates = Tuples.decode(req.body(), MAX_BATCH, MAX_SAMPLE_BYTES);
+        long waited = req.param("waited") == null ? -1 : intParam(req, "waited", 0, Integer.MAX_VALUE);
         RankBuffer.Offered o = service.update(job, rank, candidates);
+        if (waited >= 0) {
+            service.augmented(job, rank, waited);
+        }
         ObjectNode n = RehearsalJson.JSON.createObjectNode().put("appended", o.appended()).put("replaced", o.replaced());
         int[] counts = service.status(job).ranks().get(rank);
         var a = n.putArray("counts");
