@@ -32,6 +32,33 @@ public final class DaemonProcess implements AutoCloseable {
     }
 
     /** Starts {@code tenplexd args...} and returns once it logs that it is ready. */
+    /** Ports reserved on loopback for {@code n} workers, and the {@code --peers} value naming them. */
+    public record Peers(List<Integer> ports, String arg) {
+        public String port(int worker) {
+            return Integer.toString(ports.get(worker));
+        }
+    }
+
+    /** Reserves {@code n} free loopback ports (held together, then released) for daemons started with {@code --peers}. */
+    public static Peers reservePeers(int n) throws IOException {
+        List<java.net.ServerSocket> held = new java.util.ArrayList<>();
+        try {
+            for (int w = 0; w < n; w++) {
+                held.add(new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress()));
+            }
+        } finally {
+            for (java.net.ServerSocket s : held) {
+                s.close();
+            }
+        }
+        List<Integer> ports = held.stream().map(java.net.ServerSocket::getLocalPort).toList();
+        StringBuilder arg = new StringBuilder();
+        for (int w = 0; w < n; w++) {
+            arg.append(w > 0 ? "," : "").append(w).append("=127.0.0.1:").append(ports.get(w));
+        }
+        return new Peers(ports, arg.toString());
+    }
+
     public static DaemonProcess start(String... args) throws IOException {
         return start(java.util.Map.of(), List.of(), args);
     }

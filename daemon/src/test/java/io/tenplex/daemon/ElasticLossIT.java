@@ -7,8 +7,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -57,21 +55,12 @@ class ElasticLossIT {
     }
 
     private void startFour(Path dir) throws Exception {
-        List<ServerSocket> held = new ArrayList<>();
-        StringBuilder peers = new StringBuilder();
-        for (int w = 0; w < 4; w++) {
-            ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-            held.add(s);
-            peers.append(w > 0 ? "," : "").append(w).append("=127.0.0.1:").append(s.getLocalPort());
-        }
-        for (ServerSocket s : held) {
-            s.close();
-        }
+        DaemonProcess.Peers peers = DaemonProcess.reservePeers(4);
         for (int w = 0; w < 4; w++) {
             Path mnt = Files.createDirectories(dir.resolve("mnt" + w));
             mounts.add(mnt);
-            daemons.add(DaemonProcess.start("--port", Integer.toString(held.get(w).getLocalPort()), "--memory-limit",
-                    "256m", "--peers", peers.toString(), "--mount", mnt.toString(), "--data-root",
+            daemons.add(DaemonProcess.start("--port", peers.port(w), "--memory-limit", "256m", "--peers", peers.arg(),
+                    "--mount", mnt.toString(), "--data-root",
                     dir.resolve("data").toString()));
         }
     }

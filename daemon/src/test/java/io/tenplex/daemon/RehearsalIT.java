@@ -3,8 +3,6 @@ package io.tenplex.daemon;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -31,21 +29,12 @@ class RehearsalIT {
 
     @Test
     void rehearsalBuffer_fourDaemons_unbiasedGlobalSampling_survivesAResize() throws Exception {
-        List<ServerSocket> held = new ArrayList<>();
-        StringBuilder peers = new StringBuilder();
-        for (int w = 0; w < 4; w++) {
-            ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-            held.add(s);
-            peers.append(w > 0 ? "," : "").append(w).append("=127.0.0.1:").append(s.getLocalPort());
-        }
-        for (ServerSocket s : held) {
-            s.close();
-        }
+        DaemonProcess.Peers peers = DaemonProcess.reservePeers(4);
         List<String> cmd = new ArrayList<>(List.of("/usr/bin/python3",
                 ROOT.resolve("tests/python/rehearsal_cluster.py").toString()));
         for (int w = 0; w < 4; w++) {
-            daemons.add(DaemonProcess.start("--port", Integer.toString(held.get(w).getLocalPort()), "--memory-limit",
-                    "128m", "--peers", peers.toString()));
+            daemons.add(DaemonProcess.start("--port", peers.port(w), "--memory-limit", "128m", "--peers",
+                    peers.arg()));
             cmd.add(daemons.get(w).url());
         }
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();

@@ -3,8 +3,6 @@ package io.tenplex.daemon;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -34,21 +32,12 @@ class StreamResizeIT {
 
     @Test
     void resourceChange_twoToThreeRanks_repartitionsEveryPolicysBuffers() throws Exception {
-        List<ServerSocket> held = new ArrayList<>();
-        StringBuilder peers = new StringBuilder();
-        for (int w = 0; w < 3; w++) {
-            ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-            held.add(s);
-            peers.append(w > 0 ? "," : "").append(w).append("=127.0.0.1:").append(s.getLocalPort());
-        }
-        for (ServerSocket s : held) {
-            s.close();
-        }
+        DaemonProcess.Peers peers = DaemonProcess.reservePeers(3);
         List<String> cmd = new ArrayList<>(List.of("/usr/bin/python3",
                 ROOT.resolve("tests/python/stream_resize.py").toString()));
         for (int w = 0; w < 3; w++) {
-            daemons.add(DaemonProcess.start("--port", Integer.toString(held.get(w).getLocalPort()), "--bind",
-                    "127.0.0.1", "--memory-limit", "64m", "--peers", peers.toString()));
+            daemons.add(DaemonProcess.start("--port", peers.port(w), "--bind", "127.0.0.1", "--memory-limit", "64m",
+                    "--peers", peers.arg()));
             cmd.add(daemons.get(w).url());
         }
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();

@@ -3,22 +3,12 @@ package io.tenplex.server.datasets;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tenplex.datasets.rehearsal.RehearsalService;
 import io.tenplex.datasets.rehearsal.Sample;
 import io.tenplex.datasets.rehearsal.Tuples;
 import io.tenplex.jobs.JobLayout;
-import io.tenplex.server.RestServer;
-import io.tenplex.server.peer.DaemonLink;
-import io.tenplex.store.TensorStore;
-import io.tenplex.store.memory.Allocator;
-import java.net.InetSocketAddress;
-import java.net.URI;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
@@ -33,40 +23,20 @@ class RehearsalMetricsTest {
     private static final String CONFIG = "{\"classes\": 2, \"perClass\": 3, \"candidates\": 4, \"batch\": 4, \"seed\": 9}";
     /** The bytes of one sample's tuple: 1 part of 4 bytes, dtype |u1, 1-d. */
     private static final int TUPLE = 4 + 4 + 3 + 4 + 8 + 8 + 4;
-    private final List<AutoCloseable> open = new ArrayList<>();
-    private final DaemonLink link = DaemonLink.plain(null);
-    private final ExecutorService work = Executors.newCachedThreadPool();
-    private final List<String> bases = new ArrayList<>();
+    private final RehearsalServers servers = new RehearsalServers();
+    private final List<String> bases = servers.bases;
 
     @AfterEach
     void close() throws Exception {
-        for (int i = open.size() - 1; i >= 0; i--) {
-            open.get(i).close();
-        }
-        work.shutdownNow();
+        servers.close();
     }
 
     private void start(int n) throws Exception {
-        List<String> addresses = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            TensorStore store = new TensorStore(new Allocator(1 << 20));
-            open.add(store);
-            RestServer rest = new RestServer(store, null);
-            open.add(rest);
-            RehearsalService s = new RehearsalService(new HttpRehearsalPeers(link), 1 << 20);
-            s.setPeers(() -> addresses);
-            rest.addControl(JobLayout.API_PREFIX, new RehearsalRoutes(s, work));
-            rest.metrics().register(new RehearsalMetrics(s));
-            InetSocketAddress a = rest.start("127.0.0.1", 0);
-            addresses.add("127.0.0.1:" + a.getPort());
-            bases.add("http://127.0.0.1:" + a.getPort());
-        }
+        servers.start(n, 1 << 20);
     }
 
     private HttpResponse<byte[]> send(String method, String url, byte[] body) throws Exception {
-        return link.http().send(HttpRequest.newBuilder(URI.create(url)).method(method, body == null
-                ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body)).build(),
-                HttpResponse.BodyHandlers.ofByteArray());
+        return servers.send(method, url, body);
     }
 
     private String rehearsal(int daemon) {

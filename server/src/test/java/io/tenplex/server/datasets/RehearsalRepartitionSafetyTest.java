@@ -3,19 +3,11 @@ package io.tenplex.server.datasets;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpServer;
 import io.tenplex.datasets.rehearsal.RehearsalService;
 import io.tenplex.datasets.rehearsal.Sample;
 import io.tenplex.datasets.rehearsal.Tuples;
-import io.tenplex.jobs.JobLayout;
-import io.tenplex.server.RestServer;
-import io.tenplex.server.peer.DaemonLink;
-import io.tenplex.store.TensorStore;
-import io.tenplex.store.memory.Allocator;
 import java.net.InetSocketAddress;
-import java.net.URI;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -23,8 +15,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -37,44 +27,26 @@ import org.junit.jupiter.api.Test;
  */
 class RehearsalRepartitionSafetyTest {
     private static final String CONFIG = "{\"classes\": 2, \"perClass\": 100000, \"candidates\": 1, \"batch\": 1}";
-    private final List<AutoCloseable> open = new ArrayList<>();
-    private final DaemonLink link = DaemonLink.plain(null);
-    private final ExecutorService work = Executors.newCachedThreadPool();
-    private final List<String> addresses = new CopyOnWriteArrayList<>();
-    private final List<RehearsalService> services = new ArrayList<>();
-    private final List<String> urls = new ArrayList<>();
+    private final RehearsalServers servers = new RehearsalServers();
+    private final List<String> addresses = servers.addresses;
+    private final List<RehearsalService> services = servers.services;
+    private final List<String> urls = servers.urls;
 
     @AfterEach
     void close() throws Exception {
-        for (int i = open.size() - 1; i >= 0; i--) {
-            open.get(i).close();
-        }
-        work.shutdownNow();
+        servers.close();
     }
 
     private void start(int n) throws Exception {
-        for (int i = 0; i < n; i++) {
-            TensorStore store = new TensorStore(new Allocator(1 << 20));
-            open.add(store);
-            RestServer rest = new RestServer(store, null);
-            open.add(rest);
-            RehearsalService s = new RehearsalService(new HttpRehearsalPeers(link), 1 << 28);
-            s.setPeers(() -> List.copyOf(addresses));
-            rest.addControl(JobLayout.API_PREFIX, new RehearsalRoutes(s, work));
-            InetSocketAddress a = rest.start("127.0.0.1", 0);
-            addresses.add("127.0.0.1:" + a.getPort());
-            s.setSelfAddress(addresses.get(i));
-            services.add(s);
-            urls.add("http://127.0.0.1:" + a.getPort() + JobLayout.API_PREFIX + "j/rehearsal");
+        int first = urls.size();
+        servers.start(n, 1 << 28);
+        for (int i = first; i < urls.size(); i++) {
             assertEquals(201, send("PUT", urls.get(i), CONFIG).statusCode());
         }
     }
 
     private HttpResponse<byte[]> send(String method, String url, Object body) throws Exception {
-        byte[] b = body instanceof String s ? s.getBytes() : (byte[]) body;
-        return link.http().send(HttpRequest.newBuilder(URI.create(url)).method(method, b == null
-                ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(b)).build(),
-                HttpResponse.BodyHandlers.ofByteArray());
+        return servers.send(method, url, body instanceof String s ? s.getBytes() : (byte[]) body);
     }
 
     private static void assertAnswer(int status, String code, HttpResponse<byte[]> r) {
@@ -198,7 +170,7 @@ class RehearsalRepartitionSafetyTest {
             ex.close();
         });
         outsider.start();
-        open.add(() -> outsider.stop(0));
+        servers.closeLater(() -> outsider.stop(0));
         String there = "127.0.0.1:" + outsider.getAddress().getPort();
         start(2);
         seed(0, 0, 0, 6);

@@ -6,65 +6,37 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpServer;
-import io.tenplex.datasets.rehearsal.RehearsalService;
 import io.tenplex.datasets.rehearsal.Sample;
 import io.tenplex.datasets.rehearsal.Tuples;
-import io.tenplex.jobs.JobLayout;
-import io.tenplex.server.RestServer;
 import io.tenplex.server.peer.DaemonLink;
-import io.tenplex.store.TensorStore;
-import io.tenplex.store.memory.Allocator;
 import java.net.InetSocketAddress;
-import java.net.URI;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /** The rehearsal routes of two daemons' REST servers over real HTTP, the peer client between them. */
 class RehearsalRoutesTest {
     private static final String CONFIG = "{\"classes\": 2, \"perClass\": 3, \"candidates\": 4, \"batch\": 4, \"seed\": 9}";
-    private final List<AutoCloseable> open = new ArrayList<>();
-    private final DaemonLink link = DaemonLink.plain(null);
-    private final ExecutorService work = Executors.newCachedThreadPool();
-    private final List<String> urls = new ArrayList<>();
+    private final RehearsalServers servers = new RehearsalServers();
+    private final List<String> urls = servers.urls;
+    private final DaemonLink link = servers.link;
 
     @AfterEach
     void close() throws Exception {
-        for (int i = open.size() - 1; i >= 0; i--) {
-            open.get(i).close();
-        }
-        work.shutdownNow();
+        servers.close();
     }
 
     private void start(int n) throws Exception {
-        List<String> addresses = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            TensorStore store = new TensorStore(new Allocator(1 << 20));
-            open.add(store);
-            RestServer rest = new RestServer(store, null);
-            open.add(rest);
-            RehearsalService s = new RehearsalService(new HttpRehearsalPeers(link), 1 << 20);
-            s.setPeers(() -> addresses);
-            rest.addControl(JobLayout.API_PREFIX, new RehearsalRoutes(s, work));
-            InetSocketAddress a = rest.start("127.0.0.1", 0);
-            addresses.add("127.0.0.1:" + a.getPort());
-            s.setSelfAddress(addresses.get(i));
-            urls.add("http://127.0.0.1:" + a.getPort() + JobLayout.API_PREFIX + "j/rehearsal");
-        }
+        servers.start(n, 1 << 20);
     }
 
     private HttpResponse<byte[]> send(String method, String url, byte[] body) throws Exception {
-        return link.http().send(HttpRequest.newBuilder(URI.create(url)).method(method, body == null
-                ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body)).build(),
-                HttpResponse.BodyHandlers.ofByteArray());
+        return servers.send(method, url, body);
     }
 
     private static void assertRefused(int status, String code, HttpResponse<byte[]> r) {
@@ -141,7 +113,7 @@ class RehearsalRoutesTest {
             ex.close();
         });
         liar.start();
-        open.add(() -> liar.stop(0));
+        servers.closeLater(() -> liar.stop(0));
         HttpRehearsalPeers peers = new HttpRehearsalPeers(link);
         String at = "127.0.0.1:" + liar.getAddress().getPort();
         assertTrue(assertThrows(ExecutionException.class, () -> peers.counts(at, "j").get()).getCause().getMessage()
