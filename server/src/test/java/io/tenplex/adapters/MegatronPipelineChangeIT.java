@@ -13,25 +13,17 @@ import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ModelSpecJson;
 import io.tenplex.ptc.ParallelConfig;
 import io.tenplex.ptc.Ptc;
-import io.tenplex.ptc.ValueSpec;
 import io.tenplex.server.NettyLeaks;
 import io.tenplex.server.RestServer;
 import io.tenplex.server.jobs.JobsFixture;
-import io.tenplex.server.peer.PeerClient;
-import io.tenplex.store.Fixtures;
 import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
-import io.tenplex.store.memory.Allocator;
 import io.tenplex.transform.ReferenceInterpreter;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -52,34 +44,24 @@ class MegatronPipelineChangeIT {
     private static final JobLayout PATHS = new JobLayout("j");
     private final ObjectMapper json = new ObjectMapper();
     private final HttpClient http = HttpClient.newHttpClient();
-    private final List<TensorStore> stores = new ArrayList<>();
-    private final List<RestServer> servers = new ArrayList<>();
-    private final List<JobsFixture> services = new ArrayList<>();
-    private final Map<Integer, InetSocketAddress> daemons = new LinkedHashMap<>();
-    private PeerClient peers;
+    private LoopbackDaemons cluster;
+    private List<TensorStore> stores;
+    private List<RestServer> servers;
+    private List<JobsFixture> services;
+    private Map<Integer, InetSocketAddress> daemons;
 
     @BeforeEach
     void start() throws Exception {
-        peers = new PeerClient(4, null);
-        for (int w = 0; w < 2; w++) {
-            TensorStore store = new TensorStore(new Allocator(256L << 20));
-            JobsFixture jobs = new JobsFixture(store, peers, Duration.ofSeconds(30));
-            RestServer s = new RestServer(store, null);
-            s.addControl(JobsFixture.PREFIX, jobs);
-            daemons.put(w, s.start("127.0.0.1", 0));
-            stores.add(store);
-            servers.add(s);
-            services.add(jobs);
-        }
-        services.forEach(j -> j.setDefaultDaemons(daemons));
+        cluster = new LoopbackDaemons(2, 256L << 20);
+        stores = cluster.stores;
+        servers = cluster.servers;
+        services = cluster.services;
+        daemons = cluster.daemons;
     }
 
     @AfterEach
     void stop() {
-        servers.forEach(RestServer::close);
-        services.forEach(JobsFixture::close);
-        peers.close();
-        stores.forEach(TensorStore::close);
+        cluster.close();
     }
 
     @AfterAll
@@ -88,14 +70,7 @@ class MegatronPipelineChangeIT {
     }
 
     private Map<String, byte[]> save(Ptc from) {
-        Map<String, byte[]> full = SavedJobs.save(stores, PATHS, from, 11);
-        for (int rank = 0; rank < from.worldSize(); rank++) {
-            for (ValueSpec v : from.model().values()) {
-                Fixtures.putFile(stores.get(from.device(rank).worker()), PATHS.saved(rank, v.key()).toString(),
-                        (v.key() + " of rank " + rank).getBytes(StandardCharsets.UTF_8), false);
-            }
-        }
-        return full;
+        return cluster.save(PATHS, from, 11);
     }
 
     private static String config(ParallelConfig c) {

@@ -17,13 +17,10 @@ import io.tenplex.ptc.ModelSpecJson;
 import io.tenplex.ptc.ParallelConfig;
 import io.tenplex.ptc.Ptc;
 import io.tenplex.ptc.TensorMeta;
-import io.tenplex.ptc.ValueSpec;
 import io.tenplex.store.DataRef;
 import io.tenplex.store.Fixtures;
 import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
-import io.tenplex.store.memory.Allocator;
-import io.tenplex.server.peer.PeerClient;
 import io.tenplex.server.NettyLeaks;
 import io.tenplex.server.RestServer;
 import io.tenplex.server.control.PartStatus;
@@ -55,38 +52,25 @@ class ReconfigureIT {
     private static final JobLayout PATHS = new JobLayout("j");
     private final ObjectMapper json = new ObjectMapper();
     private final HttpClient http = HttpClient.newHttpClient();
-    private final List<TensorStore> stores = new ArrayList<>();
-    private final List<RestServer> servers = new ArrayList<>();
-    private final List<JobsFixture> services = new ArrayList<>();
-    private final Map<Integer, InetSocketAddress> daemons = new LinkedHashMap<>();
-    private PeerClient peers;
+    private LoopbackDaemons cluster;
+    private List<TensorStore> stores;
+    private List<RestServer> servers;
+    private List<JobsFixture> services;
+    private Map<Integer, InetSocketAddress> daemons;
     private final Model model = MegatronLayout.model(GPT);
 
     @BeforeEach
     void start() throws Exception {
-        peers = new PeerClient(4, null);
-        for (int w = 0; w < 3; w++) {
-            TensorStore store = new TensorStore(new Allocator(512L << 20));
-            JobsFixture jobs = new JobsFixture(store, peers, Duration.ofSeconds(30));
-            RestServer s = new RestServer(store, null);
-            s.addControl(JobsFixture.PREFIX, jobs);
-            daemons.put(w, s.start("127.0.0.1", 0));
-            stores.add(store);
-            servers.add(s);
-            services.add(jobs);
-        }
-        services.forEach(j -> j.setDefaultDaemons(daemons)); // as tenplexd --peers would
-        for (int w = 0; w < 3; w++) {
-            services.get(w).setSelfAddress(daemons.get(w)); // as tenplexd does: parts in doubt ask the coordinator
-        }
+        cluster = new LoopbackDaemons(3, 512L << 20);
+        stores = cluster.stores;
+        servers = cluster.servers;
+        services = cluster.services;
+        daemons = cluster.daemons;
     }
 
     @AfterEach
     void stop() {
-        servers.forEach(RestServer::close);
-        services.forEach(JobsFixture::close);
-        peers.close();
-        stores.forEach(TensorStore::close);
+        cluster.close();
     }
 
     @AfterAll
@@ -95,15 +79,7 @@ class ReconfigureIT {
     }
 
     private Map<String, byte[]> save(Ptc from) {
-        Map<String, byte[]> full = SavedJobs.save(stores, PATHS, from, 5);
-        for (int rank = 0; rank < from.worldSize(); rank++) {
-            TensorStore store = stores.get(from.device(rank).worker());
-            for (ValueSpec v : model.values()) {
-                Fixtures.putFile(store, PATHS.saved(rank, v.key()).toString(),
-                        (v.key() + " of rank " + rank).getBytes(StandardCharsets.UTF_8), false);
-            }
-        }
-        return full;
+        return cluster.save(PATHS, from, 5);
     }
 
     private String config(ParallelConfig c) {
