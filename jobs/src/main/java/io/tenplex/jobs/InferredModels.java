@@ -2,6 +2,7 @@ package io.tenplex.jobs;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.RankLayout;
 import io.tenplex.ptc.describe.PartitionRules;
@@ -9,6 +10,8 @@ import io.tenplex.ptc.describe.ShardInference;
 import io.tenplex.store.TensorStore;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -67,31 +70,19 @@ final class InferredModels {
         if (!items.isArray()) {
             return PartitionRules.parse(text, params); // refused there, with the expected form
         }
-        PartitionRules out = null;
-        com.fasterxml.jackson.databind.node.ArrayNode run = JSON.createArrayNode();
+        List<PartitionRules> parts = new ArrayList<>();
+        ArrayNode run = JSON.createArrayNode();
         for (JsonNode r : items) {
             if (r.isTextual()) {
-                out = append(append(out, run, params), PartitionRules.shipped(r.asText(), params));
+                parts.add(PartitionRules.parse(run.toString(), params));
+                parts.add(PartitionRules.shipped(r.asText(), params));
                 run = JSON.createArrayNode();
             } else {
                 run.add(r);
             }
         }
-        out = append(out, run, params);
-        return out != null ? out : PartitionRules.parse("[]", params);
-    }
-
-    private static PartitionRules append(PartitionRules to, com.fasterxml.jackson.databind.node.ArrayNode run,
-            Map<String, Long> params) {
-        if (run.isEmpty()) {
-            return to;
-        }
-        PartitionRules more = PartitionRules.parse(run.toString(), params);
-        return to == null ? more : to.then(more);
-    }
-
-    private static PartitionRules append(PartitionRules to, PartitionRules more) {
-        return to == null ? more : to.then(more);
+        parts.add(PartitionRules.parse(run.toString(), params));
+        return parts.stream().reduce(PartitionRules::then).orElseThrow();
     }
 
     /** The model of the job's newest complete generation under {@code rules}, its shards listed on {@code known} (by worker). */
