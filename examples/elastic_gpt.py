@@ -11,7 +11,9 @@ A small decoder-only transformer in PyTorch, parallelised as Megatron-LM does it
   forward and their gradients backward with send/recv;
 * data parallelism (D): each data-parallel rank reads its part of every global batch from the
   tenplex dataset view (FUSE) and gradients are summed with an all-reduce.
-It runs on CPU over torch.distributed's gloo backend in float64 with Adam. The global batch is fixed,
+It runs in float64 with Adam over torch.distributed's gloo backend, on the CPU or, with
+``--device cuda``, with its tensors on the GPU (the collectives go through host memory: one GPU can
+hold every rank). The global batch is fixed,
 so every configuration computes the same mathematical step; results differ from a (1,1,1) run only
 by floating-point summation order.
 
@@ -60,7 +62,8 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--data-seed", type=int, default=7)
     p.add_argument("--dataset", help="index file of the dataset (the daemon reads it)")
-    p.add_argument("--mount", help="where tenplexd mounted its FUSE view")
+    p.add_argument("--mount", help="where tenplexd mounted its FUSE view (default: read the view over REST)")
+    p.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="where the model's tensors live")
     p.add_argument("--out", default=".", help="directory for <job>.jsonl (losses, sample ids, events)")
     p.add_argument("--plot", metavar="PNG", help="where the loss plot goes when training ends "
                    "(default: <out>/<job>-loss.png; 'none': no plot)")
@@ -160,6 +163,33 @@ def shard(t, part, tp, T):
     return t.narrow(part["dim"], tp * n, n).clone()
 
 
+# ---------------------------------------------------------------- collectives (gloo: device tensors via the host)
+
+DEVICE = torch.device("cpu")
+
+
+def all_reduce(t, group=None):
+    if t.is_cuda:
+        host = t.cpu()
+        dist.all_reduce(host, group=group)
+        t.copy_(host)
+    else:
+        dist.all_reduce(t, group=group)
+
+
+def send(t, dst):
+    dist.send(t.cpu() if t.is_cuda else t, dst=dst)
+
+
+def recv(t, src):
+    if t.is_cuda:
+        host = torch.empty(t.shape, dtype=t.dtype)
+        dist.recv(host, src=src)
+        t.copy_(host)
+    else:
+        dist.recv(t, src=src)
+
+
 # ---------------------------------------------------------------- tensor-parallel autograd functions
 
 class CopyToTP(torch.autograd.Function):
@@ -174,7 +204,7 @@ class CopyToTP(torch.autograd.Function):
     def backward(ctx, g):
         if ctx.group is not None:
             g = g.clone()
-            dist.all_reduce(g, group=ctx.group)
+            all_reduce(g, group=ctx.group)
         return g, None
 
 
@@ -185,7 +215,7 @@ class ReduceFromTP(torch.autograd.Function):
     def forward(ctx, x, group):
         if group is not None:
             x = x.clone()
-            dist.all_reduce(x, group=group)
+            all_reduce(x, group=group)
         return x
 
     @staticmethod
@@ -212,7 +242,7 @@ class Stage(torch.nn.Module):
                 continue
             self.names[local] = name
             self.register_parameter(local.replace(".", "__"),
-                                    torch.nn.Parameter(shard(full[name], spec[name][2], tp, T)))
+                                    torch.nn.Parameter(shard(full[name], spec[name][2], tp, T).to(DEVICE)))
 
     def _local(self, name):
         if name.startswith("layers."):
@@ -263,7 +293,7 @@ class Stage(torch.nn.Module):
         qkv = F.linear(x, self.p(q + "attn.qkv.weight"), self.p(q + "attn.qkv.bias"))
         qkv = qkv.view(b, s, self.heads, 3, hd).permute(3, 0, 2, 1, 4)  # (3, b, heads, s, hd)
         att = (qkv[0] @ qkv[1].transpose(-1, -2)) / math.sqrt(hd)
-        mask = torch.triu(torch.ones(s, s, dtype=torch.bool), 1)
+        mask = torch.triu(torch.ones(s, s, dtype=torch.bool, device=x.device), 1)
         att = att.masked_fill(mask, float("-inf")).softmax(-1)
         y = (att @ qkv[2]).transpose(1, 2).reshape(b, s, self.heads * hd)
         y = ReduceFromTP.apply(F.linear(y, self.p(q + "attn.proj.weight")), self.tp_group)
@@ -279,6 +309,8 @@ class Stage(torch.nn.Module):
 # ---------------------------------------------------------------- the job
 
 def main(a):
+    global DEVICE
+    DEVICE = torch.device(a.device)
     rank, world = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
     T, P = int(os.environ.get("TENPLEX_TP", 1)), int(os.environ.get("TENPLEX_PP", 1))
     D = int(os.environ.get("TENPLEX_DP", world // (T * P)))
@@ -318,7 +350,7 @@ def main(a):
     if rank == 0:
         log(a, job, {"event": "start", "step": step, "config": [T, P, D], "how": how})
     dist.barrier()
-    reader = tenplex.RankReader(a.mount, job, dp, decode=lambda b: np.frombuffer(b, "<i8"))
+    reader = tenplex.RankReader(a.mount, job, dp, decode=lambda b: np.frombuffer(b, "<i8"), client=client)
     ids = reader.ids()
     batches = iter(reader)
     print("rank %d (tp %d, dp %d, pp %d of %d,%d,%d): %s" % (rank, tp, dp, pp, T, P, D, how), flush=True)
@@ -327,7 +359,7 @@ def main(a):
     while step < a.steps:
         if tenplex.should_stop(job, step, client=client):
             break
-        batch = torch.from_numpy(np.stack(next(batches)))
+        batch = torch.from_numpy(np.stack(next(batches))).to(DEVICE)
         my_ids = ids[(step - first_step) * local_batch:(step - first_step + 1) * local_batch]
         loss = train_step(a, stage, opt, batch, T, D, P, pp, rank, dp_group)
         total = torch.tensor([loss if (pp == P - 1 and tp == 0) else 0.0], dtype=torch.float64)
@@ -382,8 +414,8 @@ def train_step(a, stage, opt, batch, T, D, P, pp, rank, dp_group):
     opt.zero_grad(set_to_none=False)
     h_in = None
     if pp > 0:
-        h_in = torch.empty(x.shape[0], x.shape[1], a.hidden, dtype=torch.float64)
-        dist.recv(h_in, src=rank - T * D)
+        h_in = torch.empty(x.shape[0], x.shape[1], a.hidden, dtype=torch.float64, device=DEVICE)
+        recv(h_in, src=rank - T * D)
         h_in.requires_grad_()
     out = stage(h_in, x)
     loss = 0.0
@@ -392,15 +424,15 @@ def train_step(a, stage, opt, batch, T, D, P, pp, rank, dp_group):
         part.backward()
         loss = float(part.detach())
     else:
-        dist.send(out.detach(), dst=rank + T * D)
+        send(out.detach(), dst=rank + T * D)
         g = torch.empty_like(out)
-        dist.recv(g, src=rank + T * D)
+        recv(g, src=rank + T * D)
         out.backward(g)
     if pp > 0:
-        dist.send(h_in.grad, dst=rank - T * D)
+        send(h_in.grad, dst=rank - T * D)
     if dp_group is not None:
         for p in stage.named().values():
-            dist.all_reduce(p.grad, group=dp_group)
+            all_reduce(p.grad, group=dp_group)
     opt.step()
     return loss
 
@@ -420,6 +452,6 @@ if __name__ == "__main__":
         tenplex.put_file("/job/%s/model.json" % os.environ.get("TENPLEX_JOB", "elastic-gpt"),
                          json.dumps(model_spec(args)))
     else:
-        if not args.dataset or not args.mount:
-            sys.exit("elastic_gpt.py: --dataset and --mount are required (see --help)")
+        if not args.dataset:
+            sys.exit("elastic_gpt.py: --dataset is required (see --help)")
         main(args)

@@ -10,7 +10,8 @@ Usage: check_elastic.py ADDR OUT_DIR STATIC_JOB ELASTIC_JOB PNG
   once (after a lost worker, the steps logged after the recovered generation and before the
   relaunch are superseded by the relaunch's: from the recovered step on, every sample is read
   exactly once);
-* writes a loss-vs-step plot (PNG) with the reconfiguration points marked.
+* writes a loss-vs-step plot (PNG) with the reconfiguration points marked (PNG ``none``: no plot, and
+  matplotlib is not needed, e.g. on a GPU host without it).
 Prints a JSON summary and OK; any failure raises.
 """
 
@@ -21,10 +22,6 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python"))
 
-import matplotlib  # noqa: E402
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 
 import tenplex  # noqa: E402
@@ -99,6 +96,18 @@ def main(addr, out, static_job, elastic_job, png):
 
     starts = [x for x in e_recs if x.get("event") == "start"]
     configs = [tuple(x["config"]) for x in starts]
+    if png != "none":
+        draw(png, s_steps, e_steps, starts)
+    print(json.dumps({"steps": len(e_steps), "configs": configs, "tensors_compared": tensors,
+                      "max_tensor_rel_diff": worst, "worst_tensor": worst_name, "max_loss_rel_diff": worst_loss,
+                      "first_loss": s_steps[0]["loss"], "last_loss": s_steps[-1]["loss"], "plot": png}))
+    print("OK")
+
+
+def draw(png, s_steps, e_steps, starts):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(8, 4.5))
     ax.plot([x["step"] for x in s_steps], [x["loss"] for x in s_steps], color="0.6", lw=3, label="static (1,1,1)")
     ax.plot([x["step"] for x in e_steps], [x["loss"] for x in e_steps], color="C0", lw=1.2, marker=".",
@@ -116,11 +125,6 @@ def main(addr, out, static_job, elastic_job, png):
     fig.tight_layout()
     fig.savefig(png, dpi=100)
     assert os.path.getsize(png) > 10000
-
-    print(json.dumps({"steps": len(e_steps), "configs": configs, "tensors_compared": tensors,
-                      "max_tensor_rel_diff": worst, "worst_tensor": worst_name, "max_loss_rel_diff": worst_loss,
-                      "first_loss": s_steps[0]["loss"], "last_loss": s_steps[-1]["loss"], "plot": png}))
-    print("OK")
 
 
 if __name__ == "__main__":

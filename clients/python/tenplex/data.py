@@ -1,4 +1,4 @@
-"""Reading a rank's data partition from a tenplex dataset view (FUSE mount).
+"""Reading a rank's data partition from a tenplex dataset view (FUSE mount, or REST without one).
 
 The daemon shows each data-parallel rank its samples, batch after batch, read-only under
 ``<mount>/job/<job>/``. This module reads the simple layout (``dataset/rank-<r>/samples`` with
@@ -9,12 +9,15 @@ Pure Python with numpy; ``RankDataset`` is a ``torch.utils.data.IterableDataset`
 installed.
 """
 
+import io
 import json
 import os
 
 import numpy as np
 
 from . import layout as paths  # "layout" is the name of the sample layout here
+
+MAX_READ = 64 << 20  # the daemon's limit for one ranged read of a view file
 
 _MASK = (1 << 64) - 1
 
@@ -46,18 +49,23 @@ class RankReader:
     """The samples of one data-parallel rank, as a list of ``bytes`` per local batch.
 
     ``mount`` is the FUSE mount point, ``job`` the job id, ``rank`` the data-parallel rank.
+    ``mount=None`` reads the same view files over REST from the daemon of ``client`` (a
+    :class:`tenplex.Client`, default: ``TENPLEX_ADDR``), for hosts without FUSE (simple layout only).
     ``layout`` is ``"simple"`` (default) or ``"prototype"``. ``decode`` (optional) turns each
     sample's bytes into something else, e.g. ``lambda b: np.frombuffer(b, np.float32)``.
     Reads block while the daemon is still loading the samples; they never fail for that reason.
     """
 
-    def __init__(self, mount, job, rank, layout="simple", decode=None):
+    def __init__(self, mount, job, rank, layout="simple", decode=None, client=None):
         self.mount = mount
         self.job = job
         self.rank = rank
         self.layout = layout
         self.decode = decode
-        self.info = json.loads(_read(os.path.join(paths.under(mount, paths.dataset_dir(job)), "mount.json")))
+        self.files = _MountFiles(mount) if mount is not None else _RestFiles(job, client)
+        if mount is None and layout != "simple":
+            raise ValueError("the %s layout is read from a FUSE mount only (mount=None reads the simple layout)" % layout)
+        self.info = json.loads(self.files.read(paths.dataset_dir(job) + "/mount.json"))
         if not 0 <= rank < self.info["dpSize"]:
             raise ValueError("rank %d outside the data-parallel size %d" % (rank, self.info["dpSize"]))
         self.local_batch = self.info["localBatch"][rank]
@@ -66,18 +74,16 @@ class RankReader:
     def __len__(self):
         return self.batches
 
-    def _rank_dir(self):
-        return paths.under(self.mount, paths.dataset_rank_dir(self.job, self.rank))
+    def _rank_file(self, name):
+        return paths.dataset_rank_dir(self.job, self.rank) + "/" + name
 
     def _simple(self):
-        d = self._rank_dir()
-        offsets = np.load(os.path.join(d, "offsets.npy"))
-        with open(os.path.join(d, "samples"), "rb", buffering=0) as f:
+        offsets = np.load(io.BytesIO(self.files.read(self._rank_file("offsets.npy"))))
+        with self.files.opened(self._rank_file("samples")) as f:
             for b in range(self.batches):
                 lo = int(offsets[b * self.local_batch])
                 hi = int(offsets[(b + 1) * self.local_batch])
-                f.seek(lo)
-                buf = _read_exact(f, hi - lo)
+                buf = f.read_range(lo, hi - lo)
                 yield [buf[int(offsets[i]) - lo:int(offsets[i + 1]) - lo]
                        for i in range(b * self.local_batch, (b + 1) * self.local_batch)]
 
@@ -113,8 +119,7 @@ class RankReader:
 
     def ids(self):
         """Global ids of the rank's samples in read order."""
-        d = self._rank_dir()
-        return [int(x) for x in np.load(os.path.join(d, "ids.npy"))]
+        return [int(x) for x in np.load(io.BytesIO(self.files.read(self._rank_file("ids.npy"))))]
 
 
 def _read_exact(f, n):
@@ -127,15 +132,82 @@ def _read_exact(f, n):
     return bytes(out)
 
 
+class _MountFiles:
+    """View files read through the FUSE mount."""
+
+    def __init__(self, mount):
+        self.mount = mount
+
+    def read(self, path):
+        return _read(paths.under(self.mount, path))
+
+    def opened(self, path):
+        return _MountFile(open(paths.under(self.mount, path), "rb", buffering=0))
+
+
+class _MountFile:
+    def __init__(self, f):
+        self.f = f
+
+    def read_range(self, offset, n):
+        self.f.seek(offset)
+        return _read_exact(self.f, n)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.f.close()
+
+
+class _RestFiles:
+    """View files read over REST (``GET /api/v1/datasets/<job>/files/<path>``, ranged)."""
+
+    def __init__(self, job, client):
+        from .http_client import client_for
+        self.c = client_for(client)
+        self.prefix = paths.job_dir(job) + "/"
+        self.route = "/api/v1/datasets/%s/files/" % job
+
+    def read(self, path, offset=None, n=None):
+        if not path.startswith(self.prefix):
+            raise ValueError("%s is not in the job's dataset view %s" % (path, self.prefix))
+        params = {} if offset is None else {"offset": str(offset), "length": str(n)}
+        return self.c.request("GET", self.route + path[len(self.prefix):], params=params).content
+
+    def opened(self, path):
+        return _RestFile(self, path)
+
+
+class _RestFile:
+    def __init__(self, files, path):
+        self.files, self.path = files, path
+
+    def read_range(self, offset, n):
+        out = bytearray()
+        while len(out) < n:
+            got = self.files.read(self.path, offset + len(out), min(MAX_READ, n - len(out)))
+            if not got:
+                raise IOError("%s ended after %d of %d bytes at offset %d" % (self.path, len(out), n, offset))
+            out += got
+        return bytes(out)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+
 try:
     import torch.utils.data as _tud
 
     class RankDataset(_tud.IterableDataset):
         """A ``torch.utils.data.IterableDataset`` over one rank's batches (each a list of decoded samples)."""
 
-        def __init__(self, mount, job, rank, layout="simple", decode=None):
+        def __init__(self, mount, job, rank, layout="simple", decode=None, client=None):
             super().__init__()
-            self.reader = RankReader(mount, job, rank, layout, decode)
+            self.reader = RankReader(mount, job, rank, layout, decode, client)
 
         def __iter__(self):
             return iter(self.reader)
