@@ -49,6 +49,7 @@ try:
     raise AssertionError("loaded before any save")
 except tenplex.NoCheckpoint as e:
     assert e.status == 404 and "nothing to load for rank 0 of job %s" % JOB in str(e), e
+    assert str(e).count("nothing to load") == 1 and "no complete generation" in str(e), e  # said once
 
 # ---- save, then load with no reconfiguration in between: the saved state (a restart in place)
 assert save(10, 10)["complete"]

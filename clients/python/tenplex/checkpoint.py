@@ -279,7 +279,7 @@ def _choice(c, job, rank):
     r = c.request("GET", layout.load_route(job, rank), ok=(200, 404))
     if r.status_code == 404:
         reason = r.text.strip()
-        raise NoCheckpoint("nothing to load for rank %d of job %s: %s" % (rank, job, reason), 404, reason,
+        raise NoCheckpoint(NoCheckpoint.message(rank, job, reason), 404, reason,
                            r.headers.get(ERROR_CODE_HEADER))
     return r.json()
 

@@ -17,6 +17,15 @@ class TenplexError(Exception):
 class NoCheckpoint(TenplexError, LookupError):
     """There is nothing to load for this job and rank (a first start)."""
 
+    @staticmethod
+    def message(rank, job, reason):
+        """The daemon's reason, which names the rank and job already, else the reason after a line
+        that names them."""
+        head = "nothing to load for rank %d of job %s" % (rank, job)
+        if reason and "rank %d" % rank in reason and "job %s" % job in reason:
+            return reason
+        return "%s: %s" % (head, reason) if reason else head
+
 
 class UnknownJob(TenplexError, LookupError):
     """The daemon does not know the job (a misspelt name?): nothing was saved for it there and no

@@ -297,7 +297,7 @@ def pin(c, job, rank):
         return None
     if r.status_code == 404:
         reason = r.text.strip()
-        raise NoCheckpoint("nothing to load for rank %d of job %s: %s" % (rank, job, reason), 404, reason,
+        raise NoCheckpoint(NoCheckpoint.message(rank, job, reason), 404, reason,
                            r.headers.get(ERROR_CODE_HEADER))
     return r.json()
 

@@ -68,6 +68,12 @@ final class RunCli implements Callable<Integer> {
     private final PrintStream out = System.out;
     private final Ranks running = new Ranks();
     private int restarts;
+    /** The resource change this run posted and has not seen end, for a stop (SIGINT, SIGTERM) to cancel. */
+    private volatile String pendingChange;
+    /** Whether this run raised a stop flag of its own (a schedule's stop entry) that is still up. */
+    private volatile boolean stopRaised;
+    /** The pending change's events, printed as they happen. */
+    private ChangeEvents events;
 
     private JobLayout layout() {
         return new JobLayout(job);
@@ -85,7 +91,7 @@ final class RunCli implements Callable<Integer> {
                 : new BuiltinChooser();
         t.get("/api/v1/health");
         declareJob();
-        Thread hook = new Thread(running::killAll, "tenplex-run-stop");
+        Thread hook = new Thread(this::stopped, "tenplex-run-stop");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             return follow(s, perWorker, parallelizer, System.nanoTime());
@@ -97,6 +103,28 @@ final class RunCli implements Callable<Integer> {
                 // shutting down
             }
         }
+    }
+
+    /**
+     * The run was stopped (SIGINT, SIGTERM): its ranks end, and what it asked of the daemon is taken back,
+     * so that the job can be run again at once (no change left waiting for saves, no stop flag up).
+     */
+    private void stopped() {
+        running.killAll();
+        String change = pendingChange;
+        if (change != null) {
+            cancel(change);
+            out.println("tenplex run: stopped; cancelled resource change " + change + " of job " + job);
+        }
+        if (stopRaised) {
+            try {
+                t.delete(layout().apiStop());
+                out.println("tenplex run: stopped; cleared the stop flag of job " + job);
+            } catch (Exception e) {
+                out.println("tenplex run: could not clear the stop flag of job " + job + ": " + e.getMessage());
+            }
+        }
+        out.flush();
     }
 
     /** Runs segment after segment of the schedule; the exit status. */
@@ -112,6 +140,7 @@ final class RunCli implements Callable<Integer> {
             if (failed != 0) {
                 log(start, "a training process failed (exit " + failed + "); stopping");
                 cancel(change);
+                pendingChange = null;
                 return 1;
             }
             if (next == null || next.stops()) {
@@ -119,6 +148,7 @@ final class RunCli implements Callable<Integer> {
                 break;
             }
             JsonNode status = finish(start, change);
+            pendingChange = null;
             if (status.path("state").asText().equals("failed") && status.path("generation").isNull()) {
                 log(start, "the job ended before " + next.when() + ": " + status.path("error").asText());
                 break;
@@ -151,6 +181,10 @@ final class RunCli implements Callable<Integer> {
             waitUntil(start, next.minutes());
         }
         String change = post(next, perWorker, paraConfig);
+        pendingChange = change;
+        if (change != null) {
+            events = new ChangeEvents(t, layout().apiResourceChange(change), line -> log(start, line)).start();
+        }
         log(start, "at " + next.when() + ": " + (next.stops() ? "stop" : "change to " + next.size()
                 + " devices" + (next.config() != null ? " as " + next.config() : "")) + (change != null
                 ? " (resource change " + change + ")" : ""));
@@ -204,6 +238,7 @@ final class RunCli implements Callable<Integer> {
     private void end(long start, Schedule.Entry next) throws IOException, InterruptedException {
         if (next != null) {
             t.delete(layout().apiStop());
+            stopRaised = false;
         }
         log(start, "the job ended" + (next != null ? " (stopped at " + next.when() + ")" : ""));
     }
@@ -273,6 +308,7 @@ final class RunCli implements Callable<Integer> {
         }
         if (e.stops()) {
             b.put("reason", "schedule: stop at " + e.when());
+            stopRaised = true;
             t.post(layout().apiStop(), b.toString());
             return null;
         }
@@ -298,19 +334,21 @@ final class RunCli implements Callable<Integer> {
         }
     }
 
-    /** Follows a resource change to its end (cancelling it when the job ended without saving for it). */
+    /**
+     * Follows a resource change to its end (cancelling it when the job ended without saving for it); its
+     * events are printed as they happen ({@link ChangeEvents}, from the moment it was posted).
+     */
     private JsonNode finish(long start, String change) throws Exception {
-        String path = layout().apiResourceChange(change);
-        JsonNode s = t.get(path);
+        ChangeEvents ev = events != null ? events : new ChangeEvents(t, layout().apiResourceChange(change),
+                line -> log(start, line));
+        events = null;
+        JsonNode s = ev.stopAndRead();
         if (s.path("state").asText().equals("stopping")) {
             cancel(change); // every process has exited: no save for this change is coming after this point
-            s = t.get(path + "?wait=true");
         }
         while (s.path("state").asText().equals("reconfiguring") || s.path("state").asText().equals("stopping")) {
-            s = t.get(path + "?wait=true");
-        }
-        for (JsonNode ev : s.path("events")) {
-            log(start, "  " + ev.asText());
+            Thread.sleep(ChangeEvents.POLL_MILLIS); // polling the daemon for new events, not waiting for a result
+            s = ev.read();
         }
         return s;
     }

@@ -29,7 +29,8 @@ import picocli.CommandLine.Parameters;
         scope = CommandLine.ScopeType.INHERIT, // every subcommand answers --help, -h (and --version)
         description = "Talk to tenplexd daemons: status, listings, reconfigurations, and a local demo.",
         subcommands = {CommandLine.HelpCommand.class, TenplexCli.Status.class, TenplexCli.Ls.class, TenplexCli.Reconfigure.class, TenplexCli.PlanCmd.class,
-            DatasetCli.class, RunCli.class, KubernetesCli.class, StateCli.Verify.class, StateCli.ExportCmd.class, Demo.class})
+            DatasetCli.class, RunCli.class, CancelCli.class, KubernetesCli.class, StateCli.Verify.class, StateCli.ExportCmd.class,
+            Demo.class})
 public final class TenplexCli implements Callable<Integer> {
     static final ObjectMapper JSON = new ObjectMapper();
 
@@ -146,8 +147,9 @@ public final class TenplexCli implements Callable<Integer> {
         public Integer call() throws Exception {
             JsonNode h = t.get("/api/v1/health");
             JsonNode root = t.get("/api/v1/dirs/");
-            System.out.println(t.addr + ": " + h.path("status").asText() + ", " + root.path("entries").size()
-                    + " top-level entries");
+            int n = root.path("entries").size();
+            System.out.println(t.addr + ": " + h.path("status").asText() + ", " + n + " top-level "
+                    + (n == 1 ? "entry" : "entries"));
             HttpResponse<String> m = t.send(t.request("/metrics"));
             for (String line : m.body().split("\n")) {
                 if (line.startsWith("tenplex_store_")) {

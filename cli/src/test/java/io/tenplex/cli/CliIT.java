@@ -59,6 +59,7 @@ class CliIT {
             assertTrue(ls.contains("tensor") && ls.contains("f32[2,3]") && ls.contains("w"), ls);
             String status = run("status", "--addr", addr);
             assertTrue(status.contains(": ok") && status.contains("store tensors: 1\n"), status);
+            assertTrue(status.contains("ok, 1 top-level entry\n"), status); // one entry, said in the singular
             assertTrue(status.contains("store budget bytes: 64.0 MiB"), status);
             String bare = run("status", "--addr", "127.0.0.1:" + d.address().getPort()); // as the Python client
             assertTrue(bare.contains(": ok"), bare);

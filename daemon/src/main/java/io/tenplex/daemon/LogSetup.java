@@ -27,6 +27,8 @@ final class LogSetup {
     /** Held so that their levels stay set (java.util.logging keeps loggers weakly). */
     private static final Logger ROOT = Logger.getLogger("");
     private static final Logger NETTY = Logger.getLogger("io.netty");
+    /** jHDF announces every HDF5 filter it registers at INFO when the first file is opened: quiet below warn. */
+    private static final Logger JHDF = Logger.getLogger("io.jhdf");
     private static final Logger TENPLEX = Logger.getLogger("io.tenplex");
 
     private LogSetup() {
@@ -55,6 +57,7 @@ final class LogSetup {
         ROOT.setLevel(l.intValue() < Level.INFO.intValue() ? Level.INFO : l);
         TENPLEX.setLevel(l);
         NETTY.setLevel(l.intValue() > Level.WARNING.intValue() ? l : Level.WARNING);
+        JHDF.setLevel(l.intValue() > Level.WARNING.intValue() ? l : Level.WARNING);
     }
 
     static Level level(String name) {

@@ -55,6 +55,15 @@ class LogSetupTest {
     }
 
     @Test
+    void theHdf5LibrarysInfoLines_areQuiet_evenAtDebug() {
+        LogSetup.apply("debug", "text");
+        java.util.logging.Logger filters = java.util.logging.Logger.getLogger("io.jhdf.filter.FilterManager");
+        assertTrue(!filters.isLoggable(Level.INFO) && filters.isLoggable(Level.WARNING));
+        assertTrue(java.util.logging.Logger.getLogger("io.tenplex.jobs.Jobs").isLoggable(Level.FINE));
+        LogSetup.apply("info", "text");
+    }
+
+    @Test
     void levelsAndFormats_unknownOnesAreRefused() {
         assertEquals(Level.FINE, LogSetup.level("DEBUG"));
         assertEquals(Level.WARNING, LogSetup.level("warn"));

@@ -24,6 +24,16 @@ final class DatasetMetrics {
     private DatasetMetrics() {
     }
 
+    /** Every family's series at zero from the start (not only after the first mount). */
+    static void atStart() {
+        for (String e : new String[] {"mounted", "loaded", "failed", "unmounted"}) {
+            MOUNTS.labels(e);
+        }
+        for (String s : new String[] {"previous_mount", "peer", "source"}) {
+            SAMPLES.labels(s);
+        }
+    }
+
     static void mounted(DatasetMount m, int peers) {
         MOUNTS.labels("mounted").inc();
         MountInfo i = m.info();

@@ -58,6 +58,7 @@ public final class DatasetService implements AutoCloseable {
     /** @param source how sources are read (transferred: {@link #close()} closes it) */
     DatasetService(Allocator allocator, SourceReader source, ShardPeers peers, DatasetExecutors threads,
             long heapBudget) {
+        DatasetMetrics.atStart();
         this.heap = new MountHeap(heapBudget);
         this.threads = threads;
         this.source = source;

@@ -40,4 +40,26 @@ public final class JobMetrics {
 
     private JobMetrics() {
     }
+
+    /**
+     * Makes every family's series exist at zero (called when a daemon starts), so that dashboards and
+     * {@code absent()} alerts see the families before the first save, generation or reconfiguration.
+     */
+    public static void atStart() {
+        for (String e : new String[] {"completed", "dropped"}) {
+            GENERATIONS.labels(e);
+        }
+        for (String o : new String[] {"committed", "aborted"}) {
+            RECONFIGURATIONS.labels(o);
+        }
+        for (String p : new String[] {"check", "central", "execute", "commit", "abort"}) {
+            RECONFIGURATION_PHASE.labels(p);
+        }
+        for (String k : new String[] {"on_device", "within_worker", "between_workers", "lower_bound"}) {
+            RECONFIGURATION_BYTES.labels(k);
+        }
+        for (String s : new String[] {"requested", "done", "failed", "cancelled"}) {
+            RESOURCE_CHANGES.labels(s);
+        }
+    }
 }

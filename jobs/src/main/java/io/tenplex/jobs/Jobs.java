@@ -69,6 +69,7 @@ public final class Jobs {
     /** @param clock nanoseconds, for the registries' retention (tests advance it) */
     public Jobs(TensorStore store, DaemonClient client, RangeReads reads, JobExecutors exec, StopFlags flags,
             Duration retention, LongSupplier clock) {
+        JobMetrics.atStart();
         this.store = store;
         this.client = client;
         this.exec = exec;

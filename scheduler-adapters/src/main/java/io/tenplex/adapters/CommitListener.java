@@ -10,7 +10,8 @@ import java.util.Map;
  * Told when a resource change has committed the job's state under its new configuration, before the
  * change reports done (so before the scheduler relaunches the ranks): other per-rank state of the
  * job (e.g. streamed-sample buffers) follows the new data parallelism here. Runs on the change's
- * background thread; an exception is recorded as an event of the change, which still succeeds.
+ * background thread; an exception is recorded as an event of the change (naming the {@link #feature()}),
+ * which still succeeds. A listener of a feature the job does not use does nothing and returns null.
  */
 @FunctionalInterface
 public interface CommitListener {
@@ -21,4 +22,9 @@ public interface CommitListener {
      */
     String committed(String job, ParallelConfig config, List<Device> devices, Map<Integer, InetSocketAddress> daemons)
             throws Exception;
+
+    /** What follows the commit here, for the event of a failure (e.g. "streamed-sample buffers"). */
+    default String feature() {
+        return getClass().getSimpleName();
+    }
 }

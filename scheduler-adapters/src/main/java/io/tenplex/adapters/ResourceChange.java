@@ -181,7 +181,7 @@ public final class ResourceChange implements Registry.Finishing {
                     event(line);
                 }
             } catch (Exception e) {
-                event("a listener of the commit failed: " + e.getMessage());
+                event("the " + l.feature() + " did not follow the commit: " + e.getMessage());
             }
         }
     }

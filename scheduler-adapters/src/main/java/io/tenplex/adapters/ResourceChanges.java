@@ -42,7 +42,9 @@ public final class ResourceChanges {
         ResourceChange.Spec spec = spec(job, body);
         for (ResourceChange c : changes.of(job)) {
             if (c.running()) {
-                throw StoreException.conflict("resource change " + c.id() + " of job " + job + " is still running");
+                throw StoreException.conflict("resource change " + c.id() + " of job " + job + " is still running ("
+                        + c.describe().state() + "); cancel it with `tenplex cancel " + job + "` (DELETE "
+                        + new io.tenplex.jobs.JobLayout(job).apiResourceChange(c.id()) + ")");
             }
         }
         ResourceChange c = new ResourceChange(job, jobs.newId("r"), spec, jobs);
@@ -74,7 +76,9 @@ public final class ResourceChanges {
     public CompletableFuture<ResourceChangeStatus> cancel(String job, String id) {
         ResourceChange c = get(job, id);
         if (!c.cancel() && c.running()) {
-            throw StoreException.conflict("resource change " + id + " is already reconfiguring");
+            throw StoreException.conflict("resource change " + id + " of job " + job + " is already reconfiguring: it "
+                    + "ends by itself (committed or aborted); follow it with GET " + new io.tenplex.jobs.JobLayout(job)
+                    .apiResourceChange(id) + "?wait=true");
         }
         return c.finished().thenApply(v -> c.describe());
     }
@@ -88,6 +92,12 @@ public final class ResourceChanges {
         Model model = spec.parallelizer() instanceof ParaConfigTable ? null : jobs.storedModel(job);
         return new Choice(spec.parallelizer().choose(new Parallelizer.Request(spec.devices().size(),
                 spec.devicesPerWorker(), model, spec.memoryPerDevice())), spec.parallelizer().name());
+    }
+
+    /** The changes of {@code job} kept now (running ones and recently finished ones), oldest first. */
+    public java.util.List<ResourceChange> of(String job) {
+        changes.prune();
+        return java.util.List.copyOf(changes.of(job));
     }
 
     /** Forgets the finished changes of a job. */

@@ -95,6 +95,35 @@ class ResourceChangesTest {
     }
 
     @Test
+    void commitListeners_ofUnusedFeatures_sayNothing_andARealFailureNamesItsFeature() throws Exception {
+        Fixtures.putFile(cluster.store(0), LAYOUT.modelSpec().toString(),
+                ModelSpecJson.write(model).getBytes(StandardCharsets.UTF_8), false);
+        CommitListener unused = (job, config, devices, daemons) -> null;
+        CommitListener failing = new CommitListener() {
+            @Override
+            public String committed(String job, io.tenplex.ptc.ParallelConfig config,
+                    java.util.List<io.tenplex.ptc.Device> devices, Map<Integer, java.net.InetSocketAddress> daemons) {
+                throw new IllegalStateException("peer 10.0.0.9:20010 refused the move");
+            }
+
+            @Override
+            public String feature() {
+                return "streamed-sample buffers";
+            }
+        };
+        ResourceChanges changes = new ResourceChanges(cluster.jobs(0)).addCommitListener(unused).addCommitListener(failing);
+        ResourceChange c = changes.start("j", json.readTree("{\"size\": 4, \"devicesPerWorker\": 2, \"firstWorker\": 0,"
+                + " \"config\": {\"tp\": 4, \"pp\": 1, \"dp\": 1}}"));
+        saveAndSeal();
+        c.finished().get(60, TimeUnit.SECONDS);
+        String events = String.valueOf(c.describe());
+        assertEquals(ResourceChange.State.DONE, c.state(), events);
+        assertTrue(events.contains("the streamed-sample buffers did not follow the commit: peer 10.0.0.9:20010 refused"),
+                events);
+        assertFalse(events.contains("listener"), events);
+    }
+
+    @Test
     void recover_aWorkerLost_movesTheCurrentGenerationOntoTheSurvivor_fromItsPartnerCopy() throws Exception {
         Fixtures.putFile(cluster.store(0), LAYOUT.modelSpec().toString(),
                 ModelSpecJson.write(model).getBytes(StandardCharsets.UTF_8), false);

@@ -11,4 +11,16 @@ public final class NoCheckpoint extends TenplexException {
     public NoCheckpoint(String code, String message) {
         super(404, code, message);
     }
+
+    /**
+     * What a load of {@code rank} of {@code job} that found nothing says: the daemon's reason, which
+     * names the rank and job already, else the reason after a line that names them.
+     */
+    public static String message(int rank, String job, String reason) {
+        String head = "nothing to load for rank " + rank + " of job " + job;
+        if (reason != null && reason.contains("rank " + rank) && reason.contains("job " + job)) {
+            return reason;
+        }
+        return reason == null || reason.isBlank() ? head : head + ": " + reason;
+    }
 }

@@ -340,7 +340,9 @@ public final class TenplexClient {
         try {
             HttpResponse<byte[]> r = send(request(new JobRoutes(job).load(rank)).GET(), 200, 404);
             if (r.statusCode() == 404) {
-                throw noCheckpoint("nothing to load for rank " + rank + " of job " + job, r);
+                String reason = reason(r);
+                throw new NoCheckpoint(r.headers().firstValue("X-Tenplex-Error-Code").orElse(null),
+                        NoCheckpoint.message(rank, job, reason));
             }
             JsonNode choice = json.readTree(r.body());
             return load(choice.path("path").asText());

@@ -73,6 +73,8 @@ class PlainClientIT {
         NoCheckpoint first = assertThrows(NoCheckpoint.class, () -> client.loadRank("fresh", 0));
         assertEquals(404, first.status());
         assertTrue(first.getMessage().startsWith("nothing to load for rank 0 of job fresh: "), first.getMessage());
+        assertEquals(first.getMessage().indexOf("nothing to load"), first.getMessage().lastIndexOf("nothing to load"),
+                "said once: " + first.getMessage());
         NoCheckpoint empty = assertThrows(NoCheckpoint.class, () -> client.load("/job/fresh/save/0"));
         assertEquals("not_found", empty.code());
 

@@ -84,6 +84,14 @@ public final class RehearsalService {
         return jb.config == config;
     }
 
+    /**
+     * Whether a re-partition of {@code job} has anything to do: a buffer of it here, or peers that may
+     * hold one (a daemon alone without one: no daemon has the job's buffer).
+     */
+    public boolean mayHold(String job) {
+        return jobs.containsKey(job) || !others.get().isEmpty();
+    }
+
     /** @throws StoreException not found */
     public Status status(String job) {
         JobBuffer jb = job(job);

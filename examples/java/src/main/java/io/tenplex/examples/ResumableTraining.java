@@ -26,9 +26,31 @@ public final class ResumableTraining {
     private ResumableTraining() {
     }
 
+    static final String USAGE = "usage: java -jar tenplex-client-example.jar [STEPS [SAVE_EVERY]]\n"
+            + "  trains TENPLEX_JOB's rank RANK (of WORLD_SIZE) against TENPLEX_ADDR up to step STEPS (default 20),\n"
+            + "  saving every SAVE_EVERY steps (default 5) and when the daemon's stop flag is up";
+
     public static void main(String[] args) {
-        int steps = args.length > 0 ? Integer.parseInt(args[0]) : 20;
-        int saveEvery = args.length > 1 ? Integer.parseInt(args[1]) : 5;
+        if (args.length > 0 && (args[0].equals("--help") || args[0].equals("-h"))) {
+            System.out.println(USAGE);
+            return;
+        }
+        int steps;
+        int saveEvery;
+        try {
+            steps = args.length > 0 ? Integer.parseInt(args[0]) : 20;
+            saveEvery = args.length > 1 ? Integer.parseInt(args[1]) : 5;
+        } catch (NumberFormatException e) {
+            System.err.println("tenplex-client-example: expected whole numbers, got " + String.join(" ", args) + "\n"
+                    + USAGE);
+            System.exit(2);
+            return;
+        }
+        if (args.length > 2 || steps < 0 || saveEvery < 1) {
+            System.err.println("tenplex-client-example: STEPS must be >= 0 and SAVE_EVERY >= 1, at most two arguments\n"
+                    + USAGE);
+            System.exit(2);
+        }
         Map<String, String> env = System.getenv();
         String job = env.getOrDefault("TENPLEX_JOB", "java-example");
         int rank = Integer.parseInt(env.getOrDefault("RANK", "0"));

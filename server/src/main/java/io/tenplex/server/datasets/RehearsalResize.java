@@ -29,6 +29,9 @@ public final class RehearsalResize implements CommitListener {
     @Override
     public String committed(String job, ParallelConfig config, List<Device> devices,
             Map<Integer, InetSocketAddress> daemons) throws Exception {
+        if (!service.mayHold(job)) {
+            return null; // a job without a rehearsal buffer: nothing to do, nothing to report
+        }
         RehearsalService.Repartitioned r = service.repartition(job, targets(config, devices,
                 daemons.isEmpty() ? defaults.get() : daemons));
         if (r.daemons() == 0) {
@@ -36,6 +39,11 @@ public final class RehearsalResize implements CommitListener {
         }
         return "rehearsal buffer re-partitioned over " + r.ranks() + " data-parallel ranks: " + r.representatives()
                 + " representatives, " + r.moved() + " moved between daemons";
+    }
+
+    @Override
+    public String feature() {
+        return "rehearsal buffer";
     }
 
     /** New data-parallel rank to the address of its daemon. */

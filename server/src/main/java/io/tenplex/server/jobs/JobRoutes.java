@@ -18,6 +18,7 @@ import io.tenplex.store.StoreException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -38,6 +39,9 @@ public final class JobRoutes implements ControlHandler {
     }
 
     /** The answer of a started resource change. */
+    record ChangeListed(String id, String state, String status) {
+    }
+
     record ChangeStarted(String id, String status) {
     }
 
@@ -127,7 +131,8 @@ public final class JobRoutes implements ControlHandler {
             case "reconfigure/2" -> post ? planning.submit(() -> done(reconfigure(job, req))) : null;
             case "stop/2" -> done(stop(job, req));
             case "tiers/2" -> done(tiers(job, req));
-            case "resources/2" -> post ? done(startChange(job, req)) : null;
+            case "resources/2" -> post ? done(startChange(job, req))
+                    : req.method().equals("GET") ? done(listChanges(job)) : null;
             case "parallelize/2" -> post ? planning.submit(() -> done(parallelize(job, req))) : null;
             case "resources/3" -> change(job, p[2], req);
             case "reconfigurations/3" -> req.method().equals("GET") ? reconfiguration(job, p[2], req) : null;
@@ -222,6 +227,16 @@ public final class JobRoutes implements ControlHandler {
         jobs.requireKnown(job); // a change for a misspelt job would raise a flag no rank ever reads
         ResourceChange c = changes.start(job, JobRequests.object(req));
         return json(202, new ChangeStarted(c.id(), new JobLayout(job).apiResourceChange(c.id())));
+    }
+
+    /** {@code GET .../resources}: the job's changes kept now (running and recently finished), oldest first. */
+    private Response listChanges(String job) {
+        jobs.requireKnown(job);
+        List<ChangeListed> out = new java.util.ArrayList<>();
+        for (ResourceChange c : changes.of(job)) {
+            out.add(new ChangeListed(c.id(), c.describe().state(), new JobLayout(job).apiResourceChange(c.id())));
+        }
+        return json(200, java.util.Map.of("changes", out));
     }
 
     /** {@code GET|DELETE .../resources/<id>}: a change's status ({@code ?wait=true}: once ended), or cancels it. */

@@ -47,6 +47,11 @@ public final class StreamResizes implements CommitListener {
         return "streamed-sample buffers re-partitioned over " + c.dp() + " data-parallel ranks";
     }
 
+    @Override
+    public String feature() {
+        return "streamed-sample buffers";
+    }
+
     /** The daemon ({@code host:port}) of each data-parallel rank of {@code c}. */
     static List<String> ranks(ParallelConfig c, List<Device> devices, Map<Integer, InetSocketAddress> daemons) {
         List<String> out = new ArrayList<>();
