@@ -132,6 +132,10 @@ public final class Daemon implements AutoCloseable {
             }
             return null;
         }
+        if (SharedSegments.unavailable() != null) {
+            LOG.warn("no shared memory: {} (trainers save and load over REST)", SharedSegments.unavailable());
+            return null;
+        }
         SharedSegments segments = life.add("shared memory", new SharedSegments(dir, store.allocator()));
         SharedSaves shared = life.add("shared saves", new SharedSaves(jobs, store, segments, pools.sharedWork));
         var reaper = pools.inDoubtTimer.scheduleWithFixedDelay(() -> reap(shared), 1, 1, TimeUnit.SECONDS);
