@@ -77,16 +77,13 @@ final class MemFd {
             throw new IOException("memfd_create: " + error(errno()));
         }
         try {
-            if (c.ftruncate(fd, size) != 0) {
-                throw failure("cannot size a shared-memory segment to " + size + " bytes", errno());
-            }
+            int sized = c.ftruncate(fd, size) == 0 ? 0 : errno();
+            check(sized, "cannot size a shared-memory segment to " + size + " bytes");
             int err;
             do {
                 err = c.posix_fallocate(fd, 0, size);
             } while (err == EINTR);
-            if (err != 0) {
-                throw failure("cannot allocate " + size + " bytes of shared memory", err);
-            }
+            check(err, "cannot allocate " + size + " bytes of shared memory");
             if (c.fcntl(fd, F_ADD_SEALS, SEALS) != 0) {
                 throw new IOException("cannot seal a shared-memory segment: " + error(errno()));
             }
@@ -132,11 +129,15 @@ final class MemFd {
         return LIBC.strerror(errno) + " (errno " + errno + ")";
     }
 
-    private static IOException failure(String what, int errno) {
+    /** Nothing when {@code errno} is 0; else a refusal the client can retry (507) or an I/O error. */
+    private static void check(int errno, String what) throws IOException {
+        if (errno == 0) {
+            return;
+        }
         if (errno == ENOSPC || errno == ENOMEM || errno == EFBIG) {
             throw new OutOfBudgetException(what + ": " + error(errno)
                     + " (the system has no room for it now; save over REST or free memory)", true);
         }
-        return new IOException(what + ": " + error(errno));
+        throw new IOException(what + ": " + error(errno));
     }
 }
