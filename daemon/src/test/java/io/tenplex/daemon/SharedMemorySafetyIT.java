@@ -22,7 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
  * trainer (tests/python/test_shared_memory_safety.py says what it checks: segment names taken by
  * another user, segments truncated before the commit and before a checksummed range read, the tmpfs
  * full at the commit, memory kept for reuse neither counted as used nor refusing a save). Also: a
- * segment the system cannot allocate is refused at the reservation with 507, and the daemon lives.
+ * segment the system cannot allocate is refused at the reservation with 507 once kept segments were
+ * given back, and the daemon lives.
  */
 class SharedMemorySafetyIT {
     private static final Path ROOT = Path.of(System.getProperty("user.dir")).getParent();
@@ -66,13 +67,21 @@ class SharedMemorySafetyIT {
         // files of at most 2 MiB for the daemon's process: a 4 MiB segment cannot be sized or allocated
         daemon = DaemonProcess.startUnder(List.of("prlimit", "--fsize=" + (2 << 20), "--"), "--port", "0",
                 "--memory-limit", "64m", "--shm-dir", shm.toString());
+        String small = "{\"tensors\":[{\"path\":\"w.numpy.ndarray\",\"dtype\":\"f32\",\"shape\":[1000]}]}";
+        HttpResponse<String> kept = post("/api/v1/jobs/k/shared/saves/0", small); // 1 MiB fits
+        assertEquals(201, kept.statusCode(), kept.body());
+        String id = kept.body().replaceAll(".*\"id\":\"([0-9a-f]+)\".*", "$1");
+        assertEquals(200, HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(daemon.url()
+                + "/api/v1/jobs/k/shared/" + id)).DELETE().build(), HttpResponse.BodyHandlers.discarding()).statusCode());
+        assertTrue(get("/api/v1/jobs/k/shared").body().contains("\"keptBytes\":1048576"), get("/api/v1/jobs/k/shared").body());
         String reserve = "{\"tensors\":[{\"path\":\"w.numpy.ndarray\",\"dtype\":\"f32\",\"shape\":[1048576]}]}";
         HttpResponse<String> r = post("/api/v1/jobs/k/shared/saves/0", reserve);
         assertEquals(507, r.statusCode(), r.body());
         assertEquals("insufficient_storage", r.headers().firstValue("X-Tenplex-Error-Code").orElse(""), r.body());
         assertTrue(r.body().contains("5242880 bytes"), r.body());
-        String small = "{\"tensors\":[{\"path\":\"w.numpy.ndarray\",\"dtype\":\"f32\",\"shape\":[1000]}]}";
-        assertEquals(201, post("/api/v1/jobs/k/shared/saves/0", small).statusCode()); // 1 MiB fits: it lives
+        // the kept segment was given back before the refusal
+        assertTrue(get("/api/v1/jobs/k/shared").body().contains("\"keptBytes\":0"), get("/api/v1/jobs/k/shared").body());
+        assertEquals(201, post("/api/v1/jobs/k/shared/saves/0", small).statusCode()); // it lives
         assertTrue(get("/api/v1/jobs/k/shared").body().contains("\"liveSegments\":1"));
         try (var files = Files.list(shm)) {
             assertEquals(0, files.count()); // nothing is made in the directory

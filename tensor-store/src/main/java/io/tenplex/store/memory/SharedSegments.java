@@ -123,8 +123,17 @@ public final class SharedSegments implements AutoCloseable, Allocator.Keeper {
         live--;
     }
 
+    /** A new segment; when the system has no room for it, kept segments are given back and it is tried once more. */
     private SharedSegment create(long capacity) throws IOException {
-        int fd = MemFd.create("tenplex-segment", capacity);
+        int fd;
+        try {
+            fd = MemFd.create("tenplex-segment", capacity);
+        } catch (OutOfBudgetException e) {
+            if (giveBack(capacity) == 0) {
+                throw e;
+            }
+            fd = MemFd.create("tenplex-segment", capacity);
+        }
         byte[] nonce = new byte[16];
         RANDOM.nextBytes(nonce);
         return SharedSegment.map(this, fd, HexFormat.of().formatHex(nonce), capacity, allocator.chunkSize());
