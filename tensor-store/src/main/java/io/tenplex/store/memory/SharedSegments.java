@@ -82,8 +82,8 @@ public final class SharedSegments implements AutoCloseable, Allocator.Keeper {
             try {
                 allocator.reserveExternal(reused.capacity());
             } catch (RuntimeException e) {
-                lost(reused);
-                reused.destroy();
+                notLive();
+                reused.destroy(); // taken from the kept ones: no longer counted anywhere
                 throw e;
             }
             reused.writeHeader();
@@ -119,7 +119,7 @@ public final class SharedSegments implements AutoCloseable, Allocator.Keeper {
         return s;
     }
 
-    private synchronized void lost(SharedSegment taken) {
+    private synchronized void notLive() {
         live--;
     }
 
