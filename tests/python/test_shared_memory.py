@@ -28,9 +28,11 @@ def overview(job=JOB):
     return c.request("GET", layout.shared_route(job)).json()
 
 
-def segment_files():
-    d = overview()["dir"]
-    return sorted(f for f in os.listdir(d) if f.startswith("tenplex-"))
+def pinned_nonces(job=JOB):
+    """The segments (by nonce) that hold what the job's rank 0 loads now."""
+    p = shared.pin(c, job, 0)
+    shared.release(c, job, p["id"])
+    return {e["nonce"] for e in p["entries"] if e.get("nonce")}
 
 
 def state_at(step):
@@ -49,14 +51,16 @@ def same(a, b):
     return type(a) is type(b) and a == b
 
 
-# ---- a save goes through shared memory: the daemon holds a segment, mode 0600; the load is exact
+# ---- a save goes through shared memory: the daemon holds a segment, a sealed memory file that this
+# process opens as /proc/<daemon pid>/fd/<n>; the load is exact
 before = overview()["liveSegments"]
 r = tenplex.save(state_at(1), job=JOB, step=1, client=c)
 assert r["complete"] and r["tensors"] == 7, r
 assert overview()["liveSegments"] == before + 1, overview()
-for f in segment_files():
-    mode = os.stat(os.path.join(overview()["dir"], f)).st_mode & 0o777
-    assert mode == 0o600, (f, oct(mode))
+p = shared.pin(c, JOB, 0)
+shared.release(c, JOB, p["id"])
+files = {e["file"] for e in p["entries"] if e.get("file")}
+assert len(files) == 1 and next(iter(files)).startswith("/proc/") and "/fd/" in next(iter(files)), files
 got, step = tenplex.load(job=JOB, client=c)
 assert step == 1 and same(got, state_at(1)), got
 assert tenplex.last_loaded()["source"] == "generation"
@@ -81,13 +85,15 @@ except tenplex.TenplexError as e:
     assert "model/w.numpy.ndarray is f32[1000, 1000] in the checkpoint" in str(e), e
 assert not bad["model"]["b"].any(), "a tensor was written before the refusal"
 
-# ---- steady state: saves reuse the segments older generations freed (no new files after warm-up)
+# ---- steady state: saves reuse the segments older generations freed (no new segment after warm-up:
+# two generations live and the one being saved, each segment with its own nonce)
 for s in range(2, 5):
     tenplex.save(state_at(s), job=JOB, step=s, client=c)
-files = segment_files()
+used = set()
 for s in range(5, 9):
     tenplex.save(state_at(s), job=JOB, step=s, client=c)
-assert segment_files() == files, (files, segment_files())
+    used |= pinned_nonces()
+assert len(used) <= 3, used
 assert same(tenplex.load(job=JOB, client=c)[0], state_at(8))
 
 # ---- asynchronous save: returns after the copy; training may change the state at once
@@ -168,7 +174,9 @@ deadline = time.monotonic() + 30
 while overview()["open"] and time.monotonic() < deadline:
     time.sleep(0.1)  # polling the daemon's reaper, with a deadline
 assert overview()["open"] == [], overview()
-assert not os.path.exists(res["file"]), res["file"]  # deleted, not kept for the next save
+again = c.request("POST", saves, json=dict(base, tensors=[t]), ok=(201,)).json()
+assert again["nonce"] != res["nonce"], res  # deleted, not kept for the next save
+c.request("DELETE", layout.shared_route(JOB, again["id"]))
 # a careless client writes over a segment's header and releases it: the next save still works
 res = c.request("POST", saves, json=dict(base, tensors=[t]), ok=(201,)).json()
 with open(res["file"], "r+b") as f:

@@ -8,9 +8,14 @@ generations free them, and this module keeps their mappings, so steady-state sav
 pages. A load pins the rank's tree (``POST .../shared/loads/<rank>``), maps its segments read-only
 and copies each tensor into the caller's existing tensor, or a new one.
 
-Everything falls back to REST (the caller's job) when the daemon has no shared memory, or its files
-cannot be opened here (another host, another user): :func:`available` then says no for this client.
-``TENPLEX_SHM=0`` turns the path off."""
+A segment is a sealed memory file of the daemon's process, which this process opens as
+``/proc/<daemon pid>/fd/<n>`` (the ``file`` of a reservation or pin): its size is fixed and all of
+it allocated, so ``ftruncate`` on it fails (``EPERM``), and only the daemon's user (and root) can
+open it. Mappings are page-aligned, as ``cudaHostRegister`` wants.
+
+Everything falls back to REST (the caller's job) when the daemon has no shared memory, or its
+segments cannot be opened here (another host, another user, another pid namespace): :func:`available`
+then says no for this client. ``TENPLEX_SHM=0`` turns the path off."""
 
 import logging
 import math

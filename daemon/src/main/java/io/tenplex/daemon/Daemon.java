@@ -122,7 +122,7 @@ public final class Daemon implements AutoCloseable {
         return new Daemon(life, store, address);
     }
 
-    /** Saves and loads through shared memory, when the configured directory exists; null otherwise. */
+    /** Saves and loads through shared memory, when on (the directory exists) and possible here; null otherwise. */
     private static SharedSaves sharedSaves(DaemonConfig.Tuning tuning, TensorStore store, Jobs jobs,
             DaemonExecutors pools, Lifecycle life) {
         java.nio.file.Path dir = tuning.sharedMemory();
@@ -130,6 +130,10 @@ public final class Daemon implements AutoCloseable {
             if (dir != null) {
                 LOG.warn("no shared memory: {} is not a writable directory (trainers save and load over REST)", dir);
             }
+            return null;
+        }
+        if (SharedSegments.unavailable() != null) {
+            LOG.warn("no shared memory: {} (trainers save and load over REST)", SharedSegments.unavailable());
             return null;
         }
         SharedSegments segments = life.add("shared memory", new SharedSegments(dir, store.allocator()));

@@ -72,8 +72,9 @@ public record DaemonConfig(String bind, int port, long memoryLimit, String memor
      * @param restWorkThreads threads doing the REST server's blocking work off the event loop
      * @param datasetLoaderThreads threads loading dataset mounts; 0 = as many as mounts load at once
      * @param peerEventLoopThreads the peer client's event-loop threads
-     * @param sharedMemory where shared-memory segments for trainers on this host are made (a tmpfs);
-     *     null: none (trainers save and load over REST)
+     * @param sharedMemory shared memory for trainers on this host is on (segments are sealed memory
+     *     files; this directory is swept for segment files of earlier versions); null: none (trainers
+     *     save and load over REST)
      * @param checkpointDir where complete generations are flushed (L4, the durable tier) and restored
      *     from at start; null: none (checkpoints live only in memory)
      * @param streamMemory bytes of streamed samples the daemon holds (heap); 0: a quarter of the max heap

@@ -125,8 +125,9 @@ public final class Tenplexd implements Callable<Integer> {
     String coordinatorTimeout;
 
     @Option(names = "--shm-dir", paramLabel = "DIR",
-            description = "Where shared memory for trainers on this host is made, a tmpfs; 'none' turns it off "
-                    + "(trainers then save and load over REST) (default: /dev/shm).")
+            description = "Shared memory for trainers on this host: 'none' turns it off (trainers then save and "
+                    + "load over REST); otherwise segments are sealed memory files of the daemon, not files in DIR, "
+                    + "and DIR is swept for segment files earlier versions left (default: /dev/shm).")
     String shmDir;
 
     @Option(names = "--checkpoint-dir", paramLabel = "DIR",

@@ -73,9 +73,23 @@ public final class DaemonProcess implements AutoCloseable {
         return start(java.util.Map.of(), jvm, args);
     }
 
+    /**
+     * As {@link #start(String...)}, run by {@code launcher} (a command that runs the rest of its
+     * arguments in its own process, e.g. {@code prlimit --fsize=N --}).
+     */
+    public static DaemonProcess startUnder(List<String> launcher, String... args) throws IOException {
+        return start(java.util.Map.of(), List.of(), launcher, args);
+    }
+
     private static DaemonProcess start(java.util.Map<String, String> env, List<String> jvm, String... args)
             throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        return start(env, jvm, List.of(), args);
+    }
+
+    private static DaemonProcess start(java.util.Map<String, String> env, List<String> jvm, List<String> launcher,
+            String... args) throws IOException {
+        List<String> cmd = new ArrayList<>(launcher);
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(jvm);
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Tenplexd.class.getName()));
         cmd.addAll(List.of(args));

@@ -323,8 +323,7 @@ public final class SharedSaves implements AutoCloseable {
     }
 
     private StoreException unavailable(IOException e) {
-        return new StoreException(StoreException.Kind.UNAVAILABLE, "shared memory in " + segments.dir()
-                + " is not usable: " + e);
+        return new StoreException(StoreException.Kind.UNAVAILABLE, "shared memory is not usable on this daemon: " + e);
     }
 
     private static void checkRank(int rank) {

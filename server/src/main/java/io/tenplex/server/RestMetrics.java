@@ -42,7 +42,7 @@ public final class RestMetrics {
                         gauge("tenplex_store_used_bytes", "Bytes allocated for tensors and files",
                                 store.allocator().usedBytes()),
                         gauge("tenplex_store_budget_bytes", "Memory budget", store.allocator().budget()),
-                        gauge("tenplex_store_pooled_bytes", "Freed memory kept for reuse by new blobs (not used)",
+                        gauge("tenplex_store_pooled_bytes", "Freed memory kept for reuse (chunks, shared-memory segments; not used)",
                                 store.allocator().pooledBytes()),
                         gauge("tenplex_store_tensor_bytes", "Bytes of tensor data", t[2]),
                         gauge("tenplex_store_tensors", "Tensors stored", t[0]),

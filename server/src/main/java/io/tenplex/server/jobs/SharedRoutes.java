@@ -30,7 +30,7 @@ final class SharedRoutes {
     static final long DEFAULT_LEASE_SECONDS = 600;
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    /** Where the daemon's segments are, and what is open and kept. */
+    /** The directory swept for segment files of earlier versions, and what is open and kept. */
     record Overview(String dir, long keptBytes, long liveSegments, List<SharedSaves.Handout> open) {
     }
 

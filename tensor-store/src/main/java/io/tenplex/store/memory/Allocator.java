@@ -3,7 +3,6 @@ package io.tenplex.store.memory;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.LongUnaryOperator;
 
 /**
  * Allocates {@link Blob}s within a fixed budget and accounts for every byte exactly: the bytes of a
@@ -13,9 +12,10 @@ import java.util.function.LongUnaryOperator;
  * <p>The memory itself comes from a {@link BlobBacking}: by default {@link OffHeapBacking}, direct
  * buffers of at most {@link #chunkSize()} bytes freed eagerly rather than at the next GC.
  *
- * <p>A backing may keep freed memory for reuse ({@link #pooledBytes()}); that memory is not counted
- * as used, and never holds budget a new allocation needs: used plus pooled bytes stay within the
- * budget, the pool giving memory back first.
+ * <p>A backing may keep freed memory for reuse, and so may {@link Keeper}s outside it (free
+ * shared-memory segments); that memory ({@link #pooledBytes()}) is not counted as used, and never
+ * holds budget a new allocation needs: used plus pooled bytes stay within the budget, the kept
+ * memory given back first. A request that fits the budget is never refused because of it.
  */
 public final class Allocator implements AutoCloseable {
     /** Largest chunk: the largest power of two a {@link java.nio.ByteBuffer} can hold. */
@@ -26,7 +26,16 @@ public final class Allocator implements AutoCloseable {
     private final int chunkSize;
     private final AtomicLong used = new AtomicLong();
     private final AtomicLong blobs = new AtomicLong();
-    private final List<LongUnaryOperator> reclaimers = new CopyOnWriteArrayList<>();
+    private final List<Keeper> keepers = new CopyOnWriteArrayList<>();
+
+    /** A holder of freed memory kept for reuse outside blobs, not counted as used (e.g. free shared-memory segments). */
+    public interface Keeper {
+        /** Bytes kept now. */
+        long keptBytes();
+
+        /** Frees at least {@code bytes} of kept memory (all of it if there is less); the bytes freed. */
+        long giveBack(long bytes);
+    }
 
     public Allocator(long budget) {
         this(budget, MAX_CHUNK);
@@ -100,8 +109,8 @@ public final class Allocator implements AutoCloseable {
     }
 
     /**
-     * Counts {@code size} bytes of memory held outside blobs against the budget, calling the
-     * reclaimers once when the budget is short.
+     * Counts {@code size} bytes of memory held outside blobs against the budget, giving kept memory
+     * back as needed.
      *
      * @throws OutOfBudgetException when the budget cannot take them
      */
@@ -110,11 +119,17 @@ public final class Allocator implements AutoCloseable {
         trimPool();
     }
 
-    /** Kept chunks never hold budget that is in use: used plus pooled bytes stay within the budget. */
+    /** Kept memory never holds budget that is in use: used plus pooled bytes stay within the budget. */
     private void trimPool() {
-        long over = used.get() + backing.pooledBytes() - budget;
+        long over = used.get() + pooledBytes() - budget;
         if (over > 0) {
-            backing.releasePooled(over);
+            over -= backing.releasePooled(over);
+        }
+        for (Keeper k : keepers) {
+            if (over <= 0) {
+                break;
+            }
+            over -= k.giveBack(over);
         }
     }
 
@@ -123,12 +138,9 @@ public final class Allocator implements AutoCloseable {
         used.addAndGet(-size);
     }
 
-    /**
-     * Adds a holder of memory it can give back (kept, unused memory): called with the bytes missing
-     * when an allocation would exceed the budget, it frees what it can and returns the bytes freed.
-     */
-    public void addReclaimer(LongUnaryOperator reclaimer) {
-        reclaimers.add(reclaimer);
+    /** Adds a holder of kept memory, counted in {@link #pooledBytes()} and given back as the budget needs. */
+    public void addKeeper(Keeper keeper) {
+        keepers.add(keeper);
     }
 
     private void reserve(long size) {
@@ -136,18 +148,10 @@ public final class Allocator implements AutoCloseable {
             throw new IllegalArgumentException("negative size " + size);
         }
         if (!tryReserve(size)) {
-            long missing = size - freeBytes();
-            for (LongUnaryOperator r : reclaimers) {
-                missing -= r.applyAsLong(missing);
-                if (missing <= 0) {
-                    break;
-                }
-            }
-            if (!tryReserve(size)) {
-                long u = used.get();
-                throw new OutOfBudgetException("storing " + size + " bytes would exceed the memory budget ("
-                        + u + " of " + budget + " bytes in use)", size <= budget);
-            }
+            long u = used.get();
+            throw new OutOfBudgetException("storing " + size + " bytes would exceed the memory budget ("
+                    + u + " of " + budget + " bytes in use, " + pooledBytes() + " more kept for reuse and given "
+                    + "back first)", size <= budget);
         }
     }
 
@@ -187,9 +191,16 @@ public final class Allocator implements AutoCloseable {
         return chunkSize;
     }
 
-    /** Bytes of freed memory kept for reuse; not counted in {@link #usedBytes()}. */
+    /**
+     * Bytes of freed memory kept for reuse (the backing's pooled chunks and every {@link Keeper}'s);
+     * not counted in {@link #usedBytes()}.
+     */
     public long pooledBytes() {
-        return backing.pooledBytes();
+        long n = backing.pooledBytes();
+        for (Keeper k : keepers) {
+            n += k.keptBytes();
+        }
+        return n;
     }
 
     /** Bytes that can still be allocated. */

@@ -5,7 +5,6 @@ import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -13,10 +12,13 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A file of shared memory (under {@code /dev/shm} by default, mode 0600) that a client on this host
- * maps to write tensors into, and whose bytes then become blobs of the store without a copy. The
- * first {@link #HEADER} bytes hold a header naming the segment's nonce, so a client can check that
- * the file it mapped is the one the daemon meant; data starts after it.
+ * A sealed memory file ({@link MemFd}) that a client on this host maps to write tensors into, and
+ * whose bytes then become blobs of the store without a copy. Clients open it as
+ * {@code /proc/<daemon pid>/fd/<n>}, which only the daemon's user (and root) may do. Its size is fixed
+ * and every page allocated before anyone maps it, and no process can shrink or grow it, so the
+ * daemon's mapping can never fault: a client cannot crash the daemon through it. The first
+ * {@link #HEADER} bytes hold a header naming the segment's nonce, so a client can check that the file
+ * it mapped is the one the daemon meant; data starts after it.
  *
  * <p>A segment is reference counted: one reference for the reservation that fills it and one per
  * blob made of it. With the last one it goes back to its {@link SharedSegments}, which keeps it for
@@ -32,6 +34,7 @@ public final class SharedSegment {
     }
 
     private final SharedSegments owner;
+    private final int fd;
     private final Path file;
     private final String nonce;
     private final long capacity;
@@ -41,10 +44,11 @@ public final class SharedSegment {
     private final AtomicInteger refs = new AtomicInteger();
     private volatile boolean retired;
 
-    private SharedSegment(SharedSegments owner, Path file, String nonce, long capacity, int window,
+    private SharedSegment(SharedSegments owner, int fd, String nonce, long capacity, int window,
             FileChannel channel, MappedByteBuffer[] windows) {
         this.owner = owner;
-        this.file = file;
+        this.fd = fd;
+        this.file = Path.of("/proc/" + ProcessHandle.current().pid() + "/fd/" + fd);
         this.nonce = nonce;
         this.capacity = capacity;
         this.window = window;
@@ -52,22 +56,42 @@ public final class SharedSegment {
         this.windows = windows;
     }
 
-    /** Maps an existing, sized file in windows of {@code window} bytes and writes the header. */
-    static SharedSegment map(SharedSegments owner, Path file, String nonce, long capacity, int window)
+    /**
+     * Maps the sealed memory file {@code fd} (owned by the segment from here on) in windows of
+     * {@code window} bytes, after checking that it is {@code capacity} bytes and sealed against size
+     * changes, and writes the header.
+     */
+    static SharedSegment map(SharedSegments owner, int fd, String nonce, long capacity, int window)
             throws IOException {
-        FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        FileChannel ch = null;
         int n = (int) ((capacity + window - 1) / window);
         MappedByteBuffer[] windows = new MappedByteBuffer[n];
         try {
+            int seals = MemFd.seals(fd);
+            if ((seals & MemFd.SEALS) != MemFd.SEALS) {
+                throw new IOException("shared-memory segment fd " + fd + " has seals " + seals + ", needs " + MemFd.SEALS);
+            }
+            ch = FileChannel.open(Path.of("/proc/self/fd/" + fd), StandardOpenOption.READ, StandardOpenOption.WRITE);
+            if (ch.size() != capacity) {
+                throw new IOException("shared-memory segment fd " + fd + " has " + ch.size() + " bytes, not " + capacity);
+            }
             for (int i = 0; i < n; i++) {
                 long at = (long) i * window;
                 windows[i] = ch.map(FileChannel.MapMode.READ_WRITE, at, Math.min(window, capacity - at));
             }
         } catch (IOException | RuntimeException e) {
-            ch.close();
+            for (MappedByteBuffer w : windows) {
+                if (w != null) {
+                    SharedSegments.unmap(w);
+                }
+            }
+            if (ch != null) {
+                ch.close();
+            }
+            MemFd.close(fd);
             throw e;
         }
-        SharedSegment s = new SharedSegment(owner, file, nonce, capacity, window, ch, windows);
+        SharedSegment s = new SharedSegment(owner, fd, nonce, capacity, window, ch, windows);
         s.writeHeader();
         return s;
     }
@@ -91,6 +115,7 @@ public final class SharedSegment {
         return retired;
     }
 
+    /** Where a client on this host opens the segment: {@code /proc/<daemon pid>/fd/<n>}. */
     public Path file() {
         return file;
     }
@@ -161,7 +186,7 @@ public final class SharedSegment {
         return m;
     }
 
-    /** Unmaps and deletes the file; the segment must be unreferenced. */
+    /** Unmaps and closes the memory file; the segment must be unreferenced. Its memory goes with the last mapping. */
     void destroy() {
         for (MappedByteBuffer w : windows) {
             SharedSegments.unmap(w);
@@ -171,11 +196,7 @@ public final class SharedSegment {
         } catch (IOException e) {
             // the mapping is gone either way
         }
-        try {
-            Files.deleteIfExists(file);
-        } catch (IOException e) {
-            SharedSegments.LOG.warn("cannot delete shared memory " + file + ": " + e.getMessage());
-        }
+        MemFd.close(fd);
     }
 
     /** The memory of one blob in a segment. */

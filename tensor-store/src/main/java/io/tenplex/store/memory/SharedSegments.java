@@ -5,28 +5,30 @@ import java.nio.ByteBuffer;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The shared-memory segments of one daemon, in a directory (a tmpfs such as {@code /dev/shm}), named
- * {@code tenplex-<pid>-<start>-<n>} after the daemon's process so that a restarted daemon can tell
- * orphans (their process is gone) from the segments of a daemon that runs. Segments count against the
- * {@link Allocator}'s budget from creation to deletion.
+ * The shared-memory segments of one daemon: sealed memory files ({@link MemFd}) that clients on this
+ * host open as {@code /proc/<daemon pid>/fd/<n>}. They have no name in any shared directory (no other
+ * user can take or pre-create one), their memory goes with the daemon's process, and their size is
+ * fixed and allocated at creation. A segment in use counts against the {@link Allocator}'s budget.
  *
  * <p>A freed segment is kept for reuse: the next save of a similar size takes it, so steady-state
- * saves touch no new pages. Kept segments are given back when the budget needs their bytes (the
- * allocator's reclaimer), when idle too long ({@link #trimIdle}), and at {@link #close()}.
+ * saves touch no new pages. Kept segments are not counted as used: like the allocator's pooled
+ * chunks, they are given back first whenever used plus kept memory would exceed the budget
+ * ({@link Allocator.Keeper}), when idle too long ({@link #trimIdle}), and at {@link #close()}.
+ *
+ * <p>{@link #dir()} is where earlier versions made segments as files; {@link #removeOrphans} deletes
+ * the files of such daemons that no longer run.
  */
-public final class SharedSegments implements AutoCloseable {
+public final class SharedSegments implements AutoCloseable, Allocator.Keeper {
     static final Logger LOG = LoggerFactory.getLogger(SharedSegments.class);
     /** Segment sizes are rounded up to this, so that saves of nearly the same size share segments. */
     static final long GRAIN = 1 << 20;
@@ -35,25 +37,28 @@ public final class SharedSegments implements AutoCloseable {
 
     private final Path dir;
     private final Allocator allocator;
-    private final String prefix;
-    private final AtomicLong seq = new AtomicLong();
     private final List<Kept> kept = new ArrayList<>();
+    private long keptBytes;
     private long live;
     private boolean closed;
 
     private record Kept(SharedSegment segment, long since) {
     }
 
-    /** Segments in {@code dir}, within {@code allocator}'s budget; removes orphans found there. */
+    /** Segments within {@code allocator}'s budget; removes orphaned segment files of earlier versions in {@code dir}. */
     public SharedSegments(Path dir, Allocator allocator) {
         this.dir = dir;
         this.allocator = allocator;
-        this.prefix = "tenplex-" + ProcessHandle.current().pid() + "-" + ProcessStart.self() + "-";
         int removed = removeOrphans(dir);
         if (removed > 0) {
             LOG.info("removed {} orphaned shared-memory segments from {}", removed, dir);
         }
-        allocator.addReclaimer(this::reclaim);
+        allocator.addKeeper(this);
+    }
+
+    /** Null when segments can be made on this system, else why not. */
+    public static String unavailable() {
+        return MemFd.unavailable();
     }
 
     public Path dir() {
@@ -62,10 +67,10 @@ public final class SharedSegments implements AutoCloseable {
 
     /**
      * A segment with room for {@code dataBytes} after its header, holding one reference for the
-     * caller: a kept one of a fitting size (at most twice what is needed), else a new file.
+     * caller: a kept one of a fitting size (at most twice what is needed), else a new one.
      *
-     * @throws OutOfBudgetException when the budget or the directory's free space cannot take it
-     * @throws IOException when the file cannot be made
+     * @throws OutOfBudgetException when the budget, or the system's memory, cannot take it now
+     * @throws IOException when the segment cannot be made
      */
     public SharedSegment acquire(long dataBytes) throws IOException {
         if (dataBytes < 0 || dataBytes > Long.MAX_VALUE / 4) {
@@ -74,12 +79,18 @@ public final class SharedSegments implements AutoCloseable {
         long capacity = (SharedSegment.HEADER + dataBytes + GRAIN - 1) / GRAIN * GRAIN;
         SharedSegment reused = takeKept(capacity);
         if (reused != null) {
+            try {
+                allocator.reserveExternal(reused.capacity());
+            } catch (RuntimeException e) {
+                notLive();
+                reused.destroy(); // taken from the kept ones: no longer counted anywhere
+                throw e;
+            }
             reused.writeHeader();
             return reused.retain();
         }
         allocator.reserveExternal(capacity);
         try {
-            checkSpace(capacity);
             SharedSegment s = create(capacity);
             synchronized (this) {
                 live++;
@@ -103,63 +114,65 @@ public final class SharedSegments implements AutoCloseable {
             return null;
         }
         live++;
-        return kept.remove(best).segment;
+        SharedSegment s = kept.remove(best).segment;
+        keptBytes -= s.capacity();
+        return s;
     }
 
-    private void checkSpace(long capacity) throws IOException {
-        long usable = Files.getFileStore(dir).getUsableSpace();
-        if (usable < capacity) {
-            throw new OutOfBudgetException("shared memory " + dir + " has " + usable + " bytes free, a save needs "
-                    + capacity + " (enlarge it, e.g. docker --shm-size, or save over REST)", true);
-        }
+    private synchronized void notLive() {
+        live--;
     }
 
+    /** A new segment; when the system has no room for it, kept segments are given back and it is tried once more. */
     private SharedSegment create(long capacity) throws IOException {
-        Path file = dir.resolve(prefix + seq.incrementAndGet());
-        Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        int fd;
         try {
-            try (var raf = new java.io.RandomAccessFile(file.toFile(), "rw")) {
-                raf.setLength(capacity); // sparse: pages are allocated when first written
+            fd = MemFd.create("tenplex-segment", capacity);
+        } catch (OutOfBudgetException e) {
+            if (giveBack(capacity) == 0) {
+                throw e;
             }
-            byte[] nonce = new byte[16];
-            RANDOM.nextBytes(nonce);
-            int window = allocator.chunkSize();
-            return SharedSegment.map(this, file, HexFormat.of().formatHex(nonce), capacity, window);
-        } catch (IOException | RuntimeException e) {
-            Files.deleteIfExists(file);
-            throw e;
+            fd = MemFd.create("tenplex-segment", capacity);
         }
+        byte[] nonce = new byte[16];
+        RANDOM.nextBytes(nonce);
+        return SharedSegment.map(this, fd, HexFormat.of().formatHex(nonce), capacity, allocator.chunkSize());
     }
 
-    /** The last reference of a segment is gone: keep it for reuse, or delete it after {@link #close()}. */
+    /**
+     * The last reference of a segment is gone: keep it for reuse (no longer counted as used), or
+     * delete it after {@link #close()} or when retired.
+     */
     void freed(SharedSegment s) {
+        boolean keep;
         synchronized (this) {
             live--;
-            if (!closed && !s.retired()) {
+            keep = !closed && !s.retired();
+            if (keep) {
                 kept.add(new Kept(s, System.nanoTime()));
-                return;
+                keptBytes += s.capacity();
             }
         }
-        destroy(s);
-    }
-
-    private void destroy(SharedSegment s) {
-        s.destroy();
+        if (!keep) {
+            s.destroy();
+        }
         allocator.releaseExternal(s.capacity());
     }
 
-    /** Deletes kept segments until {@code needed} bytes are free again (or none is kept); the bytes freed. */
-    public long reclaim(long needed) {
+    /** Deletes kept segments until {@code needed} bytes are given back (or none is kept); the bytes given back. */
+    @Override
+    public long giveBack(long needed) {
         List<SharedSegment> drop = new ArrayList<>();
         long freed = 0;
         synchronized (this) {
             while (freed < needed && !kept.isEmpty()) {
                 SharedSegment s = kept.remove(0).segment;
+                keptBytes -= s.capacity();
                 drop.add(s);
                 freed += s.capacity();
             }
         }
-        drop.forEach(this::destroy);
+        drop.forEach(SharedSegment::destroy);
         return freed;
     }
 
@@ -169,14 +182,16 @@ public final class SharedSegments implements AutoCloseable {
         long now = System.nanoTime();
         synchronized (this) {
             kept.removeIf(k -> now - k.since > idleNanos && drop.add(k.segment));
+            drop.forEach(d -> keptBytes -= d.capacity());
         }
-        drop.forEach(this::destroy);
+        drop.forEach(SharedSegment::destroy);
         return drop.size();
     }
 
-    /** Bytes of kept (unused) segments. */
+    /** Bytes of kept (unused) segments: not counted as used by the allocator. */
+    @Override
     public synchronized long keptBytes() {
-        return kept.stream().mapToLong(k -> k.segment.capacity()).sum();
+        return keptBytes;
     }
 
     /** Segments in use (reserved or holding blobs). */
@@ -185,7 +200,8 @@ public final class SharedSegments implements AutoCloseable {
     }
 
     /**
-     * Deletes the files in {@code dir} that segments of a process that no longer runs left behind.
+     * Deletes the files in {@code dir} that segments of an earlier version's daemon, whose process no
+     * longer runs, left behind ({@code tenplex-<pid>-<start>-<n>}).
      *
      * @return how many were deleted
      */
@@ -213,8 +229,9 @@ public final class SharedSegments implements AutoCloseable {
             closed = true;
             drop = new ArrayList<>(kept);
             kept.clear();
+            keptBytes = 0;
         }
-        drop.forEach(k -> destroy(k.segment));
+        drop.forEach(k -> k.segment.destroy());
     }
 
     static void unmap(ByteBuffer mapped) {

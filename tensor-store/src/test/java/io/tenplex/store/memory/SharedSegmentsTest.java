@@ -11,12 +11,14 @@ import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Shared-memory segments as a client sees them (a second mapping of the file), their reuse, budget and orphans. */
+/**
+ * Shared-memory segments as a client sees them (a second open and mapping of {@code /proc/<pid>/fd/<n>}),
+ * their seals, reuse, budget and the orphaned files of earlier versions.
+ */
 class SharedSegmentsTest {
     @TempDir
     Path dir;
@@ -39,7 +41,7 @@ class SharedSegmentsTest {
         Allocator a = new Allocator(64L << 20, 4096); // 4 KiB windows: blobs cross window boundaries
         try (SharedSegments segs = new SharedSegments(dir, a)) {
             SharedSegment s = segs.acquire(10_000 + 77);
-            assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(s.file())));
+            assertEquals("/proc/" + ProcessHandle.current().pid() + "/fd", s.file().getParent().toString());
             assertEquals(s.capacity(), a.usedBytes()); // the segment counts once, from creation
             String header = new String(Files.readAllBytes(s.file()), 0, 64, StandardCharsets.US_ASCII);
             assertTrue(header.startsWith("TENPLEX-SHM 1\n" + s.nonce() + "\n"), header);
@@ -58,10 +60,36 @@ class SharedSegmentsTest {
             assertEquals(1, segs.liveSegments());
             b.release();
             assertEquals(0, segs.liveSegments());
-            assertEquals(s.capacity(), segs.keptBytes()); // kept for the next save, still in the budget
+            assertEquals(s.capacity(), segs.keptBytes()); // kept for the next save: not used, but pooled
+            assertEquals(0, a.usedBytes());
+            assertEquals(s.capacity(), a.pooledBytes());
         }
         assertEquals(0, a.usedBytes());
-        assertEquals(List.of(), files(dir));
+        assertEquals(0, a.pooledBytes());
+        assertEquals(List.of(), files(dir)); // nothing is made in the directory
+        a.close();
+    }
+
+    @Test
+    void segment_cannotBeShrunkOrGrown_byAnotherOpenOfIt() throws Exception {
+        Allocator a = new Allocator(64L << 20);
+        try (SharedSegments segs = new SharedSegments(dir, a)) {
+            SharedSegment s = segs.acquire(3 << 20);
+            long size = s.capacity();
+            try (var raf = new RandomAccessFile(s.file().toFile(), "rw")) { // what a client opens
+                assertEquals(size, raf.length());
+                assertThrows(java.io.IOException.class, () -> raf.setLength(SharedSegment.HEADER)); // EPERM: sealed
+                assertThrows(java.io.IOException.class, () -> raf.setLength(size + 4096));
+                assertThrows(java.io.IOException.class, () -> raf.setLength(0));
+                assertEquals(size, raf.length());
+            }
+            Blob b = s.blob(a, size - 4096, 4096); // the last page still reads (it would SIGBUS past a truncation)
+            assertEquals(0, b.get(4095));
+            assertEquals(java.util.OptionalInt.of(BlockChecksums.compute(b, 4096).block(0)),
+                    BlockChecksums.compute(b, 4096).range(0, 4096));
+            b.release();
+            s.release();
+        }
         a.close();
     }
 
@@ -75,27 +103,35 @@ class SharedSegmentsTest {
             SharedSegment again = segs.acquire((3 << 20) - 1000);
             assertEquals(file, again.file());
             again.release();
-            SharedSegment small = segs.acquire(1000); // would waste the big one: a new file
+            SharedSegment small = segs.acquire(1000); // would waste the big one: a new segment
             assertFalse(small.file().equals(file));
             small.release();
-            assertEquals(2, files(dir).size());
+            assertEquals((4 << 20) + SharedSegments.GRAIN, segs.keptBytes()); // 3 MiB and its header, 1000 bytes and its header
         }
         assertEquals(List.of(), files(dir));
         a.close();
     }
 
     @Test
-    void budget_reclaimsKeptSegments_thenRefuses() throws Exception {
+    void keptSegments_areNotUsed_andGivenBack_beforeAnyRefusal() throws Exception {
         Allocator a = new Allocator(8L << 20);
         try (SharedSegments segs = new SharedSegments(dir, a)) {
             segs.acquire(5 << 20).release(); // kept: 6 MiB of the 8 MiB budget
-            Blob blob = a.allocate(4 << 20); // needs the kept segment's bytes
+            assertEquals(0, a.usedBytes());
+            assertEquals(6 << 20, a.pooledBytes());
+            Blob blob = a.allocate(4 << 20); // fits the budget once the kept segment is given back
             assertEquals(0, segs.keptBytes());
-            assertEquals(List.of(), files(dir));
-            assertThrows(OutOfBudgetException.class, () -> segs.acquire(5 << 20));
-            assertEquals(List.of(), files(dir)); // nothing of a refused reservation is left
+            assertEquals(4 << 20, a.usedBytes());
+            assertThrows(OutOfBudgetException.class, () -> segs.acquire(5 << 20)); // 4 + 6 > 8: refused
+            assertEquals(0, segs.liveSegments()); // nothing of a refused reservation is left
             assertEquals(4 << 20, a.usedBytes());
             blob.release();
+            SharedSegment s = segs.acquire(5 << 20);
+            s.release();
+            Blob again = a.allocate(7 << 20); // a chunk pool and a kept segment: both given back
+            assertEquals(7 << 20, a.usedBytes());
+            assertTrue(a.usedBytes() + a.pooledBytes() <= a.budget());
+            again.release();
         }
         a.close();
     }
