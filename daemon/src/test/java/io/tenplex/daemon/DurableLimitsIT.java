@@ -52,6 +52,14 @@ class DurableLimitsIT {
         for (DaemonProcess d : daemons) {
             d.close();
         }
+        // a daemon whose start never reported ready (e.g. blocked at start) is a child of this JVM on dir
+        List<ProcessHandle> stuck = ProcessHandle.current().children().filter(p -> p.info().arguments()
+                .map(a -> List.of(a).contains(dir.toString()) || List.of(a).contains(dir.resolve("small").toString()))
+                .orElse(false)).toList();
+        for (ProcessHandle p : stuck) {
+            p.destroyForcibly();
+            p.onExit().get(30, TimeUnit.SECONDS);
+        }
     }
 
     @Test
