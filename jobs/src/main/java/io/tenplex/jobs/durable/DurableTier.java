@@ -185,10 +185,13 @@ public final class DurableTier implements Generations.Listener {
                 return false;
             }
             Retention.apply(dir, job, durable.size() - 1, step);
-            LOG.warn("durable flush of job={} step={}: no space left in {}; removed the oldest durable generation "
-                    + "step={} to make room (kept {}) and trying again", job, step, dir.root(), durable.first(),
-                    durable.tailSet(durable.first(), false));
-            return !dir.complete(job, durable.first());
+            boolean removed = !dir.complete(job, durable.first());
+            if (removed) {
+                LOG.warn("durable flush of job={} step={}: no space left in {}; removed the oldest durable generation "
+                        + "step={} to make room (kept {}) and trying again", job, step, dir.root(), durable.first(),
+                        durable.tailSet(durable.first(), false));
+            }
+            return removed;
         } catch (IOException | RuntimeException e) {
             LOG.warn("durable flush of job={} step={}: could not make room: {}", job, step, e.toString());
             return false;
