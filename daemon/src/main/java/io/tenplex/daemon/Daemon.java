@@ -28,6 +28,8 @@ import io.tenplex.server.RestServer;
 import io.tenplex.server.datasets.DatasetRoutes;
 import io.tenplex.server.datasets.HttpShardPeers;
 import io.tenplex.server.datasets.RehearsalMetrics;
+import io.tenplex.jobs.durable.DurableMetrics;
+import io.tenplex.jobs.durable.DurableTier;
 import io.tenplex.server.peer.DaemonLink;
 import io.tenplex.server.peer.PeerClient;
 import io.tenplex.server.peer.TlsFiles;
@@ -78,6 +80,8 @@ public final class Daemon implements AutoCloseable {
     private static Daemon start(DaemonConfig cfg, SslContext ssl, DaemonLink link, Lifecycle life)
             throws InterruptedException, IOException {
         DaemonConfig.Tuning tuning = cfg.tuning();
+        java.nio.file.Path checkpoints = Durable.own(tuning.checkpointDir(), cfg.bind(), cfg.port(), cfg.peers());
+        Durable.lock(checkpoints, life); // first, so it is released last
         TensorStore store = new TensorStore(new Allocator(cfg.memoryLimit()));
         life.add("store", store, () -> closeStore(store));
         DaemonExecutors pools = life.add("executors", new DaemonExecutors(tuning));
@@ -93,9 +97,12 @@ public final class Daemon implements AutoCloseable {
         RestServer rest = life.add("rest", new RestServer(store, cfg.token(), cfg.limits(), ssl, pools.restWork));
         configureJobs(cfg, jobs);
         SharedDurableDirs.of(tuning.checkpointDir(), store).ifPresent(jobs::setDurableCopies);
-        Durable.start(Durable.own(tuning.checkpointDir(), cfg.bind(), cfg.port(), cfg.peers()), store, jobs.generations(),
-                pools.durableWork, Durable.repairs(store, jobs.generations(), new HttpDaemonClient(link,
-                        tuning.coordinatorTimeout()), new NettyRangeReads(peers), cfg::peers)); // before serving
+        DurableTier durable = Durable.start(checkpoints, store, jobs.generations(), pools.durableWork,
+                Durable.repairs(store, jobs.generations(), new HttpDaemonClient(link, tuning.coordinatorTimeout()),
+                        new NettyRangeReads(peers), cfg::peers)); // before serving
+        if (durable != null) {
+            rest.metrics().register(new DurableMetrics(durable));
+        }
         StreamService streams = life.add("streams", new StreamService(new HttpStreamPeers(link),
                 tuning.streamMemory() == 0 ? StreamMemory.ofMaxHeap() : new StreamMemory(tuning.streamMemory())));
         streams.allowPeers(peerAddresses(cfg), cfg.sources()); // addresses in stream requests

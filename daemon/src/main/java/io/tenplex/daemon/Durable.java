@@ -6,6 +6,7 @@ import io.tenplex.jobs.RangeReads;
 import io.tenplex.jobs.SelfWorker;
 import io.tenplex.jobs.Tiers;
 import io.tenplex.jobs.durable.BlockRepair;
+import io.tenplex.jobs.durable.DirectoryLock;
 import io.tenplex.jobs.durable.DurableTier;
 import io.tenplex.jobs.durable.SharedDurableDirs;
 import io.tenplex.jobs.tiers.ErasureRebuild;
@@ -57,6 +58,18 @@ final class Durable {
                 (System.nanoTime() - start) / 1_000_000);
         generations.addListener(tier);
         return tier;
+    }
+
+    /**
+     * Creates the checkpoint directory and takes its lock ({@link DirectoryLock}) for as long as the
+     * daemon runs: a second daemon given a directory that a live one holds does not start (exit 2,
+     * naming the lock file). Nothing when {@code dir} is null.
+     */
+    static void lock(Path dir, Lifecycle life) throws IOException {
+        if (dir != null) {
+            Files.createDirectories(dir);
+            life.add("checkpoint directory lock", DirectoryLock.acquire(dir)); // the OS releases it if we die
+        }
     }
 
     /** Where a damaged durable block is read from: a partner's copy (L2), else its rank rebuilt from parity (L3). */

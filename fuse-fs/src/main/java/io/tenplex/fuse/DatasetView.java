@@ -13,7 +13,7 @@ import java.util.regex.Pattern;
  * only a view makes.
  */
 final class DatasetView {
-    private static final Pattern READ_ONLY = Pattern.compile("^" + JobNamespace.ROOT + "/[^/]+/generations(/.*)?$");
+    private static final Pattern READ_ONLY = Pattern.compile("^" + JobNamespace.ROOT + "/[^/]+/generation(s(/.*)?)?$");
     private static final Pattern JOB_DIR = Pattern.compile("^" + JobNamespace.ROOT + "(/[^/]+)?$|^/$");
 
     private final DatasetService datasets; // null: no dataset views
@@ -30,7 +30,10 @@ final class DatasetView {
         return JOB_DIR.matcher(p).matches();
     }
 
-    /** EROFS for a saved generation or a path in (or directly under) a dataset view. */
+    /**
+     * EROFS for a saved generation (or the file naming the current one) or a path in (or directly
+     * under) a dataset view.
+     */
     void checkWritable(String p) {
         if (isGeneration(p)) {
             throw new FsLogic.FsError(FsLogic.EROFS, p + " is a saved generation (read-only)");

@@ -168,6 +168,15 @@ class FsLogicTest {
     }
 
     @Test
+    void theFileNamingTheCurrentGeneration_isReadOnlyToo() {
+        Fixtures.putFile(store, "/job/j/generation", "5".getBytes(java.nio.charset.StandardCharsets.US_ASCII), false);
+        assertEquals(FsLogic.EROFS, errno(() -> fs.unlink("/job/j/generation")));
+        assertEquals(FsLogic.EROFS, errno(() -> fs.rename("/job/j/generation", "/job/j/old")));
+        assertTrue(!fs.getattr("/job/j/generation").writable());
+        assertArrayEquals("5".getBytes(java.nio.charset.StandardCharsets.US_ASCII), readAll(store, "/job/j/generation"));
+    }
+
+    @Test
     void storeErrors_becomeErrnoByKind_notByMessage() {
         record Case(StoreException e, int errno) {}
         List<Case> cases = List.of(

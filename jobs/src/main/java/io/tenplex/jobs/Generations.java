@@ -110,7 +110,16 @@ public final class Generations {
      *
      * @return the manifest
      */
-    public synchronized SealManifest seal(String job, long step, int rank, int world, JsonNode config) throws IOException {
+    public SealManifest seal(String job, long step, int rank, int world, JsonNode config) throws IOException {
+        return seal(job, step, rank, world, config, new JobLayout(job).savedRank(rank));
+    }
+
+    /**
+     * As {@link #seal(String, long, int, int, JsonNode)}, sealing the tree at {@code saved} (what one
+     * commit published, which no other writer can change) instead of {@code save/<rank>}.
+     */
+    public synchronized SealManifest seal(String job, long step, int rank, int world, JsonNode config, StorePath saved)
+            throws IOException {
         check(step, world);
         Progress p = progress(job, step, world, config, List.of(rank));
         StorePath target = generationDir(job, step).child(Integer.toString(rank));
@@ -120,49 +129,19 @@ public final class Generations {
                 throw StoreException.conflict("generation " + step + " of job " + job + " is complete; rank " + rank
                         + " cannot be sealed into it again");
             }
-            StorePath saved = new JobLayout(job).savedRank(rank);
             if (store.stat(saved).isPresent()) {
                 store.snapshot(saved, target);
             } else {
                 store.mkdirs(target);
             }
-            SealManifest m = manifest(target, rank, step);
+            SealManifest m = SealManifests.of(store, target, rank, step);
             SmallFiles.put(store, manifest, json.writerWithDefaultPrettyPrinter().writeValueAsString(m));
             LOG.info("generation sealed job={} step={} rank={} world={} bytes={}", job, step, rank, world, m.bytes());
             return m;
         }
-        SealManifest sealed = json.readValue(SmallFiles.read(store, manifest).orElseThrow(), SealManifest.class);
-        checkSameState(job, step, rank, sealed);
+        SealManifest sealed = SealManifests.read(store, manifest, job, step, rank);
+        SealManifests.checkSameState(store, job, step, rank, sealed, saved);
         return sealed;
-    }
-
-    /** Refuses a second, different save of a step the rank already sealed (same-step saves are refused). */
-    private void checkSameState(String job, long step, int rank, SealManifest sealed) {
-        StorePath saved = new JobLayout(job).savedRank(rank);
-        SealManifest now = store.stat(saved).isPresent() ? manifest(saved, rank, step)
-                : new SealManifest(rank, step, 0, Map.of(), Map.of());
-        if (!now.tensors().equals(sealed.tensors()) || !now.files().equals(sealed.files())) {
-            throw StoreException.conflict("rank " + rank + " of job " + job + " already sealed a different state as step "
-                    + step + "; save with a newer step (a step is sealed once, generations never change)");
-        }
-    }
-
-    private SealManifest manifest(StorePath root, int rank, long step) {
-        Map<String, SealManifest.Item> tensors = new LinkedHashMap<>();
-        Map<String, SealManifest.Item> files = new LinkedHashMap<>();
-        long bytes = 0;
-        for (Entry e : store.walk(root, false)) {
-            String rel = e.path().toString().substring(root.toString().length() + 1);
-            boolean tensor = e.type() == EntryType.TENSOR;
-            try (DataRef ref = store.open(e.path())) {
-                OptionalInt crc = ref.crc32c(0, ref.size());
-                (tensor ? tensors : files).put(rel, new SealManifest.Item(tensor ? e.meta().dtype().wireName() : null,
-                        tensor ? LongStream.of(e.meta().shape().dims()).boxed().toList() : null, ref.size(),
-                        crc.isPresent() ? Crc32c.hex(crc.getAsInt()) : null));
-            }
-            bytes += e.size();
-        }
-        return new SealManifest(rank, step, bytes, tensors, files);
     }
 
     private static void checkRank(int rank, int world) {
@@ -250,7 +229,7 @@ public final class Generations {
             if (e.type() == EntryType.DIR && numeric(e.name())) {
                 int rank = Integer.parseInt(e.name());
                 SmallFiles.put(store, generationDir(job, step).child("manifests").child(rank + ".json"),
-                        json.writerWithDefaultPrettyPrinter().writeValueAsString(manifest(e.path(), rank, step)));
+                        json.writerWithDefaultPrettyPrinter().writeValueAsString(SealManifests.of(store, e.path(), rank, step)));
             }
         }
         OptionalLong current = current(job);
@@ -329,8 +308,30 @@ public final class Generations {
 
     /** The step of the job's current complete generation, if any. */
     public OptionalLong current(String job) {
-        return SmallFiles.read(store, currentFile(job)).map(s -> OptionalLong.of(Long.parseLong(s.strip())))
-                .orElse(OptionalLong.empty());
+        java.util.Optional<String> text = SmallFiles.read(store, currentFile(job));
+        if (text.isEmpty()) {
+            return OptionalLong.empty();
+        }
+        OptionalLong step = JobLayout.step(text.get().strip());
+        if (step.isPresent()) {
+            return step;
+        }
+        OptionalLong known = newestComplete(job); // the file was changed behind the daemon's back
+        LOG.warn("job={}: {} holds '{}', not a step; the newest complete generation known here is {}", job,
+                currentFile(job), text.get().strip(), known);
+        return known;
+    }
+
+    private synchronized OptionalLong newestComplete(String job) {
+        TreeMap<Long, Progress> steps = jobs.get(job);
+        if (steps != null) {
+            for (Map.Entry<Long, Progress> e : steps.descendingMap().entrySet()) {
+                if (e.getValue().complete) {
+                    return OptionalLong.of(e.getKey());
+                }
+            }
+        }
+        return OptionalLong.empty();
     }
 
     /** The steps of the job's complete generations older than {@code step} still on this daemon, newest first. */
@@ -389,7 +390,8 @@ public final class Generations {
         return GenerationsReport.describe(store, tiers, job, current(job), jobs.getOrDefault(job, new TreeMap<>()));
     }
 
+    /** Whether a name in a generation's directory is a rank's tree (decimal, at most 9 digits). */
     static boolean numeric(String name) {
-        return !name.isEmpty() && name.length() < 19 && name.chars().allMatch(Character::isDigit);
+        return !name.isEmpty() && name.length() < 10 && name.chars().allMatch(Character::isDigit);
     }
 }

@@ -21,7 +21,8 @@ final class GenerationsReport {
         TreeSet<Long> steps = new TreeSet<>(known.keySet());
         try {
             store.list(new JobLayout(job).generations(), false).stream().map(Entry::name)
-                    .filter(Generations::numeric).forEach(n -> steps.add(Long.parseLong(n)));
+                    .map(JobLayout::step).filter(java.util.OptionalLong::isPresent)
+                    .forEach(n -> steps.add(n.getAsLong()));
         } catch (StoreException e) {
             // no generations on this daemon
         }

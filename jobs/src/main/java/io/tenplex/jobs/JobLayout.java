@@ -102,6 +102,23 @@ public record JobLayout(String job, String sourceDir, String outputDir) {
         return path(Generations.DIR);
     }
 
+    /**
+     * The step a generation's directory name stands for: the decimal {@link Long#toString} writes, 0 to
+     * {@link Long#MAX_VALUE} (19 digits, e.g. a step from {@code time.time_ns()}); empty for any other name
+     * (leading zeros, signs, more than fits in a long).
+     */
+    public static java.util.OptionalLong step(String name) {
+        if (name.isEmpty() || name.length() > 19 || !name.chars().allMatch(c -> c >= '0' && c <= '9')
+                || (name.length() > 1 && name.charAt(0) == '0')) {
+            return java.util.OptionalLong.empty();
+        }
+        try {
+            return java.util.OptionalLong.of(Long.parseLong(name));
+        } catch (NumberFormatException e) {
+            return java.util.OptionalLong.empty(); // 19 digits above 2^63-1
+        }
+    }
+
     /** A generation's directory: {@code /job/<job>/generations/<step>}. */
     public StorePath generation(long step) {
         return path(Generations.sourceDir(step));
@@ -150,9 +167,32 @@ public record JobLayout(String job, String sourceDir, String outputDir) {
         return path(Generations.sourceDir(step) + "/manifests/" + rank + ".json");
     }
 
+    /**
+     * Why {@code path} may be written or deleted only by the daemon, or empty when a client may: a job's
+     * sealed generations ({@code /job/<job>/generations} and everything below it) and the file naming
+     * its current one ({@code /job/<job>/generation}). A sealed generation never changes; the REST
+     * routes answer a write or delete there with 409, as they do for a tensor's {@code .meta} sidecar.
+     */
+    public static java.util.Optional<String> daemonOwned(StorePath path) {
+        return JobNamespace.locate(path.toString()).map(l -> {
+            String r = l.relative();
+            if (r.equals(CURRENT)) {
+                return path + " names job " + l.job() + "'s current generation and is written by the daemon only "
+                        + "(seal a save to change it)";
+            }
+            if (r.equals(Generations.DIR) || r.startsWith(Generations.DIR + "/")) {
+                return path + " is part of job " + l.job() + "'s sealed generations, which never change (save and "
+                        + "seal a newer step instead)";
+            }
+            return null;
+        });
+    }
+
+    private static final String CURRENT = "generation";
+
     /** The file naming the job's current complete generation: {@code /job/<job>/generation}. */
     public StorePath currentGeneration() {
-        return path("generation");
+        return path(CURRENT);
     }
 
     /** The job's API: {@code /api/v1/jobs/<job>} followed by {@code route} (e.g. {@code "/parts"}). */

@@ -5,6 +5,7 @@ import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ModelSpecJson;
 import io.tenplex.ptc.Ptc;
 import io.tenplex.store.StoreException;
+import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
 import io.tenplex.transform.Plan;
 import io.tenplex.transform.Planner;
@@ -191,8 +192,14 @@ public final class Jobs {
      */
     public CompletableFuture<Sealed> seal(String job, long step, int rank, int world, JsonNode config,
             Map<Integer, InetSocketAddress> daemons) throws IOException {
+        return seal(job, step, rank, world, config, daemons, new JobLayout(job).savedRank(rank));
+    }
+
+    /** As {@link #seal(String, long, int, int, JsonNode, Map)}, sealing the tree at {@code saved}. */
+    public CompletableFuture<Sealed> seal(String job, long step, int rank, int world, JsonNode config,
+            Map<Integer, InetSocketAddress> daemons, StorePath saved) throws IOException {
         long t = System.nanoTime();
-        SealManifest manifest = generations.seal(job, step, rank, world, config);
+        SealManifest manifest = generations.seal(job, step, rank, world, config, saved);
         boolean complete = generations.sealed(job, step, List.of(rank), world, config);
         SaveEvents.sealed(job, step, rank, manifest.bytes(), System.nanoTime() - t);
         int tensors = manifest.tensors().size();

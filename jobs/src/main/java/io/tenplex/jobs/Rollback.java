@@ -27,8 +27,9 @@ final class Rollback {
     static long sourceStep(String sourceDir) {
         for (String prefix : new String[] {Generations.DIR + "/", "replicas/"}) {
             String rest = sourceDir == null || !sourceDir.startsWith(prefix) ? "" : sourceDir.substring(prefix.length());
-            if (!rest.isEmpty() && rest.length() < 19 && rest.chars().allMatch(Character::isDigit)) {
-                return Long.parseLong(rest);
+            java.util.OptionalLong step = JobLayout.step(rest);
+            if (step.isPresent()) {
+                return step.getAsLong();
             }
         }
         return -1;

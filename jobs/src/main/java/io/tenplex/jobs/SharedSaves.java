@@ -222,13 +222,29 @@ public final class SharedSaves implements AutoCloseable {
         } finally {
             r.end();
         }
+        // the seal takes what this commit published: another commit of the rank may replace save/<rank> meanwhile
+        StorePath committed = layout.staging("shared-" + id + "-sealing");
         try {
+            store.snapshot(staging, committed);
             store.move(staging, layout.savedRank(rank));
         } catch (StoreException e) {
-            store.delete(staging); // e.g. the job's save directory is a file: nothing stays staged
+            dropQuietly(staging); // e.g. the job's save directory is a file: nothing stays staged
+            dropQuietly(committed);
             throw e;
         }
-        return jobs.seal(job, step, rank, world, config, daemons);
+        try {
+            return jobs.seal(job, step, rank, world, config, daemons, committed);
+        } finally {
+            dropQuietly(committed);
+        }
+    }
+
+    private void dropQuietly(StorePath p) {
+        try {
+            store.delete(p);
+        } catch (StoreException e) {
+            // not there
+        }
     }
 
     /** Ends a save reservation (nothing is published) or a load pin. */

@@ -107,6 +107,17 @@ public final class Tiers {
         }
     }
 
+    /**
+     * Notes something about generation {@code step} under {@code key} in its status's
+     * {@code levelDetails} without it reaching a level (e.g. {@code durableFailed}: a flush that failed).
+     */
+    public void noted(String job, long step, String key, Map<String, Long> values) {
+        TreeMap<Long, Map<String, Map<String, Long>>> steps = details.computeIfAbsent(job, j -> new TreeMap<>());
+        synchronized (steps) {
+            steps.computeIfAbsent(step, s -> new TreeMap<>()).put(key, Map.copyOf(values));
+        }
+    }
+
     /** Per level, what reaching it cost for generation {@code step} of {@code job} (empty when nothing was noted). */
     public Map<String, Map<String, Long>> details(String job, long step) {
         TreeMap<Long, Map<String, Map<String, Long>>> steps = details.get(job);

@@ -119,4 +119,41 @@ class GenerationsTest {
         save(0, "second");
         assertThrows(StoreException.class, () -> generations.seal("j", 3, 0, 2, null));
     }
+
+    @Test
+    void retryOfASealWhoseManifestIsGone_isAConflict_notAnError() throws Exception {
+        save(0, "a");
+        generations.seal("j", 1, 0, 2, null);
+        store.delete(StorePath.parse("/job/j/generations/1/manifests/0.json"));
+        StoreException e = assertThrows(StoreException.class, () -> generations.seal("j", 1, 0, 2, null));
+        assertEquals(StoreException.Kind.CONFLICT, e.kind());
+        assertTrue(e.getMessage().contains("manifest") && e.getMessage().contains("missing"), e.getMessage());
+    }
+
+    @Test
+    void sealFromAGivenTree_sealsThatTree_notSave() throws Exception {
+        save(0, "in save");
+        Fixtures.putFile(store, "/job/j/staging/c1/rng_state", "committed".getBytes(StandardCharsets.UTF_8), true);
+        generations.seal("j", 1, 0, 1, null, StorePath.parse("/job/j/staging/c1"));
+        assertEquals("committed", new String(Fixtures.readAll(store, "/job/j/generations/1/0/rng_state"),
+                StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void aCurrentGenerationFileThatIsNotAStep_fallsBackToTheNewestCompleteGeneration() throws Exception {
+        sealBoth(10);
+        Fixtures.putFile(store, "/job/j/generation", "garbage".getBytes(StandardCharsets.UTF_8), true);
+        assertEquals(OptionalLong.of(10), generations.current("j"));
+        sealBoth(20);
+        assertEquals(OptionalLong.of(20), generations.current("j"));
+    }
+
+    @Test
+    void stepsOf19Digits_sealComplete_andAreListed() throws Exception {
+        long step = 1_764_191_000_123_456_789L;
+        sealBoth(step);
+        assertEquals(OptionalLong.of(step), generations.current("j"));
+        assertTrue(generations.describe("j").generations().stream().anyMatch(g -> g.step() == step && g.complete()
+                && g.localRanks().equals(List.of(0, 1))));
+    }
 }

@@ -20,6 +20,29 @@ class JobLayoutTest {
     }
 
     @Test
+    void stepDirectoryNames_upToLongMaxValue_inCanonicalDecimalOnly() {
+        assertEquals(java.util.OptionalLong.of(0), JobLayout.step("0"));
+        assertEquals(java.util.OptionalLong.of(1_764_191_000_123_456_789L), JobLayout.step("1764191000123456789"));
+        assertEquals(java.util.OptionalLong.of(Long.MAX_VALUE), JobLayout.step("9223372036854775807"));
+        for (String bad : new String[] {"", "9223372036854775808", "99999999999999999999", "007", "-1", "+1", "1a",
+                "manifests", "\u0661"}) {
+            assertEquals(java.util.OptionalLong.empty(), JobLayout.step(bad), bad);
+        }
+    }
+
+    @Test
+    void daemonOwnedPaths_areTheGenerationsAndTheCurrentGenerationFile() {
+        for (String p : new String[] {"/job/j/generation", "/job/j/generations", "/job/j/generations/5",
+                "/job/j/generations/5/0/w", "/job/j/generations/5/manifests/0.json"}) {
+            assertEquals(true, JobLayout.daemonOwned(io.tenplex.store.StorePath.parse(p)).isPresent(), p);
+        }
+        for (String p : new String[] {"/", "/job", "/job/j", "/job/j/save/0/w", "/job/j/generationsx",
+                "/job/j/load/0/generations/1", "/other/j/generations/1", "/job/j/replicas/5/0/w"}) {
+            assertEquals(false, JobLayout.daemonOwned(io.tenplex.store.StorePath.parse(p)).isPresent(), p);
+        }
+    }
+
+    @Test
     void apiRoutes() {
         assertEquals("/api/v1/jobs/j/stop", l.apiStop());
         assertEquals("/api/v1/jobs/j/reconfigure", l.apiReconfigure(false));

@@ -46,9 +46,12 @@ final class CompatRoutes {
         boolean replace = Uploads.replaceRequested(ex);
         if (ct.equals("application/x-tar")) {
             String prefix = ex.param("prefix");
-            return new TarUpload(StorePath.parse(prefix == null ? "/" : prefix), replace);
+            StorePath under = StorePath.parse(prefix == null ? "/" : prefix);
+            DaemonOwned.check(under);
+            return new TarUpload(under, replace); // checks each entry's path too
         }
         StorePath path = StorePath.parse(ex.requireParam("path"));
+        DaemonOwned.check(path);
         if (ct.equals("x-tensor")) {
             TensorMeta meta = new TensorMeta(DType.fromName(ex.requireParam("dtype")), Shape.parse(ex.param("dims")));
             return new Uploads.TensorUpload(path, meta, replace, Uploads.EMPTY_OK);
@@ -119,6 +122,7 @@ final class CompatRoutes {
 
     private static Call delete(Exchange ex) {
         StorePath path = StorePath.parse(ex.requireParam("path"));
+        DaemonOwned.check(path);
         return Call.onWork(e -> {
             DeleteCounts c;
             try {

@@ -23,6 +23,10 @@ final class Route {
         PREFIX
     }
 
+    /** Methods that change nothing; any other on a store path is refused where the daemon owns it. */
+    private static final java.util.Set<HttpMethod> READS = java.util.Set.of(HttpMethod.GET, HttpMethod.HEAD,
+            HttpMethod.OPTIONS);
+
     final String label;
     /** The route's name in 405 answers. */
     private final String name;
@@ -108,6 +112,9 @@ final class Route {
         Endpoint e = any != null ? any : methods.get(ex.method());
         if (e == null) {
             throw HttpError.methodNotAllowed(ex.method().name(), name, allow());
+        }
+        if (target != null && !READS.contains(ex.method())) {
+            DaemonOwned.check(target);
         }
         return e.call(ex, target);
     }

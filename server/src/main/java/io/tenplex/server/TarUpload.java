@@ -96,6 +96,7 @@ final class TarUpload extends Uploads.SinkUpload {
     private void read(TensorStore store, TarArchiveInputStream in, TarArchiveEntry e, Map<StorePath, BlobWriter> files,
             List<StorePath> dirs) throws IOException {
         StorePath p = prefix.resolve(StorePath.parse(e.getName()));
+        DaemonOwned.check(p);
         if (e.isDirectory()) {
             dirs.add(p);
             return;

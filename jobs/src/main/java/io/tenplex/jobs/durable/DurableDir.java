@@ -1,17 +1,21 @@
 package io.tenplex.jobs.durable;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.jobs.JobLayout;
 import io.tenplex.jobs.Limits;
+import io.tenplex.jobs.Tiers;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -28,6 +32,10 @@ final class DurableDir {
     static final String MANIFEST = "manifest.json";
     static final String PACK = "blocks.pack";
     private static final String TMP = ".tmp";
+    /** {@code DIR/jobs/<job>/unflushed}: the step of a complete generation whose flush failed, and why. */
+    static final String UNFLUSHED = "unflushed";
+    /** The largest manifest read (a million entries of a few blocks each fit well below it). */
+    static final long MAX_MANIFEST = 1L << 30;
 
     private final Path root;
     private final ObjectMapper json = new ObjectMapper();
@@ -90,8 +98,9 @@ final class DurableDir {
         try (DirectoryStream<Path> s = Files.newDirectoryStream(dir)) {
             for (Path p : s) {
                 String n = p.getFileName().toString();
-                if (Files.isDirectory(p) && !n.isEmpty() && n.length() < 19 && n.chars().allMatch(Character::isDigit)) {
-                    out.add(Long.parseLong(n));
+                java.util.OptionalLong step = JobLayout.step(n);
+                if (step.isPresent() && Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+                    out.add(step.getAsLong());
                 }
             }
         }
@@ -100,23 +109,66 @@ final class DurableDir {
 
     /** Whether generation {@code step} has its final manifest. */
     boolean complete(String job, long step) {
-        return Files.isRegularFile(generation(job, step).resolve(MANIFEST));
+        return Files.exists(generation(job, step).resolve(MANIFEST), LinkOption.NOFOLLOW_LINKS);
     }
 
     /** The manifest of a complete generation; empty when it has none. @throws IOException when it is unreadable */
     Optional<DurableManifest> read(String job, long step) throws IOException {
         Path m = generation(job, step).resolve(MANIFEST);
         try {
-            DurableManifest d = json.readValue(Files.readAllBytes(m), DurableManifest.class);
+            DurableManifest d = json.readValue(readRegular(m, MAX_MANIFEST), DurableManifest.class);
             if (!DurableManifest.FORMAT.equals(d.format()) || d.version() != DurableManifest.VERSION
                     || d.step() != step || !job.equals(d.job())) {
                 throw new IOException(m + " is not a version " + DurableManifest.VERSION + " manifest of generation "
                         + step + " of job " + job);
             }
             checkRanks(m, d);
+            checkSettings(m, d);
             return Optional.of(d);
         } catch (NoSuchFileException e) {
             return Optional.empty();
+        }
+    }
+
+    /**
+     * The bytes of a regular file of at most {@code max} bytes. Anything else (a FIFO, a device, a
+     * directory, a symbolic link) is refused without being opened, so that reading it cannot block.
+     *
+     * @throws NoSuchFileException when nothing is there
+     * @throws IOException when it is not a regular file or is larger than {@code max}
+     */
+    static byte[] readRegular(Path file, long max) throws IOException {
+        BasicFileAttributes a = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        if (!a.isRegularFile()) {
+            throw new IOException(file + " is not a regular file (" + kind(a) + "); not read");
+        }
+        if (a.size() > max) {
+            throw new IOException(file + " has " + a.size() + " bytes (at most " + max + " expected); not read");
+        }
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+            long size = ch.size();
+            if (size > max) {
+                throw new IOException(file + " has " + size + " bytes (at most " + max + " expected); not read");
+            }
+            ByteBuffer b = ByteBuffer.allocate((int) size);
+            while (b.hasRemaining() && ch.read(b) >= 0) {
+                // until the size read above
+            }
+            return java.util.Arrays.copyOf(b.array(), b.position());
+        }
+    }
+
+    private static String kind(BasicFileAttributes a) {
+        return a.isDirectory() ? "a directory" : a.isSymbolicLink() ? "a symbolic link" : "a FIFO, socket or device";
+    }
+
+    /** Retention and L2/L3 settings in the ranges the daemon takes ({@link Tiers.Settings}). */
+    private static void checkSettings(Path m, DurableManifest d) throws IOException {
+        DurableManifest.Levels l = d.levels() != null ? d.levels() : new DurableManifest.Levels(0, 0, 0);
+        try {
+            new Tiers.Settings(l.partners(), l.groupSize(), l.parity(), d.durableKeep());
+        } catch (IllegalArgumentException e) {
+            throw new IOException(m + ": " + e.getMessage());
         }
     }
 
@@ -179,6 +231,35 @@ final class DurableDir {
             Files.deleteIfExists(dir);
             syncDirectory(job(job));
         }
+    }
+
+    /**
+     * Notes that generation {@code step} completed but could not be flushed (best effort: the disk may be
+     * full), so that a restart that resumes from an older one says so.
+     */
+    void noteUnflushed(String job, long step, String why) {
+        try {
+            Files.write(job(job).resolve(UNFLUSHED), (step + "\n" + why.replace('\n', ' ') + "\n")
+                    .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        } catch (IOException | RuntimeException e) {
+            // the log said it already
+        }
+    }
+
+    /** The step (and why) of the newest generation noted as not flushed, if any. */
+    Optional<String[]> unflushed(String job) {
+        try {
+            String[] lines = new String(readRegular(job(job).resolve(UNFLUSHED), 4096),
+                    java.nio.charset.StandardCharsets.UTF_8).split("\n", 2);
+            return JobLayout.step(lines[0].strip()).isPresent() ? Optional.of(lines) : Optional.empty();
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** Forgets the note (a newer generation is durable). */
+    void clearUnflushed(String job) throws IOException {
+        Files.deleteIfExists(job(job).resolve(UNFLUSHED));
     }
 
     /** fsync of a directory, so that a rename or a new entry in it survives a crash. */

@@ -34,6 +34,7 @@ public final class DurableTier implements Generations.Listener {
     /** job to its last flushed (or restored) manifest: the base of the next differential flush. */
     private final Map<String, DurableManifest> last = new ConcurrentHashMap<>();
     private final Map<String, FlushStats> lastStats = new ConcurrentHashMap<>();
+    private final Map<String, FlushCounts> counts = new ConcurrentHashMap<>();
 
     /**
      * @param work where flushes run (one at a time; a single-thread executor keeps them in order)
@@ -121,29 +122,93 @@ public final class DurableTier implements Generations.Listener {
         }
     }
 
-    /** Flushes one generation now (on the caller's thread), then applies retention. */
+    /**
+     * Flushes one generation now (on the caller's thread), then applies retention. When the disk (or a
+     * quota) is full, the job's oldest durable generation is removed to make room and the flush tried
+     * again, as long as a generation older than the newest durable one is left: the newest is never
+     * removed. A flush that fails all the same is counted, noted in the generation's status
+     * ({@code levelDetails.durableFailed}) and on disk, so a restart that resumes from an older step says so.
+     */
     synchronized Optional<FlushStats> flush(String job, long step) {
         int keep = keep(job);
-        try {
-            DurableManifest base = last.get(job);
-            if (base != null && base.step() >= step) {
-                return Optional.empty(); // already flushed (or a newer one is)
-            }
-            Flusher.Result r = flusher.flush(job, step, base, generations.tiers().settings(job));
-            last.put(job, r.manifest());
-            lastStats.put(job, r.stats());
-            generations.tiers().reached(job, step, Tiers.DURABLE, r.stats().asMap());
-            LOG.info("durable flush {}", r.stats().describe());
-            Retention.apply(dir, job, keep, -1);
-            return Optional.of(r.stats());
-        } catch (StoreException e) {
-            LOG.warn("durable flush skipped: job={} step={}: the generation left this daemon before it was written ({})",
-                    job, step, e.getMessage());
-        } catch (IOException | RuntimeException e) {
-            LOG.error("durable flush failed: job={} step={}: {}", job, step, e.toString());
-            discard(job, step);
+        FlushCounts tally = counts.computeIfAbsent(job, j -> new FlushCounts());
+        DurableManifest base = last.get(job);
+        if (base != null && base.step() >= step) {
+            return Optional.empty(); // already flushed (or a newer one is)
         }
-        return Optional.empty();
+        int evicted = 0;
+        while (true) {
+            try {
+                Flusher.Result r = flusher.flush(job, step, base, generations.tiers().settings(job));
+                last.put(job, r.manifest());
+                lastStats.put(job, r.stats());
+                tally.written.incrementAndGet();
+                tally.bytesWritten.addAndGet(r.stats().bytesWritten());
+                Map<String, Long> details = new java.util.HashMap<>(r.stats().asMap());
+                details.put("evicted", (long) evicted);
+                generations.tiers().reached(job, step, Tiers.DURABLE, details);
+                LOG.info("durable flush {}{}", r.stats().describe(), evicted > 0 ? " evicted=" + evicted : "");
+                Retention.apply(dir, job, keep, -1);
+                dir.clearUnflushed(job);
+                return Optional.of(r.stats());
+            } catch (StoreException e) {
+                LOG.warn("durable flush skipped: job={} step={}: the generation left this daemon before it was written "
+                        + "({})", job, step, e.getMessage());
+                return Optional.empty();
+            } catch (IOException | RuntimeException e) {
+                discard(job, step);
+                boolean full = DiskFull.is(e);
+                if (full && makeRoom(job, step)) {
+                    evicted++;
+                    tally.evicted.incrementAndGet();
+                    continue;
+                }
+                failed(job, step, e, full, evicted, tally);
+                return Optional.empty();
+            }
+        }
+    }
+
+    /**
+     * Removes the job's oldest durable generation (manifest first, then every pack nothing kept refers
+     * to) when one older than the newest is left. @return whether one was removed
+     */
+    private boolean makeRoom(String job, long step) {
+        try {
+            java.util.TreeSet<Long> durable = new java.util.TreeSet<>();
+            for (long s : dir.steps(job)) {
+                if (s != step && dir.complete(job, s)) {
+                    durable.add(s);
+                }
+            }
+            if (durable.size() < 2) {
+                return false;
+            }
+            Retention.apply(dir, job, durable.size() - 1, step);
+            boolean removed = !dir.complete(job, durable.first());
+            if (removed) {
+                LOG.warn("durable flush of job={} step={}: no space left in {}; removed the oldest durable generation "
+                        + "step={} to make room (kept {}) and trying again", job, step, dir.root(), durable.first(),
+                        durable.tailSet(durable.first(), false));
+            }
+            return removed;
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("durable flush of job={} step={}: could not make room: {}", job, step, e.toString());
+            return false;
+        }
+    }
+
+    private void failed(String job, long step, Exception e, boolean full, int evicted, FlushCounts tally) {
+        (full ? tally.noSpace : tally.failed).incrementAndGet();
+        DurableManifest newest = last.get(job);
+        String resumes = newest == null ? "no durable generation: a restart finds no checkpoint"
+                : "the newest durable generation is step " + newest.step() + ": a restart resumes from it";
+        LOG.error("durable flush FAILED: job={} step={}{}: {}; {}", job, step, full ? " (no space left, "
+                + evicted + " older generations removed, only the newest durable one is left)" : "", e.toString(),
+                resumes);
+        generations.tiers().noted(job, step, "durableFailed", Map.of("noSpace", full ? 1L : 0L, "evicted",
+                (long) evicted, "newestDurableStep", newest == null ? -1L : newest.step()));
+        dir.noteUnflushed(job, step, e.toString());
     }
 
     /** Removes what a failed flush left (nothing refers to it: it has no manifest). */
@@ -155,6 +220,22 @@ public final class DurableTier implements Generations.Listener {
         } catch (IOException | RuntimeException e) {
             LOG.warn("could not remove the cut-short flush job={} step={}: {}", job, step, e.toString());
         }
+    }
+
+    /** Per job, the flushes here since the daemon started. */
+    public Map<String, FlushCounts> counts() {
+        return Map.copyOf(counts);
+    }
+
+    /** The jobs with a durable generation here (restored or flushed). */
+    public java.util.Set<String> jobs() {
+        return java.util.Set.copyOf(last.keySet());
+    }
+
+    /** The step of the job's newest durable generation here (what a restart resumes from), if any. */
+    public java.util.OptionalLong newestDurable(String job) {
+        DurableManifest m = last.get(job);
+        return m == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(m.step());
     }
 
     /** What the job's last flush here wrote, if any. */

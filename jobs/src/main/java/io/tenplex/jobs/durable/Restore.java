@@ -60,10 +60,23 @@ final class Restore {
                         e.toString());
             }
         }
+        warnUnflushed(job, restored);
         if (restored.isEmpty() && !kept.isEmpty()) {
             LOG.error("job={}: no intact durable generation among steps {}; the job has no checkpoint", job, kept);
         }
         return new Outcome(restored, Optional.ofNullable(base));
+    }
+
+    /** Says so when a generation newer than the one restored completed but could not be flushed (a full disk). */
+    private void warnUnflushed(String job, List<Long> restored) {
+        dir.unflushed(job).ifPresent(u -> {
+            long lost = Long.parseLong(u[0].strip());
+            if (restored.isEmpty() || lost > restored.get(0)) {
+                LOG.warn("job={}: generation step={} completed before the restart but was NOT flushed ({}); the job "
+                        + "resumes from {}", job, lost, u.length > 1 ? u[1].strip() : "no reason noted",
+                        restored.isEmpty() ? "no checkpoint" : "step " + restored.get(0));
+            }
+        });
     }
 
     /** The job's retention as its newest manifest recorded it (restored into its tier settings with its levels). */

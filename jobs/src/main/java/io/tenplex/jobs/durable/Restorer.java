@@ -156,7 +156,11 @@ final class Restorer {
         try {
             ch = packs.get(b.pack());
             if (ch == null) {
-                ch = FileChannel.open(dir.pack(job, b.pack()), StandardOpenOption.READ);
+                java.nio.file.Path pack = dir.pack(job, b.pack());
+                if (java.nio.file.Files.exists(pack) && !java.nio.file.Files.isRegularFile(pack)) {
+                    return "the pack is not a regular file"; // a FIFO would block the open
+                }
+                ch = FileChannel.open(pack, StandardOpenOption.READ);
                 packs.put(b.pack(), ch);
             }
         } catch (NoSuchFileException e) {
