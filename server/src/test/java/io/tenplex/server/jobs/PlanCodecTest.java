@@ -72,6 +72,20 @@ class PlanCodecTest {
     }
 
     @Test
+    void aShardWhoseBytesOverflow_isRefused() {
+        WorkerPlan wp = PlanCodec.encode(part());
+        WorkerPlan.Builder bad = wp.toBuilder();
+        var shard = wp.getShards(0).toBuilder().setDtype("f32").setShape(0, 1L << 62); // 2^62 elements of 4 bytes
+        for (int d = 1; d < shard.getShapeCount(); d++) {
+            shard.setShape(d, 1);
+        }
+        bad.setShards(0, shard);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> PlanCodec.decode(bad.build()));
+        assertTrue(e.getMessage().contains("f32[4611686018427387904") && e.getMessage().contains("has more than 2^63 bytes"),
+                e.getMessage());
+    }
+
+    @Test
     void sourceRanksBeyondTheListedDevices_areRefused_withTheValueNamed() {
         WorkerPlan wp = PlanCodec.encode(part());
         WorkerPlan.Builder bad = wp.toBuilder();
