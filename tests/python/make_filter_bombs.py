@@ -9,6 +9,8 @@ OUTDIR/lz4.h5 (about 9 KiB): /bomb, a 16 x 16 uint8 dataset whose filter pipelin
   and whose one chunk's header claims 1 GiB; /sound, the same with a well-formed LZ4 chunk of 4 blocks
   (three compressed, the last raw) whose rows are in OUTDIR/sound.bin.
 OUTDIR/later.bin: the rows of /later as h5py wrote them (its second chunk aside).
+OUTDIR/stored.h5 (about 4 MB): /claims, uint8 rows in deflated chunks of 1 MiB whose first chunk's record
+  in the chunk index claims it is stored in all the bytes from its start to the end of the file.
 h5py here has no LZ4 plugin: the LZ4 datasets are written deflated, then the filter id in their pipeline
 message is changed to 32004 and their chunk replaced.
 """
@@ -86,6 +88,21 @@ def lz4_file(d):
     open(d + "/sound.bin", "wb").write(sound.tobytes())
 
 
+def stored_file(d):
+    rng = np.random.default_rng(13)
+    path = d + "/stored.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("claims", data=rng.integers(0, 256, (4096, 1024), dtype="u1"), chunks=(1024, 1024),
+                         compression="gzip")
+        first = f["claims"].id.get_chunk_info(0)
+    b = open(path, "rb").read()
+    # a version 1 B-tree key of chunked data: u32 size, u32 filter mask, an offset per dimension and one more
+    key = struct.pack("<IIQQQ", first.size, 0, 0, 0, 0)
+    assert b.count(key) == 1, b.count(key)
+    patch(path, [(b.index(key), struct.pack("<I", len(b) - first.byte_offset))])
+
+
 if __name__ == "__main__":
+    stored_file(sys.argv[1])
     deflate_file(sys.argv[1])
     lz4_file(sys.argv[1])

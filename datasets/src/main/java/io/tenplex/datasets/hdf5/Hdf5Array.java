@@ -230,6 +230,9 @@ final class Hdf5Array {
             shape[i] = (int) dims[i];
         }
         try {
+            if (dataset instanceof ChunkedDataset c) {
+                StoredChunks.check(c, chunkBytes, first, n); // before jHDF copies a chunk into the heap
+            }
             ByteBuffer b = ChunkLimit.within(chunkBytes, () -> dataset.getSliceDataBuffer(offset, shape));
             int length = Math.toIntExact(n * rowBytes);
             // jHDF makes a new array for a slice: take it as it is, else copy

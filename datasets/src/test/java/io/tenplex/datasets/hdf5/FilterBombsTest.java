@@ -19,7 +19,9 @@ import org.junit.jupiter.api.io.TempDir;
  * Filter bombs ({@code tests/python/make_filter_bombs.py}): a deflated chunk of 1 MiB rows that
  * inflates to 1 GiB, and an LZ4 chunk whose header claims 1 GiB, are refused having decoded no more
  * than the dataset's chunk size (the tests run with a 1 GiB heap: unbounded decoders fail them with
- * an {@link OutOfMemoryError}); a well-formed LZ4 chunk still reads bit for bit.
+ * an {@link OutOfMemoryError}); a chunk index that claims a chunk is stored in more bytes than any
+ * encoder writes for it is refused before the chunk is copied; a well-formed LZ4 chunk still reads
+ * bit for bit.
  */
 class FilterBombsTest {
     private static final Path SCRIPT = Path.of(System.getProperty("user.dir")).getParent()
@@ -84,6 +86,14 @@ class FilterBombsTest {
         ByteBuffer all = ByteBuffer.allocate(256);
         sources.read(sound, 0, all);
         assertArrayEquals(Files.readAllBytes(dir.resolve("sound.bin")), all.array());
+    }
+
+    @Test
+    void aChunkRecordClaimingMoreStoredBytesThanAChunkTakes_isRefusedBeforeTheChunkIsRead() throws Exception {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> sources.check(url("stored.h5",
+                "/claims")));
+        assertTrue(e.getMessage().contains("rows 0..1024: chunk [0, 0] is stored in 4195608 bytes, over the 1376256 a "
+                + "chunk of 1048576 bytes may take"), e.getMessage());
     }
 
     private static String url(String file, String dataset) {
