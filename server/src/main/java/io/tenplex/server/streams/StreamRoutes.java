@@ -17,8 +17,10 @@ import java.util.concurrent.CompletableFuture;
  * in ms; 429 with {@code Retry-After} while the buffer stays full), {@code GET ranks/<r>/batch}
  * ({@code size}, {@code wait}; {@link StreamWire}), {@code POST close} (a producer is done),
  * {@code POST end}, {@code POST partition} (new ranks); and the coordinator's peer calls
- * {@code PUT config}, {@code POST export|import|unfreeze}. Pushes and reads for a rank held by
- * another daemon are relayed to it; nothing waits on the event loop.
+ * {@code PUT config}, {@code POST export|import|unfreeze}, and a relaying daemon's
+ * {@code POST ranks/<r>/returned} (a relayed batch its reader never got). Pushes and reads for a rank
+ * held by another daemon are relayed to it; a push or read whose client goes away while it waits is
+ * withdrawn; nothing waits on the event loop.
  */
 public final class StreamRoutes implements ControlHandler {
     /** The longest a push or a read may wait (the server's idle timeout is longer). */
