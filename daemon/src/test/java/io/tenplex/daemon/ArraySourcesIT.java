@@ -69,6 +69,41 @@ class ArraySourcesIT {
         }
     }
 
+    /**
+     * Filter bombs ({@code tests/python/make_filter_bombs.py}): a deflate chunk that inflates to 1 GiB
+     * or an LZ4 chunk whose header claims 1 GiB in the first block is a 400 at the mount; one beyond
+     * the first block fails its own samples (the load ends {@code failed}, naming the chunk) while the
+     * other rows load; the daemon keeps answering.
+     */
+    @Test
+    void filterBombs_are400AtTheMount_orFailTheirOwnSamples_andTheDaemonStaysUp(@TempDir Path dir) throws Exception {
+        Process p = new ProcessBuilder("/usr/bin/python3", ROOT.resolve("tests/python/make_filter_bombs.py").toString(),
+                dir.toString()).redirectErrorStream(true).start();
+        String made = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, p.waitFor(), made);
+        try (DaemonProcess d = DaemonProcess.start("--port", "0", "--memory-limit", "64m", "--data-root", dir.toString())) {
+            for (String bomb : List.of("deflate.h5#/first", "lz4.h5#/bomb")) {
+                HttpResponse<byte[]> r = send(d.url() + "/api/v1/datasets/bomb/mount", "POST",
+                        mount("hdf5://" + dir.resolve(bomb), 2, 1));
+                String body = new String(r.body(), StandardCharsets.UTF_8);
+                assertEquals(400, r.statusCode(), bomb + ": " + body);
+                assertTrue(body.contains("chunk decodes to 1073741824 bytes or more") || body.contains("a deflate chunk "
+                        + "decodes to"), body);
+                assertEquals(404, send(d.url() + "/api/v1/datasets/bomb", "GET", null).statusCode(), bomb);
+            }
+            HttpResponse<byte[]> m = send(d.url() + "/api/v1/datasets/later/mount", "POST",
+                    mount("hdf5://" + dir.resolve("deflate.h5") + "#/later", 64, 1));
+            assertEquals(200, m.statusCode(), new String(m.body(), StandardCharsets.UTF_8));
+            String status = new String(send(d.url() + "/api/v1/datasets/later?wait=60000", "GET", null).body(),
+                    StandardCharsets.UTF_8);
+            assertTrue(status.contains("\"state\":\"failed\"") && status.contains("rows 1024..2048: a deflate chunk "
+                    + "decodes to 1048641 bytes or more") && status.contains("and 1023 more samples"), status);
+            assertEquals(200, send(d.url() + "/api/v1/health", "GET", null).statusCode());
+            assertEquals(200, send(d.url() + "/api/v1/datasets/sound/mount", "POST",
+                    mount("hdf5://" + dir.resolve("lz4.h5") + "#/sound", 4, 1)).statusCode());
+        }
+    }
+
     /** Mounts one array on 2 ranks and compares each rank's samples with the rows h5py/netCDF4 read. */
     private void assertRowsOverRest(DaemonProcess d, Path dir, JsonNode a) throws Exception {
         String job = a.get("id").asText().replace('_', '-');

@@ -11,6 +11,7 @@ public final class Model {
     private final int layers;
     private final Map<String, TensorSpec> byName = new LinkedHashMap<>();
     private final Map<String, String> ties;
+    private final long bytes;
 
     public Model(List<TensorSpec> tensors, List<ValueSpec> values, int layers) {
         this(tensors, values, layers, Map.of());
@@ -35,6 +36,15 @@ public final class Model {
             }
         }
         ties.forEach(this::checkTie);
+        long b = 0;
+        try {
+            for (TensorSpec t : tensors) {
+                b = Math.addExact(b, t.shape().volume() * t.dtype().itemSize()); // each checked by TensorSpec
+            }
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("the model's " + tensors.size() + " tensors hold more than 2^63 bytes");
+        }
+        this.bytes = b;
     }
 
     /** A tie names an original of the model other than the copy, shaped as the copy when the copy is here. */
@@ -82,10 +92,6 @@ public final class Model {
 
     /** Bytes of all tensors (unpadded, one replica). */
     public long bytes() {
-        long b = 0;
-        for (TensorSpec t : tensors) {
-            b += t.shape().volume() * t.dtype().itemSize();
-        }
-        return b;
+        return bytes;
     }
 }

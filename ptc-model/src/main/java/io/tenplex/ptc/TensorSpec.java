@@ -13,6 +13,11 @@ public record TensorSpec(String name, DType dtype, Shape shape, Placement placem
         if (name == null || name.isEmpty() || dtype == null || shape == null || placement == null || partition == null) {
             throw new IllegalArgumentException("tensor spec needs a name, dtype, shape, placement and partition");
         }
+        try {
+            Math.multiplyExact(shape.volume(), (long) dtype.itemSize());
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException(name + ": " + dtype.wireName() + shape + " has more than 2^63 bytes");
+        }
         int dim = Partition.splitDim(partition);
         if (dim >= shape.rank()) {
             throw new IllegalArgumentException(name + ": split dim " + dim + " but the tensor has rank " + shape.rank());

@@ -57,6 +57,15 @@ class ModelSpecJsonTest {
                 + "[{\"name\": \"w\", \"dtype\": \"f32\", \"shape\": [4], \"layer\": 0, \"partition\": {\"kind\": \"diag\"}}]}"));
         assertTrue(e.getMessage().contains("partition kind 'diag'"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> ModelSpecJson.parse("{nope"));
+        e = assertThrows(IllegalArgumentException.class, () -> ModelSpecJson.parse("{\"layers\": 1, \"tensors\": "
+                + "[{\"name\": \"w\", \"dtype\": \"f32\", \"shape\": [4611686018427387904, 1], \"layer\": 0, "
+                + "\"partition\": {\"kind\": \"replicated\"}}]}"));
+        assertEquals("w: f32[4611686018427387904, 1] has more than 2^63 bytes", e.getMessage());
+        String half = "\"dtype\": \"u8\", \"shape\": [4611686018427387904], \"layer\": 0, \"partition\": "
+                + "{\"kind\": \"replicated\"}}";
+        e = assertThrows(IllegalArgumentException.class, () -> ModelSpecJson.parse("{\"layers\": 1, \"tensors\": "
+                + "[{\"name\": \"a\", " + half + ", {\"name\": \"b\", " + half + "]}"));
+        assertEquals("the model's 2 tensors hold more than 2^63 bytes", e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> ModelSpecJson.parse("{\"layers\": 1, \"tensors\": "
                 + "[{\"name\": \"w\", \"dtype\": \"f32\", \"shape\": [4], \"layer\": 3, \"partition\": {\"kind\": \"replicated\"}}]}"));
     }

@@ -1,6 +1,7 @@
 package io.tenplex.server;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -85,11 +86,15 @@ final class ControlCall extends Call {
     void end(Exchange ex) {
         byte[] whole = size == body.length ? body : Arrays.copyOf(body, size);
         release();
+        CompletableFuture<Void> closed = new CompletableFuture<>();
         ControlHandler.Request req = new ControlHandler.Request(ex.method().name(), ex.query.path(),
-                ex.query.parameters(), ex.header(HttpHeaderNames.CONTENT_TYPE), whole);
+                ex.query.parameters(), ex.header(HttpHeaderNames.CONTENT_TYPE), whole, closed);
         CompletableFuture<ControlHandler.Response> answer = handler.handle(req);
         if (!answer.isDone()) {
             ex.ctx.read(); // one read while the answer waits: a client that went away closes the channel
+            ChannelFutureListener gone = f -> closed.complete(null);
+            ex.ctx.channel().closeFuture().addListener(gone);
+            answer.whenComplete((r, t) -> ex.ctx.channel().closeFuture().removeListener(gone));
         }
         answer.whenComplete((r, t) -> ex.ctx.executor().execute(() -> {
             if (t != null) {

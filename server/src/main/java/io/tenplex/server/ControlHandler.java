@@ -11,8 +11,17 @@ import java.util.concurrent.CompletableFuture;
  */
 public interface ControlHandler {
 
-    /** One request to a control route. */
-    record Request(String method, String path, Map<String, List<String>> params, String contentType, byte[] body) {
+    /**
+     * One request to a control route; {@code closed} completes if the client's connection closes
+     * while the answer is still pending (the client gave up), e.g. to withdraw what the request
+     * waits for; it never completes for a request built without a connection.
+     */
+    record Request(String method, String path, Map<String, List<String>> params, String contentType, byte[] body,
+            CompletableFuture<Void> closed) {
+        public Request(String method, String path, Map<String, List<String>> params, String contentType, byte[] body) {
+            this(method, path, params, contentType, body, new CompletableFuture<>());
+        }
+
         public String param(String name) {
             List<String> v = params.get(name);
             return v == null || v.isEmpty() ? null : v.get(0);

@@ -11,6 +11,16 @@ import java.util.List;
 public record ShardPlan(int destRank, Device destDevice, String tensor, String key, Shape shape,
         io.tenplex.ptc.DType dtype, List<Piece> pieces, List<io.tenplex.ptc.Region> padding) {
 
+    /** @throws IllegalArgumentException a shard of more than 2^63 bytes (a shape and dtype from the wire) */
+    public ShardPlan {
+        try {
+            Math.multiplyExact(shape.volume(), (long) dtype.itemSize());
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("shard " + key + " of rank " + destRank + ": " + dtype.wireName() + shape
+                    + " has more than 2^63 bytes");
+        }
+    }
+
     /** Bytes of the assembled shard. */
     public long byteSize() {
         return shape.volume() * dtype.itemSize();

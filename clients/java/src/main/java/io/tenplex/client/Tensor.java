@@ -10,11 +10,16 @@ import java.util.Arrays;
 public record Tensor(String dtype, long[] shape, byte[] data) {
     public Tensor {
         long n = 1;
-        for (long d : shape) {
-            if (d < 0) {
-                throw new IllegalArgumentException("negative dimension in " + Arrays.toString(shape));
+        try {
+            for (long d : shape) {
+                if (d < 0) {
+                    throw new IllegalArgumentException("negative dimension in " + Arrays.toString(shape));
+                }
+                n = Math.multiplyExact(n, d);
             }
-            n *= d;
+            Math.multiplyExact(n, itemSize(dtype));
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException(dtype + Arrays.toString(shape) + " has more than 2^63 bytes");
         }
         if (n * itemSize(dtype) != data.length) {
             throw new IllegalArgumentException(dtype + Arrays.toString(shape) + " needs " + n * itemSize(dtype)

@@ -42,6 +42,7 @@ final class Hdf5Array {
     private final long fileOffset; // contiguous: where the array's bytes start in the file; else -1
     private final int blockRows;
     private final MissingChunks missing; // null: none to fill, or a zero fill value
+    private final long chunkBytes; // a chunk's declared size: what its filters may decode it to (ChunkLimit)
 
     private Hdf5Array(ArrayUrl url, DatasetBase dataset, FileChannel channel, BlockCache cache, long fileOffset,
             int blockRows) {
@@ -55,6 +56,7 @@ final class Hdf5Array {
         this.fileOffset = fileOffset;
         this.blockRows = blockRows;
         this.missing = dataset instanceof ChunkedDataset c ? MissingChunks.of(c) : null;
+        this.chunkBytes = dataset instanceof ChunkedDataset c ? chunkBytes(c) : MAX_BLOCK_BYTES;
     }
 
     /**
@@ -139,16 +141,23 @@ final class Hdf5Array {
     }
 
     private static int chunkRows(ArrayUrl url, ChunkedDataset ds) {
-        int[] chunk = ds.getChunkDimensions();
+        if (chunkBytes(ds) > MAX_BLOCK_BYTES) {
+            throw new IllegalArgumentException(url.what() + " has chunks of more than " + MAX_BLOCK_BYTES
+                    + " bytes (limit)");
+        }
+        return ds.getChunkDimensions()[0];
+    }
+
+    /** The bytes of one chunk as {@code ds} declares it, or more than {@link #MAX_BLOCK_BYTES}. */
+    private static long chunkBytes(ChunkedDataset ds) {
         long bytes = ds.getDataType().getSize();
-        for (int c : chunk) {
-            bytes = c <= 0 ? Long.MAX_VALUE : bytes * c;
+        for (int c : ds.getChunkDimensions()) {
+            bytes = c <= 0 ? Long.MAX_VALUE : bytes * c; // at most 2^24 * 2^31 before the check below
             if (bytes > MAX_BLOCK_BYTES) {
-                throw new IllegalArgumentException(url.what() + " has chunks of more than " + MAX_BLOCK_BYTES
-                        + " bytes (limit)");
+                return Long.MAX_VALUE;
             }
         }
-        return chunk[0];
+        return bytes;
     }
 
     long rows() {
@@ -221,7 +230,10 @@ final class Hdf5Array {
             shape[i] = (int) dims[i];
         }
         try {
-            ByteBuffer b = dataset.getSliceDataBuffer(offset, shape);
+            if (dataset instanceof ChunkedDataset c) {
+                StoredChunks.check(c, chunkBytes, first, n); // before jHDF copies a chunk into the heap
+            }
+            ByteBuffer b = ChunkLimit.within(chunkBytes, () -> dataset.getSliceDataBuffer(offset, shape));
             int length = Math.toIntExact(n * rowBytes);
             // jHDF makes a new array for a slice: take it as it is, else copy
             boolean whole = b.hasArray() && b.arrayOffset() == 0 && b.array().length == length;
@@ -250,8 +262,11 @@ final class Hdf5Array {
                 return new IOException(rows + " cannot be read (" + io + ")", e);
             }
         }
+        if (ChunkLimit.cause(e) != null) {
+            return new UndecodableException(rows + ": " + ChunkLimit.cause(e).getMessage(), e);
+        }
         if (Fletcher32.cause(e) != null && dataset instanceof ChunkedDataset c) {
-            String chunk = Fletcher32.failing(c, first, n);
+            String chunk = ChunkLimit.within(chunkBytes, () -> Fletcher32.failing(c, first, n));
             return new UndecodableException(rows + ": " + (chunk == null ? Fletcher32.cause(e).getMessage() : chunk)
                     + " (the file is corrupt)", e);
         }

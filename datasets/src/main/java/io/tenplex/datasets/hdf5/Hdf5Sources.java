@@ -31,7 +31,7 @@ public final class Hdf5Sources implements AutoCloseable {
     private record Opened(HdfFile file, long size, long modified) {}
 
     static {
-        Fletcher32.install(); // jHDF's own filter does not check the checksums
+        BoundedFilters.install(); // jHDF's decoders are unbounded, its Fletcher-32 filter checks nothing
     }
 
     private final Function<String, Path> resolve;

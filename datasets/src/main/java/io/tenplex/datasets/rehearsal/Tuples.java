@@ -90,13 +90,12 @@ public final class Tuples {
             throw new IllegalArgumentException("sample " + k + " part " + p + ": ndim " + ndim + " (expected: 0 to "
                     + MAX_NDIM + ")");
         }
-        long elements = 1;
+        long[] dims = new long[ndim];
         for (int i = 0; i < ndim; i++) {
-            long dim = in.getLong();
-            if (dim < 0 || dim > Integer.MAX_VALUE) {
-                throw new IllegalArgumentException("sample " + k + " part " + p + ": dim " + i + " is " + dim);
+            dims[i] = in.getLong();
+            if (dims[i] < 0 || dims[i] > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException("sample " + k + " part " + p + ": dim " + i + " is " + dims[i]);
             }
-            elements = Math.min(Long.MAX_VALUE / 64, elements * dim);
         }
         long nbytes = in.getLong();
         int item;
@@ -105,11 +104,32 @@ public final class Tuples {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("sample " + k + " part " + p + ": " + e.getMessage());
         }
+        long elements = elements(dims, item, k, p);
         if (nbytes < 0 || nbytes != elements * item) {
             throw new IllegalArgumentException("sample " + k + " part " + p + ": " + nbytes + " bytes for " + elements
                     + " elements of " + dtype);
         }
         return nbytes;
+    }
+
+    /**
+     * The elements of a part of shape {@code dims}, every product overflow-checked: a shape whose
+     * non-zero dimensions multiply (with the item size) past 2^63 is refused even with a zero
+     * dimension among them, as no rank could hold or reshape it.
+     */
+    private static long elements(long[] dims, int item, int k, int p) {
+        long nonZero = item;
+        boolean empty = false;
+        try {
+            for (long d : dims) {
+                empty |= d == 0;
+                nonZero = d == 0 ? nonZero : Math.multiplyExact(nonZero, d);
+            }
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("sample " + k + " part " + p + ": shape " + java.util.Arrays.toString(dims)
+                    + " of " + item + "-byte items has more than 2^63 bytes");
+        }
+        return empty ? 0 : nonZero / item;
     }
 
     /** Numpy's fixed-size dtypes ({@code dtype.str}): numbers, booleans, bytes and unicode strings of n characters. */

@@ -12,12 +12,14 @@ import java.util.concurrent.TimeUnit;
  * One rank's training buffer, thread-safe: a push that the policy cannot take now waits (no thread
  * blocked) until it can or its wait runs out, then is answered {@link Push#FULL} (the producer
  * retries: nothing is dropped); a read waits the same way for a batch. While frozen (a
- * re-partitioning) pushes are answered {@link Push#MOVED} and reads get an empty batch.
- * Futures are completed outside the lock.
+ * re-partitioning) pushes are answered {@link Push#MOVED} and reads get an empty batch. A waiting
+ * push or read whose caller went away ({@code gone} completed: its connection closed) is withdrawn:
+ * the push is not stored ({@link Push#WITHDRAWN}; the producer pushes again), the read takes no
+ * batch. Futures are completed outside the lock.
  */
 final class RankBuffer {
     /** How a push ended. */
-    enum Push { ACCEPTED, FULL, MOVED, ENDED }
+    enum Push { ACCEPTED, FULL, MOVED, ENDED, WITHDRAWN }
 
     /** A batch's samples (borrowed bytes) and whether the stream is over for this rank. */
     record Batch(List<Sample> samples, boolean ended) {
@@ -46,6 +48,7 @@ final class RankBuffer {
     private long evicted;
     private long refused;
     private long waitingBytes;
+    private long withdrawn;
 
     RankBuffer(int rank, StreamSpec spec, ScheduledExecutorService timer) {
         this(rank, spec, timer, StreamMemory.unlimited());
@@ -66,6 +69,14 @@ final class RankBuffer {
 
     /** Offers a sample; waits up to {@code waitMillis} while the policy cannot take it. */
     CompletableFuture<Push> push(Sample s, long waitMillis) {
+        return push(s, waitMillis, null);
+    }
+
+    /**
+     * Offers a sample; waits up to {@code waitMillis} while the policy cannot take it, unless
+     * {@code gone} (may be null) completes first: then the push is withdrawn, the sample not stored.
+     */
+    CompletableFuture<Push> push(Sample s, long waitMillis, CompletableFuture<?> gone) {
         List<Runnable> done = new ArrayList<>();
         Waiter<Push> w = new Waiter<>(new CompletableFuture<>(), s, 0);
         synchronized (this) {
@@ -88,12 +99,23 @@ final class RankBuffer {
         done.forEach(Runnable::run);
         if (!w.answer.isDone()) {
             timer.schedule(() -> expire(puts, w, Push.FULL), waitMillis, TimeUnit.MILLISECONDS);
+            if (gone != null) {
+                gone.whenComplete((v, t) -> withdraw(puts, w, Push.WITHDRAWN));
+            }
         }
         return w.answer;
     }
 
     /** A batch of {@code n} samples, waiting up to {@code waitMillis} for one (then an empty batch). */
     CompletableFuture<Batch> read(int n, long waitMillis) {
+        return read(n, waitMillis, null);
+    }
+
+    /**
+     * A batch of {@code n} samples, waiting up to {@code waitMillis} for one (then an empty batch),
+     * unless {@code gone} (may be null) completes first: then the read is withdrawn and takes none.
+     */
+    CompletableFuture<Batch> read(int n, long waitMillis, CompletableFuture<?> gone) {
         List<Runnable> done = new ArrayList<>();
         Waiter<Batch> w = new Waiter<>(new CompletableFuture<>(), null, n);
         synchronized (this) {
@@ -110,8 +132,23 @@ final class RankBuffer {
         done.forEach(Runnable::run);
         if (!w.answer.isDone()) {
             timer.schedule(() -> expire(reads, w, new Batch(List.of(), false)), waitMillis, TimeUnit.MILLISECONDS);
+            if (gone != null) {
+                gone.whenComplete((v, t) -> withdraw(reads, w, new Batch(List.of(), false)));
+            }
         }
         return w.answer;
+    }
+
+    /** Takes a waiter whose caller went away out of its queue, if it still waits (not refused: nobody asks). */
+    private <T> void withdraw(ArrayDeque<Waiter<T>> queue, Waiter<T> w, T answer) {
+        synchronized (this) {
+            if (!queue.remove(w)) {
+                return; // answered meanwhile: a batch that cannot be written goes back through its unsent hook
+            }
+            waitingBytes -= w.sample == null ? 0 : w.sample.data().length;
+            withdrawn++;
+        }
+        w.answer.complete(answer);
     }
 
     private <T> void expire(ArrayDeque<Waiter<T>> queue, Waiter<T> w, T answer) {
@@ -263,7 +300,7 @@ final class RankBuffer {
     synchronized RankStatus status() {
         List<Sample> held = buf.held();
         return new RankStatus(rank, spec.policy().wireName(), spec.capacity(), spec.threshold(), held.size(),
-                held.size() - buf.unseen(), buf.unseen(), pushed, delivered, batches, evicted, refused, puts.size(),
+                held.size() - buf.unseen(), buf.unseen(), pushed, delivered, batches, evicted, refused, withdrawn, puts.size(),
                 reads.size(), buf.receptionOver(), buf.drained(), frozen, ReadCounts.of(held).toMap(), left.toMap());
     }
 }

@@ -87,16 +87,23 @@ final class ReservoirBuffer extends TrainingBuffer {
     @Override
     boolean giveBack(Sample s) {
         for (int i = 0; i < seen.size(); i++) {
-            if (seen.get(i) == s) { // still held: unseen again if this was its only read
-                if (s.reads() == 0) {
+            Sample held = seen.get(i);
+            if (held.id() == s.id()) { // still held: unseen again if this was its only read
+                if (held != s) {
+                    held.unread(); // a copy a relaying daemon sent back: undo the read of the one held
+                }
+                if (held.reads() == 0) {
                     unseen.add(removeAt(seen, i));
                 }
                 return false;
             }
         }
-        if (!unseen.contains(s)) {
-            restore(s);
+        for (Sample u : unseen) {
+            if (u.id() == s.id()) {
+                return true;
+            }
         }
+        restore(s);
         return true;
     }
 

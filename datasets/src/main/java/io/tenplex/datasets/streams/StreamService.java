@@ -181,11 +181,13 @@ public final class StreamService implements AutoCloseable {
     /**
      * Pushes a sample into a rank's buffer here, waiting up to {@code waitMillis} while it is full:
      * {@code accepted}, {@code full} (the wait ran out), {@code moved} (re-partitioning, or the rank is
-     * not held here) or {@code ended}. The bytes are handed over.
+     * not held here) or {@code ended}; {@code withdrawn} when {@code gone} (may be null) completed
+     * while it waited (its producer went away: the sample is not stored, so a retry stores it once).
+     * The bytes are handed over.
      *
      * @throws StoreException too large for a sample over the stream's limit
      */
-    public CompletableFuture<Pushed> push(String job, int rank, byte[] data, long waitMillis) {
+    public CompletableFuture<Pushed> push(String job, int rank, byte[] data, long waitMillis, CompletableFuture<?> gone) {
         JobStream s = stream(job);
         int max = s.config().spec().maxSampleBytes();
         if (data.length > max) {
@@ -204,7 +206,7 @@ public final class StreamService implements AutoCloseable {
             }
             return CompletableFuture.completedFuture(new Pushed(rank, "memory"));
         }
-        return b.push(new Sample(s.nextId(), data, 0), waitMillis).thenApply(p -> {
+        return b.push(new Sample(s.nextId(), data, 0), waitMillis, gone).thenApply(p -> {
             if (p != RankBuffer.Push.ACCEPTED) {
                 memory.release(data.length);
             }
@@ -215,20 +217,26 @@ public final class StreamService implements AutoCloseable {
     /**
      * A batch of up to {@code n} samples' bytes from a rank's buffer here, waiting up to
      * {@code waitMillis} for one; empty when none came in time (or the rank is being moved);
-     * {@code ended} once production is over and the buffer is empty.
+     * {@code ended} once production is over and the buffer is empty; none taken when {@code gone}
+     * (may be null) completed while it waited (its reader went away).
      */
-    public CompletableFuture<Batch> read(String job, int rank, int n, long waitMillis) {
+    public CompletableFuture<StreamBatch> read(String job, int rank, int n, long waitMillis, CompletableFuture<?> gone) {
         if (n < 1 || n > MAX_BATCH) {
             throw new IllegalArgumentException("batch size " + n + " (expected: 1 <= size <= " + MAX_BATCH + ")");
         }
         JobStream s = stream(job);
         RankBuffer b = s.buffer(rank);
         if (b == null) {
-            return CompletableFuture.completedFuture(new Batch(List.of(), false));
+            return CompletableFuture.completedFuture(new StreamBatch(List.of(), false));
         }
-        return b.read(batchSize(s.config().spec(), n), waitMillis).thenApply(r -> new Batch(r.samples().stream()
+        return b.read(batchSize(s.config().spec(), n), waitMillis, gone).thenApply(r -> new StreamBatch(r.samples().stream()
                 .map(Sample::data).toList(), r.ended(), r.samples().isEmpty() ? null : () -> s.giveBack(rank,
-                        r.samples())));
+                        r.samples()), r.samples()));
+    }
+
+    /** Takes back the samples of a relayed batch its reader never got, as {@link StreamBatch#unsent()} does. */
+    public void giveBack(String job, int rank, List<Sample> returned) {
+        stream(job).giveBack(rank, returned);
     }
 
     /** The most samples one batch read takes. */
@@ -241,15 +249,6 @@ public final class StreamService implements AutoCloseable {
         return (int) Math.min(n, Math.max(1, MAX_BATCH_BYTES / spec.maxSampleBytes()));
     }
 
-    /**
-     * A batch's sample bytes (borrowed) and whether the rank's stream is over; {@code unsent} (null
-     * for an empty batch) puts the samples back when the batch never reached its reader.
-     */
-    public record Batch(List<byte[]> samples, boolean ended, Runnable unsent) {
-        public Batch(List<byte[]> samples, boolean ended) {
-            this(samples, ended, null);
-        }
-    }
 
     /**
      * Counts a producer's close (on rank 0's daemon); when every expected producer has closed,

@@ -53,6 +53,17 @@ class TuplesTest {
         assertTrue(msg(new byte[] {1, 0}).contains("cut short"));
     }
 
+    @Test
+    void decode_shapeWhoseProductOverflows_isRefused_evenWithAZeroDimensionOrNoBytes() {
+        long g = 1L << 30;
+        assertTrue(msg(body(1, 0, "|u1", new long[] {g, g, g, g, 16}, 0, 0)).contains("shape [1073741824, 1073741824, "
+                + "1073741824, 1073741824, 16] of 1-byte items has more than 2^63 bytes"));
+        assertTrue(msg(body(1, 0, "|u1", new long[] {g, g, g, g, 0}, 0, 0)).contains("more than 2^63 bytes"));
+        assertTrue(msg(body(1, 0, "<c16", new long[] {g, g, 1L << 4}, 0, 0)).contains("of 16-byte items"));
+        assertEquals(1, Tuples.decode(body(1, 0, "<f8", new long[] {g, 0, 1L << 20}, 0, 0), 1, 256).size(),
+                "an empty part (numpy's rule: the non-zero dimensions and the item size stay under 2^63)");
+    }
+
     private static String msg(byte[] body) {
         return assertThrows(IllegalArgumentException.class, () -> Tuples.decode(body, 1, 256)).getMessage();
     }

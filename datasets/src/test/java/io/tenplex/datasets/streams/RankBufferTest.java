@@ -83,4 +83,39 @@ class RankBufferTest {
         assertTrue(b.read(1, 0).get().samples().isEmpty());
         assertEquals(java.util.Map.of("1", 1L), b.status().readsLeft());
     }
+
+    @Test
+    void waitingPushAndRead_whoseCallerWentAway_areWithdrawn_nothingStoredNorTaken() throws Exception {
+        RankBuffer b = buffer(Policy.FIFO, 1, 0);
+        b.push(sample(0), 0).get();
+        CompletableFuture<Void> producerGone = new CompletableFuture<>();
+        CompletableFuture<RankBuffer.Push> waiting = b.push(sample(1), 60_000, producerGone);
+        producerGone.complete(null);
+        assertEquals(RankBuffer.Push.WITHDRAWN, waiting.get(10, TimeUnit.SECONDS));
+        assertEquals(List.of(0L), b.read(1, 0).get().samples().stream().map(Sample::id).toList());
+        assertEquals(0, b.status().population(), "1 never stored");
+        CompletableFuture<Void> readerGone = new CompletableFuture<>();
+        CompletableFuture<RankBuffer.Batch> read = b.read(1, 60_000, readerGone);
+        readerGone.complete(null);
+        assertTrue(read.get(10, TimeUnit.SECONDS).samples().isEmpty());
+        b.push(sample(2), 0).get();
+        assertEquals(List.of(2L), b.read(1, 0).get().samples().stream().map(Sample::id).toList(), "the next reader gets it");
+        RankStatus st = b.status();
+        assertEquals(2, st.withdrawn());
+        assertEquals(0, st.refused());
+        assertEquals(0, st.waitingProducers() + st.waitingReaders());
+    }
+
+    @Test
+    void reservoirBatchReturnedAsCopies_byARelayingDaemon_isUnseenAgain_notDuplicated() throws Exception {
+        RankBuffer b = buffer(Policy.RESERVOIR, 4, 0);
+        b.push(sample(0), 0).get();
+        Sample drawn = b.read(1, 0).get().samples().get(0);
+        assertEquals(1, b.status().seen());
+        b.giveBack(List.of(new Sample(drawn.id(), drawn.data(), drawn.reads()))); // as it comes back over the wire
+        RankStatus st = b.status();
+        assertEquals(1, st.population());
+        assertEquals(1, st.unseen());
+        assertEquals(0, st.delivered());
+    }
 }

@@ -49,7 +49,7 @@ class StreamSafetyTest {
     private void push(StreamService via, String job, int n, int bytes) throws Exception {
         for (int i = 0; i < n; i++) {
             int rank = via.pick(job, null);
-            assertEquals("accepted", peers.daemons.get(via.owner(job, rank)).push(job, rank, new byte[bytes], 0).get()
+            assertEquals("accepted", peers.daemons.get(via.owner(job, rank)).push(job, rank, new byte[bytes], 0, null).get()
                     .outcome());
         }
     }
@@ -229,19 +229,19 @@ class StreamSafetyTest {
         d.setSelf("127.0.0.1", 2009);
         services.add(d);
         d.create("j", fifo(64, "127.0.0.1:2009")).get();
-        assertEquals("accepted", d.push("j", 0, new byte[40], 0).get().outcome());
-        assertEquals("accepted", d.push("j", 0, new byte[40], 0).get().outcome());
-        assertEquals("memory", d.push("j", 0, new byte[40], 0).get().outcome()); // 429: reads free memory
+        assertEquals("accepted", d.push("j", 0, new byte[40], 0, null).get().outcome());
+        assertEquals("accepted", d.push("j", 0, new byte[40], 0, null).get().outcome());
+        assertEquals("memory", d.push("j", 0, new byte[40], 0, null).get().outcome()); // 429: reads free memory
         assertEquals(80, d.memory().used());
-        d.read("j", 0, 1, 0).get();
+        d.read("j", 0, 1, 0, null).get();
         assertEquals(40, d.memory().used());
-        assertEquals("accepted", d.push("j", 0, new byte[40], 0).get().outcome());
+        assertEquals("accepted", d.push("j", 0, new byte[40], 0, null).get().outcome());
         d.create("k", fifo(64, "127.0.0.1:2009")).get();
-        StoreException none = assertThrows(StoreException.class, () -> d.push("k", 0, new byte[40], 0));
+        StoreException none = assertThrows(StoreException.class, () -> d.push("k", 0, new byte[40], 0, null));
         assertEquals(StoreException.Kind.INSUFFICIENT_STORAGE, none.kind()); // 507: nothing of k can drain
         d.deleteLocal("j");
         assertEquals(0, d.memory().used());
-        assertEquals("accepted", d.push("k", 0, new byte[40], 0).get().outcome());
+        assertEquals("accepted", d.push("k", 0, new byte[40], 0, null).get().outcome());
     }
 
     @Test
@@ -251,16 +251,16 @@ class StreamSafetyTest {
         a.create("r", new StreamConfig(new StreamSpec(Policy.RESERVOIR, 100, 0, 8, 0, 1), List.of(A), List.of(), 0,
                 false)).get();
         for (int i = 0; i < 5; i++) {
-            a.push("f", 0, new byte[] {(byte) i}, 0).get();
-            a.push("r", 0, new byte[] {(byte) i}, 0).get();
+            a.push("f", 0, new byte[] {(byte) i}, 0, null).get();
+            a.push("r", 0, new byte[] {(byte) i}, 0, null).get();
         }
-        StreamService.Batch lost = a.read("f", 0, 3, 0).get();
+        StreamBatch lost = a.read("f", 0, 3, 0, null).get();
         lost.unsent().run();
         RankStatus f = a.status("f").local().get(0);
         assertEquals(5, f.population());
         assertEquals(0, f.delivered());
-        assertEquals(0, a.read("f", 0, 5, 0).get().samples().get(0)[0]); // in order again
-        a.read("r", 0, 4, 0).get().unsent().run();
+        assertEquals(0, a.read("f", 0, 5, 0, null).get().samples().get(0)[0]); // in order again
+        a.read("r", 0, 4, 0, null).get().unsent().run();
         RankStatus r = a.status("r").local().get(0);
         assertEquals(5, r.unseen());
         assertEquals(0, r.delivered());

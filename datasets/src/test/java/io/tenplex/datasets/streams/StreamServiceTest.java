@@ -40,7 +40,7 @@ class StreamServiceTest {
         for (int i = from; i < from + n; i++) {
             int rank = via.pick(job, null);
             StreamService owner = peers.daemons.get(via.owner(job, rank));
-            assertEquals("accepted", owner.push(job, rank, bytes(i), 0).get().outcome());
+            assertEquals("accepted", owner.push(job, rank, bytes(i), 0, null).get().outcome());
         }
     }
 
@@ -50,9 +50,9 @@ class StreamServiceTest {
         StreamConfig c = services.get(0).config(job);
         for (int rank = 0; rank < c.dp(); rank++) {
             StreamService owner = peers.daemons.get(c.ranks().get(rank));
-            StreamService.Batch b;
+            StreamBatch b;
             do {
-                b = owner.read(job, rank, batch, 0).get();
+                b = owner.read(job, rank, batch, 0, null).get();
                 b.samples().forEach(s -> reads.merge(ByteBuffer.wrap(s).getInt(), 1, Integer::sum));
             } while (!b.ended());
         }
@@ -69,7 +69,7 @@ class StreamServiceTest {
         Map<Integer, Integer> early = new HashMap<>();
         for (int rank = 0; rank < 2; rank++) {
             StreamService owner = rank == 0 ? a : b;
-            owner.read("j", rank, 20, 0).get().samples()
+            owner.read("j", rank, 20, 0, null).get().samples()
                     .forEach(s -> early.merge(ByteBuffer.wrap(s).getInt(), 1, Integer::sum));
         }
         b.repartition("j", List.of("127.0.0.1:1003", "127.0.0.1:1001", "127.0.0.1:1003")).get();
@@ -100,7 +100,7 @@ class StreamServiceTest {
         a.create("r", new StreamConfig(new StreamSpec(Policy.RESERVOIR, 100, 5, 64, 0, 3),
                 List.of("127.0.0.1:1001", "127.0.0.1:1002"), List.of(), 0, false)).get();
         pushAll(a, "r", 0, 200);
-        a.read("r", 0, 10, 0).get();
+        a.read("r", 0, 10, 0, null).get();
         int seen = a.status("r").local().get(0).seen();
         a.repartition("r", List.of("127.0.0.1:1002")).get();
         RankStatus only = b.status("r").local().get(0);
@@ -121,7 +121,7 @@ class StreamServiceTest {
         assertTrue(!b.status("c").ended());
         assertEquals(2, a.close("c").get());
         assertTrue(b.status("c").ended());
-        assertTrue(b.read("c", 1, 1, 0).get().ended());
+        assertTrue(b.read("c", 1, 1, 0, null).get().ended());
     }
 
     /**
@@ -158,10 +158,10 @@ class StreamServiceTest {
         StreamService a = daemon(1001);
         a.create("x", new StreamConfig(new StreamSpec(Policy.FIFO, 10, 0, 4, 0, 3), List.of("127.0.0.1:1001"),
                 List.of(), 0, false)).get();
-        StoreException big = assertThrows(StoreException.class, () -> a.push("x", 0, new byte[5], 0));
+        StoreException big = assertThrows(StoreException.class, () -> a.push("x", 0, new byte[5], 0, null));
         assertEquals(StoreException.Kind.TOO_LARGE, big.kind());
-        assertThrows(IllegalArgumentException.class, () -> a.push("x", 1, new byte[1], 0));
-        assertThrows(IllegalArgumentException.class, () -> a.read("x", 0, 0, 0));
+        assertThrows(IllegalArgumentException.class, () -> a.push("x", 1, new byte[1], 0, null));
+        assertThrows(IllegalArgumentException.class, () -> a.read("x", 0, 0, 0, null));
         assertThrows(IllegalArgumentException.class, () -> new StreamSpec(Policy.FIRO, 10, 10, 4, 0, 1));
         assertThrows(IllegalArgumentException.class, () -> new StreamSpec(Policy.FIRO, 1 << 22, 0, 8 << 20, 0, 1));
         assertEquals(0, a.status("x").local().get(0).population());

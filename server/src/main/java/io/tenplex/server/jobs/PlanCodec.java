@@ -154,14 +154,31 @@ public final class PlanCodec {
         }
     }
 
+    /** A piece's byte count sizes the buffer it is read into: it must be what its region holds. */
+    private static void checkBytes(io.tenplex.server.control.Piece p, Region src, int item, Shard s) {
+        long want;
+        try {
+            want = Math.multiplyExact(src.volume(), (long) item);
+        } catch (ArithmeticException e) {
+            want = -1;
+        }
+        if (want < 0 || p.getBytes() != want) {
+            throw new IllegalArgumentException("piece " + p.getSourceKey() + " of rank " + s.getDestRank() + "'s "
+                    + s.getKey() + ": " + p.getBytes() + " bytes for a region " + src + " of " + item + "-byte items ("
+                    + (want < 0 ? "more than 2^63 bytes" : want + " bytes") + ")");
+        }
+    }
+
     /** The shards of a worker's part, as the executor takes them. */
     private static List<ShardPlan> shards(WorkerPlan wp, List<io.tenplex.ptc.Device> sources) {
         check(wp);
         List<ShardPlan> out = new ArrayList<>();
         for (Shard s : wp.getShardsList()) {
             List<Piece> pieces = new ArrayList<>();
+            int item = DType.fromName(s.getDtype()).itemSize();
             for (io.tenplex.server.control.Piece p : s.getPiecesList()) {
                 Region src = region(p.getSource());
+                checkBytes(p, src, item, s);
                 long[] off = p.getDestOffsetList().stream().mapToLong(Long::longValue).toArray();
                 long[] global = off.clone(); // the global region is informational; keep the destination's
                 pieces.add(new Piece(Piece.Kind.values()[p.getKind()], p.getSourceRank(), sources.get(p.getSourceRank()),

@@ -13,7 +13,8 @@ import java.util.function.ToDoubleFunction;
 /**
  * The streamed-sample buffers held here in {@code /metrics}, labelled by job and rank: population,
  * seen and unseen samples, pushes, samples delivered in batches, batches, evictions, refused pushes,
- * waiting producers, and how many batches samples were in ({@code reads} bucket; held and departed).
+ * pushes and reads withdrawn, waiting producers, and how many batches samples were in
+ * ({@code reads} bucket; held and departed).
  */
 public final class StreamMetrics extends Collector {
     private static final List<String> LABELS = List.of("job", "rank", "policy");
@@ -38,6 +39,8 @@ public final class StreamMetrics extends Collector {
         out.add(gauge(all, "tenplex_stream_evicted_total", "Seen samples evicted", RankStatus::evicted));
         out.add(gauge(all, "tenplex_stream_refused_total", "Pushes refused while full (retried)",
                 RankStatus::refused));
+        out.add(gauge(all, "tenplex_stream_withdrawn_total", "Waiting pushes and reads withdrawn: their client went away",
+                RankStatus::withdrawn));
         out.add(gauge(all, "tenplex_stream_waiting_producers", "Pushes waiting for room",
                 RankStatus::waitingProducers));
         out.add(reads(all));

@@ -17,8 +17,10 @@ import java.util.concurrent.CompletableFuture;
  * in ms; 429 with {@code Retry-After} while the buffer stays full), {@code GET ranks/<r>/batch}
  * ({@code size}, {@code wait}; {@link StreamWire}), {@code POST close} (a producer is done),
  * {@code POST end}, {@code POST partition} (new ranks); and the coordinator's peer calls
- * {@code PUT config}, {@code POST export|import|unfreeze}. Pushes and reads for a rank held by
- * another daemon are relayed to it; nothing waits on the event loop.
+ * {@code PUT config}, {@code POST export|import|unfreeze}, and a relaying daemon's
+ * {@code POST ranks/<r>/returned} (a relayed batch its reader never got). Pushes and reads for a rank
+ * held by another daemon are relayed to it; a push or read whose client goes away while it waits is
+ * withdrawn; nothing waits on the event loop.
  */
 public final class StreamRoutes implements ControlHandler {
     /** The longest a push or a read may wait (the server's idle timeout is longer). */
@@ -43,6 +45,9 @@ public final class StreamRoutes implements ControlHandler {
             String what = p.length > 2 ? p[2] : "";
             if (what.equals("ranks") && p.length == 5 && p[4].equals("batch") && req.method().equals("GET")) {
                 return batch(job, rank(p[3]), req);
+            }
+            if (what.equals("ranks") && p.length == 5 && p[4].equals("returned") && req.method().equals("POST")) {
+                return returned(job, rank(p[3]), req);
             }
             if (p.length > 3) {
                 throw notFound(req);
@@ -133,11 +138,12 @@ public final class StreamRoutes implements ControlHandler {
             }
             return relay.relay(streams.owner(job, rank), req, Map.of("rank", Integer.toString(rank)), wait);
         }
-        return streams.push(job, rank, req.body(), wait).thenApply(p -> switch (p.outcome()) {
+        return streams.push(job, rank, req.body(), wait, req.closed()).thenApply(p -> switch (p.outcome()) {
             case "accepted" -> StreamJson.ok(200, p);
             case "ended" -> new Response(409, "text/plain; charset=utf-8", ("production of job " + job
                     + "'s stream has ended\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
             case "moved" -> StreamJson.retry("rank " + rank + " of job " + job + " is being moved; push again", 1);
+            case "withdrawn" -> StreamJson.retry("the push was withdrawn: its connection closed while it waited", 1);
             case "memory" -> StreamJson.retry("this daemon's stream memory (" + streams.memory().budget() + " bytes) is "
                     + "full until trainers read; push again", 1);
             default -> StreamJson.retry("the buffer of rank " + rank + " of job " + job + " stayed full for "
@@ -148,15 +154,31 @@ public final class StreamRoutes implements ControlHandler {
     private CompletableFuture<Response> batch(String job, int rank, Request req) {
         int size = intParam(req, "size", 1);
         long wait = waitMillis(req);
+        boolean hop = req.param("hop") != null;
         if (!streams.holds(job, rank)) {
-            if (req.param("hop") != null) {
-                return done(new Response(200, "application/octet-stream", StreamWire.batch(java.util.List.of(), false)));
+            if (hop) {
+                return done(StreamRelay.relayedBatch(rank, java.util.List.of(), false, null));
             }
             return relay.relay(streams.owner(job, rank), req, Map.of(), wait);
         }
-        return streams.read(job, rank, size, wait)
-                .thenApply(b -> new Response(200, "application/octet-stream", StreamWire.batch(b.samples(), b.ended()),
+        return streams.read(job, rank, size, wait, req.closed()) // a reader that goes away while it waits takes none
+                .thenApply(b -> hop ? StreamRelay.relayedBatch(rank, b.taken(), b.ended(), b.unsent())
+                        : new Response(200, "application/octet-stream", StreamWire.batch(b.samples(), b.ended()),
                         Map.of(), b.unsent())); // a batch the reader never got goes back
+    }
+
+    /** A relayed batch that the relaying daemon could not hand to its reader, sent back (peer-only). */
+    private CompletableFuture<Response> returned(String job, int rank, Request req) {
+        Map<Integer, java.util.List<Sample>> back = StreamWire.moved(req.body());
+        int n = 0;
+        for (Map.Entry<Integer, java.util.List<Sample>> e : back.entrySet()) {
+            if (e.getKey() != rank) {
+                throw new IllegalArgumentException("samples of rank " + e.getKey() + " returned to rank " + rank);
+            }
+            streams.giveBack(job, rank, e.getValue());
+            n += e.getValue().size();
+        }
+        return done(Response.text(200, "took back " + n + " samples"));
     }
 
     /** A producer's close is counted on rank 0's daemon. */

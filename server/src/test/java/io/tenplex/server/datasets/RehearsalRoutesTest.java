@@ -79,6 +79,17 @@ class RehearsalRoutesTest {
         assertEquals(6, status.get("representatives").asInt());
     }
 
+    /** One sample whose |u1 part has shape [2^30, 2^30, 2^30, 2^30, 16] and 0 bytes (the product overflows to 0). */
+    private static byte[] overflowingShape() {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(4 + 4 + 4 + 4 + 3 + 4 + 5 * 8 + 8)
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        b.putInt(1).putInt(0).putInt(1).putInt(3).put("|u1".getBytes(java.nio.charset.StandardCharsets.US_ASCII)).putInt(5);
+        for (long d : new long[] {1L << 30, 1L << 30, 1L << 30, 1L << 30, 16}) {
+            b.putLong(d);
+        }
+        return b.putLong(0).array();
+    }
+
     @Test
     void badInput_clear4xx_bufferUnchanged() throws Exception {
         start(1);
@@ -91,6 +102,7 @@ class RehearsalRoutesTest {
         assertRefused(400, "bad_request", send("POST", u + "/0/update", new byte[] {5, 0, 0, 0, 1}));
         assertRefused(400, "bad_request", send("POST", u + "/0/update", Tuples.encode(List.of(
                 Tuples.bytesSample(2, new byte[1])))));
+        assertRefused(400, "bad_request", send("POST", u + "/0/update", overflowingShape()));
         assertRefused(400, "bad_request", send("POST", u + "/x/update", Tuples.encode(samples(0, 1))));
         assertRefused(400, "bad_request", send("GET", u + "/0/sample?r=0", null));
         assertRefused(400, "bad_request", send("POST", u + "/0/update?draw=x", Tuples.encode(samples(0, 1))));

@@ -72,6 +72,31 @@ class PlanCodecTest {
     }
 
     @Test
+    void aShardWhoseBytesOverflow_isRefused() {
+        WorkerPlan wp = PlanCodec.encode(part());
+        WorkerPlan.Builder bad = wp.toBuilder();
+        var shard = wp.getShards(0).toBuilder().setShape(0, 1L << 62); // 2^62 elements of 2 bytes (f16)
+        for (int d = 1; d < shard.getShapeCount(); d++) {
+            shard.setShape(d, 1);
+        }
+        bad.setShards(0, shard);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> PlanCodec.decode(bad.build()));
+        assertTrue(e.getMessage().contains("f16[4611686018427387904") && e.getMessage().contains("has more than 2^63 bytes"),
+                e.getMessage());
+    }
+
+    @Test
+    void aPieceWhoseByteCountIsNotItsRegions_isRefused_beforeTheExecutorSizesABufferWithIt() {
+        WorkerPlan wp = PlanCodec.encode(part());
+        var piece = wp.getShards(0).getPieces(0);
+        WorkerPlan.Builder bad = wp.toBuilder();
+        bad.setShards(0, wp.getShards(0).toBuilder().setPieces(0, piece.toBuilder().setBytes(Integer.MAX_VALUE)));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> PlanCodec.decode(bad.build()));
+        assertTrue(e.getMessage().contains(": 2147483647 bytes for a region ") && e.getMessage().contains("(" + piece.getBytes()
+                + " bytes)"), e.getMessage());
+    }
+
+    @Test
     void sourceRanksBeyondTheListedDevices_areRefused_withTheValueNamed() {
         WorkerPlan wp = PlanCodec.encode(part());
         WorkerPlan.Builder bad = wp.toBuilder();

@@ -123,4 +123,40 @@ class StreamRoutesTest {
         assertStatus(200, send("POST", "/unfreeze", "")); // what was not taken goes back
         assertTrue(population() > 0);
     }
+
+    /**
+     * A relayed batch that the relaying daemon cannot write to its reader (the reader went away just
+     * after the holding daemon answered) goes back to the holding daemon, in its place (FIFO: first).
+     */
+    @Test
+    void aRelayedBatchTheReaderNeverGot_isSentBack_andReadAgainInOrder() throws Exception {
+        assertStatus(201, send("POST", "", "{\"policy\": \"fifo\", \"capacity\": 10}"));
+        for (String s : List.of("a", "b", "c")) {
+            assertStatus(200, send("POST", "/samples", s));
+        }
+        var req = new io.tenplex.server.ControlHandler.Request("GET", JobLayout.API_PREFIX + "j/streams/ranks/0/batch",
+                java.util.Map.of("size", List.of("2")), null, new byte[0]);
+        var relayed = new StreamRelay(link).relay(self, req, java.util.Map.of(), 0).get(10, java.util.concurrent.TimeUnit.SECONDS);
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(relayed.body());
+        assertEquals(2, b.getInt(), "the reader's batch holds a and b");
+        assertEquals(1, population());
+        relayed.unsent().run(); // its write failed
+        long end = System.currentTimeMillis() + 10_000;
+        while (population() != 3) {
+            assertTrue(System.currentTimeMillis() < end, "the batch did not come back: population " + population());
+            Thread.onSpinWait();
+        }
+        java.nio.ByteBuffer all = java.nio.ByteBuffer.wrap(send("GET", "/ranks/0/batch?size=3", "").body());
+        assertEquals(3, all.getInt());
+        all.getInt();
+        StringBuilder order = new StringBuilder();
+        for (int k = 0; k < 3; k++) {
+            byte[] x = new byte[all.getInt()];
+            all.get(x);
+            order.append(new String(x, StandardCharsets.UTF_8));
+        }
+        assertEquals("abc", order.toString());
+        String st = new String(send("GET", "", "").body(), StandardCharsets.UTF_8);
+        assertTrue(st.contains("\"delivered\":3,") && st.contains("\"population\":0,"), st);
+    }
 }
