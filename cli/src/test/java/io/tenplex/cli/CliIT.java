@@ -106,8 +106,11 @@ class CliIT {
                 a.putDouble(i + 1.0);
                 b.putDouble(i == 2 ? 3.0 + 1e-6 : i + 1.0);
             }
-            c.save("/job/v/generations/1/0", java.util.Map.of("w", new io.tenplex.client.Tensor("f64", new long[] {4}, a.array())));
-            c.save("/job/v/generations/2/0", java.util.Map.of("w", new io.tenplex.client.Tensor("f64", new long[] {4}, b.array())));
+            // generations are written by saving and sealing (only the daemon writes below generations/)
+            c.saveRank("v", 1, 0, 1, java.util.Map.of("w", new io.tenplex.client.Tensor("f64", new long[] {4}, a.array())),
+                    null);
+            c.saveRank("v", 2, 0, 1, java.util.Map.of("w", new io.tenplex.client.Tensor("f64", new long[] {4}, b.array())),
+                    null);
             String text = run(1, "verify", "--addr", addr, "v@1", "v@2")
                     + run(0, "verify", "--addr", addr, "v@1", "v@2", "--rtol", "1e-6")
                     + run(0, "export", "--addr", addr, "v@1", "--dtype", "bf16");

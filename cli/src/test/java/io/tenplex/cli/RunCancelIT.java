@@ -12,7 +12,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
@@ -65,15 +64,13 @@ class RunCancelIT {
             Files.writeString(dir.resolve("schedule.json"), "[{\"step\": 0, \"size\": 1}, {\"step\": 100, \"size\": 2}]");
             Path pid = dir.resolve("rank.pid");
             String rank = "import os, time; open(" + ("'" + pid + "'") + ", 'w').write(str(os.getpid())); time.sleep(600)";
-            Process run = new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), "-cp",
-                    System.getProperty("java.class.path"), "io.tenplex.cli.TenplexCli", "run", "--addr", addr, "--job",
+            Path jar = Path.of(System.getProperty("user.dir")).resolve("target/tenplex.jar"); // the packaged command
+            Process run = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
+                    jar.toString(), "io.tenplex.cli.TenplexCli", "run", "--addr", addr, "--job",
                     "j", "--schedule", dir.resolve("schedule.json").toString(), "--", "/usr/bin/python3", "-c", rank)
-                    .redirectErrorStream(true).start();
-            StringBuffer printed = new StringBuffer();
-            java.io.BufferedReader lines = new java.io.BufferedReader(new java.io.InputStreamReader(run.getInputStream(),
-                    StandardCharsets.UTF_8));
-            Thread reader = new Thread(() -> lines.lines().forEach(l -> printed.append(l).append('\n')));
-            reader.start();
+                    .redirectErrorStream(true).redirectOutput(dir.resolve("run.out").toFile()).start();
+            // into a file: a pipe read by another thread loses what the process writes as it exits
+            java.util.concurrent.Callable<String> printed = () -> Files.readString(dir.resolve("run.out"));
             try {
                 JsonNode change = awaitChange(addr, "j", "stopping");
                 assertTrue(raised(addr, "j"), "the change raised the flag");
@@ -87,15 +84,15 @@ class RunCancelIT {
                     LockSupport.parkNanos(20_000_000L);
                 }
                 long rankPid = Long.parseLong(Files.readString(pid).strip());
-                while (!printed.toString().contains("s stop flag raised for step 100")) { // while the rank still runs
-                    assertTrue(System.nanoTime() < deadline, "the change's events are printed as they happen: " + printed);
+                while (!printed.call().contains("s stop flag raised for step 100")) { // while the rank still runs
+                    assertTrue(System.nanoTime() < deadline, "the change's events are printed as they happen: "
+                            + printed.call());
                     LockSupport.parkNanos(20_000_000L);
                 }
 
                 run.destroy(); // SIGTERM
                 assertTrue(run.waitFor(60, TimeUnit.SECONDS), "tenplex run ended");
-                reader.join(10_000);
-                String out = printed.toString();
+                String out = printed.call();
                 assertTrue(out.contains("tenplex run: stopped; cancelled resource change " + change.path("id").asText()
                         + " of job j"), out);
                 JsonNode status = json.readTree(send("GET", addr + change.path("status").asText() + "?wait=true", null)
