@@ -2,6 +2,7 @@
 strided views) through shared memory and through REST, loaded as new tensors and into existing
 tensors on the device (``load(into=...)``)."""
 
+import errno
 import os
 
 from checkutil import arguments, exit_with, host_bytes, main, same
@@ -54,12 +55,41 @@ def run(a):
                 assert got.device == t.device, (k, got.device, t.device)
                 assert host_bytes(got) == host_bytes(t), "%s load into %s tensors: %s differs" % (how, a.device, k)
             checked += 2 * len(tensors)
+            if flag:
+                figures["segments"] = segments(c, job, a.device)
             figures[how] = {"tensors": len(tensors), "bytes": sum(t.numel() * t.element_size() for t in tensors.values())}
         finally:
             c.request("DELETE", "/api/v1/dirs/job/%s" % job, ok=(200, 404), params={"recursive": "true"})
+    if a.device == "cuda" and not figures["segments"]["registered"]:
+        raise AssertionError("no writable mapping was registered with CUDA (device copies were staged)")
     dtypes = sorted({str(t.dtype).replace("torch.", "") for t in tensors.values()})
     return ("%d loads bit for bit (%s; empty, 0-d, transposed, strided; shared memory and REST; new tensors and "
-            "into %s tensors)" % (checked, ",".join(dtypes), a.device), figures)
+            "into %s tensors); segments sealed (truncation refused)%s"
+            % (checked, ",".join(dtypes), a.device, "; %d of %d mappings registered with CUDA"
+               % (figures["segments"]["registered"], figures["segments"]["writable_mappings"])
+               if a.device == "cuda" else ""), figures)
+
+
+def segments(c, job, device):
+    """The shared-memory segments the save used: registered with CUDA (a device tensor's copy is one
+    DMA), and sealed (a truncation of the file the daemon hands out is refused with EPERM)."""
+    from tenplex import shared
+    maps = [m for m in shared._maps.values() if m.writable]
+    registered = sum(1 for m in maps if m.registered)
+    pinned = shared.pin(c, job, 0)
+    try:
+        files = sorted({e["file"] for e in pinned["entries"] if e.get("file")})
+        assert files, "the saved tensors are not in shared memory"
+        for f in files:
+            try:
+                os.truncate(f, 0)
+                raise AssertionError("segment %s was truncated" % f)
+            except OSError as e:
+                assert e.errno == errno.EPERM, "truncating %s: %s (expected EPERM)" % (f, e)
+    finally:
+        shared.release(c, job, pinned["id"])
+    return {"files": len(files), "truncation": "refused (EPERM)", "writable_mappings": len(maps),
+            "registered": registered if device == "cuda" else None}
 
 
 if __name__ == "__main__":
