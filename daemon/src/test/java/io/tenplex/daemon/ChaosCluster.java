@@ -113,6 +113,26 @@ final class ChaosCluster implements AutoCloseable {
         startWorker(w);
     }
 
+    /**
+     * Starts worker {@code w}'s daemon again if it ended by itself (not by a signal sent here); a line
+     * saying how it ended and the end of its log, or null when it runs.
+     */
+    String restartIfDead(int w) throws Exception {
+        DaemonProcess d = daemon(w);
+        java.util.OptionalInt exit = d.exitStatus();
+        if (exit.isEmpty()) {
+            return null;
+        }
+        d.signal("KILL"); // already gone: waits for its log to be complete
+        List<String> log = d.log();
+        synchronized (this) {
+            logs.get(w).addAll(log);
+        }
+        startWorker(w);
+        return "worker " + w + "'s daemon (pid " + d.pid() + ") died by itself, exit " + exit.getAsInt() + "; last lines:\n"
+                + String.join("\n", log.subList(Math.max(0, log.size() - 15), log.size()));
+    }
+
     /** Every log line of worker {@code w}, all its runs, the running one last. */
     synchronized List<String> log(int w) {
         List<String> all = new ArrayList<>(logs.get(w));

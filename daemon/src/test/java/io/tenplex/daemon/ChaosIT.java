@@ -52,6 +52,8 @@ class ChaosIT {
     private final Map<String, Integer> ops = new java.util.TreeMap<>();
     private final List<String> violations = new ArrayList<>();
     private final List<String> failedOps = new ArrayList<>();
+    private final List<String> sharedRefusals = new ArrayList<>();
+    private final Set<Path> crashesSeen = new java.util.HashSet<>();
     private long seed;
     private Random rnd;
     private ChaosCluster cluster;
@@ -139,7 +141,7 @@ class ChaosIT {
         }
         // offered before the first seal: from then on any daemon may serve it
         ledger.sealed(new ChaosLedger.Generation(step, c, full, trees));
-        boolean viaShm = rnd.nextInt(3) == 0;
+        boolean viaShm = rnd.nextInt(2) == 0;
         boolean midFlush = faults.contains(ChaosFault.KILL_MID_FLUSH) && rnd.nextInt(4) == 0;
         long flushDelayNanos = rnd.nextInt(40) * 1_000_000L;
         String failed = null;
@@ -157,6 +159,7 @@ class ChaosIT {
             return "failed: " + failed;
         }
         sealedCount++;
+        damageCommittedSegment(viaShm);
         if (midFlush) {
             long t0 = System.nanoTime();
             monkey.killWhen(ChaosFault.KILL_MID_FLUSH, () -> System.nanoTime() - t0 >= flushDelayNanos, 1);
@@ -164,6 +167,30 @@ class ChaosIT {
         String tries = attempt > 0 ? " (saved " + (attempt + 1) + " times; first: " + firstFailure + ")" : "";
         return (awaitDurable(step) ? "step " + step + " acknowledged" : "step " + step + " sealed, not durable everywhere")
                 + tries;
+    }
+
+    /** Between a shared save's reservation and its writes: sometimes fills worker 0's tmpfs (when enabled). */
+    private void maybeFill() {
+        try {
+            if (faults.contains(ChaosFault.TMPFS_FILL) && rnd.nextInt(3) == 0) {
+                monkey.injectNow(ChaosFault.TMPFS_FILL);
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** After a save through shared memory: sometimes flips or cuts the segment it committed (when enabled). */
+    private void damageCommittedSegment(boolean viaShm) throws Exception {
+        List<ChaosFault> shm = new ArrayList<>();
+        for (ChaosFault f : List.of(ChaosFault.SHM_FLIP, ChaosFault.SHM_TRUNCATE)) {
+            if (faults.contains(f)) {
+                shm.add(f);
+            }
+        }
+        if (viaShm && !shm.isEmpty() && rnd.nextBoolean()) {
+            monkey.injectNow(shm.get(rnd.nextInt(shm.size())));
+        }
     }
 
     /** Writes and seals every rank once; null when every seal was answered 200 and one said complete. */
@@ -177,8 +204,12 @@ class ChaosIT {
             for (int rank = 0; rank < ChaosCluster.WORKERS; rank++) {
                 HttpResponse<byte[]> sealed = null;
                 if (rank == 0 && viaShm) {
-                    sealed = saves.sharedSave(0, 0, step, config, ptc, trees.get(0)).committed();
+                    ChaosSaves.Shared shared = saves.sharedSave(0, 0, step, config, ptc, trees.get(0), this::maybeFill);
+                    sealed = shared.committed();
                     sharedSaves += sealed != null ? 1 : 0;
+                    if (shared.refused() != null) {
+                        sharedRefusals.add(shared.refused());
+                    }
                 }
                 if (sealed == null) {
                     String refused = saves.putTree(rank, rank, ptc, trees.get(rank));
@@ -347,10 +378,16 @@ class ChaosIT {
             if (monkey.died() != null) {
                 found.add("the chaos thread failed: " + monkey.died());
             }
-            if (!cluster.crashFiles().isEmpty()) {
-                found.add("JVM crash files: " + cluster.crashFiles());
+            for (Path crash : cluster.crashFiles()) {
+                if (crashesSeen.add(crash)) {
+                    found.add("JVM crash file " + crash.getFileName() + ": " + crashSummary(crash));
+                }
             }
             for (int w = 0; w < ChaosCluster.WORKERS; w++) {
+                String died = cluster.restartIfDead(w);
+                if (died != null) {
+                    found.add(died);
+                }
                 try {
                     HttpResponse<byte[]> h = cluster.send(w, "GET", "/api/v1/health", null, Duration.ofSeconds(10));
                     if (h.statusCode() != 200) {
@@ -361,7 +398,11 @@ class ChaosIT {
                 }
             }
             if (found.isEmpty()) {
-                found.addAll(ledger.checkLoads(cluster));
+                try {
+                    found.addAll(ledger.checkLoads(cluster));
+                } catch (java.io.IOException e) {
+                    found.add("a load or read was cut off (connection dropped): " + e);
+                }
             }
             for (String f : found) {
                 violations.add("after #" + op + " (" + what + "): " + f);
@@ -400,6 +441,16 @@ class ChaosIT {
         }
     }
 
+    /** The lines of a JVM crash file that say what crashed. */
+    private static String crashSummary(Path crash) {
+        try {
+            return String.join(" | ", java.nio.file.Files.readAllLines(crash).stream().filter(l -> l.startsWith("# ")
+                    && !l.trim().equals("#")).limit(8).toList());
+        } catch (java.io.IOException e) {
+            return e.toString();
+        }
+    }
+
     /** Bytes of unused shared-memory segments worker {@code w} keeps for the next save (counted as used). */
     private long keptSharedBytes(int w) throws Exception {
         HttpResponse<byte[]> r = cluster.get(w, "/api/v1/jobs/" + JOB + "/shared");
@@ -428,6 +479,7 @@ class ChaosIT {
                 + ledger.loadsChecked() + " loads");
         monkey.notes().forEach(n -> System.out.println("ChaosIT fault " + n));
         failedOps.forEach(f -> System.out.println("ChaosIT failed op " + f));
+        sharedRefusals.forEach(f -> System.out.println("ChaosIT shared save went over REST: " + f));
         assertEquals(List.of(), violations, violations.size() + " invariant violations (seed " + seed + ", replay with "
                 + "-Dchaos.seed=" + seed + " -Dchaos.faults=" + String.join(",", faults.stream().map(ChaosFault::wireName)
                 .toList()) + ")");

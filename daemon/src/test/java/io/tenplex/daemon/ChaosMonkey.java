@@ -94,7 +94,7 @@ final class ChaosMonkey implements AutoCloseable {
         switch (f) {
             case KILL -> kill(pick(ChaosCluster.WORKERS), f);
             case DURABLE_FLIP, DURABLE_TRUNCATE -> damageDurable(f);
-            case SHM_FLIP, SHM_TRUNCATE -> damageSegment(f);
+            case SHM_FLIP, SHM_TRUNCATE -> damageSegment(f, false);
             case TMPFS_FILL -> fillTmpfs();
             default -> throw new IllegalStateException("not a random fault: " + f);
         }
@@ -187,16 +187,37 @@ final class ChaosMonkey implements AutoCloseable {
         return out;
     }
 
-    /** Flips a byte of, or cuts short, one of worker 0's shared-memory segments. */
-    private void damageSegment(ChaosFault f) throws Exception {
+    /**
+     * Injects {@code f} now, between the driver's steps: {@link ChaosFault#SHM_FLIP} or {@link
+     * ChaosFault#SHM_TRUNCATE} on the segment written last (the one a shared save just committed), or
+     * {@link ChaosFault#TMPFS_FILL} (filled, if it is not full already).
+     */
+    void injectNow(ChaosFault f) throws Exception {
+        quiet.lock();
+        try {
+            if (f == ChaosFault.TMPFS_FILL) {
+                if (filler == null) {
+                    fillTmpfs();
+                }
+            } else {
+                damageSegment(f, true);
+            }
+        } finally {
+            quiet.unlock();
+        }
+    }
+
+    /** Flips a byte of, or cuts short, one of worker 0's shared-memory segments (the newest when {@code newest}). */
+    private void damageSegment(ChaosFault f, boolean newest) throws Exception {
         List<Path> segments;
         try (Stream<Path> s = Files.list(cluster.tmpfs())) {
-            segments = s.filter(p -> p.getFileName().toString().startsWith("tenplex-")).sorted().toList();
+            segments = s.filter(p -> p.getFileName().toString().startsWith("tenplex-"))
+                    .sorted(Comparator.comparingLong(ChaosMonkey::modified)).toList();
         }
         if (segments.isEmpty()) {
             return;
         }
-        Path seg = segments.get(pick(segments.size()));
+        Path seg = newest ? segments.get(segments.size() - 1) : segments.get(pick(segments.size()));
         try (RandomAccessFile raf = new RandomAccessFile(seg.toFile(), "rw")) {
             long len = raf.length();
             long at = 64 + (long) (pick(1 << 20) / (double) (1 << 20) * Math.max(1, len - 64));
@@ -211,6 +232,14 @@ final class ChaosMonkey implements AutoCloseable {
             count(f, seg.getFileName() + " at " + at + " of " + len);
         } catch (IOException e) {
             notes.add(f.wireName() + ": " + seg + " went away: " + e.getMessage());
+        }
+    }
+
+    private static long modified(Path p) {
+        try {
+            return Files.getLastModifiedTime(p).toMillis();
+        } catch (IOException e) {
+            return 0;
         }
     }
 

@@ -88,10 +88,12 @@ final class ChaosSaves {
 
     /**
      * Saves {@code rank}'s tree through worker {@code w}'s shared memory and seals it; a refused
-     * reservation (507 full, 503 none) is answered as {@code refused}, the caller then saves over REST.
+     * reservation (507 full, 503 none) or a segment that could not be written is answered as {@code
+     * refused}, the caller then saves over REST. {@code beforeWrite} runs between the reservation and
+     * the writes (the chaos fills the tmpfs there).
      */
-    Shared sharedSave(int w, int rank, long step, String config, Ptc ptc, Map<String, byte[]> tree)
-            throws IOException, InterruptedException {
+    Shared sharedSave(int w, int rank, long step, String config, Ptc ptc, Map<String, byte[]> tree,
+            Runnable beforeWrite) throws IOException, InterruptedException {
         StringBuilder tensors = new StringBuilder();
         StringBuilder order = new StringBuilder();
         for (Ptc.Shard s : ptc.shards(rank)) {
@@ -115,6 +117,7 @@ final class ChaosSaves {
         }
         JsonNode res = JSON.readTree(r.body());
         String id = res.path("id").asText();
+        beforeWrite.run();
         String wrong = write(res, tree);
         if (wrong != null) {
             cluster.send(w, "DELETE", "/api/v1/jobs/" + JOB + "/shared/" + id, null);
