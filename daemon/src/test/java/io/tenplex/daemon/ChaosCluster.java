@@ -170,6 +170,12 @@ final class ChaosCluster implements AutoCloseable {
         return send(w, "GET", path, null);
     }
 
+    /** A GET asking for the body's checksum ({@code x-want-crc32c: 1}), as the clients read tensors and files. */
+    HttpResponse<byte[]> getChecksummed(int w, String path) throws IOException, InterruptedException {
+        return http.send(HttpRequest.newBuilder(URI.create(daemon(w).url() + path)).timeout(Duration.ofSeconds(60))
+                .header("x-want-crc32c", "1").build(), HttpResponse.BodyHandlers.ofByteArray());
+    }
+
     @Override
     public void close() throws Exception {
         for (DaemonProcess d : daemons) {

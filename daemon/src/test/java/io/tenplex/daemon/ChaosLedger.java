@@ -105,15 +105,21 @@ final class ChaosLedger {
         }
         seen.add(step);
         Map<String, byte[]> got;
+        java.util.Set<String> badChecksums = new java.util.TreeSet<>();
         try {
-            got = tree(c, w, a.path("path").asText());
+            got = tree(c, w, a.path("path").asText(), badChecksums);
         } catch (AssertionError e) {
             return "load named " + a + " but its tree cannot be read: " + e.getMessage();
         }
         String wrong = source.equals("generation") ? differs(g.trees().get(rank), got, false)
                 : source.equals("reconfiguration") ? movedDiffers(g, rank, got) : "unknown source '" + source + "'";
         if (wrong != null) {
-            return "DIFFERENT BYTES in " + source + " step " + step + " at " + a.path("path").asText() + ": " + wrong;
+            return "DIFFERENT BYTES in " + source + " step " + step + " at " + a.path("path").asText() + ": " + wrong
+                    + (badChecksums.isEmpty() ? " (every x-tensor-crc32c matches the bytes sent: undetectable by a client)"
+                    : " (x-tensor-crc32c does not match the bytes of " + badChecksums + ": a verifying client refuses them)");
+        }
+        if (!badChecksums.isEmpty()) {
+            return "x-tensor-crc32c does not match the (right) bytes of " + badChecksums + " in " + source + " step " + step;
         }
         if (step < newest && !lossReported(c, w, newest)) {
             return "silent fallback: generation " + newest + " was acknowledged (durable on every daemon), load serves "
@@ -139,8 +145,13 @@ final class ChaosLedger {
                 || l.contains("no intact durable generation")) && l.matches(".*\\b" + s + "\\b.*"));
     }
 
-    /** Every file and tensor below {@code path} on worker {@code w}, path relative to it, to bytes. */
-    private static Map<String, byte[]> tree(ChaosCluster c, int w, String path) throws Exception {
+    /**
+     * Every file and tensor below {@code path} on worker {@code w}, path relative to it, to bytes; a
+     * body whose {@code x-tensor-crc32c} does not match it is recorded in {@code badChecksums} (a
+     * verifying client, as the Python one, refuses it).
+     */
+    private static Map<String, byte[]> tree(ChaosCluster c, int w, String path, java.util.Set<String> badChecksums)
+            throws Exception {
         Map<String, byte[]> t = new TreeMap<>();
         HttpResponse<byte[]> l = c.get(w, "/api/v1/dirs" + path + "?recursive=true");
         if (l.statusCode() != 200) {
@@ -150,9 +161,15 @@ final class ChaosLedger {
             String type = e.path("type").asText();
             if (type.equals("tensor") || type.equals("file")) {
                 String p = e.path("path").asText();
-                HttpResponse<byte[]> b = c.get(w, "/api/v1/" + (type.equals("tensor") ? "tensors" : "files") + p);
+                HttpResponse<byte[]> b = c.getChecksummed(w, "/api/v1/" + (type.equals("tensor") ? "tensors" : "files") + p);
                 if (b.statusCode() != 200) {
                     throw new AssertionError("reading " + p + " on worker " + w + ": " + ChaosSaves.summary(b));
+                }
+                java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+                crc.update(b.body());
+                String want = b.headers().firstValue("x-tensor-crc32c").orElse("");
+                if (!want.equalsIgnoreCase(String.format("%08x", crc.getValue()))) {
+                    badChecksums.add(p.substring(path.length() + 1));
                 }
                 t.put(p.substring(path.length() + 1), b.body());
             }
