@@ -210,6 +210,10 @@ class ChaosIT {
                     if (shared.refused() != null) {
                         sharedRefusals.add(shared.refused());
                     }
+                    if (shared.refused() != null && shared.refused().startsWith(ChaosSaves.FAULTED)) {
+                        violations.add("step " + step + ": a shared-memory reservation answered 201 could not be written "
+                                + "(a trainer gets SIGBUS): " + shared.refused());
+                    }
                 }
                 if (sealed == null) {
                     String refused = saves.putTree(rank, rank, ptc, trees.get(rank));

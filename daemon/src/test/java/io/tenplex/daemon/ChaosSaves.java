@@ -23,6 +23,8 @@ import java.util.Map;
  */
 final class ChaosSaves {
     static final String JOB = "chaos";
+    /** How a refusal starts when the reserved segment faulted under the writes (SIGBUS, here an InternalError). */
+    static final String FAULTED = "writing the segment faulted";
     private static final ObjectMapper JSON = new ObjectMapper();
     private final ChaosCluster cluster;
 
@@ -146,7 +148,7 @@ final class ChaosSaves {
             }
             return null;
         } catch (InternalError e) { // a page of the segment could not be had (tmpfs full): SIGBUS in this JVM
-            return "writing the segment faulted: " + e;
+            return FAULTED + ": " + e;
         }
     }
 
