@@ -480,7 +480,7 @@ class ChaosIT {
                 + " failed under faults; " + total + " faults injected " + injected + "; " + sealedCount
                 + " generations sealed (" + sharedSaves + " rank-0 saves through shared memory), newest acknowledged "
                 + ledger.acknowledged() + "; " + ledger.generationsChecked() + " generations checked in "
-                + ledger.loadsChecked() + " loads");
+                + ledger.loadsChecked() + " loads (" + ledger.lossesReported() + " with a reported loss)");
         monkey.notes().forEach(n -> System.out.println("ChaosIT fault " + n));
         failedOps.forEach(f -> System.out.println("ChaosIT failed op " + f));
         sharedRefusals.forEach(f -> System.out.println("ChaosIT shared save went over REST: " + f));

@@ -27,7 +27,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *       sharding of a sealed generation's tensors into one of the configurations the driver asked for;</li>
  *   <li>and when that step is older than the newest acknowledged one, a reason for the loss: the
  *       generation's entry in {@code GET .../generations} says it was lost ({@code lost} or
- *       {@code damaged}), or the daemon logged it as {@code DAMAGED} / not restored;</li>
+ *       {@code damaged}), or the daemon logged it as {@code DAMAGED}, not restored, or superseded
+ *       (a recovery went back to an older generation);</li>
  *   <li>{@code 404 not_found} (nothing to load) only under the same condition.</li>
  * </ul>
  * Anything else (other bytes, an unknown step, a silent fallback) is a violation.
@@ -45,6 +46,7 @@ final class ChaosLedger {
     private volatile long acked = -1;
     private int generationsChecked;
     private int loadsChecked;
+    private final java.util.concurrent.atomic.AtomicInteger lossesReported = new java.util.concurrent.atomic.AtomicInteger();
 
     ChaosLedger(Model model, List<ParallelConfig> configs) {
         this.model = model;
@@ -69,6 +71,11 @@ final class ChaosLedger {
 
     int loadsChecked() {
         return loadsChecked;
+    }
+
+    /** Loads that served an older step than the newest acknowledged (or nothing) with the loss reported. */
+    int lossesReported() {
+        return lossesReported.get();
     }
 
     /** Every rank's load on its worker (rank r on worker r); the violations found. */
@@ -131,7 +138,7 @@ final class ChaosLedger {
     }
 
     /** Whether worker {@code w} says that generation {@code step} was lost: in its generations' status, or its log. */
-    private static boolean lossReported(ChaosCluster c, int w, long step) throws Exception {
+    private boolean lossReported(ChaosCluster c, int w, long step) throws Exception {
         HttpResponse<byte[]> r = c.get(w, "/api/v1/jobs/" + ChaosSaves.JOB + "/generations");
         if (r.statusCode() == 200) {
             for (JsonNode g : JSON.readTree(r.body()).path("generations")) {
@@ -141,8 +148,13 @@ final class ChaosLedger {
             }
         }
         String s = Long.toString(step);
-        return c.currentLog(w).stream().anyMatch(l -> (l.contains("DAMAGED") || l.contains("not restored")
-                || l.contains("no intact durable generation")) && l.matches(".*\\b" + s + "\\b.*"));
+        boolean logged = c.currentLog(w).stream().anyMatch(l -> (l.contains("DAMAGED") || l.contains("not restored")
+                || l.contains("no intact durable generation") || l.contains("superseded"))
+                && l.matches(".*\\b" + s + "\\b.*"));
+        if (logged) {
+            lossesReported.incrementAndGet();
+        }
+        return logged;
     }
 
     /**
