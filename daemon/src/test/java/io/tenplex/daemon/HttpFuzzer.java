@@ -14,7 +14,8 @@ import java.util.Random;
 /**
  * Makes hostile requests for every route of the daemon, from one seed: malformed ranges, dtypes,
  * dims and lengths, chunked encodings, paths, heads, methods, JSON and protobuf bodies, pipelined
- * requests. Every path it writes lies below {@link #SCRATCH} or job {@link #JOB}, and destructive
+ * requests; the shared-memory, tiers, streams and rehearsal routes with their JSON and binary
+ * (rehearsal batch, slot list, sample) bodies at the edges of int32 and int64. Every path it writes lies below {@link #SCRATCH} or job {@link #JOB}, and destructive
  * methods never carry {@code ..}, so whatever a request is allowed to do stays there: anything else
  * in the store must come through byte-identical.
  */
@@ -31,6 +32,18 @@ final class HttpFuzzer {
             "parallelize", "stop", "stop?step=", "saves/1/ranks/0", "saves/2/sealed", "generations", "parts",
             "parts/p1", "parts/p1/prepare", "parts/p1/commit", "parts/p1/abort", "reconfigurations/x",
             "resources/x?wait=true", "model");
+    /** The newer routes of a job: shared memory, tiers, streams and rehearsal buffers (docs/API.md). */
+    private static final List<String> NEWER_ROUTES = List.of("shared", "shared/saves/0", "shared/saves/N",
+            "shared/saves/0/x/commit", "shared/saves/0/N/commit", "shared/loads/0", "shared/loads/N", "shared/x",
+            "shared/saves", "shared/saves/0/x", "tiers", "tiers/x", "streams", "streams?local=true",
+            "streams/samples?key=N&rank=N&wait=N", "streams/samples?rank=0", "streams/ranks/N/batch?size=N&wait=N",
+            "streams/ranks/0/batch", "streams/close", "streams/end", "streams/end?local=true", "streams/partition",
+            "streams/config", "streams/config?create=true", "streams/export", "streams/export?next=true",
+            "streams/import", "streams/unfreeze", "streams/x", "rehearsal", "rehearsal/N/update",
+            "rehearsal/0/update?draw=N&scope=global&waited=N", "rehearsal/N/sample?r=N&scope=global",
+            "rehearsal/0/sample?r=N&scope=local", "rehearsal/0/sample", "rehearsal/repartition", "rehearsal/counts",
+            "rehearsal/fetch", "rehearsal/hold", "rehearsal/prepare", "rehearsal/commit", "rehearsal/abort",
+            "rehearsal/x");
     private static final List<String> DTYPES = List.of("f32", "float32", "f64", "i8", "u8", "bf16", "f16", "bool",
             "c64", "F32", "", "f32f32", "object", "<f4");
     private static final List<String> NUMBERS = List.of("0", "1", "-1", "3", "1000", "2147483647", "2147483648",
@@ -113,7 +126,7 @@ final class HttpFuzzer {
 
     private String target(String method) {
         String path = path(method);
-        String t = switch (rnd.nextInt(14)) {
+        String t = switch (rnd.nextInt(17)) {
             case 0 -> "/upload?path=" + path + "&dtype=" + pick(DTYPES) + "&dims=" + dims();
             case 1 -> "/query?path=" + path + maybe("&range=" + range());
             case 2 -> "/delete?path=" + path;
@@ -130,9 +143,22 @@ final class HttpFuzzer {
             case 11 -> pick(List.of("/metrics", "/api/v1/health", "/stop?job=" + JOB + "&step=" + number(), "/", "*",
                     "/api/v2/x", "/api/v1/", "http://evil/x", "/%", "/api/v1/tensors%2fjob"));
             case 12 -> "/api/v1/jobs/" + pick(List.of(JOB, "", "..", "%00", "a/b")) + "/" + pick(JOB_ROUTES);
+            case 14, 15 -> "/api/v1/jobs/" + JOB + "/" + newerRoute();
+            case 16 -> "/api/v1/jobs/" + pick(List.of(JOB, "..", "%2e%2e", "%00", "a%2fb", "fz/..")) + "/"
+                    + newerRoute() + pick(List.of("", "/", "//", "/..", "?x=%", "/%2e%2e/tiers"));
             default -> "/api/v1/files" + path;
         };
         return rnd.nextInt(30) == 0 ? t + "#frag" + "&x=".repeat(rnd.nextInt(3)) : t;
+    }
+
+    /** One of {@link #NEWER_ROUTES} with each {@code N} replaced by a number at the edges. */
+    private String newerRoute() {
+        String[] parts = pick(NEWER_ROUTES).split("N", -1);
+        StringBuilder b = new StringBuilder(parts[0]);
+        for (int i = 1; i < parts.length; i++) {
+            b.append(number()).append(parts[i]);
+        }
+        return b.toString();
     }
 
     private String maybe(String s) {
@@ -166,6 +192,15 @@ final class HttpFuzzer {
         if (target.contains("/parts") || kind == 2) {
             return rnd.nextBoolean() ? plan() : mutate(plan());
         }
+        if (target.contains("/update") || target.contains("/rehearsal/fetch")) {
+            byte[] b = target.contains("/fetch") ? slots() : rehearsalBatch();
+            return rnd.nextInt(3) == 0 ? mutate(b) : b;
+        }
+        if (target.contains("/streams/samples")) {
+            byte[] b = new byte[pick(List.of(0, 1, 100, 1 << 16, (1 << 20) + 1))];
+            rnd.nextBytes(b);
+            return b;
+        }
         if (target.contains("/api/v1/jobs") || target.contains("/datasets") || kind == 3) {
             byte[] j = rnd.nextBoolean() ? jsonFor(target) : json();
             return rnd.nextInt(4) == 0 ? mutate(j) : j;
@@ -185,6 +220,9 @@ final class HttpFuzzer {
         if (target.contains("/parallelize") || target.contains("/resources")) {
             body = rnd.nextBoolean() ? "{\"size\":" + number() + ",\"devicesPerWorker\":" + number() + "}"
                     : "{\"devices\":[[0," + number() + "]],\"config\":" + v + ",\"atStep\":" + number() + "}";
+        } else if (target.contains("/shared") || target.contains("/tiers") || target.contains("/streams")
+                || target.contains("/rehearsal")) {
+            return newerJson(target);
         } else if (target.contains("/reconfigure")) {
             body = "{\"from\":" + v + ",\"to\":" + v + ",\"devices\":" + pick(List.of("[[0]]", "[[0,0]]", "[[0,0],[0,1]]",
                     "[[5,0]]", "[[0,-1]]")) + ",\"step\":" + number() + "}";
@@ -199,6 +237,77 @@ final class HttpFuzzer {
             return json();
         }
         return body.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** A body for the shared, tiers, streams or rehearsal routes, with numbers at the edges and odd types. */
+    private byte[] newerJson(String target) {
+        String n = number();
+        String body;
+        if (target.contains("/commit") && target.contains("/shared")) {
+            body = "{\"step\":" + number() + ",\"world\":" + pick(List.of("[0]", "[0,1]", "1", "[]", "[-1]")) + ",\"order\":"
+                    + pick(List.of("[\"w\"]", "[]", "null", "[\"..\"]", "[\"w\",\"w\"]")) + ",\"files\":"
+                    + pick(List.of("{}", "{\"f\":\"AAEC\"}", "{\"f\":\"!!notbase64\"}", "{\"../x\":\"AA==\"}", "[]")) + "}";
+        } else if (target.contains("/shared")) {
+            body = "{\"pid\":" + pick(List.of("0", "1", "-1", n)) + ",\"start\":" + number() + ",\"lease\":" + number()
+                    + ",\"tensors\":[{\"path\":\"" + pick(List.of("w", "a/b.numpy.ndarray", "", "..", "/abs", "%00", "a//b"))
+                    + "\",\"dtype\":\"" + pick(DTYPES) + "\",\"shape\":[" + number() + "," + number() + "]}],\"files\":"
+                    + pick(List.of("[]", "[{\"path\":\"f\",\"size\":" + number() + "}]", "[{\"path\":\"f\"}]", "{}", "null"))
+                    + "}";
+        } else if (target.contains("/tiers")) {
+            body = "{\"partners\":" + number() + ",\"groupSize\":" + number() + ",\"parity\":" + number()
+                    + ",\"durableKeep\":" + number() + "}";
+        } else if (target.contains("/streams")) {
+            body = "{\"policy\":\"" + pick(List.of("fifo", "firo", "reservoir", "lifo", "")) + "\",\"capacity\":" + n
+                    + ",\"threshold\":" + number() + ",\"max_sample_bytes\":" + number() + ",\"producers\":" + number()
+                    + ",\"seed\":" + number() + "," + pick(List.of("\"dp\":" + number(), "\"ranks\":[\"127.0.0.1:1\"]",
+                    "\"ranks\":[\"evil.example:80\"]", "\"ranks\":[\"x\"]", "\"ranks\":[]")) + "}";
+        } else {
+            body = pick(List.of("{\"classes\":" + n + ",\"perClass\":" + number() + ",\"candidates\":" + number()
+                    + ",\"batch\":" + number() + ",\"seed\":" + number() + "}",
+                    "{\"ranks\":{\"" + number() + "\":\"" + pick(List.of("127.0.0.1:1", "x", "evil.example:80")) + "\"}}",
+                    "{\"config\":{\"classes\":2,\"perClass\":2,\"candidates\":1,\"batch\":2},\"daemons\":[{\"id\":\"d\","
+                            + "\"address\":\"127.0.0.1:1\"}],\"ranks\":{\"0\":[[" + number() + ",0,0," + number() + "]]}}"));
+        }
+        return body.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** A rehearsal batch (little-endian), its counts, sizes and dtypes at the edges. */
+    private byte[] rehearsalBatch() {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(4096).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        int count = rnd.nextInt(4) == 0 ? (int) edge() : rnd.nextInt(3);
+        b.putInt(count);
+        for (int s = 0; s < Math.min(Math.max(count, 0), 3); s++) {
+            b.putInt(rnd.nextInt(4) == 0 ? (int) edge() : rnd.nextInt(3)).putInt(rnd.nextInt(4) == 0 ? (int) edge() : 1);
+            byte[] dtype = pick(List.of("<f4", "|u1", "O", "", "<U3", "x".repeat(40))).getBytes(StandardCharsets.US_ASCII);
+            b.putInt(rnd.nextInt(6) == 0 ? (int) edge() : dtype.length).put(dtype);
+            int ndim = rnd.nextInt(5) == 0 ? (int) edge() : 1 + rnd.nextInt(2);
+            b.putInt(ndim);
+            for (int d = 0; d < Math.min(Math.max(ndim, 0), 3); d++) {
+                b.putLong(rnd.nextInt(3) == 0 ? edge() : 1 + rnd.nextInt(4));
+            }
+            b.putLong(rnd.nextInt(3) == 0 ? edge() : 4 + rnd.nextInt(12));
+            byte[] data = new byte[rnd.nextInt(17)];
+            rnd.nextBytes(data);
+            b.put(data);
+        }
+        return java.util.Arrays.copyOf(b.array(), b.position());
+    }
+
+    /** A fetch body: {@code int32 count} then {@code int32 rank, class, slot} each. */
+    private byte[] slots() {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(4 + 3 * 4 * 4);
+        int count = rnd.nextInt(3) == 0 ? (int) edge() : rnd.nextInt(4);
+        b.putInt(count);
+        for (int i = 0; i < Math.min(Math.max(count, 0), 4); i++) {
+            b.putInt((int) edge()).putInt(rnd.nextInt(3)).putInt(rnd.nextInt(3));
+        }
+        return java.util.Arrays.copyOf(b.array(), b.position());
+    }
+
+    /** A number at the edges of int32/int64, as a long. */
+    private long edge() {
+        return pick(List.of(0L, -1L, 1L, 16L, 65536L, 65537L, (long) Integer.MAX_VALUE, (long) Integer.MIN_VALUE,
+                Long.MAX_VALUE, Long.MIN_VALUE, 1L << 31, 1L << 40));
     }
 
     private byte[] json() {

@@ -1,0 +1,491 @@
+package io.tenplex.daemon;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.ptc.MegatronLayout;
+import io.tenplex.ptc.Model;
+import io.tenplex.ptc.ModelSpecJson;
+import io.tenplex.ptc.ParallelConfig;
+import io.tenplex.ptc.Ptc;
+import io.tenplex.transform.ReferenceInterpreter;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A bounded chaos test: four daemon processes with partner copies and a durable directory each, a
+ * driver that saves (over REST and through shared memory), reconfigures and recovers a job in a loop
+ * while the chaos thread ({@link ChaosMonkey}) SIGKILLs and restarts daemons (at random and timed
+ * mid-flush, mid-reconfiguration, mid-commit), damages durable files and shared-memory segments and
+ * fills worker 0's small tmpfs. After every operation: every rank's load holds exactly what was
+ * saved or is a reported loss ({@link ChaosLedger}), every daemon serves, no JVM crash file exists.
+ * At the end the job is deleted and every daemon's {@code tenplex_store_used_bytes} is back at its
+ * baseline.
+ *
+ * <p>{@code -Dchaos.seed=S} replays a run (random by default; printed at the start and in every
+ * failure), {@code -Dchaos.minutes=N} runs longer than the default two, {@code -Dchaos.faults=a,b}
+ * picks the fault kinds ({@link ChaosFault}; {@code all}, {@code default}). See docs/DURABLE.md, "The chaos test".
+ */
+class ChaosIT {
+    private static final MegatronLayout.Shape GPT = MegatronLayout.Shape.gpt(2, 64, 8, 1000, 16);
+    private static final List<ParallelConfig> CONFIGS = List.of(ParallelConfig.of(2, 1, 2), ParallelConfig.of(4, 1, 1),
+            ParallelConfig.of(1, 1, 4), ParallelConfig.of(1, 2, 2), ParallelConfig.of(2, 2, 1));
+    private static final Pattern USED = Pattern.compile("(?m)^tenplex_store_used_bytes (\\S+)$");
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String JOB = ChaosSaves.JOB;
+
+    private final Model model = MegatronLayout.model(GPT);
+    private final Map<String, Integer> ops = new java.util.TreeMap<>();
+    private final List<String> violations = new ArrayList<>();
+    private final List<String> failedOps = new ArrayList<>();
+    private final List<String> sharedRefusals = new ArrayList<>();
+    private final Set<Path> crashesSeen = new java.util.HashSet<>();
+    private long seed;
+    private Random rnd;
+    private ChaosCluster cluster;
+    private ChaosMonkey monkey;
+    private ChaosLedger ledger;
+    private ChaosSaves saves;
+    private Set<ChaosFault> faults;
+    private long nextStep = 10;
+    private int sealedCount;
+    private int sharedSaves;
+
+    @Test
+    void savesLoadsReconfigurationsAndRecoveries_underKillsAndDamage_keepEveryAcknowledgedGeneration(@TempDir Path dir)
+            throws Exception {
+        seed = Long.getLong("chaos.seed", new Random().nextLong());
+        double minutes = Double.parseDouble(System.getProperty("chaos.minutes", "2"));
+        faults = ChaosFault.parse(System.getProperty("chaos.faults"));
+        System.out.println("ChaosIT: seed " + seed + " (-Dchaos.seed=" + seed + "), " + minutes + " minutes, faults "
+                + faults.stream().map(ChaosFault::wireName).toList());
+        rnd = new Random(seed);
+        ledger = new ChaosLedger(model, CONFIGS);
+        long deadline = System.nanoTime() + (long) (minutes * 60e9) - 35_000_000_000L; // room for start and end
+        cluster = ChaosCluster.start(dir);
+        try {
+            long[] baseline = new long[ChaosCluster.WORKERS];
+            for (int w = 0; w < ChaosCluster.WORKERS; w++) {
+                baseline[w] = usedBytes(w);
+                send200(w, "PUT", "/api/v1/jobs/" + JOB + "/tiers", "{\"partners\": 1, \"durableKeep\": 2}");
+            }
+            send200(0, "PUT", "/api/v1/files/job/" + JOB + "/model.json", ModelSpecJson.write(model));
+            saves = new ChaosSaves(cluster);
+            monkey = new ChaosMonkey(cluster, faults, seed + 1);
+            monkey.start();
+            int op = 0;
+            while (System.nanoTime() < deadline && violations.size() < 10) {
+                long t0 = System.nanoTime();
+                String what = operation();
+                check(++op, what + " [" + (System.nanoTime() - t0) / 1_000_000 + " ms]");
+            }
+            monkey.close();
+            check(++op, "the end (chaos stopped)");
+            deleteJobAndCheckMemory(baseline);
+            report(op);
+        } catch (Exception | AssertionError e) {
+            throw new AssertionError("ChaosIT seed " + seed + " (-Dchaos.seed=" + seed + "): " + e.getMessage(), e);
+        } finally {
+            if (monkey != null) {
+                monkey.close();
+            }
+            cluster.close();
+        }
+    }
+
+    /** Runs one operation chosen by the seed; a line saying what it was and how it ended. */
+    private String operation() throws Exception {
+        int r = ledger.acknowledged() < 0 ? 0 : rnd.nextInt(10);
+        String kind = r < 6 ? "save" : r < 9 ? "reconfigure" : "recover";
+        ops.merge(kind, 1, Integer::sum);
+        String outcome;
+        try {
+            outcome = switch (kind) {
+                case "save" -> save(nextStep++);
+                case "reconfigure" -> reconfigure(CONFIGS.get(rnd.nextInt(CONFIGS.size())));
+                default -> recover(CONFIGS.get(rnd.nextInt(CONFIGS.size())));
+            };
+        } catch (java.io.IOException e) { // a daemon killed under the request
+            outcome = "failed: " + e;
+        }
+        if (outcome.startsWith("failed")) {
+            failedOps.add(kind + " " + outcome);
+        }
+        return kind + ": " + outcome;
+    }
+
+    /** Saves generation {@code step} in a random configuration, rank r on worker r; waits for it to be durable. */
+    private String save(long step) throws Exception {
+        ParallelConfig c = CONFIGS.get(rnd.nextInt(CONFIGS.size()));
+        Ptc ptc = Ptc.packed(model, c, 1);
+        Map<String, byte[]> full = ReferenceInterpreter.fullTensors(ptc, seed ^ step);
+        var shards = ReferenceInterpreter.shard(ptc, full);
+        String config = ProcessCluster.config(c, 1, 0);
+        List<Map<String, byte[]>> trees = new ArrayList<>();
+        for (int rank = 0; rank < ChaosCluster.WORKERS; rank++) {
+            trees.add(ChaosSaves.tree(ptc, rank, shards.get(rank), step));
+        }
+        // offered before the first seal: from then on any daemon may serve it
+        ledger.sealed(new ChaosLedger.Generation(step, c, full, trees));
+        boolean viaShm = rnd.nextInt(2) == 0;
+        boolean midFlush = faults.contains(ChaosFault.KILL_MID_FLUSH) && rnd.nextInt(4) == 0;
+        long flushDelayNanos = rnd.nextInt(40) * 1_000_000L;
+        String failed = null;
+        String firstFailure = "";
+        int attempt = 0;
+        for (; attempt < 4; attempt++) { // as a trainer would: a failed save is saved and sealed again
+            failed = saveOnce(step, ptc, config, trees, viaShm && attempt == 0);
+            if (failed == null) {
+                break;
+            }
+            firstFailure = attempt == 0 ? failed : firstFailure;
+            awaitHealthy();
+        }
+        if (failed != null) {
+            return "failed: " + failed;
+        }
+        sealedCount++;
+        damageCommittedSegment(viaShm);
+        if (midFlush) {
+            long t0 = System.nanoTime();
+            monkey.killWhen(ChaosFault.KILL_MID_FLUSH, () -> System.nanoTime() - t0 >= flushDelayNanos, 1);
+        }
+        String tries = attempt > 0 ? " (saved " + (attempt + 1) + " times; first: " + firstFailure + ")" : "";
+        return (awaitDurable(step) ? "step " + step + " acknowledged" : "step " + step + " sealed, not durable everywhere")
+                + tries;
+    }
+
+    /** Between a shared save's reservation and its writes: sometimes fills worker 0's tmpfs (when enabled). */
+    private void maybeFill() {
+        try {
+            if (faults.contains(ChaosFault.TMPFS_FILL) && rnd.nextInt(3) == 0) {
+                monkey.injectNow(ChaosFault.TMPFS_FILL);
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** After a save through shared memory: sometimes flips or cuts the segment it committed (when enabled). */
+    private void damageCommittedSegment(boolean viaShm) throws Exception {
+        List<ChaosFault> shm = new ArrayList<>();
+        for (ChaosFault f : List.of(ChaosFault.SHM_FLIP, ChaosFault.SHM_TRUNCATE)) {
+            if (faults.contains(f)) {
+                shm.add(f);
+            }
+        }
+        if (viaShm && !shm.isEmpty() && rnd.nextBoolean()) {
+            monkey.injectNow(shm.get(rnd.nextInt(shm.size())));
+        }
+    }
+
+    /** Writes and seals every rank once; null when every seal was answered 200 and one said complete. */
+    private String saveOnce(long step, Ptc ptc, String config, List<Map<String, byte[]>> trees, boolean viaShm)
+            throws Exception {
+        boolean complete = false;
+        try {
+            // the model spec goes with every save, as tenplex.save(spec=...) stores it (a restarted daemon has none)
+            cluster.send(0, "PUT", "/api/v1/files/job/" + JOB + "/model.json?replace=true",
+                    ModelSpecJson.write(model).getBytes(StandardCharsets.UTF_8));
+            for (int rank = 0; rank < ChaosCluster.WORKERS; rank++) {
+                HttpResponse<byte[]> sealed = null;
+                if (rank == 0 && viaShm) {
+                    ChaosSaves.Shared shared = saves.sharedSave(0, 0, step, config, ptc, trees.get(0), this::maybeFill);
+                    sealed = shared.committed();
+                    sharedSaves += sealed != null ? 1 : 0;
+                    if (shared.refused() != null) {
+                        sharedRefusals.add(shared.refused());
+                    }
+                    if (shared.refused() != null && shared.refused().startsWith(ChaosSaves.FAULTED)) {
+                        violations.add("step " + step + ": a shared-memory reservation answered 201 could not be written "
+                                + "(a trainer gets SIGBUS): " + shared.refused());
+                    }
+                }
+                if (sealed == null) {
+                    String refused = saves.putTree(rank, rank, ptc, trees.get(rank));
+                    if (refused != null) {
+                        return "step " + step + " rank " + rank + " " + refused;
+                    }
+                    sealed = saves.seal(rank, rank, step, config);
+                }
+                if (sealed.statusCode() != 200) {
+                    return "seal of step " + step + " rank " + rank + ": " + ChaosSaves.summary(sealed);
+                }
+                complete |= JSON.readTree(sealed.body()).path("complete").asBoolean();
+            }
+        } catch (java.io.IOException e) {
+            return "step " + step + ": " + e;
+        }
+        return complete ? null : "no seal of step " + step + " said complete";
+    }
+
+    /** Waits (up to 60 s) until every daemon answers its health route. */
+    private void awaitHealthy() {
+        long end = System.nanoTime() + 60_000_000_000L;
+        for (int w = 0; w < ChaosCluster.WORKERS && System.nanoTime() < end; w++) {
+            try {
+                if (cluster.send(w, "GET", "/api/v1/health", null, Duration.ofSeconds(5)).statusCode() != 200) {
+                    w--;
+                }
+            } catch (Exception e) {
+                w--;
+                java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L); // polling a restarting daemon
+            }
+        }
+    }
+
+    /** Polls (up to 20 s) until every daemon lists {@code durable} for {@code step}; records the acknowledgement. */
+    private boolean awaitDurable(long step) throws Exception {
+        long end = System.nanoTime() + 20_000_000_000L;
+        int[] starts = new int[ChaosCluster.WORKERS];
+        for (int w = 0; w < starts.length; w++) {
+            starts[w] = cluster.starts(w);
+        }
+        while (System.nanoTime() < end) {
+            int durable = 0;
+            for (int w = 0; w < ChaosCluster.WORKERS; w++) {
+                if (cluster.starts(w) != starts[w]) {
+                    return false; // restarted meanwhile: what it restores is the check's business
+                }
+                durable += levels(w, step).contains("durable") ? 1 : 0;
+            }
+            if (durable == ChaosCluster.WORKERS) {
+                ledger.acknowledged(step);
+                return true;
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L); // polling the flushes
+        }
+        return false;
+    }
+
+    private String levels(int w, long step) {
+        try {
+            for (JsonNode g : JSON.readTree(cluster.get(w, "/api/v1/jobs/" + JOB + "/generations").body())
+                    .path("generations")) {
+                if (g.path("step").asLong() == step) {
+                    return g.path("levels").toString();
+                }
+            }
+        } catch (Exception e) {
+            return ""; // down: not durable there (yet)
+        }
+        return "";
+    }
+
+    /** Reconfigures the current generation into {@code to} (coordinated by worker 0), maybe with a timed kill. */
+    private String reconfigure(ParallelConfig to) throws Exception {
+        String body = "{\"model\": " + ModelSpecJson.write(model) + ", \"to\": " + ProcessCluster.config(to, 1, 0)
+                + ", \"preparedTimeoutMillis\": 2000}";
+        HttpResponse<byte[]> r = cluster.send(0, "POST", "/api/v1/jobs/" + JOB + "/reconfigure",
+                body.getBytes(StandardCharsets.UTF_8));
+        if (r.statusCode() != 202) {
+            return "failed: reconfigure answered " + ChaosSaves.summary(r);
+        }
+        String status = JSON.readTree(r.body()).path("status").asText();
+        timedKill(status, "state");
+        return "to " + to + ": " + awaitEnd(status, "state") + settle();
+    }
+
+    /** A resource change with {@code recover: true} onto the four workers in {@code to}: the current generation moved. */
+    private String recover(ParallelConfig to) throws Exception {
+        String body = "{\"devices\": [[0,0],[1,0],[2,0],[3,0]], \"config\": {\"tp\": " + to.tp() + ", \"pp\": " + to.pp()
+                + ", \"dp\": " + to.dp() + "}, \"recover\": true}";
+        HttpResponse<byte[]> r = cluster.send(0, "POST", "/api/v1/jobs/" + JOB + "/resources",
+                body.getBytes(StandardCharsets.UTF_8));
+        if (r.statusCode() != 202) {
+            return "failed: resources answered " + ChaosSaves.summary(r);
+        }
+        String status = JSON.readTree(r.body()).path("status").asText();
+        timedKill(status, "reconfiguration.state");
+        return "onto " + to + ": " + awaitEnd(status, "state") + settle();
+    }
+
+    /** With the timed kill kinds enabled, sometimes kills a daemon when the status shows the chosen phase. */
+    private void timedKill(String status, String field) throws Exception {
+        List<ChaosFault> timed = new ArrayList<>();
+        for (ChaosFault f : List.of(ChaosFault.KILL_MID_RECONFIGURATION, ChaosFault.KILL_MID_COMMIT)) {
+            if (faults.contains(f)) {
+                timed.add(f);
+            }
+        }
+        if (timed.isEmpty() || rnd.nextInt(2) == 0) {
+            return;
+        }
+        ChaosFault f = timed.get(rnd.nextInt(timed.size()));
+        String phase = f == ChaosFault.KILL_MID_COMMIT ? "committing" : "executing";
+        monkey.killWhen(f, () -> phase.equals(state(status, field)), 30);
+    }
+
+    private String state(String status, String field) {
+        try {
+            JsonNode s = JSON.readTree(cluster.send(0, "GET", status, null, Duration.ofSeconds(5)).body());
+            for (String part : field.split("\\.")) {
+                s = s.path(part);
+            }
+            return s.asText();
+        } catch (Exception e) {
+            return "";
+        }
+    }
+
+    private String awaitEnd(String status, String field) {
+        try {
+            HttpResponse<byte[]> r = cluster.send(0, "GET", status + "?wait=true", null, Duration.ofSeconds(90));
+            JsonNode s = JSON.readTree(r.body());
+            return s.path(field).asText() + (s.hasNonNull("error") ? " (" + s.path("error").asText() + ")" : "");
+        } catch (Exception e) {
+            return "status unknown (" + e + ")";
+        }
+    }
+
+    /** Waits (up to 30 s) until no daemon holds reconfiguration staging: in-doubt parts resolved. */
+    private String settle() throws Exception {
+        long end = System.nanoTime() + 30_000_000_000L;
+        while (System.nanoTime() < end) {
+            int staging = 0;
+            for (int w = 0; w < ChaosCluster.WORKERS; w++) {
+                try {
+                    HttpResponse<byte[]> r = cluster.get(w, "/api/v1/dirs/job/" + JOB + "/staging");
+                    staging += r.statusCode() == 200 && JSON.readTree(r.body()).path("entries").size() > 0 ? 1 : 0;
+                } catch (java.io.IOException e) {
+                    staging++;
+                }
+            }
+            if (staging == 0) {
+                return "";
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L); // polling in-doubt parts
+        }
+        return " (staging still held after 30 s)";
+    }
+
+    /** The invariants after operation {@code op}, with the chaos held off. */
+    private void check(int op, String what) throws Exception {
+        System.out.println("ChaosIT #" + op + " " + what);
+        monkey.quiet.lock();
+        try {
+            List<String> found = new ArrayList<>();
+            if (monkey.died() != null) {
+                found.add("the chaos thread failed: " + monkey.died());
+            }
+            for (Path crash : cluster.crashFiles()) {
+                if (crashesSeen.add(crash)) {
+                    found.add("JVM crash file " + crash.getFileName() + ": " + crashSummary(crash));
+                }
+            }
+            for (int w = 0; w < ChaosCluster.WORKERS; w++) {
+                String died = cluster.restartIfDead(w);
+                if (died != null) {
+                    found.add(died);
+                }
+                try {
+                    HttpResponse<byte[]> h = cluster.send(w, "GET", "/api/v1/health", null, Duration.ofSeconds(10));
+                    if (h.statusCode() != 200) {
+                        found.add("worker " + w + " health answered " + ChaosSaves.summary(h));
+                    }
+                } catch (java.io.IOException e) {
+                    found.add("worker " + w + " does not serve: " + e);
+                }
+            }
+            if (found.isEmpty()) {
+                try {
+                    found.addAll(ledger.checkLoads(cluster));
+                } catch (java.io.IOException e) {
+                    found.add("a load or read was cut off (connection dropped): " + e);
+                }
+            }
+            for (String f : found) {
+                violations.add("after #" + op + " (" + what + "): " + f);
+            }
+            if (!found.isEmpty()) {
+                System.out.println("ChaosIT VIOLATION (seed " + seed + "): " + found);
+            }
+        } finally {
+            monkey.quiet.unlock();
+        }
+    }
+
+    /**
+     * Deletes the job everywhere; every daemon's used bytes, less the shared-memory segments it keeps
+     * for reuse ({@code keptBytes} of {@code GET .../shared}, released when the budget needs them),
+     * must come back to its baseline.
+     */
+    private void deleteJobAndCheckMemory(long[] baseline) throws Exception {
+        for (int w = 0; w < ChaosCluster.WORKERS; w++) {
+            HttpResponse<byte[]> s = cluster.get(w, "/api/v1/jobs/" + JOB + "/shared");
+            for (JsonNode open : JSON.readTree(s.body()).path("open")) {
+                cluster.send(w, "DELETE", "/api/v1/jobs/" + JOB + "/shared/" + open.path("id").asText(), null);
+            }
+            cluster.send(w, "DELETE", "/api/v1/dirs/job/" + JOB + "?recursive=true", null);
+        }
+        for (int w = 0; w < ChaosCluster.WORKERS; w++) {
+            long end = System.nanoTime() + 30_000_000_000L;
+            long used;
+            while ((used = usedBytes(w) - keptSharedBytes(w)) != baseline[w] && System.nanoTime() < end) {
+                java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L); // polling the accounting
+            }
+            if (used != baseline[w]) {
+                violations.add("worker " + w + ": tenplex_store_used_bytes less kept shared segments " + used
+                        + " after the job was deleted, baseline " + baseline[w]);
+            }
+        }
+    }
+
+    /** The lines of a JVM crash file that say what crashed. */
+    private static String crashSummary(Path crash) {
+        try {
+            return String.join(" | ", java.nio.file.Files.readAllLines(crash).stream().filter(l -> l.startsWith("# ")
+                    && !l.trim().equals("#")).limit(8).toList());
+        } catch (java.io.IOException e) {
+            return e.toString();
+        }
+    }
+
+    /** Bytes of unused shared-memory segments worker {@code w} keeps for the next save (counted as used). */
+    private long keptSharedBytes(int w) throws Exception {
+        HttpResponse<byte[]> r = cluster.get(w, "/api/v1/jobs/" + JOB + "/shared");
+        return r.statusCode() == 200 ? JSON.readTree(r.body()).path("keptBytes").asLong() : 0;
+    }
+
+    private long usedBytes(int w) throws Exception {
+        Matcher m = USED.matcher(new String(cluster.get(w, "/metrics").body(), StandardCharsets.UTF_8));
+        assertTrue(m.find(), "no tenplex_store_used_bytes on worker " + w);
+        return (long) Double.parseDouble(m.group(1));
+    }
+
+    private void send200(int w, String method, String path, String body) throws Exception {
+        HttpResponse<byte[]> r = cluster.send(w, method, path, body.getBytes(StandardCharsets.UTF_8));
+        assertTrue(r.statusCode() == 200 || r.statusCode() == 201, path + ": " + ChaosSaves.summary(r));
+    }
+
+    /** Prints the figures; fails with every violation and the seed. */
+    private void report(int op) {
+        Map<ChaosFault, Integer> injected = new EnumMap<>(monkey.injected());
+        int total = injected.values().stream().mapToInt(Integer::intValue).sum();
+        System.out.println("ChaosIT figures (seed " + seed + "): " + op + " operations " + ops + ", " + failedOps.size()
+                + " failed under faults; " + total + " faults injected " + injected + "; " + sealedCount
+                + " generations sealed (" + sharedSaves + " rank-0 saves through shared memory), newest acknowledged "
+                + ledger.acknowledged() + "; " + ledger.generationsChecked() + " generations checked in "
+                + ledger.loadsChecked() + " loads (" + ledger.lossesReported() + " with a reported loss)");
+        monkey.notes().forEach(n -> System.out.println("ChaosIT fault " + n));
+        failedOps.forEach(f -> System.out.println("ChaosIT failed op " + f));
+        sharedRefusals.forEach(f -> System.out.println("ChaosIT shared save went over REST: " + f));
+        assertEquals(List.of(), violations, violations.size() + " invariant violations (seed " + seed + ", replay with "
+                + "-Dchaos.seed=" + seed + " -Dchaos.faults=" + String.join(",", faults.stream().map(ChaosFault::wireName)
+                .toList()) + ")");
+    }
+}

@@ -1,0 +1,286 @@
+package io.tenplex.daemon;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
+
+/**
+ * The chaos thread of {@link ChaosIT}: at random moments (from the run's seed) it injects one of the
+ * enabled {@link ChaosFault}s; the driver asks it for the timed kills ({@link #killWhen}). A fault and
+ * the restart it needs run under {@link #quiet}, which the driver holds while it checks the
+ * invariants, so checks see every daemon up. It counts what it injected by kind.
+ */
+final class ChaosMonkey implements AutoCloseable {
+    private final ChaosCluster cluster;
+    private final java.util.Set<ChaosFault> enabled;
+    private final Random rnd;
+    private final Thread thread;
+    private final Map<ChaosFault, Integer> injected = new EnumMap<>(ChaosFault.class);
+    private final List<String> notes = new ArrayList<>();
+    /** Held by a fault and its restart, and by the driver while it checks the invariants. */
+    final ReentrantLock quiet = new ReentrantLock();
+    private volatile boolean stop;
+    private volatile Throwable died;
+    private Path filler;
+
+    ChaosMonkey(ChaosCluster cluster, java.util.Set<ChaosFault> enabled, long seed) {
+        this.cluster = cluster;
+        this.enabled = enabled;
+        this.rnd = new Random(seed);
+        this.thread = new Thread(this::run, "chaos");
+        thread.setDaemon(true);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    private void run() {
+        List<ChaosFault> random = enabled.stream().filter(f -> f == ChaosFault.KILL || f == ChaosFault.DURABLE_FLIP
+                || f == ChaosFault.DURABLE_TRUNCATE || f == ChaosFault.SHM_FLIP || f == ChaosFault.SHM_TRUNCATE
+                || f == ChaosFault.TMPFS_FILL).toList();
+        try {
+            while (!stop && !random.isEmpty()) {
+                long pause;
+                ChaosFault f;
+                synchronized (rnd) {
+                    pause = 3000 + rnd.nextInt(5000);
+                    f = random.get(rnd.nextInt(random.size()));
+                }
+                if (sleep(pause)) {
+                    return;
+                }
+                quiet.lock();
+                try {
+                    if (!stop) {
+                        inject(f);
+                    }
+                } finally {
+                    quiet.unlock();
+                }
+            }
+        } catch (Throwable t) {
+            died = t;
+        }
+    }
+
+    /** Sleeps (the chaos's own pacing, not synchronisation); true when told to stop meanwhile. */
+    private boolean sleep(long millis) {
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        while (!stop && System.nanoTime() < end) {
+            java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L);
+        }
+        return stop;
+    }
+
+    private int pick(int n) {
+        synchronized (rnd) {
+            return rnd.nextInt(n);
+        }
+    }
+
+    private void inject(ChaosFault f) throws Exception {
+        switch (f) {
+            case KILL -> kill(pick(ChaosCluster.WORKERS), f);
+            case DURABLE_FLIP, DURABLE_TRUNCATE -> damageDurable(f);
+            case SHM_FLIP, SHM_TRUNCATE -> damageSegment(f, false);
+            case TMPFS_FILL -> fillTmpfs();
+            default -> throw new IllegalStateException("not a random fault: " + f);
+        }
+    }
+
+    private synchronized void count(ChaosFault f, String note) {
+        injected.merge(f, 1, Integer::sum);
+        if (note != null) {
+            notes.add(f.wireName() + ": " + note);
+        }
+    }
+
+    private void kill(int w, ChaosFault why) throws Exception {
+        long t0 = System.nanoTime();
+        cluster.killAndRestart(w);
+        count(why, "worker " + w + " killed and serving again after " + (System.nanoTime() - t0) / 1_000_000 + " ms");
+    }
+
+    /**
+     * Kills a random worker as soon as {@code when} holds (polled every 2 ms for up to {@code seconds});
+     * false when the moment never came (the operation finished first).
+     */
+    boolean killWhen(ChaosFault kind, BooleanSupplier when, double seconds) throws Exception {
+        long end = System.nanoTime() + (long) (seconds * 1e9);
+        while (System.nanoTime() < end) {
+            if (when.getAsBoolean()) {
+                quiet.lock();
+                try {
+                    kill(pick(ChaosCluster.WORKERS), kind);
+                } finally {
+                    quiet.unlock();
+                }
+                return true;
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(2_000_000L); // polling the daemons' state
+        }
+        synchronized (this) {
+            notes.add(kind.wireName() + ": the moment passed before it was seen");
+        }
+        return false;
+    }
+
+    /** Flips a byte of, or cuts short, a file of the newest durable generation of a random worker; restarts it. */
+    private void damageDurable(ChaosFault f) throws Exception {
+        int w = pick(ChaosCluster.WORKERS);
+        Path job = cluster.durable(w).resolve("jobs").resolve(ChaosSaves.JOB);
+        List<Path> files = newestGenerationFiles(job, f == ChaosFault.DURABLE_FLIP);
+        if (files.isEmpty()) {
+            return;
+        }
+        Path file = files.get(pick(files.size()));
+        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
+            long len = raf.length();
+            if (len == 0) {
+                return;
+            }
+            long at = (long) (pick(1 << 20) / (double) (1 << 20) * len);
+            if (f == ChaosFault.DURABLE_FLIP) {
+                raf.seek(at);
+                int b = raf.read();
+                raf.seek(at);
+                raf.write(b ^ (1 << pick(8)));
+            } else {
+                raf.setLength(at);
+            }
+            count(f, "worker " + w + " " + job.relativize(file) + " at " + at + " of " + len);
+        }
+        cluster.killAndRestart(w);
+    }
+
+    /** The newest step directory's pack (and, unless {@code packOnly}, manifest) of a job's durable directory. */
+    private static List<Path> newestGenerationFiles(Path job, boolean packOnly) throws IOException {
+        if (!Files.isDirectory(job)) {
+            return List.of();
+        }
+        Path newest;
+        try (Stream<Path> s = Files.list(job)) {
+            newest = s.filter(p -> p.getFileName().toString().matches("\\d+") && Files.exists(p.resolve("manifest.json")))
+                    .max(Comparator.comparingLong(p -> Long.parseLong(p.getFileName().toString()))).orElse(null);
+        }
+        if (newest == null) {
+            return List.of();
+        }
+        List<Path> out = new ArrayList<>();
+        for (String name : packOnly ? List.of("blocks.pack") : List.of("blocks.pack", "manifest.json")) {
+            if (Files.isRegularFile(newest.resolve(name))) {
+                out.add(newest.resolve(name));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Injects {@code f} now, between the driver's steps: {@link ChaosFault#SHM_FLIP} or {@link
+     * ChaosFault#SHM_TRUNCATE} on the segment written last (the one a shared save just committed), or
+     * {@link ChaosFault#TMPFS_FILL} (filled, if it is not full already).
+     */
+    void injectNow(ChaosFault f) throws Exception {
+        quiet.lock();
+        try {
+            if (f == ChaosFault.TMPFS_FILL) {
+                if (filler == null) {
+                    fillTmpfs();
+                }
+            } else {
+                damageSegment(f, true);
+            }
+        } finally {
+            quiet.unlock();
+        }
+    }
+
+    /** Flips a byte of, or cuts short, one of worker 0's shared-memory segments (the newest when {@code newest}). */
+    private void damageSegment(ChaosFault f, boolean newest) throws Exception {
+        List<Path> segments;
+        try (Stream<Path> s = Files.list(cluster.tmpfs())) {
+            segments = s.filter(p -> p.getFileName().toString().startsWith("tenplex-"))
+                    .sorted(Comparator.comparingLong(ChaosMonkey::modified)).toList();
+        }
+        if (segments.isEmpty()) {
+            return;
+        }
+        Path seg = newest ? segments.get(segments.size() - 1) : segments.get(pick(segments.size()));
+        try (RandomAccessFile raf = new RandomAccessFile(seg.toFile(), "rw")) {
+            long len = raf.length();
+            long at = 64 + (long) (pick(1 << 20) / (double) (1 << 20) * Math.max(1, len - 64));
+            if (f == ChaosFault.SHM_FLIP) {
+                raf.seek(Math.min(at, len - 1));
+                int b = raf.read();
+                raf.seek(Math.min(at, len - 1));
+                raf.write(b ^ 0x5a);
+            } else {
+                raf.setLength(at);
+            }
+            count(f, seg.getFileName() + " at " + at + " of " + len);
+        } catch (IOException e) {
+            notes.add(f.wireName() + ": " + seg + " went away: " + e.getMessage());
+        }
+    }
+
+    private static long modified(Path p) {
+        try {
+            return Files.getLastModifiedTime(p).toMillis();
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+
+    /** Fills worker 0's tmpfs with a file (the next call removes it again). */
+    private void fillTmpfs() throws IOException {
+        if (filler != null) {
+            Files.deleteIfExists(filler);
+            filler = null;
+            return;
+        }
+        filler = cluster.tmpfs().resolve("filler");
+        byte[] mb = new byte[1 << 20];
+        try (var out = Files.newOutputStream(filler)) {
+            while (true) {
+                out.write(mb);
+            }
+        } catch (IOException full) {
+            count(ChaosFault.TMPFS_FILL, "filled after " + Files.size(filler) + " bytes");
+        }
+    }
+
+    /** What was injected, by kind. */
+    synchronized Map<ChaosFault, Integer> injected() {
+        return new EnumMap<>(injected);
+    }
+
+    synchronized List<String> notes() {
+        return List.copyOf(notes);
+    }
+
+    /** The failure that ended the chaos thread, if any. */
+    Throwable died() {
+        return died;
+    }
+
+    @Override
+    public void close() throws Exception {
+        stop = true;
+        thread.join(TimeUnit.MINUTES.toMillis(2));
+        if (filler != null) {
+            Files.deleteIfExists(filler);
+        }
+    }
+}
