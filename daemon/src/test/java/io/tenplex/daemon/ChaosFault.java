@@ -30,15 +30,13 @@ enum ChaosFault {
     TMPFS_FILL;
 
     /**
-     * Kinds on by default: those the current daemon survives with every invariant holding. Off until
-     * the fixes of the shared-memory segments land: {@link #SHM_TRUNCATE} (reads of the committed
-     * tensors fault: connections dropped, reconfigurations abort with an InternalError), {@link
-     * #SHM_FLIP} (a 200 with other bytes; their x-tensor-crc32c does not match, so a verifying client
-     * refuses them) and {@link #TMPFS_FILL} (a reservation answered 201 whose pages the full tmpfs
-     * cannot supply: the trainer's writes fault, SIGBUS). See docs/DURABLE.md, "The chaos test".
+     * Kinds on by default: every kind the daemon survives with every invariant holding. Off: {@link
+     * #SHM_FLIP}, bytes a process of the daemon's user writes into a committed segment (a 200 with
+     * other bytes whose x-tensor-crc32c does not match, so a verifying client refuses them; the daemon
+     * does not prevent such writes, see docs/DECISIONS.md). See docs/DURABLE.md, "The chaos test".
      */
     static final Set<ChaosFault> DEFAULTS = EnumSet.of(KILL, KILL_MID_FLUSH, KILL_MID_RECONFIGURATION, KILL_MID_COMMIT,
-            DURABLE_FLIP, DURABLE_TRUNCATE);
+            DURABLE_FLIP, DURABLE_TRUNCATE, SHM_TRUNCATE, TMPFS_FILL);
 
     /** The property's name for this kind: lower case with dashes, e.g. {@code kill-mid-flush}. */
     String wireName() {

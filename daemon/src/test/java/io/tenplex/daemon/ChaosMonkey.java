@@ -209,11 +209,7 @@ final class ChaosMonkey implements AutoCloseable {
 
     /** Flips a byte of, or cuts short, one of worker 0's shared-memory segments (the newest when {@code newest}). */
     private void damageSegment(ChaosFault f, boolean newest) throws Exception {
-        List<Path> segments;
-        try (Stream<Path> s = Files.list(cluster.tmpfs())) {
-            segments = s.filter(p -> p.getFileName().toString().startsWith("tenplex-"))
-                    .sorted(Comparator.comparingLong(ChaosMonkey::modified)).toList();
-        }
+        List<Path> segments = segments();
         if (segments.isEmpty()) {
             return;
         }
@@ -227,12 +223,43 @@ final class ChaosMonkey implements AutoCloseable {
                 raf.seek(Math.min(at, len - 1));
                 raf.write(b ^ 0x5a);
             } else {
-                raf.setLength(at);
+                try {
+                    raf.setLength(at);
+                } catch (IOException refused) { // a sealed segment: the kernel refuses the size change (EPERM)
+                    count(f, seg.getFileName() + " at " + at + " of " + len + ": refused (" + refused.getMessage() + ")");
+                    return;
+                }
             }
             count(f, seg.getFileName() + " at " + at + " of " + len);
         } catch (IOException e) {
             notes.add(f.wireName() + ": " + seg + " went away: " + e.getMessage());
         }
+    }
+
+    /**
+     * Worker 0's shared-memory segments, oldest first: the sealed memory files its daemon holds open
+     * ({@code /proc/<pid>/fd/<n>} linking to {@code /memfd:tenplex-segment}, what clients are handed),
+     * and any segment files in its shared-memory directory.
+     */
+    private List<Path> segments() throws IOException {
+        List<Path> out = new java.util.ArrayList<>();
+        Path fds = Path.of("/proc", Long.toString(cluster.daemon(0).pid()), "fd");
+        try (Stream<Path> s = Files.list(fds)) {
+            s.filter(p -> {
+                try {
+                    return Files.readSymbolicLink(p).toString().startsWith("/memfd:tenplex-segment");
+                } catch (IOException e) {
+                    return false; // closed meanwhile
+                }
+            }).sorted(Comparator.comparingInt(p -> Integer.parseInt(p.getFileName().toString()))).forEach(out::add);
+        } catch (IOException e) {
+            notes.add("segments: " + fds + " cannot be listed: " + e.getMessage());
+        }
+        try (Stream<Path> s = Files.list(cluster.tmpfs())) {
+            s.filter(p -> p.getFileName().toString().startsWith("tenplex-"))
+                    .sorted(Comparator.comparingLong(ChaosMonkey::modified)).forEach(out::add);
+        }
+        return out;
     }
 
     private static long modified(Path p) {

@@ -18,7 +18,6 @@ import java.util.Map;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.stream.LongStream;
 
 /**
@@ -59,23 +58,17 @@ public final class Generations {
     private final List<Listener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final ObjectMapper json = new ObjectMapper();
     /** job to step to what is known of that step's save (sealed ranks anywhere in the cluster). */
-    private final Map<String, TreeMap<Long, Progress>> jobs = new LinkedHashMap<>();
+    private final Map<String, TreeMap<Long, GenerationProgress>> jobs = new LinkedHashMap<>();
 
-    /** What is known of one step's save. */
-    static final class Progress {
-        final int world;
-        final JsonNode config;
-        final TreeSet<Integer> sealed = new TreeSet<>();
-        boolean complete;
-
-        Progress(int world, JsonNode config) {
-            this.world = world;
-            this.config = config;
-        }
-    }
+    private final LostGenerations lost = new LostGenerations();
 
     public Generations(TensorStore store) {
         this.store = store;
+    }
+
+    /** The generations of the jobs here that were lost, with their reasons. */
+    public LostGenerations lost() {
+        return lost;
     }
 
     /** The checkpoint levels of the jobs here, and those their generations reached. */
@@ -121,7 +114,7 @@ public final class Generations {
     public synchronized SealManifest seal(String job, long step, int rank, int world, JsonNode config, StorePath saved)
             throws IOException {
         check(step, world);
-        Progress p = progress(job, step, world, config, List.of(rank));
+        GenerationProgress p = progress(job, step, world, config, List.of(rank));
         StorePath target = generationDir(job, step).child(Integer.toString(rank));
         StorePath manifest = generationDir(job, step).child("manifests").child(rank + ".json");
         if (store.stat(target).isEmpty()) {
@@ -161,9 +154,9 @@ public final class Generations {
     }
 
     /** The step's progress, created on first use; checks that the world and ranks agree with it. */
-    private Progress progress(String job, long step, int world, JsonNode config, List<Integer> ranks) {
-        TreeMap<Long, Progress> steps = jobs.computeIfAbsent(job, j -> new TreeMap<>());
-        Progress p = steps.get(step);
+    private GenerationProgress progress(String job, long step, int world, JsonNode config, List<Integer> ranks) {
+        TreeMap<Long, GenerationProgress> steps = jobs.computeIfAbsent(job, j -> new TreeMap<>());
+        GenerationProgress p = steps.get(step);
         if (p != null && p.world != world) {
             throw StoreException.conflict("the save of step " + step + " of job " + job + " has " + p.world
                     + " ranks, not " + world);
@@ -175,7 +168,7 @@ public final class Generations {
                 throw StoreException.conflict("step " + step + " is not newer than the complete generation "
                         + current.getAsLong() + " of job " + job);
             }
-            p = new Progress(world, config == null || config.isMissingNode() ? null : config);
+            p = new GenerationProgress(world, config == null || config.isMissingNode() ? null : config);
             steps.put(step, p);
         }
         return p;
@@ -190,7 +183,7 @@ public final class Generations {
     public synchronized boolean sealed(String job, long step, List<Integer> ranks, int world, JsonNode config)
             throws IOException {
         check(step, world);
-        Progress p = progress(job, step, world, config, ranks);
+        GenerationProgress p = progress(job, step, world, config, ranks);
         p.sealed.addAll(ranks);
         if (!p.complete && p.sealed.size() == world) {
             complete(job, step, p);
@@ -198,7 +191,7 @@ public final class Generations {
         return p.complete;
     }
 
-    private void writeGenerationFile(String job, long step, Progress p) throws IOException {
+    private void writeGenerationFile(String job, long step, GenerationProgress p) throws IOException {
         ObjectNode g = json.createObjectNode();
         g.put("step", step);
         g.put("world", p.world);
@@ -218,7 +211,7 @@ public final class Generations {
      */
     public synchronized void restored(String job, long step, int world, JsonNode config) throws IOException {
         check(step, world);
-        Progress p = new Progress(world, config == null || config.isMissingNode() ? null : config);
+        GenerationProgress p = new GenerationProgress(world, config == null || config.isMissingNode() ? null : config);
         for (int r = 0; r < world; r++) {
             p.sealed.add(r);
         }
@@ -240,7 +233,7 @@ public final class Generations {
         notifyAll();
     }
 
-    private void complete(String job, long step, Progress p) throws IOException {
+    private void complete(String job, long step, GenerationProgress p) throws IOException {
         writeGenerationFile(job, step, p);
         OptionalLong previous = current(job);
         SmallFiles.put(store, currentFile(job), Long.toString(step));
@@ -250,7 +243,7 @@ public final class Generations {
         }
         notifyAll(); // a lifecycle waiting for this save
         // keep the new generation and the one before it; drop older complete ones
-        TreeMap<Long, Progress> steps = jobs.get(job);
+        TreeMap<Long, GenerationProgress> steps = jobs.get(job);
         for (Long s : new ArrayList<>(steps.headMap(step).keySet())) {
             if (previous.isPresent() && s == previous.getAsLong()) {
                 continue;
@@ -267,6 +260,7 @@ public final class Generations {
             }
         }
         JobMetrics.GENERATIONS.labels("completed").inc();
+        lost.found(job, step);
         LOG.info("generation complete job={} step={} world={} previous={}", job, step, p.world, previous.orElse(-1));
         listeners.forEach(l -> l.completed(job, step));
     }
@@ -323,9 +317,9 @@ public final class Generations {
     }
 
     private synchronized OptionalLong newestComplete(String job) {
-        TreeMap<Long, Progress> steps = jobs.get(job);
+        TreeMap<Long, GenerationProgress> steps = jobs.get(job);
         if (steps != null) {
-            for (Map.Entry<Long, Progress> e : steps.descendingMap().entrySet()) {
+            for (Map.Entry<Long, GenerationProgress> e : steps.descendingMap().entrySet()) {
                 if (e.getValue().complete) {
                     return OptionalLong.of(e.getKey());
                 }
@@ -336,7 +330,7 @@ public final class Generations {
 
     /** The steps of the job's complete generations older than {@code step} still on this daemon, newest first. */
     public synchronized List<Long> completeBefore(String job, long step) {
-        TreeMap<Long, Progress> steps = jobs.get(job);
+        TreeMap<Long, GenerationProgress> steps = jobs.get(job);
         if (steps == null) {
             return List.of();
         }
@@ -382,12 +376,14 @@ public final class Generations {
         if (current(job).orElse(-1) >= step) {
             SmallFiles.put(store, currentFile(job), Long.toString(back));
         }
+        lost.lost(job, step, "superseded: the job went back to generation " + back);
         LOG.info("generation superseded job={} step={}: the job went back to generation {}", job, step, back);
     }
 
     /** What this daemon knows of a job's generations (its store, and the seals it was told of). */
     public synchronized GenerationsStatus describe(String job) {
-        return GenerationsReport.describe(store, tiers, job, current(job), jobs.getOrDefault(job, new TreeMap<>()));
+        return GenerationsReport.describe(store, tiers, job, current(job), jobs.getOrDefault(job, new TreeMap<>()),
+                lost.of(job));
     }
 
     /** Whether a name in a generation's directory is a rank's tree (decimal, at most 9 digits). */

@@ -17,7 +17,7 @@ final class GenerationsReport {
 
     /** What this daemon knows of a job's generations (its store, and the seals it was told of). */
     static GenerationsStatus describe(TensorStore store, Tiers tiers, String job, OptionalLong current,
-            TreeMap<Long, Generations.Progress> known) {
+            TreeMap<Long, GenerationProgress> known, TreeMap<Long, String> lost) {
         TreeSet<Long> steps = new TreeSet<>(known.keySet());
         try {
             store.list(new JobLayout(job).generations(), false).stream().map(Entry::name)
@@ -27,15 +27,17 @@ final class GenerationsReport {
             // no generations on this daemon
         }
         List<GenerationsStatus.Generation> list = new ArrayList<>();
+        steps.addAll(lost.keySet());
         for (long step : steps) {
-            list.add(describe(store, tiers, job, step, known.get(step)));
+            list.add(lost.containsKey(step) && !known.containsKey(step) ? GenerationsStatus.Generation.lost(step,
+                    lost.get(step)) : describe(store, tiers, job, step, known.get(step)));
         }
         return new GenerationsStatus(current.isPresent() ? current.getAsLong() : null, list);
     }
 
     /** One step: what this daemon was told of it ({@code p}, or null), and the ranks in its store. */
     private static GenerationsStatus.Generation describe(TensorStore store, Tiers tiers, String job, long step,
-            Generations.Progress p) {
+            GenerationProgress p) {
         StorePath dir = Generations.generationDir(job, step);
         List<Integer> local;
         try {
@@ -47,9 +49,9 @@ final class GenerationsReport {
         List<String> levels = tiers.levels(job, step);
         if (p == null) {
             return new GenerationsStatus.Generation(step, store.stat(dir.child("generation.json")).isPresent(), null,
-                    null, null, local, levels, tiers.details(job, step));
+                    null, null, local, levels, tiers.details(job, step), null);
         }
         return new GenerationsStatus.Generation(step, p.complete, p.world, List.copyOf(p.sealed), p.config, local,
-                levels, tiers.details(job, step));
+                levels, tiers.details(job, step), null);
     }
 }

@@ -246,6 +246,7 @@ public final class Jobs {
     public void forget(String job) {
         parts.forget(job);
         reconfigurations.forget(job);
+        generations.lost().forget(job);
     }
 
     /** How many parts and reconfigurations of {@code job} this daemon keeps. */

@@ -69,6 +69,23 @@ class GenerationsTest {
     }
 
     @Test
+    void aSupersededGeneration_isListedAsLost_withItsReason_untilItCompletesAgain() throws Exception {
+        sealBoth(5);
+        sealBoth(6);
+        generations.supersede("j", 6, 5);
+        assertEquals(OptionalLong.of(5), generations.current("j"));
+        GenerationsStatus.Generation six = generations.describe("j").generations().stream()
+                .filter(g -> g.step() == 6).findFirst().orElseThrow();
+        assertEquals("superseded: the job went back to generation 5", six.lost());
+        assertFalse(six.complete());
+        assertTrue(generations.describe("j").generations().stream().filter(g -> g.step() == 5)
+                .allMatch(g -> g.lost() == null), "the current one is not lost");
+        generations.lost().lost("j", 9, "flushed nowhere");
+        sealBoth(9); // saved and completed again: no longer lost
+        assertTrue(generations.describe("j").generations().stream().noneMatch(g -> g.step() == 9 && g.lost() != null));
+    }
+
+    @Test
     void sealed_completesWhenEveryRankIsSealed_andNamesTheCurrentGeneration() throws Exception {
         assertFalse(generations.sealed("j", 5, List.of(0), 2, json.readTree("{\"tp\": 2}")));
         assertEquals(OptionalLong.empty(), generations.current("j"));

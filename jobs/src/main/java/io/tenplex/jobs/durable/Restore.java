@@ -50,12 +50,16 @@ final class Restore {
                 LOG.info("restored durable generation job={} step={} ranks={} bytes={}", job, step, m.ranks().keySet(),
                         bytes);
             } catch (DamagedGenerationException e) {
+                generations.lost().lost(job, step, "durable copy damaged, not restored: " + e.getMessage());
                 LOG.error("durable generation DAMAGED, not served (an older intact one is used): {}", e.getMessage());
             } catch (OutOfBudgetException e) {
+                generations.lost().lost(job, step, "durable copy does not fit the memory budget, not restored: "
+                        + e.getMessage());
                 LOG.error("durable generation job={} step={} does not fit the memory budget, not restored: {}", job,
                         step, e.getMessage());
                 break;
             } catch (IOException | RuntimeException e) {
+                generations.lost().lost(job, step, "durable copy damaged (unreadable manifest), not restored: " + e);
                 LOG.error("durable generation job={} step={} DAMAGED (unreadable manifest), not served: {}", job, step,
                         e.toString());
             }
@@ -72,6 +76,8 @@ final class Restore {
         dir.unflushed(job).ifPresent(u -> {
             long lost = Long.parseLong(u[0].strip());
             if (restored.isEmpty() || lost > restored.get(0)) {
+                generations.lost().lost(job, lost, "completed before the restart but not flushed to the durable "
+                        + "directory (" + (u.length > 1 ? u[1].strip() : "no reason noted") + ")");
                 LOG.warn("job={}: generation step={} completed before the restart but was NOT flushed ({}); the job "
                         + "resumes from {}", job, lost, u.length > 1 ? u[1].strip() : "no reason noted",
                         restored.isEmpty() ? "no checkpoint" : "step " + restored.get(0));

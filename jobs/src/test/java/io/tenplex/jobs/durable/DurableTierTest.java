@@ -337,5 +337,10 @@ class DurableTierTest {
         assertArrayEquals(w, read(b.store, "/job/j/generations/10/0/w"));
         assertTrue(b.store.stat(StorePath.parse("/job/j/generations/20")).isEmpty(), "never served");
         assertTrue(Files.exists(dir.resolve("jobs/j/20/manifest.json")), "kept for a later repair");
+        // the fallback is not silent: the generations' status names the lost step and why
+        var lost = b.generations.describe("j").generations().stream().filter(g -> g.step() == 20).findFirst()
+                .orElseThrow();
+        assertTrue(lost.lost() != null && lost.lost().contains("durable copy damaged"), String.valueOf(lost));
+        assertFalse(lost.complete());
     }
 }
