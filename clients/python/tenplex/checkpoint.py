@@ -48,7 +48,7 @@ def _seal_body(world, config):
 
 
 def save(state, job=None, step=0, rank=None, world=None, config=None, client=None, addr=None, token=None,
-         blocking=True, shared=None, spec=None, rules=None, rule_params=None):
+         blocking=True, shared=None, spec=None, rules=None, rule_params=None, allow_pickle=False):
     """Saves one rank's ``state`` as step ``step`` of ``job`` and seals it.
 
     The tree goes to ``/job/<job>/save/<rank>/`` (replacing what the rank saved before); then the
@@ -87,7 +87,7 @@ def save(state, job=None, step=0, rank=None, world=None, config=None, client=Non
     world = _env_int("WORLD_SIZE", 1) if world is None else world
     if config is None and os.environ.get("TENPLEX_CONFIG"):
         config = json.loads(os.environ["TENPLEX_CONFIG"])
-    entries = None if state is None else codec.flatten(state)  # a refused state fails here, before any change
+    entries = None if state is None else codec.flatten(state, allow_pickle)  # a refused state fails here, before any change
     seal = _seal_body(world, config)
     if not blocking:
         c = _own_client(c)
@@ -236,7 +236,8 @@ atexit.register(lambda: _pending is not None and _pending._ended.wait())
 _last_loaded = None
 
 
-def load(job=None, rank=None, client=None, addr=None, token=None, as_torch=None, into=None, shared=None):
+def load(job=None, rank=None, client=None, addr=None, token=None, as_torch=None, into=None, shared=None,
+         allow_pickle=False):
     """Loads the newest state there is for ``rank`` and returns ``(state, step)``.
 
     The daemon chooses (``GET /api/v1/jobs/<job>/load/<rank>``): the rank's tree of the job's latest
@@ -253,21 +254,19 @@ def load(job=None, rank=None, client=None, addr=None, token=None, as_torch=None,
     c = client_for(client, addr, token)
     job = job_name(job)
     rank = _env_int("RANK", 0) if rank is None else rank
-    if as_torch is None:
-        as_torch = torch_helpers.available()
     targets = {} if into is None else {rel: t for rel, kind, t in codec.flatten(into) if kind == "tensor"}
     choice = None
     if shared is not False and shm.available(c):
         pinned = shm.pin(c, job, rank)
         if pinned is not None:
             try:
-                state = restore.from_pin(c, pinned, targets, as_torch)
+                state = restore.from_pin(c, pinned, targets, as_torch, allow_pickle)
             finally:
                 shm.release(c, job, pinned["id"])
             choice = pinned
     if choice is None:
         choice = _choice(c, job, rank)
-        state = restore.from_rest(c, choice["path"], targets, as_torch)
+        state = restore.from_rest(c, choice["path"], targets, as_torch, allow_pickle)
     _last_loaded = {"job": job, "rank": rank, "step": int(choice["step"]), "source": choice["source"],
                     "path": choice["path"]}
     log.info("tenplex: rank %d of job %s loaded step %d from the %s at %s", rank, job, _last_loaded["step"],

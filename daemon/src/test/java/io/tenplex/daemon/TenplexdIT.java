@@ -63,6 +63,19 @@ class TenplexdIT {
         pythonAgainst(addr, "tests/python/test_rehearsal_hold.py");
     }
 
+    /**
+     * The round-trip suite: every checkpoint of tests/python/state_catalogue.py (torch's optimizers, LR
+     * schedulers, RNG states, configs, containers, scalars, views) loads back as torch.load gives it,
+     * types and values, before and after a resumed step; refusals name the key; through shared memory
+     * and over REST.
+     */
+    @Test
+    void pythonStateTypes_roundTripAsTorchLoad_overSharedMemoryAndRest() throws Exception {
+        String addr = start("--port", "0", "--memory-limit", "256m");
+        pythonAgainst(addr, "tests/python/test_state_types.py");
+        pythonAgainst(addr, java.util.Map.of("TENPLEX_SHM", "0"), "tests/python/test_state_types.py");
+    }
+
     @Test
     void pythonClient_sharedMemory_andTheSameOverRest() throws Exception {
         String addr = start("--port", "0", "--memory-limit", "256m");
