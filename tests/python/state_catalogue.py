@@ -273,8 +273,9 @@ def entries():
 # ---------------------------------------------------------------- comparison
 
 
-def same(a, b, path="/"):
-    """Raises ``AssertionError`` naming the first place where ``a`` and ``b`` differ in type or value."""
+def same(a, b, path="/", ordered=True):
+    """Raises ``AssertionError`` naming the first place where ``a`` and ``b`` differ in type or value
+    (with ``ordered=False``, a plain dict's keys may come in another order)."""
     assert type(a) is type(b), "%s: %s vs %s" % (path, type(a).__name__, type(b).__name__)
     if isinstance(a, torch.Tensor):
         assert (a.dtype, a.shape, a.requires_grad) == (b.dtype, b.shape, b.requires_grad), \
@@ -289,19 +290,22 @@ def same(a, b, path="/"):
         assert a.dtype == b.dtype and np.shape(a) == np.shape(b), "%s: %s vs %s" % (path, a.dtype, b.dtype)
         assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), path
     elif isinstance(a, dict):
-        assert list(a) == list(b), "%s: keys %s vs %s" % (path, list(a), list(b))
+        if ordered or type(a) is not dict:
+            assert list(a) == list(b), "%s: keys %s vs %s" % (path, list(a), list(b))
+        else:
+            assert sorted(map(str, a)) == sorted(map(str, b)), "%s: keys %s vs %s" % (path, list(a), list(b))
         assert getattr(a, "_metadata", None) == getattr(b, "_metadata", None), path + ": _metadata"
         assert getattr(a, "default_factory", None) == getattr(b, "default_factory", None), path + ": default_factory"
         for k in a:
-            same(a[k], b[k], "%s%s/" % (path, k))
+            same(a[k], b[k], "%s%s/" % (path, k), ordered)
     elif isinstance(a, (list, tuple)):
         assert len(a) == len(b), "%s: %d vs %d items" % (path, len(a), len(b))
         for i, (x, y) in enumerate(zip(a, b)):
-            same(x, y, "%s%d/" % (path, i))
+            same(x, y, "%s%d/" % (path, i), ordered)
     elif isinstance(a, float):
         assert (math.isnan(a) and math.isnan(b)) or a == b, "%s: %r vs %r" % (path, a, b)
     elif isinstance(a, argparse.Namespace) or dataclasses.is_dataclass(a):
-        same(vars(a), vars(b), path)
+        same(vars(a), vars(b), path, ordered)
     elif callable(a) and hasattr(a, "__func__"):
         assert a.__func__ is b.__func__ and type(a.__self__) is type(b.__self__), path
     else:

@@ -156,7 +156,7 @@ import pathlib  # noqa: E402
 typed = {"od": collections.OrderedDict(b=1), "cfg": {"p": pathlib.Path("/x"), 3: np.float32(2.0)}}
 flat = codec.flatten(typed)
 files = {p: d for p, kind, d in flat if kind == "file"}
-assert files["od/dir.meta"] == b'dict\n1\ntypes\n{"":{"t":"OrderedDict"}}', files
+assert files["od/dir.meta"] == b'dict\n1\ntypes\n{"":{"order":["b"],"t":"OrderedDict"}}', files
 assert files["cfg/dir.meta"] == b'dict\n2\nint-keys\n3\ntypes\n{"3":{"t":"np.scalar"},"p":{"cls":"PosixPath","t":"path"}}', files
 assert files["cfg/p.str"] == b"/x" and files["od/b.int"] == b"1" and "dir.meta" not in files
 listing = [{"path": "/t/" + p, "type": kind} for p, kind, d in flat]

@@ -142,6 +142,7 @@ def _dict_tag(obj, path):
     if attrs:
         raise Unsupported("cannot save the %s at %r: its attributes %s would be lost; %s"
                           % (t.__name__, where(path), sorted(attrs), PICKLE_HINT))
+    tag["order"] = [str(k) for k in obj]  # kept where a reconfiguration lists the keys in another order
     return tag
 
 
@@ -349,8 +350,17 @@ def _pickle(value, tag, path, opts):
     return pickle.loads(value)
 
 
+def _in_order(value, tag):
+    order = tag.get("order")
+    if not isinstance(order, list) or sorted(order) != sorted(str(k) for k in value):
+        return list(value.items())
+    by_name = {str(k): k for k in value}
+    return [(by_name[n], value[by_name[n]]) for n in order]
+
+
 def _dict_kind(value, tag, path, opts):
     t = tag["t"]
+    value = dict(_in_order(value, tag))
     if t == "OrderedDict":
         out = collections.OrderedDict(value)
         if "metadata" in tag:

@@ -76,6 +76,17 @@ class TenplexdIT {
         pythonAgainst(addr, java.util.Map.of("TENPLEX_SHM", "0"), "tests/python/test_state_types.py");
     }
 
+    /**
+     * A reconfiguration never drops what a rank saved: a data-parallel-only job with no description
+     * goes 2 -> 4 -> 1 ranks with every value of every rank (types included, RNG per rank), and a
+     * described model's T change keeps the scheduler, step, epoch and RNG state it does not describe.
+     */
+    @Test
+    void pythonReconfigure_keepsEveryValue_withoutADescriptionForDataParallelChanges() throws Exception {
+        String addr = start("--port", "0", "--memory-limit", "512m");
+        pythonAgainst(addr, "tests/python/test_reconfigure_state.py");
+    }
+
     @Test
     void pythonClient_sharedMemory_andTheSameOverRest() throws Exception {
         String addr = start("--port", "0", "--memory-limit", "256m");
