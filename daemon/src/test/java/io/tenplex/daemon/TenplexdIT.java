@@ -87,6 +87,17 @@ class TenplexdIT {
         pythonAgainst(addr, "tests/python/test_reconfigure_state.py");
     }
 
+    /**
+     * examples/elastic_dp.py: a CNN with BatchNorm and an nn.Transformer go 2 -> 4 -> 1 data-parallel
+     * ranks with no description; each equals the same schedule with torch.save/torch.load bit for bit,
+     * the transformer a static run within 1e-9 (the CNN's per-rank BatchNorm cannot).
+     */
+    @Test
+    void pythonElasticDataParallel_cnnAndTransformer_equalTorchSaveSchedule() throws Exception {
+        String addr = start("--port", "0", "--memory-limit", "256m");
+        pythonAgainst(addr, "tests/python/test_elastic_dp.py");
+    }
+
     @Test
     void pythonClient_sharedMemory_andTheSameOverRest() throws Exception {
         String addr = start("--port", "0", "--memory-limit", "256m");

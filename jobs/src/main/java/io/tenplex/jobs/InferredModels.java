@@ -100,7 +100,12 @@ final class InferredModels {
      * T = P = 1.
      */
     Model wholeTrees(String job, Map<Integer, InetSocketAddress> known) throws IOException, InterruptedException {
-        Listed l = listed(job, known, "has no model, no rules and");
+        if (generations.current(job).isEmpty()) {
+            throw new IllegalArgumentException("no model in the request and none stored with job " + job + ", and no "
+                    + "complete generation whose trees a data-parallel change could copy; save a step first (a job "
+                    + "that changes T or P saves with spec= or rules=)");
+        }
+        Listed l = listed(job, known, "has");
         if (l.placed().config().tp() != 1 || l.placed().config().pp() != 1) {
             throw new IllegalArgumentException("no model in the request and none stored with job " + job + ": its "
                     + "generation " + l.generation() + " was saved under " + l.placed().config() + ", not T = P = 1, so "
