@@ -75,7 +75,13 @@ def save(state, job=None, step=0, rank=None, world=None, config=None, client=Non
     ``rules`` (partition rules, as for :func:`tenplex.describe`: a dict, a file, a shipped set's name
     or a list of them; ``rule_params`` fills their ``"${name}"`` numbers) are stored instead
     (``/job/<job>/rules.json``) when no spec is given: the daemon then infers the model from the
-    shards of the job's newest complete generation at its first reconfiguration (docs/PTC.md)."""
+    shards of the job's newest complete generation at its first reconfiguration (docs/PTC.md). A job
+    whose configurations all have T = P = 1 needs neither.
+
+    Types other than the plain ones are recorded beside the tree so that :func:`load` gives back
+    what ``torch.load`` would; a value that cannot be kept exactly raises ``TypeError`` (or
+    ``ValueError`` for a key) naming its key before anything is written. ``allow_pickle=True`` stores
+    such a value as a pickle instead (loading it then needs ``load(..., allow_pickle=True)``)."""
     wait_saves()
     c = client_for(client, addr, token)
     job = job_name(job)
@@ -248,7 +254,13 @@ def load(job=None, rank=None, client=None, addr=None, token=None, as_torch=None,
     ``into``: an existing state (e.g. ``model.state_dict()``, on the GPU too): each of its tensors
     that the checkpoint has at the same place is filled in place (same dtype and shape, checked
     before anything is copied) and returned in the state; others are new tensors. On the daemon's
-    host the bytes are copied straight from its shared memory (``shared`` as for :func:`save`)."""
+    host the bytes are copied straight from its shared memory (``shared`` as for :func:`save`).
+
+    Values come back with the types they were saved with (docs/CLIENTS.md, "What round-trips"):
+    ``as_torch=None`` gives torch tensors as torch tensors and numpy arrays as numpy; ``True`` every
+    tensor as torch, ``False`` every tensor as numpy. ``allow_pickle=True`` loads leaves saved as
+    pickles (``save(..., allow_pickle=True)``); a pickle runs code when loaded, so without it such a
+    leaf raises :class:`TenplexError` naming its key."""
     global _last_loaded
     wait_saves()
     c = client_for(client, addr, token)

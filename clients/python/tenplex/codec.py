@@ -13,7 +13,10 @@ written by the prototype's client and by this one are interchangeable:
   C order, with the dtype's short name and the dims);
 * ``None`` -> ``<key>.none``; ``str``/``int``/``float``/``bool`` -> ``<key>.str|.int|.float|.bool``
   holding ``str(value)`` (``repr`` for floats, so they come back exactly); ``bytes`` ->
-  ``<key>.bytes``; ``argparse.Namespace`` -> ``<key>.argparse.Namespace`` (a pickle).
+  ``<key>.bytes``; ``argparse.Namespace`` -> ``<key>.argparse.Namespace`` (a pickle);
+* every other type the client keeps (numpy arrays and scalars, ``OrderedDict``, sets, paths,
+  dtypes, enums, dataclasses, ...) in one of these plain forms, with its type recorded in the
+  ``dir.meta`` of its directory after a line ``types`` (:mod:`tenplex.typetags`).
 
 Nothing here does I/O: :func:`flatten` gives the entries to write, :func:`unflatten` rebuilds a
 tree from a listing with the reads given as functions."""
