@@ -240,11 +240,12 @@ def _tensors():
                            "u8": np.uint8(200), "u16": np.uint16(9)},
             "np_arrays": {"a": np.arange(6, dtype=np.int32).reshape(2, 3), "zero_d": np.array(2.5),
                           "empty": np.zeros((0, 3), np.float32), "view": np.arange(12.0).reshape(3, 4)[:, ::2]},
-            "torch_scalars": {"f": torch.tensor(1.5), "i": torch.tensor(3), "bf16": torch.tensor(2.0, dtype=torch.bfloat16),
-                              "b": torch.tensor(True)},
+            "torch_scalars": {"f": torch.tensor(1.5), "i": torch.tensor(3),
+                              "bf16": torch.tensor(2.0, dtype=torch.bfloat16), "b": torch.tensor(True)},
             "empty": torch.zeros(0, 3), "zero_d": torch.tensor(-0.0), "transposed": base.T, "strided": base[::2, 1::3],
             "expanded": torch.ones(3, 1).expand(3, 4), "half": torch.randn(3, dtype=torch.float16),
-            "param": torch.nn.Parameter(torch.ones(2)), "frozen_param": torch.nn.Parameter(torch.ones(2), requires_grad=False),
+            "param": torch.nn.Parameter(torch.ones(2)),
+            "frozen_param": torch.nn.Parameter(torch.ones(2), requires_grad=False),
             "grad": torch.ones(2, requires_grad=True), "ints": torch.arange(5, dtype=torch.int16)}
 
 

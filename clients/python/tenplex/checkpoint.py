@@ -93,7 +93,8 @@ def save(state, job=None, step=0, rank=None, world=None, config=None, client=Non
     world = _env_int("WORLD_SIZE", 1) if world is None else world
     if config is None and os.environ.get("TENPLEX_CONFIG"):
         config = json.loads(os.environ["TENPLEX_CONFIG"])
-    entries = None if state is None else codec.flatten(state, allow_pickle)  # a refused state fails here, before any change
+    # a refused state fails here, before any change
+    entries = None if state is None else codec.flatten(state, allow_pickle)
     seal = _seal_body(world, config)
     if not blocking:
         c = _own_client(c)
