@@ -176,6 +176,12 @@ pfiles = {"/f/" + p: d for p, k, d in pick}
 plist = [{"path": "/f/" + p, "type": k} for p, k, _ in pick]
 assert "'f/g' holds a pickle" in raises(TenplexError, codec.unflatten, plist, "/f", pfiles.get, None)
 assert codec.unflatten(plist, "/f", pfiles.get, None, allow_pickle=True) == {"f": {"g": len}}
+assert "cannot save the str at 's/bad': it is not valid text" in raises(ValueError, codec.flatten,
+                                                                         {"s": {"bad": "\udc80"}})
+mv = codec.flatten({"m": {"v": memoryview(b"ab")}})
+mfiles = {"/m/" + p: d for p, k, d in mv}
+mback = codec.unflatten([{"path": "/m/" + p, "type": k} for p, k, _ in mv], "/m", mfiles.get, None)
+assert type(mback["m"]["v"]) is memoryview and bytes(mback["m"]["v"]) == b"ab", mback
 
 # ---- the HTTP client's pure parts: base URL and error mapping
 

@@ -220,7 +220,10 @@ def _encode_value(obj, path):
     if isinstance(obj, float):
         return ".float", repr(obj).encode()
     if isinstance(obj, str):
-        return ".str", obj.encode("utf-8")
+        try:
+            return ".str", obj.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise UnsavableState("cannot save the str at %r: it is not valid text (%s)" % (path or "/", e)) from None
     if isinstance(obj, (bytes, bytearray, memoryview)):
         return ".bytes", bytes(obj)
     if isinstance(obj, argparse.Namespace):

@@ -210,7 +210,7 @@ def leaf(obj, path, allow_pickle):
     if t is bytearray:
         return bytes(obj), {"t": "bytearray"}
     if t is memoryview:
-        return bytes(obj), None  # as before: its bytes (torch.save cannot save a memoryview)
+        return bytes(obj), {"t": "memoryview"}  # its bytes (torch.save cannot save a memoryview at all)
     if isinstance(obj, pathlib.PurePath) and t.__name__ in _PATHS and _PATHS[t.__name__] is t:
         return str(obj), {"t": "path", "cls": t.__name__}
     torch = torch_helpers.torch
@@ -410,6 +410,7 @@ _RESTORE = {
     "enum": _enum,
     "complex": lambda v, tag, path, opts: complex(v),
     "bytearray": lambda v, tag, path, opts: bytearray(v),
+    "memoryview": lambda v, tag, path, opts: memoryview(v),
     "path": lambda v, tag, path, opts: _PATHS[tag["cls"]](v),
     "torch.dtype": _torch_value(_dtype),
     "torch.device": _torch_value(lambda torch, v: torch.device(v)),
