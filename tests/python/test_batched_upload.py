@@ -119,7 +119,7 @@ try:
     tenplex.upload(state(), "/job/pybatch/s3", client=c, replace=False)
     raise AssertionError("an upload over an existing tensor without replace succeeded")
 except tenplex.TenplexError as e:
-    assert e.status == 409 and e.code == "exists" and "big/w" in str(e), (e.status, e.code, str(e))
+    assert e.status == 409 and e.code == "exists" and "/job/pybatch/s3/big/" in str(e), (e.status, e.code, str(e))
 assert sorted(tenplex.download("/job/pybatch/s3", client=c, as_torch=False)["big"]) == ["w"]
 
 # an error in one of the parallel uploads (one tensor more than the daemon's memory takes) is raised

@@ -78,11 +78,12 @@ expected["model"] = dict(tensors, strided=tensors["strided"].contiguous())
 same(expected, back)
 assert back["values"]["no"] is False and back["empty_list"] == [] and back["model"]["scalar"].dim() == 0
 
-# numpy in, numpy out (bf16 is not a numpy dtype: its bit patterns come back as uint16)
+# numpy in, numpy out, a numpy scalar as that scalar (bf16 is not a numpy dtype: its bit patterns come back as uint16)
 arrays = {"a": np.arange(6, dtype=np.uint16).reshape(2, 3), "b": np.float64(1.25), "c": np.array([1, 2], np.uint64)}
 tenplex.upload(arrays, "/job/pyc/np", c)
 nb = tenplex.download("/job/pyc/np", c, as_torch=False)
-same({"a": arrays["a"], "b": np.array(1.25), "c": arrays["c"]}, nb)
+same(arrays, nb)
+assert type(tenplex.download("/job/pyc/np", c)["b"]) is np.float64  # as saved, with torch installed too
 
 # ---- the prototype's layout, visible with plain REST
 listing = requests.get(ADDR + "/api/v1/dirs/job/pyc/save/0?recursive=true&sidecars=true").json()["entries"]

@@ -155,7 +155,9 @@ between.mid = torch.nn.Linear(2, 2)
 between.tail = torch.nn.Module()
 between.tail.layers = torch.nn.ModuleList([torch.nn.Linear(2, 2)])
 msg = refused(lambda: tenplex.describe(between, {"rules": [{"match": "*", "partition": "replicated"}]}),
-              "mid.weight is in no layers.<n>. and comes between layers", "give \"stage\" in its rule")
+              "layers.<n> and tail.layers.<n> are two stacks of layers", "configs=[(T, P, D), ...]")
+unpiped = tenplex.describe(between, {"rules": [{"match": "*", "partition": "replicated"}]}, configs=[(1, 1, 4)])
+assert [t.get("stage", t.get("layer")) for t in unpiped["tensors"]][2:4] == ["first", "first"], unpiped  # mid
 refused(lambda: tenplex.describe(model, ex.RULES, torch.optim.Adam, configs=[(3, 1, 1)]),
         "encoder.layers.0.self_attn.out_proj.weight: dim 1 of size 32 cannot be split into T=3 equal parts",
         "under (T,P,D)=(3, 1, 1)")
@@ -202,6 +204,20 @@ for bad, says in [(([{"match": "x", "partition": "diagonal"}], None), "diagonal"
         raise AssertionError("accepted %r" % (bad,))
     except tenplex.rules.DescriptionError as e:
         assert says in str(e), (says, str(e))
+
+# ---- an encoder-decoder (nn.Transformer): no stage is asked for when no configuration has P > 1;
+# its two stacks of layers.<n> are refused, naming both, when one may (their numbers would share stages)
+tr = torch.nn.Transformer(d_model=16, nhead=2, num_encoder_layers=2, num_decoder_layers=1, dim_feedforward=32)
+tr_rules = [{"match": "*coder.norm.*", "partition": "replicated"}, "transformer"]  # rule dicts among sources
+ts = tenplex.describe(tr, tr_rules, torch.optim.Adam, configs=[(1, 1, 2), (2, 1, 1)])
+assert all(t.get("stage") == "first" or "layer" in t for t in ts["tensors"]), ts["tensors"]
+assert {t["name"] for t in ts["tensors"]} >= {"encoder.norm.weight", "decoder.layers.0.multihead_attn.in_proj_weight"}
+for cfgs in (None, [(1, 1, 2), (1, 2, 1)]):
+    msg = refused(lambda: tenplex.describe(tr, tr_rules, configs=cfgs))
+    assert "encoder.layers.<n> and decoder.layers.<n> are two stacks" in msg, msg
+pats = [r.pattern for r in tenplex.rules.compile([{"match": "a", "partition": "row"}, "transformer",
+                                                  {"match": "b", "partition": "column"}])]
+assert pats[0] == "a" and pats[-1] == "b" and pats[1:-1] == [r.pattern for r in tenplex.rules.compile("transformer")]
 
 # ---- the spec is stored with the job by the first save
 ADDR = os.environ.get("TENPLEX_ADDR")

@@ -4,6 +4,7 @@ the latest generation; :func:`tenplex.last_loaded` says which was loaded; a seco
 at a step the rank already sealed is refused (409, ``conflict``) and the first stays. Prints OK at
 the end; any failure raises."""
 
+import json
 import os
 import sys
 from urllib.parse import urlparse
@@ -73,4 +74,20 @@ except tenplex.TenplexError as e:
 assert load() == (60.0, 60, "generation"), load()
 assert save(61, 61)["complete"]
 assert load() == (61.0, 61, "generation"), load()
+
+# ---- a rank of another configuration (a job name used again) is refused naming both, before reading
+other = {"tp": 2, "pp": 2, "dp": 1, "devices": [[0, 0], [0, 1], [0, 2], [0, 3]]}
+try:
+    tenplex.load(job=JOB, rank=0, client=c, config=other)
+    raise AssertionError("a rank of (2,2,1) loaded a generation saved under (1,1,1)")
+except tenplex.ConfigMismatch as e:
+    assert "(T,P,D)=(2, 2, 1)" in str(e) and "generation 61 was saved under (T,P,D)=(1, 1, 1)" in str(e), e
+os.environ["TENPLEX_CONFIG"] = json.dumps(other)  # what tenplex run sets
+try:
+    tenplex.load(job=JOB, rank=0, client=c)
+    raise AssertionError("TENPLEX_CONFIG was not compared")
+except tenplex.ConfigMismatch:
+    pass
+del os.environ["TENPLEX_CONFIG"]
+assert tenplex.load(job=JOB, rank=0, client=c, config=dict(CONFIG, devices=[[0, 0]]))[1] == 61  # same (T,P,D)
 print("OK")

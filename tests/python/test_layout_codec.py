@@ -52,12 +52,13 @@ state = {"model": {"w": w}, "v": {"no": False, "n": 12, "x": 0.1, "s": "héllo",
          "l": [1, (2.5,)], "e": {}, "el": []}
 entries = codec.flatten(state)
 assert [(p, k) for p, k, _ in entries] == [
-    ("model/w.numpy.ndarray", "tensor"), ("v/no.bool", "file"), ("v/n.int", "file"), ("v/x.float", "file"),
+    ("model/dir.meta", "file"), ("model/w.numpy.ndarray", "tensor"), ("v/no.bool", "file"), ("v/n.int", "file"), ("v/x.float", "file"),
     ("v/s.str", "file"), ("v/none.none", "file"), ("v/raw.bytes", "file"), ("v/ns.argparse.Namespace", "file"),
     ("l/dir.meta", "file"), ("l/0.int", "file"), ("l/1/dir.meta", "file"), ("l/1/0.float", "file"),
     ("e/dir.meta", "file"), ("el/dir.meta", "file")], entries
 payloads = {p: v for p, _, v in entries}
 assert payloads["model/w.numpy.ndarray"] is w
+assert payloads["model/dir.meta"] == b'dict\n1\ntypes\n{"w":{"t":"ndarray"}}'  # a numpy array comes back as one
 assert [payloads[p] for p in ("v/no.bool", "v/n.int", "v/x.float", "v/s.str", "v/none.none", "v/raw.bytes")] == \
     [b"False", b"12", b"0.1", "héllo".encode(), b"None", b"\x00"]
 assert (payloads["l/dir.meta"], payloads["l/1/dir.meta"]) == (b"list\n2", b"tuple\n1")
@@ -147,6 +148,40 @@ assert "'1' collides with key 1" in raises(TenplexError, codec.flatten, {1: np.z
 assert "'a.str' collides with key 'a'" in raises(TenplexError, codec.flatten, {"a": "s", "a.str": {"b": 1}})
 assert "collides with the dict's dir.meta" in raises(TenplexError, codec.flatten, {0: 1, "dir.meta": {"b": 1}})
 assert isinstance(codec.flatten({"x": {1: 0}}), list) and codec.flatten({"dir.meta": {"b": 1}})  # no int key: no meta
+
+# ---- types beside the tree: each value in its plain form (what other readers read), its type in the
+# dir.meta of its directory after a line "types" (JSON, child name to tag; "" is the directory itself)
+import collections  # noqa: E402
+import pathlib  # noqa: E402
+typed = {"od": collections.OrderedDict(b=1), "cfg": {"p": pathlib.Path("/x"), 3: np.float32(2.0)}}
+flat = codec.flatten(typed)
+files = {p: d for p, kind, d in flat if kind == "file"}
+assert files["od/dir.meta"] == b'dict\n1\ntypes\n{"":{"order":["b"],"t":"OrderedDict"}}', files
+assert files["cfg/dir.meta"] == b'dict\n2\nint-keys\n3\ntypes\n{"3":{"t":"np.scalar"},"p":{"cls":"PosixPath","t":"path"}}', files
+assert files["cfg/p.str"] == b"/x" and files["od/b.int"] == b"1" and "dir.meta" not in files
+listing = [{"path": "/t/" + p, "type": kind} for p, kind, d in flat]
+tensors = {"/t/" + p: np.asarray(d) for p, kind, d in flat if kind == "tensor"}
+back = codec.unflatten(listing, "/t", lambda p: files[p[3:]], lambda e: tensors[e["path"]])
+assert type(back["od"]) is collections.OrderedDict and back["cfg"]["p"] == pathlib.Path("/x"), back
+assert type(back["cfg"][3]) is np.float32 and back["cfg"][3] == 2.0, back
+unknown = [{"path": "/u/dir.meta", "type": "file"}, {"path": "/u/a.int", "type": "file"}]
+ufiles = {"/u/dir.meta": b'dict\n1\ntypes\n{"a":{"t":"from-the-future"}}', "/u/a.int": b"1"}
+assert "a type this client does not know" in raises(TenplexError, codec.unflatten, unknown, "/u", ufiles.get, None)
+ufiles["/u/dir.meta"] = b"dict\n1\ntypes\nnot json"
+assert "not JSON" in raises(TenplexError, codec.unflatten, unknown, "/u", ufiles.get, None)
+assert "allow_pickle=True" in raises(TypeError, codec.flatten, {"f": {"g": len}})
+pick = codec.flatten({"f": {"g": len}}, allow_pickle=True)
+assert [(p, k) for p, k, _ in pick] == [("f/dir.meta", "file"), ("f/g.bytes", "file")], pick
+pfiles = {"/f/" + p: d for p, k, d in pick}
+plist = [{"path": "/f/" + p, "type": k} for p, k, _ in pick]
+assert "'f/g' holds a pickle" in raises(TenplexError, codec.unflatten, plist, "/f", pfiles.get, None)
+assert codec.unflatten(plist, "/f", pfiles.get, None, allow_pickle=True) == {"f": {"g": len}}
+assert "cannot save the str at 's/bad': it is not valid text" in raises(ValueError, codec.flatten,
+                                                                         {"s": {"bad": "\udc80"}})
+mv = codec.flatten({"m": {"v": memoryview(b"ab")}})
+mfiles = {"/m/" + p: d for p, k, d in mv}
+mback = codec.unflatten([{"path": "/m/" + p, "type": k} for p, k, _ in mv], "/m", mfiles.get, None)
+assert type(mback["m"]["v"]) is memoryview and bytes(mback["m"]["v"]) == b"ab", mback
 
 # ---- the HTTP client's pure parts: base URL and error mapping
 

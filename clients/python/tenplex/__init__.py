@@ -10,7 +10,7 @@ from . import client  # noqa: F401  (the former module path)
 from .checkpoint import SaveHandle, last_loaded, load, save, should_stop, wait_saves  # noqa: F401
 from .describe import check as check_spec, describe, shard  # noqa: F401
 from .data import RankDataset, RankReader, sample_order  # noqa: F401
-from .errors import NoCheckpoint, TenplexError, UnknownJob, UnsavableState  # noqa: F401
+from .errors import ConfigMismatch, NoCheckpoint, TenplexError, UnknownJob, UnsavableState  # noqa: F401
 from .rules import DescriptionError  # noqa: F401
 from .http_client import Client  # noqa: F401
 from .torch_helpers import load_optimizer_state_by_name, optimizer_state_by_name  # noqa: F401

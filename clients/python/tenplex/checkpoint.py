@@ -18,7 +18,7 @@ import numpy as np
 from . import codec, layout, restore, torch_helpers
 from . import rules as rules_module
 from . import shared as shm
-from .errors import NoCheckpoint, TenplexError, UnknownJob
+from .errors import ConfigMismatch, NoCheckpoint, TenplexError, UnknownJob
 from .http_client import ERROR_CODE_HEADER, client_for
 from .transfer import upload_entries
 
@@ -48,7 +48,7 @@ def _seal_body(world, config):
 
 
 def save(state, job=None, step=0, rank=None, world=None, config=None, client=None, addr=None, token=None,
-         blocking=True, shared=None, spec=None, rules=None, rule_params=None):
+         blocking=True, shared=None, spec=None, rules=None, rule_params=None, allow_pickle=False):
     """Saves one rank's ``state`` as step ``step`` of ``job`` and seals it.
 
     The tree goes to ``/job/<job>/save/<rank>/`` (replacing what the rank saved before); then the
@@ -75,7 +75,13 @@ def save(state, job=None, step=0, rank=None, world=None, config=None, client=Non
     ``rules`` (partition rules, as for :func:`tenplex.describe`: a dict, a file, a shipped set's name
     or a list of them; ``rule_params`` fills their ``"${name}"`` numbers) are stored instead
     (``/job/<job>/rules.json``) when no spec is given: the daemon then infers the model from the
-    shards of the job's newest complete generation at its first reconfiguration (docs/PTC.md)."""
+    shards of the job's newest complete generation at its first reconfiguration (docs/PTC.md). A job
+    whose configurations all have T = P = 1 needs neither.
+
+    Types other than the plain ones are recorded beside the tree so that :func:`load` gives back
+    what ``torch.load`` would; a value that cannot be kept exactly raises ``TypeError`` (or
+    ``ValueError`` for a key) naming its key before anything is written. ``allow_pickle=True`` stores
+    such a value as a pickle instead (loading it then needs ``load(..., allow_pickle=True)``)."""
     wait_saves()
     c = client_for(client, addr, token)
     job = job_name(job)
@@ -87,7 +93,8 @@ def save(state, job=None, step=0, rank=None, world=None, config=None, client=Non
     world = _env_int("WORLD_SIZE", 1) if world is None else world
     if config is None and os.environ.get("TENPLEX_CONFIG"):
         config = json.loads(os.environ["TENPLEX_CONFIG"])
-    entries = None if state is None else codec.flatten(state)  # a refused state fails here, before any change
+    # a refused state fails here, before any change
+    entries = None if state is None else codec.flatten(state, allow_pickle)
     seal = _seal_body(world, config)
     if not blocking:
         c = _own_client(c)
@@ -236,7 +243,8 @@ atexit.register(lambda: _pending is not None and _pending._ended.wait())
 _last_loaded = None
 
 
-def load(job=None, rank=None, client=None, addr=None, token=None, as_torch=None, into=None, shared=None):
+def load(job=None, rank=None, client=None, addr=None, token=None, as_torch=None, into=None, shared=None,
+         allow_pickle=False, config=None):
     """Loads the newest state there is for ``rank`` and returns ``(state, step)``.
 
     The daemon chooses (``GET /api/v1/jobs/<job>/load/<rank>``): the rank's tree of the job's latest
@@ -247,32 +255,62 @@ def load(job=None, rank=None, client=None, addr=None, token=None, as_torch=None,
     ``into``: an existing state (e.g. ``model.state_dict()``, on the GPU too): each of its tensors
     that the checkpoint has at the same place is filled in place (same dtype and shape, checked
     before anything is copied) and returned in the state; others are new tensors. On the daemon's
-    host the bytes are copied straight from its shared memory (``shared`` as for :func:`save`)."""
+    host the bytes are copied straight from its shared memory (``shared`` as for :func:`save`).
+
+    Values come back with the types they were saved with (docs/CLIENTS.md, "What round-trips"):
+    ``as_torch=None`` gives torch tensors as torch tensors and numpy arrays as numpy; ``True`` every
+    tensor as torch, ``False`` every tensor as numpy. ``allow_pickle=True`` loads leaves saved as
+    pickles (``save(..., allow_pickle=True)``); a pickle runs code when loaded, so without it such a
+    leaf raises :class:`TenplexError` naming its key.
+
+    ``config`` (default ``TENPLEX_CONFIG``): the rank's parallel configuration. A generation saved
+    under another (T, P, D) (a job name used again, a relaunch before the reconfiguration) raises
+    :class:`ConfigMismatch` naming both, before anything is read."""
     global _last_loaded
     wait_saves()
     c = client_for(client, addr, token)
     job = job_name(job)
     rank = _env_int("RANK", 0) if rank is None else rank
-    if as_torch is None:
-        as_torch = torch_helpers.available()
+    if config is None and os.environ.get("TENPLEX_CONFIG"):
+        config = json.loads(os.environ["TENPLEX_CONFIG"])
     targets = {} if into is None else {rel: t for rel, kind, t in codec.flatten(into) if kind == "tensor"}
     choice = None
     if shared is not False and shm.available(c):
         pinned = shm.pin(c, job, rank)
         if pinned is not None:
             try:
-                state = restore.from_pin(c, pinned, targets, as_torch)
+                _check_config(c, job, rank, pinned, config)
+                state = restore.from_pin(c, pinned, targets, as_torch, allow_pickle)
             finally:
                 shm.release(c, job, pinned["id"])
             choice = pinned
     if choice is None:
         choice = _choice(c, job, rank)
-        state = restore.from_rest(c, choice["path"], targets, as_torch)
+        _check_config(c, job, rank, choice, config)
+        state = restore.from_rest(c, choice["path"], targets, as_torch, allow_pickle)
     _last_loaded = {"job": job, "rank": rank, "step": int(choice["step"]), "source": choice["source"],
                     "path": choice["path"]}
     log.info("tenplex: rank %d of job %s loaded step %d from the %s at %s", rank, job, _last_loaded["step"],
              choice["source"], choice["path"])
     return state, _last_loaded["step"]
+
+
+def _tpd(config):
+    return tuple(int(config.get(k, 1)) for k in ("tp", "pp", "dp"))
+
+
+def _check_config(c, job, rank, choice, config):
+    """Refuses a generation saved under another (T, P, D) than the rank's ``config``."""
+    if config is None or choice.get("source") != "generation":
+        return
+    step = int(choice["step"])
+    saved = next((g.get("config") for g in generations(job, c).get("generations", ()) if int(g["step"]) == step), None)
+    if not isinstance(saved, dict) or _tpd(saved) == _tpd(config):
+        return
+    raise ConfigMismatch("rank %d of job %s runs under (T,P,D)=%s, but the job's generation %d was saved under "
+                         "(T,P,D)=%s: reconfigure the job to the new configuration first, or use another job name "
+                         "(tenplex.load does not load state cut for another configuration)"
+                         % (rank, job, _tpd(config), step, _tpd(saved)))
 
 
 def _choice(c, job, rank):

@@ -13,7 +13,10 @@ written by the prototype's client and by this one are interchangeable:
   C order, with the dtype's short name and the dims);
 * ``None`` -> ``<key>.none``; ``str``/``int``/``float``/``bool`` -> ``<key>.str|.int|.float|.bool``
   holding ``str(value)`` (``repr`` for floats, so they come back exactly); ``bytes`` ->
-  ``<key>.bytes``; ``argparse.Namespace`` -> ``<key>.argparse.Namespace`` (a pickle).
+  ``<key>.bytes``; ``argparse.Namespace`` -> ``<key>.argparse.Namespace`` (a pickle);
+* every other type the client keeps (numpy arrays and scalars, ``OrderedDict``, sets, paths,
+  dtypes, enums, dataclasses, ...) in one of these plain forms, with its type recorded in the
+  ``dir.meta`` of its directory after a line ``types`` (:mod:`tenplex.typetags`).
 
 Nothing here does I/O: :func:`flatten` gives the entries to write, :func:`unflatten` rebuilds a
 tree from a listing with the reads given as functions."""
@@ -23,7 +26,7 @@ import pickle
 
 import numpy as np
 
-from . import torch_helpers
+from . import torch_helpers, typetags
 from .errors import TenplexError, UnsavableState
 
 TENSOR = ".numpy.ndarray"
@@ -91,13 +94,21 @@ def dims(shape):
 
 # ---------------------------------------------------------------- state -> entries
 
-def flatten(state):
+def flatten(state, allow_pickle=False):
     """A state as ``(relative path, kind, payload)`` entries in a deterministic order: kind
-    ``"tensor"`` (payload: the tensor or array) or ``"file"`` (payload: bytes)."""
-    if not state and isinstance(state, dict):
+    ``"tensor"`` (payload: the tensor or array) or ``"file"`` (payload: bytes).
+
+    Types other than the plain ones are recorded in ``dir.meta`` (:mod:`tenplex.typetags`); a value
+    that cannot be kept exactly raises ``TypeError`` or ``ValueError`` naming its key, unless
+    ``allow_pickle`` lets it be stored as a pickle."""
+    if type(state) is dict and not state:
         return [(DIR_META, "file", b"dict\n0")]
     out = []
-    _entries(state, "", out)
+    node = _classify(state, "", allow_pickle)
+    if node[0] != "container" and node[2] is not None:
+        raise UnsavableState("a %s cannot be the whole state (its type could not be kept): save it in a dict"
+                             % type(state).__name__)
+    _emit(node, "", out, allow_pickle)
     return out
 
 
@@ -105,24 +116,49 @@ def _child(path, key):
     return (path + "/" if path else "") + key
 
 
-def _entries(obj, path, out):
-    if isinstance(obj, dict):
-        names = _dict_names(obj, path)
-        meta = _dict_meta(obj, names)
-        if meta is not None:
-            out.append((_child(path, DIR_META), "file", meta))
-        for (k, v), n in zip(obj.items(), names):
-            _entries(v, _child(path, n), out)
-    elif isinstance(obj, (list, tuple)):
-        kind = "tuple" if isinstance(obj, tuple) else "list"
-        out.append((_child(path, DIR_META), "file", ("%s\n%d" % (kind, len(obj))).encode()))
-        for i, v in enumerate(obj):
-            _entries(v, _child(path, str(i)), out)
-    elif is_tensor(obj):
-        out.append((path + TENSOR, "tensor", obj))
+def _classify(obj, path, allow_pickle):
+    """How ``obj`` is stored: ``("container", (kind, items, tag), None)``, ``("tensor", obj, tag)``
+    or ``("leaf", (suffix, payload), tag)``."""
+    try:
+        if is_tensor(obj):
+            return "tensor", obj, typetags.tensor_tag(obj, path)
+        c = typetags.container(obj, path)
+        if c is not None:
+            return "container", c, None
+        plain, tag = typetags.leaf(obj, path, allow_pickle)
+    except typetags.Unsupported:
+        if not allow_pickle:
+            raise
+        plain, tag = typetags.pickled(obj, path)
+    return ("leaf",) + (_encode_value(plain, path),) + (tag,)
+
+
+def _emit(node, path, out, allow_pickle):
+    what, payload, _ = node
+    if what == "tensor":
+        out.append((path + TENSOR, "tensor", payload))
+        return
+    if what == "leaf":
+        out.append((path + payload[0], "file", payload[1]))
+        return
+    kind, items, tag = payload
+    if kind == "dict":
+        keys = [k for k, _ in items]
+        names = [_key_name(k, path) for k in keys]
+        values = [v for _, v in items]
     else:
-        suffix, payload = _encode_value(obj, path)
-        out.append((path + suffix, "file", payload))
+        keys, names, values = None, [str(i) for i in range(len(items))], items
+    kids = [_classify(v, _child(path, n), allow_pickle) for n, v in zip(names, values)]
+    tags = {n: k[2] for n, k in zip(names, kids) if k[2] is not None}
+    if tag is not None:
+        tags[""] = tag
+    if kind == "dict":
+        _check_names(keys, names, kids, path, bool(tags) or any(type(k) is int for k in keys))
+    meta = _meta(kind, keys, names, tags)
+    if meta is not None:
+        out.append((_child(path, DIR_META), "file", meta))
+    for n, k in zip(names, kids):
+        _emit(k, _child(path, n), out, allow_pickle)
 
 
 def _key_name(k, path):
@@ -136,43 +172,44 @@ def _key_name(k, path):
         raise UnsavableState("cannot save key %r at %r: %s" % (k, path or "/", e)) from None
 
 
-def _entry_name(n, v, path):
-    """The name a child ``n`` (at ``path``) holding ``v`` takes in its directory."""
-    if isinstance(v, (dict, list, tuple)):
+def _entry_name(n, kid):
+    """The name a child ``n`` stored as ``kid`` (see :func:`_classify`) takes in its directory."""
+    if kid[0] == "container":
         return n
-    if is_tensor(v):
+    if kid[0] == "tensor":
         return n + TENSOR
-    return n + _encode_value(v, path, payload=False)[0]
+    return n + kid[1][0]
 
 
-def _dict_names(obj, path):
-    """The names of a dict's keys; refuses keys that cannot round-trip and names that collide (``1``
-    and ``"1"``; ``"a"`` holding a str and ``"a.str"`` holding a dict; a key's directory and the
-    dict's ``dir.meta``)."""
-    names = [_key_name(k, path) for k in obj]
-    keys = {}
-    entries = {DIR_META: "the dict's dir.meta"} if any(type(k) is int for k in obj) else {}
-    for (k, v), n in zip(obj.items(), names):
-        e = _entry_name(n, v, _child(path, n))
-        clash = (n, keys[n]) if n in keys else (e, entries[e]) if e in entries else None
+def _check_names(keys, names, kids, path, has_meta):
+    """Refuses keys whose names collide (``1`` and ``"1"``; ``"a"`` holding a str and ``"a.str"``
+    holding a dict; a key's directory and the dict's ``dir.meta``)."""
+    seen = {}
+    entries = {DIR_META: "the dict's dir.meta"} if has_meta else {}
+    for k, n, kid in zip(keys, names, kids):
+        e = _entry_name(n, kid)
+        clash = (n, seen[n]) if n in seen else (e, entries[e]) if e in entries else None
         if clash:
             raise UnsavableState("cannot save key %r at %r: its name %r collides with %s" % ((k, path or "/") + clash))
-        keys[n] = entries[e] = "key %r" % (k,)
-    return names
+        seen[n] = entries[e] = "key %r" % (k,)
 
 
-def _dict_meta(obj, names):
-    """A dict's ``dir.meta``: ``dict\\n0`` when empty; ``dict\\n<n>\\nint-keys`` and then the name
-    of each int key, one a line, when it has int keys; ``None`` otherwise (all keys str)."""
-    if not obj:
-        return b"dict\n0"
-    ints = [n for k, n in zip(obj, names) if type(k) is int]
-    if not ints:
-        return None
-    return ("dict\n%d\n%s\n%s" % (len(obj), INT_KEYS, "\n".join(ints))).encode()
+def _meta(kind, keys, names, tags):
+    """A directory's ``dir.meta``: ``list|tuple\n<n>``; for a dict ``dict\n0`` when empty,
+    ``dict\n<n>\nint-keys`` and then the name of each int key, one a line, when it has int keys,
+    ``None`` when it needs none (all keys str, no types); then the types, if any
+    (:func:`typetags.meta_lines`)."""
+    lines = [kind, str(len(names))]
+    if kind == "dict":
+        ints = [n for k, n in zip(keys, names) if type(k) is int]
+        if ints:
+            lines += [INT_KEYS] + ints
+        elif names and not tags:
+            return None
+    return "\n".join(lines + typetags.meta_lines(tags)).encode()
 
 
-def _encode_value(obj, path, payload=True):
+def _encode_value(obj, path):
     """(suffix, bytes) of a plain value."""
     if obj is None:
         return ".none", b"None"
@@ -183,11 +220,14 @@ def _encode_value(obj, path, payload=True):
     if isinstance(obj, float):
         return ".float", repr(obj).encode()
     if isinstance(obj, str):
-        return ".str", obj.encode("utf-8")
+        try:
+            return ".str", obj.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise UnsavableState("cannot save the str at %r: it is not valid text (%s)" % (path or "/", e)) from None
     if isinstance(obj, (bytes, bytearray, memoryview)):
         return ".bytes", bytes(obj)
     if isinstance(obj, argparse.Namespace):
-        return ".argparse.Namespace", pickle.dumps(obj) if payload else None
+        return ".argparse.Namespace", pickle.dumps(obj)
     raise TypeError("cannot save a %s at %r (tensors, arrays, dict, list, tuple, str, int, float, bool, "
                     "bytes, None and argparse.Namespace can be saved)" % (type(obj).__name__, path))
 
@@ -214,12 +254,16 @@ def decode_value(suffix, data):
     return pickle.loads(data)
 
 
-def unflatten(entries, prefix, read_file, read_tensor):
+def unflatten(entries, prefix, read_file, read_tensor, as_torch=None, allow_pickle=False, keep=None):
     """The state below ``prefix`` from a recursive listing's ``entries`` (dicts with ``path``,
     ``type`` and, for tensors, ``dtype`` and ``shape``), in the listing's order.
 
     ``read_file(path) -> bytes`` and ``read_tensor(entry) -> tensor`` read one entry. Files of
-    another writer (no known suffix) come back as their bytes."""
+    another writer (no known suffix) come back as their bytes. Types recorded in ``dir.meta`` are
+    restored (:mod:`tenplex.typetags`): tensors saved as numpy arrays come back as numpy arrays,
+    others as ``read_tensor`` gives them, unless ``as_torch`` is ``True`` (every tensor as torch) or
+    ``False`` (every tensor as numpy). ``allow_pickle`` lets pickled leaves load (they run code);
+    ``keep(value)`` names values to give back as they are (the caller's own tensors)."""
     root = prefix.rstrip("/") + "/"
     tree = {}
     markers = {}
@@ -236,7 +280,8 @@ def unflatten(entries, prefix, read_file, read_tensor):
         else:
             key, value = _leaf_value(leaf, read_file(e["path"]))
             node[key] = value
-    return _rebuild(tree, "", markers)
+    opts = {"as_torch": as_torch, "allow_pickle": allow_pickle, "keep": keep or (lambda v: False)}
+    return _rebuild(tree, "", markers, opts)
 
 
 def _leaf_value(leaf, data):
@@ -246,20 +291,24 @@ def _leaf_value(leaf, data):
     return leaf, data  # a file of another writer: its bytes
 
 
-def _rebuild(node, path, markers):
-    if not isinstance(node, dict):
-        return node
-    kids = {k: _rebuild(v, _child(path, k), markers) for k, v in node.items()}
-    meta = markers.get(path) or [None]
-    kind = meta[0]
-    if kind == "dict" and len(meta) > 2 and meta[2] == INT_KEYS:
-        return _with_int_keys(kids, meta[3:], path)
-    if kind in ("list", "tuple"):
-        items = [kids[str(i)] for i in range(len(kids))]
-        if set(kids) != {str(i) for i in range(len(kids))}:
+def _rebuild(node, path, markers, opts):
+    """A directory of the listing as its value; leaves get the types its ``dir.meta`` records."""
+    kind, ints, tags = typetags.parse_meta(markers.get(path) or [], path)
+    kids = {}
+    for k, v in node.items():
+        p = _child(path, k)
+        kids[k] = _rebuild(v, p, markers, opts) if isinstance(v, dict) else typetags.restore(v, tags.get(k), p, opts)
+    if kind == "dict" and ints is not None:
+        value = _with_int_keys(kids, ints, path)
+    elif kind in ("list", "tuple"):
+        items = [kids[str(i)] for i in range(len(kids))] if set(kids) == {str(i) for i in range(len(kids))} else None
+        if items is None:
             raise TenplexError("list at %r has children %s, not 0..n-1" % (path, sorted(kids)))
-        return tuple(items) if kind == "tuple" else items
-    return kids
+        value = tuple(items) if kind == "tuple" else items
+    else:
+        value = kids
+    own = tags.get("")
+    return value if own is None else typetags.restore(value, own, path, opts)
 
 
 def _with_int_keys(kids, int_names, path):

@@ -46,9 +46,12 @@ def describe(model, rules=None, optimizer=None, params=None, configs=None):
         else:
             first_name[key] = name
     layered = [i for i, (n, _) in enumerate(entries) if _LAYER.search(n)]
+    pipelined = configs is None or any(_pp(c) > 1 for c in configs)
+    if pipelined:
+        _one_stack([n for n, _ in entries])
     tensors, by_name = [], {}
     for i, (name, t) in enumerate(entries):
-        spec = _tensor(name, t, compiled, _position(i, layered))
+        spec = _tensor(name, t, compiled, _position(i, layered) if pipelined else "first")
         tensors.append(spec)
         by_name[name] = spec
     for copy, orig in ties.items():
@@ -70,6 +73,25 @@ def describe(model, rules=None, optimizer=None, params=None, configs=None):
     for c in configs or ():
         check(spec, c)
     return spec
+
+
+def _pp(config):
+    """P of a configuration given as ``(T, P, D)`` or as a dict with ``pp``."""
+    return int(config.get("pp", 1)) if isinstance(config, dict) else int(config[1])
+
+
+def _one_stack(names):
+    """Refuses two stacks of ``layers.<n>.`` (an encoder's and a decoder's): their layer numbers do
+    not say which pipeline stage a layer is on."""
+    stacks = []
+    for n in names:
+        m = _LAYER.search(n)
+        if m and n[:m.start()] not in stacks:
+            stacks.append(n[:m.start()])
+    if len(stacks) > 1:
+        raise DescriptionError("%slayers.<n> and %slayers.<n> are two stacks of layers, so a layer number does not "
+                               "say which pipeline stage holds it; describe with configs=[(T, P, D), ...] that all "
+                               "have P = 1 (the stages are then never cut)" % (stacks[0], stacks[1]))
 
 
 def _position(i, layered):
@@ -104,7 +126,8 @@ def _tensor(name, t, compiled, position):
         spec["stage"] = position
     else:
         raise DescriptionError("%s is in no layers.<n>. and comes between layers in the module, so its pipeline "
-                               "stage cannot be told; give \"stage\" in its rule" % name)
+                               "stage cannot be told; give \"stage\" in its rule (or describe with configs that all "
+                               "have P = 1)" % name)
     return spec
 
 

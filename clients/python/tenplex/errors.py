@@ -35,3 +35,8 @@ class UnknownJob(TenplexError, LookupError):
 class UnsavableState(TenplexError, ValueError):
     """A state that cannot be saved so that it loads back exactly (a key of another type than str or
     int, a key that cannot be a name, names that collide); raised before anything is written."""
+
+
+class ConfigMismatch(TenplexError, ValueError):
+    """What a rank would load was saved under another parallel configuration (T, P, D) than the
+    rank's: the message names both. Reconfigure the job first, or use another job name."""

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import codec, shared, torch_helpers
 from .errors import TenplexError
-from .transfer import listing, read_file, read_tensor
+from .transfer import listing, read_file, read_tensor, reads_torch
 
 log = logging.getLogger("tenplex")
 
@@ -50,7 +50,13 @@ def _into(value, target):
     return target
 
 
-def from_pin(c, pinned, targets, as_torch):
+def _unflatten(entries, prefix, read_file_fn, read_tensor_fn, targets, as_torch, allow_pickle):
+    own = {id(t) for t in targets.values()}
+    return codec.unflatten(entries, prefix, read_file_fn, read_tensor_fn, as_torch, allow_pickle,
+                           lambda v: id(v) in own)
+
+
+def from_pin(c, pinned, targets, as_torch, allow_pickle=False):
     """The state of a pinned load: tensors copied out of the daemon's shared memory (into
     ``targets``, relative path to tensor, where given), others and large files over REST."""
     prefix = pinned["path"].rstrip("/")
@@ -68,26 +74,29 @@ def from_pin(c, pinned, targets, as_torch):
         target = targets.get(e["path"])
         m = shared.mapping_of(e)
         if m is not None:
-            return shared.copy_out(m, e, target, as_torch)
-        value = read_tensor(c, le["path"], e["dtype"], tuple(e["shape"]), as_torch)
+            return shared.copy_out(m, e, target, read_torch)
+        value = read_tensor(c, le["path"], e["dtype"], tuple(e["shape"]), read_torch)
         return value if target is None else _into(value, target)
 
-    state = codec.unflatten(listing, prefix, file_bytes, tensor)
+    read_torch = reads_torch(as_torch)
+    state = _unflatten(listing, prefix, file_bytes, tensor, targets, as_torch, allow_pickle)
     if any(torch_helpers.is_tensor(t) and t.is_cuda for t in targets.values()):
         torch_helpers.torch.cuda.synchronize()  # device copies end before the pin is released
     return state
 
 
-def from_rest(c, prefix, targets, as_torch):
+def from_rest(c, prefix, targets, as_torch, allow_pickle=False):
     """The state below the store path ``prefix``, read over REST (into ``targets`` where given)."""
     entries = listing(c, prefix)
     root = prefix.rstrip("/") + "/"
     check_targets({e["path"][len(root):]: (e["dtype"], e["shape"]) for e in entries if e["type"] == "tensor"},
                   targets)
 
+    read_torch = reads_torch(as_torch)
+
     def tensor(e):
-        value = read_tensor(c, e["path"], e["dtype"], tuple(e["shape"]), as_torch)
+        value = read_tensor(c, e["path"], e["dtype"], tuple(e["shape"]), read_torch)
         target = targets.get(e["path"][len(root):])
         return value if target is None else _into(value, target)
 
-    return codec.unflatten(entries, prefix, lambda path: read_file(c, path), tensor)
+    return _unflatten(entries, prefix, lambda path: read_file(c, path), tensor, targets, as_torch, allow_pickle)

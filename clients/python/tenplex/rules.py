@@ -86,13 +86,29 @@ def _read(source):
     return source, "dict"
 
 
+def _is_rule(x):
+    return isinstance(x, dict) and "match" in x
+
+
 def _raw(sources):
-    """``(rule dicts, where)`` of each source, in order: one source, or a list of them."""
-    bare = isinstance(sources, list) and sources and isinstance(sources[0], dict) and "match" in sources[0]
-    if isinstance(sources, (str, dict)) or bare:
+    """``(rule dicts, where)`` of each source, in order: one source, or a list of them, where rule
+    dicts may stand among the sources (``[{"match": ...}, "transformer"]``): consecutive ones are
+    one source."""
+    if not isinstance(sources, list):
         sources = [sources]
-    out = []
+    grouped, inline = [], []
     for src in sources:
+        if _is_rule(src):
+            inline.append(src)
+            continue
+        if inline:
+            grouped.append(inline)
+            inline = []
+        grouped.append(src)
+    if inline:
+        grouped.append(inline)
+    out = []
+    for src in grouped:
         data, where = _read(src)
         items = data.get("rules") if isinstance(data, dict) else data
         if not isinstance(items, list):

@@ -34,10 +34,32 @@ def to_numpy(t):
 
 def from_numpy(a, short):
     """A numpy array read from the daemon as a torch tensor sharing its memory (``short`` is the
-    daemon's dtype: ``bf16`` arrays hold bit patterns)."""
+    daemon's dtype: ``bf16`` arrays hold bit patterns); the array itself for a dtype this torch
+    does not have (u16, u32 and u64 before torch 2.3)."""
     if short == "bf16":
         return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
-    return torch.from_numpy(a)
+    try:
+        return torch.from_numpy(a)
+    except TypeError:
+        return a
+
+
+def as_numpy(t):
+    """A CPU tensor read from the daemon as the numpy array sharing its memory (bf16: its bit
+    patterns)."""
+    return to_numpy(t)[0]
+
+
+_SHORT = {}
+
+
+def short_dtype(dtype):
+    """The daemon's name of a torch dtype, ``None`` for one it cannot store (complex, quantized)."""
+    if not _SHORT:
+        _SHORT.update({torch.bool: "bool", torch.int8: "i8", torch.uint8: "u8", torch.int16: "i16",
+                       torch.int32: "i32", torch.int64: "i64", torch.float16: "f16", torch.bfloat16: "bf16",
+                       torch.float32: "f32", torch.float64: "f64"})
+    return _SHORT.get(dtype)
 
 
 # ---------------------------------------------------------------- torch.distributed

@@ -28,11 +28,11 @@ def _put_file(c, path, payload, replace):
     return len(payload)
 
 
-def upload(state, prefix, client=None, replace=True):
+def upload(state, prefix, client=None, replace=True, allow_pickle=False):
     """Writes a state's tree below the store path ``prefix`` (small leaves batched, large tensors
     over parallel connections, bodies sent from the tensors' own memory). Returns the number of
-    bytes sent."""
-    return upload_entries(codec.flatten(state), prefix, client, replace)
+    bytes sent. ``allow_pickle`` as for :func:`tenplex.save`."""
+    return upload_entries(codec.flatten(state, allow_pickle), prefix, client, replace)
 
 
 def upload_entries(entries, prefix, client=None, replace=True, workers=batch.WORKERS):
@@ -93,17 +93,22 @@ def read_tensor(c, path, short, shape, as_torch):
     return torch_helpers.from_numpy(a, short) if as_torch else a
 
 
-def download(prefix, client=None, as_torch=None):
-    """Reads the tree below the store path ``prefix`` back into nested dicts, lists and tuples.
-    Tensors come back as torch tensors when torch is installed (``as_torch=None``), else as numpy
-    arrays (bf16 as ``uint16`` bit patterns in numpy)."""
+def download(prefix, client=None, as_torch=None, allow_pickle=False):
+    """Reads the tree below the store path ``prefix`` back into the state that was saved, with the
+    types recorded beside it (``as_torch`` and ``allow_pickle`` as for :func:`tenplex.load`)."""
     c = client_for(client)
-    if as_torch is None:
-        as_torch = torch_helpers.available()
+    read_torch = reads_torch(as_torch)
+    return codec.unflatten(listing(c, prefix), prefix, lambda path: read_file(c, path),
+                           lambda e: read_tensor(c, e["path"], e["dtype"], tuple(e["shape"]), read_torch),
+                           as_torch, allow_pickle)
+
+
+def reads_torch(as_torch):
+    """Whether tensors are read as torch tensors: unless ``as_torch`` is ``False`` or torch is not
+    installed (``ImportError`` for ``as_torch=True`` without torch)."""
     if as_torch and not torch_helpers.available():
         raise ImportError("as_torch=True needs torch")
-    return codec.unflatten(listing(c, prefix), prefix, lambda path: read_file(c, path),
-                           lambda e: read_tensor(c, e["path"], e["dtype"], tuple(e["shape"]), as_torch))
+    return torch_helpers.available() if as_torch is None else bool(as_torch)
 
 
 def listing(c, prefix):

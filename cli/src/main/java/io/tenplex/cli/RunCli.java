@@ -132,6 +132,7 @@ final class RunCli implements Callable<Integer> {
         Schedule.Entry first = s.entries().get(0);
         ParallelConfig config = first.config() != null ? first.config()
                 : parallelizer.choose(new Parallelizer.Request(first.size(), perWorker, storedModel(), 0));
+        refuseOtherConfiguration(config);
         List<String> summary = new ArrayList<>();
         for (int i = 0; ; i++) {
             Schedule.Entry next = i + 1 < s.entries().size() ? s.entries().get(i + 1) : null;
@@ -210,6 +211,29 @@ final class RunCli implements Callable<Integer> {
     }
 
     /** "generation N" (the last complete one) or "the start" when there is none yet. */
+    /**
+     * Refuses to start when the job already has a complete generation saved under another (T,P,D)
+     * than the schedule's first: its ranks would load state cut for another configuration (a job
+     * name used again; the job's state stays on the daemon after it ends).
+     */
+    private void refuseOtherConfiguration(ParallelConfig config) throws IOException, InterruptedException {
+        JsonNode g = t.get(layout().api("/generations"));
+        if (!g.path("current").isNumber()) {
+            return;
+        }
+        long current = g.path("current").asLong();
+        for (JsonNode gen : g.path("generations")) {
+            JsonNode c = gen.path("config");
+            if (gen.path("step").asLong() == current && c.isObject() && (c.path("tp").asInt(1) != config.tp()
+                    || c.path("pp").asInt(1) != config.pp() || c.path("dp").asInt(1) != config.dp())) {
+                throw new IllegalArgumentException("job " + job + " already has generation " + current + ", saved under "
+                        + "(T,P,D)=(" + c.path("tp").asInt(1) + "," + c.path("pp").asInt(1) + "," + c.path("dp").asInt(1)
+                        + "), and the schedule starts with " + config + ": its ranks would load state cut for another "
+                        + "configuration; run under another --job (tenplex jobs lists the daemon's jobs)");
+            }
+        }
+    }
+
     private String lastGeneration() {
         try {
             JsonNode g = t.get(layout().api("/generations"));

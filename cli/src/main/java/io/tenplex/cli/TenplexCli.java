@@ -28,9 +28,9 @@ import picocli.CommandLine.Parameters;
 @Command(name = "tenplex", mixinStandardHelpOptions = true, version = "tenplex 0.1.0",
         scope = CommandLine.ScopeType.INHERIT, // every subcommand answers --help, -h (and --version)
         description = "Talk to tenplexd daemons: status, listings, reconfigurations, and a local demo.",
-        subcommands = {CommandLine.HelpCommand.class, TenplexCli.Status.class, TenplexCli.Ls.class, TenplexCli.Reconfigure.class, TenplexCli.PlanCmd.class,
-            DatasetCli.class, RunCli.class, CancelCli.class, KubernetesCli.class, StateCli.Verify.class, StateCli.ExportCmd.class,
-            Demo.class})
+        subcommands = {CommandLine.HelpCommand.class, TenplexCli.Status.class, TenplexCli.Ls.class, JobsCli.class, TenplexCli.Reconfigure.class,
+            TenplexCli.PlanCmd.class, DatasetCli.class, RunCli.class, CancelCli.class, KubernetesCli.class, StateCli.Verify.class,
+            StateCli.ExportCmd.class, Demo.class})
 public final class TenplexCli implements Callable<Integer> {
     static final ObjectMapper JSON = new ObjectMapper();
 

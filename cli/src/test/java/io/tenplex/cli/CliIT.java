@@ -96,6 +96,25 @@ class CliIT {
     }
 
     @Test
+    void jobs_listsEachJobsCurrentGenerationConfigurationSizeAndLastSave() throws Exception {
+        try (Daemon d = Daemon.start(new DaemonConfig("127.0.0.1", 0, 64L << 20, "test", null, null))) {
+            String addr = "http://127.0.0.1:" + d.address().getPort();
+            assertEquals("no jobs\n", run("jobs", "--addr", addr));
+            io.tenplex.client.TenplexClient c = new io.tenplex.client.TenplexClient(addr, null);
+            java.util.Map<String, ?> state = java.util.Map.of("w", new io.tenplex.client.Tensor("f32", new long[] {256},
+                    new byte[1024]));
+            String config = "{\"tp\": 1, \"pp\": 2, \"dp\": 1, \"devices\": [[0, 0], [0, 1]]}";
+            c.saveRank("done", 60, 0, 2, state, config);
+            c.saveRank("done", 60, 1, 2, state, config);
+            c.saveRank("done", 70, 0, 2, state, config); // rank 1 never sealed step 70
+            String out = run("jobs", "--addr", addr);
+            String line = out.lines().filter(l -> l.startsWith("done ")).findFirst().orElse("");
+            assertTrue(out.startsWith("JOB "), out);
+            assertTrue(line.matches("done +60 +\\(1,2,1\\) +\\S+ +[0-9.]+ KiB +step 70"), out);
+        }
+    }
+
+    @Test
     void verifyAndExport_generations() throws Exception {
         try (Daemon d = Daemon.start(new DaemonConfig("127.0.0.1", 0, 64L << 20, "test", null, null))) {
             String addr = "http://127.0.0.1:" + d.address().getPort();
@@ -145,6 +164,21 @@ class CliIT {
             assertTrue(err.startsWith("tenplex: cannot start the training command 'nosuchbinary': no such file or "
                     + "directory; give an executable after --"), err);
             assertEquals(1, err.strip().lines().count(), err);
+        }
+    }
+
+    @Test
+    void run_jobWithAGenerationOfAnotherConfiguration_isRefusedNamingBoth(@TempDir Path dir) throws Exception {
+        Path schedule = Files.writeString(dir.resolve("s.json"), "[{\"step\": 0, \"size\": 2, \"tp\": 2, \"pp\": 1, "
+                + "\"dp\": 1}]");
+        try (Daemon d = Daemon.start(new DaemonConfig("127.0.0.1", 0, 64L << 20, "test", null, null))) {
+            String addr = "http://127.0.0.1:" + d.address().getPort();
+            io.tenplex.client.TenplexClient c = new io.tenplex.client.TenplexClient(addr, null);
+            c.saveRank("used", 60, 0, 1, java.util.Map.of("step", 60L), "{\"tp\": 1, \"pp\": 1, \"dp\": 1}");
+            String err = runErr(2, "run", "--addr", addr, "--job", "used", "--schedule", schedule.toString(), "--",
+                    "nosuchbinary", "train.py");
+            assertTrue(err.contains("job used already has generation 60, saved under (T,P,D)=(1,1,1), and the schedule "
+                    + "starts with (T,P,D)=(2,1,1)"), err);
         }
     }
 

@@ -63,6 +63,41 @@ class TenplexdIT {
         pythonAgainst(addr, "tests/python/test_rehearsal_hold.py");
     }
 
+    /**
+     * The round-trip suite: every checkpoint of tests/python/state_catalogue.py (torch's optimizers, LR
+     * schedulers, RNG states, configs, containers, scalars, views) loads back as torch.load gives it,
+     * types and values, before and after a resumed step; refusals name the key; through shared memory
+     * and over REST.
+     */
+    @Test
+    void pythonStateTypes_roundTripAsTorchLoad_overSharedMemoryAndRest() throws Exception {
+        String addr = start("--port", "0", "--memory-limit", "256m");
+        pythonAgainst(addr, "tests/python/test_state_types.py");
+        pythonAgainst(addr, java.util.Map.of("TENPLEX_SHM", "0"), "tests/python/test_state_types.py");
+    }
+
+    /**
+     * A reconfiguration never drops what a rank saved: a data-parallel-only job with no description
+     * goes 2 -> 4 -> 1 ranks with every value of every rank (types included, RNG per rank), and a
+     * described model's T change keeps the scheduler, step, epoch and RNG state it does not describe.
+     */
+    @Test
+    void pythonReconfigure_keepsEveryValue_withoutADescriptionForDataParallelChanges() throws Exception {
+        String addr = start("--port", "0", "--memory-limit", "512m");
+        pythonAgainst(addr, "tests/python/test_reconfigure_state.py");
+    }
+
+    /**
+     * examples/elastic_dp.py: a CNN with BatchNorm and an nn.Transformer go 2 -> 4 -> 1 data-parallel
+     * ranks with no description; each equals the same schedule with torch.save/torch.load bit for bit,
+     * the transformer a static run within 1e-9 (the CNN's per-rank BatchNorm cannot).
+     */
+    @Test
+    void pythonElasticDataParallel_cnnAndTransformer_equalTorchSaveSchedule() throws Exception {
+        String addr = start("--port", "0", "--memory-limit", "256m");
+        pythonAgainst(addr, "tests/python/test_elastic_dp.py");
+    }
+
     @Test
     void pythonClient_sharedMemory_andTheSameOverRest() throws Exception {
         String addr = start("--port", "0", "--memory-limit", "256m");

@@ -34,6 +34,12 @@ public final class CheckpointLayout {
     private static final Pattern FP32 = Pattern.compile("optimizer/fp32_from_fp16_params/(\\d+)/(\\d+)" + Pattern.quote(
             TENSOR_SUFFIX));
     static final String PARAMS_GROUPS = "optimizer/optimizer/param_groups/";
+    /**
+     * Megatron's models live below this directory; only then is optimizer state stored by parameter
+     * position read as Megatron's (another tree's {@code optimizer/state/<n>/...}, a torch optimizer's
+     * own state dict, keeps its paths as keys).
+     */
+    static final String MEGATRON_MODEL = "model/language_model/";
     static final String FP32_PARAMS_GROUPS = "optimizer/param_groups/";
 
     /**
@@ -56,11 +62,12 @@ public final class CheckpointLayout {
         List<String> params = new ArrayList<>();
         Map<String, Integer> dims = new LinkedHashMap<>();
         List<Item> positional = new ArrayList<>();
+        boolean megatronModel = items.stream().anyMatch(it -> it.tensor() && it.path().startsWith(MEGATRON_MODEL));
         for (Item it : items) {
             if (!it.tensor()) {
                 continue;
             }
-            if (STATE.matcher(it.path()).matches() || FP32.matcher(it.path()).matches()) {
+            if (megatronModel && (STATE.matcher(it.path()).matches() || FP32.matcher(it.path()).matches())) {
                 positional.add(it);
                 continue;
             }
@@ -225,7 +232,8 @@ public final class CheckpointLayout {
         List<String> out = new ArrayList<>();
         for (Item it : items) {
             String k = key(it.path());
-            boolean positional = STATE.matcher(it.path()).matches() || FP32.matcher(it.path()).matches();
+            boolean positional = megatronOptimizer && (STATE.matcher(it.path()).matches() || FP32.matcher(it.path())
+                    .matches());
             if ((k.equals(key) || k.startsWith(key + ".")) && !positional
                     && !(megatronOptimizer && isParamsList(it.path()))) {
                 out.add(it.path());
@@ -233,6 +241,27 @@ public final class CheckpointLayout {
         }
         if (out.isEmpty()) {
             throw new IllegalArgumentException("rank " + rank + " saved no value '" + key + "'");
+        }
+        return out;
+    }
+
+    /**
+     * The stored paths that neither a placed tensor nor a declared value covers: tensors whose key is
+     * not in {@code placed} and files outside every value of {@code declared} (a training loop's
+     * scheduler, step, epoch, RNG state, and the type records of its directories when the model spec
+     * lists only the model and optimizer). Empty for Megatron's layout, whose values are all declared.
+     */
+    public List<String> undeclaredPaths(java.util.Set<String> placed, java.util.Set<String> declared) {
+        List<String> out = new ArrayList<>();
+        if (megatronOptimizer) {
+            return out;
+        }
+        for (Item it : items) {
+            String k = key(it.path());
+            if (it.tensor() ? placed.contains(k) : declared.stream().anyMatch(d -> k.equals(d) || k.startsWith(d + "."))) {
+                continue;
+            }
+            out.add(it.path());
         }
         return out;
     }

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.RankLayout;
+import io.tenplex.ptc.ValueSpec;
 import io.tenplex.ptc.describe.PartitionRules;
 import io.tenplex.ptc.describe.ShardInference;
 import io.tenplex.store.TensorStore;
@@ -85,11 +86,68 @@ final class InferredModels {
         return parts.stream().reduce(PartitionRules::then).orElseThrow();
     }
 
+    /** Whether the configuration {@code c} (a request's {@code to}) has T = P = 1. */
+    static boolean dataParallelOnly(JsonNode c) {
+        return c != null && c.path("tp").asInt(1) == 1 && c.path("pp").asInt(1) == 1;
+    }
+
+    /**
+     * The model of a job that described nothing, for a change of its data-parallel size: every rank's
+     * tree is whole under T = P = 1, so each tensor rank 0 saved is replicated under its own key
+     * (in its layer when its name has {@code layers.<n>.}) and every value is carried per
+     * data-parallel rank ({@link ValueSpec.Scope#PER_DATA_RANK}: new rank d takes old rank d's value,
+     * a new rank beyond the old ones rank 0's). Refused unless the newest generation was saved under
+     * T = P = 1.
+     */
+    Model wholeTrees(String job, Map<Integer, InetSocketAddress> known) throws IOException, InterruptedException {
+        if (generations.current(job).isEmpty()) {
+            throw new IllegalArgumentException("no model in the request and none stored with job " + job + ", and no "
+                    + "complete generation whose trees a data-parallel change could copy; save a step first (a job "
+                    + "that changes T or P saves with spec= or rules=)");
+        }
+        Listed l = listed(job, known, "has");
+        if (l.placed().config().tp() != 1 || l.placed().config().pp() != 1) {
+            throw new IllegalArgumentException("no model in the request and none stored with job " + job + ": its "
+                    + "generation " + l.generation() + " was saved under " + l.placed().config() + ", not T = P = 1, so "
+                    + "its shards cannot be cut without a description (save with spec= or rules=)");
+        }
+        ShardInference.Saved saved = l.byRank().get(0);
+        if (saved == null) {
+            throw new IllegalArgumentException("rank 0 of generation " + l.generation() + " of job " + job
+                    + " saved nothing: nothing to copy to the new ranks");
+        }
+        List<io.tenplex.ptc.TensorSpec> tensors = new ArrayList<>();
+        int layers = 1;
+        for (Map.Entry<String, io.tenplex.ptc.TensorMeta> e : saved.tensors().entrySet()) {
+            int layer = io.tenplex.ptc.TensorSpec.layerIn(e.getKey());
+            layers = Math.max(layers, layer + 1);
+            tensors.add(new io.tenplex.ptc.TensorSpec(e.getKey(), e.getValue().dtype(), e.getValue().shape(),
+                    layer < 0 ? io.tenplex.ptc.Placement.first() : io.tenplex.ptc.Placement.layer(layer),
+                    new io.tenplex.ptc.Partition.Replicated()));
+        }
+        return new Model(tensors, saved.values().stream().map(k -> new ValueSpec(k, ValueSpec.Scope.PER_DATA_RANK))
+                .toList(), layers);
+    }
+
+    /** What data-parallel index 0 of the job's newest complete generation saved, and under which configuration. */
+    private record Listed(long generation, ConfigJson.Placed placed, Map<Integer, ShardInference.Saved> byRank) {}
+
     /** The model of the job's newest complete generation under {@code rules}, its shards listed on {@code known} (by worker). */
     Model infer(String job, PartitionRules rules, Map<Integer, InetSocketAddress> known)
             throws IOException, InterruptedException {
-        long g = generations.current(job).orElseThrow(() -> new IllegalArgumentException("job " + job + " has partition "
-                + "rules but no complete generation to infer its model from; save a step first, or give a model"));
+        Listed l = listed(job, known, "has partition rules but");
+        try {
+            return ShardInference.infer(l.byRank(), l.placed().config(), RankLayout.MEGATRON, rules);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("the model of job " + job + " cannot be inferred from generation "
+                    + l.generation() + " under the stored rules: " + e.getMessage(), e);
+        }
+    }
+
+    private Listed listed(String job, Map<Integer, InetSocketAddress> known, String what)
+            throws IOException, InterruptedException {
+        long g = generations.current(job).orElseThrow(() -> new IllegalArgumentException("job " + job + " " + what
+                + " no complete generation to infer its model from; save a step first, or give a model"));
         JsonNode config = generations.config(job, g);
         if (config == null) {
             throw new IllegalArgumentException("generation " + g + " of job " + job + " was saved without its "
@@ -112,11 +170,6 @@ final class InferredModels {
         Map<Integer, ShardInference.Saved> byRank = new TreeMap<>();
         SavedTrees.list(client, new JobLayout(job, Generations.sourceDir(g), "load"), holders)
                 .forEach((rank, layout) -> byRank.put(rank, layout.saved(rank)));
-        try {
-            return ShardInference.infer(byRank, placed.config(), RankLayout.MEGATRON, rules);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("the model of job " + job + " cannot be inferred from generation " + g
-                    + " under the stored rules: " + e.getMessage(), e);
-        }
+        return new Listed(g, placed, byRank);
     }
 }

@@ -291,7 +291,8 @@ public final class Jobs {
 
     /** @param dry whether only to plan: a lost worker's durable copy is then looked at, not read */
     private Planned plan(ReconfigureRequest r, boolean dry) throws IOException {
-        Model model = r.modelSpec() != null ? storeModel(r.job(), r.modelSpec()) : storedModel(r.job(), r.daemons(), !dry);
+        Model model = r.modelSpec() != null ? storeModel(r.job(), r.modelSpec())
+                : storedModel(r.job(), r.daemons(), !dry, r.to());
         String sourceDir = "save";
         long step = r.step().orElse(0);
         JsonNode fromConfig = r.from();
@@ -338,21 +339,35 @@ public final class Jobs {
      */
     public Model storedModel(String job) {
         try {
-            return storedModel(job, Map.of(), true);
+            return storedModel(job, Map.of(), true, null);
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
     }
 
-    /** @param keep whether an inferred model is stored with the job (not by a dry run, which changes nothing) */
-    private Model storedModel(String job, Map<Integer, InetSocketAddress> given, boolean keep) throws IOException {
+    /**
+     * @param keep whether an inferred model is stored with the job (not by a dry run, which changes nothing)
+     * @param to the target configuration, when known: a job with neither spec nor rules is planned as a
+     *     whole-tree copy when it and its generation's configuration have T = P = 1
+     */
+    private Model storedModel(String job, Map<Integer, InetSocketAddress> given, boolean keep, JsonNode to)
+            throws IOException {
         Optional<String> spec = SmallFiles.read(store, new JobLayout(job).modelSpec());
         if (spec.isPresent()) {
             return ModelSpecJson.parse(spec.get());
         }
-        io.tenplex.ptc.describe.PartitionRules rules = inferred.rules(job).orElseThrow(() -> new IllegalArgumentException(
+        Optional<io.tenplex.ptc.describe.PartitionRules> stored = inferred.rules(job);
+        if (stored.isEmpty() && to != null && InferredModels.dataParallelOnly(to)) {
+            try {
+                return inferred.wholeTrees(job, daemons(given)); // never stored: a later T or P change must be described
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new java.io.InterruptedIOException("listing the saved trees of job " + job);
+            }
+        }
+        io.tenplex.ptc.describe.PartitionRules rules = stored.orElseThrow(() -> new IllegalArgumentException(
                 "no model in the request and none stored with job " + job + " (save with spec= or rules=, or post a "
-                        + "model)"));
+                        + "model; a change of the data-parallel size alone, T = P = 1 before and after, needs none)"));
         Model m;
         try {
             m = inferred.infer(job, rules, daemons(given));

@@ -38,7 +38,7 @@ final class PlanPaths {
         }
         Map<Integer, List<List<String>>> groups = new HashMap<>();
         params.forEach((r, p) -> groups.put(r, CheckpointLayout.groups(p, dims)));
-        Plan bound = plan.withPaths((rank, key) -> sourcePath(sources, rank, key), s -> {
+        java.util.function.Function<ShardPlan, String> destPath = s -> {
             if (megatron && s.key().startsWith("optimizer.") && !s.key().startsWith("optimizer.grad_scaler.")) {
                 return CheckpointLayout.megatronOptimizerPath(s.key(), groups.getOrDefault(s.destRank(),
                         List.of(List.of(), List.of())), fp32);
@@ -52,8 +52,17 @@ final class PlanPaths {
                     return CheckpointLayout.destPath(at, p.sourceKey(), s.key());
                 }
             }
+            for (int r : sources.keySet()) { // an empty tensor has no pieces: the path of its key where saved
+                String at = sourcePath(sources, r, s.key());
+                if (at != null) {
+                    return at;
+                }
+            }
             return s.key();
-        }, values(plan, sources));
+        };
+        List<ValueCopy> values = values(plan, sources);
+        values.addAll(UndeclaredValues.of(plan, sources, destPath, values));
+        Plan bound = plan.withPaths((rank, key) -> sourcePath(sources, rank, key), destPath, values);
         Map<Integer, Map<String, String>> generated = new TreeMap<>();
         if (megatron) {
             groups.forEach((r, g) -> generated.put(r, CheckpointLayout.megatronGenerated(g, fp32)));

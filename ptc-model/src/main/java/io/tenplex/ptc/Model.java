@@ -73,6 +73,11 @@ public final class Model {
         return layers;
     }
 
+    /** Tied copies: name of the copy to name of the original. */
+    public Map<String, String> ties() {
+        return ties;
+    }
+
     /** The original a tied copy is filled from, or null when {@code name} is no tied copy. */
     public String tiedTo(String name) {
         return ties.get(name);

@@ -58,12 +58,7 @@ public final class ModelSpecJson {
         }
         List<ValueSpec> values = new ArrayList<>();
         for (JsonNode v : root.path("values")) {
-            String scope = v.path("scope").asText("global");
-            values.add(new ValueSpec(required(v, "key", "value").asText(), switch (scope) {
-                case "global" -> ValueSpec.Scope.GLOBAL;
-                case "per-position" -> ValueSpec.Scope.PER_POSITION;
-                default -> throw new IllegalArgumentException("value scope '" + scope + "' is not global or per-position");
-            }));
+            values.add(new ValueSpec(required(v, "key", "value").asText(), scope(v.path("scope").asText("global"))));
         }
         Map<String, String> ties = new LinkedHashMap<>();
         for (Iterator<Map.Entry<String, JsonNode>> it = root.path("ties").fields(); it.hasNext(); ) {
@@ -71,6 +66,16 @@ public final class ModelSpecJson {
             ties.put(e.getKey(), e.getValue().asText());
         }
         return new Model(tensors, values, layers, ties);
+    }
+
+    private static ValueSpec.Scope scope(String scope) {
+        return switch (scope) {
+            case "global" -> ValueSpec.Scope.GLOBAL;
+            case "per-position" -> ValueSpec.Scope.PER_POSITION;
+            case "per-data-rank" -> ValueSpec.Scope.PER_DATA_RANK;
+            default -> throw new IllegalArgumentException("value scope '" + scope + "' is not global, per-position or "
+                    + "per-data-rank");
+        };
     }
 
     private static Partition partition(JsonNode p, String where) {
@@ -116,7 +121,11 @@ public final class ModelSpecJson {
         }
         ArrayNode vs = root.putArray("values");
         for (ValueSpec v : m.values()) {
-            vs.addObject().put("key", v.key()).put("scope", v.scope() == ValueSpec.Scope.GLOBAL ? "global" : "per-position");
+            vs.addObject().put("key", v.key()).put("scope", switch (v.scope()) {
+                case GLOBAL -> "global";
+                case PER_POSITION -> "per-position";
+                case PER_DATA_RANK -> "per-data-rank";
+            });
         }
         ObjectNode ties = root.putObject("ties");
         for (TensorSpec t : m.tensors()) {

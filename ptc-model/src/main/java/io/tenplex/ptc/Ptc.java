@@ -258,11 +258,12 @@ public final class Ptc {
     }
 
     /** The source rank of a non-tensor value for destination rank coordinates (see {@link ValueSpec}). */
-    public int valueSource(ValueSpec v, int destTp, int destPp) {
-        if (v.scope() == ValueSpec.Scope.PER_POSITION && destTp < config.tp() && destPp < config.pp()) {
-            return layout.rank(new RankLayout.Coord(destTp, 0, destPp), config);
+    public int valueSource(ValueSpec v, int destTp, int destDp, int destPp) {
+        if (v.scope() == ValueSpec.Scope.GLOBAL || destTp >= config.tp() || destPp >= config.pp()) {
+            return 0;
         }
-        return 0;
+        int dp = v.scope() == ValueSpec.Scope.PER_DATA_RANK && destDp < config.dp() ? destDp : 0;
+        return layout.rank(new RankLayout.Coord(destTp, dp, destPp), config);
     }
 
     public int worldSize() {

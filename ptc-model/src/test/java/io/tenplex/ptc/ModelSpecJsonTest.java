@@ -27,7 +27,8 @@ class ModelSpecJsonTest {
                     {"name": "final_norm.weight", "dtype": "f32", "shape": [512], "stage": "last",
                      "partition": {"kind": "replicated"}}
                   ],
-                  "values": [{"key": "iteration", "scope": "global"}, {"key": "rng_state", "scope": "per-position"}],
+                  "values": [{"key": "iteration", "scope": "global"}, {"key": "rng_state", "scope": "per-position"},
+                             {"key": "rng", "scope": "per-data-rank"}],
                   "ties": {"head.weight": "embedding.weight"}
                 }""";
         Model m = ModelSpecJson.parse(json);
@@ -37,6 +38,8 @@ class ModelSpecJsonTest {
         Ptc p = Ptc.packed(m, new ParallelConfig(2, 2, 4, 2, false), 8);
         assertEquals(25216, p.cell(m.tensor("embedding.weight"), 1).shape().dim(0));
         assertEquals(m.tensors(), ModelSpecJson.parse(ModelSpecJson.write(m)).tensors());
+        assertEquals(ValueSpec.Scope.PER_DATA_RANK, m.values().get(2).scope());
+        assertEquals(m.values(), ModelSpecJson.parse(ModelSpecJson.write(m)).values());
     }
 
     @Test

@@ -25,6 +25,21 @@ class PtcTest {
     }
 
     @Test
+    void valueSource_perScope_fromTheOldConfiguration() {
+        Model m = MegatronLayout.model(GPT2, 2);
+        Ptc from = Ptc.packed(m, ParallelConfig.of(2, 1, 2), 8); // ranks: tp fastest, then dp
+        ValueSpec global = new ValueSpec("iteration", ValueSpec.Scope.GLOBAL);
+        ValueSpec position = new ValueSpec("rng_state", ValueSpec.Scope.PER_POSITION);
+        ValueSpec dataRank = new ValueSpec("rng", ValueSpec.Scope.PER_DATA_RANK);
+        assertEquals(0, from.valueSource(global, 1, 1, 0));
+        assertEquals(1, from.valueSource(position, 1, 1, 0)); // (tp 1, dp 0)
+        assertEquals(3, from.valueSource(dataRank, 1, 1, 0)); // (tp 1, dp 1): its own
+        assertEquals(1, from.valueSource(dataRank, 1, 3, 0)); // dp 3 is new: dp 0 of its position
+        assertEquals(0, from.valueSource(dataRank, 2, 1, 0)); // tp 2 is new: rank 0
+        assertEquals(0, from.valueSource(dataRank, 0, 1, 1)); // stage 1 is new: rank 0
+    }
+
+    @Test
     void vocabularyPadding_matchesMegatron() {
         Model m = MegatronLayout.model(GPT2);
         TensorSpec emb = m.tensor("language_model.embedding.word_embeddings.weight");

@@ -238,7 +238,7 @@ public final class Planner {
         for (int rank = 0; rank < to.worldSize(); rank++) {
             RankLayout.Coord c = to.layout().coord(rank, to.config());
             for (ValueSpec v : to.model().values()) {
-                int src = from.valueSource(v, c.tp(), c.pp());
+                int src = from.valueSource(v, c.tp(), c.dp(), c.pp());
                 out.add(new ValueCopy(rank, v.key(), src, from.device(src)));
             }
         }

@@ -1,0 +1,428 @@
+"""The Python types of a saved state, recorded beside the tree so that :func:`tenplex.load` gives
+back what ``torch.load`` gives back (docs/CLIENTS.md, "What round-trips").
+
+The tree itself keeps the prototype's layout: every value is stored in its plain form (a numpy
+array as a tensor, a ``pathlib.Path`` as a ``.str``, an ``OrderedDict`` as a dict, a ``set`` as a
+list) and its type is a *tag* in the ``dir.meta`` of the directory that holds it, after a line
+``types``: one line of JSON, child name (``""`` for the directory itself) to tag, e.g.
+``{"": {"t": "OrderedDict"}, "lr": {"t": "ndarray"}}``. A reader that does not know tags (the
+prototype's, the JVM client) reads the plain forms.
+
+Classes are recorded by ``module:qualname`` and found again by import on load, and only of kinds
+that cannot run code when rebuilt: ``Enum`` members (by name), dataclasses (fields set without
+calling ``__init__``), named tuples, and a bound method's class (the method is bound to an empty
+instance, ``cls.__new__(cls)``). Anything else is refused naming its key, unless the caller opts
+in to pickling it (``allow_pickle=True``: loading such a leaf runs code, so it is refused again on
+load unless the loader opts in too)."""
+
+import argparse
+import collections
+import dataclasses
+import enum
+import importlib
+import inspect
+import json
+import pathlib
+import pickle
+import types as pytypes
+
+import numpy as np
+
+from . import torch_helpers
+from .errors import TenplexError
+
+TYPES = "types"
+_PATHS = {c.__name__: c for c in (pathlib.PurePath, pathlib.PurePosixPath, pathlib.PureWindowsPath,
+                                  pathlib.Path, pathlib.PosixPath, pathlib.WindowsPath)}
+_FACTORIES = {f.__name__: f for f in (int, float, complex, str, bytes, bool, list, dict, set, frozenset, tuple)}
+PICKLE_HINT = ("pass allow_pickle=True to store it as a pickle (loading a pickle runs code: only for a store "
+               "you trust)")
+SUPPORTED = ("tensors, numpy arrays and scalars, dict, OrderedDict, Counter, defaultdict, list, tuple, named "
+             "tuples, torch.Size, set, frozenset, str, int, float, complex, bool, bytes, bytearray, None, "
+             "pathlib paths, torch.dtype, torch.device, numpy dtypes, Enum members, dataclasses, bound "
+             "methods found by name on their class, argparse.Namespace")
+
+
+class Unsupported(TypeError):
+    """A value the codec cannot keep exactly (a ``TypeError`` naming the key)."""
+
+
+def where(path):
+    return path or "/"
+
+
+def class_name(cls):
+    """``module:qualname`` of a class that can be found again by import, else ``None``."""
+    q = getattr(cls, "__qualname__", "")
+    if "<locals>" in q or not getattr(cls, "__module__", None):
+        return None
+    try:
+        return cls.__module__ + ":" + q if find_class(cls.__module__ + ":" + q) is cls else None
+    except Exception:  # noqa: BLE001 - not importable here: not recordable
+        return None
+
+
+def find_class(name):
+    module, _, qual = name.partition(":")
+    obj = importlib.import_module(module)
+    for part in qual.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _recordable(cls, path, what):
+    n = class_name(cls)
+    if n is None:
+        raise Unsupported("cannot save the %s %s at %r: its class cannot be found by name on load (defined in a "
+                          "function?); %s" % (what, cls.__qualname__, where(path), PICKLE_HINT))
+    return n
+
+
+# ---------------------------------------------------------------- save: a value as (plain form, tag)
+
+def container(obj, path):
+    """``(kind, items, tag)`` of a container: kind ``"dict"`` (items: key-value pairs), ``"list"`` or
+    ``"tuple"`` (items: values); ``None`` when ``obj`` is no container."""
+    t = type(obj)
+    if t is dict:
+        return "dict", list(obj.items()), None
+    if t is list:
+        return "list", list(obj), None
+    if t is tuple:
+        return "tuple", list(obj), None
+    if isinstance(obj, dict):
+        return "dict", list(obj.items()), _dict_tag(obj, path)
+    if isinstance(obj, (set, frozenset)) and t in (set, frozenset):
+        return "list", _set_items(obj), {"t": t.__name__}
+    if isinstance(obj, tuple):
+        if torch_helpers.torch is not None and t is torch_helpers.torch.Size:
+            return "tuple", list(obj), {"t": "torch.Size"}
+        if hasattr(t, "_fields") and hasattr(t, "_make"):
+            return "tuple", list(obj), {"t": "namedtuple", "cls": _recordable(t, path, "named tuple")}
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return "dict", list(_dataclass_fields(obj).items()), {"t": "dataclass",
+                                                               "cls": _recordable(t, path, "dataclass")}
+    if isinstance(obj, (dict, list, tuple, set, frozenset)):
+        raise Unsupported("cannot save a %s at %r: a subclass of %s that the codec does not know; %s"
+                          % (t.__name__, where(path), t.__mro__[1].__name__, PICKLE_HINT))
+    return None
+
+
+def _set_items(s):
+    try:
+        return sorted(s)
+    except TypeError:
+        return list(s)
+
+
+def _dataclass_fields(obj):
+    names = [f.name for f in dataclasses.fields(obj)]
+    extra = [k for k in getattr(obj, "__dict__", {}) if k not in names]
+    return {n: getattr(obj, n) for n in names + extra}
+
+
+def _dict_tag(obj, path):
+    t = type(obj)
+    attrs = dict(getattr(obj, "__dict__", {}))
+    if t is collections.OrderedDict:
+        tag = {"t": "OrderedDict"}
+        if "_metadata" in attrs:
+            tag["metadata"] = _json_exact(attrs.pop("_metadata"), path, "_metadata")
+    elif t is collections.Counter:
+        tag = {"t": "Counter"}
+    elif t is collections.defaultdict:
+        f = obj.default_factory
+        if f is not None and _FACTORIES.get(getattr(f, "__name__", None)) is not f:
+            raise Unsupported("cannot save the defaultdict at %r: its default_factory %r is not one of %s; %s"
+                              % (where(path), f, ", ".join(_FACTORIES), PICKLE_HINT))
+        tag = {"t": "defaultdict", "factory": None if f is None else f.__name__}
+    else:
+        raise Unsupported("cannot save a %s at %r: a dict subclass the codec does not know; %s"
+                          % (t.__name__, where(path), PICKLE_HINT))
+    if attrs:
+        raise Unsupported("cannot save the %s at %r: its attributes %s would be lost; %s"
+                          % (t.__name__, where(path), sorted(attrs), PICKLE_HINT))
+    tag["order"] = [str(k) for k in obj]  # kept where a reconfiguration lists the keys in another order
+    return tag
+
+
+def _json_exact(value, path, what):
+    try:
+        text = json.dumps(value, sort_keys=False, allow_nan=False)
+        if json.loads(text) == value:
+            return json.loads(text)
+    except (TypeError, ValueError):
+        pass
+    raise Unsupported("cannot save the %s of the dict at %r: %r is not plain JSON data; %s"
+                      % (what, where(path), value, PICKLE_HINT))
+
+
+def tensor_tag(obj, path):
+    """The tag of a tensor leaf (``None`` for a plain torch tensor); refuses, naming the key, a
+    tensor whose values the store cannot hold."""
+    if torch_helpers.is_tensor(obj):
+        torch = torch_helpers.torch
+        if obj.layout != torch.strided:
+            raise Unsupported("cannot save the %s tensor at %r: only dense (strided) tensors can be stored; "
+                              "save t.to_dense() or %s" % (obj.layout, where(path), PICKLE_HINT))
+        if obj.device.type == "meta" or obj.is_quantized:
+            raise Unsupported("cannot save the %s tensor at %r: it has no values the store can hold; %s"
+                              % ("quantized" if obj.is_quantized else "meta", where(path), PICKLE_HINT))
+        _check_dtype(torch_helpers.short_dtype(obj.dtype) is not None, obj.dtype, path)
+        if isinstance(obj, torch.nn.Parameter):
+            return {"t": "Parameter", "grad": bool(obj.requires_grad)}
+        if type(obj) is not torch.Tensor:
+            raise Unsupported("cannot save a %s at %r: a tensor subclass the codec does not know; %s"
+                              % (type(obj).__name__, where(path), PICKLE_HINT))
+        return {"t": "tensor", "grad": True} if obj.requires_grad else None
+    a = obj if isinstance(obj, np.ndarray) else np.asarray(obj)
+    _check_dtype(a.dtype in _STORABLE, a.dtype, path)
+    if type(obj) is not np.ndarray and not isinstance(obj, np.generic):
+        raise Unsupported("cannot save a %s at %r: an ndarray subclass the codec does not know; %s"
+                          % (type(obj).__name__, where(path), PICKLE_HINT))
+    return {"t": "ndarray"} if isinstance(obj, np.ndarray) else {"t": "np.scalar"}
+
+
+_STORABLE = {np.dtype(d) for d in (np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
+                                    np.int64, np.uint64, np.float16, np.float32, np.float64)}
+
+
+def _check_dtype(storable, dtype, path):
+    if storable:
+        return
+    raise Unsupported("cannot save the %s array at %r: the store holds %s; %s"
+                      % (dtype, where(path), "bool, i8-i64, u8-u64, f16, bf16, f32 and f64", PICKLE_HINT))
+
+
+def leaf(obj, path, allow_pickle):
+    """``(plain value, tag)`` of a leaf that is not a tensor, with the plain value one the codec
+    stores as it is (``None``, bool, int, float, str, bytes, ``argparse.Namespace``)."""
+    t = type(obj)
+    if obj is None or t in (bool, int, float, str, bytes, argparse.Namespace):
+        return obj, None
+    if isinstance(obj, enum.Enum):
+        if not isinstance(obj.name, str):
+            raise Unsupported("cannot save the %s at %r: a combination of flags has no name; %s"
+                              % (t.__name__, where(path), PICKLE_HINT))
+        return obj.name, {"t": "enum", "cls": _recordable(t, path, "enum member")}
+    if t is complex:
+        return repr(obj), {"t": "complex"}
+    if t is bytearray:
+        return bytes(obj), {"t": "bytearray"}
+    if t is memoryview:
+        return bytes(obj), {"t": "memoryview"}  # its bytes (torch.save cannot save a memoryview at all)
+    if isinstance(obj, pathlib.PurePath) and t.__name__ in _PATHS and _PATHS[t.__name__] is t:
+        return str(obj), {"t": "path", "cls": t.__name__}
+    torch = torch_helpers.torch
+    if torch is not None and t is torch.dtype:
+        return str(obj).replace("torch.", "", 1), {"t": "torch.dtype"}
+    if torch is not None and t is torch.device:
+        return str(obj), {"t": "torch.device"}
+    if isinstance(obj, np.dtype) and obj.fields is None and np.dtype(obj.str) == obj:
+        return obj.str, {"t": "np.dtype"}
+    if inspect.ismethod(obj) and not isinstance(obj.__self__, type):
+        cls = type(obj.__self__)
+        name = obj.__func__.__name__
+        if getattr(cls, name, None) is obj.__func__ and class_name(cls) is not None:
+            return name, {"t": "method", "cls": class_name(cls)}
+    if allow_pickle:
+        try:
+            return pickle.dumps(obj), {"t": "pickle"}
+        except Exception as e:  # noqa: BLE001 - named with the key
+            raise Unsupported("cannot pickle the %s at %r: %s" % (t.__name__, where(path), e)) from None
+    raise Unsupported("cannot save a %s at %r (%s can be saved); %s" % (t.__name__, where(path), SUPPORTED,
+                                                                       PICKLE_HINT))
+
+
+def pickled(obj, path):
+    """A container the codec refused, pickled as a leaf (``allow_pickle=True``)."""
+    try:
+        return pickle.dumps(obj), {"t": "pickle"}
+    except Exception as e:  # noqa: BLE001
+        raise Unsupported("cannot pickle the %s at %r: %s" % (type(obj).__name__, where(path), e)) from None
+
+
+# ---------------------------------------------------------------- dir.meta
+
+def meta_lines(tags):
+    """The lines a ``dir.meta`` ends with for the tags of a directory (none when it has none)."""
+    return [TYPES, json.dumps(tags, separators=(",", ":"), sort_keys=True)] if tags else []
+
+
+def parse_meta(lines, path):
+    """``(kind, int key names, tags)`` of a ``dir.meta``'s lines."""
+    kind = lines[0] if lines else None
+    rest = lines[2:]
+    tags = {}
+    if TYPES in rest:
+        i = rest.index(TYPES)
+        try:
+            tags = json.loads(rest[i + 1])
+        except (IndexError, ValueError) as e:
+            raise TenplexError("the dir.meta of %r has a types line that is not JSON: %s" % (where(path), e)) from None
+        if not isinstance(tags, dict):
+            raise TenplexError("the dir.meta of %r has types that are not a JSON object" % where(path))
+        rest = rest[:i]
+    ints = rest[1:] if rest and rest[0] == "int-keys" else None
+    return kind, ints, tags
+
+
+# ---------------------------------------------------------------- load: plain form + tag -> value
+
+def restore(value, tag, path, opts):
+    """The value a plain ``value`` with ``tag`` stood for (``opts``: ``as_torch``, ``allow_pickle``,
+    ``keep``: a predicate for values to keep as they are, e.g. the caller's ``into`` tensors)."""
+    if tag is None:
+        return _tensor_default(value, opts)
+    t = tag.get("t") if isinstance(tag, dict) else None
+    try:
+        fn = _RESTORE[t]
+    except KeyError:
+        raise TenplexError("%r was saved as %r, a type this client does not know (a newer client's save?)"
+                           % (where(path), tag)) from None
+    return fn(value, tag, path, opts)
+
+
+def _tensor_default(value, opts):
+    if opts.get("as_torch") is False and torch_helpers.is_tensor(value) and not opts["keep"](value):
+        return torch_helpers.as_numpy(value)
+    return value
+
+
+def _as_np(value, opts):
+    if torch_helpers.is_tensor(value) and not opts["keep"](value) and opts.get("as_torch") is not True:
+        return torch_helpers.as_numpy(value)
+    return value
+
+
+def _ndarray(value, tag, path, opts):
+    return _as_np(value, opts)
+
+
+def _np_scalar(value, tag, path, opts):
+    if opts["keep"](value) or opts.get("as_torch") is True:
+        return value
+    return np.asarray(_as_np(value, opts))[()]
+
+
+def _torch_tensor(value, tag, path, opts):
+    if opts["keep"](value) or not torch_helpers.is_tensor(value):
+        return _tensor_default(value, opts)
+    if tag.get("t") == "Parameter":
+        return torch_helpers.torch.nn.Parameter(value, requires_grad=bool(tag.get("grad")))
+    return value.requires_grad_(bool(tag.get("grad"))) if value.is_floating_point() else value
+
+
+def _resolve(tag, path, check, what):
+    name = tag.get("cls", "")
+    try:
+        cls = find_class(name)
+    except Exception as e:  # noqa: BLE001 - named with the key
+        raise TenplexError("%r was saved as a %s of class %s, which cannot be found here: %s"
+                           % (where(path), what, name, e)) from None
+    if not isinstance(cls, type) or not check(cls):
+        raise TenplexError("%r was saved as a %s of class %s, which is not one here" % (where(path), what, name))
+    return cls
+
+
+def _enum(value, tag, path, opts):
+    cls = _resolve(tag, path, lambda c: issubclass(c, enum.Enum), "enum member")
+    try:
+        return cls[value]
+    except KeyError:
+        raise TenplexError("%r was saved as %s.%s, which that enum does not have here" % (where(path), tag["cls"],
+                                                                                         value)) from None
+
+
+def _method(value, tag, path, opts):
+    cls = _resolve(tag, path, lambda c: True, "bound method")
+    fn = getattr(cls, value, None)
+    if not inspect.isfunction(fn):
+        raise TenplexError("%r was saved as the method %s of %s, which is not a method there"
+                           % (where(path), value, tag["cls"]))
+    return pytypes.MethodType(fn, cls.__new__(cls))
+
+
+def _pickle(value, tag, path, opts):
+    if not opts.get("allow_pickle"):
+        raise TenplexError("%r holds a pickle (saved with allow_pickle=True); loading it runs code, so load it "
+                           "with allow_pickle=True if you trust the store" % where(path))
+    return pickle.loads(value)
+
+
+def _in_order(value, tag):
+    order = tag.get("order")
+    if not isinstance(order, list) or sorted(order) != sorted(str(k) for k in value):
+        return list(value.items())
+    by_name = {str(k): k for k in value}
+    return [(by_name[n], value[by_name[n]]) for n in order]
+
+
+def _dict_kind(value, tag, path, opts):
+    t = tag["t"]
+    value = dict(_in_order(value, tag))
+    if t == "OrderedDict":
+        out = collections.OrderedDict(value)
+        if "metadata" in tag:
+            out._metadata = tag["metadata"]
+        return out
+    if t == "Counter":
+        return collections.Counter(value)
+    f = tag.get("factory")
+    if f is not None and f not in _FACTORIES:
+        raise TenplexError("%r was saved as a defaultdict of %r, not a known factory" % (where(path), f))
+    return collections.defaultdict(None if f is None else _FACTORIES[f], value)
+
+
+def _dataclass(value, tag, path, opts):
+    cls = _resolve(tag, path, dataclasses.is_dataclass, "dataclass")
+    obj = cls.__new__(cls)
+    for k, v in value.items():
+        object.__setattr__(obj, k, v)
+    return obj
+
+
+def _namedtuple(value, tag, path, opts):
+    cls = _resolve(tag, path, lambda c: issubclass(c, tuple) and hasattr(c, "_make"), "named tuple")
+    return cls._make(value)
+
+
+def _torch_value(fn):
+    def build(value, tag, path, opts):
+        if torch_helpers.torch is None:
+            raise TenplexError("%r was saved as a %s, which needs torch to load" % (where(path), tag["t"]))
+        return fn(torch_helpers.torch, value)
+    return build
+
+
+def _dtype(torch, name):
+    d = getattr(torch, name, None)
+    if not isinstance(d, torch.dtype):
+        raise TenplexError("torch has no dtype %r" % name)
+    return d
+
+
+_RESTORE = {
+    "ndarray": _ndarray,
+    "np.scalar": _np_scalar,
+    "Parameter": _torch_tensor,
+    "tensor": _torch_tensor,
+    "enum": _enum,
+    "complex": lambda v, tag, path, opts: complex(v),
+    "bytearray": lambda v, tag, path, opts: bytearray(v),
+    "memoryview": lambda v, tag, path, opts: memoryview(v),
+    "path": lambda v, tag, path, opts: _PATHS[tag["cls"]](v),
+    "torch.dtype": _torch_value(_dtype),
+    "torch.device": _torch_value(lambda torch, v: torch.device(v)),
+    "np.dtype": lambda v, tag, path, opts: np.dtype(v),
+    "method": _method,
+    "pickle": _pickle,
+    "OrderedDict": _dict_kind,
+    "Counter": _dict_kind,
+    "defaultdict": _dict_kind,
+    "dataclass": _dataclass,
+    "set": lambda v, tag, path, opts: set(v),
+    "frozenset": lambda v, tag, path, opts: frozenset(v),
+    "torch.Size": _torch_value(lambda torch, v: torch.Size(v)),
+    "namedtuple": _namedtuple,
+}
