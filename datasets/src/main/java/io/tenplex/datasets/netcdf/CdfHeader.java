@@ -73,7 +73,12 @@ final class CdfHeader {
         attributes(in, wide, version, "global attribute");
         List<CdfVariable> vars = variables(in, wide, version, dims);
         long headerEnd = in.position();
-        long recsize = recsize(vars);
+        long recsize;
+        try {
+            recsize = recsize(vars);
+        } catch (ArithmeticException e) {
+            throw in.bad("the record variables' sizes overflow when added up");
+        }
         if (streaming) {
             numrecs = streamingRecords(vars, recsize, size);
         }
@@ -110,7 +115,7 @@ final class CdfHeader {
         int n = count(in, wide, NC_ATTRIBUTE, what, MIN_ATTR);
         for (int i = 0; i < n; i++) {
             String name = in.name(wide, "the name of " + what + " " + i);
-            CdfType t = CdfType.of(in.int32("the type of " + what + " " + name), version, what + " " + name);
+            CdfType t = type(in, version, what + " " + name);
             long elems = in.nonNegative(wide, "the length of " + what + " " + name);
             long bytes;
             try {
@@ -149,7 +154,7 @@ final class CdfHeader {
                 }
             }
             attributes(in, wide, version, "attribute of " + what);
-            CdfType type = CdfType.of(in.int32("the type of " + what), version, what);
+            CdfType type = type(in, version, what);
             in.number(wide, "the vsize of " + what); // recomputed from the shape below
             long begin = in.number(version != 1, "the begin offset of " + what);
             if (begin < 0) {
@@ -225,6 +230,16 @@ final class CdfHeader {
                         + " but for the last variable; use CDF-5)");
             }
         }
+    }
+
+    private static CdfType type(HeaderInput in, int version, String what) {
+        int code = in.int32("the type of " + what);
+        CdfType t = CdfType.of(code, version);
+        if (t == null) {
+            throw in.bad(what + " has type code " + code + ", not a type of CDF-" + version + (version == 5 ? " (1 to 11)"
+                    : " (1 to 6)"));
+        }
+        return t;
     }
 
     /** The count of a list tagged {@code tag}, or 0 for an absent list. */

@@ -25,18 +25,13 @@ enum CdfType {
         this.cdf5 = cdf5;
     }
 
-    /**
-     * The type of {@code code} in a file of {@code version}.
-     *
-     * @throws IllegalArgumentException for a code the version does not have
-     */
-    static CdfType of(int code, int version, String what) {
+    /** The type of {@code code} in a file of {@code version}, or null for a code the version does not have. */
+    static CdfType of(int code, int version) {
         for (CdfType t : values()) {
             if (t.code == code && (version == 5 || !t.cdf5)) {
                 return t;
             }
         }
-        throw new IllegalArgumentException(what + " has type code " + code + ", not a type of CDF-" + version
-                + (version == 5 ? " (1 to 11)" : " (1 to 6)"));
+        return null;
     }
 }
