@@ -18,6 +18,8 @@ final class CdfHeader {
     static final int MAX_ENTRIES = 1 << 16;
     /** The most dimensions of one variable (NetCDF's {@code NC_MAX_VAR_DIMS}). */
     static final int MAX_VAR_DIMS = 1024;
+    /** The most heap the variables' names and shapes may take (estimated), so that a header cannot exhaust it. */
+    static final long MAX_HEADER_HEAP = 32L << 20;
     /** The largest variable (per record, for a record variable) that CDF-1 and CDF-2 can describe. */
     static final long MAX_CLASSIC_VAR = 0xFFFFFFFFL - 3;
 
@@ -130,6 +132,7 @@ final class CdfHeader {
     private static List<CdfVariable> variables(HeaderInput in, boolean wide, int version, long[] dims) {
         int n = count(in, wide, NC_VARIABLE, "variable", MIN_VAR);
         List<CdfVariable> vars = new ArrayList<>(n);
+        long heap = 0;
         for (int i = 0; i < n; i++) {
             String name = in.name(wide, "the name of variable " + i);
             String what = "variable '" + name + "'";
@@ -137,6 +140,11 @@ final class CdfHeader {
             if (ndims > MAX_VAR_DIMS || ndims > in.remaining() / (wide ? 8 : 4)) {
                 throw in.bad(what + " has " + ndims + " dimensions (limit " + MAX_VAR_DIMS + ", and the "
                         + in.remaining() + " bytes left in the file)");
+            }
+            heap += 128 + 2L * name.length() + 8 * ndims;
+            if (heap > MAX_HEADER_HEAP) {
+                throw in.bad("the names and shapes of variables 0.." + i + " would take more than " + MAX_HEADER_HEAP
+                        + " bytes of heap (limit)");
             }
             long[] shape = new long[(int) ndims];
             boolean record = false;
@@ -178,8 +186,9 @@ final class CdfHeader {
             }
             return new CdfVariable(name, type, shape, record, begin, HeaderInput.pad(len), row);
         } catch (ArithmeticException e) {
-            throw in.bad("variable '" + name + "' has " + java.util.Arrays.toString(shape) + " elements of " + type.size
-                    + " bytes: the size overflows");
+            String dims = java.util.Arrays.toString(java.util.Arrays.copyOf(shape, Math.min(shape.length, 8)));
+            throw in.bad("variable '" + name + "' has the shape " + (shape.length > 8 ? dims.replace("]", ", ...]") : dims)
+                    + " of " + type.size + "-byte elements: the size overflows");
         }
     }
 

@@ -100,6 +100,11 @@ class HostileClassicFilesTest {
                 "the name of dimension 0 has 1048576 bytes");
         assertRefused(header("utf8.nc", new CdfBytes(1, 0).int32(0x0A).int32(1).int32(2).raw(0xC3, 0x28, 0, 0).int32(1), 64),
                 "is not UTF-8");
+        CdfBytes many = new CdfBytes(1, 0).dims(1).absent().vars(40000); // 40000 variables of 1000 dimensions: 320 MB of shapes
+        for (int i = 0; i < 5000; i++) {
+            many.name("v" + i).int32(1000).raw(new byte[4000]).absent().int32(NC_INT).int32(0).int32(0);
+        }
+        assertRefused(header("many.nc", many, 0), "the names and shapes of variables 0..4");
         CdfBytes ndims = new CdfBytes(1, 0).dims(3).absent().vars(1).name("v").int32(1 << 24);
         assertRefused(header("ndims.nc", ndims, 256), "has 16777216 dimensions (limit 1024");
     }
@@ -112,7 +117,8 @@ class HostileClassicFilesTest {
         assertRefused(header("attr1.nc", attr1, 0), "truncated header: the values of global attribute a");
         CdfBytes shape = new CdfBytes(5, 0).dims(1L << 40, 1L << 40, 1L << 40).absent().vars(1)
                 .var("v", NC_DOUBLE, 4096, 0, 1, 2);
-        assertRefused(header("shape.nc", shape, 0), "the size overflows");
+        assertRefused(header("shape.nc", shape, 0), "variable 'v' has the shape [1099511627776, 1099511627776, "
+                + "1099511627776] of 8-byte elements: the size overflows");
         CdfBytes recs = new CdfBytes(5, 0).dims(0, 1L << 59).absent().vars(2)
                 .var("a", NC_DOUBLE, 4096, 0, 1).var("b", NC_DOUBLE, 4096, 0, 1);
         assertRefused(header("recsum.nc", recs, 0), "record variables' sizes overflow");
