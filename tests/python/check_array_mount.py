@@ -1,5 +1,6 @@
-"""Reads every rank of a mounted HDF5 dataset or NetCDF-4 variable through the FUSE view and checks
-each sample, bit for bit, against the row h5py or netCDF4 reads from the file itself.
+"""Reads every rank of a mounted HDF5 dataset or NetCDF variable (NetCDF-4 or classic) through the FUSE
+view and checks each sample, bit for bit, against the row h5py or netCDF4 reads from the file itself
+(for a classic file, big-endian as the file stores it).
 
 Usage: check_array_mount.py <mount> <job> <dp size> <url>, the url as mounted
 (hdf5:///<file>#<dataset> or netcdf:///<file>#<variable>). Prints JSON {rank: samples checked} and
@@ -26,6 +27,8 @@ else:
     f = netCDF4.Dataset(path, "r")
     f.set_auto_maskandscale(False)
     data = np.asarray(f[name][...])
+    if f.data_model.startswith("NETCDF3"):  # a classic file stores big-endian values: served as stored
+        data = data.astype(data.dtype.newbyteorder(">"))
 data = np.ascontiguousarray(data)
 
 checked = {}
@@ -35,6 +38,7 @@ for r in range(n):
     got = [s for batch in reader for s in batch]
     assert len(got) == len(ids), (r, len(got), len(ids))
     for i, s in zip(ids, got):
-        assert s.tobytes() == data[i].tobytes(), "rank %d sample %d differs from the library's row" % (r, i)
+        # data[i:i + 1], not data[i]: a row of a 1-D array is a scalar, whose bytes are in native order
+        assert s.tobytes() == data[i:i + 1].tobytes(), "rank %d sample %d differs from the library's row" % (r, i)
     checked[r] = len(ids)
 print(json.dumps(checked))

@@ -77,6 +77,7 @@ def bad_files(out, h5):
         f.write("these are not the arrays you are looking for\n")
     with h5py.File(os.path.join(bad, "scaleoffset.h5"), "w") as f:
         f.create_dataset("x", data=np.arange(64, dtype="<i4").reshape(16, 4), chunks=(4, 4), scaleoffset=0)
+    # served as netcdf:///.../classic.nc#v (tests/python/make_classic.py has more), refused as hdf5: or without "v"
     with netCDF4.Dataset(os.path.join(bad, "classic.nc"), "w", format="NETCDF3_CLASSIC") as d:
         d.createDimension("t", 3)
         d.createVariable("v", "f4", ("t",))[:] = [1, 2, 3]

@@ -21,10 +21,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * HDF5 and NetCDF-4 sources of a real tenplexd process over REST: a chunked, compressed dataset and
- * a NetCDF variable mounted by URL and read back bit for bit as h5py and netCDF4 read them; bad
- * files and names answer 400 {@code bad_request} (a file outside the data roots 403) and leave no
- * mount behind.
+ * HDF5 and NetCDF sources of a real tenplexd process over REST: a chunked, compressed dataset, a
+ * NetCDF-4 variable, and fixed-size and record variables of NetCDF classic files (CDF-1, CDF-2,
+ * CDF-5) mounted by URL and read back bit for bit as h5py and netCDF4 read them, the classic ones
+ * across a change of data parallelism; bad files and names answer 400 {@code bad_request} (a file
+ * outside the data roots 403) and leave no mount behind.
  */
 class ArraySourcesIT {
     private static final Path ROOT = Path.of(System.getProperty("user.dir")).getParent();
@@ -58,7 +59,8 @@ class ArraySourcesIT {
             for (String bad : List.of("hdf5://" + dir.resolve("arrays.h5") + "#/no_such", "hdf5://" + dir.resolve("arrays.h5")
                     + "#/grp", "hdf5://" + dir.resolve("bad/truncated.h5") + "#/gzip_f64", "hdf5://"
                     + dir.resolve("bad/notes.h5") + "#/x", "hdf5://" + dir.resolve("bad/scaleoffset.h5") + "#/x",
-                    "netcdf://" + dir.resolve("bad/classic.nc") + "#v", "hdf5:relative.h5#/x")) {
+                    "hdf5://" + dir.resolve("bad/classic.nc") + "#/v", "netcdf://" + dir.resolve("bad/classic.nc") + "#w",
+                    "hdf5:relative.h5#/x")) {
                 HttpResponse<byte[]> r = send(d.url() + "/api/v1/datasets/bad/mount", "POST", mount(bad, 2, 1));
                 assertEquals(400, r.statusCode(), bad + ": " + new String(r.body(), StandardCharsets.UTF_8));
                 assertEquals("bad_request", r.headers().firstValue("X-Tenplex-Error-Code").orElse(""), bad);
@@ -102,6 +104,62 @@ class ArraySourcesIT {
             assertEquals(200, send(d.url() + "/api/v1/datasets/sound/mount", "POST",
                     mount("hdf5://" + dir.resolve("lz4.h5") + "#/sound", 4, 1)).statusCode());
         }
+    }
+
+    @Test
+    void classicVariables_ofEveryFormat_readBackOverRest_acrossADataParallelChange(@TempDir Path dir) throws Exception {
+        Process p = new ProcessBuilder("/usr/bin/python3", ROOT.resolve("tests/python/make_classic.py").toString(),
+                dir.toString()).redirectErrorStream(true).start();
+        String made = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, p.waitFor(), made);
+        List<String> ids = List.of("cdf1_fix_i2", "cdf1_rec_f4", "cdf2_fix_fill", "cdf2_rec_i1", "cdf5_fix_u8", "cdf5_rec_u2",
+                "cdf5_rec_i8", "cdf1_lone_i1");
+        int seen = 0;
+        try (DaemonProcess d = DaemonProcess.start("--port", "0", "--memory-limit", "64m", "--data-root", dir.toString())) {
+            for (JsonNode a : JSON.readTree(dir.resolve("manifest.json").toFile())) {
+                if (ids.contains(a.get("id").asText())) {
+                    String job = a.get("id").asText().replace('_', '-');
+                    String url = a.get("url").asText();
+                    assertRanksOverRest(d, dir, a, job, "{\"index\": \"" + url + "\", \"globalBatch\": 4, \"dpSize\": 2, "
+                            + "\"seed\": 9, \"samplesPerFile\": 5}", 4, 2, 0);
+                    assertRanksOverRest(d, dir, a, job, "{\"index\": \"" + url + "\", \"globalBatch\": 6, \"dpSize\": 3, "
+                            + "\"seed\": 9, \"samplesPerFile\": 5, \"progress\": 12}", 6, 3, 12);
+                    seen++;
+                }
+            }
+        }
+        assertEquals(ids.size(), seen);
+    }
+
+    /**
+     * Mounts (or remounts) {@code job} with {@code body} (global batch {@code g}, {@code dp} ranks, at
+     * {@code progress}) and compares each rank's samples with the rows netCDF4 reads.
+     */
+    private void assertRanksOverRest(DaemonProcess d, Path dir, JsonNode a, String job, String body, int g, int dp,
+            int progress)
+            throws Exception {
+        HttpResponse<byte[]> m = send(d.url() + "/api/v1/datasets/" + job + "/mount", "POST", body);
+        assertEquals(200, m.statusCode(), new String(m.body(), StandardCharsets.UTF_8));
+        String status = new String(send(d.url() + "/api/v1/datasets/" + job + "?wait=30000", "GET", null).body(),
+                StandardCharsets.UTF_8);
+        assertTrue(status.contains("\"state\":\"loaded\""), status);
+        byte[] rows = Files.readAllBytes(dir.resolve("expect/" + a.get("id").asText() + ".bin"));
+        int rowBytes = a.get("rowBytes").asInt();
+        int total = 0;
+        for (int r = 0; r < dp; r++) {
+            String files = d.url() + "/api/v1/datasets/" + job + "/files/dataset/rank-" + r + "/";
+            long[] ids = npyLongs(send(files + "ids.npy", "GET", null).body());
+            ByteArrayOutputStream want = new ByteArrayOutputStream();
+            for (long id : ids) {
+                want.write(rows, (int) id * rowBytes, rowBytes);
+            }
+            assertTrue(ids.length > 0, job);
+            total += ids.length;
+            assertArrayEquals(want.toByteArray(), send(files + "samples", "GET", null).body(), job + " rank " + r + " of " + dp);
+        }
+        int n = a.get("rows").asInt();
+        int epoch = n / g * g; // whole batches; progress beyond an epoch is in a later one
+        assertEquals(epoch - progress % epoch, total, job + ": the rest of the epoch's whole batches of " + n + " rows");
     }
 
     /** Mounts one array on 2 ranks and compares each rank's samples with the rows h5py/netCDF4 read. */

@@ -51,7 +51,7 @@ final class MountFactory {
         return parse(text, where);
     }
 
-    /** The index of every row of an HDF5 dataset or NetCDF-4 variable, its heap reserved first. */
+    /** The index of every row of an HDF5 dataset or NetCDF variable, its heap reserved first. */
     private DatasetIndex arrayIndex(String where, MountHeap.Reservation reserved) {
         return new DatasetIndex(java.util.List.of(source.arrays().index(where, reserved::resize)));
     }

@@ -17,8 +17,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Reads dataset sources where the index says they live, within the {@link SourcePolicy}: a local
  * path or {@code file://} URL below a data root, or an {@code http(s)://} URL on an allowed host (one
- * range GET per read, with timeouts), or an HDF5 dataset or NetCDF-4 variable ({@code hdf5:} or
- * {@code netcdf:} URL, a local file below a data root, {@link Hdf5Sources}). Blocking: call it from worker threads only. Thread-safe; close
+ * range GET per read, with timeouts), or an HDF5 dataset or NetCDF variable ({@code hdf5:} or
+ * {@code netcdf:} URL, a local file below a data root, {@link ArraySources}). Blocking: call it from worker threads only. Thread-safe; close
  * it to close the files.
  */
 final class SourceReader implements AutoCloseable {
@@ -29,21 +29,21 @@ final class SourceReader implements AutoCloseable {
     private final SourceFetch fetch;
     private final Map<Path, FileChannel> files = new ConcurrentHashMap<>();
     private final Map<String, Path> checked = new ConcurrentHashMap<>(); // local source -> its allowed real path
-    private final Hdf5Sources arrays;
+    private final ArraySources arrays;
 
     SourceReader(SourcePolicy policy) {
         this(policy, Hdf5Sources.CACHE_BYTES);
     }
 
-    /** @param arrayCacheBytes the heap bytes of decoded array blocks kept ({@link Hdf5Sources}) */
+    /** @param arrayCacheBytes the heap bytes of decoded HDF5 array blocks kept ({@link Hdf5Sources}) */
     SourceReader(SourcePolicy policy, long arrayCacheBytes) {
         this.policy = policy;
         this.fetch = new SourceFetch(policy);
-        this.arrays = new Hdf5Sources(policy::localSource, arrayCacheBytes);
+        this.arrays = new ArraySources(policy::localSource, arrayCacheBytes);
     }
 
-    /** The HDF5 and NetCDF-4 sources ({@code hdf5:} and {@code netcdf:} URLs). */
-    Hdf5Sources arrays() {
+    /** The HDF5 and NetCDF sources ({@code hdf5:} and {@code netcdf:} URLs). */
+    ArraySources arrays() {
         return arrays;
     }
 

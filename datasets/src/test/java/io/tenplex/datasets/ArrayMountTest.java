@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tenplex.datasets.hdf5.ArrayFiles;
 import io.tenplex.datasets.hdf5.Hdf5Sources;
+import io.tenplex.datasets.netcdf.ClassicSources;
 import io.tenplex.ptc.data.DataPartition;
 import io.tenplex.ptc.data.DatasetIndex;
 import io.tenplex.ptc.data.MountParams;
@@ -28,9 +29,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * HDF5 datasets and NetCDF-4 variables mounted as datasets: every rank's view holds its rows of the
- * partition, bit for bit as h5py and netCDF4 read them; a bad file or name is refused with nothing
- * mounted and no heap held.
+ * HDF5 datasets and NetCDF-4 and classic variables mounted as datasets: every rank's view holds its
+ * rows of the partition, bit for bit as h5py and netCDF4 read them (a classic file's big-endian, as
+ * stored); a bad file or name is refused with nothing mounted and no heap held.
  */
 class ArrayMountTest {
     @TempDir
@@ -91,12 +92,35 @@ class ArrayMountTest {
     }
 
     @Test
+    void aNetcdfClassicVariable_byUrl_andInAnIndexWithNetcdf4_isServedAsStored() throws Exception {
+        String url = "netcdf://" + dir.resolve("bad/classic.nc") + "#v"; // CDF-1, float32 1, 2, 3: big-endian
+        byte[] be = java.nio.ByteBuffer.allocate(12).putFloat(1).putFloat(2).putFloat(3).array();
+        ArrayFiles.Array classic = new ArrayFiles.Array("classic", url, 3, 4, be);
+        MountParams one = new MountParams(0, 1, 1, 0, false, 4);
+        datasets.mount("c", MountRequest.at(url, one));
+        assertRanks("c", one, List.of(classic));
+        List<ArrayFiles.Array> parts = List.of(arrays.get("nc_counts"), classic);
+        List<DatasetIndex.File> files = new ArrayList<>();
+        try (Hdf5Sources h = new Hdf5Sources(Path::of); ClassicSources c = new ClassicSources(Path::of)) {
+            files.add(h.index(parts.get(0).url(), x -> { }));
+            files.add(c.index(url, x -> { }));
+        }
+        StringWriter w = new StringWriter();
+        new DatasetIndex(files).write(w);
+        MountParams params = new MountParams(0, 4, 2, 3, true, 5);
+        datasets.mount("c", MountRequest.inline(w.toString(), params));
+        assertRanks("c", params, parts);
+        datasets.unmount("c");
+    }
+
+    @Test
     void badFilesAndNames_areRefused_withNothingMounted() {
         long heap = datasets.heapReserved();
         MountParams params = new MountParams(0, 2, 1, 0, false, 4);
         for (String url : List.of("hdf5://" + dir.resolve("arrays.h5") + "#/missing", "hdf5://" + dir.resolve("bad/truncated.h5")
                 + "#/contig_f32", "hdf5://" + dir.resolve("bad/notes.h5") + "#/x", "hdf5://" + dir.resolve("bad/scaleoffset.h5")
-                + "#/x", "netcdf://" + dir.resolve("bad/classic.nc") + "#v")) {
+                + "#/x", "hdf5://" + dir.resolve("bad/classic.nc") + "#/v", "netcdf://" + dir.resolve("bad/classic.nc")
+                + "#w")) {
             assertThrows(IllegalArgumentException.class, () -> datasets.mount("bad", MountRequest.at(url, params)), url);
         }
         StoreException outside = assertThrows(StoreException.class,

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * HDF5 datasets and NetCDF-4 variables, written by h5py and netCDF4, mounted as datasets and read
+ * HDF5 datasets and NetCDF-4 and classic (CDF-1, CDF-2, CDF-5) variables, written by h5py and netCDF4, mounted as datasets and read
  * through a real FUSE mount by the Python reader, every sample compared bit for bit with the row
  * the library reads from the file (tests/python/check_array_mount.py), before and after a change
  * of data parallelism.
@@ -79,6 +79,29 @@ class ArrayMountIT {
         assertEquals("{\"0\": 45, \"1\": 45}", check("h", 2, url));
         datasets.mount("h", MountRequest.at(url, new MountParams(30, 10, 3, 3, true, 8))); // k = 4: 4, 4, 2
         assertEquals("{\"0\": 24, \"1\": 24, \"2\": 12}", check("h", 3, url));
+    }
+
+    @Test
+    void netcdfClassicVariables_ofEveryFormat_matchNetcdf4_acrossAResize() throws Exception {
+        Path classic = data.resolve("classic"); // below the data root
+        run("tests/python/make_classic.py", classic.toString());
+        // fixed-size (37 rows) and record (23 rows, interleaved; 21, a lone one) variables of several dtypes
+        for (String v : List.of("cdf1.nc#fix_f4", "cdf1.nc#rec_i2", "cdf2.nc#fix_fill", "cdf2.nc#rec_fill", "cdf5.nc#fix_u2",
+                "cdf5.nc#rec_u8", "cdf5-lone.nc#lone_i1")) {
+            String url = "netcdf://" + classic.resolve(v);
+            datasets.mount("c", MountRequest.at(url, new MountParams(0, 4, 2, 1, true, 3)));
+            String two = check("c", 2, url);
+            datasets.mount("c", MountRequest.at(url, new MountParams(12, 6, 3, 1, true, 3)));
+            String three = check("c", 3, url);
+            int rows = v.contains("#fix_f4") || v.contains("#fix_fill") || v.contains("#fix_u2") ? 37
+                    : v.contains("lone") ? 21 : 23;
+            int half = rows / 4 * 4 / 2;
+            assertEquals("{\"0\": " + half + ", \"1\": " + half + "}", two, v);
+            int epoch = rows / 6 * 6; // the rest of the epoch after 12 samples (two batches), over 3 ranks
+            assertTrue(three.matches("\\{\"0\": \\d+, \"1\": \\d+, \"2\": \\d+}"), v + ": " + three);
+            assertEquals(epoch - 12, java.util.regex.Pattern.compile(": (\\d+)").matcher(three).results()
+                    .mapToInt(m -> Integer.parseInt(m.group(1))).sum(), v + ": " + three);
+        }
     }
 
     @Test

@@ -200,8 +200,8 @@ public final class Hdf5Sources implements AutoCloseable {
         try (InputStream in = Files.newInputStream(p)) {
             int n = in.readNBytes(head, 0, 8);
             if (n >= 3 && head[0] == 'C' && head[1] == 'D' && head[2] == 'F') {
-                throw new IllegalArgumentException(u.file() + " is a NetCDF classic file; only NetCDF-4 (HDF5) files "
-                        + "are read");
+                throw new IllegalArgumentException(u.file() + " is a NetCDF classic file, not HDF5: name its variable as "
+                        + "netcdf://" + u.file() + "#<variable>");
             }
         } catch (IOException e) {
             throw new IllegalArgumentException(u.file() + " is not readable");

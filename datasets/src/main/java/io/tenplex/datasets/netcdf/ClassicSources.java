@@ -1,0 +1,221 @@
+package io.tenplex.datasets.netcdf;
+
+import io.tenplex.datasets.hdf5.ArrayUrl;
+import io.tenplex.ptc.data.DatasetIndex;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import java.util.function.LongConsumer;
+
+/**
+ * The NetCDF classic array sources of a daemon ({@code netcdf:///<file>#<variable>} where the file
+ * is CDF-1, CDF-2 or CDF-5): opens such files where the operator allows local sources, checks a
+ * variable when a mount names it (a bad file or name is an {@link IllegalArgumentException}, a 400,
+ * and nothing stays open for it), builds the index of its rows and reads byte ranges of them for the
+ * loaders. Files stay open until {@link #close()}; a file changed on disk since it was opened is
+ * opened (and its header read) again by the next mount. Thread-safe.
+ */
+public final class ClassicSources implements AutoCloseable {
+    private record Opened(FileChannel channel, long size, long modified, CdfHeader header) {}
+
+    private final Function<String, Path> resolve;
+    private final Map<Path, Opened> files = new HashMap<>();
+    private final Map<String, ClassicArray> arrays = new HashMap<>(); // by canonical URL
+    private final Map<String, Path> paths = new HashMap<>(); // each array's file
+    private final List<FileChannel> retired = new ArrayList<>();
+    private final Map<String, ClassicArray> reading = new ConcurrentHashMap<>(); // by URL as the index has it: no lock
+
+    /**
+     * @param resolve the canonical path of an allowed local source, or a refusal (403) or an
+     *     {@link IllegalArgumentException} (400)
+     */
+    public ClassicSources(Function<String, Path> resolve) {
+        this.resolve = resolve;
+    }
+
+    /**
+     * True if {@code url} is a {@code netcdf:} URL whose file begins with the classic signature
+     * {@code CDF} (whatever its version byte: an unknown one is refused by {@link #check}).
+     *
+     * @throws IllegalArgumentException for a malformed URL or an unreadable file, or the refusal of
+     *     the resolver (a file outside the data roots)
+     */
+    public boolean claims(String url) {
+        ArrayUrl u = ArrayUrl.parse(url);
+        if (!"netcdf".equals(u.kind())) {
+            return false;
+        }
+        byte[] head = new byte[3];
+        try (InputStream in = Files.newInputStream(resolve.apply(u.file()))) {
+            return in.readNBytes(head, 0, 3) == 3 && head[0] == 'C' && head[1] == 'D' && head[2] == 'F';
+        } catch (IOException e) {
+            throw new IllegalArgumentException(u.file() + " is not readable");
+        }
+    }
+
+    /** Opens (again, if the file changed) and checks the variable at {@code url}; its size in bytes. */
+    public long check(String url) {
+        return open(url, true).bytes();
+    }
+
+    /**
+     * The index entry of every row of the variable at {@code url} (checked as {@link #check} does),
+     * under its canonical URL.
+     *
+     * @param heap told the heap the entry takes before it is allocated (it may throw to refuse)
+     */
+    public DatasetIndex.File index(String url, LongConsumer heap) {
+        ClassicArray a = open(url, true);
+        int rows = (int) a.rows();
+        heap.accept(16L * rows + 256);
+        long[] begins = new long[rows];
+        long[] ends = new long[rows];
+        for (int i = 0; i < rows; i++) {
+            begins[i] = i * a.rowBytes();
+            ends[i] = begins[i] + a.rowBytes();
+        }
+        return new DatasetIndex.File(a.url, begins, ends);
+    }
+
+    /** Fills {@code dst} (exactly its remaining bytes) with the variable's bytes from {@code begin}. */
+    public void read(String url, long begin, ByteBuffer dst) throws IOException {
+        ClassicArray a = reading.get(url);
+        if (a == null) {
+            try {
+                a = open(url, false);
+            } catch (RuntimeException e) {
+                throw new IOException(e.getMessage(), e);
+            }
+            reading.put(url, a);
+        }
+        a.read(begin, dst);
+    }
+
+    private synchronized ClassicArray open(String url, boolean recheck) {
+        ArrayUrl u = ArrayUrl.parse(url);
+        String key = u.toString();
+        ClassicArray a = arrays.get(key);
+        if (a != null && !recheck) {
+            return a;
+        }
+        Path p = resolve.apply(u.file());
+        boolean had = files.containsKey(p);
+        Opened f = file(u, p); // drops the arrays of a file changed on disk
+        a = arrays.get(key);
+        if (a != null) {
+            return a;
+        }
+        try {
+            a = variable(u, key, f);
+        } catch (RuntimeException e) {
+            if (!had) { // nothing stays open for a file that failed its first mount
+                files.remove(p);
+                closeQuietly(f.channel());
+            }
+            throw e;
+        }
+        arrays.put(key, a);
+        paths.put(key, p);
+        return a;
+    }
+
+    private static ClassicArray variable(ArrayUrl u, String key, Opened f) {
+        String name = u.dataset().substring(1);
+        String what = "variable " + name + " of " + u.file();
+        CdfVariable v = f.header().variables.get(name);
+        if (v == null) {
+            throw new IllegalArgumentException(u.file() + " (NetCDF classic, CDF-" + f.header().version
+                    + ") has no variable '" + name + "'; it has " + names(f.header()));
+        }
+        return ClassicArray.open(key, what, f.header(), v, f.channel(), f.size());
+    }
+
+    private static String names(CdfHeader h) {
+        List<String> all = new ArrayList<>(h.variables.keySet());
+        String shown = String.join(", ", all.subList(0, Math.min(all.size(), 10)));
+        return all.isEmpty() ? "none" : shown + (all.size() > 10 ? " and " + (all.size() - 10) + " more" : "");
+    }
+
+    /** The open file at {@code p}, opened (again) and its header read if it is new or changed on disk. */
+    private Opened file(ArrayUrl u, Path p) {
+        BasicFileAttributes at;
+        try {
+            at = Files.readAttributes(p, BasicFileAttributes.class);
+        } catch (IOException e) {
+            throw new IllegalArgumentException(u.file() + " is not readable");
+        }
+        Opened f = files.get(p);
+        if (f != null && f.size() == at.size() && f.modified() == at.lastModifiedTime().toMillis()) {
+            return f;
+        }
+        if (f != null) {
+            forget(p);
+        }
+        FileChannel ch;
+        try {
+            ch = FileChannel.open(p, StandardOpenOption.READ);
+        } catch (IOException e) {
+            throw new IllegalArgumentException(u.file() + " is not readable");
+        }
+        try {
+            CdfHeader h = CdfHeader.read(ch, at.size(), u.file());
+            Opened o = new Opened(ch, at.size(), at.lastModifiedTime().toMillis(), h);
+            files.put(p, o);
+            return o;
+        } catch (RuntimeException e) { // nothing stays open for a file whose header is refused
+            closeQuietly(ch);
+            if (e instanceof UncheckedIOException io) {
+                throw new IllegalArgumentException(u.file() + " is not readable (" + io.getCause() + ")");
+            }
+            throw e;
+        }
+    }
+
+    private void forget(Path p) {
+        Opened f = files.remove(p);
+        for (String key : List.copyOf(arrays.keySet())) {
+            if (p.equals(paths.get(key))) {
+                ClassicArray gone = arrays.remove(key);
+                reading.values().removeIf(x -> x == gone);
+                paths.remove(key);
+            }
+        }
+        retired.add(f.channel()); // a mount may still read it; closed with the daemon
+    }
+
+    /** Files open now (for tests: a refused file leaves none open). */
+    synchronized int openFiles() {
+        return files.size();
+    }
+
+    private static void closeQuietly(FileChannel ch) {
+        try {
+            ch.close();
+        } catch (IOException ignored) {
+            // opened for reading: nothing to flush
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        files.values().forEach(f -> closeQuietly(f.channel()));
+        retired.forEach(ClassicSources::closeQuietly);
+        files.clear();
+        retired.clear();
+        arrays.clear();
+        paths.clear();
+        reading.clear();
+    }
+}
