@@ -79,13 +79,7 @@ public final class Hdf5Sources implements AutoCloseable {
         Hdf5Array a = open(url, true);
         int rows = (int) a.rows();
         heap.accept(16L * rows + 256);
-        long[] begins = new long[rows];
-        long[] ends = new long[rows];
-        for (int i = 0; i < rows; i++) {
-            begins[i] = i * a.rowBytes();
-            ends[i] = begins[i] + a.rowBytes();
-        }
-        return new DatasetIndex.File(a.url.toString(), begins, ends);
+        return DatasetIndex.File.ofRows(a.url.toString(), rows, a.rowBytes());
     }
 
     /** Fills {@code dst} (exactly its remaining bytes) with the array's bytes from {@code begin}. */

@@ -80,13 +80,7 @@ public final class ClassicSources implements AutoCloseable {
         ClassicArray a = open(url, true);
         int rows = (int) a.rows();
         heap.accept(16L * rows + 256);
-        long[] begins = new long[rows];
-        long[] ends = new long[rows];
-        for (int i = 0; i < rows; i++) {
-            begins[i] = i * a.rowBytes();
-            ends[i] = begins[i] + a.rowBytes();
-        }
-        return new DatasetIndex.File(a.url, begins, ends);
+        return DatasetIndex.File.ofRows(a.url, rows, a.rowBytes());
     }
 
     /** Fills {@code dst} (exactly its remaining bytes) with the variable's bytes from {@code begin}. */

@@ -37,6 +37,17 @@ public final class DatasetIndex {
         public int samples() {
             return begins.length;
         }
+
+        /** The file of an array whose samples are its {@code rows} rows of {@code rowBytes} bytes each, in order. */
+        public static File ofRows(String url, int rows, long rowBytes) {
+            long[] begins = new long[rows];
+            long[] ends = new long[rows];
+            for (int i = 0; i < rows; i++) {
+                begins[i] = Math.multiplyExact(i, rowBytes);
+                ends[i] = begins[i] + rowBytes;
+            }
+            return new File(url, begins, ends);
+        }
     }
 
     private final List<File> files;
