@@ -228,7 +228,10 @@ class PartnerRecoveryIT {
         for (DaemonProcess d : survivors) { // generation 20 is abandoned, in memory and on disk
             JsonNode g = cluster.json(cluster.get(d, JobRoutes.PREFIX + "j/generations"));
             assertEquals(10, g.path("current").asLong(), g.toString());
-            assertTrue(generation(d, 20).isEmpty(), g.toString());
+            JsonNode twenty = generation(d, 20); // gone, and listed as lost with the reason
+            assertTrue(!twenty.path("complete").asBoolean() && twenty.path("localRanks").isEmpty()
+                    && twenty.path("lost").asText().startsWith("superseded: the job went back to generation 10"),
+                    g.toString());
         }
         awaitAll(survivors, d -> !java.nio.file.Files.exists(dir.resolve("w" + cluster.daemons.indexOf(d)
                 + "/jobs/j/20/manifest.json")), "generation 20 deleted from the survivors' directories");
