@@ -148,6 +148,8 @@ def run(a):
             "blocking save %.1fx faster than torch.save (>= 30), step slowdown %+.1f%% (<= 5%%)"
             % (summary["blocking_x_floor"], summary["completed_x_floor"], summary["load_into_x_floor"],
                summary["blocking_faster_than_torch_save"], 100 * summary["async_step_slowdown"]))
+    if dev == "cpu":  # the floor is a host memcpy and the daemon's checksums share the cores with the steps
+        line += "; the targets are for a GPU (here the floor is a host copy and the daemon shares the CPU cores)"
     print("summary: " + line, flush=True)
     return line, figures
 
