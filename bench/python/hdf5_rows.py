@@ -12,16 +12,12 @@ fancy-indexed read of its sorted row ids (h5py needs increasing ids), then put b
 (c) h5py, row by row (ds[i]). Every row read through the mount is checked against h5py once.
 Prints JSON with the median seconds and rows/s of each.
 """
-import json
-import statistics
 import sys
-import time
 
 import h5py
 import numpy as np
 
-sys.path.insert(0, __file__.rsplit("/bench/", 1)[0] + "/clients/python")
-import tenplex  # noqa: E402
+from array_rows import compare  # noqa: E402 (bench/python, beside this file)
 
 
 def make(path, rows, width):
@@ -33,55 +29,11 @@ def make(path, rows, width):
                          compression_opts=4)
 
 
-def timed(fn):
-    t = time.perf_counter()
-    n = fn()
-    return time.perf_counter() - t, n
-
-
 def read(mount, job, path, name, rounds):
-    reader = tenplex.RankReader(mount, job, 0)
-    g = reader.info["globalBatch"]
-    ids = np.asarray(reader.ids())
-    batches = [ids[i:i + g] for i in range(0, len(ids), g)]
     f = h5py.File(path, "r")
     ds = f[name]
-    dtype, shape = ds.dtype, ds.shape[1:]
-
-    def via_mount():
-        n = 0
-        for batch in tenplex.RankReader(mount, job, 0, decode=lambda b: np.frombuffer(b, dtype).reshape(shape)):
-            n += len(np.stack(batch))
-        return n
-
-    def via_h5py_batches():
-        n = 0
-        for b in batches:
-            order = np.argsort(b)
-            rows = ds[b[order]]
-            out = np.empty_like(rows)
-            out[order] = rows
-            n += len(out)
-        return n
-
-    def via_h5py_rows():
-        return sum(len(ds[int(i)][None]) for i in ids)
-
-    got = [s for batch in tenplex.RankReader(mount, job, 0) for s in batch]
-    for i, s in zip(ids, got):
-        assert s == ds[int(i)].tobytes(), "row %d differs" % i
-    ways = {"mount": via_mount, "h5py_batches": via_h5py_batches, "h5py_rows": via_h5py_rows}
-    times = {k: [] for k in ways}
-    for r in range(rounds):
-        names = list(ways) if r % 2 == 0 else list(reversed(ways))
-        for k in names:
-            t, n = timed(ways[k])
-            assert n == len(ids), (k, n)
-            times[k].append(t)
-    med = {k: statistics.median(v) for k, v in times.items()}
-    row_bytes = ds.dtype.itemsize * int(np.prod(shape))
-    print(json.dumps({"dataset": name, "rows": len(ids), "rowBytes": row_bytes, "rounds": rounds,
-                      "seconds": med, "rowsPerSecond": {k: len(ids) / v for k, v in med.items()}}))
+    compare(mount, job, rounds, "h5py", ds.dtype, ds.shape[1:], lambda ids: ds[ids], lambda i: ds[i],
+            lambda i: ds[i].tobytes(), "dataset", name)
 
 
 if __name__ == "__main__":

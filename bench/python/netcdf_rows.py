@@ -14,16 +14,12 @@ put back in batch order; (c) netCDF4, row by row (var[i]). Every row read throug
 checked against netCDF4 once (big-endian, as the file stores it). Prints JSON with the median
 seconds and rows/s of each.
 """
-import json
-import statistics
 import sys
-import time
 
 import netCDF4
 import numpy as np
 
-sys.path.insert(0, __file__.rsplit("/bench/", 1)[0] + "/clients/python")
-import tenplex  # noqa: E402
+from array_rows import compare  # noqa: E402 (bench/python, beside this file)
 
 
 def make(path, rows, width):
@@ -44,56 +40,13 @@ def make(path, rows, width):
             side[i:i + n] = np.arange(4 * n, dtype="i4").reshape(n, 4)
 
 
-def timed(fn):
-    t = time.perf_counter()
-    n = fn()
-    return time.perf_counter() - t, n
-
-
 def read(mount, job, path, name, rounds):
-    reader = tenplex.RankReader(mount, job, 0)
-    g = reader.info["globalBatch"]
-    ids = np.asarray(reader.ids())
-    batches = [ids[i:i + g] for i in range(0, len(ids), g)]
     f = netCDF4.Dataset(path, "r")
     f.set_auto_maskandscale(False)
     var = f[name]
-    dtype, shape = np.dtype(var.dtype).newbyteorder(">"), var.shape[1:]
-
-    def via_mount():
-        n = 0
-        for batch in tenplex.RankReader(mount, job, 0, decode=lambda b: np.frombuffer(b, dtype).reshape(shape)):
-            n += len(np.stack(batch))
-        return n
-
-    def via_netcdf4_batches():
-        n = 0
-        for b in batches:
-            order = np.argsort(b)
-            rows = var[b[order]]
-            out = np.empty_like(rows)
-            out[order] = rows
-            n += len(out)
-        return n
-
-    def via_netcdf4_rows():
-        return sum(len(var[int(i)][None]) for i in ids)
-
-    got = [s for batch in tenplex.RankReader(mount, job, 0) for s in batch]
-    for i, s in zip(ids, got):
-        assert s == var[int(i):int(i) + 1].astype(dtype).tobytes(), "row %d differs" % i
-    ways = {"mount": via_mount, "netcdf4_batches": via_netcdf4_batches, "netcdf4_rows": via_netcdf4_rows}
-    times = {k: [] for k in ways}
-    for r in range(rounds):
-        names = list(ways) if r % 2 == 0 else list(reversed(ways))
-        for k in names:
-            t, n = timed(ways[k])
-            assert n == len(ids), (k, n)
-            times[k].append(t)
-    med = {k: statistics.median(v) for k, v in times.items()}
-    row_bytes = dtype.itemsize * int(np.prod(shape))
-    print(json.dumps({"variable": name, "rows": len(ids), "rowBytes": row_bytes, "rounds": rounds,
-                      "seconds": med, "rowsPerSecond": {k: len(ids) / v for k, v in med.items()}}))
+    dtype = np.dtype(var.dtype).newbyteorder(">")  # served as stored: big-endian
+    compare(mount, job, rounds, "netcdf4", dtype, var.shape[1:], lambda ids: var[ids], lambda i: var[i],
+            lambda i: var[i:i + 1].astype(dtype).tobytes(), "variable", name)
 
 
 if __name__ == "__main__":
