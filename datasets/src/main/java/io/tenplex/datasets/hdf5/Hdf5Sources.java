@@ -7,12 +7,6 @@ import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.BasicFileAttributes;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
 
@@ -28,19 +22,12 @@ public final class Hdf5Sources implements AutoCloseable {
     public static final long CACHE_BYTES = 64L << 20;
     private static final byte[] HDF5_MAGIC = {(byte) 0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
 
-    private record Opened(HdfFile file, long size, long modified) {}
-
     static {
         BoundedFilters.install(); // jHDF's decoders are unbounded, its Fletcher-32 filter checks nothing
     }
 
-    private final Function<String, Path> resolve;
     private final BlockCache cache;
-    private final Map<Path, Opened> files = new HashMap<>();
-    private final Map<String, Hdf5Array> arrays = new HashMap<>(); // by canonical URL
-    private final Map<String, Path> paths = new HashMap<>(); // each array's file
-    private final List<HdfFile> retired = new ArrayList<>();
-    private final Map<String, Hdf5Array> reading = new ConcurrentHashMap<>(); // by URL as the index has it: no lock
+    private final OpenArrayFiles<HdfFile, Hdf5Array> files;
 
     /**
      * @param resolve the canonical path of an allowed local source, or a refusal (403) or an
@@ -55,8 +42,8 @@ public final class Hdf5Sources implements AutoCloseable {
      * @param cacheBytes the heap bytes of decoded blocks kept for all arrays together
      */
     public Hdf5Sources(Function<String, Path> resolve, long cacheBytes) {
-        this.resolve = resolve;
         this.cache = new BlockCache(cacheBytes);
+        this.files = new OpenArrayFiles<>(resolve, Hdf5Sources::openHdf, this::array, HdfFile::close, cache::drop);
     }
 
     /** True for {@code hdf5:} and {@code netcdf:} URLs. */
@@ -96,79 +83,20 @@ public final class Hdf5Sources implements AutoCloseable {
     }
 
     private Hdf5Array reader(String url) throws IOException {
-        Hdf5Array a = reading.get(url);
-        if (a == null) {
-            try {
-                a = open(url, false);
-            } catch (RuntimeException e) {
-                throw new IOException(e.getMessage(), e);
-            }
-            reading.put(url, a);
-        }
-        return a;
+        return files.reader(url);
     }
 
-    private synchronized Hdf5Array open(String url, boolean recheck) {
-        ArrayUrl u = ArrayUrl.parse(url);
-        String key = u.toString();
-        Hdf5Array a = arrays.get(key);
-        if (a != null && !recheck) {
-            return a;
-        }
-        Path p = resolve.apply(u.file());
-        boolean had = files.containsKey(p);
-        Opened f = file(u, p); // drops the arrays of a file changed on disk
-        a = arrays.get(key);
-        if (a != null) {
-            return a;
-        }
+    private Hdf5Array open(String url, boolean recheck) {
+        return files.open(url, recheck);
+    }
+
+    private Hdf5Array array(ArrayUrl u, String key, HdfFile file, long size) {
         try {
-            a = Hdf5Array.open(u, f.file(), f.size(), cache);
+            return Hdf5Array.open(u, file, size, cache);
         } catch (RuntimeException e) {
-            if (!had) { // nothing stays open for a file that failed its first mount
-                files.remove(p);
-                f.file().close();
-            }
             throw e instanceof IllegalArgumentException ? e : new IllegalArgumentException(u.what()
                     + " cannot be read (" + e.getClass().getSimpleName() + ")");
         }
-        arrays.put(key, a);
-        paths.put(key, p);
-        return a;
-    }
-
-    /** The open file at {@code p}, opened (again) if it is new or changed on disk. */
-    private Opened file(ArrayUrl u, Path p) {
-        BasicFileAttributes at;
-        try {
-            at = Files.readAttributes(p, BasicFileAttributes.class);
-        } catch (IOException e) {
-            throw new IllegalArgumentException(u.file() + " is not readable");
-        }
-        Opened f = files.get(p);
-        if (f != null && f.size() == at.size() && f.modified() == at.lastModifiedTime().toMillis()) {
-            return f;
-        }
-        if (f != null) {
-            forget(p);
-        }
-        HdfFile h = openHdf(u, p, at.size());
-        Opened o = new Opened(h, at.size(), at.lastModifiedTime().toMillis());
-        files.put(p, o);
-        return o;
-    }
-
-    private void forget(Path p) {
-        Opened f = files.remove(p);
-        for (String key : List.copyOf(arrays.keySet())) {
-            if (p.equals(paths.get(key))) {
-                Hdf5Array gone = arrays.remove(key);
-                cache.drop(gone);
-                reading.values().removeIf(x -> x == gone);
-                paths.remove(key);
-            }
-        }
-        retired.add(f.file()); // a mount may still read it; closed with the daemon
     }
 
     private static HdfFile openHdf(ArrayUrl u, Path p, long size) {
@@ -220,13 +148,7 @@ public final class Hdf5Sources implements AutoCloseable {
     }
 
     @Override
-    public synchronized void close() {
-        files.values().forEach(f -> f.file().close());
-        retired.forEach(HdfFile::close);
-        files.clear();
-        retired.clear();
-        arrays.clear();
-        paths.clear();
-        reading.clear();
+    public void close() {
+        files.close();
     }
 }

@@ -1,5 +1,6 @@
 package io.tenplex.datasets.netcdf;
 
+import io.tenplex.datasets.hdf5.OpenArrayFiles;
 import io.tenplex.datasets.hdf5.ArrayUrl;
 import io.tenplex.ptc.data.DatasetIndex;
 import java.io.IOException;
@@ -10,12 +11,8 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
 
@@ -28,14 +25,11 @@ import java.util.function.LongConsumer;
  * opened (and its header read) again by the next mount. Thread-safe.
  */
 public final class ClassicSources implements AutoCloseable {
-    private record Opened(FileChannel channel, long size, long modified, CdfHeader header) {}
+    /** An open classic file and its header. */
+    private record Opened(FileChannel channel, CdfHeader header) {}
 
     private final Function<String, Path> resolve;
-    private final Map<Path, Opened> files = new HashMap<>();
-    private final Map<String, ClassicArray> arrays = new HashMap<>(); // by canonical URL
-    private final Map<String, Path> paths = new HashMap<>(); // each array's file
-    private final List<FileChannel> retired = new ArrayList<>();
-    private final Map<String, ClassicArray> reading = new ConcurrentHashMap<>(); // by URL as the index has it: no lock
+    private final OpenArrayFiles<Opened, ClassicArray> files;
 
     /**
      * @param resolve the canonical path of an allowed local source, or a refusal (403) or an
@@ -43,6 +37,8 @@ public final class ClassicSources implements AutoCloseable {
      */
     public ClassicSources(Function<String, Path> resolve) {
         this.resolve = resolve;
+        this.files = new OpenArrayFiles<>(resolve, ClassicSources::file, ClassicSources::variable,
+                f -> closeQuietly(f.channel()), a -> { });
     }
 
     /**
@@ -85,47 +81,14 @@ public final class ClassicSources implements AutoCloseable {
 
     /** Fills {@code dst} (exactly its remaining bytes) with the variable's bytes from {@code begin}. */
     public void read(String url, long begin, ByteBuffer dst) throws IOException {
-        ClassicArray a = reading.get(url);
-        if (a == null) {
-            try {
-                a = open(url, false);
-            } catch (RuntimeException e) {
-                throw new IOException(e.getMessage(), e);
-            }
-            reading.put(url, a);
-        }
-        a.read(begin, dst);
+        files.reader(url).read(begin, dst);
     }
 
-    private synchronized ClassicArray open(String url, boolean recheck) {
-        ArrayUrl u = ArrayUrl.parse(url);
-        String key = u.toString();
-        ClassicArray a = arrays.get(key);
-        if (a != null && !recheck) {
-            return a;
-        }
-        Path p = resolve.apply(u.file());
-        boolean had = files.containsKey(p);
-        Opened f = file(u, p); // drops the arrays of a file changed on disk
-        a = arrays.get(key);
-        if (a != null) {
-            return a;
-        }
-        try {
-            a = variable(u, key, f);
-        } catch (RuntimeException e) {
-            if (!had) { // nothing stays open for a file that failed its first mount
-                files.remove(p);
-                closeQuietly(f.channel());
-            }
-            throw e;
-        }
-        arrays.put(key, a);
-        paths.put(key, p);
-        return a;
+    private ClassicArray open(String url, boolean recheck) {
+        return files.open(url, recheck);
     }
 
-    private static ClassicArray variable(ArrayUrl u, String key, Opened f) {
+    private static ClassicArray variable(ArrayUrl u, String key, Opened f, long size) {
         String name = u.dataset().substring(1);
         String what = "variable " + name + " of " + u.file();
         CdfVariable v = f.header().variables.get(name);
@@ -133,7 +96,7 @@ public final class ClassicSources implements AutoCloseable {
             throw new IllegalArgumentException(u.file() + " (NetCDF classic, CDF-" + f.header().version
                     + ") has no variable '" + name + "'; it has " + names(f.header()));
         }
-        return ClassicArray.open(key, what, f.header(), v, f.channel(), f.size());
+        return ClassicArray.open(key, what, f.header(), v, f.channel(), size);
     }
 
     private static String names(CdfHeader h) {
@@ -142,21 +105,8 @@ public final class ClassicSources implements AutoCloseable {
         return all.isEmpty() ? "none" : shown + (all.size() > 10 ? " and " + (all.size() - 10) + " more" : "");
     }
 
-    /** The open file at {@code p}, opened (again) and its header read if it is new or changed on disk. */
-    private Opened file(ArrayUrl u, Path p) {
-        BasicFileAttributes at;
-        try {
-            at = Files.readAttributes(p, BasicFileAttributes.class);
-        } catch (IOException e) {
-            throw new IllegalArgumentException(u.file() + " is not readable");
-        }
-        Opened f = files.get(p);
-        if (f != null && f.size() == at.size() && f.modified() == at.lastModifiedTime().toMillis()) {
-            return f;
-        }
-        if (f != null) {
-            forget(p);
-        }
+    /** Opens the file at {@code p} and reads its header (nothing stays open for a refused one). */
+    private static Opened file(ArrayUrl u, Path p, long size) {
         FileChannel ch;
         try {
             ch = FileChannel.open(p, StandardOpenOption.READ);
@@ -164,11 +114,8 @@ public final class ClassicSources implements AutoCloseable {
             throw new IllegalArgumentException(u.file() + " is not readable");
         }
         try {
-            CdfHeader h = CdfHeader.read(ch, at.size(), u.file());
-            Opened o = new Opened(ch, at.size(), at.lastModifiedTime().toMillis(), h);
-            files.put(p, o);
-            return o;
-        } catch (RuntimeException e) { // nothing stays open for a file whose header is refused
+            return new Opened(ch, CdfHeader.read(ch, size, u.file()));
+        } catch (RuntimeException e) {
             closeQuietly(ch);
             if (e instanceof UncheckedIOException io) {
                 throw new IllegalArgumentException(u.file() + " is not readable (" + io.getCause() + ")");
@@ -177,21 +124,9 @@ public final class ClassicSources implements AutoCloseable {
         }
     }
 
-    private void forget(Path p) {
-        Opened f = files.remove(p);
-        for (String key : List.copyOf(arrays.keySet())) {
-            if (p.equals(paths.get(key))) {
-                ClassicArray gone = arrays.remove(key);
-                reading.values().removeIf(x -> x == gone);
-                paths.remove(key);
-            }
-        }
-        retired.add(f.channel()); // a mount may still read it; closed with the daemon
-    }
-
     /** Files open now (for tests: a refused file leaves none open). */
-    synchronized int openFiles() {
-        return files.size();
+    int openFiles() {
+        return files.openFiles();
     }
 
     private static void closeQuietly(FileChannel ch) {
@@ -203,13 +138,7 @@ public final class ClassicSources implements AutoCloseable {
     }
 
     @Override
-    public synchronized void close() {
-        files.values().forEach(f -> closeQuietly(f.channel()));
-        retired.forEach(ClassicSources::closeQuietly);
-        files.clear();
-        retired.clear();
-        arrays.clear();
-        paths.clear();
-        reading.clear();
+    public void close() {
+        files.close();
     }
 }
