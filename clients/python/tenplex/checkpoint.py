@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-from . import codec, layout, restore, torch_helpers
+from . import codec, layout, live, restore, torch_helpers
 from . import rules as rules_module
 from . import shared as shm
 from .errors import ConfigMismatch, NoCheckpoint, TenplexError, UnknownJob
@@ -267,6 +267,7 @@ def load(job=None, rank=None, client=None, addr=None, token=None, as_torch=None,
     under another (T, P, D) (a job name used again, a relaunch before the reconfiguration) raises
     :class:`ConfigMismatch` naming both, before anything is read."""
     global _last_loaded
+    live.before_load()
     wait_saves()
     c = client_for(client, addr, token)
     job = job_name(job)
@@ -334,7 +335,24 @@ def should_stop(job=None, step=None, group=None, client=None, addr=None, token=N
     ``step`` is the number of steps finished; a change announced for step S stops every rank once
     ``step >= S``. When ``torch.distributed`` is initialised, only rank 0 of ``group`` asks the
     daemon and the answer is broadcast, so all ranks agree; call it from every rank."""
-    return torch_helpers.agree(lambda: _ask_stop(job, step, client, addr, token), group)
+    global _stop_seen
+    stop = torch_helpers.agree(lambda: _ask_stop(job, step, client, addr, token), group)
+    _stop_seen = _stop_seen or stop
+    return stop
+
+
+_stop_seen = False
+
+
+def stop_seen():
+    """Whether :func:`should_stop` said stop in this process since :func:`reset_stop` (tenplex.live
+    tells a stop for a resource change from the end of training by it)."""
+    return _stop_seen
+
+
+def reset_stop():
+    global _stop_seen
+    _stop_seen = False
 
 
 def _ask_stop(job, step, client, addr, token):

@@ -1,0 +1,179 @@
+package io.tenplex.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.tenplex.daemon.Daemon;
+import io.tenplex.daemon.DaemonConfig;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Live reconfiguration end to end (docs/LIVE.md): examples/elastic_gpt.py under {@code tenplex run
+ * --live} with a real daemon, a real FUSE dataset view and real processes, on a schedule that grows the
+ * world (2 -> 4: two processes join the two that continue) and shrinks it (4 -> 2: two leave). The live
+ * run must equal the relaunched run of the same schedule bit for bit and the static (1,1,1) run within
+ * 1e-9 (parameters, Adam state, losses, sample order), keeping rank 0's process throughout. The
+ * failures (a rank that dies while the others wait for the commit, a change that fails after the save,
+ * a group that does not form in time) must each end in a relaunch of every rank that loses nothing:
+ * the run still equals the static one.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class LiveReconfigurationIT {
+    private static final Path ROOT = Path.of(System.getProperty("user.dir")).getParent();
+    private static final String STEPS = "24";
+    private static final String SCHEDULE = """
+            [{"step": 0, "size": 2, "tp": 2, "pp": 1, "dp": 1},
+             {"step": 8, "size": 4, "tp": 1, "pp": 2, "dp": 2},
+             {"step": 16, "size": 2, "tp": 1, "pp": 1, "dp": 2}]
+            """;
+
+    @TempDir
+    Path dir;
+    private Daemon daemon;
+    private String addr;
+
+    @BeforeAll
+    void startDaemonAndStaticRun() throws Exception {
+        Path mnt = Files.createDirectories(dir.resolve("mnt"));
+        python(example(), "--make-data", dir.resolve("data").toString());
+        Files.writeString(dir.resolve("static.json"), "[{\"step\": 0, \"size\": 1}]");
+        Files.writeString(dir.resolve("elastic.json"), SCHEDULE);
+        daemon = Daemon.start(new DaemonConfig("127.0.0.1", 0, 256L << 20, "test", mnt, null)
+                .withSources(io.tenplex.datasets.SourcePolicy.none().withDataRoots(List.of(dir.resolve("data")))));
+        addr = "http://127.0.0.1:" + daemon.address().getPort();
+        run("static", dir.resolve("static.json"), false, List.of());
+    }
+
+    @AfterAll
+    void stopDaemon() {
+        if (daemon != null) {
+            daemon.close();
+        }
+    }
+
+    @Test
+    void liveRun_equalsRelaunchedRunBitForBit_andStaticRun() throws Exception {
+        String relaunched = run("relaunched", dir.resolve("elastic.json"), false, List.of());
+        assertTrue(relaunched.contains("tenplex run: 2 reconfiguration(s)"), relaunched);
+        String live = run("live", dir.resolve("elastic.json"), true, List.of());
+        assertTrue(live.contains("tenplex run: 2 reconfiguration(s)"), live);
+        assertTrue(live.contains("live: ranks 0-1 continue in place under (T,P,D)=(1,2,2), starting ranks 2-3"), live);
+        assertTrue(live.contains("live: ranks 0-1 continue in place under (T,P,D)=(1,1,2), ranks 2-3 leave"), live);
+        assertTrue(live.contains("step 8: (T,P,D)=(2,1,1) -> (T,P,D)=(1,2,2)") && live.contains(", live\n"), live);
+        assertFalse(live.contains("relaunching"), live);
+        assertStaticEquivalent("relaunched");
+        assertStaticEquivalent("live");
+        JsonNode check = lastJson(python(ROOT.resolve("tests/python/check_live.py").toString(), addr,
+                dir.resolve("out").toString(), "relaunched", "live"));
+        assertEquals(3, check.path("configs").size(), check.toString());
+        assertEquals(1, distinct(check.path("live_pids")), "rank 0 keeps its process in a live run: " + check);
+        assertEquals(3, distinct(check.path("relaunched_pids")), "a relaunched run starts rank 0 anew: " + check);
+    }
+
+    @Test
+    void rankDiesWhileOthersWaitForTheCommit_everyRankIsRelaunchedUnderTheNewConfig() throws Exception {
+        String out = run("die", dir.resolve("elastic.json"), true, List.of("die-waiting:1"));
+        assertTrue(out.contains("rank 1 (exit 3) exited with an error during live reconfiguration 1; waiting for the "
+                + "change's outcome"), out);
+        assertTrue(out.contains("relaunching all 4 processes under (T,P,D)=(1,2,2) from generation 8"), out);
+        assertTrue(out.contains("step 8: (T,P,D)=(2,1,1) -> (T,P,D)=(1,2,2)"), out);
+        assertTrue(out.contains("live: ranks 0-1 continue in place under (T,P,D)=(1,1,2), ranks 2-3 leave"), out);
+        assertStaticEquivalent("die");
+    }
+
+    @Test
+    void changeFailsAfterTheSave_everyRankIsRelaunchedFromTheLastCompleteGeneration() throws Exception {
+        Path schedule = dir.resolve("abort.json");
+        Files.writeString(schedule, """
+                [{"step": 0, "size": 2, "tp": 2, "pp": 1, "dp": 1},
+                 {"step": 8, "size": 3, "tp": 3, "pp": 1, "dp": 1},
+                 {"step": 16, "size": 4, "tp": 1, "pp": 2, "dp": 2}]
+                """);
+        String out = run("abort", schedule, true, List.of());
+        assertTrue(out.contains("live: the resource change failed: "), out);
+        assertTrue(out.contains("relaunching all 2 processes under (T,P,D)=(2,1,1) from generation 8"), out);
+        assertTrue(out.contains("at step 8: not reconfigured"), out);
+        assertTrue(out.contains("live: ranks 0-1 continue in place under (T,P,D)=(1,2,2), starting ranks 2-3"), out);
+        assertTrue(out.contains("tenplex run: 1 reconfiguration(s)"), out);
+        assertStaticEquivalent("abort");
+    }
+
+    @Test
+    void groupDoesNotFormInTime_everyRankIsRelaunchedUnderTheCommittedConfig() throws Exception {
+        String out = run("hang", dir.resolve("elastic.json"), true, List.of("hang-regroup:1", "--regroup-timeout", "5"));
+        assertTrue(out.contains("live: ranks 0-1 continue in place under (T,P,D)=(1,2,2), starting ranks 2-3"), out);
+        assertTrue(out.contains("before the process group tenplex/live/1/group formed")
+                || out.contains("the process group tenplex/live/1/group never formed"), out);
+        assertTrue(out.contains("relaunching all 4 processes under (T,P,D)=(1,2,2) from generation 8"), out);
+        assertStaticEquivalent("hang");
+    }
+
+    /** check_elastic.py: the job's final state, losses and samples equal the static run's (within 1e-9). */
+    private void assertStaticEquivalent(String job) throws Exception {
+        String check = python(ROOT.resolve("tests/python/check_elastic.py").toString(), addr,
+                dir.resolve("out").toString(), "static", job, "none");
+        System.out.println(check);
+        assertTrue(check.strip().endsWith("OK"), check);
+    }
+
+    /**
+     * {@code tenplex run} of the example (through tests/python/live_faults.py when {@code fault} is given:
+     * its first element is the fault, the rest are options of tenplex run).
+     */
+    private String run(String job, Path schedule, boolean live, List<String> fault) {
+        List<String> args = new ArrayList<>(List.of("run", "--addr", addr, "--job", job, "--schedule", schedule.toString()));
+        if (live) {
+            args.add("--live");
+        }
+        args.addAll(fault.size() > 1 ? fault.subList(1, fault.size()) : List.of());
+        args.addAll(List.of("--", "/usr/bin/python3"));
+        if (!fault.isEmpty()) {
+            args.addAll(List.of(ROOT.resolve("tests/python/live_faults.py").toString(), fault.get(0), "--"));
+        } else {
+            args.add(example());
+        }
+        args.addAll(List.of("--dataset", dir.resolve("data/index.txt").toString(), "--mount", dir.resolve("mnt")
+                .toString(), "--out", dir.resolve("out").toString(), "--steps", STEPS, "--plot", "none"));
+        String text = CliIT.run(args.toArray(String[]::new));
+        System.out.println(text);
+        return text;
+    }
+
+    private static String example() {
+        return ROOT.resolve("examples/elastic_gpt.py").toString();
+    }
+
+    private String python(String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("/usr/bin/python3"));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, p.waitFor(), out);
+        return out;
+    }
+
+    private static JsonNode lastJson(String out) throws Exception {
+        String[] lines = out.strip().split("\n");
+        assertEquals("OK", lines[lines.length - 1], out);
+        return TenplexCli.JSON.readTree(lines[lines.length - 2]);
+    }
+
+    private static int distinct(JsonNode values) {
+        Set<String> s = new HashSet<>();
+        values.forEach(v -> s.add(v.asText()));
+        return s.size();
+    }
+}
