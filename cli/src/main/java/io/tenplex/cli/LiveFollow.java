@@ -15,9 +15,10 @@ import java.util.Locale;
  * {@code tenplex run --live}: follows the schedule keeping the ranks' processes (docs/LIVE.md). At each
  * change it waits for the daemon's commit while the ranks save and wait in the run's store, then hands
  * them their new role: the kept ranks form the new group in place, added ranks are started, removed
- * ones leave (exit 0). A rank that exits with an error, a group that does not form, a change that fails
- * or a rank whose worker changes makes every rank relaunch instead (from the committed generation, or
- * from the last complete one when the change did not commit), once per segment, saying why.
+ * ones leave (exit 0). A change that fails (nothing commits) leaves the ranks in place under their
+ * configuration, from the job's last complete generation. A rank that exits with an error, a group that
+ * does not form or a rank whose worker changes makes every rank relaunch instead (from the committed
+ * generation, or from the last complete one when the change did not commit), once per segment, saying why.
  */
 final class LiveFollow {
     /** How often the change's status and the ranks are looked at while a change runs. */
@@ -45,6 +46,9 @@ final class LiveFollow {
         run.refuseOtherConfiguration(config);
         launchAll(start, config, perWorker, 0, "launching");
         for (int i = 0; ; i++) {
+            if (!formed(start, perWorker, i)) {
+                return 1;
+            }
             Schedule.Entry next = i + 1 < s.entries().size() ? s.entries().get(i + 1) : null;
             if (next == null) {
                 return last(start, config, perWorker, i);
@@ -81,6 +85,10 @@ final class LiveFollow {
         }
         run.pendingChange = null;
         String state = status.path("state").asText();
+        if (failure == null && run.running.failure() != null) { // failed after the change left "stopping"
+            failure = run.running.failure() + " exited with an error during live reconfiguration " + n;
+            run.log(start, failure);
+        }
         if (failure == null && run.running.alive() == 0 && !state.equals("done")) {
             run.log(start, "the job ended before " + next.when() + (status.path("error").isMissingNode() ? ""
                     : ": " + status.path("error").asText()));
@@ -90,10 +98,15 @@ final class LiveFollow {
         if (state.equals("done")) {
             config = ParallelConfigJson.parse(status.path("config"), "config ");
         }
-        String why = failure != null ? failure : !state.equals("done") ? "the resource change " + state + ": "
-                + status.path("error").asText("no reason given") + " (the job keeps its last complete generation)"
+        String failed = state.equals("done") ? null : "the resource change " + state + ": "
+                + status.path("error").asText("no reason given");
+        String why = failure != null ? failure : failed != null ? null
                 : LiveRoles.cannotContinue(Ptc.packedDevices(before.worldSize(), perWorker),
                         Ptc.packedDevices(config.worldSize(), perWorker));
+        if (failed != null && why == null) {
+            run.log(start, "live: " + failed + "; the ranks continue in place under " + before + " from "
+                    + run.lastGeneration() + " (the job's last complete generation)");
+        }
         if (why != null && fellBack && failure != null) {
             run.log(start, failure + " again after a relaunch in this segment; stopping (the job can resume from "
                     + run.lastGeneration() + ")");
@@ -105,9 +118,10 @@ final class LiveFollow {
             relaunch(start, n, config, perWorker, segment, why);
         }
         String how = why == null ? "live" : "relaunched: " + why;
-        summary.add(state.equals("done") ? String.format(Locale.ROOT, "step %s: %s -> %s, %s, %s",
+        summary.add(failed == null ? String.format(Locale.ROOT, "step %s: %s -> %s, %s, %s",
                 status.path("generation").asText(), before, config, RunCli.report(status), how)
-                : "at " + next.when() + ": not reconfigured, " + how);
+                : "at " + next.when() + ": not reconfigured (" + failed + "), " + (why == null
+                        ? "continued in place under " + before : how));
         return null;
     }
 
@@ -139,6 +153,43 @@ final class LiveFollow {
             run.end(start, null);
             return finishSummary();
         }
+    }
+
+    /**
+     * Waits until the ranks of segment {@code i} have formed their process group; when one fails first
+     * or it takes longer than the regroup timeout (plus a minute to start), every rank is relaunched,
+     * once. Whether the group formed.
+     */
+    private boolean formed(long start, int perWorker, int i) throws Exception {
+        String why = awaitGroup();
+        if (why == null) {
+            return true;
+        }
+        if (!fellBack) {
+            relaunchFresh(start, config, perWorker, i, why);
+            why = awaitGroup();
+            if (why == null) {
+                return true;
+            }
+        }
+        run.log(start, why + " after a relaunch; stopping (the job can resume from " + run.lastGeneration() + ")");
+        return false;
+    }
+
+    private String awaitGroup() throws Exception {
+        String group = run.launcher.prefix;
+        long due = System.nanoTime() + (run.regroupTimeout + 60) * 1_000_000_000L;
+        while (!groupFormed()) {
+            String failure = run.running.failure();
+            if (failure != null) {
+                return failure + " exited with an error before the process group " + group + " formed";
+            }
+            if (System.nanoTime() > due) {
+                return "the process group " + group + " did not form within " + (run.regroupTimeout + 60) + " s";
+            }
+            Thread.sleep(POLL_MILLIS);
+        }
+        return null;
     }
 
     private boolean groupFormed() {
