@@ -41,13 +41,13 @@ class LiveReconfigurationIT {
              {"step": 16, "size": 2, "tp": 1, "pp": 1, "dp": 2}]
             """;
 
-    @TempDir
-    Path dir;
+    private Path dir;
     private Daemon daemon;
     private String addr;
 
     @BeforeAll
-    void startDaemonAndStaticRun() throws Exception {
+    void startDaemonAndStaticRun(@TempDir Path tmp) throws Exception {
+        dir = tmp;
         Path mnt = Files.createDirectories(dir.resolve("mnt"));
         python(example(), "--make-data", dir.resolve("data").toString(), "--samples", SAMPLES); // one epoch in 24 steps of 8
         Files.writeString(dir.resolve("static.json"), "[{\"step\": 0, \"size\": 1}]");
@@ -123,6 +123,13 @@ class LiveReconfigurationIT {
         assertTrue(out.contains("relaunching all 4 processes under (T,P,D)=(1,2,2) from generation 8"), out);
         assertTrue(out.contains("tenplex run: 2 reconfiguration(s)"), out); // the next change is not disturbed
         assertStaticEquivalent("hang");
+    }
+
+    /** tests/python/test_live.py: the store helper's protocol, tenplex.Config, and a handover with real processes. */
+    @Test
+    void pythonLive_storeProtocolConfigAndHandover() throws Exception {
+        String out = python(ROOT.resolve("tests/python/test_live.py").toString());
+        assertTrue(out.strip().endsWith("OK"), out);
     }
 
     /** check_elastic.py: the job's final state, losses and samples equal the static run's (within 1e-9). */
