@@ -117,7 +117,7 @@ class LiveReconfigurationIT {
 
     @Test
     void groupDoesNotFormInTime_everyRankIsRelaunchedUnderTheCommittedConfig() throws Exception {
-        String out = run("hang", dir.resolve("elastic.json"), true, List.of("hang-regroup:1", "--regroup-timeout", "5"));
+        String out = run("hang", dir.resolve("elastic.json"), true, List.of("hang-regroup:1", "--regroup-timeout", "20"));
         assertTrue(out.contains("live: ranks 0-1 continue in place under (T,P,D)=(1,2,2), starting ranks 2-3"), out);
         assertTrue(out.contains("exited with an error before the process group tenplex/live/1/group formed"), out);
         assertTrue(out.contains("relaunching all 4 processes under (T,P,D)=(1,2,2) from generation 8"), out);
