@@ -86,8 +86,7 @@ def elastic(train, backend="gloo"):
         try:
             return train(cfg)
         finally:
-            checkpoint.wait_saves()
-            dist.destroy_process_group()
+            dist.destroy_process_group()  # an asynchronous save still running ends before exit (atexit)
     store = _store(_seconds("TENPLEX_LIVE_TIMEOUT", 900.0))
     n = int(os.environ.get("TENPLEX_LIVE_NEXT", "1"))
     _form(dist, backend, store, os.environ["TENPLEX_LIVE_PREFIX"], cfg, mark=False)
