@@ -110,14 +110,14 @@ final class RunCli implements Callable<Integer> {
                 : s.entries().stream().mapToInt(Schedule.Entry::size).max().orElse(1);
         Parallelizer parallelizer = paraConfig != null ? ParaConfigTable.parse(TenplexCli.readText(paraConfig, "--para-config"))
                 : new BuiltinChooser();
-        t.get("/api/v1/health");
-        declareJob();
         String python = storePython != null ? storePython : StoreHost.pythonOf(command);
         if (live && python == null) {
             throw new IllegalArgumentException("--live needs an interpreter with torch for the rendezvous store: the "
                     + "command '" + command.get(0) + "' is not a python; give --store-python");
         }
-        store = python != null ? StoreHost.start(python) : null;
+        t.get("/api/v1/health");
+        declareJob();
+        store = python == null ? null : live || storePython != null ? StoreHost.start(python) : StoreHost.startOptional(python, out);
         Thread hook = new Thread(this::stopped, "tenplex-run-stop");
         Runtime.getRuntime().addShutdownHook(hook);
         try {

@@ -54,6 +54,19 @@ final class StoreHost implements AutoCloseable {
         return new StoreHost(p, in, w, Integer.parseInt(first.substring(5).strip()));
     }
 
+    /**
+     * The store for relaunch mode when {@code python} can host one, else null (rank 0 hosts it, as
+     * before; {@code out} says why).
+     */
+    static StoreHost startOptional(String python, java.io.PrintStream out) throws IOException {
+        try {
+            return start(python);
+        } catch (IllegalArgumentException e) {
+            out.println("tenplex run: rank 0 hosts the rendezvous store (" + e.getMessage() + ")");
+            return null;
+        }
+    }
+
     private static String script() throws IOException {
         try (InputStream s = StoreHost.class.getResourceAsStream("store_host.py")) {
             if (s == null) {

@@ -125,6 +125,22 @@ class LiveReconfigurationIT {
         assertStaticEquivalent("hang");
     }
 
+    @Test
+    void storeHost_pythonWithoutTorch_relaunchModeRunsAsBefore_liveModeRefused() throws Exception {
+        Path fake = dir.resolve("bin/python3-without-torch"); // a "python" that cannot host the store: it exits 0
+        Files.createDirectories(fake.getParent());
+        Files.writeString(fake, "#!/bin/sh\nexit 0\n");
+        assertTrue(fake.toFile().setExecutable(true));
+        String out = CliIT.run("run", "--addr", addr, "--job", "no-torch", "--schedule", dir.resolve("static.json")
+                .toString(), "--", fake.toString());
+        assertTrue(out.contains("tenplex run: rank 0 hosts the rendezvous store (the rendezvous store ("), out);
+        assertTrue(out.contains("the job ended"), out);
+        String err = CliIT.runErr(2, "run", "--addr", addr, "--job", "no-torch-live", "--live", "--schedule",
+                dir.resolve("static.json").toString(), "--", "/bin/sh", "-c", "exit 0");
+        assertTrue(err.contains("--live needs an interpreter with torch for the rendezvous store: the command '/bin/sh' "
+                + "is not a python; give --store-python"), err);
+    }
+
     /** tests/python/test_live.py: the store helper's protocol, tenplex.Config, and a handover with real processes. */
     @Test
     void pythonLive_storeProtocolConfigAndHandover() throws Exception {
