@@ -3,7 +3,7 @@ package io.tenplex.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.tenplex.adapters.Parallelizer;
 import io.tenplex.adapters.Schedule;
-import io.tenplex.jobs.ParallelConfigJson;
+import io.tenplex.jobs.common.ParallelConfigJson;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.ParallelConfig;
 import io.tenplex.ptc.Ptc;

@@ -1,7 +1,7 @@
 package io.tenplex.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.tenplex.jobs.ParallelConfigJson;
+import io.tenplex.jobs.common.ParallelConfigJson;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.ParallelConfig;
 import java.util.List;
