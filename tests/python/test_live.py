@@ -78,6 +78,17 @@ def test_config():
     assert (c.rank, c.world, c.tp, c.dp, c.live, c.placement["tp"]) == (1, 2, 2, 1, True, 2), vars(c)
 
 
+def test_rebuild_marked_once_after_a_regroup():
+    from tenplex import downtime
+    downtime.clear()
+    live.before_load()  # no regroup: a load is not a rebuild's end
+    live._pending_rebuild = True  # what a regroup in place leaves
+    live.before_load()
+    live.before_load()
+    assert [p for p, _ in downtime.marks()] == ["rebuild"], downtime.marks()
+    downtime.clear()
+
+
 def start_store():
     p = subprocess.Popen([sys.executable, "-m", "tenplex.store_host"], cwd=PKG, stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, text=True)
@@ -136,5 +147,6 @@ def test_store_host_process_and_live_handover():
 if __name__ == "__main__":
     test_serve_protocol()
     test_config()
+    test_rebuild_marked_once_after_a_regroup()
     test_store_host_process_and_live_handover()
     print("OK")
