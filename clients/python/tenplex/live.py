@@ -89,7 +89,11 @@ def elastic(train, backend="gloo"):
             dist.destroy_process_group()  # an asynchronous save still running ends before exit (atexit)
     store = _store(_seconds("TENPLEX_LIVE_TIMEOUT", 900.0))
     n = int(os.environ.get("TENPLEX_LIVE_NEXT", "1"))
-    _form(dist, backend, store, os.environ["TENPLEX_LIVE_PREFIX"], cfg, mark=False)
+    if os.environ.get("TENPLEX_LIVE_WAIT") == "1":  # an added rank started ahead: its role comes with the commit
+        cfg = _take_role(dist, backend, store, n, cfg, grouped=False)
+        n += 1
+    else:
+        _form(dist, backend, store, os.environ["TENPLEX_LIVE_PREFIX"], cfg, mark=False)
     while True:
         checkpoint.reset_stop()
         result = train(cfg)
@@ -97,18 +101,26 @@ def elastic(train, backend="gloo"):
         if not checkpoint.stop_seen():
             dist.destroy_process_group()
             return result
-        role = _wait_for_role(store, n, cfg)
-        downtime.mark("commit")
-        dist.destroy_process_group()
-        if "relaunch" in role:
-            _say(cfg, "relaunched by the launcher: %s" % role["relaunch"])
-            sys.exit(0)
-        if cfg.rank >= role["world"] or "leave" in role:
-            _say(cfg, "leaves: %s" % role.get("leave", "the new world size is %d" % role["world"]))
-            sys.exit(0)
-        cfg = _adopt(role, cfg)
-        _form(dist, backend, store, role["prefix"], cfg, mark=True)
+        cfg = _take_role(dist, backend, store, n, cfg, grouped=True)
         n += 1
+
+
+def _take_role(dist, backend, store, n, cfg, grouped):
+    """Waits for reconfiguration ``n``'s role and takes it: the configuration to train under next (the
+    process exits 0 when it leaves or is relaunched). ``grouped``: the rank is in a group to end first."""
+    role = _wait_for_role(store, n, cfg)
+    downtime.mark("commit")
+    if grouped:
+        dist.destroy_process_group()
+    if "relaunch" in role:
+        _say(cfg, "relaunched by the launcher: %s" % role["relaunch"])
+        sys.exit(0)
+    if cfg.rank >= role["world"] or "leave" in role:
+        _say(cfg, "leaves: %s" % role.get("leave", "the new world size is %d" % role["world"]))
+        sys.exit(0)
+    cfg = _adopt(role, cfg)
+    _form(dist, backend, store, role["prefix"], cfg, mark=True)
+    return cfg
 
 
 def _store(timeout):

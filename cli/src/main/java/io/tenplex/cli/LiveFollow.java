@@ -66,6 +66,9 @@ final class LiveFollow {
                 stop(start, n, next);
                 return finishSummary();
             }
+            if (change != null && next.size() > config.worldSize()) {
+                startAhead(start, n, next.size(), perWorker);
+            }
             Integer status = change(start, change, n, next, perWorker, i + 1);
             if (status != null) {
                 return status;
@@ -89,10 +92,8 @@ final class LiveFollow {
             failure = run.running.failure() + " exited with an error during live reconfiguration " + n;
             run.log(start, failure);
         }
-        if (failure == null && run.running.alive() == 0 && !state.equals("done")) {
-            run.log(start, "the job ended before " + next.when() + (status.path("error").isMissingNode() ? ""
-                    : ": " + status.path("error").asText()));
-            return finishSummary();
+        if (failure == null && run.running.alive(config.worldSize()) == 0 && !state.equals("done")) {
+            return ended(start, n, next, status);
         }
         ParallelConfig before = config;
         if (state.equals("done")) {
@@ -123,6 +124,15 @@ final class LiveFollow {
                 : "at " + next.when() + ": not reconfigured (" + failed + "), " + (why == null
                         ? "continued in place under " + before : how));
         return null;
+    }
+
+    /** The job ended before the change's step: ranks started ahead leave. */
+    private int ended(long start, int n, Schedule.Entry next, JsonNode status) throws Exception {
+        run.store.set(LiveRoles.key(n), LiveRoles.leave("the job ended before " + next.when()));
+        run.running.awaitAll(EXIT_SECONDS);
+        run.log(start, "the job ended before " + next.when() + (status.path("error").isMissingNode() ? ""
+                : ": " + status.path("error").asText()));
+        return finishSummary();
     }
 
     private int finishSummary() {
@@ -225,14 +235,30 @@ final class LiveFollow {
             int alive = run.running.alive();
             boolean allWait = failure != null && run.store.count(LiveRoles.waiting(n)) >= alive;
             stalledSince = allWait ? (stalledSince == 0 ? System.nanoTime() : stalledSince) : 0;
-            if (alive == 0 || (stalledSince != 0 && System.nanoTime() - stalledSince > STALLED_NANOS)) {
+            if (run.running.alive(config.worldSize()) == 0 || (stalledSince != 0 && System.nanoTime() - stalledSince > STALLED_NANOS)) {
                 run.cancel(change); // no save for this change is coming
             }
             Thread.sleep(POLL_MILLIS);
         }
     }
 
-    /** The kept ranks continue in place; added ranks start; removed ranks leave. */
+    /**
+     * Starts the ranks the next entry adds when its change is posted, so that their interpreters start
+     * (and import torch) while the others train, save and the daemon reconfigures; they wait for the
+     * role like the others (with a provisional data-parallel configuration meanwhile).
+     */
+    private void startAhead(long start, int n, int size, int perWorker) throws Exception {
+        run.log(start, "live: starting ranks " + config.worldSize() + "-" + (size - 1) + " ahead of the commit");
+        run.launcher.waitFor = n;
+        try {
+            run.launcher.launch(ParallelConfig.of(1, 1, size), Ptc.packedDevices(size, perWorker), 0,
+                    config.worldSize(), LiveRoles.key(n) + "/group");
+        } finally {
+            run.launcher.waitFor = 0;
+        }
+    }
+
+    /** The kept ranks continue in place; added ranks start (unless started ahead); removed ranks leave. */
     private void handover(long start, int n, ParallelConfig before, ParallelConfig after, int perWorker, int segment)
             throws Exception {
         List<Device> devices = Ptc.packedDevices(after.worldSize(), perWorker);
@@ -242,8 +268,10 @@ final class LiveFollow {
         run.launcher.prefix = group;
         run.launcher.prefixWorld = after.worldSize();
         fellBack = false;
+        boolean ahead = after.worldSize() > kept && run.running.has(kept);
         run.log(start, "live: ranks 0-" + (kept - 1) + " continue in place under " + after
-                + (after.worldSize() > kept ? ", starting ranks " + kept + "-" + (after.worldSize() - 1) : "")
+                + (after.worldSize() > kept ? (ahead ? ", ranks " + kept + "-" + (after.worldSize() - 1)
+                        + " (started ahead) join" : ", starting ranks " + kept + "-" + (after.worldSize() - 1)) : "")
                 + (before.worldSize() > kept ? ", ranks " + kept + "-" + (before.worldSize() - 1) + " leave" : ""));
         if (after.worldSize() > kept) {
             run.launcher.launch(after, devices, segment, kept, group);

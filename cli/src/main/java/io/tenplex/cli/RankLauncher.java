@@ -16,12 +16,17 @@ import java.util.Map;
  * the ranks also learn the prefix of their group and the number of the next reconfiguration.
  */
 final class RankLauncher {
+    /** How long a rank started ahead of a change waits for its role (the segment's training time). */
+    private static final long AHEAD_WAIT_SECONDS = 30L * 24 * 3600;
+
     private final RunCli run;
     /** Launches so far (each gets its own rendezvous prefix). */
     int launches;
     /** The process group prefix of the latest launch of every rank or handover, and its world size. */
     String prefix;
     int prefixWorld;
+    /** Non-zero while starting added ranks ahead of reconfiguration {@code waitFor} (live mode). */
+    int waitFor;
 
     RankLauncher(RunCli run) {
         this.run = run;
@@ -40,6 +45,9 @@ final class RankLauncher {
         int port = port();
         ObjectNode cfg = ParallelConfigJson.placement(c, devices);
         for (int rank = from; rank < c.worldSize(); rank++) {
+            if (run.running.has(rank)) {
+                continue; // started ahead of the commit
+            }
             ProcessBuilder pb = new ProcessBuilder(run.command).inheritIO();
             Map<String, String> env = pb.environment();
             if (run.store != null) {
@@ -48,10 +56,14 @@ final class RankLauncher {
             }
             if (run.live) {
                 env.put("TENPLEX_LIVE", "1");
-                env.put("TENPLEX_LIVE_NEXT", Integer.toString(run.posted + 1));
+                env.put("TENPLEX_LIVE_NEXT", Integer.toString(waitFor > 0 ? waitFor : run.posted + 1));
+                if (waitFor > 0) {
+                    env.put("TENPLEX_LIVE_WAIT", "1"); // no group yet: the role comes with the commit
+                }
                 env.put("TENPLEX_LIVE_PREFIX", groupPrefix);
                 env.put("TENPLEX_REGROUP_TIMEOUT", Long.toString(run.regroupTimeout));
-                env.put("TENPLEX_LIVE_TIMEOUT", Long.toString(run.saveTimeout + 300));
+                // a rank started ahead waits for the whole segment; the store's end (the run's) ends its wait
+                env.put("TENPLEX_LIVE_TIMEOUT", Long.toString(waitFor > 0 ? AHEAD_WAIT_SECONDS : run.saveTimeout + 300));
             }
             env.put("RANK", Integer.toString(rank));
             env.put("LOCAL_RANK", Integer.toString(devices.get(rank).local()));

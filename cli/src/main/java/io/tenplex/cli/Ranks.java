@@ -38,10 +38,23 @@ final class Ranks {
         return null;
     }
 
+    /** Whether rank {@code rank} has a process that runs. */
+    boolean has(int rank) {
+        synchronized (running) {
+            Process p = byRank.get(rank);
+            return p != null && p.isAlive();
+        }
+    }
+
     /** The number of ranks whose process runs. */
     int alive() {
+        return alive(Integer.MAX_VALUE);
+    }
+
+    /** The number of ranks below {@code world} whose process runs. */
+    int alive(int world) {
         synchronized (running) {
-            return (int) byRank.values().stream().filter(Process::isAlive).count();
+            return (int) byRank.entrySet().stream().filter(e -> e.getKey() < world && e.getValue().isAlive()).count();
         }
     }
 

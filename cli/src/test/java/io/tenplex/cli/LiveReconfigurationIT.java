@@ -71,10 +71,11 @@ class LiveReconfigurationIT {
         assertTrue(relaunched.contains("tenplex run: 2 reconfiguration(s)"), relaunched);
         String live = run("live", dir.resolve("elastic.json"), true, List.of());
         assertTrue(live.contains("tenplex run: 2 reconfiguration(s)"), live);
-        assertTrue(live.contains("live: ranks 0-1 continue in place under (T,P,D)=(1,2,2), starting ranks 2-3"), live);
+        assertTrue(live.contains("live: ranks 0-1 continue in place under (T,P,D)=(1,2,2), ranks 2-3 (started ahead) join"), live);
         assertTrue(live.contains("live: ranks 0-1 continue in place under (T,P,D)=(1,1,2), ranks 2-3 leave"), live);
         assertTrue(live.contains("step 8: (T,P,D)=(2,1,1) -> (T,P,D)=(1,2,2)") && live.contains(", live\n"), live);
         assertFalse(live.contains("relaunching"), live);
+        assertTrue(live.contains("live: starting ranks 2-3 ahead of the commit"), live);
         assertStaticEquivalent("relaunched");
         assertStaticEquivalent("live");
         JsonNode check = lastJson(python(ROOT.resolve("tests/python/check_live.py").toString(), addr,
@@ -109,7 +110,7 @@ class LiveReconfigurationIT {
         assertTrue(out.contains("live: ranks 0-1 continue in place under (T,P,D)=(2,1,1)\n"), out);
         assertTrue(out.contains("at step 8: not reconfigured (the resource change failed: "), out);
         assertFalse(out.contains("relaunching"), out);
-        assertTrue(out.contains("live: ranks 0-1 continue in place under (T,P,D)=(1,2,2), starting ranks 2-3"), out);
+        assertTrue(out.contains("live: ranks 0-1 continue in place under (T,P,D)=(1,2,2), ranks 2-3 (started ahead) join"), out);
         assertTrue(out.contains("tenplex run: 1 reconfiguration(s)"), out);
         assertStaticEquivalent("abort");
         assertEquals(1, startPids("abort").size(), "rank 0 keeps its process through the failed change");
@@ -118,7 +119,7 @@ class LiveReconfigurationIT {
     @Test
     void groupDoesNotFormInTime_everyRankIsRelaunchedUnderTheCommittedConfig() throws Exception {
         String out = run("hang", dir.resolve("elastic.json"), true, List.of("hang-regroup:1", "--regroup-timeout", "20"));
-        assertTrue(out.contains("live: ranks 0-1 continue in place under (T,P,D)=(1,2,2), starting ranks 2-3"), out);
+        assertTrue(out.contains("live: ranks 0-1 continue in place under (T,P,D)=(1,2,2), ranks 2-3 (started ahead) join"), out);
         assertTrue(out.contains("exited with an error before the process group tenplex/live/1/group formed"), out);
         assertTrue(out.contains("relaunching all 4 processes under (T,P,D)=(1,2,2) from generation 8"), out);
         assertTrue(out.contains("tenplex run: 2 reconfiguration(s)"), out); // the next change is not disturbed
