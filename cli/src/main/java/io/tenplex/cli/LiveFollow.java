@@ -268,7 +268,8 @@ final class LiveFollow {
         run.launcher.prefix = group;
         run.launcher.prefixWorld = after.worldSize();
         fellBack = false;
-        boolean ahead = after.worldSize() > kept && run.running.has(kept);
+        boolean ahead = after.worldSize() > kept && java.util.stream.IntStream.range(kept, after.worldSize())
+                .allMatch(run.running::has);
         run.log(start, "live: ranks 0-" + (kept - 1) + " continue in place under " + after
                 + (after.worldSize() > kept ? (ahead ? ", ranks " + kept + "-" + (after.worldSize() - 1)
                         + " (started ahead) join" : ", starting ranks " + kept + "-" + (after.worldSize() - 1)) : "")
@@ -276,12 +277,10 @@ final class LiveFollow {
         if (after.worldSize() > kept) {
             run.launcher.launch(after, devices, segment, kept, group);
         }
-        if (before.worldSize() > kept) {
-            String wrong = run.running.leave(after.worldSize(), EXIT_SECONDS);
-            if (wrong != null) {
-                run.log(start, "live: a leaving rank did not end cleanly (" + wrong + "); its state was saved and "
-                        + "committed before it left");
-            }
+        // the removed ranks, and ranks started ahead beyond the committed world (e.g. the change failed), leave
+        String wrong = run.running.leave(after.worldSize(), EXIT_SECONDS);
+        if (wrong != null) {
+            run.log(start, "live: a leaving rank did not end cleanly (" + wrong + "); nothing it saved is lost");
         }
     }
 
