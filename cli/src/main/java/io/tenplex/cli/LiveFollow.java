@@ -277,11 +277,9 @@ final class LiveFollow {
         if (after.worldSize() > kept) {
             run.launcher.launch(after, devices, segment, kept, group);
         }
-        // the removed ranks, and ranks started ahead beyond the committed world (e.g. the change failed), leave
-        String wrong = run.running.leave(after.worldSize(), EXIT_SECONDS);
-        if (wrong != null) {
-            run.log(start, "live: a leaving rank did not end cleanly (" + wrong + "); nothing it saved is lost");
-        }
+        // the removed ranks, and ranks started ahead beyond the committed world (e.g. the change failed), leave;
+        // the others go on at once
+        run.running.release(after.worldSize(), wrong -> run.log(start, "live: " + wrong + "; nothing it saved is lost"));
     }
 
     /** Every rank exits (they have saved) and all of {@code config} are launched again. */

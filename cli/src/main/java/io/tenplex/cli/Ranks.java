@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * The processes {@code tenplex run} launched for the ranks of a segment: start, wait for all, end all;
@@ -15,6 +16,8 @@ import java.util.concurrent.TimeUnit;
 final class Ranks {
     private final List<Process> running = new ArrayList<>();
     private final Map<Integer, Process> byRank = new TreeMap<>();
+    /** Processes told to leave, ended by {@link #killAll()} if they have not exited by then. */
+    private final List<Process> leaving = new ArrayList<>();
 
     /** Starts rank {@code rank}'s process (as {@link #start(ProcessBuilder)}), known by its rank. */
     Process start(int rank, ProcessBuilder pb) {
@@ -59,48 +62,28 @@ final class Ranks {
     }
 
     /**
-     * Waits up to {@code seconds} for the processes of ranks {@code from} and above to exit and forgets
-     * them; what went wrong (a rank that exited with an error or did not exit, then ended), or null.
+     * Lets the processes of ranks {@code from} and above go without waiting for them (they were told to
+     * leave): they are no longer ranks of the run; {@code wrong} hears of one that exits with an error.
+     * {@link #killAll()} still ends one that has not exited by then.
      */
-    String leave(int from, long seconds) throws InterruptedException {
-        List<Map.Entry<Integer, Process>> leaving;
+    void release(int from, Consumer<String> wrong) {
         synchronized (running) {
-            leaving = byRank.entrySet().stream().filter(e -> e.getKey() >= from).map(e -> Map.entry(e.getKey(), e.getValue())).toList();
-        }
-        long due = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-        StringBuilder wrong = new StringBuilder();
-        for (Map.Entry<Integer, Process> e : leaving) {
-            Process p = e.getValue();
-            if (!p.waitFor(Math.max(0, due - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-                p.destroyForcibly();
-                wrong.append(wrong.length() > 0 ? ", " : "").append("rank ").append(e.getKey())
-                        .append(" did not exit within ").append(seconds).append(" s (ended)");
-            } else if (p.exitValue() != 0) {
-                wrong.append(wrong.length() > 0 ? ", " : "").append("rank ").append(e.getKey()).append(" exited with ")
-                        .append(p.exitValue());
+            var it = byRank.entrySet().iterator();
+            while (it.hasNext()) {
+                Map.Entry<Integer, Process> e = it.next();
+                if (e.getKey() < from) {
+                    continue;
+                }
+                it.remove();
+                running.remove(e.getValue());
+                leaving.add(e.getValue());
+                int rank = e.getKey();
+                e.getValue().onExit().thenAccept(p -> {
+                    if (p.exitValue() != 0) {
+                        wrong.accept("rank " + rank + " exited with " + p.exitValue() + " after it was told to leave");
+                    }
+                });
             }
-            synchronized (running) {
-                byRank.remove(e.getKey());
-                running.remove(p);
-            }
-        }
-        return wrong.length() > 0 ? wrong.toString() : null;
-    }
-
-    /** Starts a rank; a command that cannot be run is a one-line error that says what to give. */
-    Process start(ProcessBuilder pb) {
-        try {
-            Process p = pb.start();
-            synchronized (running) {
-                running.add(p);
-            }
-            return p;
-        } catch (IOException e) {
-            String why = e.getMessage() != null && e.getMessage().contains("error=2") ? "no such file or directory"
-                    : e.getMessage() != null && e.getMessage().contains("error=13") ? "permission denied" : String.valueOf(
-                            e.getMessage());
-            throw new IllegalArgumentException("cannot start the training command '" + pb.command().get(0) + "': " + why
-                    + "; give an executable after --, e.g. -- /usr/bin/python3 train.py");
         }
     }
 
@@ -145,7 +128,9 @@ final class Ranks {
     void killAll() {
         List<Process> ps;
         synchronized (running) {
-            ps = List.copyOf(running);
+            ps = new ArrayList<>(running);
+            ps.addAll(leaving);
+            leaving.clear();
         }
         end(ps);
         synchronized (running) {
