@@ -87,6 +87,23 @@ final class Ranks {
         }
     }
 
+    /** Starts a rank; a command that cannot be run is a one-line error that says what to give. */
+    Process start(ProcessBuilder pb) {
+        try {
+            Process p = pb.start();
+            synchronized (running) {
+                running.add(p);
+            }
+            return p;
+        } catch (IOException e) {
+            String why = e.getMessage() != null && e.getMessage().contains("error=2") ? "no such file or directory"
+                    : e.getMessage() != null && e.getMessage().contains("error=13") ? "permission denied" : String.valueOf(
+                            e.getMessage());
+            throw new IllegalArgumentException("cannot start the training command '" + pb.command().get(0) + "': " + why
+                    + "; give an executable after --, e.g. -- /usr/bin/python3 train.py");
+        }
+    }
+
     /** Waits for every process; the first non-zero exit status (the others are then ended), or 0. */
     int waitForAll() throws InterruptedException {
         List<Process> ps;
