@@ -23,6 +23,9 @@ under a new configuration, or after a lost worker from the recovered generation 
 the job at a step for a test to kill a worker there; tests/python/elastic_loss.py). Launch it with
 ``tenplex run --schedule schedule.json -- python3 examples/elastic_gpt.py --dataset ... --mount ...``
 (see README.md); ``tenplex run`` sets RANK, WORLD_SIZE, MASTER_ADDR/PORT and TENPLEX_* for each rank.
+The training loop is ``train(a, cfg)``, run by ``tenplex.elastic``: under ``tenplex run --live`` a rank
+that continues under the new configuration keeps its process and ``train`` runs again with the new
+``cfg`` (docs/LIVE.md); otherwise every rank is relaunched and ``train`` runs once per process.
 
 Rank 0 prints the loss of every step and, when training ends, draws the loss of the whole run with
 its reconfigurations marked (``<out>/<job>-loss.png``, ``--plot``); ``--compare static.jsonl`` adds a
