@@ -359,6 +359,13 @@ public final class Generations {
                 () -> StoreException.notFound("no complete generation " + step + " of job " + job + " on this daemon")));
     }
 
+    /** Forgets the job: its saves' progress, checkpoint levels and lost generations (its tree was removed). */
+    public synchronized void forget(String job) {
+        jobs.remove(job);
+        tiers.forget(job);
+        lost.forget(job);
+    }
+
     /**
      * Drops generation {@code step}, newer than {@code back}, from this daemon: a recovery went back to
      * generation {@code back}, so the job's history after it is abandoned. Listeners hear
