@@ -61,7 +61,8 @@ final class CarriedValues {
         for (int i = 1; i < ranks.size(); i++) {
             DaemonClient.SavedValue other = await(reads.get(i), ranks.get(i), path);
             if (!Objects.equals(first.tensor(), other.tensor()) || !Arrays.equals(first.bytes(), other.bytes())) {
-                throw new IllegalArgumentException("'" + path + "' differs between ranks " + ranks.get(0) + " and "
+                throw new IllegalArgumentException("value '" + CheckpointLayout.key(path) + "' (saved as " + path
+                        + ") differs between ranks " + ranks.get(0) + " and "
                         + ranks.get(i) + " (data-parallel index " + dataIndex + ") of " + plan.from()
                         + ": the model does not describe it, so the change to " + plan.to() + " carries one copy of it "
                         + "and cannot tell which to keep; save it equal on every tensor and pipeline rank, or declare "

@@ -91,7 +91,8 @@ class CarriedValuesTest {
         save(rank -> rank == 1 ? "epoch 7" : "epoch 8"); // rank 1: tensor rank 1 of data index 0
         Reconfiguration r = reconfigure();
         assertEquals(Reconfiguration.State.ABORTED, r.state());
-        assertTrue(r.error().contains("'" + SCHEDULER + "' differs between ranks 0 and 1 (data-parallel index 0)"),
+        assertTrue(r.error().contains("value 'scheduler.last_epoch' (saved as " + SCHEDULER + ") differs between ranks 0 "
+                + "and 1 (data-parallel index 0)"),
                 r.error());
         assertTrue(r.error().contains("declare it in the spec's values"), r.error());
         for (int w = 0; w < 3; w++) {
