@@ -98,6 +98,17 @@ class TenplexdIT {
         pythonAgainst(addr, "tests/python/test_elastic_dp.py");
     }
 
+    /**
+     * examples/elastic_transformer_tp.py: an nn.Transformer with a description goes (T,D) = (1,2) ->
+     * (2,1) -> (1,1), the daemon splitting and joining its parts; it equals the same schedule with
+     * torch.save/torch.load files (parts joined and cut by hand) bit for bit, and a static run within 1e-9.
+     */
+    @Test
+    void pythonElasticTensorParallel_describedTransformer_equalsTorchSaveScheduleAndStaticRun() throws Exception {
+        String addr = start("--port", "0", "--memory-limit", "256m");
+        pythonAgainst(addr, "tests/python/test_elastic_tp.py");
+    }
+
     @Test
     void pythonClient_sharedMemory_andTheSameOverRest() throws Exception {
         String addr = start("--port", "0", "--memory-limit", "256m");
