@@ -67,13 +67,15 @@ class TenplexdIT {
      * The round-trip suite: every checkpoint of tests/python/state_catalogue.py (torch's optimizers, LR
      * schedulers, RNG states, configs, containers, scalars, views) loads back as torch.load gives it,
      * types and values, before and after a resumed step; refusals name the key; through shared memory
-     * and over REST.
+     * and over REST; complex tensors (c64, c128) bit for bit, range reads, and split by a T change.
      */
     @Test
     void pythonStateTypes_roundTripAsTorchLoad_overSharedMemoryAndRest() throws Exception {
         String addr = start("--port", "0", "--memory-limit", "256m");
         pythonAgainst(addr, "tests/python/test_state_types.py");
         pythonAgainst(addr, java.util.Map.of("TENPLEX_SHM", "0"), "tests/python/test_state_types.py");
+        pythonAgainst(addr, "tests/python/test_complex.py");
+        pythonAgainst(addr, java.util.Map.of("TENPLEX_SHM", "0"), "tests/python/test_complex.py");
     }
 
     /**
