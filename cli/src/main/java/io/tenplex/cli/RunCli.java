@@ -229,7 +229,8 @@ final class RunCli implements Callable<Integer> {
                 throw new IllegalArgumentException("job " + job + " already has generation " + current + ", saved under "
                         + "(T,P,D)=(" + c.path("tp").asInt(1) + "," + c.path("pp").asInt(1) + "," + c.path("dp").asInt(1)
                         + "), and the schedule starts with " + config + ": its ranks would load state cut for another "
-                        + "configuration; run under another --job (tenplex jobs lists the daemon's jobs)");
+                        + "configuration; run under another --job, or remove the finished job first with tenplex rm " + job
+                        + " (tenplex jobs lists the daemon's jobs)");
             }
         }
     }

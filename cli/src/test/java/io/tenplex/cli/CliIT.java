@@ -200,7 +200,7 @@ class CliIT {
             String err = runErr(2, "run", "--addr", addr, "--job", "used", "--schedule", schedule.toString(), "--",
                     "nosuchbinary", "train.py");
             assertTrue(err.contains("job used already has generation 60, saved under (T,P,D)=(1,1,1), and the schedule "
-                    + "starts with (T,P,D)=(2,1,1)"), err);
+                    + "starts with (T,P,D)=(2,1,1)") && err.contains("tenplex rm used"), err);
         }
     }
 
