@@ -309,8 +309,8 @@ def _check_config(c, job, rank, choice, config):
         return
     raise ConfigMismatch("rank %d of job %s runs under (T,P,D)=%s, but the job's generation %d was saved under "
                          "(T,P,D)=%s: reconfigure the job to the new configuration first, or use another job name "
-                         "(tenplex.load does not load state cut for another configuration)"
-                         % (rank, job, _tpd(config), step, _tpd(saved)))
+                         "(or remove the finished job with `tenplex rm %s`; tenplex.load does not load state cut for "
+                         "another configuration)" % (rank, job, _tpd(config), step, _tpd(saved), job))
 
 
 def _choice(c, job, rank):
