@@ -5,7 +5,7 @@ import io.tenplex.datasets.DatasetService;
 import io.tenplex.datasets.rehearsal.RehearsalService;
 import io.tenplex.datasets.streams.StreamService;
 import io.tenplex.jobs.JobRemoval;
-import io.tenplex.jobs.SharedSaves;
+import io.tenplex.jobs.shared.SharedSaves;
 import io.tenplex.jobs.durable.DurableTier;
 import io.tenplex.store.StoreException;
 

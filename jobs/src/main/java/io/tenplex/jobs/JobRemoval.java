@@ -1,5 +1,7 @@
 package io.tenplex.jobs;
 
+import io.tenplex.jobs.common.Broadcast;
+import io.tenplex.jobs.common.DaemonClient;
 import io.tenplex.store.DeleteCounts;
 import io.tenplex.store.JobNamespace;
 import io.tenplex.store.StoreException;

@@ -5,6 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.jobs.common.ConfigJson;
+import io.tenplex.jobs.common.JobLayout;
+import io.tenplex.jobs.reconfigure.Reconfiguration;
+import io.tenplex.jobs.reconfigure.ReconfigureRequest;
 import io.tenplex.ptc.MegatronLayout;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ModelSpecJson;
