@@ -1,6 +1,7 @@
 package io.tenplex.jobs;
 
 import io.tenplex.jobs.common.Broadcast;
+import io.tenplex.jobs.common.DaemonCallException;
 import io.tenplex.jobs.common.DaemonClient;
 import io.tenplex.store.DeleteCounts;
 import io.tenplex.store.JobNamespace;
@@ -80,11 +81,8 @@ public final class JobRemoval {
         Map<Integer, InetSocketAddress> others = new java.util.TreeMap<>(jobs.daemons(given));
         others.values().removeIf(this::isSelf);
         check(job);
-        List<String> failed = wait(Broadcast.toAll(others, a -> client.removeJob(a, job, true)));
-        if (!failed.isEmpty()) {
-            throw conflictOrIo(job, failed, "nothing was removed");
-        }
-        failed = wait(Broadcast.toAll(others, a -> client.removeJob(a, job, false)));
+        askFirst(job, others);
+        List<String> failed = wait(Broadcast.toAll(others, a -> client.removeJob(a, job, false)));
         Removed here = removeHere(job);
         if (!failed.isEmpty()) {
             throw new IOException("job " + job + " was removed here but not on " + String.join("; ", failed)
@@ -150,9 +148,32 @@ public final class JobRemoval {
         }
     }
 
-    private static RuntimeException conflictOrIo(String job, List<String> failed, String outcome) {
-        String text = "job " + job + " cannot be removed (" + outcome + "): " + String.join("; ", failed);
-        return failed.stream().anyMatch(f -> f.contains("cancel")) ? StoreException.conflict(text)
-                : new java.io.UncheckedIOException(new IOException(text));
+    /**
+     * Asks every other daemon whether it could remove the job (a dry run).
+     *
+     * @throws StoreException conflict when one answered that a change of the job runs there
+     * @throws IOException naming the daemons that did not answer or refused otherwise
+     */
+    private void askFirst(String job, Map<Integer, InetSocketAddress> others) throws IOException, InterruptedException {
+        Map<Integer, java.util.concurrent.CompletableFuture<Void>> asked = new java.util.TreeMap<>();
+        others.forEach((w, a) -> asked.put(w, client.removeJob(a, job, true)));
+        List<String> failed = new ArrayList<>();
+        boolean busyThere = false;
+        for (Map.Entry<Integer, java.util.concurrent.CompletableFuture<Void>> e : asked.entrySet()) {
+            try {
+                e.getValue().get();
+            } catch (ExecutionException x) {
+                Throwable t = x.getCause();
+                busyThere |= t instanceof DaemonCallException d && d.kind() == DaemonCallException.Kind.CONFLICT;
+                failed.add("worker " + e.getKey() + " at " + others.get(e.getKey()) + ": " + t.getMessage());
+            }
+        }
+        if (!failed.isEmpty()) {
+            String text = "job " + job + " cannot be removed (nothing was removed): " + String.join("; ", failed);
+            if (busyThere) {
+                throw StoreException.conflict(text);
+            }
+            throw new IOException(text);
+        }
     }
 }
