@@ -7,12 +7,10 @@ import io.tenplex.store.StorePath;
 import io.tenplex.transform.Plan;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 
 /**
@@ -56,13 +54,9 @@ final class CarriedValues {
 
     private static void compare(String path, int dataIndex, List<Integer> ranks, DaemonClient client, JobLayout paths,
             Map<Integer, InetSocketAddress> holders, Plan plan) throws IOException, InterruptedException {
-        List<CompletableFuture<DaemonClient.SavedValue>> reads = new ArrayList<>();
-        for (int r : ranks) {
-            reads.add(client.readValue(holders.get(r), paths.savedRank(r).resolve(StorePath.parse(path))));
-        }
-        DaemonClient.SavedValue first = await(reads.get(0), ranks.get(0), path);
-        for (int i = 1; i < ranks.size(); i++) {
-            DaemonClient.SavedValue other = await(reads.get(i), ranks.get(i), path);
+        DaemonClient.SavedValue first = read(client, paths, holders, ranks.get(0), path);
+        for (int i = 1; i < ranks.size(); i++) { // one copy at a time beside the first: memory stays at two values
+            DaemonClient.SavedValue other = read(client, paths, holders, ranks.get(i), path);
             if (!Objects.equals(first.tensor(), other.tensor()) || !Arrays.equals(first.bytes(), other.bytes())) {
                 throw new IllegalArgumentException("value '" + CheckpointLayout.key(path) + "' (saved as " + path
                         + ") differs between ranks " + ranks.get(0) + " and "
@@ -74,10 +68,10 @@ final class CarriedValues {
         }
     }
 
-    private static DaemonClient.SavedValue await(CompletableFuture<DaemonClient.SavedValue> read, int rank, String path)
-            throws IOException, InterruptedException {
+    private static DaemonClient.SavedValue read(DaemonClient client, JobLayout paths,
+            Map<Integer, InetSocketAddress> holders, int rank, String path) throws IOException, InterruptedException {
         try {
-            return read.get();
+            return client.readValue(holders.get(rank), paths.savedRank(rank).resolve(StorePath.parse(path))).get();
         } catch (ExecutionException e) {
             throw new IOException("reading rank " + rank + "'s '" + path + "' to compare it: "
                     + e.getCause().getMessage(), e.getCause());
