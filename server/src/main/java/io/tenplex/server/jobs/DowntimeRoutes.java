@@ -22,7 +22,8 @@ import java.util.function.Consumer;
  * {@code /api/v1/jobs/<job>/downtime} (the job routes hand it over): {@code POST} a rank's report of a
  * reconfiguration's downtime ({@link RankReport}: at most {@link RankReport#MAX_BODY_BYTES} bytes, else
  * 413; a malformed or out-of-range report 400; a job the daemon does not know 404; nothing is kept then),
- * and {@code GET} the job's downtime status: each resource change kept with its downtime split. Work runs
+ * and {@code GET} the job's downtime status: each resource change kept, by generation, with its downtime
+ * split. Work runs
  * on the {@link PlanningPool}, never on the event loop.
  */
 public final class DowntimeRoutes implements ControlHandler {
@@ -38,7 +39,7 @@ public final class DowntimeRoutes implements ControlHandler {
             DowntimeSplit downtime) {
     }
 
-    /** The job's downtime status: its changes kept now, oldest first. */
+    /** The job's downtime status: its changes kept now, by the generation they moved (running ones last). */
     record Status(String job, List<Reconfigured> reconfigurations) {
     }
 
@@ -95,6 +96,7 @@ public final class DowntimeRoutes implements ControlHandler {
             ResourceChangeStatus s = c.describe();
             out.add(new Reconfigured(s.id(), s.state(), s.generation(), s.from(), s.config(), s.downtime()));
         }
+        out.sort(java.util.Comparator.comparing(r -> r.generation() == null ? Long.MAX_VALUE : r.generation()));
         return json(200, new Status(job, out));
     }
 
