@@ -32,6 +32,7 @@ final class Downtimes {
     private final TenplexCli.Target t;
     private final Consumer<String> print;
     private final List<Thread> watchers = new ArrayList<>();
+    private final List<String[]> unprinted = java.util.Collections.synchronizedList(new ArrayList<>());
 
     Downtimes(TenplexCli.Target t, Consumer<String> print) {
         this.t = t;
@@ -40,6 +41,8 @@ final class Downtimes {
 
     /** Follows the change at {@code path} (it moved generation {@code step}) until its split is complete. */
     void watch(String path, String step) {
+        String[] w0 = {path, step};
+        unprinted.add(w0);
         Thread w = new Thread(() -> follow(path, step), "tenplex-run-downtime");
         w.setDaemon(true);
         w.start();
@@ -51,7 +54,7 @@ final class Downtimes {
             while (!Thread.currentThread().isInterrupted()) {
                 JsonNode d = t.get(path).path("downtime");
                 if (d.path("complete").asBoolean(false)) {
-                    print.accept("reconfiguration at step " + step + ": " + split(d));
+                    printed(path, step, d);
                     return;
                 }
                 Thread.sleep(ChangeEvents.POLL_MILLIS); // polling the daemon for the ranks' reports
@@ -63,13 +66,29 @@ final class Downtimes {
         }
     }
 
-    /** Stops following (the run has ended). */
+    private void printed(String path, String step, JsonNode d) {
+        if (unprinted.removeIf(u -> u[0].equals(path))) {
+            print.accept("reconfiguration at step " + step + ": " + split(d));
+        }
+    }
+
+    /**
+     * Stops following (the run's processes have exited, so every report has been sent): a split not printed
+     * yet is printed now, as far as the ranks reported it.
+     */
     void close() throws InterruptedException {
         for (Thread w : watchers) {
             w.interrupt();
             w.join();
         }
         watchers.clear();
+        for (String[] u : List.copyOf(unprinted)) {
+            try {
+                printed(u[0], u[1], t.get(u[0]).path("downtime"));
+            } catch (Exception e) {
+                unprinted.remove(u); // the summary says what is known
+            }
+        }
     }
 
     /**
