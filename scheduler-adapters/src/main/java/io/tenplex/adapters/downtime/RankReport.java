@@ -1,7 +1,7 @@
 package io.tenplex.adapters.downtime;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.tenplex.jobs.Limits;
+import io.tenplex.jobs.common.Limits;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
