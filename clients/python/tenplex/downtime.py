@@ -24,6 +24,7 @@ import time
 
 PHASES = ("stop", "save", "commit", "regroup", "relaunch", "rebuild", "load", "first_step")
 SPAWN_ENV = "TENPLEX_SPAWN_TIME"
+REPORT_TIMEOUT = 10  # seconds a background report may take (an unreachable daemon must not hold up an exit)
 
 log = logging.getLogger("tenplex")
 _marks = []
@@ -91,6 +92,7 @@ def report(client, job, step, rank, background=True):
     if not background:
         return client.request("POST", layout.downtime_route(job), json=payload).json()
     own = client.clone()
+    own.timeout = min(own.timeout or REPORT_TIMEOUT, REPORT_TIMEOUT)  # a process's exit waits for its reports
 
     def send():
         try:
