@@ -55,6 +55,37 @@ downtime.report(c, "nosuchjob", 3, 0)
 downtime.wait_reports(30)
 assert any("nosuchjob" in str(r.getMessage()) or "not taken" in r.getMessage() for r in records), records
 
+# ---- a daemon busy with other work (503) gets the report again, with a back-off
+import http.server  # noqa: E402
+import threading  # noqa: E402
+
+answers = [503, 503, 200]
+bodies = []
+
+
+class Busy(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        bodies.append(self.rfile.read(int(self.headers["Content-Length"])))
+        code = answers.pop(0)
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(b'{"kept": true, "changes": []}' if code == 200 else b"busy")
+
+    def log_message(self, *args):
+        pass
+
+
+busy = http.server.HTTPServer(("127.0.0.1", 0), Busy)
+threading.Thread(target=busy.serve_forever, daemon=True).start()
+records.clear()
+downtime.mark("stop")
+downtime.report(tenplex.Client("127.0.0.1:%d" % busy.server_address[1]), JOB, 3, 0)
+downtime.wait_reports(30)
+busy.shutdown()
+assert len(bodies) == 3 and answers == [] and bodies[0] == bodies[2], bodies
+assert not records, [r.getMessage() for r in records]
+
 # ---- relaunch mode through the checkpoint calls: stop -> save (reported), then load -> first step (reported)
 posted = []
 real_report = downtime.report

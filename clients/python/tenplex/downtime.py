@@ -22,9 +22,12 @@ import os
 import threading
 import time
 
+from .errors import TenplexError
+
 PHASES = ("stop", "save", "commit", "regroup", "relaunch", "rebuild", "load", "first_step")
 SPAWN_ENV = "TENPLEX_SPAWN_TIME"
 REPORT_TIMEOUT = 10  # seconds a background report may take (an unreachable daemon must not hold up an exit)
+BUSY_RETRIES = 4  # a background report answered 503 or 429 (the daemon busy) is sent again, waiting 0.2 s, 0.4 s, ...
 
 log = logging.getLogger("tenplex")
 _marks = []
@@ -96,7 +99,14 @@ def report(client, job, step, rank, background=True):
 
     def send():
         try:
-            own.request("POST", layout.downtime_route(job), json=payload)
+            for attempt in range(BUSY_RETRIES + 1):
+                try:
+                    own.request("POST", layout.downtime_route(job), json=payload)
+                    return
+                except TenplexError as e:
+                    if e.status not in (429, 503) or attempt == BUSY_RETRIES:
+                        raise
+                    time.sleep(0.2 * 2 ** attempt)  # the daemon is busy (many ranks report at once): again later
         except Exception as e:  # noqa: BLE001 - a measurement never stops training
             log.warning("tenplex: the downtime report of rank %s (step %s) was not taken: %s", rank, step, e)
         finally:
