@@ -54,6 +54,7 @@ class TenplexdIT {
         String addr = start("--port", "0", "--memory-limit", "256m");
         pythonAgainst(addr, "tests/python/test_client.py");
         pythonAgainst(addr, "tests/python/test_stop_flag.py");
+        pythonAgainst(addr, "tests/python/test_downtime.py");
         pythonAgainst(addr, "tests/python/test_optimizer_state.py");
         pythonAgainst(addr, "tests/python/test_launch.py");
         pythonAgainst(addr, "tests/python/test_layout_codec.py");

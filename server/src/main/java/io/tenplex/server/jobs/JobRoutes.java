@@ -76,6 +76,7 @@ public final class JobRoutes implements ControlHandler {
         this.changes = changes;
         this.planning = planning;
         this.shared = new SharedRoutes(shared, this);
+        addGroup(DowntimeRoutes.SEGMENT, new DowntimeRoutes(changes, jobs::requireKnown, planning));
     }
 
     /** Serves {@code /api/v1/jobs/<job>/streams...} with {@code handler} (the streamed-sample routes). */
