@@ -120,7 +120,7 @@ final class LiveFollow {
         }
         String how = why == null ? "live" : "relaunched: " + why;
         summary.add(failed == null ? String.format(Locale.ROOT, "step %s: %s -> %s, %s, %s",
-                status.path("generation").asText(), before, config, RunCli.report(status), how)
+                status.path("generation").asText(), before, config, Downtimes.report(status), how)
                 : "at " + next.when() + ": not reconfigured (" + failed + "), " + (why == null
                         ? "continued in place under " + before : how));
         return null;

@@ -77,6 +77,7 @@ final class RankLauncher {
             env.put("TENPLEX_DP", Integer.toString(c.dp()));
             env.put("TENPLEX_CONFIG", cfg.toString());
             env.put("TENPLEX_SEGMENT", Integer.toString(segment));
+            env.put("TENPLEX_SPAWN_TIME", String.format(java.util.Locale.ROOT, "%.6f", System.currentTimeMillis() / 1e3));
             run.running.start(rank, pb);
         }
     }
