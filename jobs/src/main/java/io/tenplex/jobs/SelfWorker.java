@@ -12,6 +12,18 @@ public final class SelfWorker {
     private SelfWorker() {
     }
 
+    /** {@code host:port} of a bound address; a wildcard address is named by this host's address. */
+    static String address(InetSocketAddress bound) {
+        if (bound.getAddress() == null || !bound.getAddress().isAnyLocalAddress()) {
+            return bound.getHostString() + ":" + bound.getPort();
+        }
+        try {
+            return InetAddress.getLocalHost().getHostAddress() + ":" + bound.getPort();
+        } catch (java.net.UnknownHostException e) {
+            return "127.0.0.1:" + bound.getPort();
+        }
+    }
+
     /**
      * The worker whose address is {@code self} ({@code host:port}); else the only one on the same port
      * at an address of this host (a daemon bound to every interface); else empty.

@@ -27,8 +27,9 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The job lifecycle behind every scheduler adapter (paper §5.1): a resource change raises the job's
- * stop flag, waits until every rank has saved (a complete generation newer than the one before the
- * change), chooses the new configuration (given, or by a {@link Parallelizer}), reconfigures, reports,
+ * stop flag, chooses the new configuration (given, or by a {@link Parallelizer}) and plans the change
+ * ({@link AheadOfSave}), waits until every rank has saved (a complete generation newer than the one
+ * before the change), reconfigures (with the plan made ahead when the save matches it), reports,
  * and clears the stop flag for the relaunched ranks. A failure at any step clears the flag too, leaves
  * the previous generation as it was and is reported with its reason.
  */
@@ -243,19 +244,19 @@ public final class ResourceChange implements Registry.Finishing {
         try {
             long t = System.nanoTime();
             reportRemote("raised", remoteRaise);
+            AheadOfSave.Planned ahead = null;
             if (spec.recover()) {
                 current();
             } else {
+                ahead = AheadOfSave.plan(jobs, job, before, this::choose, spec.devices(), daemons, this::event);
                 awaitSave();
             }
             phase("stop", t);
             state = State.RECONFIGURING;
             t = System.nanoTime();
-            ParallelConfig c = choose();
+            ParallelConfig c = ahead != null ? ahead.config() : choose();
             chosen = c;
-            Reconfiguration r = jobs.reconfigure(ReconfigureRequest.ofGeneration(job, generation,
-                    ParallelConfigJson.placement(c, spec.devices()), daemons));
-            reconfiguration = r;
+            Reconfiguration r = reconfigure(c, ahead);
             event("reconfiguration " + r.id() + " started");
             r.finished().get();
             phase("reconfigure", t);
@@ -284,6 +285,17 @@ public final class ResourceChange implements Registry.Finishing {
             finishedAt = System.nanoTime();
             finished.complete(null);
         }
+    }
+
+    /** Starts the reconfiguration of the saved generation to {@code c}, with the plan made ahead when it still fits. */
+    private Reconfiguration reconfigure(ParallelConfig c, AheadOfSave.Planned ahead) throws java.io.IOException {
+        Reconfiguration r = jobs.reconfigure(ReconfigureRequest.ofGeneration(job, generation,
+                ParallelConfigJson.placement(c, spec.devices()), daemons), ahead != null ? ahead.plan() : null);
+        if (ahead != null) {
+            event(ahead.plan().outcome());
+        }
+        reconfiguration = r;
+        return r;
     }
 
     /** Waits until every rank has saved a generation newer than the one before the change. */

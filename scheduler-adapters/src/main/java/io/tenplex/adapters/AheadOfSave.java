@@ -1,0 +1,55 @@
+package io.tenplex.adapters;
+
+import io.tenplex.jobs.Jobs;
+import io.tenplex.jobs.ParallelConfigJson;
+import io.tenplex.jobs.PlanAhead;
+import io.tenplex.jobs.ReconfigureRequest;
+import io.tenplex.ptc.Device;
+import io.tenplex.ptc.ParallelConfig;
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * Planning a resource change while the job trains towards its stop step: a plan needs the model and
+ * the old and new configurations, not the saved bytes, so the change chooses its configuration and
+ * plans from the configuration of the job's current generation (the one the ranks run under) as soon
+ * as the stop flag is up. The reconfiguration then checks the plan's inputs against the generation
+ * the ranks saved and plans again when they differ ({@link PlanAhead}).
+ */
+final class AheadOfSave {
+    /** The configuration chosen and the plan made for it. */
+    record Planned(ParallelConfig config, PlanAhead plan) {
+    }
+
+    private AheadOfSave() {
+    }
+
+    /**
+     * The configuration and plan of a change of {@code job} from generation {@code before}'s
+     * configuration; null, said in an event, when it cannot be planned yet (no generation, no model):
+     * the change then chooses and plans after the save, as it would have.
+     */
+    static Planned plan(Jobs jobs, String job, long before, Supplier<ParallelConfig> choose, List<Device> devices,
+            Map<Integer, InetSocketAddress> daemons, Consumer<String> event) {
+        if (before < 0) {
+            event.accept("not planned ahead: job " + job + " has no complete generation to take the configuration of"
+                    + " the save from; planning after the save");
+            return null;
+        }
+        try {
+            ParallelConfig c = choose.get();
+            long t = System.nanoTime();
+            PlanAhead ahead = jobs.planAhead(ReconfigureRequest.ofGeneration(job, before,
+                    ParallelConfigJson.placement(c, devices), daemons));
+            event.accept(ahead.describe() + ", assuming the model and configuration of generation " + before + " ("
+                    + (System.nanoTime() - t) / 1_000_000 + " ms in all)");
+            return new Planned(c, ahead);
+        } catch (Exception e) {
+            event.accept("not planned ahead (" + e.getMessage() + "); planning after the save");
+            return null;
+        }
+    }
+}
