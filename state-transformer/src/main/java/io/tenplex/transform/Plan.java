@@ -23,7 +23,7 @@ public final class Plan {
         this.sourceDevices = List.copyOf(sourceDevices);
         this.from = from;
         this.to = to;
-        this.shards = List.copyOf(shards);
+        this.shards = shards instanceof PlanTable ? shards : List.copyOf(shards); // a table is immutable already
         this.values = List.copyOf(values);
         this.report = report;
     }
@@ -36,9 +36,20 @@ public final class Plan {
         return to;
     }
 
-    /** Destination shards in rank order, then model order. */
+    /**
+     * Destination shards in rank order, then model order. Unmodifiable; a planner's plan builds each
+     * shard when it is read (read each once where the plan is large).
+     */
     public List<ShardPlan> shards() {
         return shards;
+    }
+
+    /** Pieces in all destination shards. */
+    public long pieceCount() {
+        if (shards instanceof PlanTable t) {
+            return t.pieces();
+        }
+        return shards.stream().mapToLong(s -> s.pieces().size()).sum();
     }
 
     public List<ValueCopy> values() {
