@@ -25,15 +25,18 @@ final class PlanBuilder {
     private final ShardGeometry[][] geometry;
     private final HolderIndex[][] holderIndex;
     private final Map<Long, HolderIndex> sets = new HashMap<>();
+    private final Map<List<Integer>, WorkerHeap> heaps = new HashMap<>();
     private final int[] workerOfRank;
     private final int[] workerIds;
     private final long[] sent;
-    private final IntList shardRank = new IntList();
-    private final IntList shardTensor = new IntList();
-    private final IntList pieceStart = new IntList();
-    private final IntList pieceSource = new IntList();
-    private final ByteList pieceKind = new ByteList();
-    private final RemotePieces remote = new RemotePieces();
+    private final int[] destWorkerIds;
+    private final long[] received;
+    private final IntList shardRank;
+    private final IntList shardTensor;
+    private final IntList pieceStart;
+    private final IntList pieceSource;
+    private final ByteList pieceKind;
+    private final RemotePieces remote;
     private long onDevice;
     private long intra;
     private long kept;
@@ -59,6 +62,19 @@ final class PlanBuilder {
             workerOfRank[r] = Arrays.binarySearch(workerIds, from.device(r).worker());
         }
         this.sent = new long[workerIds.length];
+        this.destWorkerIds = to.devices().stream().mapToInt(Device::worker).distinct().sorted().toArray();
+        this.received = new long[destWorkerIds.length];
+        long shards = 0;
+        for (int rank = 0; rank < to.worldSize(); rank++) {
+            shards += to.tensorsOf(rank).size();
+        }
+        int n = (int) Math.min(Integer.MAX_VALUE - 16, shards);
+        this.shardRank = new IntList(n);
+        this.shardTensor = new IntList(n);
+        this.pieceStart = new IntList(n + 1);
+        this.pieceSource = new IntList(n); // most shards are one piece; more grow the tables
+        this.pieceKind = new ByteList(n);
+        this.remote = new RemotePieces(n / 4);
     }
 
     PlanTable build() {
@@ -73,25 +89,32 @@ final class PlanBuilder {
             Device dest = to.device(rank);
             int sameDevice = from.rankOn(dest);
             int destWorker = Arrays.binarySearch(workerIds, dest.worker());
+            int destIndex = Arrays.binarySearch(destWorkerIds, dest.worker());
             for (int t : tensors) {
-                draft(rank, t, geometry[t].length == 1 ? 0 : tp, sameDevice, destWorker < 0 ? -1 : destWorker);
+                draft(rank, t, geometry[t].length == 1 ? 0 : tp, sameDevice, destWorker < 0 ? -1 : destWorker, destIndex);
             }
         }
         pieceStart.add(pieceSource.size());
         long lowerBound = remote.bytes();
-        Map<Integer, Long> received = balance();
-        Map<Integer, Long> sentBy = new TreeMap<>();
-        for (int w = 0; w < sent.length; w++) {
-            if (sent[w] > 0) {
-                sentBy.put(workerIds[w], sent[w]);
-            }
-        }
-        report = new PlanReport(onDevice, intra, lowerBound, lowerBound, kept, Map.copyOf(sentBy), Map.copyOf(received));
+        balance();
+        report = new PlanReport(onDevice, intra, lowerBound, lowerBound, kept, byWorker(workerIds, sent),
+                byWorker(destWorkerIds, received));
         return new PlanTable(from, to, sourceOf, geometry, shardRank.toArray(), shardTensor.toArray(),
                 pieceStart.toArray(), pieceSource.toArray(), pieceKind.toArray());
     }
 
     private PlanReport report;
+
+    /** The workers with bytes, by worker number. */
+    private static Map<Integer, Long> byWorker(int[] ids, long[] bytes) {
+        Map<Integer, Long> out = new TreeMap<>();
+        for (int w = 0; w < ids.length; w++) {
+            if (bytes[w] > 0) {
+                out.put(ids[w], bytes[w]);
+            }
+        }
+        return Map.copyOf(out);
+    }
 
     /** The report of the plan built (after {@link #build()}). */
     PlanReport report() {
@@ -99,7 +122,7 @@ final class PlanBuilder {
     }
 
     /** The pieces of one destination shard: kept in place, or one per overlapping old cell, sourced nearest first. */
-    private void draft(int rank, int t, int cell, int sameDevice, int destWorker) {
+    private void draft(int rank, int t, int cell, int sameDevice, int destWorker, int destIndex) {
         shardRank.add(rank);
         shardTensor.add(t);
         pieceStart.add(pieceSource.size());
@@ -124,7 +147,7 @@ final class PlanBuilder {
                 piece(Piece.Kind.LOCAL, h.firstOnWorker[destWorker]);
                 intra += g.bytes[k];
             } else {
-                remote.add(pieceSource.size(), g.bytes[k], h, to.device(rank).worker());
+                remote.add(pieceSource.size(), g.bytes[k], h, destIndex);
                 piece(Piece.Kind.REMOTE, h.holders[0]);
             }
         }
@@ -144,34 +167,37 @@ final class PlanBuilder {
         HolderIndex h = byCell[cell];
         if (h == null) {
             h = sets.computeIfAbsent(from.holderSet(source, cell), k -> new HolderIndex(from.holders(source, cell),
-                    workerOfRank, sent));
+                    workerOfRank, sent.length, this::heapOf));
             byCell[cell] = h;
         }
         return h;
     }
 
-    /** Chooses the holder of every remote piece; answers the bytes each worker receives. */
-    private Map<Integer, Long> balance() {
-        Map<Integer, List<HolderIndex>> setsOfWorker = new HashMap<>();
-        for (HolderIndex h : sets.values()) {
+    /** The one heap of these dense workers. */
+    private WorkerHeap heapOf(int[] workers) {
+        return heaps.computeIfAbsent(Arrays.stream(workers).boxed().toList(), k -> new WorkerHeap(workers, sent));
+    }
+
+    /** Chooses the holder of every remote piece; counts the bytes each worker sends and receives. */
+    private void balance() {
+        Map<Integer, List<WorkerHeap>> heapsOfWorker = new HashMap<>();
+        for (WorkerHeap h : heaps.values()) {
             for (int w = 0; w < sent.length; w++) {
-                if (h.hasWorker(w)) {
-                    setsOfWorker.computeIfAbsent(w, x -> new ArrayList<>()).add(h);
+                if (h.has(w)) {
+                    heapsOfWorker.computeIfAbsent(w, x -> new ArrayList<>()).add(h);
                 }
             }
         }
-        HolderIndex[][] byWorker = new HolderIndex[sent.length][];
-        setsOfWorker.forEach((w, l) -> byWorker[w] = l.toArray(new HolderIndex[0]));
-        Map<Integer, Long> received = new TreeMap<>();
+        WorkerHeap[][] byWorker = new WorkerHeap[sent.length][];
+        heapsOfWorker.forEach((w, l) -> byWorker[w] = l.toArray(new WorkerHeap[0]));
         remote.largestFirst((piece, bytes, set, destWorker) -> {
-            int w = set.leastLoaded();
+            int w = set.heap.leastLoaded();
             sent[w] += bytes;
-            for (HolderIndex h : byWorker[w]) {
+            for (WorkerHeap h : byWorker[w]) {
                 h.grew(w);
             }
             pieceSource.set(piece, set.firstOnWorker[w]);
-            received.merge(destWorker, bytes, Long::sum);
+            received[destWorker] += bytes;
         });
-        return received;
     }
 }

@@ -13,16 +13,25 @@ final class RemotePieces {
         void visit(int piece, long bytes, HolderIndex holders, int destWorker);
     }
 
-    private int[] piece = new int[1024];
-    private long[] bytes = new long[1024];
-    private HolderIndex[] holders = new HolderIndex[1024];
-    private int[] destWorker = new int[1024];
+    private int[] piece;
+    private long[] bytes;
+    private HolderIndex[] holders;
+    private int[] destWorker;
     private int size;
     private long total;
 
+    /** @param capacity the expected number of pieces */
+    RemotePieces(int capacity) {
+        int n = Math.max(16, capacity);
+        piece = new int[n];
+        bytes = new long[n];
+        holders = new HolderIndex[n];
+        destWorker = new int[n];
+    }
+
     void add(int p, long b, HolderIndex h, int dest) {
         if (size == piece.length) {
-            int n = Math.multiplyExact(size, 2);
+            int n = Math.addExact(size, size / 2 + 16);
             piece = Arrays.copyOf(piece, n);
             bytes = Arrays.copyOf(bytes, n);
             holders = Arrays.copyOf(holders, n);

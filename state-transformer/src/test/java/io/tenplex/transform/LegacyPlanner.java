@@ -18,7 +18,11 @@ import java.util.Optional;
 import java.util.TreeMap;
 
 /**
- * Computes the plan that turns the state held under one PTC into the state under another.
+ * The planner as it was before {@link PlanBuilder}: objects per piece, a tree set of loads per
+ * holder set. Kept as the oracle of {@link PlannerEquivalenceTest}: the table planner must make
+ * exactly its choices.
+ *
+ * <p>Computes the plan that turns the state held under one PTC into the state under another.
  *
  * <p>For every destination shard, the source cells (the distinct regions of the old partitioning)
  * that overlap it give its pieces. Each piece is taken from the destination device itself when it
