@@ -33,6 +33,8 @@ final class Survivors {
     static final String DURABLE = "durable copy read";
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Survivors.class);
     private static final long TIMEOUT_SECONDS = 10;
+    private static final com.fasterxml.jackson.databind.ObjectMapper MANIFESTS = new com.fasterxml.jackson.databind
+            .ObjectMapper();
 
     /** Where each old rank is read: its worker now, and from which level. */
     record Origin(int worker, String level, int lostWorker) {
@@ -108,6 +110,8 @@ final class Survivors {
         List<Device> devices = new ArrayList<>();
         Map<Integer, Origin> origins = new TreeMap<>();
         Map<Integer, String> recovered = new TreeMap<>(); // lost worker: the level its ranks were brought back from
+        Map<Integer, Integer> copies = levels.replicaTrees() ? copyReads(client, daemons, ring, lost, paths, step, from)
+                : Map.of();
         for (int r = 0; r < from.worldSize(); r++) {
             int w = from.device(r).worker();
             if (!lost.contains(w)) {
@@ -116,8 +120,7 @@ final class Survivors {
                 origins.put(r, new Origin(w, MEMORY, -1));
                 continue;
             }
-            int holder = recovered.containsKey(w) || !levels.replicaTrees() ? -1
-                    : holder(client, daemons, ring, lost, paths, step, r, w);
+            int holder = recovered.containsKey(w) ? -1 : copies.getOrDefault(r, -1);
             String level = PARTNER;
             if (holder < 0) {
                 level = elsewhere(self, levels, recovered, w, lost, step, ranksOf(from, w));
@@ -158,15 +161,46 @@ final class Survivors {
         }
     }
 
-    private static int holder(DaemonClient client, Map<Integer, InetSocketAddress> daemons, Ring ring, Set<Integer> lost,
-            JobLayout paths, long step, int rank, int worker) throws InterruptedException {
-        for (int p : ring.after(worker)) {
-            if (!lost.contains(p) && daemons.containsKey(p)
-                    && answers(client.readValue(daemons.get(p), paths.replicaManifest(step, rank)))) {
-                return p;
+    /**
+     * Where each lost rank with a complete partner copy is read ({@link CopyReads}): every surviving
+     * partner after its worker in the ring that holds the copy's manifest is asked, and the ranks are
+     * spread over them by bytes. A rank missing here has no copy on a survivor.
+     */
+    private static Map<Integer, Integer> copyReads(DaemonClient client, Map<Integer, InetSocketAddress> daemons,
+            Ring ring, Set<Integer> lost, JobLayout paths, long step, Ptc from) throws InterruptedException {
+        Map<Integer, List<Integer>> holders = new TreeMap<>();
+        Map<Integer, Long> bytes = new TreeMap<>();
+        for (int rank = 0; rank < from.worldSize(); rank++) {
+            int worker = from.device(rank).worker();
+            if (!lost.contains(worker)) {
+                continue;
+            }
+            for (int p : ring.after(worker)) {
+                if (lost.contains(p) || !daemons.containsKey(p)) {
+                    continue;
+                }
+                Long size = manifestBytes(client.readValue(daemons.get(p), paths.replicaManifest(step, rank)));
+                if (size != null) {
+                    holders.computeIfAbsent(rank, x -> new ArrayList<>()).add(p);
+                    bytes.put(rank, size);
+                }
             }
         }
-        return -1;
+        return CopyReads.assign(holders, bytes);
+    }
+
+    /** The bytes a copy's manifest names, or null when it does not answer within the timeout. */
+    private static Long manifestBytes(CompletableFuture<DaemonClient.SavedValue> call) throws InterruptedException {
+        try {
+            byte[] m = call.get(TIMEOUT_SECONDS, TimeUnit.SECONDS).bytes();
+            try {
+                return MANIFESTS.readValue(m, SealManifest.class).bytes();
+            } catch (IOException unreadable) {
+                return 0L; // the copy is there; its size only weighs the choice
+            }
+        } catch (ExecutionException | TimeoutException e) {
+            return null;
+        }
     }
 
     /**
