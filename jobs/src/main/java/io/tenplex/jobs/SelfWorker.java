@@ -12,15 +12,18 @@ public final class SelfWorker {
     private SelfWorker() {
     }
 
-    /** {@code host:port} of a bound address; a wildcard address is named by this host's address. */
-    static String address(InetSocketAddress bound) {
-        if (bound.getAddress() == null || !bound.getAddress().isAnyLocalAddress()) {
-            return bound.getHostString() + ":" + bound.getPort();
-        }
+    /** The {@code host:port} other daemons reach a daemon bound to {@code address} at (this host's address for any). */
+    public static String address(InetSocketAddress address) {
+        String host = address.getAddress() != null && address.getAddress().isAnyLocalAddress() ? localHost()
+                : address.getHostString();
+        return host + ":" + address.getPort();
+    }
+
+    private static String localHost() {
         try {
-            return InetAddress.getLocalHost().getHostAddress() + ":" + bound.getPort();
+            return InetAddress.getLocalHost().getHostAddress();
         } catch (java.net.UnknownHostException e) {
-            return "127.0.0.1:" + bound.getPort();
+            return "127.0.0.1";
         }
     }
 

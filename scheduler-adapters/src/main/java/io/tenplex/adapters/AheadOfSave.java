@@ -1,9 +1,9 @@
 package io.tenplex.adapters;
 
 import io.tenplex.jobs.Jobs;
-import io.tenplex.jobs.ParallelConfigJson;
-import io.tenplex.jobs.PlanAhead;
-import io.tenplex.jobs.ReconfigureRequest;
+import io.tenplex.jobs.common.ParallelConfigJson;
+import io.tenplex.jobs.reconfigure.PlanAhead;
+import io.tenplex.jobs.reconfigure.ReconfigureRequest;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.ParallelConfig;
 import java.net.InetSocketAddress;

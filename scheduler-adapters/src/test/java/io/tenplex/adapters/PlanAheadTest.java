@@ -7,9 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.tenplex.jobs.ConfigJson;
+import io.tenplex.jobs.common.ConfigJson;
 import io.tenplex.jobs.FakeCluster;
-import io.tenplex.jobs.JobLayout;
+import io.tenplex.jobs.common.JobLayout;
 import io.tenplex.jobs.SavedJobs;
 import io.tenplex.ptc.MegatronLayout;
 import io.tenplex.ptc.Model;
