@@ -341,7 +341,8 @@ public final class Jobs implements Sealer {
                 Map<Integer, String> origins = new java.util.TreeMap<>();
                 around.sources().origins().forEach((rank, o) -> origins.put(rank, o.toString()));
                 Ptc placed = around.sources().from();
-                return new Planned(PlanAhead.plan(ahead, placed, to), placed, around.sources().sourceDir(),
+                return new Planned(PlanAhead.around(ahead, placed, to, around.sources().copies()), placed,
+                        around.sources().sourceDir(),
                         around.step(), origins);
             }
         }

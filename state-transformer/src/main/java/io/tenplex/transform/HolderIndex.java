@@ -11,10 +11,12 @@ import java.util.function.Function;
 final class HolderIndex {
     /** The holding ranks, ascending (shared with the PTC: do not modify). */
     final int[] holders;
-    /** Per dense worker: the lowest holding rank on it, or -1. */
+    /** Per dense worker: the lowest holding rank on it (else the lowest with a copy there), or -1. */
     final int[] firstOnWorker;
     /** The holding workers by what they have sent. */
     final WorkerHeap heap;
+    /** The holding workers (dense), ascending. */
+    final int[] workers;
     private final boolean[] holds;
 
     /**
@@ -24,6 +26,14 @@ final class HolderIndex {
      * @param heaps the heap of a list of dense workers (ascending), shared by equal lists
      */
     HolderIndex(int[] holders, int[] workerOfRank, int workers, Function<int[], WorkerHeap> heaps) {
+        this(holders, workerOfRank, new int[0][], workers, heaps);
+    }
+
+    /**
+     * @param copyWorkers per rank, the dense workers keeping a complete copy of its tree (none when
+     *     the rank is past the array's end or its entry is null); a copy counts as the rank on that worker
+     */
+    HolderIndex(int[] holders, int[] workerOfRank, int[][] copyWorkers, int workers, Function<int[], WorkerHeap> heaps) {
         this.holders = holders;
         this.firstOnWorker = new int[workers];
         Arrays.fill(firstOnWorker, -1);
@@ -37,6 +47,15 @@ final class HolderIndex {
                 n++;
             }
         }
+        for (int h : holders) { // copies after every rank's own worker: a worker's own rank is read first
+            int[] extra = h < copyWorkers.length ? copyWorkers[h] : null;
+            for (int w : extra == null ? new int[0] : extra) {
+                if (firstOnWorker[w] < 0) {
+                    firstOnWorker[w] = h;
+                    n++;
+                }
+            }
+        }
         int[] mine = new int[n];
         n = 0;
         for (int w = 0; w < workers; w++) {
@@ -44,6 +63,7 @@ final class HolderIndex {
                 mine[n++] = w;
             }
         }
+        this.workers = mine;
         this.heap = heaps.apply(mine);
     }
 

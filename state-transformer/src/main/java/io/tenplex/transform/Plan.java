@@ -98,7 +98,8 @@ public final class Plan {
                             + " saved " + p.sourceKey() + " (needed by rank " + s.destRank() + ")");
                 }
                 int rank = holders.get(0);
-                io.tenplex.ptc.Device d = sourceDevices.get(rank);
+                io.tenplex.ptc.Device d = rank == p.sourceRank() && p.sourceDevice() != null ? p.sourceDevice()
+                        : sourceDevices.get(rank); // the piece's own source: a copy of the rank's tree, when recovering
                 Piece.Kind kind = rank == p.sourceRank() ? p.kind()
                         : d.equals(s.destDevice()) ? Piece.Kind.SPLIT
                                 : d.worker() == s.destDevice().worker() ? Piece.Kind.LOCAL : Piece.Kind.REMOTE;

@@ -27,6 +27,8 @@ final class PlanBuilder {
     private final Map<Long, HolderIndex> sets = new HashMap<>();
     private final Map<List<Integer>, WorkerHeap> heaps = new HashMap<>();
     private final int[] workerOfRank;
+    private final int[][] copyWorkers;
+    private final int copySpare;
     private final int[] workerIds;
     private final long[] sent;
     private final int[] destWorkerIds;
@@ -36,12 +38,18 @@ final class PlanBuilder {
     private final IntList pieceStart;
     private final IntList pieceSource;
     private final ByteList pieceKind;
+    private final IntList pieceCopy;
     private final RemotePieces remote;
     private long onDevice;
     private long intra;
     private long kept;
 
     PlanBuilder(Ptc from, Ptc to) {
+        this(from, to, Map.of());
+    }
+
+    /** @param copies per old rank, other workers keeping a complete copy of its tree (read there when it is cheaper) */
+    PlanBuilder(Ptc from, Ptc to, Map<Integer, List<Integer>> copies) {
         this.from = from;
         this.to = to;
         List<TensorSpec> toTensors = to.model().tensors();
@@ -56,11 +64,16 @@ final class PlanBuilder {
             geometry[i] = new ShardGeometry[to.cells(toTensors.get(i))];
         }
         this.holderIndex = new HolderIndex[from.model().tensors().size()][];
-        this.workerIds = from.devices().stream().mapToInt(Device::worker).distinct().sorted().toArray();
+        this.workerIds = java.util.stream.IntStream.concat(from.devices().stream().mapToInt(Device::worker),
+                copies.values().stream().flatMap(List::stream).mapToInt(Integer::intValue)).distinct().sorted().toArray();
         this.workerOfRank = new int[from.worldSize()];
         for (int r = 0; r < workerOfRank.length; r++) {
             workerOfRank[r] = Arrays.binarySearch(workerIds, from.device(r).worker());
         }
+        this.copyWorkers = new int[copies.isEmpty() ? 0 : from.worldSize()][];
+        copies.forEach((rank, ws) -> copyWorkers[rank] = ws.stream().mapToInt(w -> Arrays.binarySearch(workerIds, w))
+                .filter(w -> w != workerOfRank[rank]).toArray());
+        this.copySpare = from.devices().stream().mapToInt(Device::local).max().orElse(0) + 1;
         this.sent = new long[workerIds.length];
         this.destWorkerIds = to.devices().stream().mapToInt(Device::worker).distinct().sorted().toArray();
         this.received = new long[destWorkerIds.length];
@@ -74,6 +87,7 @@ final class PlanBuilder {
         this.pieceStart = new IntList(n + 1);
         this.pieceSource = new IntList(n); // most shards are one piece; more grow the tables
         this.pieceKind = new ByteList(n);
+        this.pieceCopy = copies.isEmpty() ? null : new IntList(n);
         this.remote = new RemotePieces(n / 4);
     }
 
@@ -100,7 +114,8 @@ final class PlanBuilder {
         report = new PlanReport(onDevice, intra, lowerBound, lowerBound, kept, byWorker(workerIds, sent),
                 byWorker(destWorkerIds, received));
         return new PlanTable(from, to, sourceOf, geometry, shardRank.toArray(), shardTensor.toArray(),
-                pieceStart.toArray(), pieceSource.toArray(), pieceKind.toArray());
+                pieceStart.toArray(), pieceSource.toArray(), pieceKind.toArray(),
+                pieceCopy == null ? null : pieceCopy.toArray(), copySpare);
     }
 
     private PlanReport report;
@@ -144,7 +159,7 @@ final class PlanBuilder {
                 piece(Piece.Kind.SPLIT, sameDevice);
                 onDevice += g.bytes[k];
             } else if (destWorker >= 0 && h.firstOnWorker[destWorker] >= 0) {
-                piece(Piece.Kind.LOCAL, h.firstOnWorker[destWorker]);
+                piece(Piece.Kind.LOCAL, h.firstOnWorker[destWorker], destWorker);
                 intra += g.bytes[k];
             } else {
                 remote.add(pieceSource.size(), g.bytes[k], h, destIndex);
@@ -154,8 +169,16 @@ final class PlanBuilder {
     }
 
     private void piece(Piece.Kind kind, int source) {
+        piece(kind, source, -1);
+    }
+
+    /** @param worker the dense worker it is read on when that is not the rank's own (a copy), else -1 */
+    private void piece(Piece.Kind kind, int source, int worker) {
         pieceKind.add((byte) kind.ordinal());
         pieceSource.add(source);
+        if (pieceCopy != null) {
+            pieceCopy.add(worker >= 0 && worker != workerOfRank[source] ? workerIds[worker] : -1);
+        }
     }
 
     private HolderIndex holders(int f, TensorSpec source, int cell) {
@@ -167,7 +190,7 @@ final class PlanBuilder {
         HolderIndex h = byCell[cell];
         if (h == null) {
             h = sets.computeIfAbsent(from.holderSet(source, cell), k -> new HolderIndex(from.holders(source, cell),
-                    workerOfRank, sent.length, this::heapOf));
+                    workerOfRank, copyWorkers, sent.length, this::heapOf));
             byCell[cell] = h;
         }
         return h;
@@ -190,14 +213,63 @@ final class PlanBuilder {
         }
         WorkerHeap[][] byWorker = new WorkerHeap[sent.length][];
         heapsOfWorker.forEach((w, l) -> byWorker[w] = l.toArray(new WorkerHeap[0]));
+        int[] chosen = new int[remote.size()];
+        int[] at = {0};
         remote.largestFirst((piece, bytes, set, destWorker) -> {
+            chosen[at[0]++] = set.heap.leastLoaded();
             int w = set.heap.leastLoaded();
             sent[w] += bytes;
             for (WorkerHeap h : byWorker[w]) {
                 h.grew(w);
             }
-            pieceSource.set(piece, set.firstOnWorker[w]);
+            int source = set.firstOnWorker[w];
+            pieceSource.set(piece, source);
+            if (pieceCopy != null) {
+                pieceCopy.set(piece, w != workerOfRank[source] ? workerIds[w] : -1);
+            }
             received[destWorker] += bytes;
         });
+        if (copyWorkers.length > 0) {
+            refine(chosen);
+        }
+    }
+
+    /**
+     * With copies, holder sets overlap unevenly and the greedy choice can leave one sender busier
+     * than needed: moves remote pieces, largest first, from a sender to a holder that would still send
+     * less after taking the piece, until no move helps (at most a few passes). Each move lowers the
+     * larger of the two senders' loads, so the busiest sender never gets busier.
+     *
+     * @param chosen per remote piece in largest-first order, the dense worker chosen
+     */
+    private void refine(int[] chosen) {
+        int[] order = remote.order();
+        for (int pass = 0; pass < 8; pass++) {
+            boolean moved = false;
+            for (int k = 0; k < order.length; k++) {
+                int i = order[k];
+                long b = remote.bytes(i);
+                HolderIndex set = remote.holders(i);
+                int w = chosen[k];
+                int alt = w;
+                for (int x : set.workers) {
+                    if (sent[x] < sent[alt]) {
+                        alt = x;
+                    }
+                }
+                if (alt != w && sent[alt] + b < sent[w]) {
+                    sent[w] -= b;
+                    sent[alt] += b;
+                    chosen[k] = alt;
+                    int source = set.firstOnWorker[alt];
+                    pieceSource.set(remote.piece(i), source);
+                    pieceCopy.set(remote.piece(i), alt != workerOfRank[source] ? workerIds[alt] : -1);
+                    moved = true;
+                }
+            }
+            if (!moved) {
+                return;
+            }
+        }
     }
 }

@@ -29,14 +29,19 @@ final class PlanTable extends AbstractList<ShardPlan> implements RandomAccess {
     private final int[] pieceStart;
     private final int[] pieceSource;
     private final byte[] pieceKind;
+    private final int[] pieceCopy;
+    private final int copySpare;
 
     /**
      * @param sourceOf per new tensor, the index of the old tensor it is made of
      * @param geometry per new tensor and new cell, its geometry (filled for every shard listed)
      * @param pieceStart per shard, the index of its first piece, and the piece count last
+     * @param pieceCopy per piece, the worker keeping the copy of its rank's tree it is read from, or -1
+     *     (null: every piece is read from its rank)
+     * @param copySpare the device number of a copy on a worker is {@code copySpare + rank}
      */
     PlanTable(Ptc from, Ptc to, int[] sourceOf, ShardGeometry[][] geometry, int[] shardRank, int[] shardTensor,
-            int[] pieceStart, int[] pieceSource, byte[] pieceKind) {
+            int[] pieceStart, int[] pieceSource, byte[] pieceKind, int[] pieceCopy, int copySpare) {
         this.from = from;
         this.to = to;
         this.toTensors = to.model().tensors();
@@ -48,6 +53,14 @@ final class PlanTable extends AbstractList<ShardPlan> implements RandomAccess {
         this.pieceStart = pieceStart;
         this.pieceSource = pieceSource;
         this.pieceKind = pieceKind;
+        this.pieceCopy = pieceCopy;
+        this.copySpare = copySpare;
+    }
+
+    /** Where piece {@code j} is read: its rank's device, or a device of its own on the worker keeping a copy. */
+    private Device sourceDevice(int j, int rank) {
+        int copy = pieceCopy == null ? -1 : pieceCopy[j];
+        return copy < 0 ? from.device(rank) : new Device(copy, copySpare + rank);
     }
 
     @Override
@@ -81,7 +94,7 @@ final class PlanTable extends AbstractList<ShardPlan> implements RandomAccess {
                 int c = g.cells[k];
                 int src = pieceSource[first + k];
                 pieces[k] = Planner.piece(from, st, from.cell(st, c), g.global[k], g.region, from.holders(st, c))
-                        .withSource(KINDS[pieceKind[first + k]], src, from.device(src));
+                        .withSource(KINDS[pieceKind[first + k]], src, sourceDevice(first + k, src));
             }
         }
         return new ShardPlan(rank, dest, dt.name(), to.key(dt), g.region.shape(), dt.dtype(), List.of(pieces),

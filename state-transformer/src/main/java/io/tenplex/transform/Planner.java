@@ -28,8 +28,21 @@ public final class Planner {
     }
 
     public static Plan plan(Ptc from, Ptc to) {
+        return plan(from, to, java.util.Map.of());
+    }
+
+    /**
+     * As {@link #plan(Ptc, Ptc)}, where other workers also keep complete copies of old ranks' trees
+     * (partner copies, when recovering around lost workers): a copy counts as its rank on that worker,
+     * so a piece is read from a copy on the destination's worker, and remote pieces are balanced over
+     * the copies' workers too. Such a piece names its rank, and as its source device a device of its
+     * own on the copy's worker ({@code max local + 1 + rank}).
+     *
+     * @param copies per old rank, the workers keeping a complete copy of its tree
+     */
+    public static Plan plan(Ptc from, Ptc to, java.util.Map<Integer, List<Integer>> copies) {
         checkSameModel(from, to);
-        PlanBuilder b = new PlanBuilder(from, to);
+        PlanBuilder b = new PlanBuilder(from, to, copies);
         PlanTable shards = b.build();
         return new Plan(from.config(), to.config(), shards, values(from, to), b.report(), from.devices());
     }

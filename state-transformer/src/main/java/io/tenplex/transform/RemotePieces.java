@@ -52,6 +52,13 @@ final class RemotePieces {
 
     /** Visits every piece, largest first, equal sizes in the order they were added. */
     void largestFirst(Visitor v) {
+        for (int i : order()) {
+            v.visit(piece[i], bytes[i], holders[i], destWorker[i]);
+        }
+    }
+
+    /** The pieces' indexes, largest first, equal sizes in the order they were added. */
+    int[] order() {
         long[] sizes = Arrays.copyOf(bytes, size);
         Arrays.sort(sizes);
         int distinct = 0;
@@ -74,8 +81,22 @@ final class RemotePieces {
         for (int i = 0; i < size; i++) {
             order[start[bucket[i]]++] = i;
         }
-        for (int i : order) {
-            v.visit(piece[i], bytes[i], holders[i], destWorker[i]);
-        }
+        return order;
+    }
+
+    int size() {
+        return size;
+    }
+
+    int piece(int i) {
+        return piece[i];
+    }
+
+    long bytes(int i) {
+        return bytes[i];
+    }
+
+    HolderIndex holders(int i) {
+        return holders[i];
     }
 }

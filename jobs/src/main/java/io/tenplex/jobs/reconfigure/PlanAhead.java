@@ -21,6 +21,7 @@ public final class PlanAhead {
     private Ptc from;
     private Ptc to;
     private long millis = -1;
+    private boolean aroundLost;
     private volatile String outcome = "not used yet";
 
     /** A plan of {@code from -> to}: made and kept when {@code ahead} is empty, reused when its inputs match. */
@@ -37,7 +38,7 @@ public final class PlanAhead {
                 ahead.millis = (System.nanoTime() - t) / 1_000_000;
                 return ahead.plan;
             }
-            String differs = differs("old", ahead.from, from);
+            String differs = ahead.aroundLost ? "workers lost when it was made answer now" : differs("old", ahead.from, from);
             if (differs == null) {
                 differs = differs("new", ahead.to, to);
             }
@@ -48,6 +49,32 @@ public final class PlanAhead {
             long t = System.nanoTime();
             Plan again = Planner.plan(from, to);
             ahead.outcome = "re-planned in " + (System.nanoTime() - t) / 1_000_000 + " ms: " + differs;
+            return again;
+        }
+    }
+
+    /**
+     * A plan around lost workers, reading partner copies too ({@link Planner#plan(Ptc, Ptc, java.util.Map)});
+     * never one made ahead (which assumed every worker answers).
+     */
+    public static Plan around(PlanAhead ahead, Ptc from, Ptc to, java.util.Map<Integer, java.util.List<Integer>> copies) {
+        if (ahead == null) {
+            return Planner.plan(from, to, copies);
+        }
+        synchronized (ahead) {
+            if (ahead.plan == null) {
+                long t = System.nanoTime();
+                ahead.plan = Planner.plan(from, to, copies);
+                ahead.from = from;
+                ahead.to = to;
+                ahead.millis = (System.nanoTime() - t) / 1_000_000;
+                ahead.aroundLost = true;
+                return ahead.plan;
+            }
+            long t = System.nanoTime();
+            Plan again = Planner.plan(from, to, copies);
+            ahead.outcome = "re-planned in " + (System.nanoTime() - t) / 1_000_000 + " ms: workers were lost since the "
+                    + "plan was made; planned around them";
             return again;
         }
     }

@@ -45,7 +45,6 @@ public final class Survivors {
         @Override
         public String toString() {
             return level.equals(MEMORY) ? "memory of worker " + worker
-                    : lostWorker < 0 ? level + " on worker " + worker + " (read there to spread the load)"
                     : level + " on worker " + worker + " (worker " + lostWorker + " lost)";
         }
     }
@@ -84,8 +83,11 @@ public final class Survivors {
         }
     }
 
-    /** The re-placed old configuration, the source directory and each rank's origin. */
-    public record Sources(Ptc from, String sourceDir, Map<Integer, Origin> origins) {
+    /**
+     * The re-placed old configuration, the source directory, each rank's origin, and per rank the
+     * surviving workers that keep a complete partner copy of its tree (the planner reads there too).
+     */
+    public record Sources(Ptc from, String sourceDir, Map<Integer, Origin> origins, Map<Integer, List<Integer>> copies) {
     }
 
     private Survivors() {
@@ -137,8 +139,8 @@ public final class Survivors {
             origins.put(r, new Origin(holder, level, w));
         }
         Ptc placed = new Ptc(from.model(), from.config(), from.layout(), from.stages(), devices);
-        return CopyRoutes.balance(new Sources(placed, levels.replicaTrees() ? JobLayout.replicasDir(step)
-                : Generations.sourceDir(step), origins), to, found.holders(), spare);
+        return new Sources(placed, levels.replicaTrees() ? JobLayout.replicasDir(step) : Generations.sourceDir(step),
+                origins, found.holders());
     }
 
     private static Set<Integer> lost(Ptc from, Map<Integer, InetSocketAddress> daemons, DaemonClient client)
