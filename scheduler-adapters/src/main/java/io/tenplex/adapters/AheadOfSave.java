@@ -9,14 +9,16 @@ import io.tenplex.ptc.ParallelConfig;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
  * Planning a resource change while the job trains towards its stop step: a plan needs the model and
  * the old and new configurations, not the saved bytes, so the change chooses its configuration and
- * plans from the configuration of the job's current generation (the one the ranks run under) as soon
- * as the stop flag is up. The reconfiguration then checks the plan's inputs against the generation
+ * plans as soon as the stop flag is up, from the configuration the ranks run under: the last change's
+ * that committed here when it moved the job's current generation (the ranks were relaunched under
+ * it and have not saved since), else the current generation's. The reconfiguration then checks the plan's inputs against the generation
  * the ranks saved and plans again when they differ ({@link PlanAhead}).
  */
 final class AheadOfSave {
@@ -32,8 +34,8 @@ final class AheadOfSave {
      * configuration; null, said in an event, when it cannot be planned yet (no generation, no model):
      * the change then chooses and plans after the save, as it would have.
      */
-    static Planned plan(Jobs jobs, String job, long before, Supplier<ParallelConfig> choose, List<Device> devices,
-            Map<Integer, InetSocketAddress> daemons, Consumer<String> event) {
+    static Planned plan(Jobs jobs, String job, long before, ResourceChangeStatus running, Supplier<ParallelConfig> choose,
+            List<Device> devices, Map<Integer, InetSocketAddress> daemons, Consumer<String> event) {
         if (before < 0) {
             event.accept("not planned ahead: job " + job + " has no complete generation to take the configuration of"
                     + " the save from; planning after the save");
@@ -42,9 +44,17 @@ final class AheadOfSave {
         try {
             ParallelConfig c = choose.get();
             long t = System.nanoTime();
-            PlanAhead ahead = jobs.planAhead(ReconfigureRequest.ofGeneration(job, before,
-                    ParallelConfigJson.placement(c, devices), daemons));
-            event.accept(ahead.describe() + ", assuming the model and configuration of generation " + before + " ("
+            ReconfigureRequest r = ReconfigureRequest.ofGeneration(job, before, ParallelConfigJson.placement(c, devices),
+                    daemons);
+            boolean moved = running != null && running.config() != null && running.generation() != null
+                    && running.generation() == before; // the ranks run under that change's output, not under `before`'s
+            if (moved) {
+                r = new ReconfigureRequest(job, null, running.config(), r.to(), r.generation(), false, OptionalLong.empty(),
+                        daemons, -1, OptionalLong.empty(), OptionalLong.empty(), null);
+            }
+            PlanAhead ahead = jobs.planAhead(r);
+            event.accept(ahead.describe() + ", assuming the model and " + (moved ? "the configuration of change "
+                    + running.id() + " (the ranks run under it)" : "configuration of generation " + before) + " ("
                     + (System.nanoTime() - t) / 1_000_000 + " ms in all)");
             return new Planned(c, ahead);
         } catch (Exception e) {

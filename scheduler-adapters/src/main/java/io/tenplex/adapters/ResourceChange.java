@@ -168,6 +168,13 @@ public final class ResourceChange implements Registry.Finishing {
         this.daemons = spec.daemons();
     }
 
+    private ResourceChangeStatus running;
+
+    /** The job's last committed change (its ranks run under its configuration unless they saved since), or null. */
+    void runningUnder(ResourceChangeStatus last) {
+        this.running = last;
+    }
+
     /** Who is told when the change has committed (before {@link #begin()}). */
     void listeners(List<CommitListener> l) {
         this.listeners = List.copyOf(l);
@@ -247,7 +254,7 @@ public final class ResourceChange implements Registry.Finishing {
             if (spec.recover()) {
                 current();
             } else {
-                ahead = AheadOfSave.plan(jobs, job, before, this::choose, spec.devices(), daemons, this::event);
+                ahead = AheadOfSave.plan(jobs, job, before, running, this::choose, spec.devices(), daemons, this::event);
                 awaitSave();
             }
             phase("stop", t);

@@ -55,9 +55,16 @@ class PlanAheadTest {
 
     /** Every rank saves and seals {@code step} of model {@code m} on its worker's daemon. */
     private Map<String, byte[]> saveAndSeal(Model m, long step, long seed) throws Exception {
-        Ptc ptc = ConfigJson.ptc(m, from(), "from");
-        for (int rank = 0; rank < ptc.worldSize() && step > 10; rank++) { // the ranks' trees of the save before
-            cluster.store(ptc.device(rank).worker()).delete(LAYOUT.savedRank(rank));
+        return saveAndSeal(m, from(), step, seed);
+    }
+
+    /** As {@link #saveAndSeal(Model, long, long)}, under {@code config}. */
+    private Map<String, byte[]> saveAndSeal(Model m, JsonNode config, long step, long seed) throws Exception {
+        Ptc ptc = ConfigJson.ptc(m, config, "from");
+        for (int w = 0; w < 2 && step > 10; w++) { // the ranks' trees of the save before
+            if (cluster.store(w).stat(LAYOUT.source()).isPresent()) {
+                cluster.store(w).delete(LAYOUT.source());
+            }
         }
         Map<String, byte[]> full = SavedJobs.save(cluster.stores(), LAYOUT, ptc, seed);
         for (int rank = 0; rank < ptc.worldSize(); rank++) {
@@ -68,7 +75,7 @@ class PlanAheadTest {
         }
         for (int rank = 0; rank < ptc.worldSize(); rank++) {
             int w = ptc.device(rank).worker();
-            cluster.jobs(w).seal("j", step, rank, ptc.worldSize(), from(), cluster.daemons()).get(30, TimeUnit.SECONDS);
+            cluster.jobs(w).seal("j", step, rank, ptc.worldSize(), config, cluster.daemons()).get(30, TimeUnit.SECONDS);
         }
         return full;
     }
@@ -141,6 +148,37 @@ class PlanAheadTest {
         assertTrue(events.get(replanned).contains("the model differs"), events.get(replanned));
         assertFalse(events.toString().contains("plan made ahead used"), events.toString());
         assertMoved(longer, full);
+    }
+
+    @Test
+    void secondChange_beforeTheRanksSavedAgain_isPlannedFromTheFirstChangesConfiguration() throws Exception {
+        describe(model);
+        saveAndSeal(model, 10, 3);
+        ResourceChanges changes = new ResourceChanges(cluster.jobs(0));
+        ResourceChange first = changes.start("j", json.readTree(TO));
+        saveAndSeal(model, 20, 4);
+        first.finished().get(60, TimeUnit.SECONDS);
+        assertEquals(ResourceChange.State.DONE, first.state(), String.valueOf(first.describe()));
+        // the ranks were relaunched under (4,1,1) from generation 20 and have not saved since
+        ResourceChange second = changes.start("j", json.readTree("{\"size\": 4, \"devicesPerWorker\": 2,"
+                + " \"config\": {\"tp\": 2, \"pp\": 1, \"dp\": 2}}"));
+        int planned = awaitEvent(second, "planned ahead");
+        assertTrue(second.describe().events().get(planned).contains("configuration of change " + first.id()),
+                second.describe().events().get(planned));
+        JsonNode running = json.readTree("{\"tp\": 4, \"pp\": 1, \"dp\": 1, \"devicesPerWorker\": 2}");
+        Map<String, byte[]> full = saveAndSeal(model, running, 30, 5);
+        second.finished().get(60, TimeUnit.SECONDS);
+        assertEquals(ResourceChange.State.DONE, second.state(), String.valueOf(second.describe()));
+        assertTrue(indexOf(second.describe().events(), "plan made ahead used") >= 0, second.describe().events()
+                .toString());
+        Ptc back = ConfigJson.ptc(model, from(), "to");
+        var want = ReferenceInterpreter.shard(back, full);
+        for (int rank = 0; rank < back.worldSize(); rank++) {
+            for (var e : want.get(rank).entrySet()) {
+                assertArrayEquals(e.getValue().data(), SavedJobs.bytes(cluster.store(back.device(rank).worker()),
+                        "/job/j/load/" + rank + "/" + e.getKey()), "rank " + rank + " " + e.getKey());
+            }
+        }
     }
 
     @Test
