@@ -44,6 +44,14 @@ public final class Plan {
         return shards;
     }
 
+    /** The workers of the destination devices, ascending (read without building the shards). */
+    public List<Integer> destWorkers() {
+        if (shards instanceof PlanTable t) {
+            return t.destWorkers();
+        }
+        return shards.stream().map(s -> s.destDevice().worker()).distinct().sorted().toList();
+    }
+
     /** Pieces in all destination shards. */
     public long pieceCount() {
         if (shards instanceof PlanTable t) {

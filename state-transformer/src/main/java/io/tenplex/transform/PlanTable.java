@@ -68,6 +68,19 @@ final class PlanTable extends AbstractList<ShardPlan> implements RandomAccess {
         return shardRank.length;
     }
 
+    /** The workers of the destination devices, ascending. */
+    List<Integer> destWorkers() {
+        java.util.TreeSet<Integer> out = new java.util.TreeSet<>();
+        int last = -1;
+        for (int rank : shardRank) {
+            if (rank != last) {
+                out.add(to.device(rank).worker());
+                last = rank;
+            }
+        }
+        return List.copyOf(out);
+    }
+
     /** Pieces in all shards. */
     long pieces() {
         return pieceStart[shardRank.length];
