@@ -3,6 +3,7 @@ package io.tenplex.adapters;
 import io.tenplex.jobs.Jobs;
 import io.tenplex.jobs.common.ParallelConfigJson;
 import io.tenplex.jobs.reconfigure.PlanAhead;
+import io.tenplex.jobs.reconfigure.Reconfiguration;
 import io.tenplex.jobs.reconfigure.ReconfigureRequest;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.ParallelConfig;
@@ -61,5 +62,16 @@ final class AheadOfSave {
             event.accept("not planned ahead (" + e.getMessage() + "); planning after the save");
             return null;
         }
+    }
+
+    /** Starts the reconfiguration of {@code generation} to {@code c}, with the plan made ahead when it still fits. */
+    static Reconfiguration start(Jobs jobs, String job, long generation, ParallelConfig c, List<Device> devices,
+            Map<Integer, InetSocketAddress> daemons, Planned ahead, Consumer<String> event) throws java.io.IOException {
+        Reconfiguration r = jobs.reconfigure(ReconfigureRequest.ofGeneration(job, generation,
+                ParallelConfigJson.placement(c, devices), daemons), ahead != null ? ahead.plan() : null);
+        if (ahead != null) {
+            event.accept(ahead.plan().outcome());
+        }
+        return r;
     }
 }

@@ -1,6 +1,10 @@
 package io.tenplex.adapters;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.tenplex.adapters.downtime.ChangeTimes;
+import io.tenplex.adapters.downtime.DowntimeMetrics;
+import io.tenplex.adapters.downtime.DowntimeReports;
+import io.tenplex.adapters.downtime.DowntimeSplit;
 import io.tenplex.jobs.Jobs;
 import io.tenplex.jobs.StopFlags;
 import io.tenplex.jobs.common.ConfigJson;
@@ -10,7 +14,6 @@ import io.tenplex.jobs.common.ParallelConfigJson;
 import io.tenplex.jobs.generations.Generations;
 import io.tenplex.jobs.generations.JobMetrics;
 import io.tenplex.jobs.reconfigure.Reconfiguration;
-import io.tenplex.jobs.reconfigure.ReconfigureRequest;
 import io.tenplex.jobs.reconfigure.Registry;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.Model;
@@ -26,11 +29,10 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The job lifecycle behind every scheduler adapter (paper §5.1): a resource change raises the job's
- * stop flag, chooses the new configuration (given, or by a {@link Parallelizer}) and plans the change
- * ({@link AheadOfSave}), waits until every rank has saved (a complete generation newer than the one
- * before the change), reconfigures (with the plan made ahead when the save matches it), reports,
- * and clears the stop flag for the relaunched ranks. A failure at any step clears the flag too, leaves
- * the previous generation as it was and is reported with its reason.
+ * stop flag, chooses the configuration (given, or by a {@link Parallelizer}) and plans ({@link AheadOfSave}),
+ * waits until every rank has saved (a generation newer than the one before the change), reconfigures
+ * (with the plan made ahead when the save matches it), reports, and clears the stop flag for the
+ * relaunched ranks. A failure at any step clears the flag too, leaves the previous generation as it was.
  */
 public final class ResourceChange implements Registry.Finishing {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ResourceChange.class);
@@ -154,6 +156,8 @@ public final class ResourceChange implements Registry.Finishing {
     private volatile Reconfiguration reconfiguration;
     private volatile boolean cancelled;
     private List<CommitListener> listeners = List.of();
+    private final ChangeTimes times = new ChangeTimes();
+    private DowntimeReports reports;
 
     private volatile long finishedAt;
 
@@ -168,16 +172,13 @@ public final class ResourceChange implements Registry.Finishing {
         this.daemons = spec.daemons();
     }
 
-    private ResourceChangeStatus running;
-
     /** The job's last committed change (its ranks run under its configuration unless they saved since), or null. */
-    void runningUnder(ResourceChangeStatus last) {
-        this.running = last;
-    }
+    volatile ResourceChangeStatus running;
 
-    /** Who is told when the change has committed (before {@link #begin()}). */
-    void listeners(List<CommitListener> l) {
+    /** Who is told when the change has committed, and where the ranks' downtime marks are (before {@link #begin()}). */
+    void listeners(List<CommitListener> l, DowntimeReports r) {
         this.listeners = List.copyOf(l);
+        this.reports = r;
     }
 
     private void tellCommitted(ParallelConfig c) {
@@ -262,7 +263,9 @@ public final class ResourceChange implements Registry.Finishing {
             t = System.nanoTime();
             ParallelConfig c = ahead != null ? ahead.config() : choose();
             chosen = c;
-            Reconfiguration r = reconfigure(c, ahead);
+            Reconfiguration r = AheadOfSave.start(jobs, job, generation, c, spec.devices(), daemons, ahead, this::event);
+            reconfiguration = r;
+            times.planned(System.nanoTime() - t);
             event("reconfiguration " + r.id() + " started");
             r.finished().get();
             phase("reconfigure", t);
@@ -270,6 +273,8 @@ public final class ResourceChange implements Registry.Finishing {
                 throw new IllegalStateException("reconfiguration " + r.id() + " " + r.state().name().toLowerCase()
                         + (r.error() != null ? ": " + r.error() : ""));
             }
+            Map<String, Long> rp = r.describe().phaseMillis();
+            times.committed(rp.getOrDefault("check", 0L) + rp.getOrDefault("execute", 0L), rp.getOrDefault("commit", 0L));
             if (r.step() != generation) {
                 event("generation " + generation + " could not be recovered: generation " + r.step() + " was instead");
                 generation = r.step();
@@ -291,17 +296,6 @@ public final class ResourceChange implements Registry.Finishing {
             finishedAt = System.nanoTime();
             finished.complete(null);
         }
-    }
-
-    /** Starts the reconfiguration of the saved generation to {@code c}, with the plan made ahead when it still fits. */
-    private Reconfiguration reconfigure(ParallelConfig c, AheadOfSave.Planned ahead) throws java.io.IOException {
-        Reconfiguration r = jobs.reconfigure(ReconfigureRequest.ofGeneration(job, generation,
-                ParallelConfigJson.placement(c, spec.devices()), daemons), ahead != null ? ahead.plan() : null);
-        if (ahead != null) {
-            event(ahead.plan().outcome());
-        }
-        reconfiguration = r;
-        return r;
     }
 
     /** Waits until every rank has saved a generation newer than the one before the change. */
@@ -392,6 +386,15 @@ public final class ResourceChange implements Registry.Finishing {
                 spec.devices().stream().map(d -> List.of(d.worker(), d.local())).toList(),
                 spec.atStep().isPresent() ? spec.atStep().getAsLong() : null, generation < 0 ? null : generation,
                 fromConfig, c != null ? ParallelConfigJson.placement(c, spec.devices()) : null, phases, happened,
-                r != null ? r.describe() : null);
+                r != null ? r.describe() : null, downtime());
+    }
+
+    /**
+     * The downtime split of this change, joined from the ranks' marks of its generation (null before the
+     * generation is known or while no rank has reported); the first complete one goes to {@code /metrics}.
+     */
+    public DowntimeSplit downtime() {
+        ParallelConfig c = chosen;
+        return c == null || reports == null ? null : DowntimeMetrics.split(reports, job, generation, times, c.worldSize());
     }
 }
