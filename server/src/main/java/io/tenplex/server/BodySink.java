@@ -10,12 +10,21 @@ import java.nio.ByteBuffer;
  * Streams a request body into off-heap memory: straight into an exactly-sized blob when the length
  * is known up front (Content-Length or dtype×dims), into growing segments otherwise. Nothing is
  * aggregated on the heap. Close frees whatever was not taken.
+ *
+ * <p>Into an exactly-sized blob, the socket can read the body in place: {@link #landing} hands out
+ * the blob's unfilled memory as the next receive buffer, and {@link #add} accepts bytes that arrive
+ * where they belong by checksumming them, without a copy. Bytes that arrive anywhere else (the
+ * first read, which also holds the request head) are copied.
  */
 final class BodySink implements AutoCloseable {
+    /** Most bytes one socket read lands in the blob: a read's bytes are checksummed while still in cache. */
+    static final int MAX_LANDING = 1 << 20;
+
     private final Allocator allocator;
     private final int block;
     private BlobWriter writer;
     private GrowingBuffer growing;
+    private Landing landed;
 
     /** @param expected exact body size, or -1 when unknown */
     BodySink(Allocator allocator, long expected, int block) {
@@ -32,8 +41,22 @@ final class BodySink implements AutoCloseable {
         if (!data.isReadable()) {
             return;
         }
-        if (writer != null && data.readableBytes() > writer.size() - writer.written()) {
+        int n = data.readableBytes();
+        if (writer != null && n > writer.size() - writer.written()) {
             throw HttpError.badRequest("body is longer than the expected " + writer.size() + " bytes");
+        }
+        if (writer != null && landed != null && landed.blobOffsetOf(data) == writer.written()) {
+            writer.appendInPlace(n); // read by the socket straight into its place
+            return;
+        }
+        if (data.nioBufferCount() == 1) {
+            ByteBuffer b = data.internalNioBuffer(data.readerIndex(), n);
+            if (writer != null) {
+                writer.append(b);
+            } else {
+                growing.append(b);
+            }
+            return;
         }
         for (ByteBuffer b : data.nioBuffers()) {
             if (writer != null) {
@@ -42,6 +65,24 @@ final class BodySink implements AutoCloseable {
                 growing.append(b);
             }
         }
+    }
+
+    /**
+     * The buffer the next socket read should fill: the blob's unfilled memory, at most
+     * {@code onWire} bytes (the body's bytes not yet received, which all belong to this sink), or
+     * null when the body goes through the usual receive buffers (unknown length, or a landing
+     * buffer handed out earlier is still held by a decoder).
+     */
+    ByteBuf landing(long onWire) {
+        if (writer == null || onWire <= 0 || landed != null && landed.refCnt() > 0) {
+            return null;
+        }
+        ByteBuffer free = writer.unfilled((int) Math.min(onWire, MAX_LANDING));
+        if (!free.hasRemaining()) {
+            return null;
+        }
+        landed = new Landing(writer.peek(), writer.written(), free);
+        return landed;
     }
 
     long received() {
@@ -54,6 +95,7 @@ final class BodySink implements AutoCloseable {
      * @param what names the body in the error, e.g. "tensor f32[3, 4]"
      */
     BlobWriter finish(String what) {
+        detachLanding();
         if (writer != null) {
             if (!writer.isComplete()) {
                 throw HttpError.badRequest("body has " + writer.written() + " bytes but " + what + " needs "
@@ -73,8 +115,16 @@ final class BodySink implements AutoCloseable {
         return allocator;
     }
 
+    private void detachLanding() {
+        if (landed != null) {
+            landed.detach();
+            landed = null;
+        }
+    }
+
     @Override
     public void close() {
+        detachLanding();
         if (writer != null) {
             writer.close();
             writer = null;

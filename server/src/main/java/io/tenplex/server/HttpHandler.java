@@ -1,5 +1,6 @@
 package io.tenplex.server;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.socket.DuplexChannel;
@@ -41,6 +42,8 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
     private boolean requestDone;
     private boolean discardUntilNextRequest;
     private boolean closing;
+    /** Body bytes of a request with a Content-Length (and no Transfer-Encoding) not yet received; else -1. */
+    private long bodyLeft = -1;
 
     /** @param deadlines the connection's read deadlines (earlier in the same pipeline), told each phase */
     HttpHandler(RestContext rc, Router router, Deadlines deadlines) {
@@ -77,6 +80,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
 
     private void begin(ChannelHandlerContext ctx, HttpRequest req) {
         discardUntilNextRequest = false;
+        bodyLeft = req.headers().contains(HttpHeaderNames.TRANSFER_ENCODING) ? -1 : HttpUtil.getContentLength(req, -1L);
         ex = new Exchange(ctx, req, rc, this::responseDone);
         call = null;
         failure = null;
@@ -141,6 +145,9 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
             discardUntilNextRequest = true;
             return;
         }
+        if (bodyLeft > 0) {
+            bodyLeft -= c.content().readableBytes();
+        }
         if (failure == null && call != null) {
             try {
                 ex.rc.metrics().received(c.content().readableBytes());
@@ -151,6 +158,24 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         }
         if (c instanceof LastHttpContent) {
             finishRequest();
+        }
+    }
+
+    /**
+     * The buffer the connection's next socket read should fill ({@link LandingAllocator}): the
+     * current upload's own memory while its body of known length streams in, else null. Asked on
+     * the event loop, between the reads whose bytes this handler consumes.
+     */
+    ByteBuf landing() {
+        if (ex == null || call == null || requestDone || failure != null || discardUntilNextRequest || closing
+                || bodyLeft <= 0 || !queued.isEmpty()) {
+            return null;
+        }
+        try {
+            return call.landing(bodyLeft);
+        } catch (Throwable t) {
+            fail(t); // answered when the body ends, like any failure of the body
+            return null;
         }
     }
 
