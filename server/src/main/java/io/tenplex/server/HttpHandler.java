@@ -151,6 +151,9 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         if (failure == null && call != null) {
             try {
                 ex.rc.metrics().received(c.content().readableBytes());
+                if (c.content().unwrap() instanceof Landing) {
+                    ex.rc.metrics().landed(c.content().readableBytes());
+                }
                 call.content(c.content());
             } catch (Throwable t) {
                 fail(t);

@@ -14,13 +14,15 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
-import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
+import org.apache.commons.compress.archivers.tar.TarFile;
 
 /**
  * {@code POST /upload} with {@code application/x-tar}: unpacks every entry under {@code prefix}, all
  * or nothing. A data entry {@code x} with a sibling {@code x.meta} holding a valid sidecar of
  * matching size becomes the tensor {@code x} (the prototype's layout of a saved tensor). The archive
- * is parsed on the work executor, not on the event loop.
+ * is received into one blob (read by the socket in place) and indexed on the work executor, not on
+ * the event loop; each entry's bytes are then copied once from the archive into the entry's blob,
+ * checksummed on the way.
  */
 final class TarUpload extends Uploads.SinkUpload {
     private final StorePath prefix;
@@ -72,10 +74,9 @@ final class TarUpload extends Uploads.SinkUpload {
         }
         Map<StorePath, BlobWriter> files = new LinkedHashMap<>();
         List<StorePath> dirs = new ArrayList<>();
-        try (TarArchiveInputStream in = new TarArchiveInputStream(new BlobInputStream(tar))) {
-            TarArchiveEntry e;
-            while ((e = in.getNextEntry()) != null) {
-                read(store, in, e, files, dirs);
+        try (TarFile archive = new TarFile(new BlobChannel(tar))) {
+            for (TarArchiveEntry e : archive.getEntries()) {
+                read(store, archive, tar, e, files, dirs);
             }
         } catch (IOException | IllegalArgumentException e) {
             if (e instanceof HttpError h) {
@@ -92,8 +93,11 @@ final class TarUpload extends Uploads.SinkUpload {
         dirs.forEach(store::mkdirs);
     }
 
-    /** Reads one archive entry: a directory to make, or a file's bytes into a new writer. */
-    private void read(TensorStore store, TarArchiveInputStream in, TarArchiveEntry e, Map<StorePath, BlobWriter> files,
+    /**
+     * Reads one archive entry: a directory to make, or a file's bytes into a new writer, copied from
+     * the archive with their checksums in one pass (a sparse entry is expanded by the archive reader).
+     */
+    private void read(TensorStore store, TarFile archive, Blob tar, TarArchiveEntry e, Map<StorePath, BlobWriter> files,
             List<StorePath> dirs) throws IOException {
         StorePath p = prefix.resolve(StorePath.parse(e.getName()));
         DaemonOwned.check(p);
@@ -107,10 +111,13 @@ final class TarUpload extends Uploads.SinkUpload {
         }
         BlobWriter w = BlobWriter.allocate(store.allocator(), e.getSize(), store.checksumBlock());
         pending.add(w);
-        byte[] buf = new byte[(int) Math.min(1 << 20, Math.max(1, e.getSize()))];
-        int n;
-        while ((n = in.read(buf)) > 0) {
-            w.append(ByteBuffer.wrap(buf, 0, n));
+        if (e.isSparse()) {
+            copy(archive.getInputStream(e), w);
+        } else {
+            long n = Math.max(0, Math.min(e.getSize(), tar.size() - e.getDataOffset()));
+            for (ByteBuffer v : tar.views(Math.min(e.getDataOffset(), tar.size()), n)) {
+                w.append(v);
+            }
         }
         if (!w.isComplete()) {
             throw HttpError.badRequest("archive entry '" + e.getName() + "' is truncated: " + w.written() + " of "
@@ -118,6 +125,14 @@ final class TarUpload extends Uploads.SinkUpload {
         }
         if (files.put(p, w) != null) {
             throw HttpError.badRequest("archive holds " + p + " twice");
+        }
+    }
+
+    private static void copy(InputStream in, BlobWriter w) throws IOException {
+        byte[] buf = new byte[(int) Math.min(1 << 20, Math.max(1, w.size()))];
+        int n;
+        while (w.written() < w.size() && (n = in.read(buf, 0, (int) Math.min(buf.length, w.size() - w.written()))) > 0) {
+            w.append(ByteBuffer.wrap(buf, 0, n));
         }
     }
 
@@ -160,31 +175,5 @@ final class TarUpload extends Uploads.SinkUpload {
 
     private static ByteBuffer[] sidecarBlobViews(BlobWriter w) {
         return w.peek().views(0, w.size());
-    }
-
-    /** Reads a blob as a stream. */
-    private static final class BlobInputStream extends InputStream {
-        private final Blob blob;
-        private long pos;
-
-        BlobInputStream(Blob blob) {
-            this.blob = blob;
-        }
-
-        @Override
-        public int read() {
-            return pos < blob.size() ? blob.get(pos++) & 0xff : -1;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) {
-            if (pos >= blob.size()) {
-                return -1;
-            }
-            int n = (int) Math.min(len, blob.size() - pos);
-            blob.copyTo(pos, n, ByteBuffer.wrap(b, off, n));
-            pos += n;
-            return n;
-        }
     }
 }
