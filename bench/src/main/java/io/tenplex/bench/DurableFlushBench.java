@@ -1,10 +1,10 @@
 package io.tenplex.bench;
 
-import io.tenplex.jobs.Generations;
-import io.tenplex.jobs.Tiers;
 import io.tenplex.jobs.durable.BlockRepair;
 import io.tenplex.jobs.durable.DurableTier;
 import io.tenplex.jobs.durable.FlushStats;
+import io.tenplex.jobs.generations.Generations;
+import io.tenplex.jobs.generations.Tiers;
 import io.tenplex.ptc.DType;
 import io.tenplex.ptc.TensorMeta;
 import io.tenplex.store.StorePath;

@@ -2,7 +2,7 @@ package io.tenplex.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.tenplex.jobs.JobLayout;
+import io.tenplex.jobs.common.JobLayout;
 import io.tenplex.ptc.DType;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.MegatronLayout;

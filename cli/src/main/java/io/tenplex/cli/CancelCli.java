@@ -1,12 +1,12 @@
 package io.tenplex.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.tenplex.jobs.JobLayout;
+import io.tenplex.jobs.common.JobLayout;
 import java.net.http.HttpResponse;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine;
 
 /**
  * {@code tenplex cancel JOB}: cancels the job's resource changes that still wait for the ranks to save

@@ -1,11 +1,12 @@
 package io.tenplex.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.tenplex.daemon.Daemon;
 import io.tenplex.daemon.DaemonConfig;
-import io.tenplex.jobs.JobLayout;
-import io.tenplex.jobs.ParallelConfigJson;
-
+import io.tenplex.jobs.common.JobLayout;
+import io.tenplex.jobs.common.ParallelConfigJson;
 import io.tenplex.ptc.DType;
+import io.tenplex.ptc.Device;
 import io.tenplex.ptc.MegatronLayout;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ModelSpecJson;
@@ -16,13 +17,11 @@ import io.tenplex.ptc.StageMap;
 import io.tenplex.ptc.TensorMeta;
 import io.tenplex.ptc.TensorSpec;
 import io.tenplex.ptc.ValueSpec;
-import io.tenplex.ptc.Device;
 import io.tenplex.store.DataRef;
 import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
 import io.tenplex.store.memory.BlobWriter;
 import io.tenplex.transform.Sharding;
-import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;

@@ -6,8 +6,8 @@ import io.tenplex.adapters.BuiltinChooser;
 import io.tenplex.adapters.ParaConfigTable;
 import io.tenplex.adapters.Parallelizer;
 import io.tenplex.adapters.Schedule;
-import io.tenplex.jobs.JobLayout;
-import io.tenplex.jobs.ParallelConfigJson;
+import io.tenplex.jobs.common.JobLayout;
+import io.tenplex.jobs.common.ParallelConfigJson;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.ModelSpecJson;
 import io.tenplex.ptc.ParallelConfig;
@@ -21,10 +21,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine;
 
 /**
  * {@code tenplex run --schedule schedule.json -- <training command>}: a local launcher in the manner

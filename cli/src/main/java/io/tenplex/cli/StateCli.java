@@ -1,17 +1,17 @@
 package io.tenplex.cli;
 
+import io.tenplex.client.TenplexClient;
 import io.tenplex.client.nd4j.Export;
 import io.tenplex.client.nd4j.StateComparison;
-import io.tenplex.client.TenplexClient;
-import io.tenplex.jobs.JobLayout;
+import io.tenplex.jobs.common.JobLayout;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine;
 
 /** {@code tenplex verify} and {@code tenplex export}: numeric tools over saved states (ND4J). */
 final class StateCli {

@@ -1,11 +1,11 @@
 package io.tenplex.cli;
 
-import io.tenplex.daemon.Daemon;
-import io.tenplex.daemon.Tokens;
-import io.tenplex.jobs.JobLayout;
-
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.daemon.Daemon;
+import io.tenplex.daemon.Tokens;
+import io.tenplex.jobs.common.JobLayout;
+import io.tenplex.server.peer.DaemonLink;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URLEncoder;
@@ -18,11 +18,10 @@ import java.util.Iterator;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import io.tenplex.server.peer.DaemonLink;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine;
 
 /** {@code tenplex}: the operator's command line for a running daemon. */
 @Command(name = "tenplex", mixinStandardHelpOptions = true, version = "tenplex 0.1.0",

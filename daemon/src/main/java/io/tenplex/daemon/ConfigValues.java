@@ -118,7 +118,7 @@ final class ConfigValues {
 
     /** A link rate such as {@code 10gbit} in bits/s; 0 (not paced) when null. */
     static long linkRate(String text) {
-        return text == null ? 0 : io.tenplex.jobs.FlowRates.parse(text);
+        return text == null ? 0 : io.tenplex.jobs.reconfigure.FlowRates.parse(text);
     }
 
     static <T> T first(T a, T b, T c) {

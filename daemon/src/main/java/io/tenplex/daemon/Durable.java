@@ -1,27 +1,27 @@
 package io.tenplex.daemon;
 
-import io.tenplex.jobs.DaemonClient;
-import io.tenplex.jobs.Generations;
-import io.tenplex.jobs.RangeReads;
 import io.tenplex.jobs.SelfWorker;
-import io.tenplex.jobs.Tiers;
+import io.tenplex.jobs.common.DaemonClient;
+import io.tenplex.jobs.common.RangeReads;
 import io.tenplex.jobs.durable.BlockRepair;
 import io.tenplex.jobs.durable.DirectoryLock;
 import io.tenplex.jobs.durable.DurableTier;
 import io.tenplex.jobs.durable.SharedDurableDirs;
+import io.tenplex.jobs.generations.Generations;
+import io.tenplex.jobs.generations.Tiers;
 import io.tenplex.jobs.tiers.ErasureRebuild;
 import io.tenplex.jobs.tiers.ParityBlockRepair;
 import io.tenplex.jobs.tiers.PartnerBlockRepair;
-import java.net.InetSocketAddress;
-import java.time.Duration;
-import java.util.function.Supplier;
 import io.tenplex.store.TensorStore;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executor;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

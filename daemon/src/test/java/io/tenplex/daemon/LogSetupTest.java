@@ -17,7 +17,7 @@ class LogSetupTest {
     private static LogRecord record(Level level, String msg, Object... params) {
         LogRecord r = new LogRecord(level, msg);
         r.setParameters(params);
-        r.setLoggerName("io.tenplex.jobs.Reconfiguration");
+        r.setLoggerName("io.tenplex.jobs.reconfigure.Reconfiguration");
         return r;
     }
 
@@ -28,7 +28,7 @@ class LogSetupTest {
         assertTrue(line.endsWith("}" + System.lineSeparator()) && line.indexOf('\n') == line.length() - 1, line);
         JsonNode n = json.readTree(line);
         assertEquals("INFO", n.get("level").asText());
-        assertEquals("io.tenplex.jobs.Reconfiguration", n.get("logger").asText());
+        assertEquals("io.tenplex.jobs.reconfigure.Reconfiguration", n.get("logger").asText());
         assertTrue(n.get("msg").asText().contains("note=\"quoted\"\tdone"), line);
         assertEquals("gpt", n.get("job").asText());
         assertEquals(412, n.get("duration_ms").asLong());

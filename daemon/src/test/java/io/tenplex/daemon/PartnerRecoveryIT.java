@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.tenplex.jobs.ConfigJson;
+import io.tenplex.jobs.common.ConfigJson;
 import io.tenplex.ptc.MegatronLayout;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ModelSpecJson;

@@ -1,6 +1,29 @@
 package io.tenplex.jobs;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.tenplex.jobs.common.Broadcast;
+import io.tenplex.jobs.common.ConfigJson;
+import io.tenplex.jobs.common.DaemonClient;
+import io.tenplex.jobs.common.JobLayout;
+import io.tenplex.jobs.common.PlanPart;
+import io.tenplex.jobs.common.RangeReads;
+import io.tenplex.jobs.common.SmallFiles;
+import io.tenplex.jobs.durable.DurableCopies;
+import io.tenplex.jobs.generations.Generations;
+import io.tenplex.jobs.generations.JobMetrics;
+import io.tenplex.jobs.generations.LoadChoice;
+import io.tenplex.jobs.generations.SealManifest;
+import io.tenplex.jobs.generations.Sealed;
+import io.tenplex.jobs.reconfigure.FlowRates;
+import io.tenplex.jobs.reconfigure.InferredModels;
+import io.tenplex.jobs.reconfigure.JobModels;
+import io.tenplex.jobs.reconfigure.PartRunner;
+import io.tenplex.jobs.reconfigure.Reconfiguration;
+import io.tenplex.jobs.reconfigure.ReconfigurationEvents;
+import io.tenplex.jobs.reconfigure.ReconfigureRequest;
+import io.tenplex.jobs.reconfigure.Registry;
+import io.tenplex.jobs.recovery.Recovery;
+import io.tenplex.jobs.shared.Sealer;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ModelSpecJson;
 import io.tenplex.ptc.Ptc;
@@ -10,9 +33,7 @@ import io.tenplex.store.TensorStore;
 import io.tenplex.transform.Plan;
 import io.tenplex.transform.Planner;
 import java.io.IOException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -29,16 +50,12 @@ import java.util.function.LongSupplier;
  * daemons through a {@link DaemonClient}. Its registries forget finished entries ({@link Registry}).
  * Planning and sealing run on the caller's thread: callers keep them off event loops.
  */
-public final class Jobs {
+public final class Jobs implements Sealer {
     /** How long a prepared part waits for commit or abort before it resolves itself, unless a request says. */
     public static final Duration DEFAULT_PREPARED_TIMEOUT = Duration.ofSeconds(60);
     /** Finished parts and reconfigurations are forgotten after this long, and beyond {@link #MAX_FINISHED}. */
     public static final Duration RETENTION = Duration.ofMinutes(30);
     public static final int MAX_FINISHED = 1024;
-
-    /** A seal's outcome: the rank's manifest summary, whether the generation is complete, the daemons not told. */
-    public record Sealed(long step, int rank, int world, int tensors, long bytes, boolean complete, List<String> notTold) {
-    }
 
     /** A dry run's answer: the plan's summary. */
     public record DryRun(String from, String to, String source, int shards, String report, List<String> plan,
@@ -54,7 +71,7 @@ public final class Jobs {
     private final io.tenplex.jobs.tiers.PartnerCopies partnerCopies;
     private final io.tenplex.jobs.tiers.ErasureParity erasureParity;
     private final Recovery recovery;
-    private final InferredModels inferred;
+    private final JobModels models;
     private final Registry<PartRunner> parts;
     private final Registry<Reconfiguration> reconfigurations;
     private final AtomicInteger ids = new AtomicInteger();
@@ -76,7 +93,7 @@ public final class Jobs {
         this.exec = exec;
         this.flags = flags;
         this.generations = new Generations(store);
-        this.inferred = new InferredModels(store, generations, client);
+        this.models = new JobModels(store, new InferredModels(store, generations, client));
         this.partContext = new PartRunner.Context(store, client, reads, exec.readers(), exec.background(), exec.timer(),
                 DEFAULT_PREPARED_TIMEOUT, generations);
         java.util.function.LongSupplier tierPace = () -> (long) (linkRate * FlowRates.USABLE / 8
@@ -161,17 +178,7 @@ public final class Jobs {
 
     /** The address other daemons reach this one at: parts in doubt ask it for the outcome. */
     public void setSelfAddress(InetSocketAddress address) {
-        String host = address.getAddress() != null && address.getAddress().isAnyLocalAddress() ? localHost()
-                : address.getHostString();
-        this.selfAddress = host + ":" + address.getPort();
-    }
-
-    private static String localHost() {
-        try {
-            return InetAddress.getLocalHost().getHostAddress();
-        } catch (UnknownHostException e) {
-            return "127.0.0.1";
-        }
+        this.selfAddress = SelfWorker.address(address);
     }
 
     /** {@code given}, or the daemon's defaults when it names none. */
@@ -196,6 +203,7 @@ public final class Jobs {
     }
 
     /** As {@link #seal(String, long, int, int, JsonNode, Map)}, sealing the tree at {@code saved}. */
+    @Override
     public CompletableFuture<Sealed> seal(String job, long step, int rank, int world, JsonNode config,
             Map<Integer, InetSocketAddress> daemons, StorePath saved) throws IOException {
         long t = System.nanoTime();
@@ -212,6 +220,7 @@ public final class Jobs {
     }
 
     /** What {@code rank} of {@code job} loads here: the newer of the latest generation and a reconfiguration's output. */
+    @Override
     public LoadChoice loadChoice(String job, int rank) {
         return LoadChoice.choose(store, generations, job, rank);
     }
@@ -291,8 +300,8 @@ public final class Jobs {
 
     /** @param dry whether only to plan: a lost worker's durable copy is then looked at, not read */
     private Planned plan(ReconfigureRequest r, boolean dry) throws IOException {
-        Model model = r.modelSpec() != null ? storeModel(r.job(), r.modelSpec())
-                : storedModel(r.job(), r.daemons(), !dry, r.to());
+        Model model = r.modelSpec() != null ? models.store(r.job(), r.modelSpec())
+                : models.stored(r.job(), daemons(r.daemons()), !dry, r.to());
         String sourceDir = "save";
         long step = r.step().orElse(0);
         JsonNode fromConfig = r.from();
@@ -327,59 +336,16 @@ public final class Jobs {
         return new Planned(Planner.plan(from, to), from, sourceDir, step, Map.of());
     }
 
-    private Model storeModel(String job, String spec) {
-        Model m = ModelSpecJson.parse(spec);
-        SmallFiles.put(store, new JobLayout(job).modelSpec(), spec); // kept for later reconfigurations
-        return m;
-    }
-
     /**
      * The model spec stored with the job; with partition rules stored instead, the model inferred from
      * its newest complete generation's shards (listed on the daemons of {@code --peers}), then stored.
      */
     public Model storedModel(String job) {
         try {
-            return storedModel(job, Map.of(), true, null);
+            return models.stored(job, defaultDaemons, true, null);
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
-    }
-
-    /**
-     * @param keep whether an inferred model is stored with the job (not by a dry run, which changes nothing)
-     * @param to the target configuration, when known: a job with neither spec nor rules is planned as a
-     *     whole-tree copy when it and its generation's configuration have T = P = 1
-     */
-    private Model storedModel(String job, Map<Integer, InetSocketAddress> given, boolean keep, JsonNode to)
-            throws IOException {
-        Optional<String> spec = SmallFiles.read(store, new JobLayout(job).modelSpec());
-        if (spec.isPresent()) {
-            return ModelSpecJson.parse(spec.get());
-        }
-        Optional<io.tenplex.ptc.describe.PartitionRules> stored = inferred.rules(job);
-        if (stored.isEmpty() && to != null && InferredModels.dataParallelOnly(to)) {
-            try {
-                return inferred.wholeTrees(job, daemons(given)); // never stored: a later T or P change must be described
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new java.io.InterruptedIOException("listing the saved trees of job " + job);
-            }
-        }
-        io.tenplex.ptc.describe.PartitionRules rules = stored.orElseThrow(() -> new IllegalArgumentException(
-                "no model in the request and none stored with job " + job + " (save with spec= or rules=, or post a "
-                        + "model; a change of the data-parallel size alone, T = P = 1 before and after, needs none)"));
-        Model m;
-        try {
-            m = inferred.infer(job, rules, daemons(given));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("inferring the model of job " + job);
-        }
-        if (keep) {
-            SmallFiles.put(store, new JobLayout(job).modelSpec(), ModelSpecJson.write(m)); // later changes reuse it
-            ReconfigurationEvents.modelInferred(job, m);
-        }
-        return m;
     }
 
     /** The para-config table stored with the job (JSON text), if any. */

@@ -1,5 +1,6 @@
 package io.tenplex.jobs;
 
+import io.tenplex.jobs.generations.Generations;
 import io.tenplex.store.Entry;
 import io.tenplex.store.EntryType;
 import io.tenplex.store.JobNamespace;

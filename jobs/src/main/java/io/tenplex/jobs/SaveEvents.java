@@ -1,5 +1,6 @@
 package io.tenplex.jobs;
 
+import io.tenplex.jobs.generations.JobMetrics;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -12,6 +12,21 @@ public final class SelfWorker {
     private SelfWorker() {
     }
 
+    /** The {@code host:port} other daemons reach a daemon bound to {@code address} at (this host's address for any). */
+    public static String address(InetSocketAddress address) {
+        String host = address.getAddress() != null && address.getAddress().isAnyLocalAddress() ? localHost()
+                : address.getHostString();
+        return host + ":" + address.getPort();
+    }
+
+    private static String localHost() {
+        try {
+            return InetAddress.getLocalHost().getHostAddress();
+        } catch (java.net.UnknownHostException e) {
+            return "127.0.0.1";
+        }
+    }
+
     /**
      * The worker whose address is {@code self} ({@code host:port}); else the only one on the same port
      * at an address of this host (a daemon bound to every interface); else empty.

@@ -1,5 +1,7 @@
 package io.tenplex.jobs;
 
+import io.tenplex.jobs.common.JobLayout;
+import io.tenplex.jobs.generations.JobMetrics;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;

@@ -3,6 +3,8 @@ package io.tenplex.jobs;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.jobs.generations.Generations;
+import io.tenplex.jobs.generations.SealManifest;
 import io.tenplex.store.Fixtures;
 import io.tenplex.store.TensorStore;
 import io.tenplex.store.memory.Allocator;

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.tenplex.jobs.common.CheckpointLayout;
+import io.tenplex.jobs.reconfigure.PlanPaths;
 import io.tenplex.ptc.DType;
 import io.tenplex.ptc.MegatronLayout;
 import io.tenplex.ptc.MegatronRules;

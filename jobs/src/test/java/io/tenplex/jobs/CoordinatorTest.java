@@ -6,6 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.jobs.common.ConfigJson;
+import io.tenplex.jobs.common.JobLayout;
+import io.tenplex.jobs.reconfigure.InDoubt;
+import io.tenplex.jobs.reconfigure.PartRunner;
+import io.tenplex.jobs.reconfigure.PeerParts;
+import io.tenplex.jobs.reconfigure.Reconfiguration;
+import io.tenplex.jobs.reconfigure.ReconfigureRequest;
 import io.tenplex.ptc.MegatronLayout;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ModelSpecJson;

@@ -1,6 +1,13 @@
 package io.tenplex.jobs;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.tenplex.jobs.common.DaemonCallException;
+import io.tenplex.jobs.common.DaemonClient;
+import io.tenplex.jobs.common.PartStatus;
+import io.tenplex.jobs.common.PlanPart;
+import io.tenplex.jobs.common.RangeReads;
+import io.tenplex.jobs.common.SmallFiles;
+import io.tenplex.jobs.reconfigure.PartRunner;
 import io.tenplex.ptc.Region;
 import io.tenplex.store.DataRef;
 import io.tenplex.store.Entry;
@@ -218,7 +225,7 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
     }
 
     private InetSocketAddress byName(String hostPort) {
-        return PartRunner.address(hostPort.replaceFirst("^[a-z]+://", ""));
+        return DaemonClient.address(hostPort.replaceFirst("^[a-z]+://", ""));
     }
 
     @Override

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tenplex.jobs.reconfigure.FlowRates;
 import io.tenplex.ptc.DType;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.MegatronLayout;

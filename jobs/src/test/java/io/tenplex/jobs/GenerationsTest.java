@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.jobs.generations.Generations;
+import io.tenplex.jobs.generations.GenerationsStatus;
+import io.tenplex.jobs.generations.SealManifest;
 import io.tenplex.store.Fixtures;
 import io.tenplex.store.StoreException;
 import io.tenplex.store.StorePath;

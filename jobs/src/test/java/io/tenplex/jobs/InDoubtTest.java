@@ -2,7 +2,8 @@ package io.tenplex.jobs;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.tenplex.jobs.InDoubt.Decision;
+import io.tenplex.jobs.reconfigure.InDoubt.Decision;
+import io.tenplex.jobs.reconfigure.InDoubt;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

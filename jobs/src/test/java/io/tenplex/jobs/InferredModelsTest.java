@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tenplex.jobs.reconfigure.InferredModels;
 import io.tenplex.ptc.Partition;
 import io.tenplex.ptc.describe.PartitionRules;
 import org.junit.jupiter.api.Test;

@@ -3,6 +3,7 @@ package io.tenplex.jobs;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.tenplex.jobs.common.JobLayout;
 import org.junit.jupiter.api.Test;
 
 class JobLayoutTest {

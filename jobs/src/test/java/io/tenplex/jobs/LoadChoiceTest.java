@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tenplex.jobs.generations.Generations;
+import io.tenplex.jobs.generations.LoadChoice;
 import io.tenplex.store.Fixtures;
 import io.tenplex.store.StoreException;
 import io.tenplex.store.TensorStore;

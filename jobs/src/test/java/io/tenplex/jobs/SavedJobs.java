@@ -1,6 +1,7 @@
 package io.tenplex.jobs;
 
 
+import io.tenplex.jobs.common.JobLayout;
 import io.tenplex.ptc.Ptc;
 import io.tenplex.ptc.TensorMeta;
 import io.tenplex.store.Fixtures;

@@ -1,18 +1,17 @@
 package io.tenplex.adapters;
 
-import io.tenplex.jobs.ConfigJson;
-import io.tenplex.jobs.Generations;
-import io.tenplex.jobs.JobLayout;
-import io.tenplex.jobs.JobMetrics;
-import io.tenplex.jobs.Jobs;
-import io.tenplex.jobs.Limits;
-import io.tenplex.jobs.ParallelConfigJson;
-import io.tenplex.jobs.ReconfigureRequest;
-import io.tenplex.jobs.Reconfiguration;
-import io.tenplex.jobs.Registry;
-import io.tenplex.jobs.StopFlags;
-
 import com.fasterxml.jackson.databind.JsonNode;
+import io.tenplex.jobs.Jobs;
+import io.tenplex.jobs.StopFlags;
+import io.tenplex.jobs.common.ConfigJson;
+import io.tenplex.jobs.common.JobLayout;
+import io.tenplex.jobs.common.Limits;
+import io.tenplex.jobs.common.ParallelConfigJson;
+import io.tenplex.jobs.generations.Generations;
+import io.tenplex.jobs.generations.JobMetrics;
+import io.tenplex.jobs.reconfigure.Reconfiguration;
+import io.tenplex.jobs.reconfigure.ReconfigureRequest;
+import io.tenplex.jobs.reconfigure.Registry;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ParallelConfig;

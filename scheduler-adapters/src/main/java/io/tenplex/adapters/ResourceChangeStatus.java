@@ -2,7 +2,7 @@ package io.tenplex.adapters;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.tenplex.jobs.ReconfigurationStatus;
+import io.tenplex.jobs.reconfigure.ReconfigurationStatus;
 import java.util.List;
 import java.util.Map;
 

@@ -2,7 +2,7 @@ package io.tenplex.adapters;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.tenplex.jobs.Jobs;
-import io.tenplex.jobs.Registry;
+import io.tenplex.jobs.reconfigure.Registry;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ParallelConfig;
 import io.tenplex.store.StoreException;
@@ -44,7 +44,7 @@ public final class ResourceChanges {
             if (c.running()) {
                 throw StoreException.conflict("resource change " + c.id() + " of job " + job + " is still running ("
                         + c.describe().state() + "); cancel it with `tenplex cancel " + job + "` (DELETE "
-                        + new io.tenplex.jobs.JobLayout(job).apiResourceChange(c.id()) + ")");
+                        + new io.tenplex.jobs.common.JobLayout(job).apiResourceChange(c.id()) + ")");
             }
         }
         ResourceChange c = new ResourceChange(job, jobs.newId("r"), spec, jobs);
@@ -77,7 +77,7 @@ public final class ResourceChanges {
         ResourceChange c = get(job, id);
         if (!c.cancel() && c.running()) {
             throw StoreException.conflict("resource change " + id + " of job " + job + " is already reconfiguring: it "
-                    + "ends by itself (committed or aborted); follow it with GET " + new io.tenplex.jobs.JobLayout(job)
+                    + "ends by itself (committed or aborted); follow it with GET " + new io.tenplex.jobs.common.JobLayout(job)
                     .apiResourceChange(id) + "?wait=true");
         }
         return c.finished().thenApply(v -> c.describe());

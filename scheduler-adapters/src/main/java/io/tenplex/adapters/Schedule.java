@@ -1,9 +1,8 @@
 package io.tenplex.adapters;
 
-import io.tenplex.jobs.ParallelConfigJson;
-
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.jobs.common.ParallelConfigJson;
 import io.tenplex.ptc.ParallelConfig;
 import java.io.IOException;
 import java.util.ArrayList;

@@ -58,7 +58,7 @@ class AnswersJsonTest {
 
     @Test
     void doneChange_hasTheChosenConfig_andTheReconfiguration_butNoError() throws Exception {
-        var reconfiguration = new io.tenplex.jobs.ReconfigurationStatus("j", "p1", "(2,1,2)", "(4,1,1)", "committed",
+        var reconfiguration = new io.tenplex.jobs.reconfigure.ReconfigurationStatus("j", "p1", "(2,1,2)", "(4,1,1)", "committed",
                 "local", "/job/j/generations/10", null, null, new java.util.LinkedHashMap<>(), Map.of(), null, null);
         var status = new ResourceChangeStatus("r1-ab", "j", "done", null, List.of(List.of(0, 0), List.of(0, 1)), 20L,
                 10L, json.readTree("{\"tp\":2}"), json.readTree("{\"tp\":2,\"pp\":1,\"dp\":1}"),

@@ -8,10 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.tenplex.jobs.ConfigJson;
 import io.tenplex.jobs.FakeCluster;
-import io.tenplex.jobs.JobLayout;
 import io.tenplex.jobs.SavedJobs;
+import io.tenplex.jobs.common.ConfigJson;
+import io.tenplex.jobs.common.JobLayout;
 import io.tenplex.ptc.MegatronLayout;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ModelSpecJson;
@@ -128,7 +128,7 @@ class ResourceChangesTest {
         Fixtures.putFile(cluster.store(0), LAYOUT.modelSpec().toString(),
                 ModelSpecJson.write(model).getBytes(StandardCharsets.UTF_8), false);
         for (int w = 0; w < 2; w++) {
-            cluster.jobs(w).generations().tiers().set("j", new io.tenplex.jobs.Tiers.Settings(1, 0, 0, 0));
+            cluster.jobs(w).generations().tiers().set("j", new io.tenplex.jobs.generations.Tiers.Settings(1, 0, 0, 0));
         }
         Map<String, byte[]> full = saveAndSeal();
         for (int w = 0; w < 2; w++) {

@@ -1,6 +1,6 @@
 package io.tenplex.server;
 
-import io.tenplex.jobs.JobLayout;
+import io.tenplex.jobs.common.JobLayout;
 import io.tenplex.store.StoreException;
 import io.tenplex.store.StorePath;
 

@@ -1,7 +1,7 @@
 package io.tenplex.adapters;
 
-import io.tenplex.jobs.JobLayout;
 import io.tenplex.jobs.SavedJobs;
+import io.tenplex.jobs.common.JobLayout;
 import io.tenplex.ptc.Ptc;
 import io.tenplex.ptc.ValueSpec;
 import io.tenplex.server.RestServer;

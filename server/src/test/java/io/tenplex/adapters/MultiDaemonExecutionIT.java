@@ -1,16 +1,15 @@
 package io.tenplex.adapters;
 
-import io.tenplex.jobs.SavedJobs;
-import io.tenplex.jobs.JobLayout;
-import io.tenplex.jobs.PeerSource;
-import io.tenplex.jobs.StagingSink;
-import io.tenplex.jobs.StoreSource;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tenplex.jobs.SavedJobs;
+import io.tenplex.jobs.common.JobLayout;
+import io.tenplex.jobs.reconfigure.PeerSource;
+import io.tenplex.jobs.reconfigure.StagingSink;
+import io.tenplex.jobs.reconfigure.StoreSource;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.MegatronLayout;
 import io.tenplex.ptc.ParallelConfig;
@@ -18,14 +17,14 @@ import io.tenplex.ptc.Ptc;
 import io.tenplex.ptc.RankLayout;
 import io.tenplex.ptc.StageMap;
 import io.tenplex.ptc.TensorMeta;
+import io.tenplex.server.NettyLeaks;
+import io.tenplex.server.RestServer;
+import io.tenplex.server.peer.PeerClient;
 import io.tenplex.store.DataRef;
 import io.tenplex.store.Fixtures;
 import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
 import io.tenplex.store.memory.Allocator;
-import io.tenplex.server.peer.PeerClient;
-import io.tenplex.server.NettyLeaks;
-import io.tenplex.server.RestServer;
 import io.tenplex.transform.ExecutionFailedException;
 import io.tenplex.transform.ExecutionReport;
 import io.tenplex.transform.Executor;

@@ -1,29 +1,28 @@
 package io.tenplex.adapters;
 
-import io.tenplex.server.jobs.JobsFixture;
-import io.tenplex.jobs.SavedJobs;
-import io.tenplex.jobs.CheckpointLayout;
-import io.tenplex.jobs.JobLayout;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.jobs.SavedJobs;
+import io.tenplex.jobs.common.CheckpointLayout;
+import io.tenplex.jobs.common.JobLayout;
 import io.tenplex.ptc.MegatronLayout;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ModelSpecJson;
 import io.tenplex.ptc.ParallelConfig;
 import io.tenplex.ptc.Ptc;
 import io.tenplex.ptc.TensorMeta;
+import io.tenplex.server.NettyLeaks;
+import io.tenplex.server.RestServer;
+import io.tenplex.server.control.PartStatus;
+import io.tenplex.server.jobs.JobsFixture;
 import io.tenplex.store.DataRef;
 import io.tenplex.store.Fixtures;
 import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
-import io.tenplex.server.NettyLeaks;
-import io.tenplex.server.RestServer;
-import io.tenplex.server.control.PartStatus;
 import io.tenplex.transform.ReferenceInterpreter;
 import java.net.InetSocketAddress;
 import java.net.URI;

@@ -1,10 +1,5 @@
 package io.tenplex.adapters;
 
-import io.tenplex.server.jobs.JobsFixture;
-import io.tenplex.jobs.SavedJobs;
-import io.tenplex.jobs.JobLayout;
-import io.tenplex.jobs.StopFlags;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -12,16 +7,20 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.jobs.SavedJobs;
+import io.tenplex.jobs.StopFlags;
+import io.tenplex.jobs.common.JobLayout;
 import io.tenplex.ptc.MegatronLayout;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ModelSpecJson;
 import io.tenplex.ptc.ParallelConfig;
 import io.tenplex.ptc.Ptc;
+import io.tenplex.server.RestServer;
+import io.tenplex.server.jobs.JobsFixture;
+import io.tenplex.server.peer.PeerClient;
 import io.tenplex.store.Fixtures;
 import io.tenplex.store.TensorStore;
 import io.tenplex.store.memory.Allocator;
-import io.tenplex.server.peer.PeerClient;
-import io.tenplex.server.RestServer;
 import io.tenplex.transform.ReferenceInterpreter;
 import java.net.InetSocketAddress;
 import java.net.URI;

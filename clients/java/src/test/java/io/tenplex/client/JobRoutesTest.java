@@ -3,7 +3,7 @@ package io.tenplex.client;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.tenplex.jobs.JobLayout;
+import io.tenplex.jobs.common.JobLayout;
 import org.junit.jupiter.api.Test;
 
 /** The client's own job routes (it depends on no tenplex module) agree with the daemon's JobLayout. */

@@ -1,9 +1,9 @@
 package io.tenplex.jobs.durable;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.tenplex.jobs.JobLayout;
-import io.tenplex.jobs.Limits;
-import io.tenplex.jobs.Tiers;
+import io.tenplex.jobs.common.JobLayout;
+import io.tenplex.jobs.common.Limits;
+import io.tenplex.jobs.generations.Tiers;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;

@@ -1,7 +1,7 @@
 package io.tenplex.jobs.durable;
 
-import io.tenplex.jobs.Generations;
-import io.tenplex.jobs.Tiers;
+import io.tenplex.jobs.generations.Generations;
+import io.tenplex.jobs.generations.Tiers;
 import io.tenplex.store.StoreException;
 import io.tenplex.store.TensorStore;
 import java.io.IOException;

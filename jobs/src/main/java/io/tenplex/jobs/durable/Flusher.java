@@ -2,9 +2,9 @@ package io.tenplex.jobs.durable;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.tenplex.jobs.JobLayout;
-import io.tenplex.jobs.Tiers;
-import io.tenplex.jobs.SmallFiles;
+import io.tenplex.jobs.common.JobLayout;
+import io.tenplex.jobs.common.SmallFiles;
+import io.tenplex.jobs.generations.Tiers;
 import io.tenplex.store.DataRef;
 import io.tenplex.store.EntryType;
 import io.tenplex.store.StoreException;

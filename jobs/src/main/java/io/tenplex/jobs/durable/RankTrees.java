@@ -1,6 +1,6 @@
 package io.tenplex.jobs.durable;
 
-import io.tenplex.jobs.JobLayout;
+import io.tenplex.jobs.common.JobLayout;
 import io.tenplex.store.DataRef;
 import io.tenplex.store.Entry;
 import io.tenplex.store.EntryType;

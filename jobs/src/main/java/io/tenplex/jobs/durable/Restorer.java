@@ -1,6 +1,6 @@
 package io.tenplex.jobs.durable;
 
-import io.tenplex.jobs.JobLayout;
+import io.tenplex.jobs.common.JobLayout;
 import io.tenplex.ptc.DType;
 import io.tenplex.ptc.Shape;
 import io.tenplex.ptc.TensorMeta;

@@ -1,6 +1,6 @@
 package io.tenplex.jobs.durable;
 
-import io.tenplex.jobs.DurableCopies;
+import io.tenplex.jobs.durable.DurableCopies;
 import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
 import java.io.IOException;

@@ -1,6 +1,6 @@
 package io.tenplex.jobs.tiers;
 
-import io.tenplex.jobs.SealManifest;
+import io.tenplex.jobs.generations.SealManifest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -1,13 +1,13 @@
 package io.tenplex.jobs.tiers;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.tenplex.jobs.DaemonClient;
-import io.tenplex.jobs.Generations;
-import io.tenplex.jobs.JobLayout;
-import io.tenplex.jobs.RangeReads;
-import io.tenplex.jobs.SealManifest;
-import io.tenplex.jobs.SmallFiles;
-import io.tenplex.jobs.Tiers;
+import io.tenplex.jobs.common.DaemonClient;
+import io.tenplex.jobs.common.JobLayout;
+import io.tenplex.jobs.common.RangeReads;
+import io.tenplex.jobs.common.SmallFiles;
+import io.tenplex.jobs.generations.Generations;
+import io.tenplex.jobs.generations.SealManifest;
+import io.tenplex.jobs.generations.Tiers;
 import io.tenplex.ptc.DType;
 import io.tenplex.ptc.Region;
 import io.tenplex.ptc.Shape;

@@ -1,9 +1,9 @@
 package io.tenplex.jobs.tiers;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.tenplex.jobs.DaemonClient;
-import io.tenplex.jobs.JobLayout;
-import io.tenplex.jobs.SealManifest;
+import io.tenplex.jobs.common.DaemonClient;
+import io.tenplex.jobs.common.JobLayout;
+import io.tenplex.jobs.generations.SealManifest;
 import io.tenplex.store.StorePath;
 import java.io.IOException;
 import java.net.InetSocketAddress;

@@ -1,9 +1,9 @@
 package io.tenplex.jobs.tiers;
 
-import io.tenplex.jobs.JobLayout;
-import io.tenplex.jobs.Tiers;
+import io.tenplex.jobs.common.JobLayout;
 import io.tenplex.jobs.durable.BlockRepair;
 import io.tenplex.jobs.durable.DurableManifest;
+import io.tenplex.jobs.generations.Tiers;
 import io.tenplex.store.DataRef;
 import io.tenplex.store.StoreException;
 import io.tenplex.store.StorePath;

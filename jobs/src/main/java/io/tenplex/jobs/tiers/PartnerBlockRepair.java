@@ -1,7 +1,7 @@
 package io.tenplex.jobs.tiers;
 
-import io.tenplex.jobs.DaemonClient;
-import io.tenplex.jobs.JobLayout;
+import io.tenplex.jobs.common.DaemonClient;
+import io.tenplex.jobs.common.JobLayout;
 import io.tenplex.jobs.durable.BlockRepair;
 import io.tenplex.jobs.durable.DurableManifest;
 import io.tenplex.store.StorePath;

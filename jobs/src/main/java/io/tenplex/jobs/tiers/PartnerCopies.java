@@ -1,12 +1,12 @@
 package io.tenplex.jobs.tiers;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.tenplex.jobs.DaemonClient;
-import io.tenplex.jobs.Generations;
-import io.tenplex.jobs.JobLayout;
-import io.tenplex.jobs.RangeReads;
-import io.tenplex.jobs.SealManifest;
-import io.tenplex.jobs.Tiers;
+import io.tenplex.jobs.common.DaemonClient;
+import io.tenplex.jobs.common.JobLayout;
+import io.tenplex.jobs.common.RangeReads;
+import io.tenplex.jobs.generations.Generations;
+import io.tenplex.jobs.generations.SealManifest;
+import io.tenplex.jobs.generations.Tiers;
 import io.tenplex.store.Entry;
 import io.tenplex.store.StoreException;
 import io.tenplex.store.StorePath;

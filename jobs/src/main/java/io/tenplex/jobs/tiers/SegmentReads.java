@@ -1,8 +1,8 @@
 package io.tenplex.jobs.tiers;
 
-import io.tenplex.jobs.DaemonClient;
-import io.tenplex.jobs.JobLayout;
-import io.tenplex.jobs.RangeReads;
+import io.tenplex.jobs.common.DaemonClient;
+import io.tenplex.jobs.common.JobLayout;
+import io.tenplex.jobs.common.RangeReads;
 import io.tenplex.ptc.Region;
 import io.tenplex.ptc.Shape;
 import io.tenplex.store.StorePath;

@@ -1,9 +1,9 @@
 package io.tenplex.jobs.tiers;
 
-import io.tenplex.jobs.DaemonClient;
-import io.tenplex.jobs.Generations;
-import io.tenplex.jobs.JobLayout;
-import io.tenplex.jobs.RangeReads;
+import io.tenplex.jobs.common.DaemonClient;
+import io.tenplex.jobs.common.JobLayout;
+import io.tenplex.jobs.common.RangeReads;
+import io.tenplex.jobs.generations.Generations;
 import io.tenplex.store.TensorStore;
 import java.net.InetSocketAddress;
 import java.util.Map;

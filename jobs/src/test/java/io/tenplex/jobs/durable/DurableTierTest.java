@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.tenplex.jobs.Generations;
-import io.tenplex.jobs.Tiers;
+import io.tenplex.jobs.generations.Generations;
+import io.tenplex.jobs.generations.Tiers;
 import io.tenplex.ptc.DType;
 import io.tenplex.ptc.TensorMeta;
 import io.tenplex.store.DataRef;

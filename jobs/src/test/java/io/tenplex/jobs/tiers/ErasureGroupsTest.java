@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.tenplex.jobs.FakeCluster;
-import io.tenplex.jobs.Reconfiguration;
-import io.tenplex.jobs.Tiers;
+import io.tenplex.jobs.generations.Tiers;
+import io.tenplex.jobs.reconfigure.Reconfiguration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;

@@ -6,11 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.tenplex.jobs.FakeCluster;
-import io.tenplex.jobs.JobLayout;
-import io.tenplex.jobs.Reconfiguration;
-import io.tenplex.jobs.ReconfigureRequest;
 import io.tenplex.jobs.SavedJobs;
-import io.tenplex.jobs.Tiers;
+import io.tenplex.jobs.common.JobLayout;
+import io.tenplex.jobs.generations.Tiers;
+import io.tenplex.jobs.reconfigure.Reconfiguration;
+import io.tenplex.jobs.reconfigure.ReconfigureRequest;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ModelSpecJson;
 import io.tenplex.ptc.ParallelConfig;

@@ -1,14 +1,16 @@
 package io.tenplex.jobs.tiers;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.tenplex.jobs.ConfigJson;
 import io.tenplex.jobs.FakeCluster;
-import io.tenplex.jobs.JobLayout;
-import io.tenplex.jobs.Reconfiguration;
-import io.tenplex.jobs.ReconfigureRequest;
 import io.tenplex.jobs.SavedJobs;
-import io.tenplex.jobs.Tiers;
+import io.tenplex.jobs.common.ConfigJson;
+import io.tenplex.jobs.common.JobLayout;
+import io.tenplex.jobs.generations.Tiers;
+import io.tenplex.jobs.reconfigure.Reconfiguration;
+import io.tenplex.jobs.reconfigure.ReconfigureRequest;
 import io.tenplex.ptc.MegatronLayout;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ModelSpecJson;
@@ -22,8 +24,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 
 /** A job saved on a {@link FakeCluster} with one rank per worker ((2,1,2) on workers 0..3), sealed with some tiers. */
 final class TierFixture {

@@ -1,9 +1,9 @@
 package io.tenplex.adapters.kubernetes;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.tenplex.jobs.DaemonCallException;
-import io.tenplex.jobs.DaemonClient;
-import io.tenplex.jobs.JobLayout;
+import io.tenplex.jobs.common.DaemonCallException;
+import io.tenplex.jobs.common.DaemonClient;
+import io.tenplex.jobs.common.JobLayout;
 import io.tenplex.store.StorePath;
 import java.io.IOException;
 import java.time.Duration;

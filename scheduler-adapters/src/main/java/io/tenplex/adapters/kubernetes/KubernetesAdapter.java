@@ -1,8 +1,5 @@
 package io.tenplex.adapters.kubernetes;
 
-import io.tenplex.jobs.ParallelConfigJson;
-import io.tenplex.ptc.ParallelConfig;
-
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -11,6 +8,8 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.tenplex.adapters.kubernetes.PodMembership.Membership;
+import io.tenplex.jobs.common.ParallelConfigJson;
+import io.tenplex.ptc.ParallelConfig;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -143,7 +142,7 @@ public final class KubernetesAdapter implements AutoCloseable {
     private final Workers workers;
 
     /** @param daemons how the coordinating daemon is reached (its scheme, TLS trust and token) */
-    public KubernetesAdapter(KubernetesClient client, Settings settings, io.tenplex.jobs.DaemonClient daemons) {
+    public KubernetesAdapter(KubernetesClient client, Settings settings, io.tenplex.jobs.common.DaemonClient daemons) {
         this.client = client;
         this.settings = settings;
         this.daemon = new DaemonApi(settings.daemon(), settings.job(), daemons);
@@ -151,7 +150,7 @@ public final class KubernetesAdapter implements AutoCloseable {
     }
 
     private String assignmentPath() {
-        return new io.tenplex.jobs.JobLayout(settings.job()).kubernetesAssignment().toString();
+        return new io.tenplex.jobs.common.JobLayout(settings.job()).kubernetesAssignment().toString();
     }
 
     /**

@@ -1,14 +1,13 @@
 package io.tenplex.adapters.kubernetes;
 
-import io.tenplex.jobs.ParallelConfigJson;
-import io.tenplex.ptc.ParallelConfig;
-
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tenplex.adapters.kubernetes.PodMembership.Member;
 import io.tenplex.adapters.kubernetes.PodMembership.Membership;
 import io.tenplex.adapters.kubernetes.PodMembership.Node;
+import io.tenplex.jobs.common.ParallelConfigJson;
+import io.tenplex.ptc.ParallelConfig;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;

@@ -3,7 +3,7 @@ package io.tenplex.server.datasets;
 import io.tenplex.datasets.rehearsal.RehearsalPeers;
 import io.tenplex.datasets.rehearsal.Sample;
 import io.tenplex.datasets.rehearsal.Tuples;
-import io.tenplex.jobs.JobLayout;
+import io.tenplex.jobs.common.JobLayout;
 import io.tenplex.server.peer.DaemonLink;
 import io.tenplex.store.StoreException;
 import java.io.IOException;

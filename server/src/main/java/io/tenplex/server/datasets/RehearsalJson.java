@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tenplex.datasets.rehearsal.RehearsalConfig;
 import io.tenplex.datasets.rehearsal.RehearsalPeers;
-import io.tenplex.jobs.Limits;
+import io.tenplex.jobs.common.Limits;
 import io.tenplex.server.ControlHandler.Response;
 import java.io.IOException;
 import java.util.ArrayList;

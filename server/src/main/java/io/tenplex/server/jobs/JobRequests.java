@@ -2,11 +2,12 @@ package io.tenplex.server.jobs;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.tenplex.jobs.ConfigJson;
-import io.tenplex.jobs.FlowRates;
-import io.tenplex.jobs.Limits;
-import io.tenplex.jobs.PartRunner;
-import io.tenplex.jobs.ReconfigureRequest;
+import io.tenplex.jobs.common.ConfigJson;
+import io.tenplex.jobs.common.DaemonClient;
+import io.tenplex.jobs.common.Limits;
+import io.tenplex.jobs.reconfigure.FlowRates;
+import io.tenplex.jobs.reconfigure.PartRunner;
+import io.tenplex.jobs.reconfigure.ReconfigureRequest;
 import io.tenplex.server.ControlHandler.Request;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -95,7 +96,7 @@ final class JobRequests {
             return null;
         }
         String a = body.get("coordinator").asText();
-        PartRunner.address(a); // checks host:port
+        DaemonClient.address(a); // checks host:port
         return a;
     }
 }

@@ -5,13 +5,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tenplex.adapters.ResourceChange;
 import io.tenplex.adapters.ResourceChanges;
-import io.tenplex.jobs.JobLayout;
 import io.tenplex.jobs.Jobs;
-import io.tenplex.jobs.PartRunner;
-import io.tenplex.jobs.PartStatus;
-import io.tenplex.jobs.PlanPart;
-import io.tenplex.jobs.Reconfiguration;
 import io.tenplex.jobs.StopFlags;
+import io.tenplex.jobs.common.JobLayout;
+import io.tenplex.jobs.common.PartStatus;
+import io.tenplex.jobs.common.PlanPart;
+import io.tenplex.jobs.reconfigure.PartRunner;
+import io.tenplex.jobs.reconfigure.Reconfiguration;
 import io.tenplex.server.ControlHandler;
 import io.tenplex.server.control.WorkerPlan;
 import io.tenplex.store.StoreException;
@@ -70,7 +70,7 @@ public final class JobRoutes implements ControlHandler {
     }
 
     /** @param shared saves and loads through shared memory; null when the daemon has none */
-    public JobRoutes(Jobs jobs, ResourceChanges changes, PlanningPool planning, io.tenplex.jobs.SharedSaves shared) {
+    public JobRoutes(Jobs jobs, ResourceChanges changes, PlanningPool planning, io.tenplex.jobs.shared.SharedSaves shared) {
         this.jobs = jobs;
         this.changes = changes;
         this.planning = planning;
@@ -213,7 +213,7 @@ public final class JobRoutes implements ControlHandler {
 
     /** {@code GET|PUT .../tiers}: the job's checkpoint levels (PUT: JSON fields to change). */
     private Response tiers(String job, Request req) throws IOException {
-        io.tenplex.jobs.Tiers t = jobs.generations().tiers();
+        io.tenplex.jobs.generations.Tiers t = jobs.generations().tiers();
         if (req.method().equals("PUT")) {
             t.set(job, t.settings(job).with(JobRequests.object(req)));
         } else if (!req.method().equals("GET")) {
@@ -264,12 +264,12 @@ public final class JobRoutes implements ControlHandler {
     private CompletableFuture<Response> seal(String job, long step, int rank, Request req) throws IOException {
         JsonNode b = JobRequests.object(req);
         int world = JobRequests.world(b);
-        return jobs.seal(job, step, rank, world, b.get("config"), io.tenplex.jobs.ConfigJson.daemons(b.get("daemons")))
+        return jobs.seal(job, step, rank, world, b.get("config"), io.tenplex.jobs.common.ConfigJson.daemons(b.get("daemons")))
                 .thenApply(s -> sealReply(s, rank));
     }
 
     /** A seal's answer: 200, or 502 naming the daemons that were not told. */
-    Response sealReply(Jobs.Sealed s, int rank) {
+    Response sealReply(io.tenplex.jobs.generations.Sealed s, int rank) {
         return s.notTold().isEmpty()
                 ? json(200, new SealAnswer(s.step(), s.rank(), s.world(), s.tensors(), s.bytes(), s.complete(), null))
                 : json(502, new SealAnswer(s.step(), s.rank(), s.world(), s.tensors(), s.bytes(), s.complete(),

@@ -1,6 +1,6 @@
 package io.tenplex.server.jobs;
 
-import io.tenplex.jobs.RangeReads;
+import io.tenplex.jobs.common.RangeReads;
 import io.tenplex.ptc.RangeSyntax;
 import io.tenplex.ptc.Region;
 import io.tenplex.server.peer.ChecksumMissingException;

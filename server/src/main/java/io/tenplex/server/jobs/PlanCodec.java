@@ -1,7 +1,7 @@
 package io.tenplex.server.jobs;
 
-import io.tenplex.jobs.PartStatus;
-import io.tenplex.jobs.PlanPart;
+import io.tenplex.jobs.common.PartStatus;
+import io.tenplex.jobs.common.PlanPart;
 import io.tenplex.ptc.DType;
 import io.tenplex.ptc.IndexRange;
 import io.tenplex.ptc.Region;

@@ -2,8 +2,8 @@ package io.tenplex.server.jobs;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.tenplex.jobs.ConfigJson;
-import io.tenplex.jobs.SharedSaves;
+import io.tenplex.jobs.common.ConfigJson;
+import io.tenplex.jobs.shared.SharedSaves;
 import io.tenplex.ptc.DType;
 import io.tenplex.ptc.Shape;
 import io.tenplex.ptc.TensorMeta;

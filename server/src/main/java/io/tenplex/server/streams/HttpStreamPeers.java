@@ -3,7 +3,7 @@ package io.tenplex.server.streams;
 import io.tenplex.datasets.streams.Sample;
 import io.tenplex.datasets.streams.StreamConfig;
 import io.tenplex.datasets.streams.StreamPeers;
-import io.tenplex.jobs.JobLayout;
+import io.tenplex.jobs.common.JobLayout;
 import io.tenplex.server.peer.DaemonLink;
 import io.tenplex.store.StoreException;
 import java.io.IOException;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tenplex.datasets.rehearsal.Sample;
 import io.tenplex.datasets.rehearsal.Tuples;
-import io.tenplex.jobs.JobLayout;
+import io.tenplex.jobs.common.JobLayout;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;

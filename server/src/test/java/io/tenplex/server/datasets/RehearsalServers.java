@@ -1,7 +1,7 @@
 package io.tenplex.server.datasets;
 
 import io.tenplex.datasets.rehearsal.RehearsalService;
-import io.tenplex.jobs.JobLayout;
+import io.tenplex.jobs.common.JobLayout;
 import io.tenplex.server.RestServer;
 import io.tenplex.server.peer.DaemonLink;
 import io.tenplex.store.TensorStore;

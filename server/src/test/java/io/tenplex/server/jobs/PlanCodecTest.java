@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tenplex.jobs.PartStatus;
-import io.tenplex.jobs.PlanPart;
+import io.tenplex.jobs.common.PartStatus;
+import io.tenplex.jobs.common.PlanPart;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.MegatronLayout;
 import io.tenplex.ptc.Model;

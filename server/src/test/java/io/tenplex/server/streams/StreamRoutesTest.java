@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tenplex.datasets.streams.StreamService;
-import io.tenplex.jobs.JobLayout;
+import io.tenplex.jobs.common.JobLayout;
 import io.tenplex.server.RestServer;
 import io.tenplex.server.peer.DaemonLink;
 import io.tenplex.store.TensorStore;

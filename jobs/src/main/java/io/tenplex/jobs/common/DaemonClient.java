@@ -1,0 +1,93 @@
+package io.tenplex.jobs.common;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.tenplex.ptc.TensorMeta;
+import io.tenplex.store.StorePath;
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Everything the job lifecycle asks other daemons: the parts of a plan (post, prepare, commit, abort,
+ * status), the saved trees the planner binds, the saved values a part copies, the coordinator's
+ * outcome of a reconfiguration, seals and stop flags. One implementation talks HTTP (the server
+ * module: scheme, TLS, token and timeouts in one place); tests use an in-memory one.
+ *
+ * <p>Every call completes exceptionally when the daemon cannot be reached (an {@link java.io.IOException})
+ * or refuses (a {@link DaemonCallException}, whose kind tells not-found and conflicts apart).
+ */
+public interface DaemonClient {
+    static InetSocketAddress address(String hostPort) {
+        int colon = hostPort.lastIndexOf(':');
+        if (colon < 0) {
+            throw new IllegalArgumentException("daemon address '" + hostPort + "' is not host:port");
+        }
+        return new InetSocketAddress(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)));
+    }
+
+    /** The actions a coordinator (or a part in doubt) asks of a prepared or executing part. */
+    enum PartAction { PREPARE, COMMIT, ABORT }
+
+    /**
+     * One entry of a listed tree: its absolute path, whether it is a tensor, its number of dimensions,
+     * and a tensor's dtype and shape (null when not a tensor or not known).
+     */
+    record TreeEntry(String path, boolean tensor, int dims, TensorMeta meta) {
+        public TreeEntry(String path, boolean tensor, int dims) {
+            this(path, tensor, dims, null);
+        }
+    }
+
+    /** A saved value read whole: its bytes, its metadata when it is a tensor (else null), and the holder's CRC32C. */
+    record SavedValue(byte[] bytes, TensorMeta tensor, String crc32c) {
+    }
+
+    /** Completes when the daemon answers that it is healthy. */
+    CompletableFuture<Void> health(InetSocketAddress daemon);
+
+    /** Hands a daemon its part of a plan (idempotent per plan); completes with the part's first status. */
+    CompletableFuture<PartStatus> postPart(InetSocketAddress daemon, PlanPart part);
+
+    /** Asks a part to prepare (completes once it is executed), commit or abort. */
+    CompletableFuture<PartStatus> partAction(InetSocketAddress daemon, String job, String planId, PartAction action);
+
+    /** A part's live status. */
+    CompletableFuture<PartStatus> partStatus(InetSocketAddress daemon, String job, String planId);
+
+    /** The coordinator's state of a reconfiguration ({@code executing}, {@code committed}, ...). */
+    CompletableFuture<String> reconfigurationState(InetSocketAddress coordinator, String job, String id);
+
+    /** Lists the tree below {@code dir} recursively; an absent tree lists as empty. */
+    CompletableFuture<List<TreeEntry>> listTree(InetSocketAddress daemon, StorePath dir);
+
+    /** Reads a saved file (or a tensor inside a value) whole, with the holder's checksum. */
+    CompletableFuture<SavedValue> readValue(InetSocketAddress daemon, StorePath path);
+
+    /** Tells a daemon that {@code ranks} of a save step are sealed (with the save's world and config, or null). */
+    CompletableFuture<Void> sealed(InetSocketAddress daemon, String job, long step, List<Integer> ranks, int world,
+            JsonNode config);
+
+    /** Raises a job's stop flag on a daemon (from {@code atStep}, when given). */
+    CompletableFuture<Void> raiseStop(InetSocketAddress daemon, String job, OptionalLong atStep, String reason);
+
+    /** Clears a job's stop flag on a daemon. */
+    CompletableFuture<Void> clearStop(InetSocketAddress daemon, String job);
+
+    // What a scheduler adapter asks the coordinating daemon ({@code host:port}, or a URL with its scheme).
+
+    /** The configuration a resource change with {@code request} would choose ({@code tp}, {@code pp}, {@code dp}, ...). */
+    CompletableFuture<JsonNode> parallelize(String daemon, String job, JsonNode request);
+
+    /** Starts a resource change; answers its {@code id} and {@code status}. */
+    CompletableFuture<JsonNode> startResourceChange(String daemon, String job, JsonNode request);
+
+    /** A resource change's description once it has ended, or when {@code wait} has passed. */
+    CompletableFuture<JsonNode> awaitResourceChange(String daemon, String job, String id, java.time.Duration wait);
+
+    /** A small file of the daemon's store, or empty when there is none. */
+    CompletableFuture<java.util.Optional<byte[]>> readFile(String daemon, StorePath path);
+
+    /** Writes (or replaces) a small file of the daemon's store. */
+    CompletableFuture<Void> writeFile(String daemon, StorePath path, byte[] bytes);
+}

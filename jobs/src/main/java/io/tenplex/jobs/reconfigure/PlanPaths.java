@@ -1,0 +1,100 @@
+package io.tenplex.jobs.reconfigure;
+
+import io.tenplex.jobs.common.CheckpointLayout;
+import io.tenplex.transform.Piece;
+import io.tenplex.transform.Plan;
+import io.tenplex.transform.ShardPlan;
+import io.tenplex.transform.ValueCopy;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Binds a plan's keys to the paths of the job's saved layout (see {@link CheckpointLayout}): where
+ * each piece is read, where each new shard goes (in the layout the job saved, so training loads it
+ * as it saved it), which files make up each value, and the small files the new layout needs
+ * (Megatron's list markers and parameter positions, which depend on the new rank's parameters).
+ */
+public final class PlanPaths {
+    private PlanPaths() {
+    }
+
+    /** The bound plan, and per destination rank the generated files (path to content). */
+    public record Result(Plan plan, Map<Integer, Map<String, String>> generated) {}
+
+    /** @param sources the layout of each old rank that saved something (a rank that saved nothing is absent) */
+    public static Result bind(Plan plan, Map<Integer, CheckpointLayout> sources) {
+        boolean megatron = sources.values().stream().anyMatch(CheckpointLayout::megatronOptimizer);
+        boolean fp32 = megatron && sources.values().stream().filter(CheckpointLayout::megatronOptimizer)
+                .allMatch(CheckpointLayout::fp32Optimizer);
+        Map<Integer, List<String>> params = new TreeMap<>();
+        Map<String, Integer> dims = new HashMap<>();
+        for (ShardPlan s : plan.shards()) {
+            if (!s.key().startsWith("optimizer.")) {
+                params.computeIfAbsent(s.destRank(), r -> new ArrayList<>()).add(s.key());
+                dims.put(s.key(), s.shape().rank());
+            }
+        }
+        Map<Integer, List<List<String>>> groups = new HashMap<>();
+        params.forEach((r, p) -> groups.put(r, CheckpointLayout.groups(p, dims)));
+        java.util.function.Function<ShardPlan, String> destPath = s -> {
+            if (megatron && s.key().startsWith("optimizer.") && !s.key().startsWith("optimizer.grad_scaler.")) {
+                return CheckpointLayout.megatronOptimizerPath(s.key(), groups.getOrDefault(s.destRank(),
+                        List.of(List.of(), List.of())), fp32);
+            }
+            for (Piece p : s.pieces()) {
+                String at = sourcePath(sources, p.sourceRank(), p.sourceKey());
+                for (int r : p.replicas()) {
+                    at = at != null ? at : sourcePath(sources, r, p.sourceKey());
+                }
+                if (at != null) {
+                    return CheckpointLayout.destPath(at, p.sourceKey(), s.key());
+                }
+            }
+            for (int r : sources.keySet()) { // an empty tensor has no pieces: the path of its key where saved
+                String at = sourcePath(sources, r, s.key());
+                if (at != null) {
+                    return at;
+                }
+            }
+            return s.key();
+        };
+        List<ValueCopy> values = values(plan, sources);
+        values.addAll(UndeclaredValues.of(plan, sources, destPath, values));
+        Plan bound = plan.withPaths((rank, key) -> sourcePath(sources, rank, key), destPath, values);
+        Map<Integer, Map<String, String>> generated = new TreeMap<>();
+        if (megatron) {
+            groups.forEach((r, g) -> generated.put(r, CheckpointLayout.megatronGenerated(g, fp32)));
+        }
+        return new Result(bound, generated);
+    }
+
+    private static String sourcePath(Map<Integer, CheckpointLayout> sources, int rank, String key) {
+        CheckpointLayout l = sources.get(rank);
+        if (l == null) {
+            return null;
+        }
+        try {
+            return l.tensorPath(key, rank);
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    private static List<ValueCopy> values(Plan plan, Map<Integer, CheckpointLayout> sources) {
+        List<ValueCopy> out = new ArrayList<>();
+        for (ValueCopy v : plan.values()) {
+            CheckpointLayout l = sources.get(v.sourceRank());
+            if (l == null) {
+                throw new IllegalArgumentException("rank " + v.sourceRank() + " saved nothing, but rank " + v.destRank()
+                        + " needs its value '" + v.key() + "'");
+            }
+            for (String path : l.valuePaths(v.key(), v.sourceRank())) {
+                out.add(new ValueCopy(v.destRank(), path, v.sourceRank(), v.sourceDevice()));
+            }
+        }
+        return out;
+    }
+}
