@@ -17,14 +17,11 @@ import java.nio.ByteBuffer;
  * first read, which also holds the request head) are copied.
  */
 final class BodySink implements AutoCloseable {
-    /** Most bytes one socket read lands in the blob: a read's bytes are checksummed while still in cache. */
-    static final int MAX_LANDING = 1 << 20;
-
     private final Allocator allocator;
     private final int block;
     private BlobWriter writer;
     private GrowingBuffer growing;
-    private Landing landed;
+    private final InPlace inPlace = new InPlace();
 
     /** @param expected exact body size, or -1 when unknown */
     BodySink(Allocator allocator, long expected, int block) {
@@ -45,25 +42,16 @@ final class BodySink implements AutoCloseable {
         if (writer != null && n > writer.size() - writer.written()) {
             throw HttpError.badRequest("body is longer than the expected " + writer.size() + " bytes");
         }
-        if (writer != null && landed != null && landed.blobOffsetOf(data) == writer.written()) {
-            writer.appendInPlace(n); // read by the socket straight into its place
+        if (writer != null) {
+            inPlace.add(writer, data);
             return;
         }
         if (data.nioBufferCount() == 1) {
-            ByteBuffer b = data.internalNioBuffer(data.readerIndex(), n);
-            if (writer != null) {
-                writer.append(b);
-            } else {
-                growing.append(b);
-            }
+            growing.append(data.internalNioBuffer(data.readerIndex(), n));
             return;
         }
         for (ByteBuffer b : data.nioBuffers()) {
-            if (writer != null) {
-                writer.append(b);
-            } else {
-                growing.append(b);
-            }
+            growing.append(b);
         }
     }
 
@@ -74,15 +62,7 @@ final class BodySink implements AutoCloseable {
      * buffer handed out earlier is still held by a decoder).
      */
     ByteBuf landing(long onWire) {
-        if (writer == null || onWire <= 0 || landed != null && landed.refCnt() > 0) {
-            return null;
-        }
-        ByteBuffer free = writer.unfilled((int) Math.min(onWire, MAX_LANDING));
-        if (!free.hasRemaining()) {
-            return null;
-        }
-        landed = new Landing(writer.peek(), writer.written(), free);
-        return landed;
+        return writer == null ? null : inPlace.landing(writer, onWire);
     }
 
     long received() {
@@ -116,10 +96,7 @@ final class BodySink implements AutoCloseable {
     }
 
     private void detachLanding() {
-        if (landed != null) {
-            landed.detach();
-            landed = null;
-        }
+        inPlace.detach();
     }
 
     @Override
