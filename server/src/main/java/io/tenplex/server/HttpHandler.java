@@ -80,7 +80,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
 
     private void begin(ChannelHandlerContext ctx, HttpRequest req) {
         discardUntilNextRequest = false;
-        bodyLeft = req.headers().contains(HttpHeaderNames.TRANSFER_ENCODING) ? -1 : HttpUtil.getContentLength(req, -1L);
+        bodyLeft = -1;
         ex = new Exchange(ctx, req, rc, this::responseDone);
         call = null;
         failure = null;
@@ -96,6 +96,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         try {
+            bodyLeft = declaredBody(req);
             Route route = router.find(ex.query.path());
             ex.jsonErrors = route != null && route.hasJsonErrors();
             ex.route = route == null ? Router.UNKNOWN : route.label;
@@ -118,6 +119,18 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
                 return;
             }
             ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
+        }
+    }
+
+    /** The body length of a request framed by Content-Length alone (as the decoder read it); else -1. */
+    private static long declaredBody(HttpRequest req) {
+        if (req.headers().contains(HttpHeaderNames.TRANSFER_ENCODING)) {
+            return -1;
+        }
+        try {
+            return HttpUtil.getContentLength(req, -1L);
+        } catch (NumberFormatException e) {
+            return -1; // the decoder refuses such a request; nothing lands
         }
     }
 

@@ -176,6 +176,19 @@ class UploadLandingTest {
         assertEquals(before, landed(), "a body of unknown length goes through the usual receive buffers");
     }
 
+    @Test
+    void malformedContentLength_isAnsweredAndClosed_notDropped() throws Exception {
+        for (String length : new String[] {"abc", "99999999999999999999", "-5", "1, 2"}) {
+            try (RawHttp c = new RawHttp(port)) {
+                c.write(ascii("PUT /api/v1/files/m HTTP/1.1\r\nHost: x\r\nContent-Length: " + length + "\r\n\r\nabc"));
+                RawHttp.Response r = c.readOrNull(false);
+                assertTrue(r != null && r.status() == 400, "Content-Length: " + length + " got "
+                        + (r == null ? "no answer" : r.status() + " " + r.text()));
+            }
+        }
+        assertTrue(store.stat(StorePath.parse("/m")).isEmpty());
+    }
+
     private RawHttp.Response send(String method, String target, Map<String, String> headers, byte[] body)
             throws IOException {
         try (RawHttp c = new RawHttp(port)) {
