@@ -20,7 +20,10 @@ import java.util.Locale;
  * side answers each 4 KiB message with one byte, as the daemon answers each request), each fresh (the
  * tensors deleted before, untimed) and replacing; and the same 2,000 tensors in one tar batch
  * ({@code POST /upload}) against a raw receive of the same archive. Every round changes the bytes and
- * reads them back for comparison outside the timed part. Prints medians, ratios and the load average.
+ * reads them back for comparison outside the timed part. Prints medians, ratios and the load average,
+ * and, less sensitive to a busy machine, the receiving side's bytes per CPU-second (its threads' CPU
+ * time, user and system, during the transfer: the daemon's event loops and work pool, or the raw
+ * receiver's one thread).
  *
  * <p>Usage: {@code java -Xmx1g -XX:MaxDirectMemorySize=3g -cp bench/target/benchmarks.jar
  * io.tenplex.bench.UploadBench [rounds]}; {@code -Dcases=256} runs only the cases whose name contains "256".
@@ -123,14 +126,16 @@ public final class UploadBench {
             verify.run(-1);
             List<Double> a = new ArrayList<>();
             List<Double> b = new ArrayList<>();
+            List<Double> ca = new ArrayList<>();
+            List<Double> cb = new ArrayList<>();
             for (int r = 0; r < rounds; r++) {
                 setup.run(r);
                 if (r % 2 == 0) {
-                    a.add(rate(ours));
-                    b.add(rate(raw));
+                    measure(ours, "tenplex-", a, ca);
+                    measure(raw, "raw-receive", b, cb);
                 } else {
-                    b.add(rate(raw));
-                    a.add(rate(ours));
+                    measure(raw, "raw-receive", b, cb);
+                    measure(ours, "tenplex-", a, ca);
                 }
                 verify.run(r);
             }
@@ -138,7 +143,36 @@ public final class UploadBench {
             double mb = median(b);
             System.out.printf(Locale.ROOT, "%-32s ours %6.3f GB/s (%s)  raw TCP %6.3f GB/s (%s)  ratio %.2f  load %s%n",
                     name, ma, range(a), mb, range(b), ma / mb, loadAverage().split(" ")[0]);
+            System.out.printf(Locale.ROOT, "%-32s receiving side's CPU: ours %6.3f GB per CPU-second, raw TCP %6.3f"
+                    + "  ratio %.2f%n", "", median(ca), median(cb), median(ca) / median(cb));
         }
+    }
+
+    /**
+     * Times a transfer: its rate (GB/s of wall time) into {@code rates}, and the bytes per CPU-second
+     * of the receiving side's threads (those whose names start with {@code threads}) into {@code cpu}.
+     */
+    static void measure(Transfer t, String threads, List<Double> rates, List<Double> cpu) throws IOException {
+        long cpu0 = cpuOf(threads);
+        long start = System.nanoTime();
+        long bytes = t.run();
+        long wall = System.nanoTime() - start;
+        long used = cpuOf(threads) - cpu0;
+        rates.add(bytes / (wall / 1e9) / 1e9);
+        cpu.add(bytes / (Math.max(1, used) / 1e9) / 1e9);
+    }
+
+    /** CPU nanoseconds used so far by the threads whose names start with {@code prefix}. */
+    static long cpuOf(String prefix) {
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        long sum = 0;
+        for (Thread th : Thread.getAllStackTraces().keySet()) {
+            if (th.getName().startsWith(prefix)) {
+                long c = mx.getThreadCpuTime(th.getId());
+                sum += Math.max(0, c);
+            }
+        }
+        return sum;
     }
 
     static double rate(Transfer t) throws IOException {

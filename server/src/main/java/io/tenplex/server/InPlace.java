@@ -11,8 +11,11 @@ import java.nio.ByteBuffer;
  * at a time; not thread-safe (the connection's event loop).
  */
 final class InPlace {
-    /** Most bytes one socket read lands in a blob: a read's bytes are checksummed while still in cache. */
-    static final int MAX_LANDING = 1 << 20;
+    /**
+     * Most bytes one socket read lands in a blob: few reads (each costs a wake-up and a pass through
+     * the pipeline), and a read's bytes are checksummed while still in the last-level cache.
+     */
+    static final int MAX_LANDING = 4 << 20;
 
     private Landing landed;
     private BlobWriter landedFor;

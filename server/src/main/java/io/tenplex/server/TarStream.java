@@ -171,8 +171,20 @@ final class TarStream implements AutoCloseable {
         data(State.META, size);
     }
 
-    /** The entry that the kept headers and this record describe, read by commons-compress. */
+    /**
+     * The entry that the kept headers and this record describe, read by commons-compress: a plain
+     * record alone as its stream reader reads it ({@link TarArchiveEntry#TarArchiveEntry(byte[])},
+     * no PAX headers to apply), else the kept records and this one through a stream reader.
+     */
     private TarArchiveEntry parse() {
+        if (global.size() == 0 && local.size() == 0) {
+            try {
+                return new TarArchiveEntry(record);
+            } catch (IllegalArgumentException e) {
+                throw HttpError.badRequest("not a valid tar archive: error detected parsing the header: "
+                        + e.getMessage());
+            }
+        }
         ByteArrayOutputStream all = new ByteArrayOutputStream(global.size() + local.size() + 3 * RECORD);
         all.writeBytes(global.toByteArray());
         all.writeBytes(local.toByteArray());
