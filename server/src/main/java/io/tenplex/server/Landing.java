@@ -14,7 +14,8 @@ import java.nio.ByteBuffer;
  * release, so the memory cannot be freed or reused while a handler still holds the buffer (an
  * upload aborted while a read is in flight, for instance). Once bytes were read into it, it reports
  * itself read-only, so that a decoder accumulating input copies later reads elsewhere instead of
- * appending them into the blob. Once every received byte was consumed, the sink gives the blob's
+ * appending them into the blob, and it never compacts itself (a decoder's discarding of read bytes
+ * would move unread bytes over bytes the blob already holds). Once every received byte was consumed, the sink gives the blob's
  * reference back early ({@link #detach()}), so an upload's memory is accounted for exactly when it
  * answers.
  */
@@ -68,6 +69,17 @@ final class Landing extends UnpooledUnsafeDirectByteBuf {
     @Override
     public boolean isReadOnly() {
         return writerIndex() > 0;
+    }
+
+    /** Never moves bytes: the memory before the reader index holds bytes already accepted into the blob. */
+    @Override
+    public ByteBuf discardReadBytes() {
+        return this;
+    }
+
+    @Override
+    public ByteBuf discardSomeReadBytes() {
+        return this;
     }
 
     @Override

@@ -61,6 +61,24 @@ class LandingTest {
     }
 
     @Test
+    void discardingReadBytes_neverMovesBytesWithinTheBlob() {
+        try (Allocator a = new Allocator(1 << 20); BlobWriter w = BlobWriter.allocate(a, 1000, 256)) {
+            Landing l = new Landing(w.peek(), 0, w.unfilled(1000));
+            for (int i = 0; i < 1000; i++) {
+                l.writeByte(i);
+            }
+            l.readerIndex(900); // 900 bytes consumed (accepted in place), 100 still unread
+            l.discardSomeReadBytes();
+            l.discardReadBytes();
+            assertEquals(900, l.readerIndex());
+            for (int i = 0; i < 1000; i++) {
+                assertEquals((byte) i, w.peek().get(i), "byte " + i);
+            }
+            l.release();
+        }
+    }
+
+    @Test
     void blobOffsetOf_namesOnlyBytesReceivedIntoThisLanding() {
         try (Allocator a = new Allocator(1 << 20); BlobWriter w = BlobWriter.allocate(a, 5000, 1024)) {
             w.append(java.nio.ByteBuffer.allocate(1000));
