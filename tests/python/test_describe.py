@@ -154,8 +154,13 @@ between.layers = torch.nn.ModuleList([torch.nn.Linear(2, 2)])
 between.mid = torch.nn.Linear(2, 2)
 between.tail = torch.nn.Module()
 between.tail.layers = torch.nn.ModuleList([torch.nn.Linear(2, 2)])
-msg = refused(lambda: tenplex.describe(between, {"rules": [{"match": "*", "partition": "replicated"}]}),
-              "layers.<n> and tail.layers.<n> are two stacks of layers", "configs=[(T, P, D), ...]")
+piped = tenplex.describe(between, {"rules": [{"match": "*", "partition": "replicated"}]})  # two stacks, in module order
+assert [t.get("stage", t.get("layer")) for t in piped["tensors"]] == [0, 0, 0, 0, 1, 1] and piped["layers"] == 2, piped
+turns = Fake({n: torch.zeros(2) for n in ("a.layers.0.w", "b.layers.0.w", "a.layers.1.w")})
+turns_rules = {"rules": [{"match": "*", "partition": "replicated"}]}
+refused(lambda: tenplex.describe(turns, turns_rules), "a.layers.1.w comes after b.layers.<n> but a.layers.<n> came "
+        "before it", "configs=[(T, P, D), ...]")
+assert tenplex.describe(turns, turns_rules, configs=[(1, 1, 2)])["layers"] == 3
 unpiped = tenplex.describe(between, {"rules": [{"match": "*", "partition": "replicated"}]}, configs=[(1, 1, 4)])
 assert [t.get("stage", t.get("layer")) for t in unpiped["tensors"]][2:4] == ["first", "first"], unpiped  # mid
 refused(lambda: tenplex.describe(model, ex.RULES, torch.optim.Adam, configs=[(3, 1, 1)]),
@@ -206,15 +211,23 @@ for bad, says in [(([{"match": "x", "partition": "diagonal"}], None), "diagonal"
         assert says in str(e), (says, str(e))
 
 # ---- an encoder-decoder (nn.Transformer): no stage is asked for when no configuration has P > 1;
-# its two stacks of layers.<n> are refused, naming both, when one may (their numbers would share stages)
+# its two stacks of layers.<n> are numbered in module order (encoder 0..E-1, decoder E..E+D-1), the
+# encoder's norm on the stage of the encoder's last layer, so P = 2 cuts between encoder and decoder
 tr = torch.nn.Transformer(d_model=16, nhead=2, num_encoder_layers=2, num_decoder_layers=1, dim_feedforward=32)
 tr_rules = [{"match": "*coder.norm.*", "partition": "replicated"}, "transformer"]  # rule dicts among sources
 ts = tenplex.describe(tr, tr_rules, torch.optim.Adam, configs=[(1, 1, 2), (2, 1, 1)])
 assert all(t.get("stage") == "first" or "layer" in t for t in ts["tensors"]), ts["tensors"]
 assert {t["name"] for t in ts["tensors"]} >= {"encoder.norm.weight", "decoder.layers.0.multihead_attn.in_proj_weight"}
+tr2 = torch.nn.Transformer(d_model=16, nhead=2, num_encoder_layers=2, num_decoder_layers=2, dim_feedforward=32)
 for cfgs in (None, [(1, 1, 2), (1, 2, 1)]):
-    msg = refused(lambda: tenplex.describe(tr, tr_rules, configs=cfgs))
-    assert "encoder.layers.<n> and decoder.layers.<n> are two stacks" in msg, msg
+    piped = tenplex.describe(tr2, tr_rules, torch.optim.Adam, configs=cfgs)
+    at = {t["name"]: t.get("layer", t.get("stage")) for t in piped["tensors"]}
+    assert piped["layers"] == 4, piped["layers"]
+    assert at["encoder.layers.1.linear1.weight"] == 1 and at["encoder.norm.weight"] == 1, at
+    assert at["decoder.layers.0.linear1.weight"] == 2 and at["decoder.layers.1.norm3.bias"] == 3, at
+    assert at["decoder.norm.weight"] == "last", at
+    assert at["optimizer.exp_avg.decoder.layers.1.linear2.weight"] == 3, at
+    tenplex.check_spec(piped, (1, 2, 1))  # 4 layers: encoder on stage 0, decoder on stage 1
 pats = [r.pattern for r in tenplex.rules.compile([{"match": "a", "partition": "row"}, "transformer",
                                                   {"match": "b", "partition": "column"}])]
 assert pats[0] == "a" and pats[-1] == "b" and pats[1:-1] == [r.pattern for r in tenplex.rules.compile("transformer")]

@@ -128,4 +128,47 @@ for t in range(2):
     cat.same({k: v for k, v in whole.items() if k != "model"}, {k: v for k, v in state.items() if k != "model"},
              "/tp rank %d/" % t, ordered=False)
     assert type(state["model"]) is type(whole["model"]), type(state["model"])
+
+# ---- a described model, (T, D) = (2, 2) -> (1, 2): what the spec does not place is carried as one
+# replicated value per data-parallel index, checked equal across the tensor ranks that saved it
+CARRY_JOB = "tp-carry-%d" % os.getpid()
+
+
+def tp_states(epoch_of):
+    """Rank r of (T=2, D=2) (tensor rank r % 2, data-parallel index r // 2): its half of w, its index's RNG."""
+    out = []
+    for rank in range(4):
+        torch.manual_seed(100 + rank // 2)
+        out.append({"model": {"w": w[2 * (rank % 2):2 * (rank % 2) + 2].clone()}, "epoch": epoch_of(rank),
+                    "rng": torch.get_rng_state(), "note": "data index %d" % (rank // 2)})
+    return out
+
+
+def save_tp(states, job, step):
+    for rank, st in enumerate(states):
+        tenplex.save(st, job=job, step=step, rank=rank, world=4, config=config(2, tp=2), client=c, spec=SPEC)
+
+
+carried = tp_states(lambda rank: 4)
+save_tp(carried, CARRY_JOB, 6)
+reconfigure(config(2), job=CARRY_JOB)
+for d in range(2):
+    state, step = load(d, job=CARRY_JOB)
+    assert step == 6 and torch.equal(state["model"]["w"], w), state["model"]
+    assert state["note"] == "data index %d" % d and state["epoch"] == 4, state
+    assert torch.equal(state["rng"], carried[2 * d]["rng"]), "new rank %d: its own index's RNG state" % d
+
+# values that differ between the tensor ranks of one data-parallel index: refused before anything changes,
+# naming the key and the ranks; the previous generation still loads
+DIFFER_JOB = "tp-differ-%d" % os.getpid()
+differing = tp_states(lambda rank: 5 if rank == 1 else 4)
+save_tp(differing, DIFFER_JOB, 7)
+r = c.request("POST", "/api/v1/jobs/%s/reconfigure" % DIFFER_JOB, ok=(202,), json={"to": config(2), "daemons": DAEMONS})
+st = c.request("GET", r.json()["status"] + "?wait=true").json()
+assert st["state"] == "aborted", st
+assert "value 'epoch' (saved as epoch.int) differs between ranks 0 and 1 (data-parallel index 0)" in st["error"], st
+for rank in range(4):
+    state, step = tenplex.load(job=DIFFER_JOB, rank=rank, client=c)
+    assert tenplex.last_loaded()["source"] == "generation" and step == 7, tenplex.last_loaded()
+    assert state["epoch"] == differing[rank]["epoch"] and torch.equal(state["model"]["w"], differing[rank]["model"]["w"])
 print("OK")

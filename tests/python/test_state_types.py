@@ -101,8 +101,6 @@ cyclic = torch.optim.lr_scheduler.CyclicLR(torch.optim.SGD(m.parameters(), lr=0.
 refused = {
     "scheduler/_scale_fn_ref": {"scheduler": cyclic.state_dict()},  # a WeakMethod: torch.save refuses it too
     "x/sparse": {"x": {"sparse": torch.eye(3).to_sparse()}},
-    "x/c64": {"x": {"c64": torch.ones(2, dtype=torch.complex64)}},
-    "x/c128": {"x": {"c128": np.ones(2, dtype=np.complex128)}},
     "x/words": {"x": {"words": np.array(["a", "bc"])}},
     "x/objects": {"x": {"objects": np.array([{}, 1], dtype=object)}},
     "x/0": {"x": [lambda: 1]},

@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-from . import codec, layout, restore, torch_helpers
+from . import codec, downtime, layout, restore, torch_helpers
 from . import rules as rules_module
 from . import shared as shm
 from .errors import ConfigMismatch, NoCheckpoint, TenplexError, UnknownJob
@@ -85,6 +85,7 @@ def save(state, job=None, step=0, rank=None, world=None, config=None, client=Non
     wait_saves()
     c = client_for(client, addr, token)
     job = job_name(job)
+    downtime.on_step(c, job, step, _env_int("RANK", 0) if rank is None else rank)
     if spec is not None:
         _store_spec(c, job, spec)
     elif rules is not None:
@@ -98,12 +99,21 @@ def save(state, job=None, step=0, rank=None, world=None, config=None, client=Non
     seal = _seal_body(world, config)
     if not blocking:
         c = _own_client(c)
-    finish = _copy_state(c, job, rank, step, entries, seal, shared, blocking)
+    finish = _marked(_copy_state(c, job, rank, step, entries, seal, shared, blocking), c, job, step, rank)
     if blocking:
         return finish()
     global _pending
     _pending = SaveHandle(job, step, rank, finish)
     return _pending
+
+
+def _marked(finish, c, job, step, rank):
+    """``finish``, then the downtime's save mark (when the save follows a stop: :mod:`tenplex.downtime`)."""
+    def run():
+        answer = finish()
+        downtime.on_saved(c, job, step, rank)
+        return answer
+    return run
 
 
 _specs_stored = set()
@@ -268,6 +278,7 @@ def load(job=None, rank=None, client=None, addr=None, token=None, as_torch=None,
     :class:`ConfigMismatch` naming both, before anything is read."""
     global _last_loaded
     wait_saves()
+    downtime.on_load_start()
     c = client_for(client, addr, token)
     job = job_name(job)
     rank = _env_int("RANK", 0) if rank is None else rank
@@ -292,6 +303,7 @@ def load(job=None, rank=None, client=None, addr=None, token=None, as_torch=None,
                     "path": choice["path"]}
     log.info("tenplex: rank %d of job %s loaded step %d from the %s at %s", rank, job, _last_loaded["step"],
              choice["source"], choice["path"])
+    downtime.on_loaded(_last_loaded["step"])
     return state, _last_loaded["step"]
 
 
@@ -309,8 +321,8 @@ def _check_config(c, job, rank, choice, config):
         return
     raise ConfigMismatch("rank %d of job %s runs under (T,P,D)=%s, but the job's generation %d was saved under "
                          "(T,P,D)=%s: reconfigure the job to the new configuration first, or use another job name "
-                         "(tenplex.load does not load state cut for another configuration)"
-                         % (rank, job, _tpd(config), step, _tpd(saved)))
+                         "(or remove the finished job with `tenplex rm %s`; tenplex.load does not load state cut for "
+                         "another configuration)" % (rank, job, _tpd(config), step, _tpd(saved), job))
 
 
 def _choice(c, job, rank):
@@ -333,8 +345,15 @@ def should_stop(job=None, step=None, group=None, client=None, addr=None, token=N
 
     ``step`` is the number of steps finished; a change announced for step S stops every rank once
     ``step >= S``. When ``torch.distributed`` is initialised, only rank 0 of ``group`` asks the
-    daemon and the answer is broadcast, so all ranks agree; call it from every rank."""
-    return torch_helpers.agree(lambda: _ask_stop(job, step, client, addr, token), group)
+    daemon and the answer is broadcast, so all ranks agree; call it from every rank.
+
+    It also marks a reconfiguration's downtime (:mod:`tenplex.downtime`): the first step after a load
+    and the stop step."""
+    stop = torch_helpers.agree(lambda: _ask_stop(job, step, client, addr, token), group)
+    downtime.on_step(lambda: client_for(client, addr, token), job, step, _env_int("RANK", 0))
+    if stop:
+        downtime.on_stop()
+    return stop
 
 
 def _ask_stop(job, step, client, addr, token):

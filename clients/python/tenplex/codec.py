@@ -37,6 +37,7 @@ NUMPY_DTYPES = {
     "bool": np.bool_, "i8": np.int8, "u8": np.uint8, "i16": np.int16, "u16": np.uint16,
     "i32": np.int32, "u32": np.uint32, "i64": np.int64, "u64": np.uint64,
     "f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": np.uint16,
+    "c64": np.complex64, "c128": np.complex128,
 }
 _SHORT = {np.dtype(v): k for k, v in NUMPY_DTYPES.items() if k != "bf16"}
 

@@ -45,13 +45,11 @@ def describe(model, rules=None, optimizer=None, params=None, configs=None):
             ties[name] = first_name[key]
         else:
             first_name[key] = name
-    layered = [i for i, (n, _) in enumerate(entries) if _LAYER.search(n)]
     pipelined = configs is None or any(_pp(c) > 1 for c in configs)
-    if pipelined:
-        _one_stack([n for n, _ in entries])
+    numbers = _stacks([n for n, _ in entries], pipelined)
     tensors, by_name = [], {}
     for i, (name, t) in enumerate(entries):
-        spec = _tensor(name, t, compiled, _position(i, layered) if pipelined else "first")
+        spec = _tensor(name, t, compiled, numbers[i] if pipelined or _LAYER.search(name) else "first")
         tensors.append(spec)
         by_name[name] = spec
     for copy, orig in ties.items():
@@ -80,28 +78,47 @@ def _pp(config):
     return int(config.get("pp", 1)) if isinstance(config, dict) else int(config[1])
 
 
-def _one_stack(names):
-    """Refuses two stacks of ``layers.<n>.`` (an encoder's and a decoder's): their layer numbers do
-    not say which pipeline stage a layer is on."""
-    stacks = []
-    for n in names:
+def _stacks(names, pipelined):
+    """Per entry (in module order), its global layer number (an int), ``"first"`` or ``"last"`` when it
+    is outside every layer, or ``None`` when its stage cannot be told.
+
+    Several stacks of ``layers.<n>.`` (an encoder's and a decoder's) are numbered in module order: the
+    first stack's layers 0..E-1, the next one's E..E+D-1, and so on. A tensor outside the layers that
+    comes after one stack and before the next (``encoder.norm``) is on the stage of the layer before
+    it; one before every layer is on the first stage, one after every layer on the last. Stacks that
+    take turns in the module are refused (with P > 1 possible), naming both."""
+    stacks, sizes, of = [], {}, {}
+    for i, n in enumerate(names):
         m = _LAYER.search(n)
-        if m and n[:m.start()] not in stacks:
-            stacks.append(n[:m.start()])
-    if len(stacks) > 1:
-        raise DescriptionError("%slayers.<n> and %slayers.<n> are two stacks of layers, so a layer number does not "
-                               "say which pipeline stage holds it; describe with configs=[(T, P, D), ...] that all "
-                               "have P = 1 (the stages are then never cut)" % (stacks[0], stacks[1]))
-
-
-def _position(i, layered):
-    if not layered:
-        return "first"
-    if i < layered[0]:
-        return "first"
-    if i > layered[-1]:
-        return "last"
-    return None
+        if m:
+            prefix = n[:m.start()]
+            if prefix not in sizes:
+                stacks.append(prefix)
+                sizes[prefix] = 0
+            elif stacks[-1] != prefix and pipelined:
+                raise DescriptionError("%s comes after %slayers.<n> but %slayers.<n> came before it: stacks of layers "
+                                       "that take turns in the module cannot be numbered in module order; describe "
+                                       "with configs=[(T, P, D), ...] that all have P = 1 (the stages are then never "
+                                       "cut)" % (n, stacks[-1], prefix))
+            sizes[prefix] = max(sizes[prefix], int(m.group(1)) + 1)
+            of[i] = (prefix, int(m.group(1)))
+    offsets, total = {}, 0
+    for prefix in stacks:
+        offsets[prefix] = total
+        total += sizes[prefix]
+    out, layered = [], sorted(of)
+    for i in range(len(names)):
+        if i in of:
+            out.append(offsets[of[i][0]] + of[i][1])
+        elif not layered or i < layered[0]:
+            out.append("first")
+        elif i > layered[-1]:
+            out.append("last")
+        else:
+            before = of[max(j for j in layered if j < i)][0]
+            after = of[min(j for j in layered if j > i)][0]
+            out.append(offsets[before] + sizes[before] - 1 if before != after else None)
+    return out
 
 
 def _tensor(name, t, compiled, position):
@@ -117,11 +134,12 @@ def _tensor(name, t, compiled, position):
                                "\"replicated\"}" % (name, list(shape), shown or "no rules given", name))
     _check_partition(name, shape, part)
     spec = {"name": name, "dtype": _dtype(t), "shape": list(shape), "partition": part}
-    m = _LAYER.search(name)
-    if m:
-        spec["layer"] = int(m.group(1))
+    if _LAYER.search(name):
+        spec["layer"] = position  # numbered in module order over every stack
     elif rule is not None and rule.stage:
         spec["stage"] = rule.stage
+    elif isinstance(position, int):
+        spec["layer"] = position  # between two stacks: on the stage of the layer before it
     elif position is not None:
         spec["stage"] = position
     else:

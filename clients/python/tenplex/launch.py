@@ -107,7 +107,8 @@ def _run_ranks(c, args, command, a, mine, terminating):
     """Runs this pod's ranks once (``terminating`` is non-empty once SIGTERM arrived); returns the
     launcher's exit status, or None to wait for the next assignment (the job's resources change)."""
     raises = stop_state(args.job, client=c)["raises"]
-    procs = [subprocess.Popen(command, env=env) for env in environment(a, mine, args.job, args.master_port)]
+    procs = [subprocess.Popen(command, env=dict(env, TENPLEX_SPAWN_TIME="%.6f" % time.time()))  # tenplex.downtime
+             for env in environment(a, mine, args.job, args.master_port)]
     codes = [p.wait() for p in procs]
     failed = next((x for x in codes if x != 0), 0)
     if failed:

@@ -108,6 +108,11 @@ def generations_route(job):
     return job_route(job) + "/generations"
 
 
+def downtime_route(job):
+    """The job's downtime: a rank's report of a reconfiguration's phases (POST), the splits (GET)."""
+    return job_route(job) + "/downtime"
+
+
 def load_route(job, rank):
     """What ``rank`` loads: the path, step and source the daemon chose (GET)."""
     return "%s/load/%d" % (job_route(job), rank)

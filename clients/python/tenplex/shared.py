@@ -155,7 +155,8 @@ def _torch_short(dtype):
     if not _TORCH_SHORT:
         _TORCH_SHORT.update({torch.bool: "bool", torch.int8: "i8", torch.uint8: "u8", torch.int16: "i16",
                              torch.int32: "i32", torch.int64: "i64", torch.float16: "f16", torch.bfloat16: "bf16",
-                             torch.float32: "f32", torch.float64: "f64"})
+                             torch.float32: "f32", torch.float64: "f64", torch.complex64: "c64",
+                             torch.complex128: "c128"})
     if dtype not in _TORCH_SHORT:
         raise TypeError("torch dtype %s cannot be stored" % dtype)
     return _TORCH_SHORT[dtype]

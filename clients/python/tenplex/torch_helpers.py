@@ -54,11 +54,12 @@ _SHORT = {}
 
 
 def short_dtype(dtype):
-    """The daemon's name of a torch dtype, ``None`` for one it cannot store (complex, quantized)."""
+    """The daemon's name of a torch dtype, ``None`` for one it cannot store (quantized, float8, ...)."""
     if not _SHORT:
         _SHORT.update({torch.bool: "bool", torch.int8: "i8", torch.uint8: "u8", torch.int16: "i16",
                        torch.int32: "i32", torch.int64: "i64", torch.float16: "f16", torch.bfloat16: "bf16",
-                       torch.float32: "f32", torch.float64: "f64"})
+                       torch.float32: "f32", torch.float64: "f64", torch.complex64: "c64",
+                       torch.complex128: "c128"})
     return _SHORT.get(dtype)
 
 

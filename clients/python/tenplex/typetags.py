@@ -184,14 +184,15 @@ def tensor_tag(obj, path):
 
 
 _STORABLE = {np.dtype(d) for d in (np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
-                                    np.int64, np.uint64, np.float16, np.float32, np.float64)}
+                                    np.int64, np.uint64, np.float16, np.float32, np.float64, np.complex64,
+                                    np.complex128)}
 
 
 def _check_dtype(storable, dtype, path):
     if storable:
         return
     raise Unsupported("cannot save the %s array at %r: the store holds %s; %s"
-                      % (dtype, where(path), "bool, i8-i64, u8-u64, f16, bf16, f32 and f64", PICKLE_HINT))
+                      % (dtype, where(path), "bool, i8-i64, u8-u64, f16, bf16, f32, f64, c64 and c128", PICKLE_HINT))
 
 
 def leaf(obj, path, allow_pickle):

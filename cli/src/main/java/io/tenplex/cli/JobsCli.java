@@ -33,6 +33,10 @@ final class JobsCli implements Callable<Integer> {
                 names.add(e.path("name").asText());
             }
         }
+        if (names.isEmpty()) { // every job removed (tenplex rm) leaves /job empty
+            System.out.println("no jobs");
+            return 0;
+        }
         System.out.printf(Locale.ROOT, "%-24s %-8s %-10s %-16s %-11s %s%n", "JOB", "CURRENT", "(T,P,D)", "LEVELS", "SIZE",
                 "LAST SAVE");
         for (String job : names) {

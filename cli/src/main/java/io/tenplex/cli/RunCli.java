@@ -133,7 +133,8 @@ final class RunCli implements Callable<Integer> {
         ParallelConfig config = first.config() != null ? first.config()
                 : parallelizer.choose(new Parallelizer.Request(first.size(), perWorker, storedModel(), 0));
         refuseOtherConfiguration(config);
-        List<String> summary = new ArrayList<>();
+        List<Downtimes.Finished> summary = new ArrayList<>();
+        Downtimes downtimes = new Downtimes(t, line -> log(start, line));
         for (int i = 0; ; i++) {
             Schedule.Entry next = i + 1 < s.entries().size() ? s.entries().get(i + 1) : null;
             String change = segment(start, config, perWorker, i, next);
@@ -160,11 +161,13 @@ final class RunCli implements Callable<Integer> {
             }
             ParallelConfig before = config;
             config = ParallelConfigJson.parse(status.path("config"), "config ");
-            summary.add(String.format(Locale.ROOT, "step %s: %s -> %s, %s", status.path("generation").asText(),
-                    before, config, report(status)));
+            summary.add(new Downtimes.Finished(String.format(Locale.ROOT, "step %s: %s -> %s, ", status.path(
+                    "generation").asText(), before, config), layout().apiResourceChange(change), status));
+            downtimes.watch(layout().apiResourceChange(change), status.path("generation").asText());
         }
+        downtimes.close();
         out.println("tenplex run: " + summary.size() + " reconfiguration(s)");
-        summary.forEach(l -> out.println("  " + l));
+        summary.forEach(f -> out.println("  " + f.head() + Downtimes.report(f.now(t))));
         return 0;
     }
 
@@ -229,7 +232,8 @@ final class RunCli implements Callable<Integer> {
                 throw new IllegalArgumentException("job " + job + " already has generation " + current + ", saved under "
                         + "(T,P,D)=(" + c.path("tp").asInt(1) + "," + c.path("pp").asInt(1) + "," + c.path("dp").asInt(1)
                         + "), and the schedule starts with " + config + ": its ranks would load state cut for another "
-                        + "configuration; run under another --job (tenplex jobs lists the daemon's jobs)");
+                        + "configuration; run under another --job, or remove the finished job first with tenplex rm " + job
+                        + " (tenplex jobs lists the daemon's jobs)");
             }
         }
     }
@@ -312,6 +316,7 @@ final class RunCli implements Callable<Integer> {
             env.put("TENPLEX_DP", Integer.toString(c.dp()));
             env.put("TENPLEX_CONFIG", cfg.toString());
             env.put("TENPLEX_SEGMENT", Integer.toString(segment));
+            env.put("TENPLEX_SPAWN_TIME", String.format(Locale.ROOT, "%.6f", System.currentTimeMillis() / 1e3));
             running.start(pb);
         }
     }
@@ -375,14 +380,5 @@ final class RunCli implements Callable<Integer> {
             s = ev.read();
         }
         return s;
-    }
-
-    private static String report(JsonNode status) {
-        JsonNode r = status.path("reconfiguration").path("report");
-        return String.format(Locale.ROOT, "moved %s within workers, %s between workers, kept %s; stop+save %s, "
-                + "reconfigure %s", Human.bytes(r.path("intraWorkerBytes").asLong()
-                        + r.path("onDeviceBytes").asLong()), Human.bytes(r.path("interWorkerBytes").asLong()),
-                Human.bytes(r.path("keptBytes").asLong()), Human.millis(status.path("phaseMillis").path("stop").asDouble()),
-                Human.millis(status.path("phaseMillis").path("reconfigure").asDouble()));
     }
 }

@@ -115,6 +115,28 @@ class CliIT {
     }
 
     @Test
+    void rm_refusesAnUnknownJob_removesAJob_andItsNameStartsClean() throws Exception {
+        try (Daemon d = Daemon.start(new DaemonConfig("127.0.0.1", 0, 64L << 20, "test", null, null))) {
+            String addr = "http://127.0.0.1:" + d.address().getPort();
+            io.tenplex.client.TenplexClient c = new io.tenplex.client.TenplexClient(addr, null);
+            java.util.Map<String, ?> state = java.util.Map.of("w", new io.tenplex.client.Tensor("f32", new long[] {256},
+                    new byte[1024]));
+            c.saveRank("old", 60, 0, 1, state, null);
+            java.io.StringWriter err = new java.io.StringWriter();
+            CommandLine cl = TenplexCli.commandLine();
+            cl.setErr(new java.io.PrintWriter(err));
+            assertEquals(2, cl.execute("rm", "--addr", addr, "nosuch"));
+            assertTrue(err.toString().startsWith("tenplex: cannot remove job nosuch (daemon answered 404): no job "
+                    + "'nosuch' on this daemon (known jobs: old)"), err.toString());
+            String out = run("rm", "--addr", addr, "old");
+            assertTrue(out.matches("removed job old here \\([0-9.]+ KiB of its tree\\)\\n"), out);
+            assertEquals("no jobs\n", run("jobs", "--addr", addr));
+            c.saveRank("old", 5, 0, 1, state, null); // an older step than the removed job's: a clean start
+            assertTrue(run("jobs", "--addr", addr).lines().anyMatch(l -> l.matches("old +5 .*step 5")));
+        }
+    }
+
+    @Test
     void verifyAndExport_generations() throws Exception {
         try (Daemon d = Daemon.start(new DaemonConfig("127.0.0.1", 0, 64L << 20, "test", null, null))) {
             String addr = "http://127.0.0.1:" + d.address().getPort();
@@ -178,7 +200,7 @@ class CliIT {
             String err = runErr(2, "run", "--addr", addr, "--job", "used", "--schedule", schedule.toString(), "--",
                     "nosuchbinary", "train.py");
             assertTrue(err.contains("job used already has generation 60, saved under (T,P,D)=(1,1,1), and the schedule "
-                    + "starts with (T,P,D)=(2,1,1)"), err);
+                    + "starts with (T,P,D)=(2,1,1)") && err.contains("tenplex rm used"), err);
         }
     }
 

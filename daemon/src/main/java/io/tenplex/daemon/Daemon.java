@@ -100,9 +100,7 @@ public final class Daemon implements AutoCloseable {
         DurableTier durable = Durable.start(checkpoints, store, jobs.generations(), pools.durableWork,
                 Durable.repairs(store, jobs.generations(), new HttpDaemonClient(link, tuning.coordinatorTimeout()),
                         new NettyRangeReads(peers), cfg::peers)); // before serving
-        if (durable != null) {
-            rest.metrics().register(new DurableMetrics(durable));
-        }
+        java.util.Optional.ofNullable(durable).ifPresent(d -> rest.metrics().register(new DurableMetrics(d)));
         StreamService streams = life.add("streams", new StreamService(new HttpStreamPeers(link),
                 tuning.streamMemory() == 0 ? StreamMemory.ofMaxHeap() : new StreamMemory(tuning.streamMemory())));
         streams.allowPeers(peerAddresses(cfg), cfg.sources()); // addresses in stream requests
@@ -113,6 +111,8 @@ public final class Daemon implements AutoCloseable {
         rest.addControl(JobRoutes.PREFIX, jobRoutes);
         RehearsalService rehearsal = Rehearsal.wire(cfg, link, changes, jobRoutes, pools.jobBackground);
         rest.metrics().register(new RehearsalMetrics(rehearsal));
+        jobRoutes.withRemoval(JobRemovals.wire(new io.tenplex.jobs.JobRemoval(store, jobs, new HttpDaemonClient(link,
+                tuning.coordinatorTimeout())), changes, durable, streams, datasets, rehearsal, shared));
         rest.addControl(StopRoute.PATH, new StopRoute(flags, jobs::requireKnown));
         datasets.setDefaultPeers(peerAddresses(cfg));
         rest.addControl(DatasetRoutes.PREFIX, new DatasetRoutes(datasets));

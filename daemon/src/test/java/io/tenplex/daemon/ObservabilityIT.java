@@ -134,6 +134,8 @@ class ObservabilityIT {
         zero.put("tenplex_reconfigurations_total", Map.of("outcome", "committed"));
         zero.put("tenplex_reconfiguration_bytes_total", Map.of("kind", "between_workers"));
         zero.put("tenplex_resource_changes_total", Map.of("state", "requested"));
+        zero.put("tenplex_reconfiguration_downtime_seconds", Map.of());
+        zero.put("tenplex_reconfiguration_downtime_phase_seconds", Map.of("phase", "relaunch"));
         zero.put("tenplex_dataset_mounts_total", Map.of("event", "mounted"));
         zero.put("tenplex_dataset_samples_loaded_total", Map.of("source", "peer"));
         zero.put("tenplex_dataset_reads_total", Map.of());

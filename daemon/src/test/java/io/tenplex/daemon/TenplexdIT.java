@@ -54,6 +54,7 @@ class TenplexdIT {
         String addr = start("--port", "0", "--memory-limit", "256m");
         pythonAgainst(addr, "tests/python/test_client.py");
         pythonAgainst(addr, "tests/python/test_stop_flag.py");
+        pythonAgainst(addr, "tests/python/test_downtime.py");
         pythonAgainst(addr, "tests/python/test_optimizer_state.py");
         pythonAgainst(addr, "tests/python/test_launch.py");
         pythonAgainst(addr, "tests/python/test_layout_codec.py");
@@ -67,13 +68,15 @@ class TenplexdIT {
      * The round-trip suite: every checkpoint of tests/python/state_catalogue.py (torch's optimizers, LR
      * schedulers, RNG states, configs, containers, scalars, views) loads back as torch.load gives it,
      * types and values, before and after a resumed step; refusals name the key; through shared memory
-     * and over REST.
+     * and over REST; complex tensors (c64, c128) bit for bit, range reads, and split by a T change.
      */
     @Test
     void pythonStateTypes_roundTripAsTorchLoad_overSharedMemoryAndRest() throws Exception {
         String addr = start("--port", "0", "--memory-limit", "256m");
         pythonAgainst(addr, "tests/python/test_state_types.py");
         pythonAgainst(addr, java.util.Map.of("TENPLEX_SHM", "0"), "tests/python/test_state_types.py");
+        pythonAgainst(addr, "tests/python/test_complex.py");
+        pythonAgainst(addr, java.util.Map.of("TENPLEX_SHM", "0"), "tests/python/test_complex.py");
     }
 
     /**
@@ -96,6 +99,17 @@ class TenplexdIT {
     void pythonElasticDataParallel_cnnAndTransformer_equalTorchSaveSchedule() throws Exception {
         String addr = start("--port", "0", "--memory-limit", "256m");
         pythonAgainst(addr, "tests/python/test_elastic_dp.py");
+    }
+
+    /**
+     * examples/elastic_transformer_tp.py: an nn.Transformer with a description goes (T,D) = (1,2) ->
+     * (2,1) -> (1,1), the daemon splitting and joining its parts; it equals the same schedule with
+     * torch.save/torch.load files (parts joined and cut by hand) bit for bit, and a static run within 1e-9.
+     */
+    @Test
+    void pythonElasticTensorParallel_describedTransformer_equalsTorchSaveScheduleAndStaticRun() throws Exception {
+        String addr = start("--port", "0", "--memory-limit", "256m");
+        pythonAgainst(addr, "tests/python/test_elastic_tp.py");
     }
 
     @Test

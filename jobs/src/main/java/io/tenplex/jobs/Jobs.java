@@ -126,11 +126,6 @@ public final class Jobs implements Sealer {
         return generations;
     }
 
-    /** Subscribes to the job's generation events (completed, dropped). */
-    public void addGenerationListener(Generations.Listener l) {
-        generations.addListener(l);
-    }
-
     /** L2: the partner copies this daemon keeps of the generations of its jobs. */
     public io.tenplex.jobs.tiers.PartnerCopies partnerCopies() {
         return partnerCopies;
@@ -251,11 +246,19 @@ public final class Jobs implements Sealer {
                 + " of job " + job));
     }
 
-    /** Forgets the finished parts and reconfigurations of a job. */
+    /** Forgets the finished parts and reconfigurations of a job, and its generations' record. */
     public void forget(String job) {
         parts.forget(job);
         reconfigurations.forget(job);
+        generations.forget(job);
+        generations.tiers().forget(job);
         generations.lost().forget(job);
+    }
+
+    /** Whether a part or reconfiguration of {@code job} still runs here. */
+    public boolean running(String job) {
+        return parts.of(job).stream().anyMatch(p -> p.finishedAt() == 0)
+                || reconfigurations.of(job).stream().anyMatch(r -> r.finishedAt() == 0);
     }
 
     /** How many parts and reconfigurations of {@code job} this daemon keeps. */

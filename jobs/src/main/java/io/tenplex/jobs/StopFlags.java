@@ -74,6 +74,12 @@ public final class StopFlags {
         return java.util.Set.copyOf(raises.keySet());
     }
 
+    /** Clears the job's flag and forgets that it was ever raised (the job was removed). */
+    public void forget(String job) {
+        clear(job);
+        raises.remove(job);
+    }
+
     public void clear(String job) {
         if (flags.remove(job) != null) {
             JobMetrics.STOP_FLAGS_UP.set(flags.size());

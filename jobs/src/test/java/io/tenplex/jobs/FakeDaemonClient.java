@@ -198,6 +198,19 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
     }
 
     @Override
+    public CompletableFuture<Void> removeJob(InetSocketAddress daemon, String job, boolean dryRun) {
+        return at(daemon, () -> {
+            JobRemoval r = new JobRemoval(d(daemon).store(), d(daemon).jobs(), this);
+            if (dryRun) {
+                r.check(job);
+            } else {
+                r.removeHere(job);
+            }
+            return null;
+        });
+    }
+
+    @Override
     public CompletableFuture<Void> clearStop(InetSocketAddress daemon, String job) {
         return at(daemon, () -> {
             d(daemon).jobs().stopFlags().clear(job);

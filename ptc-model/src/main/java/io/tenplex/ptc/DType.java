@@ -23,7 +23,11 @@ public enum DType {
     /** NumPy has no bfloat16; its {@code .npy} form is a 2-byte void ({@code |V2}). */
     BF16(2, "bf16", "bfloat16", "|V2"),
     F32(4, "f32", "float32", "<f4"),
-    F64(8, "f64", "float64", "<f8");
+    F64(8, "f64", "float64", "<f8"),
+    /** A pair of f32 (real, imaginary): split and joined whole, never between its halves. */
+    C64(8, "c64", "complex64", "<c8"),
+    /** A pair of f64 (real, imaginary). */
+    C128(16, "c128", "complex128", "<c16");
 
     private static final Map<String, DType> BY_NAME = new HashMap<>();
     private static final Map<String, DType> BY_DESCR = new HashMap<>();
@@ -84,7 +88,7 @@ public enum DType {
         DType t = name == null ? null : BY_NAME.get(name.trim().toLowerCase(Locale.ROOT));
         if (t == null) {
             throw new IllegalArgumentException("unknown dtype '" + name + "' (expected one of: "
-                    + "bool i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64, or a NumPy name such as float32)");
+                    + "bool i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64 c64 c128, or a NumPy name such as float32)");
         }
         return t;
     }

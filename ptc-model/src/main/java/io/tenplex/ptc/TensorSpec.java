@@ -26,13 +26,26 @@ public record TensorSpec(String name, DType dtype, Shape shape, Placement placem
 
     /**
      * The key under which a stage stores this tensor: the global layer index in {@code layers.<n>.}
-     * renumbered to {@code localLayer}.
+     * renumbered to {@code localLayer}. In a model with several stacks of layers (an encoder's
+     * {@code encoder.layers.<n>}, then a decoder's, numbered in module order), a name carries its
+     * stack's own number, not the global one: a stage numbers each stack from 0 at the first of its
+     * layers it holds, so the number becomes {@code min(localLayer, n)} (a stage that starts inside
+     * the stack, or one that holds the stack from its start).
      */
     public String localKey(int localLayer) {
         if (placement.kind() != Placement.Kind.LAYER) {
             return name;
         }
-        return name.replaceFirst("layers\\." + placement.layer() + "\\.", "layers." + localLayer + ".");
+        String global = "layers." + placement.layer() + ".";
+        if (name.contains(global)) {
+            return name.replaceFirst("layers\\." + placement.layer() + "\\.", "layers." + localLayer + ".");
+        }
+        var m = LAYER.matcher(name);
+        if (!m.find()) {
+            return name; // outside every stack, placed on a layer's stage (a stack's final norm)
+        }
+        int n = Integer.parseInt(m.group(1));
+        return name.substring(0, m.start(1)) + Math.min(localLayer, n) + name.substring(m.end(1));
     }
 
     /** The global layer index written in a key, or -1. */

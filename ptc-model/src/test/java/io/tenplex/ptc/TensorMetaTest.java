@@ -35,8 +35,11 @@ class TensorMetaTest {
         assertEquals(DType.BOOL, DType.fromName("bool"));
         assertEquals("<f2", DType.F16.npyDescr());
         assertEquals(DType.U8, DType.fromNpyDescr("|u1"));
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DType.fromName("complex64"));
-        assertEquals(true, e.getMessage().startsWith("unknown dtype 'complex64'"));
+        assertEquals(DType.C64, DType.fromName("complex64"));
+        assertEquals(DType.C128, DType.fromNpyDescr("<c16"));
+        assertEquals(16 * 6, TensorMeta.of(DType.C128, 2, 3).byteSize());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DType.fromName("complex256"));
+        assertEquals(true, e.getMessage().startsWith("unknown dtype 'complex256'"));
     }
 
     @Test

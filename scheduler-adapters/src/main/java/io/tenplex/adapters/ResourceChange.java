@@ -1,6 +1,10 @@
 package io.tenplex.adapters;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.tenplex.adapters.downtime.ChangeTimes;
+import io.tenplex.adapters.downtime.DowntimeMetrics;
+import io.tenplex.adapters.downtime.DowntimeReports;
+import io.tenplex.adapters.downtime.DowntimeSplit;
 import io.tenplex.jobs.Jobs;
 import io.tenplex.jobs.StopFlags;
 import io.tenplex.jobs.common.ConfigJson;
@@ -153,6 +157,8 @@ public final class ResourceChange implements Registry.Finishing {
     private volatile Reconfiguration reconfiguration;
     private volatile boolean cancelled;
     private List<CommitListener> listeners = List.of();
+    private final ChangeTimes times = new ChangeTimes();
+    private DowntimeReports reports;
 
     private volatile long finishedAt;
 
@@ -167,9 +173,10 @@ public final class ResourceChange implements Registry.Finishing {
         this.daemons = spec.daemons();
     }
 
-    /** Who is told when the change has committed (before {@link #begin()}). */
-    void listeners(List<CommitListener> l) {
+    /** Who is told when the change has committed, and where the ranks' downtime marks are (before {@link #begin()}). */
+    void listeners(List<CommitListener> l, DowntimeReports r) {
         this.listeners = List.copyOf(l);
+        this.reports = r;
     }
 
     private void tellCommitted(ParallelConfig c) {
@@ -255,6 +262,7 @@ public final class ResourceChange implements Registry.Finishing {
             Reconfiguration r = jobs.reconfigure(ReconfigureRequest.ofGeneration(job, generation,
                     ParallelConfigJson.placement(c, spec.devices()), daemons));
             reconfiguration = r;
+            times.planned(System.nanoTime() - t);
             event("reconfiguration " + r.id() + " started");
             r.finished().get();
             phase("reconfigure", t);
@@ -262,6 +270,8 @@ public final class ResourceChange implements Registry.Finishing {
                 throw new IllegalStateException("reconfiguration " + r.id() + " " + r.state().name().toLowerCase()
                         + (r.error() != null ? ": " + r.error() : ""));
             }
+            Map<String, Long> rp = r.describe().phaseMillis();
+            times.committed(rp.getOrDefault("check", 0L) + rp.getOrDefault("execute", 0L), rp.getOrDefault("commit", 0L));
             if (r.step() != generation) {
                 event("generation " + generation + " could not be recovered: generation " + r.step() + " was instead");
                 generation = r.step();
@@ -373,6 +383,15 @@ public final class ResourceChange implements Registry.Finishing {
                 spec.devices().stream().map(d -> List.of(d.worker(), d.local())).toList(),
                 spec.atStep().isPresent() ? spec.atStep().getAsLong() : null, generation < 0 ? null : generation,
                 fromConfig, c != null ? ParallelConfigJson.placement(c, spec.devices()) : null, phases, happened,
-                r != null ? r.describe() : null);
+                r != null ? r.describe() : null, downtime());
+    }
+
+    /**
+     * The downtime split of this change, joined from the ranks' marks of its generation (null before the
+     * generation is known or while no rank has reported); the first complete one goes to {@code /metrics}.
+     */
+    public DowntimeSplit downtime() {
+        ParallelConfig c = chosen;
+        return c == null || reports == null ? null : DowntimeMetrics.split(reports, job, generation, times, c.worldSize());
     }
 }

@@ -1,6 +1,9 @@
 package io.tenplex.adapters;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.tenplex.adapters.downtime.DowntimeMetrics;
+import io.tenplex.adapters.downtime.DowntimeReports;
+import io.tenplex.adapters.downtime.RankReport;
 import io.tenplex.jobs.Jobs;
 import io.tenplex.jobs.reconfigure.Registry;
 import io.tenplex.ptc.Model;
@@ -23,6 +26,7 @@ public final class ResourceChanges {
     private final Jobs jobs;
     private final Registry<ResourceChange> changes;
     private final List<CommitListener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final DowntimeReports downtimes = new DowntimeReports();
 
     public ResourceChanges(Jobs jobs) {
         this(jobs, Jobs.RETENTION, System::nanoTime);
@@ -31,6 +35,7 @@ public final class ResourceChanges {
     ResourceChanges(Jobs jobs, Duration retention, LongSupplier clock) {
         this.jobs = jobs;
         this.changes = new Registry<>(retention, Jobs.MAX_FINISHED, clock);
+        DowntimeMetrics.atStart();
     }
 
     /**
@@ -49,7 +54,7 @@ public final class ResourceChanges {
         }
         ResourceChange c = new ResourceChange(job, jobs.newId("r"), spec, jobs);
         changes.put(job, c.id(), c);
-        c.listeners(listeners);
+        c.listeners(listeners, downtimes);
         c.begin();
         jobs.executors().background().execute(c::run);
         return c;
@@ -100,9 +105,31 @@ public final class ResourceChanges {
         return java.util.List.copyOf(changes.of(job));
     }
 
-    /** Forgets the finished changes of a job. */
+    /** Forgets the finished changes of a job and its ranks' downtime reports. */
     public void forget(String job) {
         changes.forget(job);
+        downtimes.forget(job);
+    }
+
+    /**
+     * Keeps a rank's downtime report; the changes it belongs to (those that moved its step) join it into
+     * their split at once, so that a complete split reaches {@code /metrics} with its last report.
+     *
+     * @return the ids of the changes of {@code job} that moved the report's step (empty: none kept now),
+     *     or null when the report was not kept (its step is older than the newest steps kept)
+     */
+    public List<String> reportDowntime(String job, RankReport r) {
+        if (!downtimes.add(job, r)) {
+            return null;
+        }
+        List<String> ids = new java.util.ArrayList<>();
+        for (ResourceChange c : of(job)) {
+            Long g = c.describe().generation();
+            if (g != null && g == r.step()) {
+                ids.add(c.id());
+            }
+        }
+        return ids;
     }
 
     /** How many changes of {@code job} are kept. */

@@ -62,7 +62,7 @@ class AnswersJsonTest {
                 "local", "/job/j/generations/10", null, null, new java.util.LinkedHashMap<>(), Map.of(), null, null);
         var status = new ResourceChangeStatus("r1-ab", "j", "done", null, List.of(List.of(0, 0), List.of(0, 1)), 20L,
                 10L, json.readTree("{\"tp\":2}"), json.readTree("{\"tp\":2,\"pp\":1,\"dp\":1}"),
-                new java.util.LinkedHashMap<>(Map.of("stop", 3L)), List.of("e"), reconfiguration);
+                new java.util.LinkedHashMap<>(Map.of("stop", 3L)), List.of("e"), reconfiguration, null);
         assertEquals("{\"id\":\"r1-ab\",\"job\":\"j\",\"state\":\"done\",\"devices\":[[0,0],[0,1]],\"atStep\":20,"
                 + "\"generation\":10,\"from\":{\"tp\":2},\"config\":{\"tp\":2,\"pp\":1,\"dp\":1},"
                 + "\"phaseMillis\":{\"stop\":3},\"events\":[\"e\"],\"reconfiguration\":{\"job\":\"j\",\"plan\":\"p1\","

@@ -196,8 +196,8 @@ class RestServerTest {
             expect(c.send("GET", "/query?path=/job/a/w&range=x:y", tensor, null), 400, "is not an integer");
             expect(c.send("GET", "/query?path=/job/a/w&range=0:1,0:1,0:1", tensor, null), 400, "3 slices");
             expect(c.send("GET", "/query?path=/job/a/nothing", tensor, null), 404, "node not exist");
-            expect(c.send("POST", "/upload?path=/job/b&dtype=complex64&dims=2", tensor, new byte[8]), 400,
-                    "unknown dtype 'complex64'");
+            expect(c.send("POST", "/upload?path=/job/b&dtype=complex256&dims=2", tensor, new byte[8]), 400,
+                    "unknown dtype 'complex256'");
             expect(c.send("POST", "/upload?path=/job/b&dtype=f32&dims=2,x", tensor, new byte[8]), 400, "dims");
             expect(c.send("POST", "/upload?path=/job/b&dtype=f32&dims=3", tensor, new byte[8]), 400,
                     "body has 8 bytes but tensor f32[3] needs 12");

@@ -29,7 +29,8 @@ public record Tensor(String dtype, long[] shape, byte[] data) {
 
     public static int itemSize(String dtype) {
         return switch (dtype) {
-            case "f64", "i64", "u64" -> 8;
+            case "c128" -> 16;
+            case "f64", "i64", "u64", "c64" -> 8;
             case "f32", "i32", "u32" -> 4;
             case "f16", "bf16", "i16", "u16" -> 2;
             case "i8", "u8", "bool" -> 1;

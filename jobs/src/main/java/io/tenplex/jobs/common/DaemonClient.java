@@ -74,6 +74,12 @@ public interface DaemonClient {
     /** Clears a job's stop flag on a daemon. */
     CompletableFuture<Void> clearStop(InetSocketAddress daemon, String job);
 
+    /**
+     * Removes what a daemon holds of a job ({@link JobRemoval#removeHere}); with {@code dryRun}, only
+     * asks whether it could (fails with a conflict while a change of the job runs there).
+     */
+    CompletableFuture<Void> removeJob(InetSocketAddress daemon, String job, boolean dryRun);
+
     // What a scheduler adapter asks the coordinating daemon ({@code host:port}, or a URL with its scheme).
 
     /** The configuration a resource change with {@code request} would choose ({@code tp}, {@code pp}, {@code dp}, ...). */

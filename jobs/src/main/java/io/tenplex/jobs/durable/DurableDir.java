@@ -219,6 +219,31 @@ final class DurableDir {
         syncDirectory(dir);
     }
 
+    /**
+     * Removes the job's directory and everything in it: every manifest first (a restart that finds the
+     * rest half removed restores nothing of it), then the files. @return the bytes removed
+     */
+    long deleteJob(String job) throws IOException {
+        Path dir = job(job);
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return 0;
+        }
+        for (long step : steps(job)) {
+            deleteManifest(job, step);
+        }
+        long[] bytes = {0};
+        try (java.util.stream.Stream<Path> walk = Files.walk(dir)) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                if (Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
+                    bytes[0] += Files.size(p);
+                }
+                Files.delete(p);
+            }
+        }
+        syncDirectory(dir.getParent());
+        return bytes[0];
+    }
+
     /** Removes a generation's directory and everything in it. */
     void deleteGeneration(String job, long step) throws IOException {
         Path dir = generation(job, step);

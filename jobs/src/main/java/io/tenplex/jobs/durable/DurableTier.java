@@ -222,6 +222,35 @@ public final class DurableTier implements Generations.Listener {
         }
     }
 
+    /**
+     * Removes the job's durable files (in order with the flushes: one running ends first) and forgets
+     * it, so a restart restores nothing of it and a new job of the name starts with a full flush.
+     *
+     * @return the bytes removed from disk
+     */
+    public long remove(String job) throws IOException, InterruptedException {
+        java.util.concurrent.CompletableFuture<Long> done = new java.util.concurrent.CompletableFuture<>();
+        work.execute(() -> {
+            synchronized (this) {
+                try {
+                    long bytes = dir.deleteJob(job);
+                    last.remove(job);
+                    lastStats.remove(job);
+                    counts.remove(job);
+                    LOG.info("durable files removed job={} bytes={} dir={}", job, bytes, dir.root());
+                    done.complete(bytes);
+                } catch (IOException | RuntimeException e) {
+                    done.completeExceptionally(e);
+                }
+            }
+        });
+        try {
+            return done.get();
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
+        }
+    }
+
     /** Per job, the flushes here since the daemon started. */
     public Map<String, FlushCounts> counts() {
         return Map.copyOf(counts);

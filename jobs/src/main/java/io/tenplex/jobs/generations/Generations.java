@@ -362,6 +362,9 @@ public final class Generations {
                 () -> StoreException.notFound("no complete generation " + step + " of job " + job + " on this daemon")));
     }
 
+    /** Forgets the job's saves' progress (its tree was removed; {@code Jobs.forget} forgets the rest). */
+    public synchronized void forget(String job) { jobs.remove(job); }
+
     /**
      * Drops generation {@code step}, newer than {@code back}, from this daemon: a recovery went back to
      * generation {@code back}, so the job's history after it is abandoned. Listeners hear

@@ -141,7 +141,9 @@ public final class Reconfiguration implements Registry.Finishing {
     private void run() throws Exception {
         long t = System.nanoTime();
         checkDaemons();
-        PlanPaths.Result bound = PlanPaths.bind(plan, listSources());
+        Map<Integer, CheckpointLayout> sources = listSources();
+        CarriedValues.requireEqual(plan, sources, client, new JobLayout(job, sourceDir, "load"), holders());
+        PlanPaths.Result bound = PlanPaths.bind(plan, sources);
         phase("check", t);
         state = State.EXECUTING;
         t = System.nanoTime();
@@ -252,11 +254,16 @@ public final class Reconfiguration implements Registry.Finishing {
 
     /** Lists every old rank's saved tree on the daemon of its worker (a rank with none saved nothing). */
     private Map<Integer, CheckpointLayout> listSources() throws IOException, InterruptedException {
+        return SavedTrees.list(client, new JobLayout(job, sourceDir, "load"), holders());
+    }
+
+    /** The daemon of every old rank. */
+    private Map<Integer, InetSocketAddress> holders() {
         Map<Integer, InetSocketAddress> holders = new TreeMap<>();
         for (int r = 0; r < from.worldSize(); r++) {
             holders.put(r, daemons.get(from.device(r).worker()));
         }
-        return SavedTrees.list(client, new JobLayout(job, sourceDir, "load"), holders);
+        return holders;
     }
 
     private void phase(String name, long startNanos) {

@@ -10,18 +10,25 @@ import io.tenplex.transform.ValueCopy;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.function.Function;
 
 /**
  * What a rank saved that the model neither places nor lists as a value (a training loop's scheduler,
- * step, epoch, RNG state, the type records of its directories): a reconfiguration never drops it. Each
- * new rank copies it whole, per data-parallel rank: from the old rank with its tensor, pipeline and
- * data-parallel coordinates, else data-parallel index 0 of that position, else rank 0 (as
- * {@link io.tenplex.ptc.ValueSpec.Scope#PER_DATA_RANK}). A path the new rank gets anyway (a shard or a
- * declared value) is not copied twice.
+ * step, epoch, RNG state, the type records of its directories): a reconfiguration never drops it.
+ *
+ * <p>When T and P stay, each new rank copies it whole, per data-parallel rank: from the old rank with
+ * its tensor, pipeline and data-parallel coordinates, else data-parallel index 0 of that position,
+ * else rank 0 (as {@link io.tenplex.ptc.ValueSpec.Scope#PER_DATA_RANK}). When T or P changes, the
+ * positions do not map one to one, so each such path is a replicated value: every new rank gets every
+ * path any old rank saved, from the first old rank (in rank order) with its data-parallel index that
+ * saved it, else with index 0, else the first that saved it. {@link CarriedValues} checks first that
+ * the old ranks of one data-parallel index that saved a path saved the same bytes. A path the new rank
+ * gets anyway (a shard or a declared value) is not copied twice.
  */
 final class UndeclaredValues {
     private UndeclaredValues() {
@@ -29,16 +36,72 @@ final class UndeclaredValues {
 
     static List<ValueCopy> of(Plan plan, Map<Integer, CheckpointLayout> sources, Function<ShardPlan, String> destPath,
             List<ValueCopy> declared) {
-        Set<String> placed = new HashSet<>();
         Map<Integer, Set<String>> taken = new HashMap<>();
         for (ShardPlan s : plan.shards()) {
-            s.pieces().stream().map(Piece::sourceKey).forEach(placed::add);
             taken.computeIfAbsent(s.destRank(), r -> new HashSet<>()).add(destPath.apply(s));
         }
-        Set<String> declaredKeys = new HashSet<>();
         for (ValueCopy v : declared) {
             taken.computeIfAbsent(v.destRank(), r -> new HashSet<>()).add(v.key());
         }
+        return positionsKept(plan) ? perPosition(plan, sources, taken) : replicated(plan, sources, taken);
+    }
+
+    /** Whether every old position (tensor and pipeline coordinates) is a new one: T and P are unchanged. */
+    static boolean positionsKept(Plan plan) {
+        return plan.from().tp() == plan.to().tp() && plan.from().pp() == plan.to().pp();
+    }
+
+    /**
+     * Per undeclared path, per data-parallel index of the old configuration, the old ranks that saved
+     * it (in rank order).
+     */
+    static Map<String, Map<Integer, List<Integer>>> savers(Plan plan, Map<Integer, CheckpointLayout> sources) {
+        Set<String> placed = new HashSet<>();
+        for (ShardPlan s : plan.shards()) {
+            s.pieces().stream().map(Piece::sourceKey).forEach(placed::add);
+        }
+        Set<String> declaredKeys = new HashSet<>();
+        plan.values().forEach(v -> declaredKeys.add(v.key()));
+        Map<String, Map<Integer, List<Integer>>> out = new LinkedHashMap<>();
+        for (Map.Entry<Integer, CheckpointLayout> e : new TreeMap<>(sources).entrySet()) {
+            int d = RankLayout.MEGATRON.coord(e.getKey(), plan.from()).dp();
+            for (String path : e.getValue().undeclaredPaths(placed, declaredKeys)) {
+                out.computeIfAbsent(path, p -> new TreeMap<>()).computeIfAbsent(d, x -> new ArrayList<>())
+                        .add(e.getKey());
+            }
+        }
+        return out;
+    }
+
+    private static List<ValueCopy> replicated(Plan plan, Map<Integer, CheckpointLayout> sources,
+            Map<Integer, Set<String>> taken) {
+        Map<String, Map<Integer, List<Integer>>> savers = savers(plan, sources);
+        List<ValueCopy> out = new ArrayList<>();
+        ParallelConfig to = plan.to();
+        for (int rank = 0; rank < to.worldSize(); rank++) {
+            int dp = RankLayout.MEGATRON.coord(rank, to).dp();
+            Set<String> have = taken.getOrDefault(rank, Set.of());
+            for (Map.Entry<String, Map<Integer, List<Integer>>> e : savers.entrySet()) {
+                if (have.contains(e.getKey())) {
+                    continue;
+                }
+                Map<Integer, List<Integer>> byIndex = e.getValue();
+                List<Integer> from = byIndex.containsKey(dp) ? byIndex.get(dp) : byIndex.containsKey(0) ? byIndex.get(0)
+                        : byIndex.values().iterator().next();
+                int src = from.get(0);
+                out.add(new ValueCopy(rank, e.getKey(), src, plan.sourceDevice(src)));
+            }
+        }
+        return out;
+    }
+
+    private static List<ValueCopy> perPosition(Plan plan, Map<Integer, CheckpointLayout> sources,
+            Map<Integer, Set<String>> taken) {
+        Set<String> placed = new HashSet<>();
+        for (ShardPlan s : plan.shards()) {
+            s.pieces().stream().map(Piece::sourceKey).forEach(placed::add);
+        }
+        Set<String> declaredKeys = new HashSet<>();
         plan.values().forEach(v -> declaredKeys.add(v.key()));
         List<ValueCopy> out = new ArrayList<>();
         ParallelConfig to = plan.to();

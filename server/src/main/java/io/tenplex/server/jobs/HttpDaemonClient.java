@@ -198,6 +198,11 @@ public final class HttpDaemonClient implements DaemonClient {
     }
 
     @Override
+    public CompletableFuture<Void> removeJob(InetSocketAddress daemon, String job, boolean dryRun) {
+        return tell(daemon, new JobLayout(job).api("?local=true" + (dryRun ? "&dryRun=true" : "")), "DELETE", null);
+    }
+
+    @Override
     public CompletableFuture<JsonNode> parallelize(String daemon, String job, JsonNode request) {
         return postJson(daemon, new JobLayout(job).api("/parallelize"), request);
     }

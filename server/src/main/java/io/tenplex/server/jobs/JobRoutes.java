@@ -63,6 +63,7 @@ public final class JobRoutes implements ControlHandler {
     private final ObjectMapper json = new ObjectMapper();
     /** Route groups of other modules under {@code /api/v1/jobs/<job>/<segment>}, by segment. */
     private final java.util.Map<String, ControlHandler> groups = new java.util.concurrent.ConcurrentHashMap<>();
+    private volatile io.tenplex.jobs.JobRemoval removal;
 
     /** @param planning where planning, sealing and part decoding run (owned by the caller) */
     public JobRoutes(Jobs jobs, ResourceChanges changes, PlanningPool planning) {
@@ -75,11 +76,18 @@ public final class JobRoutes implements ControlHandler {
         this.changes = changes;
         this.planning = planning;
         this.shared = new SharedRoutes(shared, this);
+        addGroup(DowntimeRoutes.SEGMENT, new DowntimeRoutes(changes, jobs::requireKnown, planning));
     }
 
     /** Serves {@code /api/v1/jobs/<job>/streams...} with {@code handler} (the streamed-sample routes). */
     public JobRoutes withStreams(ControlHandler handler) {
         addGroup("streams", handler);
+        return this;
+    }
+
+    /** Serves {@code DELETE /api/v1/jobs/<job>} with {@code r} (without one, the route answers 404). */
+    public JobRoutes withRemoval(io.tenplex.jobs.JobRemoval r) {
+        this.removal = r;
         return this;
     }
 
@@ -103,6 +111,9 @@ public final class JobRoutes implements ControlHandler {
 
     private CompletableFuture<Response> route(String job, String[] p, Request req) throws IOException {
         String what = p.length > 1 ? p[1] : "";
+        if (p.length == 1 && req.method().equals("DELETE") && removal != null) {
+            return planning.submit(() -> done(remove(job, req)));
+        }
         ControlHandler group = groups.get(what);
         if (group != null) {
             return group.handle(req);
@@ -167,6 +178,28 @@ public final class JobRoutes implements ControlHandler {
 
     private static CompletableFuture<Response> done(Response r) {
         return CompletableFuture.completedFuture(r);
+    }
+
+    /**
+     * {@code DELETE /api/v1/jobs/<job>}: removes the job on every daemon of the cluster;
+     * {@code ?local=true}: only here ({@code &dryRun=true}: only whether it could, 409 while a change runs).
+     */
+    private Response remove(String job, Request req) {
+        try {
+            if (!"true".equals(req.param("local"))) {
+                return json(200, removal.removeEverywhere(job, java.util.Map.of()));
+            }
+            if ("true".equals(req.param("dryRun"))) {
+                removal.check(job);
+                return json(200, java.util.Map.of("job", job, "removable", true));
+            }
+            return json(200, removal.removeHere(job));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while removing job " + job, e);
+        }
     }
 
     /** {@code POST .../reconfigure} ({@code ?dryRun=true}: only the plan's summary). */

@@ -1,0 +1,70 @@
+package io.tenplex.adapters.downtime;
+
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.OptionalDouble;
+
+/**
+ * The marks the ranks reported for one step of a job: per phase, each rank's wall-clock time (a rank that
+ * reports a phase again replaces its time), and each new process's start. Not thread-safe: held under
+ * {@link DowntimeReports}' lock, handed out as copies.
+ */
+public final class StepMarks {
+    private final Map<String, Map<Integer, Double>> byPhase = new LinkedHashMap<>();
+    private final Map<Integer, Double> spawns = new HashMap<>();
+    private int count;
+
+    StepMarks() {
+    }
+
+    /** How many times this report would add (marks of a (phase, rank) not held yet, and its spawn). */
+    int added(RankReport r) {
+        int n = r.spawn() != null && !spawns.containsKey(r.rank()) ? 1 : 0;
+        for (String p : r.marks().keySet()) {
+            n += byPhase.getOrDefault(p, Map.of()).containsKey(r.rank()) ? 0 : 1;
+        }
+        return n;
+    }
+
+    void add(RankReport r) {
+        count += added(r);
+        if (r.spawn() != null) {
+            spawns.put(r.rank(), r.spawn());
+        }
+        r.marks().forEach((p, t) -> byPhase.computeIfAbsent(p, k -> new HashMap<>()).put(r.rank(), t));
+    }
+
+    /** The times held (marks and spawns). */
+    int count() {
+        return count;
+    }
+
+    StepMarks copy() {
+        StepMarks c = new StepMarks();
+        byPhase.forEach((p, m) -> c.byPhase.put(p, new HashMap<>(m)));
+        c.spawns.putAll(spawns);
+        c.count = count;
+        return c;
+    }
+
+    /** How many ranks marked {@code phase}. */
+    public int ranks(String phase) {
+        return byPhase.getOrDefault(phase, Map.of()).size();
+    }
+
+    /** The earliest time a rank marked {@code phase}. */
+    public OptionalDouble earliest(String phase) {
+        return byPhase.getOrDefault(phase, Map.of()).values().stream().mapToDouble(Double::doubleValue).min();
+    }
+
+    /** The latest time a rank marked {@code phase}: when every rank that reported it was done with it. */
+    public OptionalDouble latest(String phase) {
+        return byPhase.getOrDefault(phase, Map.of()).values().stream().mapToDouble(Double::doubleValue).max();
+    }
+
+    /** The latest start of a new process. */
+    public OptionalDouble latestSpawn() {
+        return spawns.values().stream().mapToDouble(Double::doubleValue).max();
+    }
+}

@@ -1,0 +1,121 @@
+package io.tenplex.adapters.downtime;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.store.StoreException;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The join of the ranks' marks into a split, and what a report may hold. */
+class DowntimeSplitTest {
+    private final ObjectMapper json = new ObjectMapper();
+
+    private RankReport report(String body) throws Exception {
+        return RankReport.parse(json.readTree(body));
+    }
+
+    private static double now() {
+        return System.currentTimeMillis() / 1e3;
+    }
+
+    @Test
+    void relaunch_phasesAreConsecutive_sumToTheDowntime_commitFromTheDaemon() throws Exception {
+        ChangeTimes t = new ChangeTimes();
+        double s = now() + 1;
+        t.planned(10_000_000);
+        t.committed(40, 5);
+        double commit = t.committedAt();
+        DowntimeReports r = new DowntimeReports();
+        r.add("j", report("{\"rank\": 0, \"step\": 7, \"marks\": [[\"stop\", " + (s - 3) + "], [\"save\", " + (s - 2.9)
+                + "]]}"));
+        r.add("j", report("{\"rank\": 1, \"step\": 7, \"marks\": [[\"stop\", " + (s - 2.95) + "], [\"save\", "
+                + (s - 2.8) + "]]}"));
+        for (int rank = 0; rank < 2; rank++) {
+            r.add("j", report("{\"rank\": " + rank + ", \"step\": 7, \"spawn\": " + (commit + 0.1) + ", \"marks\": "
+                    + "[[\"relaunch\", " + (commit + 1 + rank * 0.1) + "], [\"load\", " + (commit + 1.3) + "], "
+                    + "[\"first_step\", " + (commit + 1.5 + rank * 0.05) + "]]}"));
+        }
+        DowntimeSplit d = DowntimeSplit.join(r.of("j", 7), t, 2);
+        assertTrue(d.complete());
+        assertEquals(List.of("save", "commit", "relaunch", "load", "first_step"), List.copyOf(d.phases().keySet()));
+        assertEquals(0.2, d.phases().get("save"), 1e-6, "from the first rank's stop to the last rank's save");
+        assertEquals(commit - (s - 2.8), d.phases().get("commit"), 1e-6);
+        assertEquals(1.1, d.phases().get("relaunch"), 1e-6);
+        assertEquals(0.2, d.phases().get("load"), 1e-6);
+        assertEquals(0.25, d.phases().get("first_step"), 1e-6);
+        assertEquals(commit + 1.55 - (s - 3), d.seconds(), 1e-6);
+        assertEquals(d.seconds(), d.phases().values().stream().mapToDouble(Double::doubleValue).sum(), 1e-9);
+        assertEquals(0.01, d.daemon().get("plan"), 1e-9);
+        assertEquals(0.04, d.daemon().get("move"), 1e-9);
+        assertEquals(0.1, d.daemon().get("spawn"), 1e-3);
+        assertEquals(2, d.ranksStopped());
+    }
+
+    @Test
+    void incomplete_untilEveryNewRankReportsItsFirstStep_andNoPhaseIsNegative() throws Exception {
+        ChangeTimes t = new ChangeTimes();
+        double s = now();
+        DowntimeReports r = new DowntimeReports();
+        r.add("j", report("{\"rank\": 0, \"step\": 3, \"marks\": [[\"stop\", " + s + "], [\"save\", " + (s + 1) + "]]}"));
+        r.add("j", report("{\"rank\": 0, \"step\": 3, \"marks\": [[\"commit\", " + (s + 0.5) + "], [\"regroup\", "
+                + (s + 2) + "], [\"rebuild\", " + (s + 2.5) + "], [\"load\", " + (s + 3) + "], [\"first_step\", "
+                + (s + 4) + "]]}"));
+        DowntimeSplit d = DowntimeSplit.join(r.of("j", 3), t, 2);
+        assertFalse(d.complete(), "one of two new ranks reported");
+        assertEquals(0.0, d.phases().get("commit"), "a commit seen before the save ended counts as no wait");
+        assertEquals(List.of("save", "commit", "regroup", "rebuild", "load", "first_step"),
+                List.copyOf(d.phases().keySet()));
+        assertEquals(4.0, d.seconds(), 1e-6);
+        assertEquals(4.0, d.phases().values().stream().mapToDouble(Double::doubleValue).sum(), 1e-6);
+        assertNull(DowntimeSplit.join(r.of("j", 4), t, 1).seconds(), "no marks of step 4");
+    }
+
+    @Test
+    void reports_refuseWhatCannotBeKept_namingTheValue() {
+        String[] bad = {"[]", "{\"rank\": 0, \"step\": 1}", "{\"rank\": -1, \"step\": 1, \"marks\": []}",
+            "{\"rank\": 16384, \"step\": 1, \"marks\": []}", "{\"rank\": 0, \"step\": -2, \"marks\": []}",
+            "{\"rank\": 0, \"step\": 1.5, \"marks\": []}", "{\"rank\": 0, \"step\": 1, \"marks\": [[\"warmup\", 5]]}",
+            "{\"rank\": 0, \"step\": 1, \"marks\": [[\"stop\", 5], [\"stop\", 6]]}",
+            "{\"rank\": 0, \"step\": 1, \"marks\": [[\"stop\", -5]]}", "{\"rank\": 0, \"step\": 1, \"marks\": [[\"stop\"]]}",
+            "{\"rank\": 0, \"step\": 1, \"marks\": [[\"stop\", \"now\"]]}", "{\"rank\": 0, \"step\": 1, \"marks\": {}}",
+            "{\"rank\": 0, \"step\": 1, \"marks\": [], \"spawn\": 1e300}", "{\"rank\": 0, \"step\": 1, \"marks\": [], \"x\": 1}"};
+        for (String b : bad) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> report(b), b);
+            assertFalse(e.getMessage().isBlank());
+        }
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> report("{\"rank\": 0, \"step\": 1, \"marks\": "
+                + "[[\"warmup\", 5]]}")).getMessage().contains("warmup"));
+    }
+
+    @Test
+    void reports_keepTheNewestSteps_andBoundEachStep() throws Exception {
+        DowntimeReports r = new DowntimeReports();
+        for (int step = 1; step <= DowntimeReports.MAX_STEPS + 2; step++) {
+            assertTrue(r.add("j", report("{\"rank\": 0, \"step\": " + step + ", \"marks\": [[\"stop\", 5]]}")));
+        }
+        assertEquals(0, r.of("j", 2).count(), "the oldest steps are dropped");
+        assertEquals(1, r.of("j", DowntimeReports.MAX_STEPS + 2).count());
+        assertFalse(r.add("j", report("{\"rank\": 0, \"step\": 1, \"marks\": [[\"stop\", 5]]}")), "older than those kept");
+        assertEquals(0, r.of("j", 1).count());
+        StepMarks big = new StepMarks();
+        int rank = 0;
+        while (big.count() < DowntimeReports.MAX_MARKS_PER_STEP) {
+            big.add(report("{\"rank\": " + rank++ + ", \"step\": 1, \"marks\": [[\"stop\", 5], [\"save\", 6], "
+                    + "[\"relaunch\", 7], [\"load\", 8]]}"));
+        }
+        DowntimeReports full = new DowntimeReports();
+        for (int i = 0; i < rank; i++) {
+            full.add("k", report("{\"rank\": " + i + ", \"step\": 1, \"marks\": [[\"stop\", 5], [\"save\", 6], "
+                    + "[\"relaunch\", 7], [\"load\", 8]]}"));
+        }
+        RankReport one = report("{\"rank\": 0, \"step\": 1, \"marks\": [[\"first_step\", 9]]}");
+        StoreException e = assertThrows(StoreException.class, () -> full.add("k", one));
+        assertEquals(StoreException.Kind.TOO_LARGE, e.kind());
+        assertEquals(DowntimeReports.MAX_MARKS_PER_STEP, full.of("k", 1).count(), "nothing of the refused report kept");
+    }
+}
