@@ -14,9 +14,10 @@ import java.util.Locale;
 /**
  * Planning time and heap for a GPT-3-175B-shaped model (96 layers, hidden 12288, 96 heads, vocab
  * 50257, Adam state) on 8 GPUs per worker: the two 1024-device changes of the target, and the growth
- * of planning time from 64 to 1024 devices. Run with {@code -Xmx1g} to show the plan fits.
+ * of planning time from 64 to {@code maxDevices} (4096 unless given) devices. Run with {@code -Xmx512m}, the
+ * daemon's heap ({@code bin/tenplexd}), to show the plan fits.
  *
- * <p>Usage: {@code java -Xmx1g -cp bench/target/benchmarks.jar io.tenplex.bench.PlannerBench}
+ * <p>Usage: {@code java -Xmx512m -cp bench/target/benchmarks.jar io.tenplex.bench.PlannerBench [maxDevices]}
  */
 public final class PlannerBench {
     private static final MegatronLayout.Shape GPT3 = MegatronLayout.Shape.gpt(96, 12288, 96, 50257, 2048);
@@ -24,10 +25,11 @@ public final class PlannerBench {
     public static void main(String[] args) {
         System.out.printf(Locale.ROOT, "model: %d tensors, %.1f GiB of state%n", MegatronLayout.model(GPT3, 2).tensors()
                 .size(), MegatronLayout.model(GPT3, 2).bytes() / (double) (1L << 30));
+        int max = args.length > 0 ? Integer.parseInt(args[0]) : 4096;
         run(ParallelConfig.of(8, 16, 8), ParallelConfig.of(8, 8, 16));
         run(ParallelConfig.of(8, 16, 8), ParallelConfig.of(4, 16, 16));
         System.out.println("\nscaling (T=8, P 8 -> 4, D doubling):");
-        for (int n = 64; n <= 1024; n *= 2) {
+        for (int n = 64; n <= max; n *= 2) {
             run(ParallelConfig.of(8, 8, n / 64), ParallelConfig.of(8, 4, n / 32));
         }
     }
@@ -46,7 +48,7 @@ public final class PlannerBench {
         System.gc();
         long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
         times.sort(null);
-        long pieces = plan.shards().stream().mapToLong(s -> s.pieces().size()).sum();
+        long pieces = plan.pieceCount();
         System.out.printf(Locale.ROOT, "%s -> %s on %d devices: plan %.3f s (median of 5, min %.3f), %d shards, %d pieces,"
                         + " heap after GC with the plan held %d MiB; %s%n", a, b, a.worldSize(), times.get(2), times.get(0),
                 plan.shards().size(), pieces, heap >> 20, plan.report());

@@ -125,8 +125,9 @@ public final class RecoveryBench {
             throw new IllegalStateException("recovery did not finish: " + end);
         }
         JsonNode rec = end.path("reconfiguration");
-        RecoveryBound bound = RecoveryBound.of(ptc(model, FROM, List.of(0, 1, 2, 3)), ptc(model, TO, survivors), lost,
-                partners);
+        // as the daemon plans it (ConfigJson): the new last stage holds the tied head, filled from the word embeddings
+        RecoveryBound bound = RecoveryBound.of(ptc(MegatronLayout.asSaved(model, FROM.pp()), FROM, List.of(0, 1, 2, 3)),
+                ptc(MegatronLayout.forStages(model, TO.pp()), TO, survivors), lost, partners);
         long most = 0;
         for (String side : new String[] {"sentByWorker", "receivedByWorker"}) {
             for (JsonNode n : rec.path("report").path(side)) {

@@ -19,7 +19,9 @@ import java.util.TreeMap;
  * the other surviving members (unless its own); after that {@code b} holds the lost rank too. The
  * bound is the best choice of {@code b}: {@code min_b max(rebuild(b) + need(b, with the lost rank),
  * max_{w != b} need(w))}. Tensor bytes only (the model's small values are left out); uplinks are not
- * counted, so the bound is optimistic.
+ * counted, so the bound is optimistic. {@code from} and {@code to} must describe the models as the
+ * daemon plans them (a Megatron model's tied head on the last stage: {@code MegatronLayout.asSaved}
+ * and {@code forStages}); a tied head the old save lacks is filled from the word embeddings.
  */
 record RecoveryBound(long bytes, String how) {
     static RecoveryBound of(Ptc from, Ptc to, int lost, boolean partners) {
@@ -61,7 +63,7 @@ record RecoveryBound(long bytes, String how) {
             if (w == rebuilder) {
                 held.add(lost);
             }
-            need.merge(w, missing(from, to.shards(r), held), Long::sum);
+            need.merge(w, missing(from, to, to.shards(r), held), Long::sum);
         }
         return need;
     }
@@ -71,13 +73,14 @@ record RecoveryBound(long bytes, String how) {
     }
 
     /** Bytes of {@code shards} not covered by the old ranks {@code held} (their shards partition each tensor). */
-    private static long missing(Ptc from, List<Ptc.Shard> shards, Set<Integer> held) {
+    private static long missing(Ptc from, Ptc to, List<Ptc.Shard> shards, Set<Integer> held) {
         long out = 0;
         for (Ptc.Shard s : shards) {
             Set<Region> local = new HashSet<>();
+            String name = source(from, to, s.spec().name());
             for (int r : held) {
                 for (Ptc.Shard o : from.shards(r)) {
-                    if (o.spec().name().equals(s.spec().name())) {
+                    if (o.spec().name().equals(name)) {
                         local.add(o.region());
                     }
                 }
@@ -90,6 +93,12 @@ record RecoveryBound(long bytes, String how) {
             out += volume == 0 ? 0 : s.bytes() * (volume - covered) / volume;
         }
         return out;
+    }
+
+    /** The old tensor a new one is filled from: itself, or the original of a tied copy the old model lacks. */
+    private static String source(Ptc from, Ptc to, String name) {
+        String tie = to.model().tiedTo(name);
+        return from.model().has(name) || tie == null ? name : tie;
     }
 
     private static int worker(Map<Integer, Long> need, long most) {

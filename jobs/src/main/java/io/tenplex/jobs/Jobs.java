@@ -18,6 +18,7 @@ import io.tenplex.jobs.reconfigure.FlowRates;
 import io.tenplex.jobs.reconfigure.InferredModels;
 import io.tenplex.jobs.reconfigure.JobModels;
 import io.tenplex.jobs.reconfigure.PartRunner;
+import io.tenplex.jobs.reconfigure.PlanAhead;
 import io.tenplex.jobs.reconfigure.Reconfiguration;
 import io.tenplex.jobs.reconfigure.ReconfigurationEvents;
 import io.tenplex.jobs.reconfigure.ReconfigureRequest;
@@ -31,7 +32,6 @@ import io.tenplex.store.StoreException;
 import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
 import io.tenplex.transform.Plan;
-import io.tenplex.transform.Planner;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -272,16 +272,28 @@ public final class Jobs implements Sealer {
 
     /** Plans a reconfiguration without starting it. */
     public DryRun dryRun(ReconfigureRequest r) throws IOException {
-        Planned p = plan(r, true);
+        Planned p = plan(r, true, null);
         Plan plan = p.plan();
         return new DryRun(plan.from().toString(), plan.to().toString(), new JobLayout(r.job(), p.sourceDir(), "load").source().toString(),
                 plan.shards().size(), plan.report().toString(), plan.toString().lines().limit(40).toList(),
                 p.origins().isEmpty() ? null : p.origins());
     }
 
+    /** Plans before the state is saved (nothing stored or started): for {@link #reconfigure(ReconfigureRequest, PlanAhead)}. */
+    public PlanAhead planAhead(ReconfigureRequest r) throws IOException {
+        PlanAhead ahead = new PlanAhead();
+        plan(r, true, ahead);
+        return ahead;
+    }
+
     /** Plans a reconfiguration and starts coordinating it in the background. */
     public Reconfiguration reconfigure(ReconfigureRequest r) throws IOException {
-        Planned p = plan(r, false);
+        return reconfigure(r, null);
+    }
+
+    /** As {@link #reconfigure(ReconfigureRequest)}, with the plan made ahead when its inputs are still those found. */
+    public Reconfiguration reconfigure(ReconfigureRequest r, PlanAhead ahead) throws IOException {
+        Planned p = plan(r, false, ahead);
         Map<Integer, InetSocketAddress> daemons = daemons(r.daemons());
         if (daemons.isEmpty()) {
             throw new IllegalArgumentException("no daemon addresses: give \"daemons\" in the request or start tenplexd "
@@ -301,8 +313,8 @@ public final class Jobs implements Sealer {
         return c;
     }
 
-    /** @param dry whether only to plan: a lost worker's durable copy is then looked at, not read */
-    private Planned plan(ReconfigureRequest r, boolean dry) throws IOException {
+    /** @param dry only to plan: a lost worker's durable copy is looked at, not read; @param ahead to reuse or fill, or null */
+    private Planned plan(ReconfigureRequest r, boolean dry, PlanAhead ahead) throws IOException {
         Model model = r.modelSpec() != null ? models.store(r.job(), r.modelSpec())
                 : models.stored(r.job(), daemons(r.daemons()), !dry, r.to());
         String sourceDir = "save";
@@ -332,11 +344,12 @@ public final class Jobs implements Sealer {
                 Map<Integer, String> origins = new java.util.TreeMap<>();
                 around.sources().origins().forEach((rank, o) -> origins.put(rank, o.toString()));
                 Ptc placed = around.sources().from();
-                return new Planned(Planner.plan(placed, to), placed, around.sources().sourceDir(), around.step(),
-                        origins);
+                return new Planned(PlanAhead.around(ahead, placed, to, around.sources().copies()), placed,
+                        around.sources().sourceDir(),
+                        around.step(), origins);
             }
         }
-        return new Planned(Planner.plan(from, to), from, sourceDir, step, Map.of());
+        return new Planned(PlanAhead.plan(ahead, from, to), from, sourceDir, step, Map.of());
     }
 
     /**

@@ -24,6 +24,8 @@ public final class Ptc {
     private final Map<TensorSpec, Integer> stageOf = new IdentityHashMap<>();
     private final Map<TensorSpec, String> keyOf = new IdentityHashMap<>();
     private final List<List<TensorSpec>> byStage = new ArrayList<>();
+    private final List<List<TensorSpec>> byStageView = new ArrayList<>();
+    private final boolean hasExperts;
     private final Map<Device, Integer> rankOn = new java.util.HashMap<>();
     private final Map<Integer, List<Integer>> ranksOnWorker = new java.util.TreeMap<>();
     private final Map<Long, int[]> holderCache = new java.util.concurrent.ConcurrentHashMap<>();
@@ -74,6 +76,10 @@ public final class Ptc {
             int local = t.placement().kind() == Placement.Kind.LAYER ? t.placement().layer() - stages.firstLayer(s) : 0;
             keyOf.put(t, t.localKey(local));
         }
+        for (List<TensorSpec> stage : byStage) {
+            byStageView.add(java.util.Collections.unmodifiableList(stage));
+        }
+        this.hasExperts = model.tensors().stream().anyMatch(t -> t.partition() instanceof Partition.Expert);
     }
 
     /**
@@ -228,6 +234,19 @@ public final class Ptc {
             }
         }
         return out.stream().mapToInt(Integer::intValue).sorted().toArray();
+    }
+
+    /**
+     * The tensors a rank holds, in model order: those of {@link #shards(int)}, without building their
+     * regions. Ranks of one stage share one list unless the model has experts. Unmodifiable.
+     */
+    public List<TensorSpec> tensorsOf(int rank) {
+        RankLayout.Coord c = layout.coord(rank, config);
+        List<TensorSpec> stage = byStageView.get(c.pp());
+        if (!hasExperts) {
+            return stage;
+        }
+        return stage.stream().filter(t -> holdsExpert(t, c.dp())).toList();
     }
 
     /** Everything a rank holds, in model order. */

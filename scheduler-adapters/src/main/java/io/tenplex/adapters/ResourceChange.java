@@ -14,7 +14,6 @@ import io.tenplex.jobs.common.ParallelConfigJson;
 import io.tenplex.jobs.generations.Generations;
 import io.tenplex.jobs.generations.JobMetrics;
 import io.tenplex.jobs.reconfigure.Reconfiguration;
-import io.tenplex.jobs.reconfigure.ReconfigureRequest;
 import io.tenplex.jobs.reconfigure.Registry;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.Model;
@@ -30,10 +29,10 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The job lifecycle behind every scheduler adapter (paper §5.1): a resource change raises the job's
- * stop flag, waits until every rank has saved (a complete generation newer than the one before the
- * change), chooses the new configuration (given, or by a {@link Parallelizer}), reconfigures, reports,
- * and clears the stop flag for the relaunched ranks. A failure at any step clears the flag too, leaves
- * the previous generation as it was and is reported with its reason.
+ * stop flag, chooses the configuration (given, or by a {@link Parallelizer}) and plans ({@link AheadOfSave}),
+ * waits until every rank has saved (a generation newer than the one before the change), reconfigures
+ * (with the plan made ahead when the save matches it), reports, and clears the stop flag for the
+ * relaunched ranks. A failure at any step clears the flag too, leaves the previous generation as it was.
  */
 public final class ResourceChange implements Registry.Finishing {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ResourceChange.class);
@@ -173,6 +172,9 @@ public final class ResourceChange implements Registry.Finishing {
         this.daemons = spec.daemons();
     }
 
+    /** The job's last committed change (its ranks run under its configuration unless they saved since), or null. */
+    volatile ResourceChangeStatus running;
+
     /** Who is told when the change has committed, and where the ranks' downtime marks are (before {@link #begin()}). */
     void listeners(List<CommitListener> l, DowntimeReports r) {
         this.listeners = List.copyOf(l);
@@ -249,18 +251,19 @@ public final class ResourceChange implements Registry.Finishing {
         try {
             long t = System.nanoTime();
             reportRemote("raised", remoteRaise);
+            AheadOfSave.Planned ahead = null;
             if (spec.recover()) {
                 current();
             } else {
+                ahead = AheadOfSave.plan(jobs, job, before, running, this::choose, spec.devices(), daemons, this::event);
                 awaitSave();
             }
             phase("stop", t);
             state = State.RECONFIGURING;
             t = System.nanoTime();
-            ParallelConfig c = choose();
+            ParallelConfig c = ahead != null ? ahead.config() : choose();
             chosen = c;
-            Reconfiguration r = jobs.reconfigure(ReconfigureRequest.ofGeneration(job, generation,
-                    ParallelConfigJson.placement(c, spec.devices()), daemons));
+            Reconfiguration r = AheadOfSave.start(jobs, job, generation, c, spec.devices(), daemons, ahead, this::event);
             reconfiguration = r;
             times.planned(System.nanoTime() - t);
             event("reconfiguration " + r.id() + " started");

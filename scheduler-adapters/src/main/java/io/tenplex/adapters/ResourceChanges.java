@@ -53,11 +53,26 @@ public final class ResourceChanges {
             }
         }
         ResourceChange c = new ResourceChange(job, jobs.newId("r"), spec, jobs);
+        c.running = lastCommitted(job);
         changes.put(job, c.id(), c);
         c.listeners(listeners, downtimes);
         c.begin();
         jobs.executors().background().execute(c::run);
         return c;
+    }
+
+    /**
+     * The configuration and generation of the job's last change that committed here (the ranks run
+     * under it until they save a newer generation), or null.
+     */
+    private ResourceChangeStatus lastCommitted(String job) {
+        ResourceChangeStatus last = null;
+        for (ResourceChange c : changes.of(job)) {
+            if (c.state() == ResourceChange.State.DONE) {
+                last = c.describe();
+            }
+        }
+        return last;
     }
 
     /** Tells {@code l} of every change that commits from now on. */

@@ -40,7 +40,9 @@ class AnswersJsonTest {
                 + "not all save within 0 s after the stop flag (is the job running and calling tenplex.should_stop?)\","
                 + "\"devices\":[[0,0],[0,1]],\"atStep\":null,\"generation\":null,\"from\":null,"
                 + "\"phaseMillis\":{\"total\":T},\"events\":[\"Ts stop flag raised; waiting for every rank to save "
-                + "(generation after none)\",\"Ts failed: the ranks of job j did not all save within 0 s after the stop "
+                + "(generation after none)\",\"Ts not planned ahead: job j has no complete generation to take the "
+                + "configuration of the save from; planning after the save\",\"Ts failed: the ranks of job j did not all "
+                + "save within 0 s after the stop "
                 + "flag (is the job running and calling tenplex.should_stop?)\",\"Ts stop flag cleared\"]}", masked(c.describe()));
     }
 
@@ -52,7 +54,9 @@ class AnswersJsonTest {
         assertEquals("{\"id\":\"" + c.id() + "\",\"job\":\"j\",\"state\":\"failed\",\"error\":\"cancelled before every "
                 + "rank had saved\",\"devices\":[[1,0]],\"atStep\":40,\"generation\":null,\"from\":null,"
                 + "\"phaseMillis\":{\"total\":T},\"events\":[\"Ts stop flag raised for step 40; waiting for every rank "
-                + "to save (generation after none)\",\"Ts failed: cancelled before every rank had saved\","
+                + "to save (generation after none)\",\"Ts not planned ahead: job j has no complete generation to take the "
+                + "configuration of the save from; planning after the save\",\"Ts failed: cancelled before every rank had "
+                + "saved\","
                 + "\"Ts stop flag cleared\"]}", masked(cancelled));
     }
 

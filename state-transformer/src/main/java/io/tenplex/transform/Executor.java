@@ -165,7 +165,7 @@ public final class Executor {
             }
             AtomicInteger left = new AtomicInteger(shard.pieces().size());
             for (Piece piece : shard.pieces()) {
-                int from = sourceDevice.apply(piece.sourceRank()).worker();
+                int from = first(piece, sourceDevice).worker();
                 bySource.computeIfAbsent(from, w -> new ConcurrentLinkedQueue<>()).add(new Task(shard, piece, buf, left));
             }
         }
@@ -225,6 +225,11 @@ public final class Executor {
         (device.worker() == here ? tally.local : tally.remote).addAndGet(bytes);
     }
 
+    /** Where a piece is read first: its own source device (a copy of the rank's tree, when recovering) or the rank's. */
+    private static Device first(Piece piece, java.util.function.IntFunction<Device> sourceDevice) {
+        return piece.sourceDevice() != null ? piece.sourceDevice() : sourceDevice.apply(piece.sourceRank());
+    }
+
     private void fetch(java.util.function.IntFunction<Device> sourceDevice, ShardPlan shard, Piece piece, ByteBuffer buf,
             Tally tally, int worker, long pace)
             throws ExecutionFailedException {
@@ -242,8 +247,8 @@ public final class Executor {
         for (int i = 0; i < order.size(); i++) {
             int rank = order.get(i);
             try {
-                readOnce(rank, sourceDevice.apply(rank), shard, piece, buf, direct ? dest : null, tally, worker,
-                        i == 0 ? pace : 0);
+                readOnce(rank, i == 0 ? first(piece, sourceDevice) : sourceDevice.apply(rank), shard, piece, buf,
+                        direct ? dest : null, tally, worker, i == 0 ? pace : 0);
                 return;
             } catch (CorruptTransferException e) {
                 tally.corrupted.incrementAndGet();

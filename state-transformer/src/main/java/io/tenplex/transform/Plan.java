@@ -23,7 +23,7 @@ public final class Plan {
         this.sourceDevices = List.copyOf(sourceDevices);
         this.from = from;
         this.to = to;
-        this.shards = List.copyOf(shards);
+        this.shards = shards instanceof PlanTable ? shards : List.copyOf(shards); // a table is immutable already
         this.values = List.copyOf(values);
         this.report = report;
     }
@@ -36,9 +36,28 @@ public final class Plan {
         return to;
     }
 
-    /** Destination shards in rank order, then model order. */
+    /**
+     * Destination shards in rank order, then model order. Unmodifiable; a planner's plan builds each
+     * shard when it is read (read each once where the plan is large).
+     */
     public List<ShardPlan> shards() {
         return shards;
+    }
+
+    /** The workers of the destination devices, ascending (read without building the shards). */
+    public List<Integer> destWorkers() {
+        if (shards instanceof PlanTable t) {
+            return t.destWorkers();
+        }
+        return shards.stream().map(s -> s.destDevice().worker()).distinct().sorted().toList();
+    }
+
+    /** Pieces in all destination shards. */
+    public long pieceCount() {
+        if (shards instanceof PlanTable t) {
+            return t.pieces();
+        }
+        return shards.stream().mapToLong(s -> s.pieces().size()).sum();
     }
 
     public List<ValueCopy> values() {
@@ -87,7 +106,8 @@ public final class Plan {
                             + " saved " + p.sourceKey() + " (needed by rank " + s.destRank() + ")");
                 }
                 int rank = holders.get(0);
-                io.tenplex.ptc.Device d = sourceDevices.get(rank);
+                io.tenplex.ptc.Device d = rank == p.sourceRank() && p.sourceDevice() != null ? p.sourceDevice()
+                        : sourceDevices.get(rank); // the piece's own source: a copy of the rank's tree, when recovering
                 Piece.Kind kind = rank == p.sourceRank() ? p.kind()
                         : d.equals(s.destDevice()) ? Piece.Kind.SPLIT
                                 : d.worker() == s.destDevice().worker() ? Piece.Kind.LOCAL : Piece.Kind.REMOTE;

@@ -32,7 +32,7 @@ public final class FlowRates {
         for (ShardPlan s : plan.shards()) {
             int dest = s.destDevice().worker();
             for (Piece p : s.pieces()) {
-                int source = plan.sourceDevice(p.sourceRank()).worker();
+                int source = p.sourceDevice() != null ? p.sourceDevice().worker() : plan.sourceDevice(p.sourceRank()).worker();
                 if (source != dest && p.kind() != Piece.Kind.KEEP) {
                     byDest.computeIfAbsent(dest, k -> new TreeMap<>()).merge(source, p.bytes(), Long::sum);
                 }

@@ -135,7 +135,7 @@ public final class Reconfiguration implements Registry.Finishing {
     }
 
     private List<Integer> destWorkers() {
-        return plan.shards().stream().map(s -> s.destDevice().worker()).distinct().sorted().toList();
+        return plan.destWorkers(); // status requests ask it: the plan's shards are built when read
     }
 
     private void run() throws Exception {

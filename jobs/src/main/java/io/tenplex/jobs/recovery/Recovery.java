@@ -102,7 +102,8 @@ public final class Recovery {
         };
         try {
             return Survivors.around(job, generation, from, to, daemons, client, self, new Survivors.Levels(
-                    replicaTrees, (lost, all) -> erasureRebuild.rebuild(job, generation, lost, all, daemons), disk));
+                    replicaTrees, t.partners(), (lost, all) -> erasureRebuild.rebuild(job, generation, lost, all, daemons),
+                    disk));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while asking the daemons", e);

@@ -3,6 +3,7 @@ package io.tenplex.jobs.recovery;
 import io.tenplex.jobs.common.DaemonClient;
 import io.tenplex.jobs.common.JobLayout;
 import io.tenplex.jobs.generations.Generations;
+import io.tenplex.jobs.generations.SealManifest;
 import io.tenplex.jobs.tiers.Ring;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.Ptc;
@@ -36,6 +37,8 @@ public final class Survivors {
     static final String DURABLE = "durable copy read";
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Survivors.class);
     private static final long TIMEOUT_SECONDS = 10;
+    private static final com.fasterxml.jackson.databind.ObjectMapper MANIFESTS = new com.fasterxml.jackson.databind
+            .ObjectMapper();
 
     /** Where each old rank is read: its worker now, and from which level. */
     public record Origin(int worker, String level, int lostWorker) {
@@ -66,8 +69,9 @@ public final class Survivors {
      *
      * @param replicaTrees whether the job keeps replica trees (L2 or L3 on): the source is then
      *     {@code replicas/<step>}, else the generations themselves ({@code generations/<step>})
+     * @param partners how many workers after a rank's worker in the ring keep a copy of it (L2)
      */
-    record Levels(boolean replicaTrees, Rebuilder rebuilder, DiskReader disk) {
+    record Levels(boolean replicaTrees, int partners, Rebuilder rebuilder, DiskReader disk) {
     }
 
     /** No level has a rank of the generation: an older generation may still be recovered. */
@@ -79,8 +83,11 @@ public final class Survivors {
         }
     }
 
-    /** The re-placed old configuration, the source directory and each rank's origin. */
-    public record Sources(Ptc from, String sourceDir, Map<Integer, Origin> origins) {
+    /**
+     * The re-placed old configuration, the source directory, each rank's origin, and per rank the
+     * surviving workers that keep a complete partner copy of its tree (the planner reads there too).
+     */
+    public record Sources(Ptc from, String sourceDir, Map<Integer, Origin> origins, Map<Integer, List<Integer>> copies) {
     }
 
     private Survivors() {
@@ -111,6 +118,9 @@ public final class Survivors {
         List<Device> devices = new ArrayList<>();
         Map<Integer, Origin> origins = new TreeMap<>();
         Map<Integer, String> recovered = new TreeMap<>(); // lost worker: the level its ranks were brought back from
+        Copies found = levels.replicaTrees() && levels.partners() > 0
+                ? copies(client, daemons, ring, lost, paths, step, from, levels.partners()) : Copies.NONE;
+        Map<Integer, Integer> copies = CopyReads.assign(found.lostOnly(from, lost), found.bytes());
         for (int r = 0; r < from.worldSize(); r++) {
             int w = from.device(r).worker();
             if (!lost.contains(w)) {
@@ -119,8 +129,7 @@ public final class Survivors {
                 origins.put(r, new Origin(w, MEMORY, -1));
                 continue;
             }
-            int holder = recovered.containsKey(w) || !levels.replicaTrees() ? -1
-                    : holder(client, daemons, ring, lost, paths, step, r, w);
+            int holder = recovered.containsKey(w) ? -1 : copies.getOrDefault(r, -1);
             String level = PARTNER;
             if (holder < 0) {
                 level = elsewhere(self, levels, recovered, w, lost, step, ranksOf(from, w));
@@ -131,7 +140,7 @@ public final class Survivors {
         }
         Ptc placed = new Ptc(from.model(), from.config(), from.layout(), from.stages(), devices);
         return new Sources(placed, levels.replicaTrees() ? JobLayout.replicasDir(step) : Generations.sourceDir(step),
-                origins);
+                origins, found.holders());
     }
 
     private static Set<Integer> lost(Ptc from, Map<Integer, InetSocketAddress> daemons, DaemonClient client)
@@ -161,15 +170,64 @@ public final class Survivors {
         }
     }
 
-    private static int holder(DaemonClient client, Map<Integer, InetSocketAddress> daemons, Ring ring, Set<Integer> lost,
-            JobLayout paths, long step, int rank, int worker) throws InterruptedException {
-        for (int p : ring.after(worker)) {
-            if (!lost.contains(p) && daemons.containsKey(p)
-                    && answers(client.readValue(daemons.get(p), paths.replicaManifest(step, rank)))) {
-                return p;
+    /** Per rank, the surviving workers keeping a complete partner copy of it (ring order), and its bytes. */
+    record Copies(Map<Integer, List<Integer>> holders, Map<Integer, Long> bytes) {
+        static final Copies NONE = new Copies(Map.of(), Map.of());
+
+        /** The holders of the lost ranks' copies. */
+        Map<Integer, List<Integer>> lostOnly(Ptc from, Set<Integer> lost) {
+            Map<Integer, List<Integer>> out = new TreeMap<>();
+            holders.forEach((rank, ws) -> {
+                if (lost.contains(from.device(rank).worker())) {
+                    out.put(rank, ws);
+                }
+            });
+            return out;
+        }
+    }
+
+    /**
+     * The complete partner copies of every rank on the survivors: the first {@code partners} workers
+     * after its worker in the ring that answer with the copy's manifest (asked all at once).
+     */
+    private static Copies copies(DaemonClient client, Map<Integer, InetSocketAddress> daemons, Ring ring,
+            Set<Integer> lost, JobLayout paths, long step, Ptc from, int partners) throws InterruptedException {
+        Map<Integer, Map<Integer, CompletableFuture<DaemonClient.SavedValue>>> asks = new TreeMap<>();
+        for (int rank = 0; rank < from.worldSize(); rank++) {
+            List<Integer> after = ring.after(from.device(rank).worker());
+            for (int p : after.subList(0, Math.min(partners, after.size()))) {
+                if (!lost.contains(p) && daemons.containsKey(p)) {
+                    asks.computeIfAbsent(rank, x -> new java.util.LinkedHashMap<>()).put(p,
+                            client.readValue(daemons.get(p), paths.replicaManifest(step, rank)));
+                }
             }
         }
-        return -1;
+        Map<Integer, List<Integer>> holders = new TreeMap<>();
+        Map<Integer, Long> bytes = new TreeMap<>();
+        for (Map.Entry<Integer, Map<Integer, CompletableFuture<DaemonClient.SavedValue>>> e : asks.entrySet()) {
+            for (Map.Entry<Integer, CompletableFuture<DaemonClient.SavedValue>> a : e.getValue().entrySet()) {
+                Long size = manifestBytes(a.getValue());
+                if (size != null) {
+                    holders.computeIfAbsent(e.getKey(), x -> new ArrayList<>()).add(a.getKey());
+                    bytes.put(e.getKey(), size);
+                }
+            }
+        }
+        return new Copies(holders, bytes);
+    }
+
+    /** The bytes a copy's manifest names, or null when it does not answer within the timeout. */
+    private static Long manifestBytes(CompletableFuture<DaemonClient.SavedValue> call) throws InterruptedException {
+        try {
+            byte[] m = call.get(TIMEOUT_SECONDS, TimeUnit.SECONDS).bytes();
+            try {
+                return MANIFESTS.readValue(m, SealManifest.class).bytes();
+            } catch (IOException unreadable) {
+                return 0L; // the copy is there; its size only weighs the choice
+            }
+        } catch (ExecutionException | TimeoutException e) {
+            return null;
+        }
     }
 
     /**

@@ -121,6 +121,21 @@ class PartnerCopiesTest {
     }
 
     @Test
+    void workerLost_twoPartners_itsRanksAreReadFromBothHoldersOfACopy_andMatchDirectSharding() throws Exception {
+        TierFixture two = new TierFixture(cluster, 4, ParallelConfig.of(2, 1, 4), 2); // ranks 6 and 7 on worker 3
+        Map<String, byte[]> full = two.saveAndSeal(10, new Tiers.Settings(2, 0, 0, 0), 7);
+        awaitCopies(10);
+        cluster.client().setUnreachable(cluster.address(3), true);
+        ParallelConfig to = ParallelConfig.of(2, 1, 3);
+        Reconfiguration c = two.reconfigure(10, config(to, 2));
+        assertEquals(Reconfiguration.State.COMMITTED, c.state(), String.valueOf(c.describe()));
+        Map<Integer, String> sources = c.describe().sources();
+        assertEquals("partner copy on worker 0 (worker 3 lost)", sources.get(6));
+        assertEquals("partner copy on worker 1 (worker 3 lost)", sources.get(7)); // not both through worker 0
+        two.assertLoaded(config(to, 2), full);
+    }
+
+    @Test
     void workerLost_newDevicesOnTheLostWorker_isRefused() throws Exception {
         saveAndSeal(10, 1, 5);
         awaitCopies(10);

@@ -29,7 +29,7 @@ public final class PlanCodec {
                 .setStep(p.step()).putAllDaemons(p.daemons()).setSourceDir(p.sourceDir()).setOutputDir(p.outputDir())
                 .putAllFlowRates(p.flowRates()).addAllParticipants(p.participants()).setCoordinator(p.coordinator())
                 .setReconfiguration(p.reconfiguration()).setPreparedTimeoutMillis(p.preparedTimeoutMillis());
-        p.shards().forEach(s -> b.addShards(shard(s)));
+        p.shards().forEach(s -> b.addShards(shard(s, p.sourceDevices())));
         p.values().forEach(v -> b.addValues(ValueCopy.newBuilder().setDestRank(v.destRank()).setKey(v.key())
                 .setSourceRank(v.sourceRank())));
         p.generated().forEach(g -> b.addGenerated(GeneratedFile.newBuilder().setDestRank(g.destRank()).setPath(g.path())
@@ -91,7 +91,7 @@ public final class PlanCodec {
         return Region.of(out);
     }
 
-    private static Shard shard(ShardPlan s) {
+    private static Shard shard(ShardPlan s, List<io.tenplex.ptc.Device> sources) {
         Shard.Builder b = Shard.newBuilder().setDestRank(s.destRank()).setDestDevice(device(s.destDevice()))
                 .setTensor(s.tensor()).setKey(s.key()).setDtype(s.dtype().wireName());
         for (long d : s.shape().dims()) {
@@ -106,6 +106,9 @@ public final class PlanCodec {
             }
             for (int r : p.replicas()) {
                 pb.addReplicas(r);
+            }
+            if (p.sourceDevice() != null && !p.sourceDevice().equals(sources.get(p.sourceRank()))) {
+                pb.setSourceDevice(device(p.sourceDevice())); // read from a copy, not the rank's device
             }
             b.addPieces(pb);
         }
@@ -131,6 +134,11 @@ public final class PlanCodec {
                 checkRank(p.getSourceRank(), sources, where + "source_rank");
                 for (int r : p.getReplicasList()) {
                     checkRank(r, sources, where + "replica");
+                }
+                if (p.hasSourceDevice() && p.getSourceDevice().getWorker() != wp.getWorker()
+                        && !wp.getDaemonsMap().containsKey(p.getSourceDevice().getWorker())) {
+                    throw new IllegalArgumentException(where + "source_device on worker " + p.getSourceDevice().getWorker()
+                            + ", which has no daemon address in the part");
                 }
                 if (p.getKind() < 0 || p.getKind() >= Piece.Kind.values().length) {
                     throw new IllegalArgumentException(where + "kind " + p.getKind() + " is not in [0, "
@@ -181,7 +189,8 @@ public final class PlanCodec {
                 checkBytes(p, src, item, s);
                 long[] off = p.getDestOffsetList().stream().mapToLong(Long::longValue).toArray();
                 long[] global = off.clone(); // the global region is informational; keep the destination's
-                pieces.add(new Piece(Piece.Kind.values()[p.getKind()], p.getSourceRank(), sources.get(p.getSourceRank()),
+                pieces.add(new Piece(Piece.Kind.values()[p.getKind()], p.getSourceRank(), p.hasSourceDevice()
+                        ? device(p.getSourceDevice()) : sources.get(p.getSourceRank()),
                         p.getSourceKey(), src, Region.at(global, src.shape().dims()), off, p.getBytes(),
                         p.getReplicasList().stream().mapToInt(Integer::intValue).toArray()));
             }

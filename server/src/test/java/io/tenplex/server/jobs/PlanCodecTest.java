@@ -65,6 +65,32 @@ class PlanCodecTest {
         assertEquals(describe(p), describe(back));
     }
 
+    /** The part with every piece of rank 0 read from a copy of its tree on {@code worker} (device 5 there). */
+    private static PlanPart fromCopies(PlanPart p, int worker) {
+        List<ShardPlan> shards = p.shards().stream().map(s -> new ShardPlan(s.destRank(), s.destDevice(), s.tensor(),
+                s.key(), s.shape(), s.dtype(), s.pieces().stream().map(x -> x.sourceRank() != 0 ? x : new Piece(x.kind(),
+                x.sourceRank(), new Device(worker, 5), x.sourceKey(), x.source(), x.global(), x.destOffset(), x.bytes(),
+                x.replicas())).toList(), s.padding())).toList();
+        return new PlanPart(p.job(), p.planId(), p.worker(), p.step(), p.daemons(), p.sourceDir(), p.outputDir(), shards,
+                p.values(), p.generated(), p.sourceDevices(), p.flowRates(), p.participants(), p.coordinator(),
+                p.reconfiguration(), p.preparedTimeoutMillis());
+    }
+
+    @Test
+    void piecesReadFromACopyElsewhere_keepTheirDevice() throws Exception {
+        PlanPart p = fromCopies(part(), 1);
+        assertTrue(describe(p).contains("w1:d5"), "some piece reads rank 0 from worker 1's copy");
+        PlanPart back = PlanCodec.decode(WorkerPlan.parseFrom(PlanCodec.encode(p).toByteArray()));
+        assertEquals(describe(p), describe(back));
+    }
+
+    @Test
+    void aPieceReadOnAWorkerWithoutADaemon_isRefused() {
+        WorkerPlan bad = PlanCodec.encode(fromCopies(part(), 2)); // the part names daemons of workers 0 and 1 only
+        var e = assertThrows(IllegalArgumentException.class, () -> PlanCodec.decode(bad));
+        assertTrue(e.getMessage().contains("source_device on worker 2, which has no daemon address"), e.getMessage());
+    }
+
     @Test
     void aStatus_roundTrips() {
         PartStatus s = new PartStatus("p7-abc", "prepared", "", 1 << 20, 1 << 19, 100, 200, 3, 1, 123_456_789L);
