@@ -44,7 +44,7 @@ public final class Planner {
         checkSameModel(from, to);
         PlanBuilder b = new PlanBuilder(from, to, copies);
         PlanTable shards = b.build();
-        return new Plan(from.config(), to.config(), shards, values(from, to), b.report(), from.devices());
+        return new Plan(from.config(), to.config(), shards, values(from, to), b.report(), from.devices(), to.devices());
     }
 
     static Piece piece(Ptc from, TensorSpec t, Region cell, Region global, Region dest, int[] holders) {
