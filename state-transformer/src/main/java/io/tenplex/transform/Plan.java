@@ -18,9 +18,12 @@ public final class Plan {
     private final PlanReport report;
     private final List<io.tenplex.ptc.Device> sourceDevices;
     private final List<io.tenplex.ptc.Device> destDevices;
+    private final java.util.Set<String> sourceTensorKeys;
 
     Plan(ParallelConfig from, ParallelConfig to, List<ShardPlan> shards, List<ValueCopy> values, PlanReport report,
-            List<io.tenplex.ptc.Device> sourceDevices, List<io.tenplex.ptc.Device> destDevices) {
+            List<io.tenplex.ptc.Device> sourceDevices, List<io.tenplex.ptc.Device> destDevices,
+            java.util.Set<String> sourceTensorKeys) {
+        this.sourceTensorKeys = java.util.Set.copyOf(sourceTensorKeys);
         this.sourceDevices = List.copyOf(sourceDevices);
         this.destDevices = List.copyOf(destDevices);
         this.from = from;
@@ -59,6 +62,15 @@ public final class Plan {
             shards.forEach(s -> w.add(s.destDevice().worker()));
         }
         return List.copyOf(w);
+    }
+
+    /**
+     * The keys the old configuration's ranks hold the model's tensors under (a stage's own keys): a
+     * saved tensor the new configuration does not read (e.g. a tied head at P = 1) is the model's, not a
+     * value to carry.
+     */
+    public java.util.Set<String> sourceTensorKeys() {
+        return sourceTensorKeys;
     }
 
     /** Pieces in all destination shards. */
@@ -126,7 +138,7 @@ public final class Plan {
             out.add(new ShardPlan(s.destRank(), s.destDevice(), s.tensor(), destPath.apply(s), s.shape(), s.dtype(),
                     pieces, s.padding()));
         }
-        return new Plan(from, to, out, values, report, sourceDevices, destDevices);
+        return new Plan(from, to, out, values, report, sourceDevices, destDevices, sourceTensorKeys);
     }
 
     /** The piece's chosen rank first, then its other replicas. */

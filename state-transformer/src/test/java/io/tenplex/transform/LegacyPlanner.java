@@ -54,7 +54,7 @@ final class LegacyPlanner {
                     d.shard().spec().dtype(), List.copyOf(d.pieces()), d.padding()));
         }
         return new Plan(from.config(), to.config(), shards, values(from, to), report(shards, lowerBound), from.devices(),
-                to.devices());
+                to.devices(), java.util.Set.of());
     }
 
     /**
