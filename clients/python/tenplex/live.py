@@ -169,6 +169,7 @@ def _form(dist, backend, store, prefix, cfg, mark):
     store.add(prefix + "/regrouped", 1)
     if mark:
         downtime.mark("regroup")
+        downtime.on_regrouped()
         _pending_rebuild = True
 
 

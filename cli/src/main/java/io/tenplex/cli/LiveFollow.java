@@ -29,7 +29,9 @@ final class LiveFollow {
     private static final long STALLED_NANOS = 2_000_000_000L;
 
     private final RunCli run;
-    private final List<String> summary = new ArrayList<>();
+    /** The summary's lines, read at the end (a reconfiguration's split is complete once its ranks reported). */
+    private final List<java.util.function.Supplier<String>> summary = new ArrayList<>();
+    private Downtimes downtimes;
     /** The configuration the ranks run under. */
     private ParallelConfig config;
     /** Whether this segment's ranks were already relaunched after a failure (a second failure is not retried here). */
@@ -44,6 +46,7 @@ final class LiveFollow {
         config = first.config() != null ? first.config()
                 : parallelizer.choose(new Parallelizer.Request(first.size(), perWorker, run.storedModel(), 0));
         run.refuseOtherConfiguration(config);
+        downtimes = new Downtimes(run.t, line -> run.log(start, line));
         launchAll(start, config, perWorker, 0, "launching");
         for (int i = 0; ; i++) {
             if (!formed(start, perWorker, i)) {
@@ -119,11 +122,22 @@ final class LiveFollow {
             relaunch(start, n, config, perWorker, segment, why);
         }
         String how = why == null ? "live" : "relaunched: " + why;
-        summary.add(failed == null ? String.format(Locale.ROOT, "step %s: %s -> %s, %s, %s",
-                status.path("generation").asText(), before, config, Downtimes.report(status), how)
-                : "at " + next.when() + ": not reconfigured (" + failed + "), " + (why == null
-                        ? "continued in place under " + before : how));
+        summarise(change, status, before, failed == null ? null : "at " + next.when() + ": not reconfigured ("
+                + failed + "), " + (why == null ? "continued in place under " + before : how), how);
         return null;
+    }
+
+    /** The summary's line of a change: its split as the ranks reported it by the end, or {@code failedLine}. */
+    private void summarise(String change, JsonNode status, ParallelConfig before, String failedLine, String how) {
+        if (failedLine != null) {
+            summary.add(() -> failedLine);
+            return;
+        }
+        String path = run.layout().apiResourceChange(change);
+        Downtimes.Finished f = new Downtimes.Finished(String.format(Locale.ROOT, "step %s: %s -> %s, ",
+                status.path("generation").asText(), before, config), path, status);
+        downtimes.watch(path, status.path("generation").asText());
+        summary.add(() -> f.head() + Downtimes.report(f.now(run.t)) + ", " + how);
     }
 
     /** The job ended before the change's step: ranks started ahead leave. */
@@ -135,10 +149,12 @@ final class LiveFollow {
         return finishSummary();
     }
 
-    private int finishSummary() {
-        run.out.println("tenplex run: " + summary.stream().filter(l -> l.startsWith("step ")).count()
+    private int finishSummary() throws InterruptedException {
+        downtimes.close();
+        List<String> lines = summary.stream().map(java.util.function.Supplier::get).toList();
+        run.out.println("tenplex run: " + lines.stream().filter(l -> l.startsWith("step ")).count()
                 + " reconfiguration(s)");
-        summary.forEach(l -> run.out.println("  " + l));
+        lines.forEach(l -> run.out.println("  " + l));
         return 0;
     }
 
