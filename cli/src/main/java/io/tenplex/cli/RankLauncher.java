@@ -6,6 +6,7 @@ import io.tenplex.ptc.Device;
 import io.tenplex.ptc.ParallelConfig;
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -44,42 +45,68 @@ final class RankLauncher {
         }
         int port = port();
         ObjectNode cfg = ParallelConfigJson.placement(c, devices);
+        Prestarted ready = run.prestarted != null && run.prestarted.segment() == segment ? run.prestarted : null;
+        List<Integer> went = new ArrayList<>();
         for (int rank = from; rank < c.worldSize(); rank++) {
             if (run.running.has(rank)) {
                 continue; // started ahead of the commit
             }
-            ProcessBuilder pb = new ProcessBuilder(run.command).inheritIO();
-            Map<String, String> env = pb.environment();
-            if (run.store != null) {
-                env.put("TORCHELASTIC_USE_AGENT_STORE", "True"); // every rank a client of the run's store
-                env.put("TORCHELASTIC_RESTART_COUNT", Integer.toString(launches)); // a fresh key prefix per launch
+            ProcessBuilder pb = rankProcess(c, devices.get(rank), cfg, segment, rank, port, groupPrefix);
+            Process p = ready != null ? ready.go(rank, pb.environment()) : null;
+            if (p != null) {
+                run.running.add(rank, p);
+                went.add(rank);
+            } else {
+                run.running.start(rank, pb);
             }
-            if (run.live) {
-                env.put("TENPLEX_LIVE", "1");
-                env.put("TENPLEX_LIVE_NEXT", Integer.toString(waitFor > 0 ? waitFor : run.posted + 1));
-                if (waitFor > 0) {
-                    env.put("TENPLEX_LIVE_WAIT", "1"); // no group yet: the role comes with the commit
-                }
-                env.put("TENPLEX_LIVE_PREFIX", groupPrefix);
-                env.put("TENPLEX_REGROUP_TIMEOUT", Long.toString(run.regroupTimeout));
-                // a rank started ahead waits for the whole segment; the store's end (the run's) ends its wait
-                env.put("TENPLEX_LIVE_TIMEOUT", Long.toString(waitFor > 0 ? AHEAD_WAIT_SECONDS : run.saveTimeout + 300));
-            }
-            env.put("RANK", Integer.toString(rank));
-            env.put("LOCAL_RANK", Integer.toString(devices.get(rank).local()));
-            env.put("WORLD_SIZE", Integer.toString(c.worldSize()));
-            env.put("LOCAL_WORLD_SIZE", Integer.toString(c.worldSize()));
-            env.put("MASTER_ADDR", "127.0.0.1");
-            env.put("MASTER_PORT", Integer.toString(port));
-            daemon(env);
-            env.put("TENPLEX_TP", Integer.toString(c.tp()));
-            env.put("TENPLEX_PP", Integer.toString(c.pp()));
-            env.put("TENPLEX_DP", Integer.toString(c.dp()));
-            env.put("TENPLEX_CONFIG", cfg.toString());
-            env.put("TENPLEX_SEGMENT", Integer.toString(segment));
-            env.put("TENPLEX_SPAWN_TIME", String.format(java.util.Locale.ROOT, "%.6f", System.currentTimeMillis() / 1e3));
-            run.running.start(rank, pb);
         }
+        if (ready != null) {
+            if (!went.isEmpty()) {
+                ready.note((went.size() == 1 ? "rank " + went.get(0) : "ranks " + went.get(0) + "-" + went.get(went.size()
+                        - 1)) + " run in the interpreters pre-started when the change was posted");
+            }
+            ready.close(); // those not needed (a smaller world) exit
+        }
+    }
+
+    /** Rank {@code rank}'s process as the launcher starts it: the command with the rank's environment. */
+    private ProcessBuilder rankProcess(ParallelConfig c, Device device, ObjectNode cfg, int segment, int rank,
+            int port, String groupPrefix) {
+        ProcessBuilder pb = new ProcessBuilder(run.command).inheritIO();
+        Map<String, String> env = pb.environment();
+        if (run.store != null) {
+            env.put("TORCHELASTIC_USE_AGENT_STORE", "True"); // every rank a client of the run's store
+            env.put("TORCHELASTIC_RESTART_COUNT", Integer.toString(launches)); // a fresh key prefix per launch
+        }
+        if (run.live) {
+            live(env, groupPrefix);
+        }
+        env.put("RANK", Integer.toString(rank));
+        env.put("LOCAL_RANK", Integer.toString(device.local()));
+        env.put("WORLD_SIZE", Integer.toString(c.worldSize()));
+        env.put("LOCAL_WORLD_SIZE", Integer.toString(c.worldSize()));
+        env.put("MASTER_ADDR", "127.0.0.1");
+        env.put("MASTER_PORT", Integer.toString(port));
+        daemon(env);
+        env.put("TENPLEX_TP", Integer.toString(c.tp()));
+        env.put("TENPLEX_PP", Integer.toString(c.pp()));
+        env.put("TENPLEX_DP", Integer.toString(c.dp()));
+        env.put("TENPLEX_CONFIG", cfg.toString());
+        env.put("TENPLEX_SEGMENT", Integer.toString(segment));
+        env.put("TENPLEX_SPAWN_TIME", String.format(java.util.Locale.ROOT, "%.6f", System.currentTimeMillis() / 1e3));
+        return pb;
+    }
+
+    private void live(Map<String, String> env, String groupPrefix) {
+        env.put("TENPLEX_LIVE", "1");
+        env.put("TENPLEX_LIVE_NEXT", Integer.toString(waitFor > 0 ? waitFor : run.posted + 1));
+        if (waitFor > 0) {
+            env.put("TENPLEX_LIVE_WAIT", "1"); // no group yet: the role comes with the commit
+        }
+        env.put("TENPLEX_LIVE_PREFIX", groupPrefix);
+        env.put("TENPLEX_REGROUP_TIMEOUT", Long.toString(run.regroupTimeout));
+        // a rank started ahead waits for the whole segment; the store's end (the run's) ends its wait
+        env.put("TENPLEX_LIVE_TIMEOUT", Long.toString(waitFor > 0 ? AHEAD_WAIT_SECONDS : run.saveTimeout + 300));
     }
 
     private int port() throws IOException {

@@ -28,6 +28,15 @@ final class Ranks {
         return p;
     }
 
+    /** Makes {@code p} (started elsewhere: a pre-started interpreter) rank {@code rank}'s process. */
+    Process add(int rank, Process p) {
+        synchronized (running) {
+            running.add(p);
+            byRank.put(rank, p);
+        }
+        return p;
+    }
+
     /** A rank whose process exited with an error, as {@code rank R (exit X)}, or null. */
     String failure() {
         synchronized (running) {

@@ -76,6 +76,10 @@ final class RunCli implements Callable<Integer> {
             + "process group to form before it fails and every rank is relaunched (default: ${DEFAULT-VALUE}).")
     long regroupTimeout;
 
+    @Option(names = "--no-prestart", description = "Relaunch mode: start the next configuration's processes after "
+            + "the commit, not when the change is posted (pre-started interpreters: docs/LIVE.md).")
+    boolean noPrestart;
+
     @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "The training command (after --).")
     List<String> command;
 
@@ -83,6 +87,8 @@ final class RunCli implements Callable<Integer> {
     StoreHost store;
     /** Resource changes posted so far (the live reconfiguration's number is this count). */
     int posted;
+    /** The next segment's pre-started interpreters (relaunch mode), or null. */
+    volatile Prestarted prestarted;
     /** Starts the ranks' processes. */
     final RankLauncher launcher = new RankLauncher(this);
 
@@ -126,6 +132,7 @@ final class RunCli implements Callable<Integer> {
                     : follow(s, perWorker, parallelizer, start);
         } finally {
             running.killAll();
+            Prestarted.close(this);
             if (store != null) {
                 store.close();
             }
@@ -143,6 +150,7 @@ final class RunCli implements Callable<Integer> {
      */
     private void stopped() {
         running.killAll();
+        Prestarted.close(this);
         String change = pendingChange;
         if (change != null) {
             cancel(change);
@@ -220,6 +228,7 @@ final class RunCli implements Callable<Integer> {
         pendingChange = change;
         if (change != null) {
             events = new ChangeEvents(t, layout().apiResourceChange(change), line -> log(start, line)).start();
+            Prestarted.forNext(this, next, i + 1, start);
         }
         log(start, "at " + next.when() + ": " + (next.stops() ? "stop" : "change to " + next.size()
                 + " devices" + (next.config() != null ? " as " + next.config() : "")) + (change != null
@@ -245,7 +254,6 @@ final class RunCli implements Callable<Integer> {
         return failed;
     }
 
-    /** "generation N" (the last complete one) or "the start" when there is none yet. */
     /**
      * Refuses to start when the job already has a complete generation saved under another (T,P,D)
      * than the schedule's first: its ranks would load state cut for another configuration (a job
@@ -270,6 +278,7 @@ final class RunCli implements Callable<Integer> {
         }
     }
 
+    /** "generation N" (the last complete one) or "the start" when there is none yet. */
     String lastGeneration() {
         try {
             JsonNode g = t.get(layout().api("/generations"));

@@ -1,0 +1,198 @@
+package io.tenplex.cli;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.stream.Collectors;
+
+/**
+ * The next configuration's interpreters, started by {@code tenplex run} in relaunch mode when it posts a
+ * resource change (issue 30 item 2): each runs {@code clients/python/tenplex/prestart.py} (carried in this
+ * jar, run with {@code -c}), imports torch while the old ranks train, save and the daemon reconfigures,
+ * and waits on its stdin. At the commit {@link #go} hands one its rank's final environment (the user's
+ * script then runs in it, unchanged); {@link #close} tells the others to exit (end of input: they exit 0)
+ * and ends by PID any that has not exited after {@link #EXIT_SECONDS}.
+ */
+final class Prestarted implements AutoCloseable {
+    /** How long an interpreter told to exit may take before it is ended. */
+    static final long EXIT_SECONDS = 10;
+
+    private final int segment;
+    private final Deque<Waiting> waiting = new ArrayDeque<>();
+    private final Consumer<String> log;
+
+    private record Waiting(Process process, double spawnTime) {
+    }
+
+    private Prestarted(int segment, Consumer<String> log) {
+        this.segment = segment;
+        this.log = log;
+    }
+
+    /**
+     * Whether {@code command} can be pre-started: a python (as {@link StoreHost#pythonOf}) running a script
+     * file ({@code python SCRIPT ARGS...}, no interpreter options before it).
+     */
+    static boolean applies(List<String> command) {
+        return StoreHost.pythonOf(command) != null && command.size() >= 2 && !command.get(1).startsWith("-")
+                && Files.isRegularFile(Path.of(command.get(1)));
+    }
+
+    /**
+     * Starts {@code n} interpreters for the ranks of segment {@code segment} (their output goes where the
+     * launcher's goes); {@code log} takes a line per event.
+     */
+    static Prestarted start(List<String> command, int n, int segment, Consumer<String> log) throws IOException {
+        Prestarted p = new Prestarted(segment, log);
+        List<String> cmd = new ArrayList<>(List.of(command.get(0), "-c", script()));
+        cmd.addAll(command.subList(1, command.size()));
+        try {
+            for (int i = 0; i < n; i++) {
+                double at = System.currentTimeMillis() / 1e3;
+                Process proc = new ProcessBuilder(cmd).redirectOutput(ProcessBuilder.Redirect.INHERIT)
+                        .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+                p.waiting.add(new Waiting(proc, at));
+            }
+        } catch (IOException e) {
+            p.close();
+            throw e;
+        }
+        log.accept("pre-started " + n + " interpreter(s) for the next configuration (pids " + p.pids() + ")");
+        return p;
+    }
+
+    /**
+     * In relaunch mode, unless {@code --no-prestart}: pre-starts the interpreters of segment {@code segment}
+     * (the ranks of {@code next}, a resource change just posted) as the run's {@link RunCli#prestarted}.
+     */
+    static void forNext(RunCli run, io.tenplex.adapters.Schedule.Entry next, int segment, long start) throws IOException {
+        close(run);
+        if (run.live || run.noPrestart || next.stops() || !applies(run.command)) {
+            return;
+        }
+        int n = next.config() != null ? next.config().worldSize() : next.size();
+        run.prestarted = start(run.command, n, segment, line -> run.log(start, line));
+    }
+
+    /** Tells the run's pre-started interpreters, if any, to exit (as {@link #close()}). */
+    static void close(RunCli run) {
+        Prestarted p = run.prestarted;
+        if (p != null) {
+            p.close();
+        }
+    }
+
+    private static String script() throws IOException {
+        try (InputStream s = Prestarted.class.getResourceAsStream("prestart.py")) {
+            if (s == null) {
+                throw new IllegalStateException("prestart.py is missing from the tenplex jar");
+            }
+            return new String(s.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
+    /** The segment whose ranks these interpreters are for. */
+    int segment() {
+        return segment;
+    }
+
+    /** Says {@code what} in the run's output. */
+    void note(String what) {
+        log.accept(what);
+    }
+
+    /** The interpreters still waiting. */
+    synchronized int size() {
+        return waiting.size();
+    }
+
+    /**
+     * Hands one waiting interpreter rank {@code rank}'s environment: what {@code env} (the environment the
+     * launcher would start the rank with) adds to or changes in this launcher's own, with
+     * {@code TENPLEX_SPAWN_TIME} the interpreter's start. The process, now the rank's, or null when none
+     * waits or the one taken had exited (the rank is then started anew).
+     */
+    synchronized Process go(int rank, Map<String, String> env) {
+        Waiting w = waiting.poll();
+        if (w == null) {
+            return null;
+        }
+        ObjectNode o = TenplexCli.JSON.createObjectNode();
+        Map<String, String> own = System.getenv();
+        env.forEach((k, v) -> {
+            if (!Objects.equals(own.get(k), v)) {
+                o.put(k, v);
+            }
+        });
+        o.put("TENPLEX_SPAWN_TIME", String.format(Locale.ROOT, "%.6f", w.spawnTime()));
+        try (OutputStream in = w.process().getOutputStream()) {
+            in.write(("go " + o + "\n").getBytes(StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            String why = w.process().isAlive() ? e.getMessage() : "exit " + w.process().exitValue();
+            log.accept("the pre-started interpreter " + w.process().pid() + " cannot take rank " + rank + " (" + why
+                    + "); starting it anew");
+            end(List.of(w.process()));
+            return null;
+        }
+        return w.process();
+    }
+
+    /**
+     * Tells every interpreter still waiting to exit (its input ends: it exits 0 without running anything)
+     * and ends by PID any that has not exited after {@link #EXIT_SECONDS}; says so with their exit status.
+     * Idempotent.
+     */
+    @Override
+    public synchronized void close() {
+        if (waiting.isEmpty()) {
+            return;
+        }
+        List<Process> ps = waiting.stream().map(Waiting::process).toList();
+        waiting.clear();
+        for (Process p : ps) {
+            try {
+                p.getOutputStream().close();
+            } catch (IOException e) {
+                // already gone
+            }
+        }
+        end(ps);
+        log.accept(ps.size() + " pre-started interpreter(s) not needed, told to exit: " + ps.stream()
+                .map(p -> p.pid() + " (" + (p.isAlive() ? "still running" : "exit " + p.exitValue()) + ")").collect(Collectors.joining(", ")));
+    }
+
+    /** Waits up to {@link #EXIT_SECONDS} for each process, then ends it by PID (SIGTERM, then SIGKILL). */
+    private static void end(List<Process> ps) {
+        long due = System.nanoTime() + TimeUnit.SECONDS.toNanos(EXIT_SECONDS);
+        for (Process p : ps) {
+            try {
+                if (!p.waitFor(Math.max(0, due - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                    p.destroy();
+                    if (!p.waitFor(5, TimeUnit.SECONDS)) {
+                        p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+                    }
+                }
+            } catch (InterruptedException e) {
+                p.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private String pids() {
+        return waiting.stream().map(w -> Long.toString(w.process().pid())).collect(Collectors.joining(", "));
+    }
+}
