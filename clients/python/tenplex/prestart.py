@@ -53,8 +53,13 @@ def parse_env(text):
 
 
 def wait(stream):
-    """Blocks for the launcher's line: the environment of ``go``, or None (``exit``, end of input)."""
-    line = stream.readline()
+    """Blocks for the launcher's line on ``stream`` (binary; the line is UTF-8, whatever the locale): the
+    environment of ``go``, or None (``exit``, end of input)."""
+    raw = stream.readline()
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError("the launcher's line is not UTF-8 (%s)" % e) from None
     verb, _, rest = line.rstrip("\n").partition(" ")
     if verb == "go":
         return parse_env(rest)
@@ -77,8 +82,8 @@ def main(argv):
         return 2
     warm()
     try:
-        env = wait(sys.stdin)
-    except ValueError as e:
+        env = wait(sys.stdin.buffer)
+    except ValueError as e:  # json's errors are ValueErrors too
         sys.stderr.write("tenplex prestart: %s; not running %s\n" % (e, argv[0]))
         return 2
     if env is None:

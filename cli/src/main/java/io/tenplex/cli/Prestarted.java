@@ -1,5 +1,7 @@
 package io.tenplex.cli;
 
+import com.fasterxml.jackson.core.json.JsonWriteFeature;
+import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.InputStream;
@@ -29,6 +31,8 @@ import java.util.stream.Collectors;
 final class Prestarted implements AutoCloseable {
     /** How long an interpreter told to exit may take before it is ended. */
     static final long EXIT_SECONDS = 10;
+    private static final ObjectWriter ASCII = TenplexCli.JSON.writer().with(JsonWriteFeature.ESCAPE_NON_ASCII
+            .mappedFeature());
 
     private final int segment;
     private final Deque<Waiting> waiting = new ArrayDeque<>();
@@ -76,15 +80,21 @@ final class Prestarted implements AutoCloseable {
 
     /**
      * In relaunch mode, unless {@code --no-prestart}: pre-starts the interpreters of segment {@code segment}
-     * (the ranks of {@code next}, a resource change just posted) as the run's {@link RunCli#prestarted}.
+     * (the ranks of {@code next}, posted as resource change {@code change}; none for a stop, null) as the
+     * run's {@link RunCli#prestarted}.
      */
-    static void forNext(RunCli run, io.tenplex.adapters.Schedule.Entry next, int segment, long start) throws IOException {
+    static void forNext(RunCli run, io.tenplex.adapters.Schedule.Entry next, String change, int segment, long start) {
         close(run);
-        if (run.live || run.noPrestart || next.stops() || !applies(run.command)) {
+        if (change == null || run.live || run.noPrestart || next.stops() || !applies(run.command)) {
             return;
         }
         int n = next.config() != null ? next.config().worldSize() : next.size();
-        run.prestarted = start(run.command, n, segment, line -> run.log(start, line));
+        try {
+            run.prestarted = start(run.command, n, segment, line -> run.log(start, line));
+        } catch (IOException e) {
+            run.log(start, "could not pre-start the next configuration's interpreters (" + e.getMessage()
+                    + "); they start after the commit");
+        }
     }
 
     /** Tells the run's pre-started interpreters, if any, to exit (as {@link #close()}). */
@@ -139,7 +149,11 @@ final class Prestarted implements AutoCloseable {
         });
         o.put("TENPLEX_SPAWN_TIME", String.format(Locale.ROOT, "%.6f", w.spawnTime()));
         try (OutputStream in = w.process().getOutputStream()) {
-            in.write(("go " + o + "\n").getBytes(StandardCharsets.UTF_8));
+            if (!w.process().isAlive()) {
+                throw new IOException("it has exited");
+            }
+            // one line of ASCII (other characters escaped), so that no locale can alter a byte of a value
+            in.write(("go " + ASCII.writeValueAsString(o) + "\n").getBytes(StandardCharsets.US_ASCII));
         } catch (IOException e) {
             String why = w.process().isAlive() ? e.getMessage() : "exit " + w.process().exitValue();
             log.accept("the pre-started interpreter " + w.process().pid() + " cannot take rank " + rank + " (" + why
@@ -171,7 +185,8 @@ final class Prestarted implements AutoCloseable {
         }
         end(ps);
         log.accept(ps.size() + " pre-started interpreter(s) not needed, told to exit: " + ps.stream()
-                .map(p -> p.pid() + " (" + (p.isAlive() ? "still running" : "exit " + p.exitValue()) + ")").collect(Collectors.joining(", ")));
+                .map(p -> p.pid() + " (" + (p.isAlive() ? "still running" : "exit " + p.exitValue()) + ")")
+                .collect(Collectors.joining(", ")));
     }
 
     /** Waits up to {@link #EXIT_SECONDS} for each process, then ends it by PID (SIGTERM, then SIGKILL). */

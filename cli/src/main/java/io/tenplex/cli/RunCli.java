@@ -228,11 +228,11 @@ final class RunCli implements Callable<Integer> {
         pendingChange = change;
         if (change != null) {
             events = new ChangeEvents(t, layout().apiResourceChange(change), line -> log(start, line)).start();
-            Prestarted.forNext(this, next, i + 1, start);
         }
         log(start, "at " + next.when() + ": " + (next.stops() ? "stop" : "change to " + next.size()
                 + " devices" + (next.config() != null ? " as " + next.config() : "")) + (change != null
                 ? " (resource change " + change + ")" : ""));
+        Prestarted.forNext(this, next, change, i + 1, start);
         return change;
     }
 
