@@ -2,8 +2,9 @@
 GET /api/v1/jobs/<job>/downtime, saved as JSON) and prints, per reconfiguration, its downtime split and the
 sum of save + move + load (the daemon's move, the ranks' save and load), then the medians over the
 reconfigurations and rounds of each mode. The last line is
-``downtime: live X s, relaunch Y s, relaunch/live R, live/(save+move+load) Q``.
-Usage: downtime_summary.py MODE=FILE [MODE=FILE ...]   (MODE: live or relaunch; a mode may repeat)"""
+``downtime: live X s, relaunch Y s, relaunch/live R, live/(save+move+load) Q``; with cold runs (relaunch
+with --no-prestart) a line before it compares them with the relaunch runs (pre-started interpreters).
+Usage: downtime_summary.py MODE=FILE [MODE=FILE ...]   (MODE: live, relaunch or cold; a mode may repeat)"""
 import json
 import statistics
 import sys
@@ -24,22 +25,32 @@ def rows(mode, path):
         print("%-8s %-12s step %4s: downtime %.3f s, save+move+load %.3f s (%s; plan %.3f, move %.3f)"
               % (mode, status["job"], r.get("generation"), d["seconds"], smv, split, daemon.get("plan", 0),
                  daemon.get("move", 0)))
-        yield d["seconds"], smv
+        yield d["seconds"], smv, p.get("relaunch")
 
 
 def median(xs):
     return statistics.median(xs) if xs else None
 
 
+def fmt(x):
+    return "n/a" if x is None else "%.3f s" % x
+
+
 def main(argv):
-    got = {"live": [], "relaunch": []}
+    got = {"live": [], "relaunch": [], "cold": []}
     for a in argv:
         mode, path = a.split("=", 1)
         got[mode].extend(rows(mode, path))
-    live = median([d for d, _ in got["live"]])
-    relaunch = median([d for d, _ in got["relaunch"]])
-    live_smv = median([s for _, s in got["live"]])
-    relaunch_smv = median([s for _, s in got["relaunch"]])
+    if got["cold"]:
+        print("relaunch phase (commit to the new ranks' load): pre-started %s, cold %s; downtime: pre-started %s, "
+              "cold %s (medians over %d and %d reconfigurations)"
+              % (tuple(fmt(median([r[i] for r in got[m] if r[i] is not None])) for i, m in
+                       ((2, "relaunch"), (2, "cold"), (0, "relaunch"), (0, "cold")))
+                 + (len(got["relaunch"]), len(got["cold"]))))
+    live = median([r[0] for r in got["live"]])
+    relaunch = median([r[0] for r in got["relaunch"]])
+    live_smv = median([r[1] for r in got["live"]])
+    relaunch_smv = median([r[1] for r in got["relaunch"]])
     if relaunch is not None:
         print("relaunch: median downtime %.3f s over %d reconfigurations, median save+move+load %.3f s, "
               "relaunch/(save+move+load) %.1f" % (relaunch, len(got["relaunch"]), relaunch_smv,

@@ -62,8 +62,8 @@ final class RankLauncher {
         }
         if (ready != null) {
             if (!went.isEmpty()) {
-                ready.note((went.size() == 1 ? "rank " + went.get(0) : "ranks " + went.get(0) + "-" + went.get(went.size()
-                        - 1)) + " run in the interpreters pre-started when the change was posted");
+                ready.note("pre-started interpreter(s) take " + (went.size() == 1 ? "rank " + went.get(0) : "ranks "
+                        + went.get(0) + "-" + went.get(went.size() - 1)) + " (started when the change was posted)");
             }
             ready.close(); // those not needed (a smaller world) exit
         }

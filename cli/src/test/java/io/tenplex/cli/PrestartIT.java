@@ -75,9 +75,9 @@ class PrestartIT {
         String pre = example("pre", dir.resolve("elastic.json"), 0);
         assertTrue(pre.contains("tenplex run: 2 reconfiguration(s)"), pre);
         assertTrue(pre.contains("] pre-started 4 interpreter(s) for the next configuration (pids "), pre);
-        assertTrue(pre.contains("] ranks 0-3 run in the interpreters pre-started when the change was posted"), pre);
+        assertTrue(pre.contains("] pre-started interpreter(s) take ranks 0-3 (started when the change was posted)"), pre);
         assertTrue(pre.contains("] pre-started 2 interpreter(s) for the next configuration (pids "), pre);
-        assertTrue(pre.contains("] ranks 0-1 run in the interpreters pre-started when the change was posted"), pre);
+        assertTrue(pre.contains("] pre-started interpreter(s) take ranks 0-1 (started when the change was posted)"), pre);
         assertFalse(pre.contains("not needed"), pre);
         for (String job : List.of("cold", "pre")) {
             String check = python(ROOT.resolve("tests/python/check_elastic.py").toString(), "http://" + addr,
@@ -117,8 +117,8 @@ class PrestartIT {
                 int old = status.path("generation").asLong() == 3 ? 0 : 1; // the segment whose ranks stopped
                 assertStartAndGo(out, old, status.path("downtime"), prestart, text);
             }
-            assertEquals(prestart, text.contains("] rank 0 run in the interpreters pre-started when the change was "
-                    + "posted"), text);
+            assertEquals(prestart, text.contains("] pre-started interpreter(s) take rank 0 (started when the "
+                    + "change was posted)"), text);
         }
     }
 
