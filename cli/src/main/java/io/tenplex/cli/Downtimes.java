@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 /**
@@ -33,6 +34,7 @@ final class Downtimes {
     private final Consumer<String> print;
     private final List<Thread> watchers = new ArrayList<>();
     private final List<String[]> unprinted = java.util.Collections.synchronizedList(new ArrayList<>());
+    private volatile CompletableFuture<Void> last = CompletableFuture.completedFuture(null);
 
     Downtimes(TenplexCli.Target t, Consumer<String> print) {
         this.t = t;
@@ -43,10 +45,26 @@ final class Downtimes {
     void watch(String path, String step) {
         String[] w0 = {path, step};
         unprinted.add(w0);
-        Thread w = new Thread(() -> follow(path, step), "tenplex-run-downtime");
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        last = done;
+        Thread w = new Thread(() -> {
+            try {
+                follow(path, step);
+            } finally {
+                done.complete(null);
+            }
+        }, "tenplex-run-downtime");
         w.setDaemon(true);
         w.start();
         watchers.add(w);
+    }
+
+    /**
+     * Completes when the split of the change watched last is complete (its new ranks have taken their first
+     * step) or its watch ended; at once when none was watched.
+     */
+    CompletableFuture<Void> lastComplete() {
+        return last;
     }
 
     private void follow(String path, String step) {

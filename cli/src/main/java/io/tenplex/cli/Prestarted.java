@@ -16,7 +16,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
@@ -31,12 +34,18 @@ import java.util.stream.Collectors;
 final class Prestarted implements AutoCloseable {
     /** How long an interpreter told to exit may take before it is ended. */
     static final long EXIT_SECONDS = 10;
+    /** The longest the next batch waits for the previous reconfiguration's first step before it starts. */
+    static final long AFTER_SECONDS = 60;
     private static final ObjectWriter ASCII = TenplexCli.JSON.writer().with(JsonWriteFeature.ESCAPE_NON_ASCII
             .mappedFeature());
 
     private final int segment;
     private final Deque<Waiting> waiting = new ArrayDeque<>();
     private final Consumer<String> log;
+    /** Told to exit: no interpreter is started any more. */
+    private boolean closed;
+    /** The thread that starts the interpreters when it is time, or null. */
+    private volatile Thread starter;
 
     private record Waiting(Process process, double spawnTime) {
     }
@@ -56,11 +65,29 @@ final class Prestarted implements AutoCloseable {
     }
 
     /**
-     * Starts {@code n} interpreters for the ranks of segment {@code segment} (their output goes where the
-     * launcher's goes); {@code log} takes a line per event.
+     * Starts {@code n} interpreters (their output goes where the launcher's goes) once {@code after} has
+     * completed or {@link #AFTER_SECONDS} have passed, unless closed by then.
      */
-    static Prestarted start(List<String> command, int n, int segment, Consumer<String> log) throws IOException {
-        Prestarted p = new Prestarted(segment, log);
+    private void startAfter(CompletableFuture<Void> after, List<String> command, int n) {
+        try {
+            after.get(AFTER_SECONDS, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            return;
+        } catch (ExecutionException | TimeoutException e) {
+            // start them anyway
+        }
+        try {
+            start(command, n);
+        } catch (IOException | RuntimeException e) {
+            log.accept("could not pre-start the next configuration's interpreters (" + e.getMessage()
+                    + "); its ranks start after the commit");
+        }
+    }
+
+    private synchronized void start(List<String> command, int n) throws IOException {
+        if (closed) {
+            return;
+        }
         List<String> cmd = new ArrayList<>(List.of(command.get(0), "-c", script()));
         cmd.addAll(command.subList(1, command.size()));
         try {
@@ -68,20 +95,21 @@ final class Prestarted implements AutoCloseable {
                 double at = System.currentTimeMillis() / 1e3;
                 Process proc = new ProcessBuilder(cmd).redirectOutput(ProcessBuilder.Redirect.INHERIT)
                         .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-                p.waiting.add(new Waiting(proc, at));
+                waiting.add(new Waiting(proc, at));
             }
         } catch (IOException e) {
-            p.close();
+            closeWaiting();
             throw e;
         }
-        log.accept("pre-started " + n + " interpreter(s) for the next configuration (pids " + p.pids() + ")");
-        return p;
+        log.accept("pre-started " + n + " interpreter(s) for the next configuration (pids " + pids() + ")");
     }
 
     /**
      * In relaunch mode, unless {@code --no-prestart}: pre-starts the interpreters of segment {@code segment}
      * (the ranks of {@code next}, posted as resource change {@code change}; none for a stop, null) as the
-     * run's {@link RunCli#prestarted}.
+     * run's {@link RunCli#prestarted}: at once for the run's first change, else once the previous
+     * reconfiguration's new ranks have taken their first step (so that these imports do not run inside its
+     * downtime), at most {@link #AFTER_SECONDS} after the post.
      */
     static void forNext(RunCli run, io.tenplex.adapters.Schedule.Entry next, String change, int segment, long start) {
         close(run);
@@ -89,12 +117,14 @@ final class Prestarted implements AutoCloseable {
             return;
         }
         int n = next.config() != null ? next.config().worldSize() : next.size();
-        try {
-            run.prestarted = start(run.command, n, segment, line -> run.log(start, line));
-        } catch (IOException e) {
-            run.log(start, "could not pre-start the next configuration's interpreters (" + e.getMessage()
-                    + "); they start after the commit");
-        }
+        Prestarted p = new Prestarted(segment, line -> run.log(start, line));
+        run.prestarted = p;
+        CompletableFuture<Void> after = run.downtimes != null ? run.downtimes.lastComplete()
+                : CompletableFuture.completedFuture(null);
+        Thread t = new Thread(() -> p.startAfter(after, run.command, n), "tenplex-run-prestart");
+        t.setDaemon(true);
+        p.starter = t;
+        t.start();
     }
 
     /** Tells the run's pre-started interpreters, if any, to exit (as {@link #close()}). */
@@ -122,11 +152,6 @@ final class Prestarted implements AutoCloseable {
     /** Says {@code what} in the run's output. */
     void note(String what) {
         log.accept(what);
-    }
-
-    /** The interpreters still waiting. */
-    synchronized int size() {
-        return waiting.size();
     }
 
     /**
@@ -170,7 +195,16 @@ final class Prestarted implements AutoCloseable {
      * Idempotent.
      */
     @Override
-    public synchronized void close() {
+    public void close() {
+        Thread s = starter;
+        if (s != null && s != Thread.currentThread()) {
+            s.interrupt(); // its wait ends; start() sees closed
+        }
+        closeWaiting();
+    }
+
+    private synchronized void closeWaiting() {
+        closed = true;
         if (waiting.isEmpty()) {
             return;
         }

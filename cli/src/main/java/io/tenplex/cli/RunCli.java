@@ -87,6 +87,8 @@ final class RunCli implements Callable<Integer> {
     StoreHost store;
     /** Resource changes posted so far (the live reconfiguration's number is this count). */
     int posted;
+    /** The reconfigurations' downtimes (relaunch mode), or null. */
+    Downtimes downtimes;
     /** The next segment's pre-started interpreters (relaunch mode), or null. */
     volatile Prestarted prestarted;
     /** Starts the ranks' processes. */
@@ -174,7 +176,7 @@ final class RunCli implements Callable<Integer> {
                 : parallelizer.choose(new Parallelizer.Request(first.size(), perWorker, storedModel(), 0));
         refuseOtherConfiguration(config);
         List<Downtimes.Finished> summary = new ArrayList<>();
-        Downtimes downtimes = new Downtimes(t, line -> log(start, line));
+        downtimes = new Downtimes(t, line -> log(start, line));
         for (int i = 0; ; i++) {
             Schedule.Entry next = i + 1 < s.entries().size() ? s.entries().get(i + 1) : null;
             String change = segment(start, config, perWorker, i, next);

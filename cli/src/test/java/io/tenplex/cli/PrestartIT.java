@@ -36,7 +36,8 @@ import org.junit.jupiter.api.io.TempDir;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class PrestartIT {
     private static final Path ROOT = Path.of(System.getProperty("user.dir")).getParent();
-    private static final Pattern TOLD = Pattern.compile("(\\d+) pre-started interpreter\\(s\\) not needed, told to exit: (.*)");
+    private static final Pattern TOLD = Pattern.compile(
+            "(\\d+) pre-started interpreter\\(s\\) not needed, told to exit: (.*)");
     private static final String SCHEDULE = """
             [{"step": 0, "size": 2, "tp": 2, "pp": 1, "dp": 1},
              {"step": 8, "size": 4, "tp": 1, "pp": 2, "dp": 2},
@@ -75,9 +76,11 @@ class PrestartIT {
         String pre = example("pre", dir.resolve("elastic.json"), 0);
         assertTrue(pre.contains("tenplex run: 2 reconfiguration(s)"), pre);
         assertTrue(pre.contains("] pre-started 4 interpreter(s) for the next configuration (pids "), pre);
-        assertTrue(pre.contains("] pre-started interpreter(s) take ranks 0-3 (started when the change was posted)"), pre);
+        assertTrue(pre.contains("] pre-started interpreter(s) take ranks 0-3 (started when the change was posted)"),
+                pre);
         assertTrue(pre.contains("] pre-started 2 interpreter(s) for the next configuration (pids "), pre);
-        assertTrue(pre.contains("] pre-started interpreter(s) take ranks 0-1 (started when the change was posted)"), pre);
+        assertTrue(pre.contains("] pre-started interpreter(s) take ranks 0-1 (started when the change was posted)"),
+                pre);
         assertFalse(pre.contains("not needed"), pre);
         for (String job : List.of("cold", "pre")) {
             String check = python(ROOT.resolve("tests/python/check_elastic.py").toString(), "http://" + addr,
@@ -103,13 +106,14 @@ class PrestartIT {
 
     @Test
     void newRanksStartBeforeTheCommit_andRunTheScriptOnlyAfterTheOldRanksExited() throws Exception {
+        // the second batch starts after the first change's new rank has taken its first step (step 4)
         Path schedule = Files.writeString(dir.resolve("dt.json"), "[{\"step\": 0, \"size\": 2, \"tp\": 1, \"pp\": 1, "
-                + "\"dp\": 2}, {\"step\": 3, \"size\": 1, \"tp\": 1, \"pp\": 1, \"dp\": 1}, {\"step\": 6, \"size\": 2, "
+                + "\"dp\": 2}, {\"step\": 3, \"size\": 1, \"tp\": 1, \"pp\": 1, \"dp\": 1}, {\"step\": 9, \"size\": 2, "
                 + "\"tp\": 1, \"pp\": 1, \"dp\": 2}]");
         for (boolean prestart : List.of(true, false)) {
             String job = prestart ? "dt-pre" : "dt-cold";
             Path out = Files.createDirectories(dir.resolve(job));
-            String text = ranks(job, schedule, out, "9", prestart);
+            String text = ranks(job, schedule, out, "12", "0.3", prestart);
             JsonNode changes = get("/api/v1/jobs/" + job + "/downtime").path("reconfigurations");
             assertEquals(2, changes.size(), changes.toString());
             for (JsonNode c : changes) {
@@ -126,7 +130,7 @@ class PrestartIT {
     void jobEndsBeforeTheChange_preStartedInterpretersExit0_andNoneIsLeftBehind() throws Exception {
         Path schedule = Files.writeString(dir.resolve("ends.json"), "[{\"step\": 0, \"size\": 1, \"tp\": 1, \"pp\": 1, "
                 + "\"dp\": 1}, {\"step\": 30, \"size\": 2, \"tp\": 1, \"pp\": 1, \"dp\": 2}]");
-        String text = ranks("ends", schedule, Files.createDirectories(dir.resolve("ends")), "3", true);
+        String text = ranks("ends", schedule, Files.createDirectories(dir.resolve("ends")), "3", "0.1", true);
         assertTrue(text.contains("] pre-started 2 interpreter(s) for the next configuration (pids "), text);
         assertTrue(text.contains("the job ended before step 30"), text);
         assertToldToExit(text, 2);
@@ -184,14 +188,14 @@ class PrestartIT {
         }
     }
 
-    /** tenplex run of cli/src/test/resources/downtime_rank.py (STEPS steps of 0.1 s). */
-    private String ranks(String job, Path schedule, Path out, String steps, boolean prestart) {
+    /** tenplex run of cli/src/test/resources/downtime_rank.py ({@code steps} steps of {@code seconds}). */
+    private String ranks(String job, Path schedule, Path out, String steps, String seconds, boolean prestart) {
         List<String> args = new ArrayList<>(List.of("run", "--addr", addr, "--job", job, "--schedule", schedule.toString()));
         if (!prestart) {
             args.add("--no-prestart");
         }
         args.addAll(List.of("--", "/usr/bin/python3", ROOT.resolve("cli/src/test/resources/downtime_rank.py").toString(),
-                ROOT.resolve("clients/python").toString(), out.toString(), steps, "0.1"));
+                ROOT.resolve("clients/python").toString(), out.toString(), steps, seconds));
         String text = CliIT.run(args.toArray(String[]::new));
         System.out.println(text);
         return text;
