@@ -8,8 +8,9 @@ as the adapter does. The ranks run the real ``tenplex.elastic`` with a tiny repl
 2 ranks on p0 -> (a) 4 ranks, p1 adds ranks 2-3: ranks 0-1 keep their processes -> (b) 2 ranks: ranks
 2-3 leave with exit status 0, ranks 0-1 keep their processes -> (c) 3 ranks with rank 1 moved to p1:
 every rank is relaunched, and both launchers say why -> (d) 2 ranks while rank 1 exits with 3 after its
-save: every rank is relaunched from the committed generation (nothing saved is lost) -> the job ends and
-both launchers exit 0. Prints OK at the end; any failure raises."""
+save: every rank is relaunched from the committed generation (nothing saved is lost) -> (e) 3 ranks while
+the added rank 2 fails before the new group forms: every rank is relaunched -> the job ends and both
+launchers exit 0. Prints OK at the end; any failure raises."""
 
 import json
 import os
@@ -38,6 +39,11 @@ sys.path.insert(0, %(pkg)r)
 import torch, torch.distributed as dist
 import tenplex
 out = sys.argv[1]
+start_fault = os.path.join(out, "die-start-%%s" %% os.environ["RANK"])
+if os.path.exists(start_fault):  # injected: this rank's process fails before it joins the group
+    os.remove(start_fault)
+    print("rank %%s: exiting with 4 at start (injected)" %% os.environ["RANK"], flush=True)
+    sys.exit(4)
 
 def train(cfg):
     try:
@@ -224,6 +230,23 @@ def test_live_pod_launchers():
             check_loaded(out, (0, 1), gen, 2)
             assert not os.path.exists(os.path.join(out, "die-1"))
             assert not alive(moved[2]), "rank 2 exited on the relaunch"
+
+            # (e) grow 2 -> 3 while the added rank 2 fails before the new group forms: the kept ranks cannot
+            # form it, so every pod ends its ranks and starts them again under the same assignment
+            kept = {r: calls(out, r)[-1]["pid"] for r in (0, 1)}
+            open(os.path.join(out, "die-start-2"), "w").close()
+            gen, cid = change(3, launchers)
+            publish(assignment(gen, cid, [("p0", [0], [0]), ("p1", [1, 2], [2, 3])]))
+            wait_until("the relaunch after a failed regroup", lambda: len(calls(out, 0)) == 6
+                       and len(calls(out, 1)) == 6 and len(calls(out, 2)) == 3, **lw)
+            why = "rank 2 (pod p1) exited with 4 before the process group tenplex/live/5/group formed"
+            assert "live reconfiguration 5: ranks [1] continue in place under (T,P,D)=(1,1,3), generation %s, " \
+                   "starting ranks [2]" % gen in log(out, "p1"), log(out, "p1")
+            for pod, ranks in (("p0", [0]), ("p1", [1, 2])):
+                assert "live: %s; relaunching ranks %s of 3 under (T,P,D)=(1,1,3) from generation %s" % (
+                    why, ranks, gen) in log(out, pod), log(out, pod)
+            assert all(calls(out, r)[-1]["pid"] != kept[r] for r in (0, 1))
+            check_loaded(out, (0, 1, 2), gen, 3)
 
             # the job ends: both launchers exit 0
             open(os.path.join(out, "END"), "w").close()

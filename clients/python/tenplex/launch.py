@@ -15,6 +15,9 @@
 
 SIGTERM (the pod is being deleted) is not passed on: the adapter has raised the stop flag, the
 ranks save and exit, and then the launcher exits instead of relaunching.
+
+With ``--live`` (or ``TENPLEX_LIVE=1``) the ranks keep their processes across changes
+(:mod:`tenplex.launch_live`, docs/LIVE.md).
 """
 
 import argparse
@@ -139,7 +142,11 @@ def main(argv=None):
     if args.live:
         from .launch_live import LiveLauncher
 
-        return LiveLauncher(c, args, command, terminating, environment).main()
+        try:
+            return LiveLauncher(c, args, command, terminating, environment).main()
+        except (TenplexError, RuntimeError) as e:  # the daemon or the rendezvous store failed us
+            _log(str(e))
+            return 2
     launches = 0
     while True:
         try:
