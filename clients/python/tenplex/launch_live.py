@@ -281,6 +281,7 @@ class LiveLauncher:
 
         t = datetime.timedelta(seconds=self.live_timeout)
         if host:
+            self.retired.clear()  # a store hosted before is done with (its ranks were relaunched): free the port
             _log("hosting the rendezvous store at %s:%d" % (addr, self.args.master_port))
             return dist.TCPStore(addr, self.args.master_port, None, True, t, wait_for_workers=False)
         return dist.TCPStore(addr, self.args.master_port, None, False, t)
