@@ -102,7 +102,7 @@ class LiveLauncher:
         self.store = None  # a client (or the host) of the store the ranks use
         self.store_addr = None
         self.hosting = None  # the address of the store this launcher hosts
-        self.retired = []  # stores hosted before: kept open until the launcher exits
+        self.retired = []  # stores hosted before: kept open (their ranks read "relaunch") until it hosts again
         self.leaving = set()  # ranks told to leave that may still run
         self.raises = 0
         self.live_timeout = _seconds("TENPLEX_LIVE_TIMEOUT", 900.0)
