@@ -22,6 +22,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -31,13 +32,16 @@ import org.junit.jupiter.api.io.TempDir;
  * example run this way ends bit for bit as the same run with {@code --no-prestart} (and within 1e-9 of
  * the static run); the new ranks' processes start before the commit (their start time read from
  * {@code /proc}, not from the launcher) and run the script only after every old rank has exited; when
- * the change fails or the job ends, the pre-started processes exit 0 and none is left behind.
+ * the change fails or the job ends, the pre-started processes exit 0 and none is left behind, and those of
+ * a launcher killed with SIGKILL exit by themselves.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class PrestartIT {
     private static final Path ROOT = Path.of(System.getProperty("user.dir")).getParent();
     private static final Pattern TOLD = Pattern.compile(
             "(\\d+) pre-started interpreter\\(s\\) not needed, told to exit: (.*)");
+    private static final Pattern PIDS = Pattern.compile("pre-started \\d+ interpreter\\(s\\) for the next configuration "
+            + "\\(pids ([0-9, ]+)\\)");
     private static final String SCHEDULE = """
             [{"step": 0, "size": 2, "tp": 2, "pp": 1, "dp": 1},
              {"step": 8, "size": 4, "tp": 1, "pp": 2, "dp": 2},
@@ -134,6 +138,44 @@ class PrestartIT {
         assertTrue(text.contains("] pre-started 2 interpreter(s) for the next configuration (pids "), text);
         assertTrue(text.contains("the job ended before step 30"), text);
         assertToldToExit(text, 2);
+    }
+
+    /**
+     * A launcher killed with SIGKILL (no shutdown hook runs) leaves its pre-started interpreters waiting
+     * on a pipe that has ended: they exit by themselves. The ranks it left are ended here by PID.
+     */
+    @Test
+    @Timeout(300)
+    void launcherKilled_preStartedInterpretersExitByThemselves() throws Exception {
+        Path schedule = Files.writeString(dir.resolve("killed.json"), "[{\"step\": 0, \"size\": 1, \"tp\": 1, \"pp\": 1, "
+                + "\"dp\": 1}, {\"step\": 1000, \"size\": 2, \"tp\": 1, \"pp\": 1, \"dp\": 2}]");
+        Path out = Files.createDirectories(dir.resolve("killed"));
+        Process launcher = new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), "-cp",
+                ROOT.resolve("cli/target/tenplex.jar").toString(), "io.tenplex.cli.TenplexCli", "run", "--addr", addr,
+                "--job", "killed", "--schedule", schedule.toString(), "--", "/usr/bin/python3",
+                ROOT.resolve("cli/src/test/resources/downtime_rank.py").toString(), ROOT.resolve("clients/python")
+                        .toString(), out.toString(), "2000", "0.1").redirectErrorStream(true).start();
+        List<ProcessHandle> left = new ArrayList<>();
+        try (var lines = new java.io.BufferedReader(new java.io.InputStreamReader(launcher.getInputStream(),
+                StandardCharsets.UTF_8))) {
+            Matcher m = null;
+            for (String l = lines.readLine(); l != null && m == null; l = lines.readLine()) {
+                Matcher x = PIDS.matcher(l);
+                m = x.find() ? x : null;
+            }
+            assertTrue(m != null, "the launcher printed no pre-started pids");
+            left.addAll(launcher.toHandle().descendants().toList());
+            launcher.destroyForcibly().waitFor();
+            for (String pid : m.group(1).split(", ")) {
+                ProcessHandle h = ProcessHandle.of(Long.parseLong(pid)).orElse(null);
+                if (h != null) {
+                    h.onExit().get(120, java.util.concurrent.TimeUnit.SECONDS); // fails on a timeout
+                }
+            }
+        } finally {
+            launcher.destroyForcibly();
+            left.forEach(ProcessHandle::destroyForcibly); // the old rank and the store helper, by PID
+        }
     }
 
     /** tests/python/test_prestart.py: the entry point's line protocol and how it runs the script. */
