@@ -49,6 +49,8 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
     private final Set<InetSocketAddress> refusingPrepare = ConcurrentHashMap.newKeySet();
     private final Set<InetSocketAddress> losingCommits = ConcurrentHashMap.newKeySet();
     private final ExecutorService network;
+    private volatile StorePath heldBelow;
+    private volatile CompletableFuture<Void> heldRelease = CompletableFuture.completedFuture(null);
 
     /** @param network the executor on which calls are answered */
     public FakeDaemonClient(ExecutorService network) {
@@ -60,6 +62,12 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
     }
 
     /** Calls to {@code address} fail as if its daemon were down (or answer again). */
+    /** Range reads below {@code prefix} start once {@code release} completes (no thread waits meanwhile). */
+    public void holdRangeReadsBelow(StorePath prefix, CompletableFuture<Void> release) {
+        heldRelease = release;
+        heldBelow = prefix;
+    }
+
     public void setUnreachable(InetSocketAddress address, boolean down) {
         if (down) {
             unreachable.add(address);
@@ -221,6 +229,14 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
     @Override
     public CompletableFuture<OptionalInt> readRegion(InetSocketAddress daemon, StorePath path, Region region,
             ByteBuffer dst, long pace) {
+        StorePath held = heldBelow;
+        if (held != null && path.toString().startsWith(held + "/")) {
+            return heldRelease.thenCompose(v -> read(daemon, path, region, dst));
+        }
+        return read(daemon, path, region, dst);
+    }
+
+    private CompletableFuture<OptionalInt> read(InetSocketAddress daemon, StorePath path, Region region, ByteBuffer dst) {
         return at(daemon, () -> {
             try (DataRef ref = d(daemon).store().openTensor(path)) {
                 ByteBuffer view = dst.duplicate();

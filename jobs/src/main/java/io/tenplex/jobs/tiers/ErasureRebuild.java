@@ -27,6 +27,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.zip.CRC32C;
 
 /**
@@ -61,17 +65,59 @@ public final class ErasureRebuild {
      */
     public Set<Integer> rebuild(String job, long step, int lost, Set<Integer> lostWorkers,
             Map<Integer, InetSocketAddress> daemons) throws IOException, InterruptedException {
+        return join(start(job, step, lost, lostWorkers, daemons, Runnable::run));
+    }
+
+    /**
+     * A rebuild under way: the lost workers it rebuilds, the seal manifest of each of their ranks, and
+     * per rank a future completed once that rank is published in the replica tree (exceptionally,
+     * with the reason, when the rebuild fails: nothing of a rank is published unless all of it checked).
+     */
+    public record Pending(Set<Integer> workers, Map<Integer, SealManifest> manifests,
+            Map<Integer, CompletableFuture<Void>> ranks) {
+        public static final Pending NONE = new Pending(Set.of(), Map.of(), Map.of());
+    }
+
+    /**
+     * As {@link #rebuild(String, long, int, Set, Map)}, checking here that enough parity survives and
+     * solving on {@code async}: the answer comes before the ranks are rebuilt. A replica manifest
+     * left from before of a rank it rebuilds is removed first, so a published manifest always means
+     * this rebuild's complete tree.
+     *
+     * @throws IOException when fewer parity blocks of the group survive than it lost members
+     */
+    public Pending start(String job, long step, int lost, Set<Integer> lostWorkers,
+            Map<Integer, InetSocketAddress> daemons, java.util.concurrent.Executor async)
+            throws IOException, InterruptedException {
         Tiers.Settings s = generations.tiers().settings(job);
         if (s.groupSize() == 0) {
-            return Set.of();
+            return Pending.NONE;
         }
-        return rebuild(job, step, s, Ring.of(generations.config(job, step), generations.world(job, step),
-                daemons.keySet()), lost, lostWorkers, daemons);
+        return start(job, step, s, Ring.of(generations.config(job, step), generations.world(job, step),
+                daemons.keySet()), lost, lostWorkers, daemons, async);
     }
 
     /** {@link #rebuild(String, long, int, Set, Map)} of a generation this daemon may not know (a restore's). */
     Set<Integer> rebuild(String job, long step, Tiers.Settings s, Ring ring, int lost, Set<Integer> lostWorkers,
             Map<Integer, InetSocketAddress> daemons) throws IOException, InterruptedException {
+        return join(start(job, step, s, ring, lost, lostWorkers, daemons, Runnable::run));
+    }
+
+    /** The workers rebuilt, once every rank is published; the first failure otherwise. */
+    private static Set<Integer> join(Pending p) throws IOException, InterruptedException {
+        for (CompletableFuture<Void> f : p.ranks().values()) {
+            try {
+                f.get();
+            } catch (ExecutionException e) {
+                throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
+            }
+        }
+        return p.workers();
+    }
+
+    private Pending start(String job, long step, Tiers.Settings s, Ring ring, int lost, Set<Integer> lostWorkers,
+            Map<Integer, InetSocketAddress> daemons, java.util.concurrent.Executor async)
+            throws IOException, InterruptedException {
         JobLayout paths = new JobLayout(job);
         List<List<Integer>> groups = ring.groups(s.groupSize());
         int g = 0;
@@ -104,8 +150,26 @@ public final class ErasureRebuild {
                     + js.size() + " of its parity blocks survive");
         }
         Decode d = new Decode(paths, step, g, GroupManifests.parse(members), gone, daemons);
-        d.run(js, js.stream().map(j -> daemons.get(holders.get(j))).toList());
-        return Set.copyOf(gone);
+        Pending p = d.pending();
+        List<InetSocketAddress> parityDaemons = js.stream().map(j -> daemons.get(holders.get(j))).toList();
+        try {
+            async.execute(() -> solve(d, js, parityDaemons, p));
+        } catch (RejectedExecutionException e) {
+            throw new IOException("no thread to rebuild group " + group + " of generation " + step + " on", e);
+        }
+        return p;
+    }
+
+    /** Solves and publishes; a failure fails every rank not published yet. */
+    private static void solve(Decode d, List<Integer> js, List<InetSocketAddress> parityDaemons, Pending p) {
+        try {
+            d.run(js, parityDaemons, p.ranks());
+        } catch (IOException | RuntimeException | InterruptedException e) {
+            p.ranks().values().forEach(f -> f.completeExceptionally(e));
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     /** Solving a group for its lost members' blocks from surviving parity blocks and members. */
@@ -127,8 +191,26 @@ public final class ErasureRebuild {
             this.daemons = daemons;
         }
 
-        /** {@code js}: the parity blocks used (as many as lost members), {@code holders}: their daemons. */
-        void run(List<Integer> js, List<InetSocketAddress> holders) throws IOException, InterruptedException {
+        /** The rebuild's ranks, any replica manifest of them left from before removed. */
+        Pending pending() {
+            Map<Integer, SealManifest> ms = new TreeMap<>();
+            Map<Integer, CompletableFuture<Void>> ranks = new TreeMap<>();
+            for (int w : gone) {
+                for (SealManifest m : manifests.byWorker().get(w)) {
+                    deleteIfThere(paths.replicaManifest(step, m.rank()));
+                    ms.put(m.rank(), m);
+                    ranks.put(m.rank(), new CompletableFuture<>());
+                }
+            }
+            return new Pending(Set.copyOf(gone), Map.copyOf(ms), java.util.Collections.unmodifiableMap(ranks));
+        }
+
+        /**
+         * {@code js}: the parity blocks used (as many as lost members), {@code holders}: their daemons;
+         * completes each rank's future once it is published.
+         */
+        void run(List<Integer> js, List<InetSocketAddress> holders, Map<Integer, CompletableFuture<Void>> published)
+                throws IOException, InterruptedException {
             List<Integer> members = manifests.members();
             int k = members.size();
             long length = Math.max(1, manifests.length());
@@ -166,6 +248,7 @@ public final class ErasureRebuild {
                 List<BlockLayout.Segment> all = manifests.layout(gone.get(u)).segments();
                 for (SealManifest m : manifests.byWorker().get(gone.get(u))) {
                     publish(paths, step, m, all.stream().filter(x -> x.rank() == m.rank()).toList(), block);
+                    published.get(m.rank()).complete(null);
                 }
             }
         }
