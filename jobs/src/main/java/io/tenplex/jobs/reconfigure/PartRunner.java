@@ -122,6 +122,7 @@ public final class PartRunner implements Registry.Finishing {
             if (e instanceof ExecutionFailedException f && f.report() != null) {
                 report = f.report(); // a failed part still reports its retries and corrupted transfers
             }
+            rebuilt.cancel("part failed"); // no more asking for ranks it will not read
             sink.abort();
             dropStaging();
             error = e.getMessage() == null ? e.toString() : e.getMessage();
