@@ -23,6 +23,9 @@ under a new configuration, or after a lost worker from the recovered generation 
 the job at a step for a test to kill a worker there; tests/python/elastic_loss.py). Launch it with
 ``tenplex run --schedule schedule.json -- python3 examples/elastic_gpt.py --dataset ... --mount ...``
 (see README.md); ``tenplex run`` sets RANK, WORLD_SIZE, MASTER_ADDR/PORT and TENPLEX_* for each rank.
+The training loop is ``train(a, cfg)``, run by ``tenplex.elastic``: under ``tenplex run --live`` a rank
+that continues under the new configuration keeps its process and ``train`` runs again with the new
+``cfg`` (docs/LIVE.md); otherwise every rank is relaunched and ``train`` runs once per process.
 
 Rank 0 prints the loss of every step and, when training ends, draws the loss of the whole run with
 its reconfigurations marked (``<out>/<job>-loss.png``, ``--plot``); ``--compare static.jsonl`` adds a
@@ -311,14 +314,16 @@ class Stage(torch.nn.Module):
 def main(a):
     global DEVICE
     DEVICE = torch.device(a.device)
-    rank, world = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
-    T, P = int(os.environ.get("TENPLEX_TP", 1)), int(os.environ.get("TENPLEX_PP", 1))
-    D = int(os.environ.get("TENPLEX_DP", world // (T * P)))
-    assert T * P * D == world, "T*P*D = %d*%d*%d is not the world size %d" % (T, P, D, world)
+    tenplex.elastic(lambda cfg: train(a, cfg), backend="gloo")
+
+
+def train(a, cfg):
+    """Trains under ``cfg`` (a tenplex.Config) from the newest saved step until the stop flag or the end;
+    tenplex.elastic calls it again with the new configuration after a live reconfiguration."""
+    rank, world, T, P, D = cfg.rank, cfg.world, cfg.tp, cfg.pp, cfg.dp
     assert a.global_batch % D == 0, "the global batch %d must divide by D=%d" % (a.global_batch, D)
     job = os.environ.get("TENPLEX_JOB", "elastic-gpt")
-    tp, dp, pp = rank % T, (rank // T) % D, rank // (T * D)  # Megatron's order: tensor, data, pipeline
-    dist.init_process_group("gloo", rank=rank, world_size=world)
+    tp, dp, pp = cfg.tp_rank, cfg.dp_rank, cfg.pp_rank  # Megatron's order: tensor, data, pipeline
     tp_group = dp_group = None
     for p_ in range(P):  # every rank creates every group, in the same order
         for d_ in range(D):
@@ -343,12 +348,12 @@ def main(a):
     except tenplex.NoCheckpoint:
         step, how = 0, "initialised from seed %d" % a.seed
     local_batch = a.global_batch // D
-    if int(os.environ.get("LOCAL_RANK", rank)) == 0:  # the first rank on each worker mounts at its daemon
+    if cfg.local_rank == 0:  # the first rank on each worker mounts at its daemon
         client.request("POST", "/api/v1/datasets/%s/mount" % job, json={
             "index": os.path.abspath(a.dataset), "globalBatch": a.global_batch, "dpSize": D,
             "progress": step * a.global_batch, "seed": a.data_seed, "shuffle": True})
     if rank == 0:
-        log(a, job, {"event": "start", "step": step, "config": [T, P, D], "how": how})
+        log(a, job, {"event": "start", "step": step, "config": [T, P, D], "how": how, "pid": os.getpid()})
     dist.barrier()
     reader = tenplex.RankReader(a.mount, job, dp, decode=lambda b: np.frombuffer(b, "<i8"), client=client)
     ids = reader.ids()
@@ -377,7 +382,6 @@ def main(a):
             hold(rank, step)
 
     save(a, job, stage, opt, step, rank, world, dp, client, "end" if step >= a.steps else "stop")
-    dist.destroy_process_group()
     if rank == 0 and step >= a.steps and a.plot != "none":
         plot(a, job)
 

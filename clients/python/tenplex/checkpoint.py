@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-from . import codec, downtime, layout, restore, torch_helpers
+from . import codec, downtime, layout, live, restore, torch_helpers
 from . import rules as rules_module
 from . import shared as shm
 from .errors import ConfigMismatch, NoCheckpoint, TenplexError, UnknownJob
@@ -277,6 +277,7 @@ def load(job=None, rank=None, client=None, addr=None, token=None, as_torch=None,
     under another (T, P, D) (a job name used again, a relaunch before the reconfiguration) raises
     :class:`ConfigMismatch` naming both, before anything is read."""
     global _last_loaded
+    live.before_load()
     wait_saves()
     downtime.on_load_start()
     c = client_for(client, addr, token)
@@ -349,11 +350,27 @@ def should_stop(job=None, step=None, group=None, client=None, addr=None, token=N
 
     It also marks a reconfiguration's downtime (:mod:`tenplex.downtime`): the first step after a load
     and the stop step."""
+    global _stop_seen
     stop = torch_helpers.agree(lambda: _ask_stop(job, step, client, addr, token), group)
     downtime.on_step(lambda: client_for(client, addr, token), job, step, _env_int("RANK", 0))
     if stop:
         downtime.on_stop()
+    _stop_seen = _stop_seen or stop
     return stop
+
+
+_stop_seen = False
+
+
+def stop_seen():
+    """Whether :func:`should_stop` said stop in this process since :func:`reset_stop` (tenplex.live
+    tells a stop for a resource change from the end of training by it)."""
+    return _stop_seen
+
+
+def reset_stop():
+    global _stop_seen
+    _stop_seen = False
 
 
 def _ask_stop(job, step, client, addr, token):

@@ -70,7 +70,8 @@ def body(rank, step, taken):
     """The report's JSON: ``rank``, ``step`` (the generation the reconfiguration moved), ``marks`` and,
     for a process a launcher started, ``spawn``."""
     b = {"rank": int(rank), "step": int(step), "marks": [[p, t] for p, t in taken]}
-    if spawn_time() is not None and any(p in ("relaunch", "load", "first_step") for p, _ in taken):
+    if spawn_time() is not None and not _auto.get("live") and any(p in ("relaunch", "load", "first_step")
+                                                                   for p, _ in taken):
         b["spawn"] = spawn_time()
     return b
 
@@ -146,13 +147,21 @@ def on_load_start():
     _auto["load_started"] = time.time()
 
 
+def on_regrouped():
+    """A live rank re-formed its process groups in place: its next load is the reconfiguration's, marked
+    and reported as a relaunched process's load is (with ``regroup`` and ``rebuild`` in place of ``relaunch``)."""
+    _auto.update(loaded=None, asked=False, live=True)
+
+
 def on_loaded(step):
-    """A load ended: a relaunched process's ``relaunch`` (to the load's start) and ``load`` are marked."""
+    """A load ended: a relaunched process's ``relaunch`` (to the load's start) and ``load`` are marked; a
+    live rank's ``load`` after it re-formed its groups."""
     started, _auto["load_started"] = _auto["load_started"], None
     if started is None or _auto["loaded"] is not None:
         return
     _auto["loaded"] = int(step)
-    mark("relaunch", started)
+    if not _auto.get("live"):
+        mark("relaunch", started)
     mark("load")
 
 

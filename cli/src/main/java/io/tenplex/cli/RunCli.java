@@ -62,20 +62,41 @@ final class RunCli implements Callable<Integer> {
             + "complete generation (default: ${DEFAULT-VALUE}).")
     int maxRestarts;
 
+    @Option(names = "--live", description = "Live reconfiguration (docs/LIVE.md): ranks that continue under the new "
+            + "configuration keep their processes (tenplex.elastic), only added ranks are started and removed ranks "
+            + "leave; every rank is relaunched instead when one cannot continue in place, with the reason printed.")
+    boolean live;
+
+    @Option(names = "--store-python", description = "Interpreter (with torch) for the rendezvous store the run hosts "
+            + "before any rank starts (default: the command's, when it is a python; without one and without --live "
+            + "rank 0 hosts the store, as before).")
+    String storePython;
+
+    @Option(names = "--regroup-timeout", defaultValue = "120", description = "Seconds a live rank waits for the new "
+            + "process group to form before it fails and every rank is relaunched (default: ${DEFAULT-VALUE}).")
+    long regroupTimeout;
+
     @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "The training command (after --).")
     List<String> command;
 
-    private final PrintStream out = System.out;
-    private final Ranks running = new Ranks();
-    private int restarts;
-    /** The resource change this run posted and has not seen end, for a stop (SIGINT, SIGTERM) to cancel. */
-    private volatile String pendingChange;
-    /** Whether this run raised a stop flag of its own (a schedule's stop entry) that is still up. */
-    private volatile boolean stopRaised;
-    /** The pending change's events, printed as they happen. */
-    private ChangeEvents events;
+    /** The rendezvous store the run hosts, or null (rank 0 hosts it). */
+    StoreHost store;
+    /** Resource changes posted so far (the live reconfiguration's number is this count). */
+    int posted;
+    /** Starts the ranks' processes. */
+    final RankLauncher launcher = new RankLauncher(this);
 
-    private JobLayout layout() {
+    final PrintStream out = System.out;
+    final Ranks running = new Ranks();
+    int restarts;
+    /** The resource change this run posted and has not seen end, for a stop (SIGINT, SIGTERM) to cancel. */
+    volatile String pendingChange;
+    /** Whether this run raised a stop flag of its own (a schedule's stop entry) that is still up. */
+    volatile boolean stopRaised;
+    /** The pending change's events, printed as they happen. */
+    ChangeEvents events;
+
+    JobLayout layout() {
         return new JobLayout(job);
     }
 
@@ -89,14 +110,25 @@ final class RunCli implements Callable<Integer> {
                 : s.entries().stream().mapToInt(Schedule.Entry::size).max().orElse(1);
         Parallelizer parallelizer = paraConfig != null ? ParaConfigTable.parse(TenplexCli.readText(paraConfig, "--para-config"))
                 : new BuiltinChooser();
+        String python = storePython != null ? storePython : StoreHost.pythonOf(command);
+        if (live && python == null) {
+            throw new IllegalArgumentException("--live needs an interpreter with torch for the rendezvous store: the "
+                    + "command '" + command.get(0) + "' is not a python; give --store-python");
+        }
         t.get("/api/v1/health");
         declareJob();
+        store = python == null ? null : live || storePython != null ? StoreHost.start(python) : StoreHost.startOptional(python, out);
         Thread hook = new Thread(this::stopped, "tenplex-run-stop");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
-            return follow(s, perWorker, parallelizer, System.nanoTime());
+            long start = System.nanoTime();
+            return live ? new LiveFollow(this).follow(s, perWorker, parallelizer, start)
+                    : follow(s, perWorker, parallelizer, start);
         } finally {
             running.killAll();
+            if (store != null) {
+                store.close();
+            }
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
             } catch (IllegalStateException e) {
@@ -172,7 +204,7 @@ final class RunCli implements Callable<Integer> {
     }
 
     /** Launches one segment under {@code config} and posts the next entry; the resource change's id, or null. */
-    private String segment(long start, ParallelConfig config, int perWorker, int i, Schedule.Entry next)
+    String segment(long start, ParallelConfig config, int perWorker, int i, Schedule.Entry next)
             throws IOException, InterruptedException {
         List<Device> devices = Ptc.packedDevices(config.worldSize(), perWorker);
         log(start, "launching " + config.worldSize() + " processes under " + config + " on "
@@ -200,7 +232,7 @@ final class RunCli implements Callable<Integer> {
      * them under {@code config} (they load the last complete generation), up to {@code --max-restarts}
      * times in the whole run. The first failing exit status when no restart is left, else 0.
      */
-    private int waitWithRestarts(long start, ParallelConfig config, int perWorker, int i)
+    int waitWithRestarts(long start, ParallelConfig config, int perWorker, int i)
             throws IOException, InterruptedException {
         int failed = running.waitForAll();
         while (failed != 0 && restarts < maxRestarts) {
@@ -219,7 +251,7 @@ final class RunCli implements Callable<Integer> {
      * than the schedule's first: its ranks would load state cut for another configuration (a job
      * name used again; the job's state stays on the daemon after it ends).
      */
-    private void refuseOtherConfiguration(ParallelConfig config) throws IOException, InterruptedException {
+    void refuseOtherConfiguration(ParallelConfig config) throws IOException, InterruptedException {
         JsonNode g = t.get(layout().api("/generations"));
         if (!g.path("current").isNumber()) {
             return;
@@ -238,7 +270,7 @@ final class RunCli implements Callable<Integer> {
         }
     }
 
-    private String lastGeneration() {
+    String lastGeneration() {
         try {
             JsonNode g = t.get(layout().api("/generations"));
             return g.path("current").isNumber() ? "generation " + g.path("current").asLong() : "the start (no complete "
@@ -263,7 +295,7 @@ final class RunCli implements Callable<Integer> {
     }
 
     /** The job ended: at the end of the schedule, or at a stop entry (whose stop flag is then cleared). */
-    private void end(long start, Schedule.Entry next) throws IOException, InterruptedException {
+    void end(long start, Schedule.Entry next) throws IOException, InterruptedException {
         if (next != null) {
             t.delete(layout().apiStop());
             stopRaised = false;
@@ -271,11 +303,11 @@ final class RunCli implements Callable<Integer> {
         log(start, "the job ended" + (next != null ? " (stopped at " + next.when() + ")" : ""));
     }
 
-    private static long workers(List<Device> devices) {
+    static long workers(List<Device> devices) {
         return devices.stream().mapToInt(Device::worker).distinct().count();
     }
 
-    private io.tenplex.ptc.Model storedModel() throws IOException, InterruptedException {
+    io.tenplex.ptc.Model storedModel() throws IOException, InterruptedException {
         if (model != null) {
             return ModelSpecJson.parse(TenplexCli.readText(model, "--model"));
         }
@@ -283,45 +315,16 @@ final class RunCli implements Callable<Integer> {
         return r.statusCode() == 200 ? ModelSpecJson.parse(r.body()) : null;
     }
 
-    private void log(long start, String what) {
+    void log(long start, String what) {
         out.printf(Locale.ROOT, "[tenplex run %7.1fs] %s%n", (System.nanoTime() - start) / 1e9, what);
         out.flush();
     }
 
     private void launch(ParallelConfig c, List<Device> devices, int segment) throws IOException {
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
-        ObjectNode cfg = ParallelConfigJson.placement(c, devices);
-        for (int rank = 0; rank < c.worldSize(); rank++) {
-            ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
-            Map<String, String> env = pb.environment();
-            env.put("RANK", Integer.toString(rank));
-            env.put("LOCAL_RANK", Integer.toString(devices.get(rank).local()));
-            env.put("WORLD_SIZE", Integer.toString(c.worldSize()));
-            env.put("LOCAL_WORLD_SIZE", Integer.toString(c.worldSize()));
-            env.put("MASTER_ADDR", "127.0.0.1");
-            env.put("MASTER_PORT", Integer.toString(port));
-            env.put("TENPLEX_ADDR", t.base());
-            env.put("TENPLEX_JOB", job);
-            if (t.token() != null) {
-                env.put("TENPLEX_TOKEN", t.token());
-            }
-            if (t.tlsCa() != null) {
-                env.put("TENPLEX_CA", t.tlsCa().toAbsolutePath().toString());
-            }
-            env.put("TENPLEX_TP", Integer.toString(c.tp()));
-            env.put("TENPLEX_PP", Integer.toString(c.pp()));
-            env.put("TENPLEX_DP", Integer.toString(c.dp()));
-            env.put("TENPLEX_CONFIG", cfg.toString());
-            env.put("TENPLEX_SEGMENT", Integer.toString(segment));
-            env.put("TENPLEX_SPAWN_TIME", String.format(Locale.ROOT, "%.6f", System.currentTimeMillis() / 1e3));
-            running.start(pb);
-        }
+        launcher.launch(c, devices, segment, 0, "tenplex/launch/" + (launcher.launches + 1));
     }
 
-    private void waitUntil(long start, double minutes) throws InterruptedException {
+    void waitUntil(long start, double minutes) throws InterruptedException {
         long due = start + (long) (minutes * 60e9);
         while (System.nanoTime() < due && running.anyAlive()) {
             Thread.sleep(Math.min(200, Math.max(1, (due - System.nanoTime()) / 1_000_000))); // a wall-clock schedule
@@ -330,7 +333,7 @@ final class RunCli implements Callable<Integer> {
 
 
     /** Posts the entry to the daemon: a resource change (its id), or for size 0 the stop flag alone (null). */
-    private String post(Schedule.Entry e, int perWorker, Path table) throws IOException, InterruptedException {
+    String post(Schedule.Entry e, int perWorker, Path table) throws IOException, InterruptedException {
         ObjectNode b = TenplexCli.JSON.createObjectNode();
         if (e.byStep()) {
             b.put("atStep", e.step());
@@ -352,7 +355,7 @@ final class RunCli implements Callable<Integer> {
         return t.post(layout().apiResources(), b.toString()).path("id").asText();
     }
 
-    private void cancel(String change) {
+    void cancel(String change) {
         if (change == null) {
             return;
         }
@@ -367,7 +370,7 @@ final class RunCli implements Callable<Integer> {
      * Follows a resource change to its end (cancelling it when the job ended without saving for it); its
      * events are printed as they happen ({@link ChangeEvents}, from the moment it was posted).
      */
-    private JsonNode finish(long start, String change) throws Exception {
+    JsonNode finish(long start, String change) throws Exception {
         ChangeEvents ev = events != null ? events : new ChangeEvents(t, layout().apiResourceChange(change),
                 line -> log(start, line));
         events = null;

@@ -102,7 +102,8 @@ class TlsAndTokenIT {
         assertTrue(d0.url().startsWith("https://"), d0.url());
         ParallelConfig from = ParallelConfig.of(2, 1, 1);
         ParallelConfig to = ParallelConfig.of(1, 2, 1);
-        Map<String, byte[]> full = cluster.save("tls", Ptc.packed(MODEL, from, 1), 0);
+        // what Megatron saves under P = 1: no tied head (the target's last stage gets it from the embeddings)
+        Map<String, byte[]> full = cluster.save("tls", Ptc.packed(MegatronLayout.asSaved(MODEL, 1), from, 1), 0);
         // worker 1 is reached through a relay that records what crosses the network
         RecordingRelay relay = keep(new RecordingRelay(cluster.daemons.get(1).address()));
         Map<Integer, InetSocketAddress> addrs = Map.of(0, d0.address(), 1, relay.address());

@@ -370,6 +370,11 @@ public final class FsLogic {
         }
     }
 
+    /** True when reads of {@code fh} must go to its end whatever size the kernel cached (see OpenFiles#readToEnd). */
+    public boolean readToEnd(long fh) {
+        return handles.readToEnd(fh);
+    }
+
     /** Open handles (a test asserts none leak). */
     public int openHandles() {
         return handles.size();

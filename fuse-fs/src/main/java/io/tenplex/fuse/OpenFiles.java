@@ -94,4 +94,16 @@ final class OpenFiles {
     int size() {
         return handles.size();
     }
+
+    /**
+     * True when the kernel must read the handle to its end, ignoring the size it cached for the path: a
+     * dataset view's file, or a store file (not a tensor), whose bytes are replaced under the same path
+     * (a remount, a rewritten {@code model.json}). With the page cache the kernel cuts a read at the
+     * size it last saw for up to its attribute timeout, so a reader right after a replacement got the
+     * new bytes cut to the old length.
+     */
+    boolean readToEnd(long fh) {
+        Handle h = get(fh);
+        return h instanceof ViewReader || (h instanceof Reader r && r.prefix() == null && r.ref().meta() == null);
+    }
 }

@@ -119,9 +119,22 @@ public final class TenplexFuse extends FuseStubFS implements AutoCloseable {
             int flags = fi.flags.intValue();
             int access = flags & 3; // O_RDONLY 0, O_WRONLY 1, O_RDWR 2
             boolean truncate = (flags & 01000) != 0; // O_TRUNC
-            fi.fh.set(fs.open(path, access != 0, truncate));
+            long fh = fs.open(path, access != 0, truncate);
+            fi.fh.set(fh);
+            if (fs.readToEnd(fh)) {
+                directIo(fi);
+            }
             return 0;
         });
+    }
+
+    /**
+     * Sets {@code direct_io} in libfuse 2.9's {@code fuse_file_info}: bit 0 of the int at offset 20 (jnr-fuse's
+     * own field for it is read-only and at the wrong offset). Reads then go to the handle until its end.
+     */
+    private static void directIo(FuseFileInfo fi) {
+        Pointer m = jnr.ffi.Struct.getMemory(fi);
+        m.putInt(20, m.getInt(20) | 1);
     }
 
     @Override

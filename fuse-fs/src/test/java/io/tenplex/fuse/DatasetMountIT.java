@@ -152,6 +152,41 @@ class DatasetMountIT {
                 List.of("head.txt", "progress", "dataset", "notes.txt")));
     }
 
+    /**
+     * A view file replaced by a longer one under the same path (mount.json after a remount at a progress with more
+     * digits) reads whole right away, while another reader keeps the kernel's cached attributes fresh: the kernel must
+     * not cut the new bytes at the size it saw before (it did in about a third of the rounds).
+     */
+    @Test
+    void aReplacedViewFileReadsWhole_whileAnotherReaderStatsIt() throws Exception {
+        String index = index(70, 33);
+        Path info = mnt.resolve("job/r/dataset/mount.json");
+        datasets.mount("r", MountRequest.inline(index, new MountParams(0, 12, 2, 5, true, 7)));
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        Thread stat = new Thread(() -> {
+            while (!done.get()) {
+                try {
+                    Files.size(info);
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }
+        });
+        stat.start();
+        try {
+            for (int i = 0; i < 200; i++) {
+                long progress = i % 2 == 0 ? 12 : 0;
+                datasets.mount("r", MountRequest.inline(index, new MountParams(progress, 12, 2, 5, true, 7)));
+                String text = Files.readString(info);
+                assertEquals(JSON.writerWithDefaultPrettyPrinter().writeValueAsString(datasets.status("r").mount()), text,
+                        "round " + i);
+            }
+        } finally {
+            done.set(true);
+            stat.join();
+        }
+    }
+
     @Test
     void fioRandomReads_onARankPartition() throws Exception {
         datasets.mount("f", MountRequest.inline(index(4096, 4096), new MountParams(0, 64, 2, 1, true, 1024)));

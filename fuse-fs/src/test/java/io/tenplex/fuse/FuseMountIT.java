@@ -51,6 +51,34 @@ class FuseMountIT {
         return out;
     }
 
+    /** A store file replaced through the store (a rewritten model.json) reads whole at once while another reader stats it. */
+    @Test
+    void aFileReplacedInTheStoreReadsWhole_whileAnotherReaderStatsIt() throws Exception {
+        Path f = mnt.resolve("job/m/model.json");
+        Fixtures.putFile(store, "/job/m/model.json", "{\"layers\": 8}".getBytes(StandardCharsets.UTF_8), true);
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        Thread stat = new Thread(() -> {
+            while (!done.get()) {
+                try {
+                    Files.size(f);
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }
+        });
+        stat.start();
+        try {
+            for (int i = 0; i < 200; i++) {
+                String want = i % 2 == 0 ? "{\"layers\": 12}" : "{\"layers\": 8}";
+                Fixtures.putFile(store, "/job/m/model.json", want.getBytes(StandardCharsets.UTF_8), true);
+                assertEquals(want, Files.readString(f), "round " + i);
+            }
+        } finally {
+            done.set(true);
+            stat.join();
+        }
+    }
+
     @Test
     void realTools_copyCompareArchiveFind_andNumpy() throws Exception {
         Path src = tmp.resolve("src");

@@ -21,6 +21,15 @@ abstract class Call {
 
     abstract void end(Exchange ex) throws Exception;
 
+    /**
+     * A buffer for the next socket read, where the body's next bytes belong (an upload's blob), or
+     * null for the connection's usual receive buffer (the default). The handler asks only while a
+     * body of known length is streaming; {@code onWire} is how many of its bytes are still to come.
+     */
+    ByteBuf landing(long onWire) {
+        return null;
+    }
+
     void abort() {
     }
 

@@ -1,5 +1,6 @@
 package io.tenplex.server;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.socket.DuplexChannel;
@@ -41,6 +42,8 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
     private boolean requestDone;
     private boolean discardUntilNextRequest;
     private boolean closing;
+    /** Body bytes of a request with a Content-Length (and no Transfer-Encoding) not yet received; else -1. */
+    private long bodyLeft = -1;
 
     /** @param deadlines the connection's read deadlines (earlier in the same pipeline), told each phase */
     HttpHandler(RestContext rc, Router router, Deadlines deadlines) {
@@ -77,6 +80,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
 
     private void begin(ChannelHandlerContext ctx, HttpRequest req) {
         discardUntilNextRequest = false;
+        bodyLeft = -1;
         ex = new Exchange(ctx, req, rc, this::responseDone);
         call = null;
         failure = null;
@@ -92,6 +96,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         try {
+            bodyLeft = declaredBody(req);
             Route route = router.find(ex.query.path());
             ex.jsonErrors = route != null && route.hasJsonErrors();
             ex.route = route == null ? Router.UNKNOWN : route.label;
@@ -114,6 +119,18 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
                 return;
             }
             ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
+        }
+    }
+
+    /** The body length of a request framed by Content-Length alone (as the decoder read it); else -1. */
+    private static long declaredBody(HttpRequest req) {
+        if (req.headers().contains(HttpHeaderNames.TRANSFER_ENCODING)) {
+            return -1;
+        }
+        try {
+            return HttpUtil.getContentLength(req, -1L);
+        } catch (NumberFormatException e) {
+            return -1; // the decoder refuses such a request; nothing lands
         }
     }
 
@@ -141,9 +158,15 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
             discardUntilNextRequest = true;
             return;
         }
+        if (bodyLeft > 0) {
+            bodyLeft -= c.content().readableBytes();
+        }
         if (failure == null && call != null) {
             try {
                 ex.rc.metrics().received(c.content().readableBytes());
+                if (c.content().unwrap() instanceof Landing) {
+                    ex.rc.metrics().landed(c.content().readableBytes());
+                }
                 call.content(c.content());
             } catch (Throwable t) {
                 fail(t);
@@ -151,6 +174,24 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         }
         if (c instanceof LastHttpContent) {
             finishRequest();
+        }
+    }
+
+    /**
+     * The buffer the connection's next socket read should fill ({@link LandingAllocator}): the
+     * current upload's own memory while its body of known length streams in, else null. Asked on
+     * the event loop, between the reads whose bytes this handler consumes.
+     */
+    ByteBuf landing() {
+        if (ex == null || call == null || requestDone || failure != null || discardUntilNextRequest || closing
+                || bodyLeft <= 0 || !queued.isEmpty()) {
+            return null;
+        }
+        try {
+            return call.landing(bodyLeft);
+        } catch (Throwable t) {
+            fail(t); // answered when the body ends, like any failure of the body
+            return null;
         }
     }
 

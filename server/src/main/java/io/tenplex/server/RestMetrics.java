@@ -31,6 +31,8 @@ public final class RestMetrics {
             .register(registry);
     private final Counter received = Counter.build("tenplex_http_received_bytes_total", "Body bytes received")
             .register(registry);
+    private final Counter landed = Counter.build("tenplex_http_landed_bytes_total",
+            "Upload body bytes the socket read straight into their blob (no copy)").register(registry);
 
     public RestMetrics(TensorStore store) {
         DefaultExports.initialize(); // the JVM's memory (heap and direct buffers), GC and threads, once per process
@@ -66,6 +68,10 @@ public final class RestMetrics {
 
     void received(long bytes) {
         received.inc(bytes);
+    }
+
+    void landed(long bytes) {
+        landed.inc(bytes);
     }
 
     void record(Exchange ex) {

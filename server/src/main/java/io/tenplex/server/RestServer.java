@@ -104,19 +104,23 @@ public final class RestServer implements AutoCloseable {
                 .option(ChannelOption.SO_BACKLOG, 1024)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 // large reads for large uploads: fewer, bigger body pieces (grows from 2 KiB to 1 MiB)
-                .childOption(ChannelOption.RCVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator(2048, 64 * 1024, 1 << 20))
+                .childOption(ChannelOption.RCVBUF_ALLOCATOR, receiveBuffers())
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         Deadlines deadlines = new Deadlines(rc.limits());
+                        HttpHandler handler = new HttpHandler(rc, router, deadlines);
                         ch.pipeline().addLast("write-timeout", new WriteTimeoutHandler(
                                         rc.limits().write().toMillis(), TimeUnit.MILLISECONDS))
                                 .addLast("deadlines", deadlines)
                                 .addLast("http", new HttpServerCodec(decoder))
                                 .addLast("chunks", new ChunkedWriteHandler())
-                                .addLast("tenplex", new HttpHandler(rc, router, deadlines));
+                                .addLast("tenplex", handler);
                         if (ssl != null) {
                             ch.pipeline().addFirst("tls", new HttpsOnly(ssl));
+                        } else {
+                            // upload bodies are read straight into their blobs (over TLS the socket holds ciphertext)
+                            ch.config().setRecvByteBufAllocator(new LandingAllocator(receiveBuffers(), handler::landing));
                         }
                     }
                 });
@@ -125,6 +129,10 @@ public final class RestServer implements AutoCloseable {
         LOG.info("listening on {}://{}:{} (transport={})", ssl == null ? "http" : "https", addr.getHostString(),
                 addr.getPort(), epoll ? "epoll" : "nio");
         return addr;
+    }
+
+    private static AdaptiveRecvByteBufAllocator receiveBuffers() {
+        return new AdaptiveRecvByteBufAllocator(2048, 64 * 1024, 1 << 20);
     }
 
     /** Adds a route for every path starting with {@code prefix} (before the built-in {@code /api/v1} routes). */

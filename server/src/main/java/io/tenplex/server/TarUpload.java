@@ -1,31 +1,28 @@
 package io.tenplex.server;
 
+import io.netty.buffer.ByteBuf;
 import io.tenplex.ptc.TensorMeta;
 import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
-import io.tenplex.store.memory.Blob;
 import io.tenplex.store.memory.BlobWriter;
-import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
-import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 
 /**
  * {@code POST /upload} with {@code application/x-tar}: unpacks every entry under {@code prefix}, all
  * or nothing. A data entry {@code x} with a sibling {@code x.meta} holding a valid sidecar of
  * matching size becomes the tensor {@code x} (the prototype's layout of a saved tensor). The archive
- * is parsed on the work executor, not on the event loop.
+ * is read as it arrives ({@link TarStream}): each entry's bytes go straight into their own blob; the
+ * entries are published on the work executor, not on the event loop.
  */
-final class TarUpload extends Uploads.SinkUpload {
+final class TarUpload extends Call {
     private final StorePath prefix;
     private final boolean replace;
-    private final List<BlobWriter> pending = new ArrayList<>();
+    private UploadChecksum checksum = UploadChecksum.NONE;
+    private TarStream stream;
 
     TarUpload(StorePath prefix, boolean replace) {
         this.prefix = prefix;
@@ -35,24 +32,37 @@ final class TarUpload extends Uploads.SinkUpload {
     @Override
     void head(Exchange ex) {
         checksum = UploadChecksum.of(ex);
-        sink = new BodySink(ex.rc.store().allocator(), Uploads.contentLength(ex), ex.rc.store().checksumBlock());
+        stream = new TarStream(prefix, ex.rc.store().allocator(), ex.rc.store().checksumBlock(), checksum.requested());
+    }
+
+    @Override
+    void content(ByteBuf data) {
+        stream.add(data);
+    }
+
+    @Override
+    ByteBuf landing(long onWire) {
+        return stream == null ? null : stream.landing(onWire);
     }
 
     @Override
     void end(Exchange ex) {
-        BlobWriter archive = sink.finish("the declared Content-Length");
-        checksum.verify(archive, new byte[0], 0); // over the whole archive; closes it on a mismatch
-        Blob tar = archive.take();
+        TarStream.Unpacked archive = stream.finish(); // the entries are ours now
+        stream = null;
+        try {
+            checksum.verify(archive.crc(), archive.size()); // over the whole archive
+        } catch (RuntimeException e) {
+            archive.close();
+            throw e;
+        }
         ex.rc.work().execute(() -> {
             Throwable failure = null;
             try {
-                unpack(ex.rc.store(), tar);
+                publish(ex.rc.store(), archive);
             } catch (Throwable t) {
                 failure = t;
             } finally {
-                tar.release();
-                pending.forEach(BlobWriter::close); // entries not handed to the store
-                pending.clear();
+                archive.close(); // entries not handed to the store
             }
             Throwable f = failure;
             ex.ctx.executor().execute(() -> {
@@ -65,60 +75,18 @@ final class TarUpload extends Uploads.SinkUpload {
         });
     }
 
-    private void unpack(TensorStore store, Blob tar) {
-        if (tar.size() % 512 != 0 || tar.size() < 1024) {
-            throw HttpError.badRequest("not a valid tar archive: " + tar.size()
-                    + " bytes (an archive is at least 1024 bytes, in 512-byte records)");
+    @Override
+    void abort() {
+        if (stream != null) {
+            stream.close();
         }
-        Map<StorePath, BlobWriter> files = new LinkedHashMap<>();
-        List<StorePath> dirs = new ArrayList<>();
-        try (TarArchiveInputStream in = new TarArchiveInputStream(new BlobInputStream(tar))) {
-            TarArchiveEntry e;
-            while ((e = in.getNextEntry()) != null) {
-                read(store, in, e, files, dirs);
-            }
-        } catch (IOException | IllegalArgumentException e) {
-            if (e instanceof HttpError h) {
-                throw h;
-            }
-            throw HttpError.badRequest("not a valid tar archive: " + e.getMessage());
-        }
-        List<TensorStore.Put> puts = puts(files);
-        for (BlobWriter w : pending) {
-            w.close(); // sidecars folded into tensors
-        }
-        pending.clear();
-        store.putAll(puts, replace);
-        dirs.forEach(store::mkdirs);
     }
 
-    /** Reads one archive entry: a directory to make, or a file's bytes into a new writer. */
-    private void read(TensorStore store, TarArchiveInputStream in, TarArchiveEntry e, Map<StorePath, BlobWriter> files,
-            List<StorePath> dirs) throws IOException {
-        StorePath p = prefix.resolve(StorePath.parse(e.getName()));
-        DaemonOwned.check(p);
-        if (e.isDirectory()) {
-            dirs.add(p);
-            return;
-        }
-        if (!e.isFile()) {
-            throw HttpError.badRequest("archive entry '" + e.getName() + "' is neither a file nor a "
-                    + "directory (links and devices are not supported)");
-        }
-        BlobWriter w = BlobWriter.allocate(store.allocator(), e.getSize(), store.checksumBlock());
-        pending.add(w);
-        byte[] buf = new byte[(int) Math.min(1 << 20, Math.max(1, e.getSize()))];
-        int n;
-        while ((n = in.read(buf)) > 0) {
-            w.append(ByteBuffer.wrap(buf, 0, n));
-        }
-        if (!w.isComplete()) {
-            throw HttpError.badRequest("archive entry '" + e.getName() + "' is truncated: " + w.written() + " of "
-                    + w.size() + " bytes");
-        }
-        if (files.put(p, w) != null) {
-            throw HttpError.badRequest("archive holds " + p + " twice");
-        }
+    private void publish(TensorStore store, TarStream.Unpacked archive) {
+        List<TensorStore.Put> puts = puts(archive.files());
+        archive.close(); // sidecars folded into tensors (the others were taken)
+        store.putAll(puts, replace);
+        archive.dirs().forEach(store::mkdirs);
     }
 
     /** The entries to publish: a file with a matching sidecar is a tensor, and that sidecar is not stored. */
@@ -160,31 +128,5 @@ final class TarUpload extends Uploads.SinkUpload {
 
     private static ByteBuffer[] sidecarBlobViews(BlobWriter w) {
         return w.peek().views(0, w.size());
-    }
-
-    /** Reads a blob as a stream. */
-    private static final class BlobInputStream extends InputStream {
-        private final Blob blob;
-        private long pos;
-
-        BlobInputStream(Blob blob) {
-            this.blob = blob;
-        }
-
-        @Override
-        public int read() {
-            return pos < blob.size() ? blob.get(pos++) & 0xff : -1;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) {
-            if (pos >= blob.size()) {
-                return -1;
-            }
-            int n = (int) Math.min(len, blob.size() - pos);
-            blob.copyTo(pos, n, ByteBuffer.wrap(b, off, n));
-            pos += n;
-            return n;
-        }
     }
 }

@@ -31,6 +31,27 @@ final class UploadChecksum {
         return new UploadChecksum(OptionalInt.of(Integer.parseUnsignedInt(hex, 16)));
     }
 
+    /** Whether the client sent a checksum to check. */
+    boolean requested() {
+        return expected.isPresent();
+    }
+
+    /**
+     * Checks a body whose CRC32C ({@code bodyCrc}, over {@code size} bytes) was computed as it
+     * arrived; a mismatch is a 400 (the caller frees what it holds).
+     */
+    void verify(int bodyCrc, long size) {
+        if (expected.isPresent() && bodyCrc != expected.getAsInt()) {
+            throw mismatch(bodyCrc, size);
+        }
+    }
+
+    private HttpError mismatch(int body, long size) {
+        return HttpError.badRequest("body checksum mismatch: " + Downloads.CRC_HEADER + " is "
+                + Crc32c.hex(expected.getAsInt()) + " but the " + size + " bytes received have "
+                + "CRC32C " + Crc32c.hex(body) + "; nothing was stored");
+    }
+
     /**
      * Checks the body: {@code prefix} (bytes of the body before the stored data, e.g. a {@code .npy}
      * header; may be empty) followed by the writer's bytes. On a mismatch the writer is closed (its
@@ -45,9 +66,7 @@ final class UploadChecksum {
                 data, w.size());
         if (body != expected.getAsInt()) {
             w.close();
-            throw HttpError.badRequest("body checksum mismatch: " + Downloads.CRC_HEADER + " is "
-                    + Crc32c.hex(expected.getAsInt()) + " but the " + (w.size() + prefixLength) + " bytes received have "
-                    + "CRC32C " + Crc32c.hex(body) + "; nothing was stored");
+            throw mismatch(body, w.size() + prefixLength);
         }
     }
 }

@@ -52,6 +52,11 @@ final class Uploads {
         }
 
         @Override
+        ByteBuf landing(long onWire) {
+            return sink == null ? null : sink.landing(onWire);
+        }
+
+        @Override
         void abort() {
             if (sink != null) {
                 sink.close();
@@ -191,6 +196,11 @@ final class Uploads {
             if (data.readableBytes() > n) {
                 tensor.content(data.slice(data.readerIndex() + n, data.readableBytes() - n));
             }
+        }
+
+        @Override
+        ByteBuf landing(long onWire) {
+            return tensor == null ? null : tensor.landing(onWire); // the rest of the body is the tensor's
         }
 
         @Override

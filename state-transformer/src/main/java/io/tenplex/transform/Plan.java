@@ -17,10 +17,15 @@ public final class Plan {
     private final List<ValueCopy> values;
     private final PlanReport report;
     private final List<io.tenplex.ptc.Device> sourceDevices;
+    private final List<io.tenplex.ptc.Device> destDevices;
+    private final java.util.Set<String> sourceTensorKeys;
 
     Plan(ParallelConfig from, ParallelConfig to, List<ShardPlan> shards, List<ValueCopy> values, PlanReport report,
-            List<io.tenplex.ptc.Device> sourceDevices) {
+            List<io.tenplex.ptc.Device> sourceDevices, List<io.tenplex.ptc.Device> destDevices,
+            java.util.Set<String> sourceTensorKeys) {
+        this.sourceTensorKeys = java.util.Set.copyOf(sourceTensorKeys);
         this.sourceDevices = List.copyOf(sourceDevices);
+        this.destDevices = List.copyOf(destDevices);
         this.from = from;
         this.to = to;
         this.shards = shards instanceof PlanTable ? shards : List.copyOf(shards); // a table is immutable already
@@ -44,12 +49,28 @@ public final class Plan {
         return shards;
     }
 
-    /** The workers of the destination devices, ascending (read without building the shards). */
+    /**
+     * The workers of the destination devices, ascending (read without building the shards): every new
+     * rank's worker, also of ranks that get no tensor (only values and files, e.g. a state without tensors).
+     */
     public List<Integer> destWorkers() {
+        java.util.TreeSet<Integer> w = new java.util.TreeSet<>();
+        destDevices.forEach(d -> w.add(d.worker()));
         if (shards instanceof PlanTable t) {
-            return t.destWorkers();
+            w.addAll(t.destWorkers());
+        } else {
+            shards.forEach(s -> w.add(s.destDevice().worker()));
         }
-        return shards.stream().map(s -> s.destDevice().worker()).distinct().sorted().toList();
+        return List.copyOf(w);
+    }
+
+    /**
+     * The keys the old configuration's ranks hold the model's tensors under (a stage's own keys): a
+     * saved tensor the new configuration does not read (e.g. a tied head at P = 1) is the model's, not a
+     * value to carry.
+     */
+    public java.util.Set<String> sourceTensorKeys() {
+        return sourceTensorKeys;
     }
 
     /** Pieces in all destination shards. */
@@ -117,7 +138,7 @@ public final class Plan {
             out.add(new ShardPlan(s.destRank(), s.destDevice(), s.tensor(), destPath.apply(s), s.shape(), s.dtype(),
                     pieces, s.padding()));
         }
-        return new Plan(from, to, out, values, report, sourceDevices);
+        return new Plan(from, to, out, values, report, sourceDevices, destDevices, sourceTensorKeys);
     }
 
     /** The piece's chosen rank first, then its other replicas. */

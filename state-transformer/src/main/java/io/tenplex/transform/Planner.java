@@ -44,7 +44,8 @@ public final class Planner {
         checkSameModel(from, to);
         PlanBuilder b = new PlanBuilder(from, to, copies);
         PlanTable shards = b.build();
-        return new Plan(from.config(), to.config(), shards, values(from, to), b.report(), from.devices());
+        return new Plan(from.config(), to.config(), shards, values(from, to), b.report(), from.devices(), to.devices(),
+                tensorKeys(from));
     }
 
     static Piece piece(Ptc from, TensorSpec t, Region cell, Region global, Region dest, int[] holders) {
@@ -57,6 +58,13 @@ public final class Planner {
         }
         return new Piece(Piece.Kind.REMOTE, rank, from.device(rank), sourceKey(from, t), global.shift(neg), global,
                 destOffset, global.volume() * t.dtype().itemSize(), holders);
+    }
+
+    /** The keys of every tensor of the old configuration's model, as its ranks hold them. */
+    static java.util.Set<String> tensorKeys(Ptc from) {
+        java.util.Set<String> keys = new java.util.HashSet<>();
+        from.model().tensors().forEach(t -> keys.add(from.key(t)));
+        return keys;
     }
 
     /** The key of the tensor on its stage of the old configuration (the same for all its holders). */

@@ -53,7 +53,8 @@ final class LegacyPlanner {
             shards.add(new ShardPlan(d.rank(), d.dest(), d.tensor(), d.shard().key(), d.shard().shape(),
                     d.shard().spec().dtype(), List.copyOf(d.pieces()), d.padding()));
         }
-        return new Plan(from.config(), to.config(), shards, values(from, to), report(shards, lowerBound), from.devices());
+        return new Plan(from.config(), to.config(), shards, values(from, to), report(shards, lowerBound), from.devices(),
+                to.devices(), java.util.Set.of());
     }
 
     /**

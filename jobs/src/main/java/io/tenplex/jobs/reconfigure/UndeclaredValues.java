@@ -56,7 +56,7 @@ final class UndeclaredValues {
      * it (in rank order).
      */
     static Map<String, Map<Integer, List<Integer>>> savers(Plan plan, Map<Integer, CheckpointLayout> sources) {
-        Set<String> placed = new HashSet<>();
+        Set<String> placed = new HashSet<>(plan.sourceTensorKeys()); // read by a piece or not, the model's
         for (ShardPlan s : plan.shards()) {
             s.pieces().stream().map(Piece::sourceKey).forEach(placed::add);
         }
@@ -97,7 +97,7 @@ final class UndeclaredValues {
 
     private static List<ValueCopy> perPosition(Plan plan, Map<Integer, CheckpointLayout> sources,
             Map<Integer, Set<String>> taken) {
-        Set<String> placed = new HashSet<>();
+        Set<String> placed = new HashSet<>(plan.sourceTensorKeys()); // read by a piece or not, the model's
         for (ShardPlan s : plan.shards()) {
             s.pieces().stream().map(Piece::sourceKey).forEach(placed::add);
         }

@@ -117,6 +117,25 @@ public final class Blob {
         return out;
     }
 
+    /**
+     * A writable view of at most {@code max} bytes from {@code offset} up to the end of the chunk that
+     * holds {@code offset} (empty at the blob's end): where a receiver may place bytes directly, e.g.
+     * a socket read into a blob being filled. Borrowed: valid while the caller holds a reference.
+     * Only for a blob's writer before the blob is published.
+     */
+    public ByteBuffer writableView(long offset, int max) {
+        checkRange(offset, 0);
+        if (max < 0) {
+            throw new IllegalArgumentException("negative length " + max);
+        }
+        if (offset == size) {
+            return ByteBuffer.allocateDirect(0);
+        }
+        int ci = (int) (offset / chunkSize);
+        int co = (int) (offset % chunkSize);
+        return chunks[ci].slice(co, Math.min(max, chunks[ci].capacity() - co));
+    }
+
     /** The view of bytes {@code [offset, offset+length)} when they lie in one chunk, else null. */
     public ByteBuffer viewInChunk(long offset, int length) {
         checkRange(offset, length);

@@ -43,6 +43,38 @@ public final class BlobWriter implements AutoCloseable {
         written += n;
     }
 
+    /**
+     * The unfilled memory right after the written bytes: at most {@code max} bytes, within one chunk
+     * (empty when the blob is full). A receiver may place the next bytes there (a socket read straight
+     * into the blob) and then accept them with {@link #appendInPlace}; until then they are not part
+     * of the blob. Borrowed from this writer: valid while it owns the blob or the caller holds a
+     * reference of its own ({@link Blob#retain()} on {@link #peek()}).
+     */
+    public ByteBuffer unfilled(int max) {
+        return blob.writableView(written, max);
+    }
+
+    /**
+     * Accepts the next {@code n} bytes, already placed at {@link #written()} (through
+     * {@link #unfilled}), computing their block checksums now, while they are likely still in cache.
+     *
+     * @throws IllegalArgumentException when they would go past the blob's size; nothing is accepted
+     */
+    public void appendInPlace(int n) {
+        if (n < 0 || n > blob.size() - written) {
+            throw new IllegalArgumentException("body longer than the expected " + blob.size() + " bytes");
+        }
+        ByteBuffer placed = blob.viewInChunk(written, n);
+        if (placed != null) {
+            sums.update(placed);
+        } else {
+            for (ByteBuffer v : blob.views(written, n)) {
+                sums.update(v);
+            }
+        }
+        written += n;
+    }
+
     public long written() {
         return written;
     }

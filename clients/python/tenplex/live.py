@@ -1,0 +1,186 @@
+"""Live reconfiguration: a rank keeps its process across a change of the job's parallelism.
+
+``tenplex.elastic(train)`` runs the training function ``train(cfg)`` under the rank's configuration
+(:class:`Config`). ``train`` builds the model partition and optimizer for ``cfg``, loads with
+``tenplex.load`` (``into=`` the rebuilt tensors), trains from the loaded step and returns once
+``tenplex.should_stop`` said stop and it has saved (or when training is done).
+
+* **Relaunch mode** (the default; ``TENPLEX_LIVE`` unset): ``elastic`` forms the process group
+  (``env://``), calls ``train`` once, ends the group and returns what ``train`` returned: the process
+  exits and the launcher relaunches every rank under the next configuration, as before.
+* **Live mode** (``tenplex run --live`` sets ``TENPLEX_LIVE=1``): when ``train`` returned because of a
+  stop, the rank waits in the launcher's rendezvous store (:mod:`tenplex.store_host`) for the
+  daemon's commit of the resource change, which the launcher hands out as the rank's new role: a rank
+  below the new world size keeps its rank, ends its process groups, forms them again with the new
+  world size and calls ``train`` with the new configuration (the launcher starts the added ranks); a
+  rank at or above the new world size leaves (exit status 0). When a rank cannot continue in place
+  the launcher says ``relaunch`` instead and every rank exits 0 (it has saved), to be relaunched.
+
+The keys, per reconfiguration ``n`` of the run (1, 2, ...): ``tenplex/live/<n>`` (the role, JSON, set
+by the launcher), ``tenplex/live/<n>/waiting`` (a counter of the ranks that saved and wait) and
+``<prefix>/regrouped`` (of the ranks that formed the group under ``prefix``), which the launcher reads. docs/LIVE.md has the whole protocol."""
+
+import datetime
+import json
+import os
+import sys
+
+from . import downtime
+from .errors import TenplexError
+
+_pending_rebuild = False
+
+
+class Config:
+    """A rank's configuration: ``rank``, ``world``, the degrees ``tp``, ``pp``, ``dp``, the rank's
+    coordinates ``tp_rank``, ``dp_rank``, ``pp_rank`` (Megatron's order: tensor fastest, then data,
+    then pipeline), ``local_rank``, ``placement`` (``TENPLEX_CONFIG``, with the devices, or None),
+    ``live`` (live mode) and ``reconfigurations`` (live reconfigurations this process went through)."""
+
+    def __init__(self, rank, world, tp, pp, dp, local_rank=None, placement=None, live=False, reconfigurations=0):
+        if tp * pp * dp != world:
+            raise ValueError("T*P*D = %d*%d*%d is not the world size %d" % (tp, pp, dp, world))
+        if not 0 <= rank < world:
+            raise ValueError("rank %d is not in [0, %d)" % (rank, world))
+        self.rank, self.world, self.tp, self.pp, self.dp = rank, world, tp, pp, dp
+        self.tp_rank, self.dp_rank, self.pp_rank = rank % tp, (rank // tp) % dp, rank // (tp * dp)
+        self.local_rank = rank if local_rank is None else local_rank
+        self.placement, self.live, self.reconfigurations = placement, live, reconfigurations
+
+    @classmethod
+    def from_env(cls, env=None):
+        env = os.environ if env is None else env
+        world = int(env.get("WORLD_SIZE", 1))
+        tp, pp = int(env.get("TENPLEX_TP", 1)), int(env.get("TENPLEX_PP", 1))
+        dp = int(env.get("TENPLEX_DP", world // (tp * pp)))
+        placement = json.loads(env["TENPLEX_CONFIG"]) if env.get("TENPLEX_CONFIG") else None
+        return cls(int(env.get("RANK", 0)), world, tp, pp, dp, int(env.get("LOCAL_RANK", env.get("RANK", 0))),
+                   placement, live_mode(env))
+
+    def __repr__(self):
+        return "Config(rank=%d, world=%d, (T,P,D)=(%d,%d,%d), live=%s)" % (
+            self.rank, self.world, self.tp, self.pp, self.dp, self.live)
+
+
+def live_mode(env=None):
+    """Whether the launcher runs this rank live (``TENPLEX_LIVE=1``)."""
+    return (os.environ if env is None else env).get("TENPLEX_LIVE", "") in ("1", "true", "True")
+
+
+def _seconds(name, default):
+    v = os.environ.get(name)
+    return float(v) if v not in (None, "") else default
+
+
+def elastic(train, backend="gloo"):
+    """Runs ``train(cfg)`` under this rank's configuration, again after each live reconfiguration
+    (module docstring); returns what its last call returned. ``backend``: the process groups'
+    (``gloo`` or ``nccl``)."""
+    import torch.distributed as dist
+
+    from . import checkpoint
+
+    cfg = Config.from_env()
+    if not cfg.live:
+        dist.init_process_group(backend, rank=cfg.rank, world_size=cfg.world)
+        try:
+            return train(cfg)
+        finally:
+            dist.destroy_process_group()  # an asynchronous save still running ends before exit (atexit)
+    store = _store(_seconds("TENPLEX_LIVE_TIMEOUT", 900.0))
+    n = int(os.environ.get("TENPLEX_LIVE_NEXT", "1"))
+    if os.environ.get("TENPLEX_LIVE_WAIT") == "1":  # an added rank started ahead: its role comes with the commit
+        cfg = _take_role(dist, backend, store, n, cfg, grouped=False)
+        n += 1
+    else:
+        _form(dist, backend, store, os.environ["TENPLEX_LIVE_PREFIX"], cfg, mark=False)
+    while True:
+        checkpoint.reset_stop()
+        result = train(cfg)
+        checkpoint.wait_saves()
+        if not checkpoint.stop_seen():
+            dist.destroy_process_group()
+            return result
+        cfg = _take_role(dist, backend, store, n, cfg, grouped=True)
+        n += 1
+
+
+def _take_role(dist, backend, store, n, cfg, grouped):
+    """Waits for reconfiguration ``n``'s role and takes it: the configuration to train under next (the
+    process exits 0 when it leaves or is relaunched). ``grouped``: the rank is in a group to end first."""
+    role = _wait_for_role(store, n, cfg)
+    downtime.mark("commit")
+    if grouped:
+        dist.destroy_process_group()
+    if "relaunch" in role:
+        _say(cfg, "relaunched by the launcher: %s" % role["relaunch"])
+        sys.exit(0)
+    if cfg.rank >= role["world"] or "leave" in role:
+        _say(cfg, "leaves: %s" % role.get("leave", "the new world size is %d" % role["world"]))
+        sys.exit(0)
+    cfg = _adopt(role, cfg)
+    _form(dist, backend, store, role["prefix"], cfg, mark=True)
+    return cfg
+
+
+def _store(timeout):
+    """A client of the launcher's rendezvous store (``MASTER_ADDR``, ``MASTER_PORT``)."""
+    import torch.distributed as dist
+
+    return dist.TCPStore(os.environ.get("MASTER_ADDR", "127.0.0.1"), int(os.environ["MASTER_PORT"]), None, False,
+                         datetime.timedelta(seconds=timeout))
+
+
+def _wait_for_role(store, n, cfg):
+    """The launcher's answer for reconfiguration ``n`` (after the daemon's commit, or a relaunch)."""
+    key = "tenplex/live/%d" % n
+    store.add(key + "/waiting", 1)
+    try:
+        return json.loads(store.get(key).decode("utf-8"))
+    except RuntimeError as e:  # the store's timeout (or the launcher is gone)
+        raise TenplexError("rank %d: no answer for live reconfiguration %d from the launcher's store in %.0f s "
+                           "(TENPLEX_LIVE_TIMEOUT): %s" % (cfg.rank, n, _seconds("TENPLEX_LIVE_TIMEOUT", 900.0),
+                                                           e)) from e
+
+
+def _adopt(role, old):
+    """The configuration of ``role`` for this rank (same rank), also put in the environment so that
+    ``tenplex.save``/``load`` and the user's code see it as a relaunched rank would."""
+    cfg = role["config"]
+    os.environ.update({"WORLD_SIZE": str(role["world"]), "TENPLEX_TP": str(cfg["tp"]), "TENPLEX_PP": str(cfg["pp"]),
+                       "TENPLEX_DP": str(cfg["dp"]), "TENPLEX_CONFIG": json.dumps(cfg),
+                       "TENPLEX_SEGMENT": str(role.get("segment", ""))})
+    return Config(old.rank, role["world"], cfg["tp"], cfg["pp"], cfg["dp"], old.local_rank, cfg, True,
+                  old.reconfigurations + 1)
+
+
+def _form(dist, backend, store, prefix, cfg, mark):
+    """Forms the default process group of ``cfg`` in the store under ``prefix``; a rank that does
+    not come within ``TENPLEX_REGROUP_TIMEOUT`` seconds fails it (the launcher then relaunches)."""
+    global _pending_rebuild
+    timeout = datetime.timedelta(seconds=_seconds("TENPLEX_REGROUP_TIMEOUT", 120.0))
+    try:
+        dist.init_process_group(backend, store=dist.PrefixStore(prefix, store), rank=cfg.rank,
+                                world_size=cfg.world, timeout=timeout)
+    except RuntimeError as e:
+        raise TenplexError("rank %d: the process group of %d ranks (%s) did not form in %.0f s "
+                           "(TENPLEX_REGROUP_TIMEOUT): %s" % (cfg.rank, cfg.world, prefix, timeout.total_seconds(),
+                                                              e)) from e
+    store.add(prefix + "/regrouped", 1)
+    if mark:
+        downtime.mark("regroup")
+        downtime.on_regrouped()
+        _pending_rebuild = True
+
+
+def before_load():
+    """Called by ``tenplex.load``: the first load after a live regroup marks the end of the model's
+    rebuild (``train`` builds the model for the new configuration, then loads into it)."""
+    global _pending_rebuild
+    if _pending_rebuild:
+        _pending_rebuild = False
+        downtime.mark("rebuild")
+
+
+def _say(cfg, what):
+    print("tenplex: rank %d %s" % (cfg.rank, what), flush=True)

@@ -1,0 +1,152 @@
+"""tenplex.live and tenplex.store_host without a daemon: the store helper's line protocol, the rank's
+configuration, and the live handover with real processes (two ranks stop, the launcher's part is
+played here: rank 1 is told to leave and exits 0, rank 0 forms a group of one in place and trains
+again in the same process); relaunch mode calls the training function once. Prints OK; any failure
+raises."""
+
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PKG = os.path.join(HERE, "..", "..", "clients", "python")
+sys.path.insert(0, PKG)
+
+import torch.distributed as dist  # noqa: E402
+
+from tenplex import live, store_host  # noqa: E402
+
+CHILD = r'''
+import json, os, sys
+sys.path.insert(0, %(pkg)r)
+import torch, torch.distributed as dist
+import tenplex
+from tenplex import checkpoint, downtime
+calls = []
+
+def train(cfg):
+    t = torch.ones(1)
+    dist.all_reduce(t)  # the group works and has cfg.world ranks
+    calls.append([cfg.rank, cfg.world, cfg.tp, cfg.pp, cfg.dp, int(t[0]), cfg.reconfigurations, os.getpid()])
+    print("call " + json.dumps(calls[-1]), flush=True)
+    if len(calls) == 1:
+        checkpoint._stop_seen = True  # as tenplex.should_stop saying stop (the rank would save here)
+    return len(calls)
+
+r = tenplex.elastic(train)
+print("returned %%d marks %%s" %% (r, [p for p, _ in downtime.marks()]), flush=True)
+''' % {"pkg": PKG}
+
+
+class FakeStore:
+    def __init__(self):
+        self.kv = {}
+
+    def set(self, k, v):
+        self.kv[k] = v
+
+    def add(self, k, n):
+        self.kv[k] = int(self.kv.get(k, 0)) + n
+        return self.kv[k]
+
+
+def test_serve_protocol():
+    s, out = FakeStore(), []
+    store_host.serve(s, ["set a/b {\"x\": 1} y\n", "count c\n", "bogus\n", "set\n"], out.append)
+    assert out[0] == "ok" and s.kv["a/b"] == "{\"x\": 1} y", (out, s.kv)
+    assert out[1] == "0"
+    assert out[2].startswith("error unknown request 'bogus'") and out[3].startswith("error"), out
+
+
+def test_config():
+    c = live.Config(3, 4, 2, 2, 1)
+    assert (c.tp_rank, c.dp_rank, c.pp_rank) == (1, 0, 1), vars(c)
+    c = live.Config(5, 8, 2, 2, 2)
+    assert (c.tp_rank, c.dp_rank, c.pp_rank) == (1, 0, 1), vars(c)
+    for bad, words in (((0, 4, 2, 2, 2), "2*2*2 is not the world size 4"), ((4, 4, 1, 1, 4), "rank 4 is not in")):
+        try:
+            live.Config(*bad)
+            raise AssertionError("accepted %s" % (bad,))
+        except ValueError as e:
+            assert words in str(e), e
+    env = {"RANK": "1", "WORLD_SIZE": "2", "TENPLEX_TP": "2", "TENPLEX_LIVE": "1",
+           "TENPLEX_CONFIG": json.dumps({"tp": 2, "pp": 1, "dp": 1})}
+    c = live.Config.from_env(env)
+    assert (c.rank, c.world, c.tp, c.dp, c.live, c.placement["tp"]) == (1, 2, 2, 1, True, 2), vars(c)
+
+
+def test_rebuild_marked_once_after_a_regroup():
+    from tenplex import downtime
+    downtime.clear()
+    live.before_load()  # no regroup: a load is not a rebuild's end
+    live._pending_rebuild = True  # what a regroup in place leaves
+    live.before_load()
+    live.before_load()
+    assert [p for p, _ in downtime.marks()] == ["rebuild"], downtime.marks()
+    downtime.clear()
+
+
+def start_store():
+    p = subprocess.Popen([sys.executable, "-m", "tenplex.store_host"], cwd=PKG, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    first = p.stdout.readline()
+    assert first.startswith("port "), first
+    return p, int(first.split()[1])
+
+
+def ranks(port, world, live_mode):
+    procs = []
+    for r in range(world):
+        env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(world), TENPLEX_TP="1", TENPLEX_PP="1",
+                   TENPLEX_DP=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                   TORCHELASTIC_USE_AGENT_STORE="True", TORCHELASTIC_RESTART_COUNT="1")
+        if live_mode:
+            env.update(TENPLEX_LIVE="1", TENPLEX_LIVE_PREFIX="tenplex/launch/1", TENPLEX_LIVE_NEXT="1")
+        procs.append(subprocess.Popen([sys.executable, "-c", CHILD], env=env, stdout=subprocess.PIPE, text=True))
+    return procs
+
+
+def test_store_host_process_and_live_handover():
+    host, port = start_store()
+    try:
+        host.stdin.write("set probe 1\ncount tenplex/live/1/waiting\n")
+        host.stdin.flush()
+        assert host.stdout.readline().strip() == "ok"
+        assert host.stdout.readline().strip() == "0"
+        client = dist.TCPStore("127.0.0.1", port, None, False, datetime.timedelta(seconds=30))
+        procs = ranks(port, 2, True)
+        deadline = time.time() + 60
+        while client.add("tenplex/live/1/waiting", 0) < 2:  # both ranks stopped and wait for their role
+            assert time.time() < deadline and all(p.poll() is None for p in procs), "the ranks did not wait"
+            time.sleep(0.02)
+        role = {"world": 1, "config": {"tp": 1, "pp": 1, "dp": 1, "devices": [[0, 0]]},
+                "prefix": "tenplex/live/1/group", "segment": 1}
+        host.stdin.write("set tenplex/live/1 %s\n" % json.dumps(role))
+        host.stdin.flush()
+        assert host.stdout.readline().strip() == "ok"
+        outs = [p.communicate(timeout=60)[0] for p in procs]
+        assert [p.returncode for p in procs] == [0, 0], outs
+        assert "tenplex: rank 1 leaves: the new world size is 1" in outs[1] and "returned" not in outs[1], outs[1]
+        calls = [json.loads(line[5:]) for line in outs[0].splitlines() if line.startswith("call ")]
+        assert [c[:7] for c in calls] == [[0, 2, 1, 1, 2, 2, 0], [0, 1, 1, 1, 1, 1, 1]], calls
+        assert calls[0][7] == calls[1][7], "rank 0 kept its process"
+        assert "returned 2 marks ['commit', 'regroup']" in outs[0], outs[0]
+        assert client.add("tenplex/live/1/group/regrouped", 0) == 1
+        # relaunch mode: train once, whatever should_stop said
+        procs = ranks(port, 1, False)
+        out = procs[0].communicate(timeout=60)[0]
+        assert procs[0].returncode == 0 and out.count("call ") == 1 and "returned 1" in out, out
+    finally:
+        host.stdin.close()
+        assert host.wait(timeout=10) == 0, "the store helper ends at the end of its input"
+
+
+if __name__ == "__main__":
+    test_serve_protocol()
+    test_config()
+    test_rebuild_marked_once_after_a_regroup()
+    test_store_host_process_and_live_handover()
+    print("OK")
