@@ -352,7 +352,8 @@ public final class Jobs implements Sealer {
                 Ptc placed = around.sources().from();
                 return new Planned(PlanAhead.around(ahead, placed, to, around.sources().copies()), placed,
                         around.sources().sourceDir(), around.step(), origins,
-                        new Rebuilding(around.sources().rebuilt(), around.sources().rebuilding()));
+                        new Rebuilding(around.sources().rebuilt(), around.sources().rebuilding(),
+                                (rank, level) -> around.sources().origins().get(rank).from(level).toString()));
             }
         }
         return new Planned(PlanAhead.plan(ahead, from, to), from, sourceDir, step, Map.of());

@@ -50,6 +50,7 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
     private final Set<InetSocketAddress> losingCommits = ConcurrentHashMap.newKeySet();
     private final ExecutorService network;
     private volatile StorePath heldBelow;
+    private volatile StorePath failingBelow;
     private volatile CompletableFuture<Void> heldRelease = CompletableFuture.completedFuture(null);
 
     /** @param network the executor on which calls are answered */
@@ -61,13 +62,18 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
         daemons.put(address, daemon);
     }
 
-    /** Calls to {@code address} fail as if its daemon were down (or answer again). */
     /** Range reads below {@code prefix} start once {@code release} completes (no thread waits meanwhile). */
     public void holdRangeReadsBelow(StorePath prefix, CompletableFuture<Void> release) {
         heldRelease = release;
         heldBelow = prefix;
     }
 
+    /** Range reads below {@code prefix} fail with an {@link IOException} (null: they answer again). */
+    public void failRangeReadsBelow(StorePath prefix) {
+        failingBelow = prefix;
+    }
+
+    /** Calls to {@code address} fail as if its daemon were down (or answer again). */
     public void setUnreachable(InetSocketAddress address, boolean down) {
         if (down) {
             unreachable.add(address);
@@ -237,6 +243,15 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
     }
 
     private CompletableFuture<OptionalInt> read(InetSocketAddress daemon, StorePath path, Region region, ByteBuffer dst) {
+        StorePath failing = failingBelow;
+        if (failing != null && path.toString().startsWith(failing + "/")) {
+            return CompletableFuture.failedFuture(new IOException("reading " + path + " failed (injected)"));
+        }
+        return readStored(daemon, path, region, dst);
+    }
+
+    private CompletableFuture<OptionalInt> readStored(InetSocketAddress daemon, StorePath path, Region region,
+            ByteBuffer dst) {
         return at(daemon, () -> {
             try (DataRef ref = d(daemon).store().openTensor(path)) {
                 ByteBuffer view = dst.duplicate();

@@ -16,18 +16,31 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.function.BiFunction;
 
 /**
  * The old ranks a recovery still rebuilds from parity on the coordinator's daemon while the
  * redistribution runs: per rank its seal manifest (what its tree will hold, CRC32C checked when it
- * is published) and a future completed once it is published (exceptionally when the rebuild failed).
+ * is published), a future completed with the level it was published from (parity, or its lost
+ * worker's durable copy when solving failed; exceptionally when no level could serve it), and how
+ * a rank's origin reads for a level ({@code origin.apply(rank, level)}, as the status shows it).
  */
-public record Rebuilding(Map<Integer, SealManifest> manifests, Map<Integer, CompletableFuture<Void>> ranks) {
-    public static final Rebuilding NONE = new Rebuilding(Map.of(), Map.of());
+public record Rebuilding(Map<Integer, SealManifest> manifests, Map<Integer, CompletableFuture<String>> ranks,
+        BiFunction<Integer, String, String> origin) {
+    public static final Rebuilding NONE = new Rebuilding(Map.of(), Map.of(), (rank, level) -> level);
+    /** How long the commit waits for the ranks after the parts prepared (as long as a part waits for a piece). */
+    static final java.time.Duration TIMEOUT = java.time.Duration.ofMinutes(10);
 
     public Rebuilding {
         manifests = Map.copyOf(manifests);
         ranks = Map.copyOf(ranks);
+    }
+
+    /** Per rank, its origin as published: call once {@link #await} returned. */
+    Map<Integer, String> origins() {
+        Map<Integer, String> out = new java.util.TreeMap<>();
+        ranks.forEach((rank, f) -> out.put(rank, origin.apply(rank, f.join())));
+        return out;
     }
 
     /** The ranks being rebuilt. */
@@ -73,20 +86,23 @@ public record Rebuilding(Map<Integer, SealManifest> manifests, Map<Integer, Comp
     }
 
     /**
-     * Waits until every rank is published; whether there was any.
+     * Waits until every rank is published, at most {@code timeout}; whether there was any.
      *
-     * @throws IOException naming the failure of the rebuild
+     * @throws IOException naming the failure of the rebuild, or saying it did not end in time
      */
-    boolean await() throws IOException, InterruptedException {
+    boolean await(java.time.Duration timeout) throws IOException, InterruptedException {
         if (ranks.isEmpty()) {
             return false;
         }
         try {
-            all().get();
+            all().get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
             return true;
         } catch (ExecutionException e) {
             Throwable c = cause(e.getCause());
             throw new IOException("rebuilding from parity failed: " + c.getMessage(), c);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new IOException("ranks " + ranks.keySet() + " were not rebuilt from parity within "
+                    + timeout.toSeconds() + " s");
         }
     }
 

@@ -76,7 +76,7 @@ public final class Reconfiguration implements Registry.Finishing {
         this.inDoubt = inDoubt;
         this.sourceDir = source.sourceDir();
         this.linkRate = source.linkRate();
-        this.origins = new TreeMap<>(source.origins());
+        this.origins = new java.util.concurrent.ConcurrentSkipListMap<>(source.origins()); // updated once rebuilt
         this.rebuilding = source.rebuilding();
         this.central = source.central();
         this.job = job;
@@ -194,7 +194,8 @@ public final class Reconfiguration implements Registry.Finishing {
     /** Once the ranks rebuilt from parity are published (checked), their carried values are compared too. */
     private boolean rebuiltChecked(Map<Integer, CheckpointLayout> sources) throws InterruptedException {
         try {
-            if (rebuilding.await()) {
+            if (rebuilding.await(Rebuilding.TIMEOUT)) {
+                origins.putAll(rebuilding.origins()); // a rank whose rebuild failed was read from its durable copy
                 CarriedValues.requireEqual(plan, sources, client, new JobLayout(job, sourceDir, "load"), holders(),
                         java.util.Set.of());
             }

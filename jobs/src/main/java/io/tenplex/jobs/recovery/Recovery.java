@@ -107,7 +107,8 @@ public final class Recovery {
         try {
             return Survivors.around(job, generation, from, to, daemons, client, self, new Survivors.Levels(
                     replicaTrees, t.partners(), (lost, all) -> erasureRebuild.start(job, generation, lost, all, daemons,
-                            dry ? Runnable::run : rebuilds), disk));
+                            dry ? Runnable::run : rebuilds, dry ? ErasureRebuild.Fallback.NONE
+                                    : (worker, ranks) -> disk.read(worker, generation, ranks)), disk));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while asking the daemons", e);

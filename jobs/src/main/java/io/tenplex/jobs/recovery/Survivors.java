@@ -34,8 +34,8 @@ import java.util.concurrent.TimeoutException;
 public final class Survivors {
     static final String MEMORY = "memory";
     static final String PARTNER = "partner copy";
-    static final String ERASURE = "rebuilt from parity";
-    static final String DURABLE = "durable copy read";
+    static final String ERASURE = ErasureRebuild.PARITY;
+    static final String DURABLE = ErasureRebuild.DURABLE;
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Survivors.class);
     private static final long TIMEOUT_SECONDS = 10;
     private static final com.fasterxml.jackson.databind.ObjectMapper MANIFESTS = new com.fasterxml.jackson.databind
@@ -43,6 +43,11 @@ public final class Survivors {
 
     /** Where each old rank is read: its worker now, and from which level. */
     public record Origin(int worker, String level, int lostWorker) {
+        /** The same rank on the same worker, brought back from {@code other} instead. */
+        public Origin from(String other) {
+            return new Origin(worker, other, lostWorker);
+        }
+
         @Override
         public String toString() {
             return level.equals(MEMORY) ? "memory of worker " + worker
@@ -92,10 +97,11 @@ public final class Survivors {
      * The re-placed old configuration, the source directory, each rank's origin, per rank the
      * surviving workers that keep a complete partner copy of its tree (the planner reads there too),
      * and the ranks still being rebuilt from parity: per rank, its seal manifest and a future
-     * completed once it is published on this daemon.
+     * completed with the level it was published from on this daemon (its lost worker's durable copy
+     * when solving it failed).
      */
     public record Sources(Ptc from, String sourceDir, Map<Integer, Origin> origins, Map<Integer, List<Integer>> copies,
-            Map<Integer, SealManifest> rebuilt, Map<Integer, CompletableFuture<Void>> rebuilding) {
+            Map<Integer, SealManifest> rebuilt, Map<Integer, CompletableFuture<String>> rebuilding) {
     }
 
     private Survivors() {
@@ -291,7 +297,7 @@ public final class Survivors {
     /** The ranks being rebuilt from parity, gathered over the lost workers. */
     private static final class Rebuilds {
         final Map<Integer, SealManifest> manifests = new TreeMap<>();
-        final Map<Integer, CompletableFuture<Void>> ranks = new TreeMap<>();
+        final Map<Integer, CompletableFuture<String>> ranks = new TreeMap<>();
 
         void add(ErasureRebuild.Pending p) {
             manifests.putAll(p.manifests());
@@ -305,7 +311,7 @@ public final class Survivors {
 
     /** Why a rebuild that already ended failed (it ran in the caller's thread), or null. */
     private static String failure(ErasureRebuild.Pending p) {
-        for (CompletableFuture<Void> f : p.ranks().values()) {
+        for (CompletableFuture<String> f : p.ranks().values()) {
             if (f.isCompletedExceptionally()) {
                 Throwable t = f.handle((v, e) -> e).join();
                 Throwable c = t instanceof java.util.concurrent.CompletionException && t.getCause() != null

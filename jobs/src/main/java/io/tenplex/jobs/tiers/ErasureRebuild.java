@@ -65,16 +65,41 @@ public final class ErasureRebuild {
      */
     public Set<Integer> rebuild(String job, long step, int lost, Set<Integer> lostWorkers,
             Map<Integer, InetSocketAddress> daemons) throws IOException, InterruptedException {
-        return join(start(job, step, lost, lostWorkers, daemons, Runnable::run));
+        return join(start(job, step, lost, lostWorkers, daemons, Runnable::run, Fallback.NONE));
+    }
+
+    /** The level a rank being rebuilt was published from: solved from its group's parity (L3). */
+    public static final String PARITY = "rebuilt from parity";
+    /** The level a rank being rebuilt was published from: its lost worker's durable copy (L4). */
+    public static final String DURABLE = "durable copy read";
+
+    /**
+     * Where the ranks of a lost worker are read from when solving them from parity fails once the
+     * rebuild is under way (the lost worker's durable directory, L4).
+     */
+    public interface Fallback {
+        /** No other level: a failed rebuild fails its ranks. */
+        Fallback NONE = (worker, ranks) -> false;
+
+        /**
+         * Reads {@code ranks} of lost worker {@code worker} into this daemon's replica tree
+         * ({@code replicas/<step>/<rank>}), all or nothing, every block checked.
+         *
+         * @return whether they were read (false when no durable copy holds them)
+         * @throws IOException when the copy is damaged or unreadable
+         */
+        boolean read(int worker, Set<Integer> ranks) throws IOException;
     }
 
     /**
      * A rebuild under way: the lost workers it rebuilds, the seal manifest of each of their ranks, and
-     * per rank a future completed once that rank is published in the replica tree (exceptionally,
-     * with the reason, when the rebuild fails: nothing of a rank is published unless all of it checked).
+     * per rank a future completed with the level it came from ({@link #PARITY}, or {@link #DURABLE}
+     * when solving failed and the {@link Fallback} read it) once that rank is published in the replica
+     * tree; exceptionally, with the reason, when no level could serve it. Nothing of a rank is
+     * published unless all of it matched its seal's CRC32C.
      */
     public record Pending(Set<Integer> workers, Map<Integer, SealManifest> manifests,
-            Map<Integer, CompletableFuture<Void>> ranks) {
+            Map<Integer, CompletableFuture<String>> ranks) {
         public static final Pending NONE = new Pending(Set.of(), Map.of(), Map.of());
     }
 
@@ -82,30 +107,32 @@ public final class ErasureRebuild {
      * As {@link #rebuild(String, long, int, Set, Map)}, checking here that enough parity survives and
      * solving on {@code async}: the answer comes before the ranks are rebuilt. A replica manifest
      * left from before of a rank it rebuilds is removed first, so a published manifest always means
-     * this rebuild's complete tree.
+     * this rebuild's complete tree. When solving fails at any point after this answers (reading a
+     * block, the decode, a CRC32C mismatch while publishing), the ranks not published yet are read
+     * through {@code fallback} instead, checked against their seal manifests, then published.
      *
      * @throws IOException when fewer parity blocks of the group survive than it lost members
      */
     public Pending start(String job, long step, int lost, Set<Integer> lostWorkers,
-            Map<Integer, InetSocketAddress> daemons, java.util.concurrent.Executor async)
+            Map<Integer, InetSocketAddress> daemons, java.util.concurrent.Executor async, Fallback fallback)
             throws IOException, InterruptedException {
         Tiers.Settings s = generations.tiers().settings(job);
         if (s.groupSize() == 0) {
             return Pending.NONE;
         }
         return start(job, step, s, Ring.of(generations.config(job, step), generations.world(job, step),
-                daemons.keySet()), lost, lostWorkers, daemons, async);
+                daemons.keySet()), lost, lostWorkers, daemons, async, fallback);
     }
 
     /** {@link #rebuild(String, long, int, Set, Map)} of a generation this daemon may not know (a restore's). */
     Set<Integer> rebuild(String job, long step, Tiers.Settings s, Ring ring, int lost, Set<Integer> lostWorkers,
             Map<Integer, InetSocketAddress> daemons) throws IOException, InterruptedException {
-        return join(start(job, step, s, ring, lost, lostWorkers, daemons, Runnable::run));
+        return join(start(job, step, s, ring, lost, lostWorkers, daemons, Runnable::run, Fallback.NONE));
     }
 
     /** The workers rebuilt, once every rank is published; the first failure otherwise. */
     private static Set<Integer> join(Pending p) throws IOException, InterruptedException {
-        for (CompletableFuture<Void> f : p.ranks().values()) {
+        for (CompletableFuture<String> f : p.ranks().values()) {
             try {
                 f.get();
             } catch (ExecutionException e) {
@@ -116,7 +143,7 @@ public final class ErasureRebuild {
     }
 
     private Pending start(String job, long step, Tiers.Settings s, Ring ring, int lost, Set<Integer> lostWorkers,
-            Map<Integer, InetSocketAddress> daemons, java.util.concurrent.Executor async)
+            Map<Integer, InetSocketAddress> daemons, java.util.concurrent.Executor async, Fallback fallback)
             throws IOException, InterruptedException {
         JobLayout paths = new JobLayout(job);
         List<List<Integer>> groups = ring.groups(s.groupSize());
@@ -153,29 +180,46 @@ public final class ErasureRebuild {
         Pending p = d.pending();
         List<InetSocketAddress> parityDaemons = js.stream().map(j -> daemons.get(holders.get(j))).toList();
         try {
-            async.execute(() -> solve(d, js, parityDaemons, p));
+            async.execute(() -> solve(d, js, parityDaemons, p, fallback));
         } catch (RejectedExecutionException e) {
             throw new IOException("no thread to rebuild group " + group + " of generation " + step + " on", e);
         }
         return p;
     }
 
-    /** Solves and publishes; a failure fails every rank not published yet. */
-    private static void solve(Decode d, List<Integer> js, List<InetSocketAddress> parityDaemons, Pending p) {
+    /**
+     * Solves and publishes; when that fails, the ranks not published yet are read through
+     * {@code fallback} (not when interrupted: the daemon is stopping); a rank no level serves fails
+     * with both reasons. Every rank's future is completed, whatever is thrown.
+     */
+    private void solve(Decode d, List<Integer> js, List<InetSocketAddress> parityDaemons, Pending p,
+            Fallback fallback) {
         try {
             d.run(js, parityDaemons, p.ranks());
-        } catch (IOException | RuntimeException | InterruptedException e) {
-            p.ranks().values().forEach(f -> f.completeExceptionally(e));
-            if (e instanceof InterruptedException) {
-                Thread.currentThread().interrupt();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            fail(p, new IOException("interrupted while rebuilding from parity", e));
+        } catch (IOException | RuntimeException | OutOfMemoryError e) { // OOM: a block's heap buffer, released here
+            try {
+                new ParityFallback(store, d.paths, d.step, fallback).serve(p, d.ranksByWorker(), e);
+            } catch (RuntimeException x) {
+                x.addSuppressed(e);
+                fail(p, x);
             }
+        } finally {
+            fail(p, new IOException("the rebuild from parity ended without publishing this rank"));
         }
+    }
+
+    /** Fails every rank of {@code p} not completed yet. */
+    private static void fail(Pending p, Throwable why) {
+        p.ranks().values().forEach(f -> f.completeExceptionally(why));
     }
 
     /** Solving a group for its lost members' blocks from surviving parity blocks and members. */
     private final class Decode {
-        private final JobLayout paths;
-        private final long step;
+        final JobLayout paths;
+        final long step;
         private final int g;
         private final GroupManifests manifests;
         private final List<Integer> gone;
@@ -191,10 +235,19 @@ public final class ErasureRebuild {
             this.daemons = daemons;
         }
 
+        /** Per lost worker rebuilt, its ranks. */
+        Map<Integer, List<Integer>> ranksByWorker() {
+            Map<Integer, List<Integer>> out = new TreeMap<>();
+            for (int w : gone) {
+                out.put(w, manifests.byWorker().get(w).stream().map(SealManifest::rank).toList());
+            }
+            return out;
+        }
+
         /** The rebuild's ranks, any replica manifest of them left from before removed. */
         Pending pending() {
             Map<Integer, SealManifest> ms = new TreeMap<>();
-            Map<Integer, CompletableFuture<Void>> ranks = new TreeMap<>();
+            Map<Integer, CompletableFuture<String>> ranks = new TreeMap<>();
             for (int w : gone) {
                 for (SealManifest m : manifests.byWorker().get(w)) {
                     deleteIfThere(paths.replicaManifest(step, m.rank()));
@@ -209,7 +262,7 @@ public final class ErasureRebuild {
          * {@code js}: the parity blocks used (as many as lost members), {@code holders}: their daemons;
          * completes each rank's future once it is published.
          */
-        void run(List<Integer> js, List<InetSocketAddress> holders, Map<Integer, CompletableFuture<Void>> published)
+        void run(List<Integer> js, List<InetSocketAddress> holders, Map<Integer, CompletableFuture<String>> published)
                 throws IOException, InterruptedException {
             List<Integer> members = manifests.members();
             int k = members.size();
@@ -248,7 +301,7 @@ public final class ErasureRebuild {
                 List<BlockLayout.Segment> all = manifests.layout(gone.get(u)).segments();
                 for (SealManifest m : manifests.byWorker().get(gone.get(u))) {
                     publish(paths, step, m, all.stream().filter(x -> x.rank() == m.rank()).toList(), block);
-                    published.get(m.rank()).complete(null);
+                    published.get(m.rank()).complete(PARITY);
                 }
             }
         }
