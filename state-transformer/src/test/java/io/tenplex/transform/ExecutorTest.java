@@ -239,4 +239,42 @@ class ExecutorTest {
                 Map.of(), Set.of(3)).run(Planner.plan(from, to), s -> true, sink));
         assertTrue(e.getMessage().contains("rank 3 did not become readable: CRC32C mismatch"), e.getMessage());
     }
+
+    /**
+     * Reads waiting for a rank that then fails (its rebuild failed) are woken at once, long before
+     * their timeout, and the run fails naming the rank and the reason.
+     */
+    @Test
+    void lateRank_failingWhileReadsWait_wakesThemAndFailsTheRun() throws Exception {
+        Ptc from = ptc(2, 2, 1, 2);
+        Ptc to = ptc(4, 1, 1, 4);
+        var old = ReferenceInterpreter.shard(from, ReferenceInterpreter.fullTensors(from, 4));
+        int late = 3;
+        java.util.concurrent.CompletableFuture<Void> rebuilt = new java.util.concurrent.CompletableFuture<>();
+        ShardSource awaited = new AwaitedRanks(new FakeSource(old), Map.of(late, rebuilt), java.time.Duration.ofHours(1));
+        java.util.concurrent.CountDownLatch waiting = new java.util.concurrent.CountDownLatch(1);
+        ShardSource entering = (rank, device, key, region, dst) -> {
+            if (rank == late) {
+                waiting.countDown(); // a read of the late rank is about to wait
+            }
+            return awaited.read(rank, device, key, region, dst);
+        };
+        FakeSink sink = new FakeSink(old);
+        Executor ex = new Executor(entering, pool, 1, Map.of(), Set.of(late));
+        var run = java.util.concurrent.CompletableFuture.runAsync(() -> {
+            try {
+                ex.run(Planner.plan(from, to), s -> true, sink);
+            } catch (Exception e) {
+                throw new java.util.concurrent.CompletionException(e);
+            }
+        });
+        assertTrue(waiting.await(30, java.util.concurrent.TimeUnit.SECONDS), "no read of rank " + late + " started");
+        assertTrue(!run.isDone(), "the run must wait for rank " + late);
+        rebuilt.completeExceptionally(new IOException("no level could serve it"));
+        var e = assertThrows(java.util.concurrent.ExecutionException.class,
+                () -> run.get(30, java.util.concurrent.TimeUnit.SECONDS));
+        assertTrue(e.getCause() instanceof ExecutionFailedException, String.valueOf(e.getCause()));
+        assertTrue(e.getCause().getMessage().contains("rank 3 did not become readable: no level could serve it"),
+                e.getCause().getMessage());
+    }
 }

@@ -47,6 +47,12 @@ public final class ErasureRebuild {
     private final RangeReads reads;
     private final SegmentReads io;
     private final ObjectMapper json = new ObjectMapper();
+    /**
+     * The rebuilds under way, by job, step, group and lost members: a recovery asking again while one
+     * runs (the change that started it was aborted and is retried) shares it rather than starting a
+     * second writer of the same trees.
+     */
+    private final Map<String, Pending> inFlight = new java.util.concurrent.ConcurrentHashMap<>();
 
     public ErasureRebuild(TensorStore store, Generations generations, DaemonClient client, RangeReads reads) {
         this.store = store;
@@ -177,12 +183,34 @@ public final class ErasureRebuild {
                     + js.size() + " of its parity blocks survive");
         }
         Decode d = new Decode(paths, step, g, GroupManifests.parse(members), gone, daemons);
-        Pending p = d.pending();
-        List<InetSocketAddress> parityDaemons = js.stream().map(j -> daemons.get(holders.get(j))).toList();
+        return launch(job + " " + step + " " + g + " " + gone, d, js,
+                js.stream().map(j -> daemons.get(holders.get(j))).toList(), async, fallback);
+    }
+
+    /** Starts solving on {@code async}, or answers the rebuild of the same ranks already under way. */
+    private Pending launch(String key, Decode d, List<Integer> js, List<InetSocketAddress> parityDaemons,
+            java.util.concurrent.Executor async, Fallback fallback) throws IOException {
+        Pending p;
+        synchronized (inFlight) {
+            Pending running = inFlight.get(key);
+            if (running != null) {
+                return running; // one rebuild at a time writes these ranks' trees: share it
+            }
+            p = d.pending();
+            inFlight.put(key, p);
+        }
         try {
-            async.execute(() -> solve(d, js, parityDaemons, p, fallback));
+            async.execute(() -> {
+                try {
+                    solve(d, js, parityDaemons, p, fallback);
+                } finally {
+                    inFlight.remove(key, p);
+                }
+            });
         } catch (RejectedExecutionException e) {
-            throw new IOException("no thread to rebuild group " + group + " of generation " + step + " on", e);
+            inFlight.remove(key, p);
+            fail(p, e);
+            throw new IOException("no thread to rebuild " + key + " on", e);
         }
         return p;
     }

@@ -169,6 +169,43 @@ class ErasureGroupsTest {
         }
     }
 
+    /**
+     * A rebuild asked for again while one of the same ranks runs (its change aborted, the recovery
+     * retried) is the same rebuild: never two writers of one rank's replica tree. Once it has ended,
+     * a new one starts.
+     */
+    @Test
+    void rebuildAskedAgainWhileRunning_isShared_notStartedTwice() throws Exception {
+        job.saveAndSeal(10, K3M1, 9);
+        awaitParity(10);
+        java.util.concurrent.ExecutorService async = java.util.concurrent.Executors.newCachedThreadPool();
+        CompletableFuture<Void> release = new CompletableFuture<>();
+        cluster.client().holdRangeReadsBelow(PATHS.parities(10), release);
+        try {
+            ErasureRebuild rebuild = new ErasureRebuild(cluster.store(0), cluster.jobs(0).generations(), cluster.client(),
+                    cluster.client());
+            ErasureRebuild.Pending first = rebuild.start("j", 10, 1, java.util.Set.of(1), cluster.daemons(), async,
+                    ErasureRebuild.Fallback.NONE);
+            ErasureRebuild.Pending again = rebuild.start("j", 10, 1, java.util.Set.of(1), cluster.daemons(), async,
+                    ErasureRebuild.Fallback.NONE);
+            assertTrue(first == again, "a second rebuild of rank 1 was started beside the first");
+            release.complete(null);
+            assertEquals(ErasureRebuild.PARITY, first.ranks().get(1).get(60, TimeUnit.SECONDS));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            ErasureRebuild.Pending later = first;
+            while (later == first && System.nanoTime() < deadline) { // the ended rebuild leaves the in-flight table
+                later = rebuild.start("j", 10, 1, java.util.Set.of(1), cluster.daemons(), async,
+                        ErasureRebuild.Fallback.NONE);
+            }
+            assertTrue(later != first, "a rebuild after the first ended starts anew");
+            assertEquals(ErasureRebuild.PARITY, later.ranks().get(1).get(60, TimeUnit.SECONDS));
+        } finally {
+            release.complete(null);
+            async.shutdown();
+            assertTrue(async.awaitTermination(60, TimeUnit.SECONDS));
+        }
+    }
+
     @Test
     void aGroupOfOneLost_isRebuiltFromItsParity() throws Exception {
         Map<String, byte[]> full = job.saveAndSeal(10, K3M1, 6);
