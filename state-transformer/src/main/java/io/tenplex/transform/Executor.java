@@ -65,7 +65,7 @@ public final class Executor {
     /**
      * @param late old ranks whose pieces each flow reads after all its other pieces: ranks the source
      *     makes wait (a lost worker's rank still being rebuilt), so the pieces that can be read at
-     *     once are not queued behind them
+     *     once are not queued behind them; their pieces are read unpaced
      */
     public Executor(ShardSource source, ExecutorService pool, int maxInFlight, Map<Integer, Long> rates,
             Set<Integer> late) {
@@ -205,7 +205,10 @@ public final class Executor {
     private void drain(Queue<Task> queue, Lane l, Phaser lanes) {
         try {
             for (Task t; l.tally().failure.get() == null && (t = queue.poll()) != null; ) {
-                fetch(l.sourceDevice(), t.shard, t.piece, t.buf, l.tally(), l.worker(), l.pace());
+                // a late rank's pieces unpaced: the flow's rate planned them as read from the start, but they
+                // only become readable once the rank is rebuilt, when the flows they shared links with are done
+                fetch(l.sourceDevice(), t.shard, t.piece, t.buf, l.tally(), l.worker(),
+                        late.contains(t.piece.sourceRank()) ? 0 : l.pace());
                 l.progress().addAndGet(t.piece.bytes());
                 if (t.left.decrementAndGet() == 0 && l.tally().failure.get() == null) {
                     l.sink().complete(t.shard.destRank(), t.shard.key());

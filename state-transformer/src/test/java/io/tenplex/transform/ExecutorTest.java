@@ -277,4 +277,40 @@ class ExecutorTest {
         assertTrue(e.getCause().getMessage().contains("rank 3 did not become readable: no level could serve it"),
                 e.getCause().getMessage());
     }
+
+    /**
+     * A paced flow reads a late rank's pieces unpaced: its rate planned them as read from the start,
+     * but they only become readable once the rank is ready. Its other pieces keep the flow's pace.
+     */
+    @Test
+    void lateRank_piecesAreReadUnpaced_theOthersAtTheFlowsPace() throws Exception {
+        Ptc from = ptc(2, 2, 1, 2);
+        Ptc to = ptc(4, 1, 1, 4);
+        var old = ReferenceInterpreter.shard(from, ReferenceInterpreter.fullTensors(from, 6));
+        int late = 3;
+        FakeSource inner = new FakeSource(old);
+        Map<Integer, java.util.Set<Long>> paces = new ConcurrentHashMap<>();
+        ShardSource recording = new ShardSource() {
+            @Override
+            public OptionalInt read(int rank, Device device, String key, Region region, ByteBuffer dst)
+                    throws IOException {
+                return read(rank, device, key, region, dst, 0);
+            }
+
+            @Override
+            public OptionalInt read(int rank, Device device, String key, Region region, ByteBuffer dst, long pace)
+                    throws IOException {
+                paces.computeIfAbsent(rank, r -> ConcurrentHashMap.newKeySet()).add(pace);
+                return inner.read(rank, device, key, region, dst);
+            }
+        };
+        Map<Integer, Long> rates = new java.util.HashMap<>();
+        for (Device d : from.devices()) {
+            rates.put(d.worker(), 1_000_000_000L); // every source worker's flow paced
+        }
+        FakeSink sink = new FakeSink(old);
+        new Executor(recording, pool, 2, rates, Set.of(late)).run(Planner.plan(from, to), s -> true, sink);
+        assertEquals(java.util.Set.of(0L), paces.get(late), "rank " + late + " read at " + paces.get(late));
+        paces.forEach((rank, p) -> assertTrue(rank == late || !p.contains(0L), "rank " + rank + " read at " + p));
+    }
 }
