@@ -9,6 +9,7 @@ import io.tenplex.jobs.generations.Generations;
 import io.tenplex.jobs.generations.Tiers;
 import io.tenplex.jobs.reconfigure.ReconfigureRequest;
 import io.tenplex.jobs.tiers.ErasureRebuild;
+import io.tenplex.jobs.tiers.RebuildFallback;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.Ptc;
 import java.io.IOException;
@@ -107,7 +108,7 @@ public final class Recovery {
         try {
             return Survivors.around(job, generation, from, to, daemons, client, self, new Survivors.Levels(
                     replicaTrees, t.partners(), (lost, all) -> erasureRebuild.start(job, generation, lost, all, daemons,
-                            dry ? Runnable::run : rebuilds, dry ? ErasureRebuild.Fallback.NONE
+                            dry ? Runnable::run : rebuilds, dry ? RebuildFallback.NONE
                                     : (worker, ranks) -> disk.read(worker, generation, ranks)), disk));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -71,7 +71,7 @@ public final class ErasureRebuild {
      */
     public Set<Integer> rebuild(String job, long step, int lost, Set<Integer> lostWorkers,
             Map<Integer, InetSocketAddress> daemons) throws IOException, InterruptedException {
-        return join(start(job, step, lost, lostWorkers, daemons, Runnable::run, Fallback.NONE));
+        return join(start(job, step, lost, lostWorkers, daemons, Runnable::run, RebuildFallback.NONE));
     }
 
     /** The level a rank being rebuilt was published from: solved from its group's parity (L3). */
@@ -80,27 +80,9 @@ public final class ErasureRebuild {
     public static final String DURABLE = "durable copy read";
 
     /**
-     * Where the ranks of a lost worker are read from when solving them from parity fails once the
-     * rebuild is under way (the lost worker's durable directory, L4).
-     */
-    public interface Fallback {
-        /** No other level: a failed rebuild fails its ranks. */
-        Fallback NONE = (worker, ranks) -> false;
-
-        /**
-         * Reads {@code ranks} of lost worker {@code worker} into this daemon's replica tree
-         * ({@code replicas/<step>/<rank>}), all or nothing, every block checked.
-         *
-         * @return whether they were read (false when no durable copy holds them)
-         * @throws IOException when the copy is damaged or unreadable
-         */
-        boolean read(int worker, Set<Integer> ranks) throws IOException;
-    }
-
-    /**
      * A rebuild under way: the lost workers it rebuilds, the seal manifest of each of their ranks, and
      * per rank a future completed with the level it came from ({@link #PARITY}, or {@link #DURABLE}
-     * when solving failed and the {@link Fallback} read it) once that rank is published in the replica
+     * when solving failed and the {@link RebuildFallback} read it) once that rank is published in the replica
      * tree; exceptionally, with the reason, when no level could serve it. Nothing of a rank is
      * published unless all of it matched its seal's CRC32C.
      */
@@ -120,7 +102,7 @@ public final class ErasureRebuild {
      * @throws IOException when fewer parity blocks of the group survive than it lost members
      */
     public Pending start(String job, long step, int lost, Set<Integer> lostWorkers,
-            Map<Integer, InetSocketAddress> daemons, java.util.concurrent.Executor async, Fallback fallback)
+            Map<Integer, InetSocketAddress> daemons, java.util.concurrent.Executor async, RebuildFallback fallback)
             throws IOException, InterruptedException {
         Tiers.Settings s = generations.tiers().settings(job);
         if (s.groupSize() == 0) {
@@ -133,7 +115,7 @@ public final class ErasureRebuild {
     /** {@link #rebuild(String, long, int, Set, Map)} of a generation this daemon may not know (a restore's). */
     Set<Integer> rebuild(String job, long step, Tiers.Settings s, Ring ring, int lost, Set<Integer> lostWorkers,
             Map<Integer, InetSocketAddress> daemons) throws IOException, InterruptedException {
-        return join(start(job, step, s, ring, lost, lostWorkers, daemons, Runnable::run, Fallback.NONE));
+        return join(start(job, step, s, ring, lost, lostWorkers, daemons, Runnable::run, RebuildFallback.NONE));
     }
 
     /** The workers rebuilt, once every rank is published; the first failure otherwise. */
@@ -149,7 +131,7 @@ public final class ErasureRebuild {
     }
 
     private Pending start(String job, long step, Tiers.Settings s, Ring ring, int lost, Set<Integer> lostWorkers,
-            Map<Integer, InetSocketAddress> daemons, java.util.concurrent.Executor async, Fallback fallback)
+            Map<Integer, InetSocketAddress> daemons, java.util.concurrent.Executor async, RebuildFallback fallback)
             throws IOException, InterruptedException {
         JobLayout paths = new JobLayout(job);
         List<List<Integer>> groups = ring.groups(s.groupSize());
@@ -189,7 +171,7 @@ public final class ErasureRebuild {
 
     /** Starts solving on {@code async}, or answers the rebuild of the same ranks already under way. */
     private Pending launch(String key, Decode d, List<Integer> js, List<InetSocketAddress> parityDaemons,
-            java.util.concurrent.Executor async, Fallback fallback) throws IOException {
+            java.util.concurrent.Executor async, RebuildFallback fallback) throws IOException {
         Pending p;
         synchronized (inFlight) {
             Pending running = inFlight.get(key);
@@ -221,7 +203,7 @@ public final class ErasureRebuild {
      * with both reasons. Every rank's future is completed, whatever is thrown.
      */
     private void solve(Decode d, List<Integer> js, List<InetSocketAddress> parityDaemons, Pending p,
-            Fallback fallback) {
+            RebuildFallback fallback) {
         try {
             long t0 = System.nanoTime();
             d.run(js, parityDaemons, p.ranks());
@@ -304,22 +286,8 @@ public final class ErasureRebuild {
             if (length > Integer.MAX_VALUE) {
                 throw new IOException("a block of " + length + " bytes is over 2 GiB");
             }
-            List<ByteBuffer> syndromes = new ArrayList<>();
-            for (int t = 0; t < js.size(); t++) {
-                syndromes.add(parity(js.get(t), holders.get(t), length));
-            }
-            for (int i = 0; i < k; i++) {
-                if (gone.contains(members.get(i))) {
-                    continue;
-                }
-                for (BlockLayout.Segment s : manifests.layout(members.get(i)).segments()) {
-                    ByteBuffer bytes = io.read(daemons.get(members.get(i)), paths, step, s);
-                    for (int t = 0; t < js.size(); t++) {
-                        Gf256.mulAdd(syndromes.get(t).duplicate().position((int) s.offset()), bytes,
-                                Gf256.cauchy(js.get(t), i, k));
-                    }
-                }
-            }
+            List<ByteBuffer> free = new ArrayList<>();
+            List<ByteBuffer> syndromes = syndromes(js, holders, (int) length, free);
             readAt = System.nanoTime();
             int[][] a = new int[gone.size()][gone.size()];
             for (int t = 0; t < js.size(); t++) {
@@ -329,7 +297,8 @@ public final class ErasureRebuild {
             }
             int[][] inv = Gf256.invert(a);
             for (int u = 0; u < gone.size(); u++) {
-                ByteBuffer block = ByteBuffer.allocate((int) length);
+                ByteBuffer block = free.get(u).clear();
+                java.util.Arrays.fill(block.array(), (byte) 0);
                 for (int t = 0; t < js.size(); t++) {
                     Gf256.mulAdd(block.duplicate().clear(), syndromes.get(t).duplicate().clear(), inv[u][t]);
                 }
@@ -341,15 +310,45 @@ public final class ErasureRebuild {
             }
         }
 
-        private ByteBuffer parity(int j, InetSocketAddress holder, long length) throws IOException, InterruptedException {
-            ByteBuffer block = ByteBuffer.allocate((int) length);
-            StorePath parity = paths.parity(step, g).child(Integer.toString(j));
-            OptionalInt crc = io.await(reads.readRegion(holder, parity, Region.whole(Shape.of(length)), block, 0),
-                    parity);
-            if (crc.isEmpty()) {
-                throw new IOException(parity + " arrived without a checksum");
+        /**
+         * The parity blocks {@code js} plus the surviving members' terms (the syndromes). The parity
+         * blocks arrive while the members' blocks are read (other senders into one receiving link); the
+         * members' terms are summed into buffers of their own, added last and then left in {@code free}.
+         */
+        private List<ByteBuffer> syndromes(List<Integer> js, List<InetSocketAddress> holders, int length,
+                List<ByteBuffer> free) throws IOException, InterruptedException {
+            List<Integer> members = manifests.members();
+            List<ByteBuffer> syndromes = new ArrayList<>();
+            List<CompletableFuture<OptionalInt>> parityReads = new ArrayList<>();
+            for (int t = 0; t < js.size(); t++) {
+                syndromes.add(ByteBuffer.allocate(length));
+                parityReads.add(reads.readRegion(holders.get(t), parity(js.get(t)), Region.whole(Shape.of(length)),
+                        syndromes.get(t).duplicate(), 0));
+                free.add(ByteBuffer.allocate(length));
             }
-            return block.clear();
+            for (int i = 0; i < members.size(); i++) {
+                if (gone.contains(members.get(i))) {
+                    continue;
+                }
+                for (BlockLayout.Segment s : manifests.layout(members.get(i)).segments()) {
+                    ByteBuffer bytes = io.read(daemons.get(members.get(i)), paths, step, s);
+                    for (int t = 0; t < js.size(); t++) {
+                        Gf256.mulAdd(free.get(t).duplicate().position((int) s.offset()), bytes,
+                                Gf256.cauchy(js.get(t), i, members.size()));
+                    }
+                }
+            }
+            for (int t = 0; t < js.size(); t++) {
+                if (io.await(parityReads.get(t), parity(js.get(t))).isEmpty()) {
+                    throw new IOException(parity(js.get(t)) + " arrived without a checksum");
+                }
+                Gf256.mulAdd(syndromes.get(t), free.get(t).duplicate().clear(), 1);
+            }
+            return syndromes;
+        }
+
+        private StorePath parity(int j) {
+            return paths.parity(step, g).child(Integer.toString(j));
         }
     }
 

@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The ranks of a parity rebuild that failed once under way, read from another level instead
- * ({@link ErasureRebuild.Fallback}, the lost worker's durable copy): per lost worker, the ranks not
+ * ({@link RebuildFallback}, the lost worker's durable copy): per lost worker, the ranks not
  * published yet are read into the replica tree, each compared with its seal manifest (every tensor's
  * dtype, shape, size and CRC32C, every file's size and CRC32C, nothing more, nothing less), and only
  * then published (its replica manifest written last). A rank no level serves is failed with both
@@ -30,9 +30,9 @@ final class ParityFallback {
     private final TensorStore store;
     private final JobLayout paths;
     private final long step;
-    private final ErasureRebuild.Fallback fallback;
+    private final RebuildFallback fallback;
 
-    ParityFallback(TensorStore store, JobLayout paths, long step, ErasureRebuild.Fallback fallback) {
+    ParityFallback(TensorStore store, JobLayout paths, long step, RebuildFallback fallback) {
         this.store = store;
         this.paths = paths;
         this.step = step;
@@ -52,7 +52,7 @@ final class ParityFallback {
             if (ranks.isEmpty()) {
                 continue;
             }
-            if (fallback == ErasureRebuild.Fallback.NONE) {
+            if (fallback == RebuildFallback.NONE) {
                 fail(p, ranks, failed);
                 continue;
             }

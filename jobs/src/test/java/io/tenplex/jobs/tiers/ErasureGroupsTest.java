@@ -185,9 +185,9 @@ class ErasureGroupsTest {
             ErasureRebuild rebuild = new ErasureRebuild(cluster.store(0), cluster.jobs(0).generations(), cluster.client(),
                     cluster.client());
             ErasureRebuild.Pending first = rebuild.start("j", 10, 1, java.util.Set.of(1), cluster.daemons(), async,
-                    ErasureRebuild.Fallback.NONE);
+                    RebuildFallback.NONE);
             ErasureRebuild.Pending again = rebuild.start("j", 10, 1, java.util.Set.of(1), cluster.daemons(), async,
-                    ErasureRebuild.Fallback.NONE);
+                    RebuildFallback.NONE);
             assertTrue(first == again, "a second rebuild of rank 1 was started beside the first");
             release.complete(null);
             assertEquals(ErasureRebuild.PARITY, first.ranks().get(1).get(60, TimeUnit.SECONDS));
@@ -195,7 +195,7 @@ class ErasureGroupsTest {
             ErasureRebuild.Pending later = first;
             while (later == first && System.nanoTime() < deadline) { // the ended rebuild leaves the in-flight table
                 later = rebuild.start("j", 10, 1, java.util.Set.of(1), cluster.daemons(), async,
-                        ErasureRebuild.Fallback.NONE);
+                        RebuildFallback.NONE);
             }
             assertTrue(later != first, "a rebuild after the first ended starts anew");
             assertEquals(ErasureRebuild.PARITY, later.ranks().get(1).get(60, TimeUnit.SECONDS));
