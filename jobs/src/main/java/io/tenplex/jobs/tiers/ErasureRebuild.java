@@ -50,9 +50,12 @@ public final class ErasureRebuild {
     /**
      * The rebuilds under way, by job, step, group and lost members: a recovery asking again while one
      * runs (the change that started it was aborted and is retried) shares it rather than starting a
-     * second writer of the same trees.
+     * second writer of the same trees, and its fallback when the first asker had none (a dry plan).
      */
-    private final Map<String, Pending> inFlight = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, Running> inFlight = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private record Running(Pending p, java.util.concurrent.atomic.AtomicReference<RebuildFallback> fallback) {
+    }
 
     public ErasureRebuild(TensorStore store, Generations generations, DaemonClient client, RangeReads reads) {
         this.store = store;
@@ -172,25 +175,27 @@ public final class ErasureRebuild {
     /** Starts solving on {@code async}, or answers the rebuild of the same ranks already under way. */
     private Pending launch(String key, Decode d, List<Integer> js, List<InetSocketAddress> parityDaemons,
             java.util.concurrent.Executor async, RebuildFallback fallback) throws IOException {
-        Pending p;
+        Running r;
         synchronized (inFlight) {
-            Pending running = inFlight.get(key);
-            if (running != null) {
-                return running; // one rebuild at a time writes these ranks' trees: share it
+            Running running = inFlight.get(key);
+            if (running != null) { // one rebuild at a time writes these ranks' trees: share it
+                running.fallback().compareAndSet(RebuildFallback.NONE, fallback);
+                return running.p();
             }
-            p = d.pending();
-            inFlight.put(key, p);
+            r = new Running(d.pending(), new java.util.concurrent.atomic.AtomicReference<>(fallback));
+            inFlight.put(key, r);
         }
+        Pending p = r.p();
         try {
             async.execute(() -> {
                 try {
-                    solve(d, js, parityDaemons, p, fallback);
+                    solve(d, js, parityDaemons, p, r.fallback()::get);
                 } finally {
-                    inFlight.remove(key, p);
+                    inFlight.remove(key, r);
                 }
             });
         } catch (RejectedExecutionException e) {
-            inFlight.remove(key, p);
+            inFlight.remove(key, r);
             fail(p, e);
             throw new IOException("no thread to rebuild " + key + " on", e);
         }
@@ -199,11 +204,11 @@ public final class ErasureRebuild {
 
     /**
      * Solves and publishes; when that fails, the ranks not published yet are read through
-     * {@code fallback} (not when interrupted: the daemon is stopping); a rank no level serves fails
+     * the fallback then (not when interrupted: the daemon is stopping); a rank no level serves fails
      * with both reasons. Every rank's future is completed, whatever is thrown.
      */
     private void solve(Decode d, List<Integer> js, List<InetSocketAddress> parityDaemons, Pending p,
-            RebuildFallback fallback) {
+            java.util.function.Supplier<RebuildFallback> fallback) {
         try {
             long t0 = System.nanoTime();
             d.run(js, parityDaemons, p.ranks());
@@ -215,7 +220,7 @@ public final class ErasureRebuild {
             fail(p, new IOException("interrupted while rebuilding from parity", e));
         } catch (IOException | RuntimeException | OutOfMemoryError e) { // OOM: a block's heap buffer, released here
             try {
-                new ParityFallback(store, d.paths, d.step, fallback).serve(p, d.ranksByWorker(), e);
+                new ParityFallback(store, d.paths, d.step, fallback.get()).serve(p, d.ranksByWorker(), e);
             } catch (RuntimeException x) {
                 x.addSuppressed(e);
                 fail(p, x);

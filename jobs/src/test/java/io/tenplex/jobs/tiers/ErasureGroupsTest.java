@@ -206,6 +206,40 @@ class ErasureGroupsTest {
         }
     }
 
+    /**
+     * A rebuild first asked for without a fallback (a dry plan's) and shared by a recovery that has
+     * one: when it then fails, the recovery's fallback is asked for the ranks.
+     */
+    @Test
+    void sharedRebuildFailing_usesTheFallbackOfTheAskerThatHasOne() throws Exception {
+        job.saveAndSeal(10, K3M1, 10);
+        awaitParity(10);
+        java.util.concurrent.ExecutorService async = java.util.concurrent.Executors.newCachedThreadPool();
+        CompletableFuture<Void> release = new CompletableFuture<>();
+        cluster.client().holdRangeReadsBelow(PATHS.parities(10), release);
+        cluster.client().failRangeReadsBelow(PATHS.generation(10).child("2")); // fails mid-decode
+        List<String> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try {
+            ErasureRebuild rebuild = new ErasureRebuild(cluster.store(0), cluster.jobs(0).generations(), cluster.client(),
+                    cluster.client());
+            ErasureRebuild.Pending first = rebuild.start("j", 10, 1, java.util.Set.of(1), cluster.daemons(), async,
+                    RebuildFallback.NONE);
+            ErasureRebuild.Pending shared = rebuild.start("j", 10, 1, java.util.Set.of(1), cluster.daemons(), async,
+                    (worker, ranks) -> asked.add(worker + " " + ranks) && false);
+            assertTrue(first == shared);
+            release.complete(null);
+            var e = org.junit.jupiter.api.Assertions.assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> first.ranks().get(1).get(60, TimeUnit.SECONDS));
+            assertEquals(List.of("1 [1]"), asked);
+            assertTrue(e.getCause().getMessage().contains("(injected); nor read from the durable copy of worker 1"),
+                    e.getCause().getMessage());
+        } finally {
+            release.complete(null);
+            async.shutdown();
+            assertTrue(async.awaitTermination(60, TimeUnit.SECONDS));
+        }
+    }
+
     @Test
     void aGroupOfOneLost_isRebuiltFromItsParity() throws Exception {
         Map<String, byte[]> full = job.saveAndSeal(10, K3M1, 6);
