@@ -47,15 +47,17 @@ public final class UploadBench {
             RestServer rest = new RestServer(store, null);
             int port = rest.start("127.0.0.1", 0).getPort();
             try (HttpConn c = new HttpConn(port)) {
+                NewMemory fresh = new NewMemory(store.allocator());
+                NewMemory replacing = new NewMemory(store.allocator());
                 List<Case> cases = List.of(
                         new Case("256 MiB, fresh", r -> {
                             c.delete("/api/v1/tensors/big");
                             Payloads.stamp(big, r);
-                        }, () -> c.putTensor("/api/v1/tensors/big", big, 0, BIG), () -> raw.receive(big, BIG, 1),
-                                r -> verifyBig(c, raw, big)),
+                        }, fresh.watch(() -> c.putTensor("/api/v1/tensors/big", big, 0, BIG)),
+                                () -> raw.receive(big, BIG, 1), r -> verifyBig(c, raw, big)),
                         new Case("256 MiB, replacing", r -> Payloads.stamp(big, r),
-                                () -> c.putTensor("/api/v1/tensors/big", big, 0, BIG), () -> raw.receive(big, BIG, 1),
-                                r -> verifyBig(c, raw, big)),
+                                replacing.watch(() -> c.putTensor("/api/v1/tensors/big", big, 0, BIG)),
+                                () -> raw.receive(big, BIG, 1), r -> verifyBig(c, raw, big)),
                         new Case("2000 x 4 KiB, fresh", r -> {
                             c.delete("/api/v1/dirs/small");
                             Payloads.stamp(small, r);
@@ -68,17 +70,24 @@ public final class UploadBench {
                             tar.put(0, tarBytes);
                         }, () -> c.postTar("/small", tar), () -> raw.receive(tar, tar.capacity(), 1),
                                 r -> verifySmall(c, small)));
-                String only = System.getProperty("cases", "");
-                for (Case k : cases) {
-                    if (k.name().contains(only)) {
-                        k.run(rounds);
-                    }
-                }
+                run(cases, rounds);
+                fresh.print("256 MiB, fresh");
+                replacing.print("256 MiB, replacing");
             } finally {
                 rest.close();
             }
         }
         System.out.printf(Locale.ROOT, "load average after: %s%n", loadAverage());
+    }
+
+    /** Runs the cases whose names contain the system property {@code cases} (all by default). */
+    static void run(List<Case> cases, int rounds) throws IOException {
+        String only = System.getProperty("cases", "");
+        for (Case k : cases) {
+            if (k.name().contains(only)) {
+                k.run(rounds);
+            }
+        }
     }
 
     static long putSmall(HttpConn c, ByteBuffer all) throws IOException {
@@ -115,6 +124,40 @@ public final class UploadBench {
 
     interface Transfer {
         long run() throws IOException;
+    }
+
+    /**
+     * Counts the uploads that took memory new to the process rather than recycled chunks: those after
+     * which the store's used plus pooled bytes grew by at least half the upload (a recycled chunk
+     * moves from pooled to used; a replaced tensor's goes back to the pool).
+     */
+    static final class NewMemory {
+        private final Allocator allocator;
+        private int uploads;
+        private int fresh;
+
+        NewMemory(Allocator allocator) {
+            this.allocator = allocator;
+        }
+
+        Transfer watch(Transfer upload) {
+            return () -> {
+                long held = allocator.usedBytes() + allocator.pooledBytes();
+                long bytes = upload.run();
+                uploads++;
+                if (allocator.usedBytes() + allocator.pooledBytes() - held >= bytes / 2) {
+                    fresh++;
+                }
+                return bytes;
+            };
+        }
+
+        void print(String name) {
+            if (uploads > 0) {
+                System.out.printf(Locale.ROOT, "%-32s uploads into memory new to the process: %d of %d (warm-up "
+                        + "included; the rest into recycled chunks)%n", name, fresh, uploads);
+            }
+        }
     }
 
     /** One measured case: untimed setup, ours and the raw receive alternately timed, untimed check. */
