@@ -23,7 +23,8 @@ import java.util.Locale;
  * reads them back for comparison outside the timed part. Prints medians, ratios and the load average,
  * and, less sensitive to a busy machine, the receiving side's bytes per CPU-second (its threads' CPU
  * time, user and system, during the transfer: the daemon's event loops and work pool, or the raw
- * receiver's one thread).
+ * receiver's one thread). For the 256 MiB cases it also prints how many uploads took memory new to
+ * the process rather than a recycled chunk.
  *
  * <p>Usage: {@code java -Xmx1g -XX:MaxDirectMemorySize=3g -cp bench/target/benchmarks.jar
  * io.tenplex.bench.UploadBench [rounds]}; {@code -Dcases=256} runs only the cases whose name contains "256".
