@@ -15,6 +15,9 @@
 
 SIGTERM (the pod is being deleted) is not passed on: the adapter has raised the stop flag, the
 ranks save and exit, and then the launcher exits instead of relaunching.
+
+With ``--live`` (or ``TENPLEX_LIVE=1``) the ranks keep their processes across changes
+(:mod:`tenplex.launch_live`, docs/LIVE.md).
 """
 
 import argparse
@@ -29,6 +32,7 @@ from . import layout
 from .checkpoint import generations, stop_state
 from .errors import TenplexError, UnknownJob
 from .http_client import Client
+from .live import live_mode
 
 
 def _log(msg):
@@ -95,6 +99,8 @@ def _arguments(argv):
                     help="this pod's name (default: POD_NAME, else HOSTNAME)")
     ap.add_argument("--master-port", type=int, default=29500)
     ap.add_argument("--poll", type=float, default=2.0, help="seconds between checks while waiting")
+    ap.add_argument("--live", action="store_true", default=live_mode(),
+                    help="keep the ranks' processes across changes (tenplex.elastic; default: TENPLEX_LIVE=1)")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -133,6 +139,14 @@ def main(argv=None):
     c = Client(args.addr)
     terminating = []
     signal.signal(signal.SIGTERM, lambda *_: terminating.append(True))
+    if args.live:
+        from .launch_live import LiveLauncher
+
+        try:
+            return LiveLauncher(c, args, command, terminating, environment).main()
+        except (TenplexError, RuntimeError) as e:  # the daemon or the rendezvous store failed us
+            _log(str(e))
+            return 2
     launches = 0
     while True:
         try:

@@ -50,6 +50,18 @@ class DowntimeIT {
 
     @Test
     void relaunchedChanges_reportTheirSplit_inOutputStatusAndMetrics(@TempDir Path dir) throws Exception {
+        runAndCheck(dir, false, List.of("save", "commit", "relaunch", "load", "first_step"));
+    }
+
+    /** Live mode: the kept rank keeps its process; its split has the regroup and rebuild in place of the relaunch. */
+    @Test
+    void liveChanges_reportTheirSplit_withRegroupAndRebuild_inOutputStatusAndMetrics(@TempDir Path dir) throws Exception {
+        String text = runAndCheck(dir, true, List.of("save", "commit", "regroup", "rebuild", "load", "first_step"));
+        assertTrue(text.contains("live: ranks 0-0 continue in place"), text);
+        assertFalse(text.contains("relaunching"), text);
+    }
+
+    private String runAndCheck(Path dir, boolean live, List<String> phases) throws Exception {
         Path out = Files.createDirectories(dir.resolve("out"));
         Path schedule = Files.writeString(dir.resolve("s.json"), "[{\"step\": 0, \"size\": 2, \"tp\": 1, \"pp\": 1, "
                 + "\"dp\": 2}, {\"step\": 3, \"size\": 1, \"tp\": 1, \"pp\": 1, \"dp\": 1}, {\"step\": 6, \"size\": 2, "
@@ -61,9 +73,15 @@ class DowntimeIT {
         try (Daemon d = Daemon.start(new DaemonConfig("127.0.0.1", 0, 64L << 20, "test", null, null))) {
             String base = "http://127.0.0.1:" + d.address().getPort();
             before = count(base, "tenplex_reconfiguration_downtime_seconds");
-            text = CliIT.run(0, "run", "--addr", "127.0.0.1:" + d.address().getPort(), "--job", "dt", "--schedule",
-                    schedule.toString(), "--", "/usr/bin/python3", ROOT.resolve("cli/src/test/resources/downtime_rank.py")
-                            .toString(), ROOT.resolve("clients/python").toString(), out.toString(), "9", "0.1");
+            List<String> args = new ArrayList<>(List.of("run", "--addr", "127.0.0.1:" + d.address().getPort(), "--job",
+                    "dt", "--schedule", schedule.toString()));
+            if (live) {
+                args.add("--live");
+            }
+            args.addAll(List.of("--", "/usr/bin/python3", ROOT.resolve("cli/src/test/resources/"
+                    + (live ? "downtime_live_rank.py" : "downtime_rank.py")).toString(),
+                    ROOT.resolve("clients/python").toString(), out.toString(), "9", "0.1"));
+            text = CliIT.run(0, args.toArray(String[]::new));
             JsonNode job = get(base, "/api/v1/jobs/dt/downtime").path("reconfigurations");
             assertEquals(2, job.size(), job.toString());
             for (JsonNode c : job) {
@@ -76,16 +94,18 @@ class DowntimeIT {
         assertTrue(text.contains("reconfiguration at step 3: downtime "), text);
         assertTrue(text.contains("reconfiguration at step 6: downtime "), text);
         assertFalse(text.contains("stop+save"), text);
+        String head = phases.get(2) + " ";
         assertEquals(2, text.lines().filter(l -> l.startsWith("  step ") && l.contains("; downtime ")
-                && l.contains("relaunch ") && l.contains("commit wait ")).count(), text);
+                && l.contains(head) && l.contains("commit wait ")).count(), text);
         for (JsonNode s : splits) {
-            assertSplit(s, out, text);
+            assertSplit(s, out, text, phases);
         }
         assertEquals(before + 2, after, "each split observed once in /metrics");
+        return text;
     }
 
     /** A change's split: complete, relaunch mode's phases, non-negative, summing to what the ranks measured. */
-    private static void assertSplit(JsonNode status, Path out, String text) throws Exception {
+    private static void assertSplit(JsonNode status, Path out, String text, List<String> want) throws Exception {
         JsonNode d = status.path("downtime");
         long step = status.path("generation").asLong();
         assertTrue(d.path("complete").asBoolean(), d.toString());
@@ -97,10 +117,11 @@ class DowntimeIT {
             assertTrue(e.getValue().asDouble() >= 0, d.toString());
             sum += e.getValue().asDouble();
         }
-        assertEquals(List.of("save", "commit", "relaunch", "load", "first_step"), phases, d.toString());
+        assertEquals(want, phases, d.toString());
         assertEquals(d.path("seconds").asDouble(), sum, 1e-6, d.toString());
         assertTrue(d.path("waitForStopSeconds").asDouble() >= 0, d.toString());
-        assertTrue(d.path("daemon").has("plan") && d.path("daemon").has("move") && d.path("daemon").has("spawn"),
+        assertTrue(d.path("daemon").has("plan") && d.path("daemon").has("move")
+                && d.path("daemon").has("spawn") == want.contains("relaunch"),
                 d.toString());
         int segment = step == 3 ? 0 : 1;
         double stop = Double.MAX_VALUE;

@@ -65,6 +65,17 @@ class TenplexdIT {
     }
 
     /**
+     * The per-pod launcher in live mode (tests/python/test_launch_live.py): two launcher processes as two
+     * pods, real resource changes on the daemon and real {@code tenplex.elastic} ranks; grow and shrink keep
+     * the surviving ranks' processes, a rank that moves pods or fails during a change relaunches all.
+     */
+    @Test
+    void podLauncher_liveMode_keepsRanksAndFallsBackToRelaunch() throws Exception {
+        String addr = start("--port", "0", "--memory-limit", "256m");
+        pythonAgainst(addr, "tests/python/test_launch_live.py");
+    }
+
+    /**
      * The round-trip suite: every checkpoint of tests/python/state_catalogue.py (torch's optimizers, LR
      * schedulers, RNG states, configs, containers, scalars, views) loads back as torch.load gives it,
      * types and values, before and after a resumed step; refusals name the key; through shared memory
