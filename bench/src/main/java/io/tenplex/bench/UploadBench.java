@@ -27,7 +27,8 @@ import java.util.Locale;
  * the process rather than a recycled chunk.
  *
  * <p>Usage: {@code java -Xmx1g -XX:MaxDirectMemorySize=3g -cp bench/target/benchmarks.jar
- * io.tenplex.bench.UploadBench [rounds]}; {@code -Dcases=256} runs only the cases whose name contains "256".
+ * io.tenplex.bench.UploadBench [rounds]}; {@code -Dcases=256} runs only the cases whose name contains "256",
+ * {@code -Dreversed=true} runs them in the opposite order, {@code -Dwarmup=N} sets the untimed rounds.
  */
 public final class UploadBench {
     static final int BIG = 256 << 20;
@@ -81,13 +82,24 @@ public final class UploadBench {
         System.out.printf(Locale.ROOT, "load average after: %s%n", loadAverage());
     }
 
-    /** Runs the cases whose names contain the system property {@code cases} (all by default). */
+    /**
+     * Runs the cases whose names contain the system property {@code cases} (all by default), after
+     * {@code warmup} (default 3) untimed rounds of each: on two cores the JIT compiling the daemon's
+     * paths during the first case's timed rounds slowed that case alone (a 256 MiB case run first
+     * measured about 0.75 of the raw receive, the same case run second 0.9-1.0).
+     */
     static void run(List<Case> cases, int rounds) throws IOException {
         String only = System.getProperty("cases", "");
-        for (Case k : cases) {
-            if (k.name().contains(only)) {
-                k.run(rounds);
-            }
+        List<Case> chosen = new ArrayList<>(cases.stream().filter(k -> k.name().contains(only)).toList());
+        if (Boolean.getBoolean("reversed")) { // -Dreversed=true: the last case first
+            java.util.Collections.reverse(chosen);
+        }
+        int warmup = Integer.getInteger("warmup", 3);
+        for (Case k : chosen) {
+            k.warmUp(warmup);
+        }
+        for (Case k : chosen) {
+            k.run(rounds);
         }
     }
 
@@ -163,11 +175,18 @@ public final class UploadBench {
 
     /** One measured case: untimed setup, ours and the raw receive alternately timed, untimed check. */
     record Case(String name, Step setup, Transfer ours, Transfer raw, Step verify) {
+        /** Untimed rounds: setup, ours, the raw receive, check. */
+        void warmUp(int rounds) throws IOException {
+            for (int r = 0; r < rounds; r++) {
+                setup.run(-1);
+                ours.run();
+                raw.run();
+                verify.run(-1);
+            }
+        }
+
         void run(int rounds) throws IOException {
-            setup.run(-1); // warm-up round, not counted
-            ours.run();
-            raw.run();
-            verify.run(-1);
+            warmUp(1);
             List<Double> a = new ArrayList<>();
             List<Double> b = new ArrayList<>();
             List<Double> ca = new ArrayList<>();
