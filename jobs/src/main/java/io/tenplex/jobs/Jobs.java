@@ -19,6 +19,7 @@ import io.tenplex.jobs.reconfigure.InferredModels;
 import io.tenplex.jobs.reconfigure.JobModels;
 import io.tenplex.jobs.reconfigure.PartRunner;
 import io.tenplex.jobs.reconfigure.PlanAhead;
+import io.tenplex.jobs.reconfigure.Rebuilding;
 import io.tenplex.jobs.reconfigure.Reconfiguration;
 import io.tenplex.jobs.reconfigure.ReconfigurationEvents;
 import io.tenplex.jobs.reconfigure.ReconfigureRequest;
@@ -105,7 +106,7 @@ public final class Jobs implements Sealer {
                 () -> defaultDaemons, this::selfWorker, tierPace);
         generations.addListener(erasureParity);
         this.recovery = new Recovery(generations, client, new io.tenplex.jobs.tiers.ErasureRebuild(store, generations,
-                client, reads));
+                client, reads), exec.background());
         this.parts = new Registry<>(retention, MAX_FINISHED, clock);
         this.reconfigurations = new Registry<>(retention, MAX_FINISHED, clock);
     }
@@ -267,7 +268,11 @@ public final class Jobs implements Sealer {
     }
 
     /** A plan with its source; {@code origins}: where each old rank is read when recovering (else empty). */
-    private record Planned(Plan plan, Ptc from, String sourceDir, long step, Map<Integer, String> origins) {
+    private record Planned(Plan plan, Ptc from, String sourceDir, long step, Map<Integer, String> origins,
+            Rebuilding rebuilding) {
+        Planned(Plan plan, Ptc from, String sourceDir, long step, Map<Integer, String> origins) {
+            this(plan, from, sourceDir, step, origins, Rebuilding.NONE);
+        }
     }
 
     /** Plans a reconfiguration without starting it. */
@@ -306,7 +311,8 @@ public final class Jobs implements Sealer {
         String coordinator = r.coordinator() != null ? r.coordinator() : selfAddress;
         String id = newId("p");
         Reconfiguration c = new Reconfiguration(r.job(), id, p.plan(), p.from(), daemons, p.step(), client,
-                new Reconfiguration.Source(p.sourceDir(), r.central(), r.linkRate().orElse(linkRate), p.origins()),
+                new Reconfiguration.Source(p.sourceDir(), r.central(), r.linkRate().orElse(linkRate), p.origins(),
+                        p.rebuilding()),
                 new Reconfiguration.InDoubtInfo(coordinator, prepared));
         reconfigurations.put(r.job(), id, c);
         c.start(exec.background());
@@ -345,8 +351,9 @@ public final class Jobs implements Sealer {
                 around.sources().origins().forEach((rank, o) -> origins.put(rank, o.toString()));
                 Ptc placed = around.sources().from();
                 return new Planned(PlanAhead.around(ahead, placed, to, around.sources().copies()), placed,
-                        around.sources().sourceDir(),
-                        around.step(), origins);
+                        around.sources().sourceDir(), around.step(), origins,
+                        new Rebuilding(around.sources().rebuilt(), around.sources().rebuilding(),
+                                (rank, level) -> around.sources().origins().get(rank).from(level).toString()));
             }
         }
         return new Planned(PlanAhead.plan(ahead, from, to), from, sourceDir, step, Map.of());

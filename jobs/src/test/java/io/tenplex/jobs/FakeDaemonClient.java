@@ -49,6 +49,9 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
     private final Set<InetSocketAddress> refusingPrepare = ConcurrentHashMap.newKeySet();
     private final Set<InetSocketAddress> losingCommits = ConcurrentHashMap.newKeySet();
     private final ExecutorService network;
+    private volatile StorePath heldBelow;
+    private volatile StorePath failingBelow;
+    private volatile CompletableFuture<Void> heldRelease = CompletableFuture.completedFuture(null);
 
     /** @param network the executor on which calls are answered */
     public FakeDaemonClient(ExecutorService network) {
@@ -57,6 +60,17 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
 
     public void add(InetSocketAddress address, Daemon daemon) {
         daemons.put(address, daemon);
+    }
+
+    /** Range reads below {@code prefix} start once {@code release} completes (no thread waits meanwhile). */
+    public void holdRangeReadsBelow(StorePath prefix, CompletableFuture<Void> release) {
+        heldRelease = release;
+        heldBelow = prefix;
+    }
+
+    /** Range reads below {@code prefix} fail with an {@link IOException} (null: they answer again). */
+    public void failRangeReadsBelow(StorePath prefix) {
+        failingBelow = prefix;
     }
 
     /** Calls to {@code address} fail as if its daemon were down (or answer again). */
@@ -221,6 +235,23 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
     @Override
     public CompletableFuture<OptionalInt> readRegion(InetSocketAddress daemon, StorePath path, Region region,
             ByteBuffer dst, long pace) {
+        StorePath held = heldBelow;
+        if (held != null && path.toString().startsWith(held + "/")) {
+            return heldRelease.thenCompose(v -> read(daemon, path, region, dst));
+        }
+        return read(daemon, path, region, dst);
+    }
+
+    private CompletableFuture<OptionalInt> read(InetSocketAddress daemon, StorePath path, Region region, ByteBuffer dst) {
+        StorePath failing = failingBelow;
+        if (failing != null && path.toString().startsWith(failing + "/")) {
+            return CompletableFuture.failedFuture(new IOException("reading " + path + " failed (injected)"));
+        }
+        return readStored(daemon, path, region, dst);
+    }
+
+    private CompletableFuture<OptionalInt> readStored(InetSocketAddress daemon, StorePath path, Region region,
+            ByteBuffer dst) {
         return at(daemon, () -> {
             try (DataRef ref = d(daemon).store().openTensor(path)) {
                 ByteBuffer view = dst.duplicate();

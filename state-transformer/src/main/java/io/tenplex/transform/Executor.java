@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
 import java.util.Queue;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Phaser;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -37,6 +38,8 @@ public final class Executor {
     private final ExecutorService pool;
     private final int maxInFlight;
     private final Map<Integer, Long> rates;
+    /** Old ranks whose pieces are read after every other piece of their flow (not ready yet: being rebuilt). */
+    private final Set<Integer> late;
     /**
      * A paced flow is read one piece at a time, capped at its rate times this: the kernel's cap counts
      * TCP/IP headers (about 4% of a 1500-byte packet). Measured on links shaped with tc, one read at
@@ -56,6 +59,16 @@ public final class Executor {
      *     unpaced, with up to {@code maxInFlight} concurrent reads
      */
     public Executor(ShardSource source, ExecutorService pool, int maxInFlight, Map<Integer, Long> rates) {
+        this(source, pool, maxInFlight, rates, Set.of());
+    }
+
+    /**
+     * @param late old ranks whose pieces each flow reads after all its other pieces: ranks the source
+     *     makes wait (a lost worker's rank still being rebuilt), so the pieces that can be read at
+     *     once are not queued behind them; their pieces are read unpaced
+     */
+    public Executor(ShardSource source, ExecutorService pool, int maxInFlight, Map<Integer, Long> rates,
+            Set<Integer> late) {
         if (maxInFlight < 1) {
             throw new IllegalArgumentException("maxInFlight must be >= 1");
         }
@@ -63,6 +76,7 @@ public final class Executor {
         this.pool = pool;
         this.maxInFlight = maxInFlight;
         this.rates = Map.copyOf(rates);
+        this.late = Set.copyOf(late);
     }
 
     /** Counters of one run. */
@@ -101,7 +115,7 @@ public final class Executor {
         // into this worker gets the same number of connections whatever the order of the shards, so a
         // source shared with other destinations is not monopolised by the one whose pieces come first.
         Map<Integer, Queue<Task>> bySource = new LinkedHashMap<>();
-        int kept = queue(part, sourceDevice, sink, progress, bySource);
+        int kept = queue(part, sourceDevice, sink, progress, bySource, late);
         Phaser lanes = new Phaser(1);
         for (Map.Entry<Integer, Queue<Task>> flow : bySource.entrySet()) {
             Queue<Task> queue = flow.getValue();
@@ -146,10 +160,14 @@ public final class Executor {
         }
     }
 
-    /** Keeps shards kept in place, opens the others and queues their pieces by source worker; answers how many were kept. */
+    /**
+     * Keeps shards kept in place, opens the others and queues their pieces by source worker, the
+     * pieces of {@code late} ranks last in each queue; answers how many were kept.
+     */
     private static int queue(List<ShardPlan> part, java.util.function.IntFunction<Device> sourceDevice, ShardSink sink,
-            AtomicLong progress, Map<Integer, Queue<Task>> bySource) {
+            AtomicLong progress, Map<Integer, Queue<Task>> bySource, Set<Integer> late) {
         int kept = 0;
+        Map<Integer, List<Task>> after = new LinkedHashMap<>();
         for (ShardPlan shard : part) {
             if (shard.pieces().size() == 1 && shard.pieces().get(0).kind() == Piece.Kind.KEEP) {
                 Piece p = shard.pieces().get(0);
@@ -166,9 +184,16 @@ public final class Executor {
             AtomicInteger left = new AtomicInteger(shard.pieces().size());
             for (Piece piece : shard.pieces()) {
                 int from = first(piece, sourceDevice).worker();
-                bySource.computeIfAbsent(from, w -> new ConcurrentLinkedQueue<>()).add(new Task(shard, piece, buf, left));
+                Queue<Task> q = bySource.computeIfAbsent(from, w -> new ConcurrentLinkedQueue<>());
+                Task t = new Task(shard, piece, buf, left);
+                if (late.contains(piece.sourceRank())) {
+                    after.computeIfAbsent(from, w -> new ArrayList<>()).add(t);
+                } else {
+                    q.add(t);
+                }
             }
         }
+        after.forEach((from, tasks) -> bySource.get(from).addAll(tasks));
         return kept;
     }
 
@@ -180,7 +205,10 @@ public final class Executor {
     private void drain(Queue<Task> queue, Lane l, Phaser lanes) {
         try {
             for (Task t; l.tally().failure.get() == null && (t = queue.poll()) != null; ) {
-                fetch(l.sourceDevice(), t.shard, t.piece, t.buf, l.tally(), l.worker(), l.pace());
+                // a late rank's pieces unpaced: the flow's rate planned them as read from the start, but they
+                // only become readable once the rank is rebuilt, when the flows they shared links with are done
+                fetch(l.sourceDevice(), t.shard, t.piece, t.buf, l.tally(), l.worker(),
+                        late.contains(t.piece.sourceRank()) ? 0 : l.pace());
                 l.progress().addAndGet(t.piece.bytes());
                 if (t.left.decrementAndGet() == 0 && l.tally().failure.get() == null) {
                     l.sink().complete(t.shard.destRank(), t.shard.key());

@@ -173,4 +173,144 @@ class ExecutorTest {
         assertTrue(e.getMessage().contains("failed on every replica [3]"), e.getMessage());
         assertTrue(e.getMessage().contains("connection refused by rank 3"), e.getMessage());
     }
+
+    /**
+     * A rank not ready yet (being rebuilt): every piece not reading it is read while it waits, even
+     * one lane per flow with the rank's own worker holding other ranks; then its pieces follow.
+     */
+    @Test
+    void lateRank_piecesNotReadingIt_completeWhileItWaits() throws Exception {
+        Ptc from = ptc(2, 2, 1, 2);
+        Ptc to = ptc(4, 1, 1, 4);
+        Map<String, byte[]> full = ReferenceInterpreter.fullTensors(from, 5);
+        var old = ReferenceInterpreter.shard(from, full);
+        Plan plan = Planner.plan(from, to);
+        int late = 3; // data-parallel 1: its shards exist nowhere else; rank 2 shares its worker
+        long others = plan.shards().stream().flatMap(s -> s.pieces().stream())
+                .filter(p -> p.kind() != Piece.Kind.KEEP && p.sourceRank() != late).count();
+        assertTrue(others > 0 && others < plan.shards().stream().mapToLong(s -> s.pieces().size()).sum());
+        java.util.concurrent.CountDownLatch othersRead = new java.util.concurrent.CountDownLatch((int) others);
+        java.util.concurrent.atomic.AtomicInteger lateReadEarly = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.CompletableFuture<Void> rebuilt = new java.util.concurrent.CompletableFuture<>();
+        FakeSource inner = new FakeSource(old);
+        ShardSource counting = (rank, device, key, region, dst) -> {
+            if (rank != late) {
+                othersRead.countDown();
+            } else if (!rebuilt.isDone()) {
+                lateReadEarly.incrementAndGet();
+            }
+            return inner.read(rank, device, key, region, dst);
+        };
+        FakeSink sink = new FakeSink(old);
+        Executor ex = new Executor(new AwaitedRanks(counting, Map.of(late, rebuilt), java.time.Duration.ofMinutes(1)),
+                pool, 1, Map.of(), Set.of(late));
+        var run = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return ex.run(plan, s -> true, sink);
+            } catch (Exception e) {
+                throw new java.util.concurrent.CompletionException(e);
+            }
+        });
+        assertTrue(othersRead.await(30, java.util.concurrent.TimeUnit.SECONDS),
+                "pieces not reading rank " + late + " still waiting: " + othersRead.getCount() + " of " + others);
+        assertTrue(!run.isDone(), "the run must wait for rank " + late);
+        rebuilt.complete(null);
+        ExecutionReport r = run.get(30, java.util.concurrent.TimeUnit.SECONDS);
+        assertEquals(0, lateReadEarly.get());
+        assertEquals(plan.shards().size(), r.shards());
+        var want = ReferenceInterpreter.shard(to, full);
+        for (int rank = 0; rank < to.worldSize(); rank++) {
+            for (var e : want.get(rank).entrySet()) {
+                assertArrayEquals(e.getValue().data(), sink.done.get(rank).get(e.getKey()), rank + " " + e.getKey());
+            }
+        }
+    }
+
+    @Test
+    void lateRank_thatFails_failsTheRunNamingIt() {
+        Ptc from = ptc(2, 2, 1, 2);
+        Ptc to = ptc(4, 1, 1, 4);
+        var old = ReferenceInterpreter.shard(from, ReferenceInterpreter.fullTensors(from, 3));
+        java.util.concurrent.CompletableFuture<Void> rebuilt = java.util.concurrent.CompletableFuture.failedFuture(
+                new IOException("CRC32C mismatch in the rebuilt block"));
+        FakeSink sink = new FakeSink(old);
+        ExecutionFailedException e = assertThrows(ExecutionFailedException.class, () -> new Executor(
+                new AwaitedRanks(new FakeSource(old), Map.of(3, rebuilt), java.time.Duration.ofMinutes(1)), pool, 2,
+                Map.of(), Set.of(3)).run(Planner.plan(from, to), s -> true, sink));
+        assertTrue(e.getMessage().contains("rank 3 did not become readable: CRC32C mismatch"), e.getMessage());
+    }
+
+    /**
+     * Reads waiting for a rank that then fails (its rebuild failed) are woken at once, long before
+     * their timeout, and the run fails naming the rank and the reason.
+     */
+    @Test
+    void lateRank_failingWhileReadsWait_wakesThemAndFailsTheRun() throws Exception {
+        Ptc from = ptc(2, 2, 1, 2);
+        Ptc to = ptc(4, 1, 1, 4);
+        var old = ReferenceInterpreter.shard(from, ReferenceInterpreter.fullTensors(from, 4));
+        int late = 3;
+        java.util.concurrent.CompletableFuture<Void> rebuilt = new java.util.concurrent.CompletableFuture<>();
+        ShardSource awaited = new AwaitedRanks(new FakeSource(old), Map.of(late, rebuilt), java.time.Duration.ofHours(1));
+        java.util.concurrent.CountDownLatch waiting = new java.util.concurrent.CountDownLatch(1);
+        ShardSource entering = (rank, device, key, region, dst) -> {
+            if (rank == late) {
+                waiting.countDown(); // a read of the late rank is about to wait
+            }
+            return awaited.read(rank, device, key, region, dst);
+        };
+        FakeSink sink = new FakeSink(old);
+        Executor ex = new Executor(entering, pool, 1, Map.of(), Set.of(late));
+        var run = java.util.concurrent.CompletableFuture.runAsync(() -> {
+            try {
+                ex.run(Planner.plan(from, to), s -> true, sink);
+            } catch (Exception e) {
+                throw new java.util.concurrent.CompletionException(e);
+            }
+        });
+        assertTrue(waiting.await(30, java.util.concurrent.TimeUnit.SECONDS), "no read of rank " + late + " started");
+        assertTrue(!run.isDone(), "the run must wait for rank " + late);
+        rebuilt.completeExceptionally(new IOException("no level could serve it"));
+        var e = assertThrows(java.util.concurrent.ExecutionException.class,
+                () -> run.get(30, java.util.concurrent.TimeUnit.SECONDS));
+        assertTrue(e.getCause() instanceof ExecutionFailedException, String.valueOf(e.getCause()));
+        assertTrue(e.getCause().getMessage().contains("rank 3 did not become readable: no level could serve it"),
+                e.getCause().getMessage());
+    }
+
+    /**
+     * A paced flow reads a late rank's pieces unpaced: its rate planned them as read from the start,
+     * but they only become readable once the rank is ready. Its other pieces keep the flow's pace.
+     */
+    @Test
+    void lateRank_piecesAreReadUnpaced_theOthersAtTheFlowsPace() throws Exception {
+        Ptc from = ptc(2, 2, 1, 2);
+        Ptc to = ptc(4, 1, 1, 4);
+        var old = ReferenceInterpreter.shard(from, ReferenceInterpreter.fullTensors(from, 6));
+        int late = 3;
+        FakeSource inner = new FakeSource(old);
+        Map<Integer, java.util.Set<Long>> paces = new ConcurrentHashMap<>();
+        ShardSource recording = new ShardSource() {
+            @Override
+            public OptionalInt read(int rank, Device device, String key, Region region, ByteBuffer dst)
+                    throws IOException {
+                return read(rank, device, key, region, dst, 0);
+            }
+
+            @Override
+            public OptionalInt read(int rank, Device device, String key, Region region, ByteBuffer dst, long pace)
+                    throws IOException {
+                paces.computeIfAbsent(rank, r -> ConcurrentHashMap.newKeySet()).add(pace);
+                return inner.read(rank, device, key, region, dst);
+            }
+        };
+        Map<Integer, Long> rates = new java.util.HashMap<>();
+        for (Device d : from.devices()) {
+            rates.put(d.worker(), 1_000_000_000L); // every source worker's flow paced
+        }
+        FakeSink sink = new FakeSink(old);
+        new Executor(recording, pool, 2, rates, Set.of(late)).run(Planner.plan(from, to), s -> true, sink);
+        assertEquals(java.util.Set.of(0L), paces.get(late), "rank " + late + " read at " + paces.get(late));
+        paces.forEach((rank, p) -> assertTrue(rank == late || !p.contains(0L), "rank " + rank + " read at " + p));
+    }
 }

@@ -19,11 +19,13 @@ import java.util.Map;
  * @param coordinator the coordinating daemon's {@code host:port}, or empty
  * @param reconfiguration the coordinator's id of the reconfiguration, or empty
  * @param preparedTimeoutMillis how long a prepared part waits for the decision (0: the daemon's default)
+ * @param rebuilding old ranks still being rebuilt from parity on their source device's daemon: read
+ *     last, once their replica manifest ({@code <sourceDir>/manifests/<rank>.json}) is published
  */
 public record PlanPart(String job, String planId, int worker, long step, Map<Integer, String> daemons,
         String sourceDir, String outputDir, List<ShardPlan> shards, List<Value> values, List<Generated> generated,
         List<Device> sourceDevices, Map<Integer, Long> flowRates, List<Integer> participants, String coordinator,
-        String reconfiguration, long preparedTimeoutMillis) {
+        String reconfiguration, long preparedTimeoutMillis, List<Integer> rebuilding) {
 
     /** A non-tensor value (or a tensor inside one) copied whole from a source rank. */
     public record Value(int destRank, String key, int sourceRank) {
@@ -41,19 +43,26 @@ public record PlanPart(String job, String planId, int worker, long step, Map<Int
         sourceDevices = List.copyOf(sourceDevices);
         flowRates = Map.copyOf(flowRates);
         participants = List.copyOf(participants);
+        rebuilding = rebuilding == null ? List.of() : List.copyOf(rebuilding);
     }
 
     /** The same part with the coordination fields the coordinator adds before sending it. */
     public PlanPart coordinated(List<Integer> participants, String coordinator, String reconfiguration,
             long preparedTimeoutMillis) {
         return new PlanPart(job, planId, worker, step, daemons, sourceDir, outputDir, shards, values, generated,
-                sourceDevices, flowRates, participants, coordinator, reconfiguration, preparedTimeoutMillis);
+                sourceDevices, flowRates, participants, coordinator, reconfiguration, preparedTimeoutMillis, rebuilding);
     }
 
     /** The same part with its flows paced at these rates (bits/s per source worker). */
     public PlanPart withFlowRates(Map<Integer, Long> rates) {
         return new PlanPart(job, planId, worker, step, daemons, sourceDir, outputDir, shards, values, generated,
-                sourceDevices, rates, participants, coordinator, reconfiguration, preparedTimeoutMillis);
+                sourceDevices, rates, participants, coordinator, reconfiguration, preparedTimeoutMillis, rebuilding);
+    }
+
+    /** The same part reading these old ranks last, once their rebuild is published. */
+    public PlanPart withRebuilding(List<Integer> ranks) {
+        return new PlanPart(job, planId, worker, step, daemons, sourceDir, outputDir, shards, values, generated,
+                sourceDevices, flowRates, participants, coordinator, reconfiguration, preparedTimeoutMillis, ranks);
     }
 
     /** The job's paths as this part reads and stages them. */

@@ -11,6 +11,12 @@ import java.util.Map;
  */
 public record SealManifest(int rank, long step, long bytes, Map<String, Item> tensors, Map<String, Item> files) {
 
+    /** The manifest of the tree at {@code root} in {@code store} as a seal would write it (CRC32C from the store). */
+    public static SealManifest describe(io.tenplex.store.TensorStore store, io.tenplex.store.StorePath root, int rank,
+            long step) {
+        return SealManifests.of(store, root, rank, step);
+    }
+
     /**
      * A sealed tensor or file: {@code dtype} and {@code shape} only for a tensor; {@code crc32c}
      * (8 hex digits) is null when the store does not know it.

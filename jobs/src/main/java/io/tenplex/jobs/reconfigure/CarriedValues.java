@@ -31,11 +31,13 @@ final class CarriedValues {
 
     /**
      * @param holders the daemon of every old rank
+     * @param deferred old ranks left out of the comparison (not readable yet: compared again later)
      * @throws IllegalArgumentException naming the path and two ranks that saved it differently
      * @throws IOException when a value could not be read (naming the rank and the path)
      */
     static void requireEqual(Plan plan, Map<Integer, CheckpointLayout> sources, DaemonClient client, JobLayout paths,
-            Map<Integer, InetSocketAddress> holders) throws IOException, InterruptedException {
+            Map<Integer, InetSocketAddress> holders, java.util.Set<Integer> deferred)
+            throws IOException, InterruptedException {
         if (UndeclaredValues.positionsKept(plan)) {
             return; // every position keeps its own values: nothing is merged
         }
@@ -45,8 +47,9 @@ final class CarriedValues {
                 continue;
             }
             for (Map.Entry<Integer, List<Integer>> g : e.getValue().entrySet()) {
-                if (g.getValue().size() > 1) {
-                    compare(path, g.getKey(), g.getValue(), client, paths, holders, plan);
+                List<Integer> ranks = g.getValue().stream().filter(r -> !deferred.contains(r)).toList();
+                if (ranks.size() > 1) {
+                    compare(path, g.getKey(), ranks, client, paths, holders, plan);
                 }
             }
         }

@@ -18,6 +18,7 @@ import io.tenplex.store.memory.BlobWriter;
 import io.tenplex.transform.ExecutionFailedException;
 import io.tenplex.transform.ExecutionReport;
 import io.tenplex.transform.Executor;
+import io.tenplex.transform.ShardSource;
 import io.tenplex.transform.ShardPlan;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -72,6 +73,8 @@ public final class PartRunner implements Registry.Finishing {
     private final InDoubt.Ask inDoubt;
     /** When the part reached a final state (System.nanoTime), 0 while it may still change. */
     private volatile long finishedAt;
+    /** The old ranks still being rebuilt elsewhere, read last once published. */
+    private final RebuiltRanks rebuilt;
 
     /** Starts executing {@code part} on the context's background executor. */
     public PartRunner(PlanPart part, Context ctx) {
@@ -87,16 +90,17 @@ public final class PartRunner implements Registry.Finishing {
         this.total = part.shards().stream().mapToLong(s -> s.pieces().stream().mapToLong(p -> p.bytes()).sum()).sum();
         Map<Integer, InetSocketAddress> daemons = new HashMap<>();
         part.daemons().forEach((w, a) -> daemons.put(w, DaemonClient.address(a)));
-        StoreSource source = new StoreSource(store, part.worker(), paths,
-                new PeerSource(ctx.reads(), daemons, paths, PIECE_TIMEOUT));
+        this.rebuilt = new RebuiltRanks(part, ctx.client(), daemons, ctx.timer(), PIECE_TIMEOUT);
+        ShardSource source = rebuilt.around(new StoreSource(store, part.worker(), paths,
+                new PeerSource(ctx.reads(), daemons, paths, PIECE_TIMEOUT)), PIECE_TIMEOUT);
         StagingSink sink = new StagingSink(store, paths, part.planId());
         this.executed = CompletableFuture.runAsync(() -> execute(source, sink, daemons, ctx.readers()), ctx.background());
     }
 
-    private void execute(StoreSource source, StagingSink sink, Map<Integer, InetSocketAddress> daemons,
+    private void execute(ShardSource source, StagingSink sink, Map<Integer, InetSocketAddress> daemons,
             ExecutorService readers) {
         try {
-            report = new Executor(source, readers, 2, part.flowRates()).run(part.shards(),
+            report = new Executor(source, readers, 2, part.flowRates(), rebuilt.ranks()).run(part.shards(),
                     r -> part.sourceDevices().get(r), sink, done, part.worker());
             copyValues(daemons);
             for (PlanPart.Generated g : part.generated()) {
@@ -118,6 +122,7 @@ public final class PartRunner implements Registry.Finishing {
             if (e instanceof ExecutionFailedException f && f.report() != null) {
                 report = f.report(); // a failed part still reports its retries and corrupted transfers
             }
+            rebuilt.cancel("part failed"); // no more asking for ranks it will not read
             sink.abort();
             dropStaging();
             error = e.getMessage() == null ? e.toString() : e.getMessage();
@@ -175,6 +180,7 @@ public final class PartRunner implements Registry.Finishing {
     /** Non-tensor values: linked when saved on this worker, else fetched whole from the holder's daemon. */
     private void copyValues(Map<Integer, InetSocketAddress> daemons) throws IOException, InterruptedException {
         for (PlanPart.Value v : part.values()) {
+            rebuilt.await(v.sourceRank(), PIECE_TIMEOUT);
             StorePath from = paths.saved(v.sourceRank(), v.key());
             StorePath to = paths.staged(part.planId(), v.destRank(), v.key());
             int holder = part.sourceDevices().get(v.sourceRank()).worker();
@@ -259,6 +265,7 @@ public final class PartRunner implements Registry.Finishing {
         if (state != State.FAILED) {
             state = State.ABORTED; // an execution still running cleans up when it ends
         }
+        rebuilt.cancel("plan " + part.planId() + " was aborted");
         if (finishedAt == 0) {
             finishedAt = System.nanoTime();
         }

@@ -31,7 +31,7 @@ final class PlanParts {
         PlanPart part(int worker, String sourceDir, String outputDir, List<ShardPlan> shards, List<PlanPart.Value> values,
                 List<PlanPart.Generated> generated, List<Device> sourceDevices) {
             return new PlanPart(job, planId, worker, step, addresses(), sourceDir, outputDir, shards, values, generated,
-                    sourceDevices, Map.of(), List.of(), "", "", 0);
+                    sourceDevices, Map.of(), List.of(), "", "", 0, List.of());
         }
     }
 

@@ -40,9 +40,11 @@ public final class Reconfiguration implements Registry.Finishing {
 
     /**
      * Where the old state is and how the new one is moved: the source directory, central worker (-1:
-     * none), link rate, and where each old rank is read when recovering around lost workers (else empty).
+     * none), link rate, where each old rank is read when recovering around lost workers (else empty),
+     * and the old ranks still being rebuilt from parity meanwhile (read last, once published).
      */
-    public record Source(String sourceDir, int central, long linkRate, Map<Integer, String> origins) {
+    public record Source(String sourceDir, int central, long linkRate, Map<Integer, String> origins,
+            Rebuilding rebuilding) {
         public Source {
             origins = Map.copyOf(origins);
         }
@@ -60,6 +62,7 @@ public final class Reconfiguration implements Registry.Finishing {
     private final long linkRate;
     private final Map<Integer, String> origins;
     private final InDoubtInfo inDoubt;
+    private final Rebuilding rebuilding;
     private volatile long finishedAt;
     private final CompletableFuture<Void> finished = new CompletableFuture<>();
     /** Written by the coordinator thread, read by status requests: guarded by itself. */
@@ -73,7 +76,8 @@ public final class Reconfiguration implements Registry.Finishing {
         this.inDoubt = inDoubt;
         this.sourceDir = source.sourceDir();
         this.linkRate = source.linkRate();
-        this.origins = new TreeMap<>(source.origins());
+        this.origins = new java.util.concurrent.ConcurrentSkipListMap<>(source.origins()); // updated once rebuilt
+        this.rebuilding = source.rebuilding();
         this.central = source.central();
         this.job = job;
         this.id = id;
@@ -142,13 +146,14 @@ public final class Reconfiguration implements Registry.Finishing {
         long t = System.nanoTime();
         checkDaemons();
         Map<Integer, CheckpointLayout> sources = listSources();
-        CarriedValues.requireEqual(plan, sources, client, new JobLayout(job, sourceDir, "load"), holders());
+        CarriedValues.requireEqual(plan, sources, client, new JobLayout(job, sourceDir, "load"), holders(),
+                rebuilding.pending()); // the ranks being rebuilt are compared once published
         PlanPaths.Result bound = PlanPaths.bind(plan, sources);
         phase("check", t);
         state = State.EXECUTING;
         t = System.nanoTime();
         List<Integer> workers = destWorkers();
-        boolean ok = execute(workers, bound, t);
+        boolean ok = execute(workers, bound, t) && rebuiltChecked(sources);
         phase("execute", t);
         t = System.nanoTime();
         if (ok) {
@@ -186,21 +191,36 @@ public final class Reconfiguration implements Registry.Finishing {
         }
     }
 
+    /** Once the ranks rebuilt from parity are published (checked), their carried values are compared too. */
+    private boolean rebuiltChecked(Map<Integer, CheckpointLayout> sources) throws InterruptedException {
+        try {
+            if (rebuilding.await(Rebuilding.TIMEOUT)) {
+                origins.putAll(rebuilding.origins()); // a rank whose rebuild failed was read from its durable copy
+                CarriedValues.requireEqual(plan, sources, client, new JobLayout(job, sourceDir, "load"), holders(),
+                        java.util.Set.of());
+            }
+            return true;
+        } catch (IOException | IllegalArgumentException e) {
+            error = e.getMessage();
+            return false;
+        }
+    }
+
     /** Sends every part and prepares it (central mode: the central part first); whether all prepared. */
     private boolean execute(List<Integer> workers, PlanPaths.Result bound, long t) {
         PlanParts.Header header = new PlanParts.Header(job, id, step, daemons);
         if (central >= 0) {
             // Tenplex-Central: the central worker assembles everything, then every worker fetches its shards whole
             PlanParts.Header c = new PlanParts.Header(job, id + "-c", step, daemons);
-            boolean ok = executeParts(List.of(central), w -> PlanParts.central(c, w, bound.plan(), from.worldSize(),
-                    sourceDir), id + "-c");
+            boolean ok = executeParts(List.of(central), w -> rebuilding.readBy(PlanParts.central(c, w, bound.plan(),
+                    from.worldSize(), sourceDir)), id + "-c");
             phase("central", t);
             return ok && executeParts(workers, w -> PlanParts.fromCentral(header, id + "-c", w, central, bound.plan(),
                     bound.generated()), id);
         }
         Map<Integer, Map<Integer, Long>> rates = linkRate > 0 ? FlowRates.rates(bound.plan(), linkRate) : Map.of();
-        return executeParts(workers, w -> PlanParts.peerToPeer(header, w, bound.plan(), from.worldSize(), sourceDir,
-                bound.generated()).withFlowRates(rates.getOrDefault(w, Map.of())), id);
+        return executeParts(workers, w -> rebuilding.readBy(PlanParts.peerToPeer(header, w, bound.plan(),
+                from.worldSize(), sourceDir, bound.generated()).withFlowRates(rates.getOrDefault(w, Map.of()))), id);
     }
 
     private void abortAll(List<Integer> workers, long t) {
@@ -254,7 +274,9 @@ public final class Reconfiguration implements Registry.Finishing {
 
     /** Lists every old rank's saved tree on the daemon of its worker (a rank with none saved nothing). */
     private Map<Integer, CheckpointLayout> listSources() throws IOException, InterruptedException {
-        return SavedTrees.list(client, new JobLayout(job, sourceDir, "load"), holders());
+        Map<Integer, InetSocketAddress> listed = holders();
+        listed.keySet().removeAll(rebuilding.pending()); // listed as their manifests say they will be published
+        return rebuilding.withPending(SavedTrees.list(client, new JobLayout(job, sourceDir, "load"), listed));
     }
 
     /** The daemon of every old rank. */
@@ -293,6 +315,12 @@ public final class Reconfiguration implements Registry.Finishing {
         if (!collect(workers, sent)) {
             return false;
         }
+        rebuilding.onFailure(why -> { // the parts' reads of its ranks would wait for nothing: abort them at once
+            if (error.isEmpty()) {
+                error = why;
+            }
+            workers.forEach(w -> call(w, planId, PartAction.ABORT));
+        });
         List<CompletableFuture<PartStatus>> prepared = new ArrayList<>();
         for (int w : workers) {
             prepared.add(call(w, planId, PartAction.PREPARE));

@@ -9,6 +9,7 @@ import io.tenplex.jobs.generations.Generations;
 import io.tenplex.jobs.generations.Tiers;
 import io.tenplex.jobs.reconfigure.ReconfigureRequest;
 import io.tenplex.jobs.tiers.ErasureRebuild;
+import io.tenplex.jobs.tiers.RebuildFallback;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.Ptc;
 import java.io.IOException;
@@ -29,12 +30,16 @@ public final class Recovery {
     private final Generations generations;
     private final DaemonClient client;
     private final ErasureRebuild erasureRebuild;
+    private final java.util.concurrent.Executor rebuilds;
     private volatile DurableCopies durableCopies = DurableCopies.NONE;
 
-    public Recovery(Generations generations, DaemonClient client, ErasureRebuild erasureRebuild) {
+    /** @param rebuilds runs parity rebuilds (L3) while the redistribution around them goes on */
+    public Recovery(Generations generations, DaemonClient client, ErasureRebuild erasureRebuild,
+            java.util.concurrent.Executor rebuilds) {
         this.generations = generations;
         this.client = client;
         this.erasureRebuild = erasureRebuild;
+        this.rebuilds = rebuilds;
     }
 
     public void setDurableCopies(DurableCopies copies) {
@@ -102,8 +107,9 @@ public final class Recovery {
         };
         try {
             return Survivors.around(job, generation, from, to, daemons, client, self, new Survivors.Levels(
-                    replicaTrees, t.partners(), (lost, all) -> erasureRebuild.rebuild(job, generation, lost, all, daemons),
-                    disk));
+                    replicaTrees, t.partners(), (lost, all) -> erasureRebuild.start(job, generation, lost, all, daemons,
+                            dry ? Runnable::run : rebuilds, dry ? RebuildFallback.NONE
+                                    : (worker, ranks) -> disk.read(worker, generation, ranks)), disk));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while asking the daemons", e);

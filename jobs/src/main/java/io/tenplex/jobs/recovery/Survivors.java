@@ -4,6 +4,7 @@ import io.tenplex.jobs.common.DaemonClient;
 import io.tenplex.jobs.common.JobLayout;
 import io.tenplex.jobs.generations.Generations;
 import io.tenplex.jobs.generations.SealManifest;
+import io.tenplex.jobs.tiers.ErasureRebuild;
 import io.tenplex.jobs.tiers.Ring;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.Ptc;
@@ -33,8 +34,8 @@ import java.util.concurrent.TimeoutException;
 public final class Survivors {
     static final String MEMORY = "memory";
     static final String PARTNER = "partner copy";
-    static final String ERASURE = "rebuilt from parity";
-    static final String DURABLE = "durable copy read";
+    static final String ERASURE = ErasureRebuild.PARITY;
+    static final String DURABLE = ErasureRebuild.DURABLE;
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Survivors.class);
     private static final long TIMEOUT_SECONDS = 10;
     private static final com.fasterxml.jackson.databind.ObjectMapper MANIFESTS = new com.fasterxml.jackson.databind
@@ -42,6 +43,11 @@ public final class Survivors {
 
     /** Where each old rank is read: its worker now, and from which level. */
     public record Origin(int worker, String level, int lostWorker) {
+        /** The same rank on the same worker, brought back from {@code other} instead. */
+        public Origin from(String other) {
+            return new Origin(worker, other, lostWorker);
+        }
+
         @Override
         public String toString() {
             return level.equals(MEMORY) ? "memory of worker " + worker
@@ -49,10 +55,14 @@ public final class Survivors {
         }
     }
 
-    /** Rebuilds a lost worker's ranks into the coordinator's replica tree (L3); false when the job keeps no parity. */
+    /** Rebuilds a lost worker's ranks into the coordinator's replica tree (L3). */
     interface Rebuilder {
-        /** The lost workers whose ranks were rebuilt (the one asked for and others of its group), or none. */
-        Set<Integer> rebuild(int lostWorker, Set<Integer> lost) throws IOException, InterruptedException;
+        /**
+         * The rebuild of the lost workers of its group (the one asked for and others), checked to be
+         * possible and under way (or done, or failed, when it ran in the caller's thread); none when the
+         * job keeps no parity.
+         */
+        ErasureRebuild.Pending rebuild(int lostWorker, Set<Integer> lost) throws IOException, InterruptedException;
     }
 
     /** Reads a lost worker's ranks of a generation from its durable directory into this daemon's source tree (L4). */
@@ -84,10 +94,14 @@ public final class Survivors {
     }
 
     /**
-     * The re-placed old configuration, the source directory, each rank's origin, and per rank the
-     * surviving workers that keep a complete partner copy of its tree (the planner reads there too).
+     * The re-placed old configuration, the source directory, each rank's origin, per rank the
+     * surviving workers that keep a complete partner copy of its tree (the planner reads there too),
+     * and the ranks still being rebuilt from parity: per rank, its seal manifest and a future
+     * completed with the level it was published from on this daemon (its lost worker's durable copy
+     * when solving it failed).
      */
-    public record Sources(Ptc from, String sourceDir, Map<Integer, Origin> origins, Map<Integer, List<Integer>> copies) {
+    public record Sources(Ptc from, String sourceDir, Map<Integer, Origin> origins, Map<Integer, List<Integer>> copies,
+            Map<Integer, SealManifest> rebuilt, Map<Integer, CompletableFuture<String>> rebuilding) {
     }
 
     private Survivors() {
@@ -118,6 +132,7 @@ public final class Survivors {
         List<Device> devices = new ArrayList<>();
         Map<Integer, Origin> origins = new TreeMap<>();
         Map<Integer, String> recovered = new TreeMap<>(); // lost worker: the level its ranks were brought back from
+        Rebuilds rebuilds = new Rebuilds();
         Copies found = levels.replicaTrees() && levels.partners() > 0
                 ? copies(client, daemons, ring, lost, paths, step, from, levels.partners()) : Copies.NONE;
         Map<Integer, Integer> copies = CopyReads.assign(found.lostOnly(from, lost), found.bytes());
@@ -132,7 +147,7 @@ public final class Survivors {
             int holder = recovered.containsKey(w) ? -1 : copies.getOrDefault(r, -1);
             String level = PARTNER;
             if (holder < 0) {
-                level = elsewhere(self, levels, recovered, w, lost, step, ranksOf(from, w));
+                level = elsewhere(self, levels, new Done(recovered, rebuilds), w, lost, step, ranksOf(from, w));
                 holder = self.getAsInt();
             }
             devices.add(new Device(holder, spare + r)); // a device of its own: never mistaken for a kept shard
@@ -140,7 +155,7 @@ public final class Survivors {
         }
         Ptc placed = new Ptc(from.model(), from.config(), from.layout(), from.stages(), devices);
         return new Sources(placed, levels.replicaTrees() ? JobLayout.replicasDir(step) : Generations.sourceDir(step),
-                origins, found.holders());
+                origins, found.holders(), Map.copyOf(rebuilds.manifests), Map.copyOf(rebuilds.ranks));
     }
 
     private static Set<Integer> lost(Ptc from, Map<Integer, InetSocketAddress> daemons, DaemonClient client)
@@ -234,8 +249,9 @@ public final class Survivors {
      * Brings back the ranks of lost worker {@code worker} on this daemon, once per lost worker: rebuilt
      * from parity (L3) or read from its durable directory (L4). @return the level they came from
      */
-    private static String elsewhere(OptionalInt self, Levels levels, Map<Integer, String> done, int worker,
+    private static String elsewhere(OptionalInt self, Levels levels, Done recovered, int worker,
             Set<Integer> lost, long step, Set<Integer> ranks) throws IOException, InterruptedException {
+        Map<Integer, String> done = recovered.levels();
         String what = (ranks.size() == 1 ? "rank " + ranks.iterator().next() : "ranks " + ranks) + " of generation "
                 + step + " were on lost worker " + worker + " and no surviving worker holds a copy (lost workers: "
                 + lost + ")";
@@ -248,9 +264,15 @@ public final class Survivors {
         String parity = "no parity";
         if (levels.replicaTrees()) {
             try {
-                for (int w : levels.rebuilder().rebuild(worker, lost)) {
+                ErasureRebuild.Pending p = levels.rebuilder().rebuild(worker, lost);
+                String failed = failure(p);
+                if (failed != null) {
+                    throw new IOException(failed);
+                }
+                for (int w : p.workers()) {
                     done.put(w, ERASURE);
                 }
+                recovered.rebuilds().add(p);
             } catch (IOException e) {
                 parity = e.getMessage();
                 LOG.warn("generation {}: no rebuild from parity of worker {}: {}", step, worker, parity);
@@ -270,6 +292,34 @@ public final class Survivors {
             LOG.warn("generation {}: no durable copy of worker {}: {}", step, worker, e.getMessage());
         }
         throw new Unavailable(what + "; not in partner copies, nor rebuilt from parity (" + parity + "), " + disk);
+    }
+
+    /** The ranks being rebuilt from parity, gathered over the lost workers. */
+    private static final class Rebuilds {
+        final Map<Integer, SealManifest> manifests = new TreeMap<>();
+        final Map<Integer, CompletableFuture<String>> ranks = new TreeMap<>();
+
+        void add(ErasureRebuild.Pending p) {
+            manifests.putAll(p.manifests());
+            ranks.putAll(p.ranks());
+        }
+    }
+
+    /** Per lost worker the level its ranks come back from, and the rebuilds under way. */
+    private record Done(Map<Integer, String> levels, Rebuilds rebuilds) {
+    }
+
+    /** Why a rebuild that already ended failed (it ran in the caller's thread), or null. */
+    private static String failure(ErasureRebuild.Pending p) {
+        for (CompletableFuture<String> f : p.ranks().values()) {
+            if (f.isCompletedExceptionally()) {
+                Throwable t = f.handle((v, e) -> e).join();
+                Throwable c = t instanceof java.util.concurrent.CompletionException && t.getCause() != null
+                        ? t.getCause() : t;
+                return c.getMessage() == null ? c.toString() : c.getMessage();
+            }
+        }
+        return null;
     }
 
     /** The ranks that {@code from} places on worker {@code worker}, ascending. */

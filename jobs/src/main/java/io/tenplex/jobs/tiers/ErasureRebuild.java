@@ -27,6 +27,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.zip.CRC32C;
 
 /**
@@ -43,6 +47,15 @@ public final class ErasureRebuild {
     private final RangeReads reads;
     private final SegmentReads io;
     private final ObjectMapper json = new ObjectMapper();
+    /**
+     * The rebuilds under way, by job, step, group and lost members: a recovery asking again while one
+     * runs (the change that started it was aborted and is retried) shares it rather than starting a
+     * second writer of the same trees, and its fallback when the first asker had none (a dry plan).
+     */
+    private final Map<String, Running> inFlight = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private record Running(Pending p, java.util.concurrent.atomic.AtomicReference<RebuildFallback> fallback) {
+    }
 
     public ErasureRebuild(TensorStore store, Generations generations, DaemonClient client, RangeReads reads) {
         this.store = store;
@@ -61,17 +74,68 @@ public final class ErasureRebuild {
      */
     public Set<Integer> rebuild(String job, long step, int lost, Set<Integer> lostWorkers,
             Map<Integer, InetSocketAddress> daemons) throws IOException, InterruptedException {
+        return join(start(job, step, lost, lostWorkers, daemons, Runnable::run, RebuildFallback.NONE));
+    }
+
+    /** The level a rank being rebuilt was published from: solved from its group's parity (L3). */
+    public static final String PARITY = "rebuilt from parity";
+    /** The level a rank being rebuilt was published from: its lost worker's durable copy (L4). */
+    public static final String DURABLE = "durable copy read";
+
+    /**
+     * A rebuild under way: the lost workers it rebuilds, the seal manifest of each of their ranks, and
+     * per rank a future completed with the level it came from ({@link #PARITY}, or {@link #DURABLE}
+     * when solving failed and the {@link RebuildFallback} read it) once that rank is published in the replica
+     * tree; exceptionally, with the reason, when no level could serve it. Nothing of a rank is
+     * published unless all of it matched its seal's CRC32C.
+     */
+    public record Pending(Set<Integer> workers, Map<Integer, SealManifest> manifests,
+            Map<Integer, CompletableFuture<String>> ranks) {
+        public static final Pending NONE = new Pending(Set.of(), Map.of(), Map.of());
+    }
+
+    /**
+     * As {@link #rebuild(String, long, int, Set, Map)}, checking here that enough parity survives and
+     * solving on {@code async}: the answer comes before the ranks are rebuilt. A replica manifest
+     * left from before of a rank it rebuilds is removed first, so a published manifest always means
+     * this rebuild's complete tree. When solving fails at any point after this answers (reading a
+     * block, the decode, a CRC32C mismatch while publishing), the ranks not published yet are read
+     * through {@code fallback} instead, checked against their seal manifests, then published.
+     *
+     * @throws IOException when fewer parity blocks of the group survive than it lost members
+     */
+    public Pending start(String job, long step, int lost, Set<Integer> lostWorkers,
+            Map<Integer, InetSocketAddress> daemons, java.util.concurrent.Executor async, RebuildFallback fallback)
+            throws IOException, InterruptedException {
         Tiers.Settings s = generations.tiers().settings(job);
         if (s.groupSize() == 0) {
-            return Set.of();
+            return Pending.NONE;
         }
-        return rebuild(job, step, s, Ring.of(generations.config(job, step), generations.world(job, step),
-                daemons.keySet()), lost, lostWorkers, daemons);
+        return start(job, step, s, Ring.of(generations.config(job, step), generations.world(job, step),
+                daemons.keySet()), lost, lostWorkers, daemons, async, fallback);
     }
 
     /** {@link #rebuild(String, long, int, Set, Map)} of a generation this daemon may not know (a restore's). */
     Set<Integer> rebuild(String job, long step, Tiers.Settings s, Ring ring, int lost, Set<Integer> lostWorkers,
             Map<Integer, InetSocketAddress> daemons) throws IOException, InterruptedException {
+        return join(start(job, step, s, ring, lost, lostWorkers, daemons, Runnable::run, RebuildFallback.NONE));
+    }
+
+    /** The workers rebuilt, once every rank is published; the first failure otherwise. */
+    private static Set<Integer> join(Pending p) throws IOException, InterruptedException {
+        for (CompletableFuture<String> f : p.ranks().values()) {
+            try {
+                f.get();
+            } catch (ExecutionException e) {
+                throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
+            }
+        }
+        return p.workers();
+    }
+
+    private Pending start(String job, long step, Tiers.Settings s, Ring ring, int lost, Set<Integer> lostWorkers,
+            Map<Integer, InetSocketAddress> daemons, java.util.concurrent.Executor async, RebuildFallback fallback)
+            throws IOException, InterruptedException {
         JobLayout paths = new JobLayout(job);
         List<List<Integer>> groups = ring.groups(s.groupSize());
         int g = 0;
@@ -104,14 +168,79 @@ public final class ErasureRebuild {
                     + js.size() + " of its parity blocks survive");
         }
         Decode d = new Decode(paths, step, g, GroupManifests.parse(members), gone, daemons);
-        d.run(js, js.stream().map(j -> daemons.get(holders.get(j))).toList());
-        return Set.copyOf(gone);
+        return launch(job + " " + step + " " + g + " " + gone, d, js,
+                js.stream().map(j -> daemons.get(holders.get(j))).toList(), async, fallback);
+    }
+
+    /** Starts solving on {@code async}, or answers the rebuild of the same ranks already under way. */
+    private Pending launch(String key, Decode d, List<Integer> js, List<InetSocketAddress> parityDaemons,
+            java.util.concurrent.Executor async, RebuildFallback fallback) throws IOException {
+        Running r;
+        synchronized (inFlight) {
+            Running running = inFlight.get(key);
+            if (running != null) { // one rebuild at a time writes these ranks' trees: share it
+                running.fallback().compareAndSet(RebuildFallback.NONE, fallback);
+                return running.p();
+            }
+            r = new Running(d.pending(), new java.util.concurrent.atomic.AtomicReference<>(fallback));
+            inFlight.put(key, r);
+        }
+        Pending p = r.p();
+        try {
+            async.execute(() -> {
+                try {
+                    solve(d, js, parityDaemons, p, r.fallback()::get);
+                } finally {
+                    inFlight.remove(key, r);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            inFlight.remove(key, r);
+            fail(p, e);
+            throw new IOException("no thread to rebuild " + key + " on", e);
+        }
+        return p;
+    }
+
+    /**
+     * Solves and publishes; when that fails, the ranks not published yet are read through
+     * the fallback then (not when interrupted: the daemon is stopping); a rank no level serves fails
+     * with both reasons. Every rank's future is completed, whatever is thrown.
+     */
+    private void solve(Decode d, List<Integer> js, List<InetSocketAddress> parityDaemons, Pending p,
+            java.util.function.Supplier<RebuildFallback> fallback) {
+        try {
+            long t0 = System.nanoTime();
+            d.run(js, parityDaemons, p.ranks());
+            org.slf4j.LoggerFactory.getLogger(ErasureRebuild.class).info("generation {}: ranks {} rebuilt from parity in "
+                    + "{} ms (blocks read in {} ms)", d.step, p.ranks().keySet(), (System.nanoTime() - t0) / 1_000_000,
+                    (d.readAt - t0) / 1_000_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            fail(p, new IOException("interrupted while rebuilding from parity", e));
+        } catch (IOException | RuntimeException | OutOfMemoryError e) { // OOM: a block's heap buffer, released here
+            try {
+                new ParityFallback(store, d.paths, d.step, fallback.get()).serve(p, d.ranksByWorker(), e);
+            } catch (RuntimeException x) {
+                x.addSuppressed(e);
+                fail(p, x);
+            }
+        } finally {
+            fail(p, new IOException("the rebuild from parity ended without publishing this rank"));
+        }
+    }
+
+    /** Fails every rank of {@code p} not completed yet. */
+    private static void fail(Pending p, Throwable why) {
+        p.ranks().values().forEach(f -> f.completeExceptionally(why));
     }
 
     /** Solving a group for its lost members' blocks from surviving parity blocks and members. */
     private final class Decode {
-        private final JobLayout paths;
-        private final long step;
+        final JobLayout paths;
+        final long step;
+        /** When every block the decode needs was read (System.nanoTime). */
+        volatile long readAt;
         private final int g;
         private final GroupManifests manifests;
         private final List<Integer> gone;
@@ -127,30 +256,44 @@ public final class ErasureRebuild {
             this.daemons = daemons;
         }
 
-        /** {@code js}: the parity blocks used (as many as lost members), {@code holders}: their daemons. */
-        void run(List<Integer> js, List<InetSocketAddress> holders) throws IOException, InterruptedException {
+        /** Per lost worker rebuilt, its ranks. */
+        Map<Integer, List<Integer>> ranksByWorker() {
+            Map<Integer, List<Integer>> out = new TreeMap<>();
+            for (int w : gone) {
+                out.put(w, manifests.byWorker().get(w).stream().map(SealManifest::rank).toList());
+            }
+            return out;
+        }
+
+        /** The rebuild's ranks, any replica manifest of them left from before removed. */
+        Pending pending() {
+            Map<Integer, SealManifest> ms = new TreeMap<>();
+            Map<Integer, CompletableFuture<String>> ranks = new TreeMap<>();
+            for (int w : gone) {
+                for (SealManifest m : manifests.byWorker().get(w)) {
+                    deleteIfThere(paths.replicaManifest(step, m.rank()));
+                    ms.put(m.rank(), m);
+                    ranks.put(m.rank(), new CompletableFuture<>());
+                }
+            }
+            return new Pending(Set.copyOf(gone), Map.copyOf(ms), java.util.Collections.unmodifiableMap(ranks));
+        }
+
+        /**
+         * {@code js}: the parity blocks used (as many as lost members), {@code holders}: their daemons;
+         * completes each rank's future once it is published.
+         */
+        void run(List<Integer> js, List<InetSocketAddress> holders, Map<Integer, CompletableFuture<String>> published)
+                throws IOException, InterruptedException {
             List<Integer> members = manifests.members();
             int k = members.size();
             long length = Math.max(1, manifests.length());
             if (length > Integer.MAX_VALUE) {
                 throw new IOException("a block of " + length + " bytes is over 2 GiB");
             }
-            List<ByteBuffer> syndromes = new ArrayList<>();
-            for (int t = 0; t < js.size(); t++) {
-                syndromes.add(parity(js.get(t), holders.get(t), length));
-            }
-            for (int i = 0; i < k; i++) {
-                if (gone.contains(members.get(i))) {
-                    continue;
-                }
-                for (BlockLayout.Segment s : manifests.layout(members.get(i)).segments()) {
-                    ByteBuffer bytes = io.read(daemons.get(members.get(i)), paths, step, s);
-                    for (int t = 0; t < js.size(); t++) {
-                        Gf256.mulAdd(syndromes.get(t).duplicate().position((int) s.offset()), bytes,
-                                Gf256.cauchy(js.get(t), i, k));
-                    }
-                }
-            }
+            List<ByteBuffer> free = new ArrayList<>();
+            List<ByteBuffer> syndromes = syndromes(js, holders, (int) length, free);
+            readAt = System.nanoTime();
             int[][] a = new int[gone.size()][gone.size()];
             for (int t = 0; t < js.size(); t++) {
                 for (int u = 0; u < gone.size(); u++) {
@@ -159,26 +302,58 @@ public final class ErasureRebuild {
             }
             int[][] inv = Gf256.invert(a);
             for (int u = 0; u < gone.size(); u++) {
-                ByteBuffer block = ByteBuffer.allocate((int) length);
+                ByteBuffer block = free.get(u).clear();
+                java.util.Arrays.fill(block.array(), (byte) 0);
                 for (int t = 0; t < js.size(); t++) {
                     Gf256.mulAdd(block.duplicate().clear(), syndromes.get(t).duplicate().clear(), inv[u][t]);
                 }
                 List<BlockLayout.Segment> all = manifests.layout(gone.get(u)).segments();
                 for (SealManifest m : manifests.byWorker().get(gone.get(u))) {
                     publish(paths, step, m, all.stream().filter(x -> x.rank() == m.rank()).toList(), block);
+                    published.get(m.rank()).complete(PARITY);
                 }
             }
         }
 
-        private ByteBuffer parity(int j, InetSocketAddress holder, long length) throws IOException, InterruptedException {
-            ByteBuffer block = ByteBuffer.allocate((int) length);
-            StorePath parity = paths.parity(step, g).child(Integer.toString(j));
-            OptionalInt crc = io.await(reads.readRegion(holder, parity, Region.whole(Shape.of(length)), block, 0),
-                    parity);
-            if (crc.isEmpty()) {
-                throw new IOException(parity + " arrived without a checksum");
+        /**
+         * The parity blocks {@code js} plus the surviving members' terms (the syndromes). The parity
+         * blocks arrive while the members' blocks are read (other senders into one receiving link); the
+         * members' terms are summed into buffers of their own, added last and then left in {@code free}.
+         */
+        private List<ByteBuffer> syndromes(List<Integer> js, List<InetSocketAddress> holders, int length,
+                List<ByteBuffer> free) throws IOException, InterruptedException {
+            List<Integer> members = manifests.members();
+            List<ByteBuffer> syndromes = new ArrayList<>();
+            List<CompletableFuture<OptionalInt>> parityReads = new ArrayList<>();
+            for (int t = 0; t < js.size(); t++) {
+                syndromes.add(ByteBuffer.allocate(length));
+                parityReads.add(reads.readRegion(holders.get(t), parity(js.get(t)), Region.whole(Shape.of(length)),
+                        syndromes.get(t).duplicate(), 0));
+                free.add(ByteBuffer.allocate(length));
             }
-            return block.clear();
+            for (int i = 0; i < members.size(); i++) {
+                if (gone.contains(members.get(i))) {
+                    continue;
+                }
+                for (BlockLayout.Segment s : manifests.layout(members.get(i)).segments()) {
+                    ByteBuffer bytes = io.read(daemons.get(members.get(i)), paths, step, s);
+                    for (int t = 0; t < js.size(); t++) {
+                        Gf256.mulAdd(free.get(t).duplicate().position((int) s.offset()), bytes,
+                                Gf256.cauchy(js.get(t), i, members.size()));
+                    }
+                }
+            }
+            for (int t = 0; t < js.size(); t++) {
+                if (io.await(parityReads.get(t), parity(js.get(t))).isEmpty()) {
+                    throw new IOException(parity(js.get(t)) + " arrived without a checksum");
+                }
+                Gf256.mulAdd(syndromes.get(t), free.get(t).duplicate().clear(), 1);
+            }
+            return syndromes;
+        }
+
+        private StorePath parity(int j) {
+            return paths.parity(step, g).child(Integer.toString(j));
         }
     }
 

@@ -8,8 +8,17 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.tenplex.jobs.FakeCluster;
 import io.tenplex.jobs.generations.Tiers;
 import io.tenplex.jobs.reconfigure.Reconfiguration;
+import io.tenplex.jobs.common.ConfigJson;
+import io.tenplex.jobs.common.JobLayout;
+import io.tenplex.ptc.Device;
+import io.tenplex.ptc.Ptc;
+import io.tenplex.transform.Plan;
+import io.tenplex.transform.Planner;
+import io.tenplex.transform.ShardPlan;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -73,6 +82,162 @@ class ErasureGroupsTest {
         assertEquals("rebuilt from parity on worker 0 (worker 1 lost)", c.describe().sources().get(1));
         assertEquals("memory of worker 3", c.describe().sources().get(3));
         job.assertLoaded(onSurvivors(1), full);
+    }
+
+    /**
+     * The redistribution does not wait for the whole rebuild: with the parity reads held (the rebuild
+     * of worker 1's rank cannot finish), every new shard that reads no piece of rank 1 is staged; the
+     * ones reading rank 1 wait for it, and once it is published the change commits byte-exact.
+     */
+    @Test
+    void rebuildHeld_shardsNotReadingTheRebuiltRank_areStagedMeanwhile() throws Exception {
+        Map<String, byte[]> full = job.saveAndSeal(10, K3M1, 7);
+        awaitParity(10);
+        cluster.client().setUnreachable(cluster.address(1), true);
+        CompletableFuture<Void> release = new CompletableFuture<>();
+        cluster.client().holdRangeReadsBelow(PATHS.parities(10), release);
+        Reconfiguration c;
+        try {
+            c = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return cluster.jobs(0).reconfigure(job.request(10, onSurvivors(1)));
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }).get(30, TimeUnit.SECONDS); // planning does not wait for the rebuild
+            Ptc from = ConfigJson.source(job.model, TierFixture.config(TierFixture.FROM, 1));
+            List<Device> placed = new ArrayList<>(from.devices());
+            placed.set(1, new Device(0, 2)); // rank 1 rebuilt on worker 0, on a device of its own
+            Ptc to = ConfigJson.target(job.model, onSurvivors(1));
+            Plan plan = Planner.plan(new Ptc(from.model(), from.config(), from.layout(), from.stages(), placed), to);
+            List<ShardPlan> early = new ArrayList<>();
+            List<ShardPlan> late = new ArrayList<>();
+            for (ShardPlan s : plan.shards()) {
+                (s.pieces().stream().anyMatch(p -> p.sourceRank() == 1) ? late : early).add(s);
+            }
+            assertTrue(!early.isEmpty() && !late.isEmpty(), early.size() + " early, " + late.size() + " late");
+            JobLayout staged = new JobLayout("j");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            List<ShardPlan> missing = early;
+            while (!missing.isEmpty() && System.nanoTime() < deadline) {
+                missing = early.stream().filter(s -> cluster.store(to.device(s.destRank()).worker())
+                        .stat(staged.staged(c.id(), s.destRank(), s.key())).isEmpty()).toList();
+                java.util.concurrent.locks.LockSupport.parkNanos(5_000_000L); // polling the parts' staged shards
+            }
+            assertEquals(List.of(), missing.stream().map(s -> s.destRank() + "/" + s.key()).toList(),
+                    "staged while rank 1 is rebuilt");
+            assertTrue(cluster.store(0).stat(PATHS.replicaManifest(10, 1)).isEmpty(), "the rebuild is still held");
+            for (ShardPlan s : late) {
+                assertTrue(cluster.store(to.device(s.destRank()).worker())
+                        .stat(staged.staged(c.id(), s.destRank(), s.key())).isEmpty(), "waits for rank 1: " + s.key());
+            }
+            assertEquals(Reconfiguration.State.EXECUTING, c.state());
+        } finally {
+            release.complete(null);
+        }
+        c.finished().get(60, TimeUnit.SECONDS);
+        assertEquals(Reconfiguration.State.COMMITTED, c.state(), String.valueOf(c.describe()));
+        assertEquals("rebuilt from parity on worker 0 (worker 1 lost)", c.describe().sources().get(1));
+        job.assertLoaded(onSurvivors(1), full);
+    }
+
+    /**
+     * A rebuild that fails after the redistribution started (its parity block gone when read) aborts
+     * the change: every part is dropped, nothing is loaded, and no rebuilt rank is published.
+     */
+    @Test
+    void rebuildFailingMidway_abortsTheChange_withNothingLoaded() throws Exception {
+        job.saveAndSeal(10, K3M1, 8);
+        awaitParity(10);
+        cluster.client().setUnreachable(cluster.address(1), true);
+        CompletableFuture<Void> release = new CompletableFuture<>();
+        cluster.client().holdRangeReadsBelow(PATHS.parities(10), release);
+        Reconfiguration c = cluster.jobs(0).reconfigure(job.request(10, onSurvivors(1)));
+        cluster.store(3).delete(PATHS.parity(10, 0).child("0")); // the block the rebuild reads
+        release.complete(null);
+        c.finished().get(60, TimeUnit.SECONDS);
+        assertEquals(Reconfiguration.State.ABORTED, c.state());
+        assertTrue(c.error().contains("rebuilding from parity failed"), c.error());
+        assertTrue(cluster.store(0).stat(PATHS.replicaManifest(10, 1)).isEmpty(), "nothing of rank 1 published");
+        for (int w : new int[] {0, 2, 3}) {
+            assertTrue(cluster.store(w).stat(PATHS.load()).isEmpty(), "worker " + w + " loaded nothing");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); // a part drops its staging as it ends
+            while (cluster.store(w).stat(PATHS.staging(c.id())).isPresent() && System.nanoTime() < deadline) {
+                java.util.concurrent.locks.LockSupport.parkNanos(5_000_000L); // polling the aborted part's cleanup
+            }
+            assertTrue(cluster.store(w).stat(PATHS.staging(c.id())).isEmpty(), "worker " + w + " keeps no staging");
+        }
+    }
+
+    /**
+     * A rebuild asked for again while one of the same ranks runs (its change aborted, the recovery
+     * retried) is the same rebuild: never two writers of one rank's replica tree. Once it has ended,
+     * a new one starts.
+     */
+    @Test
+    void rebuildAskedAgainWhileRunning_isShared_notStartedTwice() throws Exception {
+        job.saveAndSeal(10, K3M1, 9);
+        awaitParity(10);
+        java.util.concurrent.ExecutorService async = java.util.concurrent.Executors.newCachedThreadPool();
+        CompletableFuture<Void> release = new CompletableFuture<>();
+        cluster.client().holdRangeReadsBelow(PATHS.parities(10), release);
+        try {
+            ErasureRebuild rebuild = new ErasureRebuild(cluster.store(0), cluster.jobs(0).generations(), cluster.client(),
+                    cluster.client());
+            ErasureRebuild.Pending first = rebuild.start("j", 10, 1, java.util.Set.of(1), cluster.daemons(), async,
+                    RebuildFallback.NONE);
+            ErasureRebuild.Pending again = rebuild.start("j", 10, 1, java.util.Set.of(1), cluster.daemons(), async,
+                    RebuildFallback.NONE);
+            assertTrue(first == again, "a second rebuild of rank 1 was started beside the first");
+            release.complete(null);
+            assertEquals(ErasureRebuild.PARITY, first.ranks().get(1).get(60, TimeUnit.SECONDS));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            ErasureRebuild.Pending later = first;
+            while (later == first && System.nanoTime() < deadline) { // the ended rebuild leaves the in-flight table
+                later = rebuild.start("j", 10, 1, java.util.Set.of(1), cluster.daemons(), async,
+                        RebuildFallback.NONE);
+            }
+            assertTrue(later != first, "a rebuild after the first ended starts anew");
+            assertEquals(ErasureRebuild.PARITY, later.ranks().get(1).get(60, TimeUnit.SECONDS));
+        } finally {
+            release.complete(null);
+            async.shutdown();
+            assertTrue(async.awaitTermination(60, TimeUnit.SECONDS));
+        }
+    }
+
+    /**
+     * A rebuild first asked for without a fallback (a dry plan's) and shared by a recovery that has
+     * one: when it then fails, the recovery's fallback is asked for the ranks.
+     */
+    @Test
+    void sharedRebuildFailing_usesTheFallbackOfTheAskerThatHasOne() throws Exception {
+        job.saveAndSeal(10, K3M1, 10);
+        awaitParity(10);
+        java.util.concurrent.ExecutorService async = java.util.concurrent.Executors.newCachedThreadPool();
+        CompletableFuture<Void> release = new CompletableFuture<>();
+        cluster.client().holdRangeReadsBelow(PATHS.parities(10), release);
+        cluster.client().failRangeReadsBelow(PATHS.generation(10).child("2")); // fails mid-decode
+        List<String> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try {
+            ErasureRebuild rebuild = new ErasureRebuild(cluster.store(0), cluster.jobs(0).generations(), cluster.client(),
+                    cluster.client());
+            ErasureRebuild.Pending first = rebuild.start("j", 10, 1, java.util.Set.of(1), cluster.daemons(), async,
+                    RebuildFallback.NONE);
+            ErasureRebuild.Pending shared = rebuild.start("j", 10, 1, java.util.Set.of(1), cluster.daemons(), async,
+                    (worker, ranks) -> asked.add(worker + " " + ranks) && false);
+            assertTrue(first == shared);
+            release.complete(null);
+            var e = org.junit.jupiter.api.Assertions.assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> first.ranks().get(1).get(60, TimeUnit.SECONDS));
+            assertEquals(List.of("1 [1]"), asked);
+            assertTrue(e.getCause().getMessage().contains("(injected); nor read from the durable copy of worker 1"),
+                    e.getCause().getMessage());
+        } finally {
+            release.complete(null);
+            async.shutdown();
+            assertTrue(async.awaitTermination(60, TimeUnit.SECONDS));
+        }
     }
 
     @Test

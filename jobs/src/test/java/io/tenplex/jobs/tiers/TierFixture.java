@@ -81,11 +81,15 @@ final class TierFixture {
 
     /** Reconfigures generation {@code step} to {@code to} (coordinated by worker 0) and waits for the end. */
     Reconfiguration reconfigure(long step, JsonNode to) throws Exception {
-        ReconfigureRequest r = new ReconfigureRequest("j", ModelSpecJson.write(model), null, to, OptionalLong.of(step),
-                false, OptionalLong.empty(), cluster.daemons(), -1, OptionalLong.empty(), OptionalLong.of(60_000), null);
-        Reconfiguration c = cluster.jobs(0).reconfigure(r);
+        Reconfiguration c = cluster.jobs(0).reconfigure(request(step, to));
         c.finished().get(60, TimeUnit.SECONDS);
         return c;
+    }
+
+    /** The request to reconfigure generation {@code step} to {@code to}. */
+    ReconfigureRequest request(long step, JsonNode to) {
+        return new ReconfigureRequest("j", ModelSpecJson.write(model), null, to, OptionalLong.of(step),
+                false, OptionalLong.empty(), cluster.daemons(), -1, OptionalLong.empty(), OptionalLong.of(60_000), null);
     }
 
     /** Every new shard of {@code to} is bit-identical to sharding {@code full} directly. */

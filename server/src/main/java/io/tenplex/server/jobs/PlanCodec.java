@@ -28,7 +28,8 @@ public final class PlanCodec {
         WorkerPlan.Builder b = WorkerPlan.newBuilder().setJob(p.job()).setPlanId(p.planId()).setWorker(p.worker())
                 .setStep(p.step()).putAllDaemons(p.daemons()).setSourceDir(p.sourceDir()).setOutputDir(p.outputDir())
                 .putAllFlowRates(p.flowRates()).addAllParticipants(p.participants()).setCoordinator(p.coordinator())
-                .setReconfiguration(p.reconfiguration()).setPreparedTimeoutMillis(p.preparedTimeoutMillis());
+                .setReconfiguration(p.reconfiguration()).setPreparedTimeoutMillis(p.preparedTimeoutMillis())
+                .addAllRebuilding(p.rebuilding());
         p.shards().forEach(s -> b.addShards(shard(s, p.sourceDevices())));
         p.values().forEach(v -> b.addValues(ValueCopy.newBuilder().setDestRank(v.destRank()).setKey(v.key())
                 .setSourceRank(v.sourceRank())));
@@ -52,7 +53,7 @@ public final class PlanCodec {
         return new PlanPart(wp.getJob(), wp.getPlanId(), wp.getWorker(), wp.getStep(), new TreeMap<>(wp.getDaemonsMap()),
                 wp.getSourceDir(), wp.getOutputDir(), shards(wp, sources), values, generated, sources,
                 Map.copyOf(wp.getFlowRatesMap()), wp.getParticipantsList(), wp.getCoordinator(), wp.getReconfiguration(),
-                wp.getPreparedTimeoutMillis());
+                wp.getPreparedTimeoutMillis(), wp.getRebuildingList());
     }
 
     public static io.tenplex.server.control.PartStatus encode(PartStatus s) {
@@ -126,6 +127,9 @@ public final class PlanCodec {
      */
     static void check(WorkerPlan wp) {
         int sources = wp.getSourceDevicesCount();
+        for (int r : wp.getRebuildingList()) {
+            checkRank(r, sources, "rebuilding rank");
+        }
         for (Shard s : wp.getShardsList()) {
             DType.fromName(s.getDtype());
             int dims = s.getShapeCount();

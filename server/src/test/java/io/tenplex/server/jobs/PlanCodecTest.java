@@ -35,7 +35,7 @@ class PlanCodecTest {
                 .map(v -> new PlanPart.Value(v.destRank(), v.key(), v.sourceRank())).toList();
         return new PlanPart("gpt", "p7-abc", 1, 42, Map.of(0, "127.0.0.1:20010", 1, "127.0.0.1:20011"), "generations/42",
                 "load", plan.shards(), values, List.of(new PlanPart.Generated(1, "iter", "42\n")), sources,
-                Map.of(0, 1_000_000_000L), List.of(0, 1), "127.0.0.1:20010", "r3", 60_000);
+                Map.of(0, 1_000_000_000L), List.of(0, 1), "127.0.0.1:20010", "r3", 60_000, List.of(1));
     }
 
     /** Every field, with the arrays inside pieces compared by value. */
@@ -73,7 +73,7 @@ class PlanCodecTest {
                 x.replicas())).toList(), s.padding())).toList();
         return new PlanPart(p.job(), p.planId(), p.worker(), p.step(), p.daemons(), p.sourceDir(), p.outputDir(), shards,
                 p.values(), p.generated(), p.sourceDevices(), p.flowRates(), p.participants(), p.coordinator(),
-                p.reconfiguration(), p.preparedTimeoutMillis());
+                p.reconfiguration(), p.preparedTimeoutMillis(), p.rebuilding());
     }
 
     @Test
@@ -89,6 +89,16 @@ class PlanCodecTest {
         WorkerPlan bad = PlanCodec.encode(fromCopies(part(), 2)); // the part names daemons of workers 0 and 1 only
         var e = assertThrows(IllegalArgumentException.class, () -> PlanCodec.decode(bad));
         assertTrue(e.getMessage().contains("source_device on worker 2, which has no daemon address"), e.getMessage());
+    }
+
+    @Test
+    void rebuildingRanks_roundTrip_andOneWithoutASourceDevice_isRefused() throws Exception {
+        PlanPart p = part();
+        assertEquals(List.of(1), PlanCodec.decode(WorkerPlan.parseFrom(PlanCodec.encode(p).toByteArray())).rebuilding());
+        WorkerPlan bad = PlanCodec.encode(p.withRebuilding(List.of(p.sourceDevices().size())));
+        var e = assertThrows(IllegalArgumentException.class, () -> PlanCodec.decode(bad));
+        assertTrue(e.getMessage().contains("rebuilding rank " + p.sourceDevices().size() + " is not in [0, "),
+                e.getMessage());
     }
 
     @Test
