@@ -62,6 +62,10 @@ final class Repartition {
                 try {
                     export(d);
                 } catch (StoreException e) {
+                    if (e.kind() == StoreException.Kind.NOT_FOUND) { // nothing frozen there: another one moves it
+                        throw StoreException.conflict("job " + job + "'s stream is not at " + d + " (re-partitioned "
+                                + "meanwhile?): " + e.getMessage());
+                    }
                     if (e.kind() != StoreException.Kind.CONFLICT) { // it may be frozen: unfreezing gives its samples back
                         exported.putIfAbsent(d, new TreeMap<>());
                     }

@@ -354,6 +354,10 @@ public final class StreamService implements AutoCloseable {
      * @throws IllegalArgumentException a malformed address, before anything changes
      */
     public CompletableFuture<StreamStatus> repartition(String job, List<String> newRanks) {
+        if (stream(job).frozen()) { // another re-partitioning is under way: its config here may be half given out
+            return CompletableFuture.failedFuture(StoreException.conflict("job " + job + "'s stream is being "
+                    + "re-partitioned; try again when it is done"));
+        }
         StreamConfig old = config(job);
         StreamConfig next = old.withRanks(newRanks);
         return CompletableFuture.supplyAsync(() -> {

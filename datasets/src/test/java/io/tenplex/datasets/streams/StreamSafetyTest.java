@@ -126,6 +126,38 @@ class StreamSafetyTest {
         assertEquals(20, a.status("j").local().get(0).population());
     }
 
+    /**
+     * Another coordinator froze the old daemons and gave B the new config (ranks at C) but not C yet: a re-partition
+     * asked of B then is a conflict, not a failure that names C, and it changes nothing (it once read B's half-given
+     * config, tried to export at C, which had no stream, and answered 502 "could not restore C").
+     */
+    @Test
+    void repartition_atADaemonMidwayThroughAnotherRepartition_isAConflict_andChangesNothing() throws Exception {
+        StreamService a = daemon(A);
+        StreamService b = daemon(B);
+        daemon(C);
+        a.create("j", fifo(8, A, B)).get();
+        push(a, "j", 20, 4);
+        var fromA = a.exportLocal("j", List.of(A, B)); // the other coordinator's steps (1) and (2), up to B
+        var fromB = b.exportLocal("j", List.of(A, B));
+        StreamConfig toC = a.config("j").withRanks(List.of(C));
+        a.configure("j", toC, true);
+        b.configure("j", toC, true);
+        ExecutionException e = assertThrows(ExecutionException.class, () -> b.repartition("j", List.of(A, B, C)).get());
+        assertEquals(StoreException.Kind.CONFLICT, kindOf(e), e.getMessage());
+        assertEquals(toC.ranks(), b.config("j").ranks());
+        assertTrue(b.status("j").local().isEmpty() || b.status("j").local().stream().allMatch(RankStatus::frozen));
+        // the other coordinator gives up: every sample goes back
+        StreamConfig old = fifo(8, A, B);
+        a.configure("j", old, true);
+        b.configure("j", old, true);
+        a.importLocal("j", fromA);
+        b.importLocal("j", fromB);
+        a.unfreezeLocal("j");
+        b.unfreezeLocal("j");
+        assertEquals(20, population("j"));
+    }
+
     @Test
     void repartitions_racing_leaveEverySampleOnce() throws Exception {
         StreamService a = daemon(A);
