@@ -39,8 +39,9 @@ def _log(msg):
     print("tenplex.launch: " + msg, file=sys.stderr, flush=True)
 
 
-def _state(c, job, pod):
-    """(assignment or None, why not yet) for this pod."""
+def current_assignment(c, job):
+    """(the adapter's assignment, None) once the job's stop flag is down and the assignment is for the
+    job's current complete generation; else (None, why not yet)."""
     try:
         if stop_state(job, client=c)["stop"]:
             return None, "the stop flag is up"
@@ -53,6 +54,14 @@ def _state(c, job, pod):
     current = generations(job, c).get("current")
     if a.get("generation") != current:
         return None, "the assignment is for generation %s, the job's is %s" % (a.get("generation"), current)
+    return a, None
+
+
+def _state(c, job, pod):
+    """(assignment or None, why not yet) for this pod."""
+    a, why = current_assignment(c, job)
+    if a is None:
+        return None, why
     if a.get("config") is None:
         return None, "the assignment has no configuration (is the model stored with the job?)"
     mine = [p for p in a["pods"] if p["pod"] == pod]

@@ -25,10 +25,9 @@ import subprocess
 import sys
 import time
 
-from . import layout
 from . import pod_roles as roles
-from .checkpoint import generations, stop_state
-from .errors import UnknownJob
+from .checkpoint import stop_state
+from .launch import current_assignment
 
 EXIT_SECONDS = 60.0
 
@@ -130,19 +129,9 @@ class LiveLauncher:
     def _state(self, prev_tag):
         """(assignment, this pod's entry or None) once the stop flag is down and the assignment is for the
         job's current generation and is not ``prev_tag``; else (None, why not yet)."""
-        c, job = self.c, self.args.job
-        try:
-            if stop_state(job, client=c)["stop"]:
-                return None, "the stop flag is up"
-        except UnknownJob:
-            return None, "the daemon does not know job %s yet (no save, no assignment)" % job
-        r = c.request("GET", layout.files_route(layout.assignment_file(job)), ok=(200, 404))
-        if r.status_code == 404:
-            return None, "no assignment yet"
-        a = r.json()
-        current = generations(job, c).get("current")
-        if a.get("generation") != current:
-            return None, "the assignment is for generation %s, the job's is %s" % (a.get("generation"), current)
+        a, why = current_assignment(self.c, self.args.job)
+        if a is None:
+            return None, why
         if roles.tag(a) == prev_tag:
             return None, "no new assignment yet (still %s)" % prev_tag
         if a.get("config") is None:
