@@ -299,6 +299,7 @@ public final class Jobs implements Sealer {
     /** As {@link #reconfigure(ReconfigureRequest)}, with the plan made ahead when its inputs are still those found. */
     public Reconfiguration reconfigure(ReconfigureRequest r, PlanAhead ahead) throws IOException {
         Planned p = plan(r, false, ahead);
+        io.tenplex.jobs.reconfigure.PlanHeap.check(p.plan(), r.central(), Runtime.getRuntime().maxMemory());
         Map<Integer, InetSocketAddress> daemons = daemons(r.daemons());
         if (daemons.isEmpty()) {
             throw new IllegalArgumentException("no daemon addresses: give \"daemons\" in the request or start tenplexd "
@@ -319,8 +320,19 @@ public final class Jobs implements Sealer {
         return c;
     }
 
-    /** @param dry only to plan: a lost worker's durable copy is looked at, not read; @param ahead to reuse or fill, or null */
+    /**
+     * @param dry only to plan: a lost worker's durable copy is looked at, not read; @param ahead to reuse or fill, or null
+     * @throws StoreException {@code TOO_LARGE} when planning ran out of heap (its tables are dropped with the error)
+     */
     private Planned plan(ReconfigureRequest r, boolean dry, PlanAhead ahead) throws IOException {
+        try {
+            return planInHeap(r, dry, ahead);
+        } catch (OutOfMemoryError e) {
+            throw io.tenplex.jobs.reconfigure.PlanHeap.planning(r.job(), r.to(), e);
+        }
+    }
+
+    private Planned planInHeap(ReconfigureRequest r, boolean dry, PlanAhead ahead) throws IOException {
         Model model = r.modelSpec() != null ? models.store(r.job(), r.modelSpec())
                 : models.stored(r.job(), daemons(r.daemons()), !dry, r.to());
         String sourceDir = "save";

@@ -45,6 +45,7 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
     }
 
     private final Map<InetSocketAddress, Daemon> daemons = new ConcurrentHashMap<>();
+    private final Map<InetSocketAddress, Error> failingPosts = new ConcurrentHashMap<>();
     private final Set<InetSocketAddress> unreachable = ConcurrentHashMap.newKeySet();
     private final Set<InetSocketAddress> refusingPrepare = ConcurrentHashMap.newKeySet();
     private final Set<InetSocketAddress> losingCommits = ConcurrentHashMap.newKeySet();
@@ -83,6 +84,11 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
     }
 
     /** The daemon at {@code address} answers prepare with an error. */
+    /** Posting a part to {@code address} throws {@code e} in the caller's thread (an encoder out of heap). */
+    public void failPostsWith(InetSocketAddress address, Error e) {
+        failingPosts.put(address, e);
+    }
+
     public void refusePrepare(InetSocketAddress address) {
         refusingPrepare.add(address);
     }
@@ -130,6 +136,10 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
 
     @Override
     public CompletableFuture<PartStatus> postPart(InetSocketAddress daemon, PlanPart part) {
+        Error e = failingPosts.get(daemon);
+        if (e != null) {
+            throw e; // as a client that runs out of heap encoding the part, in the caller's thread
+        }
         return at(daemon, () -> d(daemon).jobs().startPart(part).status());
     }
 
