@@ -25,9 +25,10 @@ public final class PlanPaths {
     public record Result(Plan plan, Map<Integer, Map<String, String>> generated) {}
 
     /** @param sources the layout of each old rank that saved something (a rank that saved nothing is absent) */
-    public static Result bind(Plan plan, Map<Integer, CheckpointLayout> sources) {
-        boolean megatron = sources.values().stream().anyMatch(CheckpointLayout::megatronOptimizer);
-        boolean fp32 = megatron && sources.values().stream().filter(CheckpointLayout::megatronOptimizer)
+    public static Result bind(Plan plan, Map<Integer, CheckpointLayout> listed) {
+        CheckpointLayout[] sources = byRank(listed); // read for every replica of every piece: no boxing, no tree
+        boolean megatron = listed.values().stream().anyMatch(CheckpointLayout::megatronOptimizer);
+        boolean fp32 = megatron && listed.values().stream().filter(CheckpointLayout::megatronOptimizer)
                 .allMatch(CheckpointLayout::fp32Optimizer);
         Map<Integer, List<List<String>>> groups = megatron ? groups(plan) : Map.of();
         java.util.function.Function<ShardPlan, String> destPath = s -> {
@@ -44,7 +45,7 @@ public final class PlanPaths {
                     return CheckpointLayout.destPath(at, p.sourceKey(), s.key());
                 }
             }
-            for (int r : sources.keySet()) { // an empty tensor has no pieces: the path of its key where saved
+            for (int r : listed.keySet()) { // an empty tensor has no pieces: the path of its key where saved
                 String at = sourcePath(sources, r, s.key());
                 if (at != null) {
                     return at;
@@ -52,8 +53,8 @@ public final class PlanPaths {
             }
             return s.key();
         };
-        List<ValueCopy> values = values(plan, sources);
-        values.addAll(UndeclaredValues.of(plan, sources, destPath, values));
+        List<ValueCopy> values = values(plan, listed);
+        values.addAll(UndeclaredValues.of(plan, listed, destPath, values));
         Plan bound = plan.withPaths((rank, key) -> sourcePath(sources, rank, key), destPath, values);
         Map<Integer, Map<String, String>> generated = new TreeMap<>();
         if (megatron) {
@@ -83,16 +84,20 @@ public final class PlanPaths {
         return groups;
     }
 
-    private static String sourcePath(Map<Integer, CheckpointLayout> sources, int rank, String key) {
-        CheckpointLayout l = sources.get(rank);
-        if (l == null) {
-            return null;
-        }
-        try {
-            return l.tensorPath(key, rank);
-        } catch (IllegalArgumentException e) {
-            return null;
-        }
+    private static CheckpointLayout[] byRank(Map<Integer, CheckpointLayout> listed) {
+        int n = listed.keySet().stream().mapToInt(Integer::intValue).max().orElse(-1) + 1;
+        CheckpointLayout[] out = new CheckpointLayout[n];
+        listed.forEach((r, l) -> {
+            if (r >= 0) {
+                out[r] = l;
+            }
+        });
+        return out;
+    }
+
+    private static String sourcePath(CheckpointLayout[] sources, int rank, String key) {
+        CheckpointLayout l = rank >= 0 && rank < sources.length ? sources[rank] : null;
+        return l == null ? null : l.storedTensor(key);
     }
 
     private static List<ValueCopy> values(Plan plan, Map<Integer, CheckpointLayout> sources) {
