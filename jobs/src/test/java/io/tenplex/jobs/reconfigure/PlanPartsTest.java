@@ -108,15 +108,23 @@ class PlanPartsTest {
     @Test
     void aPartThatCannotFitTheHeap_isRefusedWithItsSizes() {
         Plan plan = Planner.plan(ptc(A), ptc(B));
-        PlanHeap.check(plan, -1, 512L << 20);
-        StoreException e = assertThrows(StoreException.class, () -> PlanHeap.check(plan, 0, 64L << 20));
+        long total = plan.pieceCount();
+        long central = PlanHeap.need(total, total, A.dp()); // one part: nothing else waits to be sent
+        assertEquals(total * (PlanHeap.PER_PIECE + PlanHeap.PER_REPLICA * A.dp()), central);
+        PlanHeap.check(plan, 0, central * 4 + 4);
+        StoreException e = assertThrows(StoreException.class, () -> PlanHeap.check(plan, 0, central * 4 - 4));
         assertEquals(StoreException.Kind.TOO_LARGE, e.kind());
-        assertTrue(e.getMessage().contains("(" + plan.pieceCount() + " pieces) needs about "), e.getMessage());
-        assertTrue(e.getMessage().contains("central worker 0: " + plan.pieceCount() + " pieces"), e.getMessage());
-        assertTrue(e.getMessage().contains("of 64.0 MiB) it may take; nothing was started"), e.getMessage());
-        StoreException p = assertThrows(StoreException.class, () -> PlanHeap.check(plan, -1, 16L << 20));
-        assertTrue(p.getMessage().contains("destination worker "), p.getMessage());
-        assertEquals(Long.MAX_VALUE, PlanHeap.need(Long.MAX_VALUE / 2, 64));
+        assertTrue(e.getMessage().contains("(" + total + " pieces) needs about "), e.getMessage());
+        assertTrue(e.getMessage().contains("central worker 0: " + total + " pieces, each with up to 4 replicas"),
+                e.getMessage());
+        assertTrue(e.getMessage().contains("it may take; nothing was started. Reconfigure peer to peer"), e.getMessage());
+        long largest = plan.destWorkers().stream().mapToLong(plan::pieceCountOf).max().orElseThrow();
+        long peer = PlanHeap.need(largest, total, A.dp());
+        assertTrue(peer < central, peer + " < " + central);
+        PlanHeap.check(plan, -1, peer * 4 + 4);
+        StoreException p = assertThrows(StoreException.class, () -> PlanHeap.check(plan, -1, peer * 4 - 4));
+        assertTrue(p.getMessage().contains("for its largest part (destination worker "), p.getMessage());
+        assertEquals(Long.MAX_VALUE, PlanHeap.need(Long.MAX_VALUE / 2, Long.MAX_VALUE, 64));
     }
 
     /** Daemons that list each old rank's flat tree (fresh strings per listing, as parsed from an answer). */
