@@ -47,7 +47,7 @@ class CoordinatorHeapIT {
 
     @Test
     void aCentralPartOverAQuarterOfTheHeap_is413WithTheSizes_andNothingStarts() throws Exception {
-        DaemonProcess d = DaemonProcess.start(List.of("-Xmx128m"), "--port", "0", "--memory-limit", "64m");
+        DaemonProcess d = DaemonProcess.start(List.of("-Xmx128m", "-XX:MaxDirectMemorySize=512m"), "--port", "0", "--memory-limit", "64m");
         cluster.daemons.add(d);
         HttpResponse<byte[]> r = reconfigure(d, ", \"central\": true");
         String text = new String(r.body(), StandardCharsets.UTF_8);
