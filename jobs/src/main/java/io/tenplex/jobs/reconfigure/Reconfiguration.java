@@ -131,6 +131,7 @@ public final class Reconfiguration implements Registry.Finishing {
                 error = e.getMessage() == null ? e.toString() : e.getMessage();
                 state = State.ABORTED;
             } finally {
+                rebuilding.release().run(); // committed or aborted: nobody reads what the rebuild streamed
                 finishedAt = System.nanoTime();
                 ReconfigurationEvents.finished(this, started);
                 finished.complete(null);
