@@ -253,7 +253,9 @@ final class RangeSolve {
                     slice(into.get(t), c[0], c[1]), 0).whenComplete((crc, e) -> {
                         synchronized (this) {
                             if (e != null || crc.isEmpty()) {
-                                failed = failed != null ? failed : e != null ? e
+                                Throwable why = e instanceof java.util.concurrent.CompletionException x
+                                        && x.getCause() != null ? x.getCause() : e;
+                                failed = failed != null ? failed : why != null ? why
                                         : new IOException(paths.get(t) + " arrived without a checksum");
                             } else {
                                 crcs[t][i] = crc.getAsInt();
