@@ -128,8 +128,8 @@ class StreamedRebuildTest {
     void changeAbortedWhileStreaming_removesTheStreamedTreeOnceTheRebuildEnds() throws Exception {
         saved(14);
         cluster.client().refusePrepare(cluster.address(2));
-        cluster.client().setUnreachable(cluster.address(1), true);
-        Reconfiguration c = cluster.jobs(0).reconfigure(job.request(10, onSurvivors()));
+        Reconfiguration c = recoverHalfWay();
+        release.complete(null);
         c.finished().get(60, TimeUnit.SECONDS);
         assertEquals(Reconfiguration.State.ABORTED, c.state());
         await(() -> cluster.store(0).stat(PATHS.replicaManifest(10, 1)).isPresent(), "rank 1 published");
