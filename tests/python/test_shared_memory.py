@@ -245,7 +245,7 @@ def tensor_gets(job, **kw):
 
 
 FULL = "pyshm-full"
-big_state = {"w": torch.randn(25 << 20, generator=torch.Generator().manual_seed(5)), "b": torch.arange(11)}
+big_state = {"w": torch.randn(10 << 20, generator=torch.Generator().manual_seed(5)), "b": torch.arange(11)}
 assert tenplex.save(big_state, job=FULL, step=1, client=c, shared=False)["complete"]
 live = overview()["liveSegments"]
 p = shared.pin(c, FULL, 0)
@@ -258,9 +258,10 @@ got, reads = tensor_gets(FULL)
 assert same(got, big_state) and reads == 0, reads
 got, reads = tensor_gets(FULL, shared=False)
 assert same(got, big_state) and reads == 2, reads
-# the budget (256 MiB) holds the 100 MiB tensor and a 100 MiB reservation, not a copy as well
+# with a 120 MiB reservation held, a copy of the 40 MiB tensor would leave less than a quarter of the
+# budget (256 MiB) free: the saves and reconfigurations that need it come first
 held = c.request("POST", layout.shared_saves_route(FULL, 0),
-                 json=dict(base, tensors=[dict(t, shape=[100 << 18])]), ok=(201,)).json()
+                 json=dict(base, tensors=[dict(t, shape=[120 << 18])]), ok=(201,)).json()
 p = shared.pin(c, FULL, 0)
 shared.release(c, FULL, p["id"])
 assert not any(e.get("file") for e in p["entries"]), p["entries"]

@@ -14,11 +14,14 @@ import org.slf4j.LoggerFactory;
  * The copies a load pin makes of its tensors that do not lie in shared memory (a reconfiguration's
  * moved shards, tensors uploaded over REST): one segment of the pin's own holding them all, so
  * that the client maps every tensor instead of asking for each over REST. Best effort: when the
- * memory budget or the system has no room for the copy now, those tensors are read over REST as
- * before. The copies are the pin's: nothing in the store changes, and they go when the pin ends.
+ * memory budget has no room to spare for the copy now (it would leave less than a quarter of the
+ * budget free: saves and reconfigurations need that memory more) or the system has none, those
+ * tensors are read over REST as before. The copies are the pin's: nothing in the store changes, and they go when the pin ends.
  */
 final class LoadCopies {
     private static final Logger LOG = LoggerFactory.getLogger(LoadCopies.class);
+    /** A copy is made only when it leaves this share of the budget free (1/4). */
+    static final int SPARE_SHARE = 4;
 
     /** The segment holding the copies (one reference, the caller's) and each copy's offset in it. */
     record Copied(SharedSegment segment, long[] offsets) {
@@ -43,6 +46,10 @@ final class LoadCopies {
             }
         } catch (ArithmeticException e) {
             return null; // no store holds that much: leave them to REST
+        }
+        if (!segments.roomToSpare(at - SharedSegment.HEADER, SPARE_SHARE)) {
+            LOG.debug("no room to spare for a load's {} copied tensors ({} bytes) now", refs.size(), at);
+            return null;
         }
         SharedSegment seg;
         try {
