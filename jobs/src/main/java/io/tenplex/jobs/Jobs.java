@@ -365,7 +365,8 @@ public final class Jobs implements Sealer {
                 return new Planned(PlanAhead.around(ahead, placed, to, around.sources().copies()), placed,
                         around.sources().sourceDir(), around.step(), origins,
                         new Rebuilding(around.sources().rebuilt(), around.sources().rebuilding(),
-                                (rank, level) -> around.sources().origins().get(rank).from(level).toString()));
+                                (rank, level) -> around.sources().origins().get(rank).from(level).toString(),
+                                around.sources().release()));
             }
         }
         return new Planned(PlanAhead.plan(ahead, from, to), from, sourceDir, step, Map.of());

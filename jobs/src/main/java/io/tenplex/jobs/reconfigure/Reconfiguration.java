@@ -130,6 +130,7 @@ public final class Reconfiguration implements Registry.Finishing {
                 error = reason(e);
                 state = State.ABORTED;
             } finally {
+                rebuilding.release().run(); // committed or aborted: nobody reads what the rebuild streamed
                 finishedAt = System.nanoTime();
                 ReconfigurationEvents.finished(this, started);
                 finished.complete(null);
