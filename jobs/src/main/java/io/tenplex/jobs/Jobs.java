@@ -320,10 +320,7 @@ public final class Jobs implements Sealer {
         return c;
     }
 
-    /**
-     * @param dry only to plan: a lost worker's durable copy is looked at, not read; @param ahead to reuse or fill, or null
-     * @throws StoreException {@code TOO_LARGE} when planning ran out of heap (its tables are dropped with the error)
-     */
+    /** As {@link #planInHeap}; planning that runs out of heap is {@code TOO_LARGE} (its tables are dropped by then). */
     private Planned plan(ReconfigureRequest r, boolean dry, PlanAhead ahead) throws IOException {
         try {
             return planInHeap(r, dry, ahead);
@@ -332,6 +329,7 @@ public final class Jobs implements Sealer {
         }
     }
 
+    /** @param dry only to plan: a lost worker's durable copy is looked at, not read; @param ahead to reuse or fill, or null */
     private Planned planInHeap(ReconfigureRequest r, boolean dry, PlanAhead ahead) throws IOException {
         Model model = r.modelSpec() != null ? models.store(r.job(), r.modelSpec())
                 : models.stored(r.job(), daemons(r.daemons()), !dry, r.to());
