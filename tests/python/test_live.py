@@ -1,7 +1,8 @@
 """tenplex.live and tenplex.store_host without a daemon: the store helper's line protocol, the rank's
 configuration, and the live handover with real processes (two ranks stop, the launcher's part is
 played here: rank 1 is told to leave and exits 0, rank 0 forms a group of one in place and trains
-again in the same process); relaunch mode calls the training function once. Prints OK; any failure
+again in the same process; then two ranks change configuration within the same world and keep their
+default group); relaunch mode calls the training function once. Prints OK; any failure
 raises."""
 
 import datetime
@@ -27,10 +28,20 @@ import tenplex
 from tenplex import checkpoint, downtime
 calls = []
 
+def groups():
+    """(the default group's id, how many groups the process holds)."""
+    c10d = dist.distributed_c10d
+    table = c10d._world.pg_map if hasattr(c10d, "_world") else c10d._pg_map
+    return id(c10d._get_default_group()), len(table)
+
 def train(cfg):
+    held = groups()
     t = torch.ones(1)
     dist.all_reduce(t)  # the group works and has cfg.world ranks
-    calls.append([cfg.rank, cfg.world, cfg.tp, cfg.pp, cfg.dp, int(t[0]), cfg.reconfigurations, os.getpid()])
+    if cfg.world > 1:  # a group of the training function's own, for the configuration it runs under
+        dist.all_reduce(t, group=dist.new_group(list(range(cfg.world))))
+    calls.append([cfg.rank, cfg.world, cfg.tp, cfg.pp, cfg.dp, int(t[0]), cfg.reconfigurations, os.getpid(),
+                  held[0], held[1]])
     print("call " + json.dumps(calls[-1]), flush=True)
     if len(calls) == 1:
         checkpoint._stop_seen = True  # as tenplex.should_stop saying stop (the rank would save here)
@@ -97,14 +108,14 @@ def start_store():
     return p, int(first.split()[1])
 
 
-def ranks(port, world, live_mode):
+def ranks(port, world, live_mode, prefix="tenplex/launch/1", nxt=1):
     procs = []
     for r in range(world):
         env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(world), TENPLEX_TP="1", TENPLEX_PP="1",
                    TENPLEX_DP=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
                    TORCHELASTIC_USE_AGENT_STORE="True", TORCHELASTIC_RESTART_COUNT="1")
         if live_mode:
-            env.update(TENPLEX_LIVE="1", TENPLEX_LIVE_PREFIX="tenplex/launch/1", TENPLEX_LIVE_NEXT="1")
+            env.update(TENPLEX_LIVE="1", TENPLEX_LIVE_PREFIX=prefix, TENPLEX_LIVE_NEXT=str(nxt))
         procs.append(subprocess.Popen([sys.executable, "-c", CHILD], env=env, stdout=subprocess.PIPE, text=True))
     return procs
 
@@ -131,10 +142,32 @@ def test_store_host_process_and_live_handover():
         assert [p.returncode for p in procs] == [0, 0], outs
         assert "tenplex: rank 1 leaves: the new world size is 1" in outs[1] and "returned" not in outs[1], outs[1]
         calls = [json.loads(line[5:]) for line in outs[0].splitlines() if line.startswith("call ")]
-        assert [c[:7] for c in calls] == [[0, 2, 1, 1, 2, 2, 0], [0, 1, 1, 1, 1, 1, 1]], calls
+        assert [c[:7] for c in calls] == [[0, 2, 1, 1, 2, 4, 0], [0, 1, 1, 1, 1, 1, 1]], calls
         assert calls[0][7] == calls[1][7], "rank 0 kept its process"
         assert "returned 2 marks ['commit', 'regroup']" in outs[0], outs[0]
         assert client.add("tenplex/live/1/group/regrouped", 0) == 1
+        # the same world again (2 ranks, (1,1,2) -> (2,1,1)): both keep their processes and the default group
+        # (no rendezvous), the training function's group of the old configuration is ended
+        procs = ranks(port, 2, True, prefix="tenplex/launch/2", nxt=2)
+        deadline = time.time() + 60
+        while client.add("tenplex/live/2/waiting", 0) < 2:
+            assert time.time() < deadline and all(p.poll() is None for p in procs), "the ranks did not wait"
+            time.sleep(0.02)
+        role = {"world": 2, "config": {"tp": 2, "pp": 1, "dp": 1, "devices": [[0, 0], [0, 1]]},
+                "prefix": "tenplex/live/2/group", "segment": 1}
+        host.stdin.write("set tenplex/live/2 %s\n" % json.dumps(role))
+        host.stdin.flush()
+        assert host.stdout.readline().strip() == "ok"
+        outs = [p.communicate(timeout=60)[0] for p in procs]
+        assert [p.returncode for p in procs] == [0, 0], outs
+        for r, out in enumerate(outs):
+            calls = [json.loads(line[5:]) for line in out.splitlines() if line.startswith("call ")]
+            assert [c[:7] for c in calls] == [[r, 2, 1, 1, 2, 4, 0], [r, 2, 2, 1, 1, 4, 1]], calls
+            assert calls[0][7] == calls[1][7], "the rank kept its process"
+            assert calls[0][8] == calls[1][8], "the default group was kept"
+            assert calls[0][9] == calls[1][9] == 1, "only the default group is held at each call's start"
+            assert "returned 2 marks ['commit', 'regroup']" in out, out
+        assert client.add("tenplex/live/2/group/regrouped", 0) == 2
         # relaunch mode: train once, whatever should_stop said
         procs = ranks(port, 1, False)
         out = procs[0].communicate(timeout=60)[0]

@@ -110,6 +110,8 @@ def _take_role(dist, backend, store, n, cfg, grouped):
     process exits 0 when it leaves or is relaunched). ``grouped``: the rank is in a group to end first."""
     role = _wait_for_role(store, n, cfg)
     downtime.mark("commit")
+    if grouped and "relaunch" not in role and "leave" not in role and role["world"] == cfg.world:
+        return _keep_group(dist, store, role, cfg)
     if grouped:
         dist.destroy_process_group()
     if "relaunch" in role:
@@ -121,6 +123,32 @@ def _take_role(dist, backend, store, n, cfg, grouped):
     cfg = _adopt(role, cfg)
     _form(dist, backend, store, role["prefix"], cfg, mark=True)
     return cfg
+
+
+def _keep_group(dist, store, role, cfg):
+    """The same ranks continue in the same processes (the world size is unchanged): the default group is
+    already the new one, so it stays (no rendezvous; with NCCL the communicator is kept). The training
+    function's own groups, made for the old configuration, are ended; it makes those of the new one."""
+    global _pending_rebuild
+    _end_subgroups(dist)
+    cfg = _adopt(role, cfg)
+    store.add(role["prefix"] + "/regrouped", 1)
+    downtime.mark("regroup")
+    downtime.on_regrouped()
+    _pending_rebuild = True
+    return cfg
+
+
+def _end_subgroups(dist):
+    """Ends every process group but the default one (torch keeps them in a private table: 1.13's
+    ``_pg_map``, 2.x's ``_world.pg_map``; where neither is found they are left to the garbage collector)."""
+    c10d = dist.distributed_c10d
+    world = getattr(c10d, "_world", None)
+    table = getattr(world, "pg_map", None) if world is not None else getattr(c10d, "_pg_map", None)
+    default = c10d._get_default_group()
+    for g in list(table or ()):
+        if g is not default:
+            dist.destroy_process_group(g)
 
 
 def _store(timeout):

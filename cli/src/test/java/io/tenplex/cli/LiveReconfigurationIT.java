@@ -23,7 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Live reconfiguration end to end (docs/LIVE.md): examples/elastic_gpt.py under {@code tenplex run
  * --live} with a real daemon, a real FUSE dataset view and real processes, on a schedule that grows the
- * world (2 -> 4: two processes join the two that continue) and shrinks it (4 -> 2: two leave). The live
+ * world (2 -> 4: two processes join the two that continue), shrinks it (4 -> 2: two leave) and changes
+ * the configuration within it (2 -> 2: the ranks keep their default process group). The live
  * run must equal the relaunched run of the same schedule bit for bit and the static (1,1,1) run within
  * 1e-9 (parameters, Adam state, losses, sample order), keeping rank 0's process throughout. The
  * failures (a rank that dies while the others wait for the commit, a change that fails after the save,
@@ -67,10 +68,14 @@ class LiveReconfigurationIT {
 
     @Test
     void liveRun_equalsRelaunchedRunBitForBit_andStaticRun() throws Exception {
-        String relaunched = run("relaunched", dir.resolve("elastic.json"), false, List.of());
-        assertTrue(relaunched.contains("tenplex run: 2 reconfiguration(s)"), relaunched);
-        String live = run("live", dir.resolve("elastic.json"), true, List.of());
-        assertTrue(live.contains("tenplex run: 2 reconfiguration(s)"), live);
+        Path schedule = dir.resolve("elastic3.json"); // and a change within the same world: 2 -> 2 ranks
+        Files.writeString(schedule, SCHEDULE.strip().replaceFirst("]$", ",\n {\"step\": 20, \"size\": 2, \"tp\": 2, "
+                + "\"pp\": 1, \"dp\": 1}]"));
+        String relaunched = run("relaunched", schedule, false, List.of());
+        assertTrue(relaunched.contains("tenplex run: 3 reconfiguration(s)"), relaunched);
+        String live = run("live", schedule, true, List.of());
+        assertTrue(live.contains("tenplex run: 3 reconfiguration(s)"), live);
+        assertTrue(live.contains("live: ranks 0-1 continue in place under (T,P,D)=(2,1,1)"), live);
         assertTrue(live.contains("live: ranks 0-1 continue in place under (T,P,D)=(1,2,2), ranks 2-3 (started ahead) join"), live);
         assertTrue(live.contains("live: ranks 0-1 continue in place under (T,P,D)=(1,1,2), ranks 2-3 leave"), live);
         assertTrue(live.contains("step 8: (T,P,D)=(2,1,1) -> (T,P,D)=(1,2,2)") && live.contains(", live\n"), live);
@@ -80,9 +85,9 @@ class LiveReconfigurationIT {
         assertStaticEquivalent("live");
         JsonNode check = lastJson(python(ROOT.resolve("tests/python/check_live.py").toString(), addr,
                 dir.resolve("out").toString(), "relaunched", "live"));
-        assertEquals(3, check.path("configs").size(), check.toString());
+        assertEquals(4, check.path("configs").size(), check.toString());
         assertEquals(1, distinct(check.path("live_pids")), "rank 0 keeps its process in a live run: " + check);
-        assertEquals(3, distinct(check.path("relaunched_pids")), "a relaunched run starts rank 0 anew: " + check);
+        assertEquals(4, distinct(check.path("relaunched_pids")), "a relaunched run starts rank 0 anew: " + check);
     }
 
     @Test
