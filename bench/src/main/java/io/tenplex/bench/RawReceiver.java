@@ -9,9 +9,7 @@ import java.nio.channels.SocketChannel;
 /**
  * The physical limit of an upload on this machine: a plain socket server receiving messages into
  * preallocated memory and answering each with one byte, and its client on one kept-alive
- * connection. A message of {@code n} bytes is announced by its 4-byte length. With
- * {@code -Draw.hugepages=true} the landing memory is in transparent huge pages, as the store's large
- * chunks are ({@link io.tenplex.store.memory.HugePages}); by default it is plain direct memory.
+ * connection. A message of {@code n} bytes is announced by its 4-byte length.
  */
 final class RawReceiver implements AutoCloseable {
     private final ServerSocketChannel server;
@@ -23,11 +21,6 @@ final class RawReceiver implements AutoCloseable {
 
     RawReceiver(int capacity) throws IOException {
         landing = ByteBuffer.allocateDirect(capacity);
-        if (Boolean.getBoolean("raw.hugepages")) { // -Draw.hugepages=true: the landing in 2 MiB pages, as the store's chunks
-            io.tenplex.store.memory.HugePages.advise(landing);
-            io.tenplex.store.memory.HugePages.drop(landing); // its small pages go; touched again below
-            landing.put(0, new byte[capacity]); // touched before any receive, as without the advice
-        }
         server = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
         thread = new Thread(this::serve, "raw-receive");
         thread.setDaemon(true);

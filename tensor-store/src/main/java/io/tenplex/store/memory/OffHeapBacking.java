@@ -2,9 +2,6 @@ package io.tenplex.store.memory;
 
 import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
-import java.util.Collections;
-import java.util.IdentityHashMap;
-import java.util.Set;
 
 /**
  * Blob memory in direct buffers of at most {@link #chunkSize()} bytes, freed eagerly through the
@@ -15,13 +12,6 @@ import java.util.Set;
  * next to the page faults of fresh memory, which every JDK-only alternative pays too (see
  * docs/DECISIONS.md). Recycled chunks are zeroed only for {@link #allocate}, not for
  * {@link #allocateForOverwrite}.
- *
- * <p>Chunks of {@link HugePages#SIZE} and more are advised for transparent huge pages when made.
- * Their pages were already touched by the zeroing, so they stay small until the chunk's first
- * recycling: on its way into the pool (its content no longer needed) the chunk's small pages are
- * given back once, and from its next use on it is mapped in 2 MiB pages. A fresh upload thus costs
- * what it did, and the recycled memory that uploads land in is in huge pages (docs/DECISIONS.md,
- * Memory).
  */
 public final class OffHeapBacking implements BlobBacking {
     private static final sun.misc.Unsafe UNSAFE = unsafe();
@@ -30,9 +20,6 @@ public final class OffHeapBacking implements BlobBacking {
 
     private final int chunkSize;
     private final ChunkPool pool;
-    /** Fresh chunks advised for huge pages whose small pages were not given back yet (see {@link #recycle}). */
-    private final Set<ByteBuffer> smallPaged = Collections.synchronizedSet(
-            Collections.newSetFromMap(new IdentityHashMap<>()));
 
     /** Without a pool: freed chunks go back to the system at once. */
     public OffHeapBacking(int chunkSize) {
@@ -46,9 +33,6 @@ public final class OffHeapBacking implements BlobBacking {
         }
         this.chunkSize = chunkSize;
         this.pool = new ChunkPool(poolLimit);
-        if (chunkSize >= HugePages.SIZE) {
-            HugePages.available(); // binds the C library now, not during the first large upload
-        }
     }
 
     @Override
@@ -113,31 +97,18 @@ public final class OffHeapBacking implements BlobBacking {
             }
             return b;
         }
-        ByteBuffer fresh;
         try {
-            fresh = ByteBuffer.allocateDirect(capacity);
+            return ByteBuffer.allocateDirect(capacity);
         } catch (OutOfMemoryError e) {
             if (releasePooled(Long.MAX_VALUE) == 0) {
                 throw e;
             }
-            fresh = ByteBuffer.allocateDirect(capacity);
+            return ByteBuffer.allocateDirect(capacity);
         }
-        if (capacity >= HugePages.SIZE && HugePages.advise(fresh) > 0) {
-            smallPaged.add(fresh);
-        }
-        return fresh;
     }
 
-    /**
-     * Keeps the buffer in the pool or frees it now. A chunk recycled for the first time gives its
-     * small pages back before anyone else can take it from the pool (it reads as zeros afterwards,
-     * which both {@code allocate} and {@code allocateForOverwrite} accept), so that its next use
-     * maps huge pages.
-     */
+    /** Keeps the buffer in the pool or frees it now. */
     private void recycle(ByteBuffer owner) {
-        if (smallPaged.remove(owner)) {
-            HugePages.drop(owner);
-        }
         if (!pool.offer(owner)) {
             free(owner);
         }
@@ -188,9 +159,8 @@ public final class OffHeapBacking implements BlobBacking {
         return (len + PAGE - 1) & -PAGE;
     }
 
-    private void freeAll(ByteBuffer[] owners, int count) {
+    private static void freeAll(ByteBuffer[] owners, int count) {
         for (int i = 0; i < count; i++) {
-            smallPaged.remove(owners[i]);
             free(owners[i]);
         }
     }
