@@ -317,6 +317,14 @@ def main(a):
     tenplex.elastic(lambda cfg: train(a, cfg), backend="gloo")
 
 
+def group(ranks, world):
+    """The process group of ``ranks``: none for one rank, the default group for all of them (each new
+    group costs a rendezvous at every start, relaunched or live), else a new one."""
+    if len(ranks) == 1:
+        return None
+    return dist.group.WORLD if len(ranks) == world else dist.new_group(ranks)
+
+
 def train(a, cfg):
     """Trains under ``cfg`` (a tenplex.Config) from the newest saved step until the stop flag or the end;
     tenplex.elastic calls it again with the new configuration after a live reconfiguration."""
@@ -327,13 +335,11 @@ def train(a, cfg):
     tp_group = dp_group = None
     for p_ in range(P):  # every rank creates every group, in the same order
         for d_ in range(D):
-            g = dist.new_group([p_ * T * D + d_ * T + t for t in range(T)])
-            if (p_, d_) == (pp, dp):
-                tp_group = g if T > 1 else None
+            g = group([p_ * T * D + d_ * T + t for t in range(T)], world)
+            tp_group = g if (p_, d_) == (pp, dp) else tp_group
         for t_ in range(T):
-            g = dist.new_group([p_ * T * D + d_ * T + t_ for d_ in range(D)])
-            if (p_, t_) == (pp, tp):
-                dp_group = g if D > 1 else None
+            g = group([p_ * T * D + d_ * T + t_ for d_ in range(D)], world)
+            dp_group = g if (p_, t_) == (pp, tp) else dp_group
     client = tenplex.Client()
     if rank == 0:
         tenplex.put_file("/job/%s/model.json" % job, json.dumps(model_spec(a)), client)

@@ -224,4 +224,49 @@ assert step == 11 and same(got, state_at(11))
 staged = c.request("GET", layout.dirs_route("/job/%s/staging" % JOB), ok=(200, 404))
 assert staged.status_code == 404 or staged.json()["entries"] == [], staged.text  # nothing half-published
 assert tenplex.save(state_at(12), job=JOB, step=12, client=c)["complete"]
+
+# ---- tensors not in shared memory (saved over REST, or moved by a reconfiguration) are copied into a
+# segment of the load pin's own: the load maps them, with no REST request per tensor; the copy goes with
+# the pin, and when the budget has no room for it the load reads them over REST as before
+def tensor_gets(job, **kw):
+    """Loads the job's rank 0 and counts the REST reads of tensors it made; returns (state, reads)."""
+    calls = []
+    real = c.request
+
+    def counting(method, route, *a, **k):
+        if method == "GET" and route.startswith("/api/v1/tensors/"):
+            calls.append(route)
+        return real(method, route, *a, **k)
+    c.request = counting
+    try:
+        return tenplex.load(job=job, client=c, **kw)[0], len(calls)
+    finally:
+        c.request = real
+
+
+FULL = "pyshm-full"
+big_state = {"w": torch.randn(10 << 20, generator=torch.Generator().manual_seed(5)), "b": torch.arange(11)}
+assert tenplex.save(big_state, job=FULL, step=1, client=c, shared=False)["complete"]
+live = overview()["liveSegments"]
+p = shared.pin(c, FULL, 0)
+copied = [e for e in p["entries"] if e["type"] == "tensor"]
+assert len(copied) == 2 and all(e.get("file") for e in copied) and len({e["nonce"] for e in copied}) == 1, copied
+assert overview()["liveSegments"] == live + 1, overview()
+shared.release(c, FULL, p["id"])
+assert overview()["liveSegments"] == live, overview()
+got, reads = tensor_gets(FULL)
+assert same(got, big_state) and reads == 0, reads
+got, reads = tensor_gets(FULL, shared=False)
+assert same(got, big_state) and reads == 2, reads
+# with a 120 MiB reservation held, a copy of the 40 MiB tensor would leave less than a quarter of the
+# budget (256 MiB) free: the saves and reconfigurations that need it come first
+held = c.request("POST", layout.shared_saves_route(FULL, 0),
+                 json=dict(base, tensors=[dict(t, shape=[120 << 18])]), ok=(201,)).json()
+p = shared.pin(c, FULL, 0)
+shared.release(c, FULL, p["id"])
+assert not any(e.get("file") for e in p["entries"]), p["entries"]
+got, reads = tensor_gets(FULL)
+assert same(got, big_state) and reads == 2, reads
+c.request("DELETE", layout.shared_route(FULL, held["id"]))
+c.request("DELETE", "/api/v1/jobs/" + FULL, ok=(200, 204))
 print("OK")

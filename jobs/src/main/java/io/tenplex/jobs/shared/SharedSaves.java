@@ -181,7 +181,7 @@ public final class SharedSaves implements AutoCloseable {
         return new Reserved(r.id, seg.file().toString(), seg.nonce(), seg.capacity(), tensors, files, lease);
     }
 
-    private static long align(long at, long size) {
+    static long align(long at, long size) {
         long a = size >= SMALL ? SMALL : 64;
         return (at + a - 1) / a * a;
     }
@@ -256,13 +256,16 @@ public final class SharedSaves implements AutoCloseable {
         spaces.take(job, id).end();
     }
 
-    /** A load pin: the chosen tree's entries stay as they were until the pin ends. */
+    /** A load pin: the chosen tree's entries stay as they were until the pin ends; copies go with it. */
     private static final class Pin extends SharedSpaces.Space {
         final List<DataRef> refs;
+        final LoadCopies.Copied copies;
 
-        Pin(String job, int rank, SharedSpaces.Owner owner, long lease, List<DataRef> refs, long bytes) {
+        Pin(String job, int rank, SharedSpaces.Owner owner, long lease, List<DataRef> refs, long bytes,
+                LoadCopies.Copied copies) {
             super(job, rank, owner, lease, bytes);
             this.refs = refs;
+            this.copies = copies;
         }
 
         @Override
@@ -273,6 +276,18 @@ public final class SharedSaves implements AutoCloseable {
         @Override
         void end() {
             refs.forEach(DataRef::close);
+            if (copies != null) {
+                copies.segment().release();
+            }
+        }
+
+        /** Its lease ran out while its owner may still read: the copies' segment is not handed out again. */
+        @Override
+        void expire() {
+            if (copies != null) {
+                copies.segment().retire();
+            }
+            end();
         }
     }
 
@@ -287,44 +302,28 @@ public final class SharedSaves implements AutoCloseable {
         checkLease(lease);
         LoadChoice choice = jobs.loadChoice(job, rank);
         StorePath root = StorePath.parse(choice.path());
+        List<Entry> walked = new ArrayList<>();
         List<DataRef> refs = new ArrayList<>();
-        List<PinnedEntry> entries = new ArrayList<>();
-        long bytes = 0;
-        long inline = 0;
+        LoadCopies.Copied copies = null;
         try {
+            List<DataRef> toCopy = new ArrayList<>();
             for (Entry e : store.walk(root, false)) {
                 DataRef ref = store.open(e.path());
                 refs.add(ref);
-                boolean small = e.type() != EntryType.TENSOR && ref.size() <= MAX_INLINE_FILE
-                        && inline + ref.size() <= MAX_INLINE_TOTAL;
-                inline += small ? ref.size() : 0;
-                entries.add(pinned(root, e, ref, small));
-                bytes += ref.size();
+                walked.add(e);
+                if (e.type() == EntryType.TENSOR && ref.size() > 0 && ref.sharedLocation().isEmpty()) {
+                    toCopy.add(ref);
+                }
             }
+            copies = LoadCopies.copy(segments, toCopy);
         } catch (RuntimeException e) {
             refs.forEach(DataRef::close);
             throw e;
         }
-        Pin p = spaces.add(new Pin(job, rank, SharedSpaces.Owner.of(pid, start), lease, refs, bytes));
+        List<PinnedEntry> entries = PinnedEntries.of(root, walked, refs, copies);
+        long bytes = refs.stream().mapToLong(DataRef::size).sum();
+        Pin p = spaces.add(new Pin(job, rank, SharedSpaces.Owner.of(pid, start), lease, refs, bytes, copies));
         return new Pinned(p.id, choice.path(), choice.step(), choice.source(), entries, lease);
-    }
-
-    private static PinnedEntry pinned(StorePath root, Entry e, DataRef ref, boolean inline) {
-        String rel = e.path().toString().substring(root.toString().length() + 1);
-        if (e.type() != EntryType.TENSOR) {
-            byte[] data = null;
-            if (inline) {
-                java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate((int) ref.size());
-                ref.copyTo(0, ref.size(), b);
-                data = b.array();
-            }
-            return new PinnedEntry(rel, "file", null, null, ref.size(), null, null, null, null, data);
-        }
-        var loc = ref.sharedLocation();
-        return new PinnedEntry(rel, "tensor", e.meta().dtype().wireName(), e.meta().shape().dims(), ref.size(),
-                loc.map(l -> l.file().toString()).orElse(null), loc.map(SharedSegment.Location::nonce).orElse(null),
-                loc.map(SharedSegment.Location::capacity).orElse(null), loc.map(SharedSegment.Location::offset).orElse(null),
-                null);
     }
 
     /** Ends handouts whose owner is gone or whose lease ran out, and deletes long-unused segments. */

@@ -174,6 +174,27 @@ public final class SharedSegment {
         return allocator.wrap(new Slice(this, chunks, own, offset), size);
     }
 
+    /**
+     * Writable views of the data bytes {@code [offset, offset+size)}, split where the segment's
+     * windows meet; valid while the caller holds a reference.
+     */
+    public List<ByteBuffer> views(long offset, long size) {
+        if (offset < HEADER || size < 0 || offset > capacity - size) {
+            throw new IndexOutOfBoundsException("bytes " + offset + "+" + size + " outside the data of " + file);
+        }
+        List<ByteBuffer> out = new ArrayList<>();
+        long at = offset;
+        long end = offset + size;
+        while (at < end) {
+            int w = (int) (at / window);
+            int from = (int) (at - (long) w * window);
+            int len = (int) Math.min(end - at, windows[w].capacity() - from);
+            out.add(windows[w].slice(from, len));
+            at += len;
+        }
+        return out;
+    }
+
     /** A window's slice when the bytes lie in one window, else a mapping of their own. */
     private ByteBuffer view(long at, int len, List<MappedByteBuffer> own) throws IOException {
         int w = (int) (at / window);

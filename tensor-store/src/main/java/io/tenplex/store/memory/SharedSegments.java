@@ -56,6 +56,15 @@ public final class SharedSegments implements AutoCloseable, Allocator.Keeper {
         allocator.addKeeper(this);
     }
 
+    /**
+     * Whether a segment of {@code dataBytes} would leave at least {@code 1/share} of the budget free
+     * (memory kept for reuse counts as free): for copies that are worth making only with room to spare.
+     */
+    public boolean roomToSpare(long dataBytes, int share) {
+        long capacity = SharedSegment.HEADER + Math.max(0, dataBytes) + GRAIN;
+        return allocator.freeBytes() - allocator.budget() / share >= capacity;
+    }
+
     /** Null when segments can be made on this system, else why not. */
     public static String unavailable() {
         return MemFd.unavailable();
