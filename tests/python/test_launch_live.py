@@ -6,7 +6,9 @@ raises the stop flag, waits for the ranks' saves, moves and commits) and then pu
 as the adapter does. The ranks run the real ``tenplex.elastic`` with a tiny replicated state ``w``
 (every step adds 1 to it, so a rank that loaded step s holds ``w == s``). The job goes
 2 ranks on p0 -> (a) 4 ranks, p1 adds ranks 2-3: ranks 0-1 keep their processes -> (b) 2 ranks: ranks
-2-3 leave with exit status 0, ranks 0-1 keep their processes -> (c) 3 ranks with rank 1 moved to p1:
+2-3 leave with exit status 0, ranks 0-1 keep their processes -> (b2) a change that fails after the ranks
+saved (the adapter publishes the last assignment again for that generation): ranks 0-1 keep their
+processes and load what they saved -> (c) 3 ranks with rank 1 moved to p1:
 every rank is relaunched, and both launchers say why -> (d) 2 ranks while rank 1 exits with 3 after its
 save: every rank is relaunched from the committed generation (nothing saved is lost) -> (e) 3 ranks while
 the added rank 2 fails before the new group forms: every rank is relaunched -> the job ends and both
@@ -121,6 +123,24 @@ def change(world, launchers):
     return box["st"]["generation"], r["id"]
 
 
+def failing_change(launchers):
+    """A resource change that fails after the ranks saved for it (a second worker's daemon does not
+    answer: the reconfiguration's check finds it); the generation they saved and the change's id."""
+    r = c.request("POST", "/api/v1/jobs/%s/resources" % JOB, ok=(202,), json={
+        "size": 8, "devicesPerWorker": 4, "config": {"tp": 1, "pp": 1, "dp": 8}, "saveTimeoutSeconds": 120,
+        "daemons": {"0": HOSTPORT, "1": "127.0.0.9:9"}}).json()
+    box = {}
+
+    def done():
+        box["st"] = c.request("GET", "/api/v1/jobs/%s/resources/%s" % (JOB, r["id"])).json()
+        return box["st"]["state"] not in ("stopping", "reconfiguring", "pending", "planning", "moving")
+
+    wait_until("resource change %s" % r["id"], done, launchers=launchers)
+    assert box["st"]["state"] == "failed" and "unreachable" in box["st"].get("error", ""), box["st"]
+    assert box["st"]["generation"] is not None, box["st"]
+    return box["st"]["generation"], r["id"]
+
+
 def calls(out, rank):
     path = os.path.join(out, "calls-%d.jsonl" % rank)
     if not os.path.exists(path):
@@ -200,10 +220,19 @@ def test_live_pod_launchers():
                 assert not alive(grown[r])
             assert "live reconfiguration 2: ranks [0, 1] continue in place under (T,P,D)=(1,1,2)" in log(out, "p0")
 
+            # (b2) a change that fails after the ranks saved: the adapter publishes the last assignment again
+            # for the generation they saved, and ranks 0-1 continue in place from it
+            gen, cid = failing_change(launchers)
+            publish(assignment(gen, cid, [("p0", [0, 1], [0, 1])]))
+            wait_until("the failed change", lambda: all(len(calls(out, r)) == 4 for r in (0, 1)), **lw)
+            assert {r: calls(out, r)[3]["pid"] for r in (0, 1)} == first, "ranks 0-1 kept their processes"
+            check_loaded(out, (0, 1), gen, 2)
+            assert "live reconfiguration 3: ranks [0, 1] continue in place under (T,P,D)=(1,1,2)" in log(out, "p0")
+
             # (c) rank 1 moves from p0 to p1: every rank is relaunched, and both launchers say why
             gen, cid = change(3, launchers)
             publish(assignment(gen, cid, [("p0", [0], [0]), ("p1", [1, 2], [2, 3])]))
-            wait_until("the move", lambda: len(calls(out, 0)) == 4 and len(calls(out, 1)) == 4
+            wait_until("the move", lambda: len(calls(out, 0)) == 5 and len(calls(out, 1)) == 5
                        and len(calls(out, 2)) == 2, **lw)
             why = "rank 1 moves from pod p0 (local device 1) to pod p1 (local device 2)"
             for pod, ranks in (("p0", [0]), ("p1", [1, 2])):
@@ -220,8 +249,8 @@ def test_live_pod_launchers():
             open(os.path.join(out, "die-1"), "w").close()
             gen, cid = change(2, launchers)
             publish(assignment(gen, cid, [("p0", [0], [0]), ("p1", [1], [2])]))
-            wait_until("the relaunch", lambda: len(calls(out, 0)) == 5 and len(calls(out, 1)) == 5, **lw)
-            why = "rank 1 (pod p1) exited with 3 during live reconfiguration 4"  # the job's 4th change
+            wait_until("the relaunch", lambda: len(calls(out, 0)) == 6 and len(calls(out, 1)) == 6, **lw)
+            why = "rank 1 (pod p1) exited with 3 during live reconfiguration 5"  # the job's 5th change
             assert "rank 1: exiting with 3 after its save (injected)" in log(out, "p1")
             for pod, ranks in (("p0", [0]), ("p1", [1])):
                 assert "live: %s; relaunching ranks %s of 2 under (T,P,D)=(1,1,2) from generation %s" % (
@@ -237,10 +266,10 @@ def test_live_pod_launchers():
             open(os.path.join(out, "die-start-2"), "w").close()
             gen, cid = change(3, launchers)
             publish(assignment(gen, cid, [("p0", [0], [0]), ("p1", [1, 2], [2, 3])]))
-            wait_until("the relaunch after a failed regroup", lambda: len(calls(out, 0)) == 6
-                       and len(calls(out, 1)) == 6 and len(calls(out, 2)) == 3, **lw)
-            why = "rank 2 (pod p1) exited with 4 before the process group tenplex/live/5/group formed"
-            assert "live reconfiguration 5: ranks [1] continue in place under (T,P,D)=(1,1,3), generation %s, " \
+            wait_until("the relaunch after a failed regroup", lambda: len(calls(out, 0)) == 7
+                       and len(calls(out, 1)) == 7 and len(calls(out, 2)) == 3, **lw)
+            why = "rank 2 (pod p1) exited with 4 before the process group tenplex/live/6/group formed"
+            assert "live reconfiguration 6: ranks [1] continue in place under (T,P,D)=(1,1,3), generation %s, " \
                    "starting ranks [2]" % gen in log(out, "p1"), log(out, "p1")
             for pod, ranks in (("p0", [0]), ("p1", [1, 2])):
                 assert "live: %s; relaunching ranks %s of 3 under (T,P,D)=(1,1,3) from generation %s" % (

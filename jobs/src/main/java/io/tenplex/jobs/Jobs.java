@@ -299,6 +299,7 @@ public final class Jobs implements Sealer {
     /** As {@link #reconfigure(ReconfigureRequest)}, with the plan made ahead when its inputs are still those found. */
     public Reconfiguration reconfigure(ReconfigureRequest r, PlanAhead ahead) throws IOException {
         Planned p = plan(r, false, ahead);
+        io.tenplex.jobs.reconfigure.PlanHeap.check(p.plan(), r.central(), Runtime.getRuntime().maxMemory());
         Map<Integer, InetSocketAddress> daemons = daemons(r.daemons());
         if (daemons.isEmpty()) {
             throw new IllegalArgumentException("no daemon addresses: give \"daemons\" in the request or start tenplexd "
@@ -319,8 +320,17 @@ public final class Jobs implements Sealer {
         return c;
     }
 
-    /** @param dry only to plan: a lost worker's durable copy is looked at, not read; @param ahead to reuse or fill, or null */
+    /** As {@link #planInHeap}; planning that runs out of heap is {@code TOO_LARGE} (its tables are dropped by then). */
     private Planned plan(ReconfigureRequest r, boolean dry, PlanAhead ahead) throws IOException {
+        try {
+            return planInHeap(r, dry, ahead);
+        } catch (OutOfMemoryError e) {
+            throw io.tenplex.jobs.reconfigure.PlanHeap.planning(r.job(), r.to(), e);
+        }
+    }
+
+    /** @param dry only to plan: a lost worker's durable copy is looked at, not read; @param ahead to reuse or fill, or null */
+    private Planned planInHeap(ReconfigureRequest r, boolean dry, PlanAhead ahead) throws IOException {
         Model model = r.modelSpec() != null ? models.store(r.job(), r.modelSpec())
                 : models.stored(r.job(), daemons(r.daemons()), !dry, r.to());
         String sourceDir = "save";
@@ -353,7 +363,8 @@ public final class Jobs implements Sealer {
                 return new Planned(PlanAhead.around(ahead, placed, to, around.sources().copies()), placed,
                         around.sources().sourceDir(), around.step(), origins,
                         new Rebuilding(around.sources().rebuilt(), around.sources().rebuilding(),
-                                (rank, level) -> around.sources().origins().get(rank).from(level).toString()));
+                                (rank, level) -> around.sources().origins().get(rank).from(level).toString(),
+                                around.sources().release()));
             }
         }
         return new Planned(PlanAhead.plan(ahead, from, to), from, sourceDir, step, Map.of());

@@ -150,6 +150,22 @@ class CoordinatorTest {
     }
 
     @Test
+    void reconfigure_outOfHeapWhileSendingParts_abortsThePartsSent_andTheSourceStaysIntact() throws Exception {
+        save(ptc(A, 0));
+        Map<String, byte[]> before = savedBytes();
+        cluster.client().failPostsWith(cluster.address(2), new OutOfMemoryError("Java heap space"));
+        Reconfiguration r = reconfigure(60_000);
+        assertEquals(Reconfiguration.State.ABORTED, r.state(), String.valueOf(r.describe()));
+        assertTrue(r.error().contains("the coordinator ran out of heap (Java heap space; maximum heap "), r.error());
+        assertTrue(r.error().contains("every part sent was aborted"), r.error());
+        assertEquals("aborted", cluster.jobs(1).part("j", r.id()).status().state());
+        assertNothingStagedOrLoaded(r.id());
+        Map<String, byte[]> after = savedBytes();
+        assertEquals(before.keySet(), after.keySet());
+        before.forEach((k, v) -> assertArrayEquals(v, after.get(k), k));
+    }
+
+    @Test
     void reconfigure_aDaemonUnreachable_abortsBeforeAnyPartStarts() throws Exception {
         save(ptc(A, 0));
         cluster.client().setUnreachable(cluster.address(1), true);

@@ -45,6 +45,7 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
     }
 
     private final Map<InetSocketAddress, Daemon> daemons = new ConcurrentHashMap<>();
+    private final Map<InetSocketAddress, Error> failingPosts = new ConcurrentHashMap<>();
     private final Set<InetSocketAddress> unreachable = ConcurrentHashMap.newKeySet();
     private final Set<InetSocketAddress> refusingPrepare = ConcurrentHashMap.newKeySet();
     private final Set<InetSocketAddress> losingCommits = ConcurrentHashMap.newKeySet();
@@ -52,6 +53,8 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
     private volatile StorePath heldBelow;
     private volatile StorePath failingBelow;
     private volatile CompletableFuture<Void> heldRelease = CompletableFuture.completedFuture(null);
+    private volatile long heldFrom;
+    private volatile java.util.function.Consumer<StorePath> served = p -> { };
 
     /** @param network the executor on which calls are answered */
     public FakeDaemonClient(ExecutorService network) {
@@ -64,8 +67,22 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
 
     /** Range reads below {@code prefix} start once {@code release} completes (no thread waits meanwhile). */
     public void holdRangeReadsBelow(StorePath prefix, CompletableFuture<Void> release) {
+        holdRangeReadsBelow(prefix, release, 0);
+    }
+
+    /**
+     * As {@link #holdRangeReadsBelow(StorePath, CompletableFuture)}, holding only reads whose region
+     * starts at index {@code from} or later in its first dimension (a chunk of a parity block past an offset).
+     */
+    public void holdRangeReadsBelow(StorePath prefix, CompletableFuture<Void> release, long from) {
         heldRelease = release;
+        heldFrom = from;
         heldBelow = prefix;
+    }
+
+    /** {@code observer} hears the path of every range read answered with its bytes. */
+    public void onRangeRead(java.util.function.Consumer<StorePath> observer) {
+        served = observer;
     }
 
     /** Range reads below {@code prefix} fail with an {@link IOException} (null: they answer again). */
@@ -83,6 +100,11 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
     }
 
     /** The daemon at {@code address} answers prepare with an error. */
+    /** Posting a part to {@code address} throws {@code e} in the caller's thread (an encoder out of heap). */
+    public void failPostsWith(InetSocketAddress address, Error e) {
+        failingPosts.put(address, e);
+    }
+
     public void refusePrepare(InetSocketAddress address) {
         refusingPrepare.add(address);
     }
@@ -130,6 +152,10 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
 
     @Override
     public CompletableFuture<PartStatus> postPart(InetSocketAddress daemon, PlanPart part) {
+        Error e = failingPosts.get(daemon);
+        if (e != null) {
+            throw e; // as a client that runs out of heap encoding the part, in the caller's thread
+        }
         return at(daemon, () -> d(daemon).jobs().startPart(part).status());
     }
 
@@ -236,7 +262,7 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
     public CompletableFuture<OptionalInt> readRegion(InetSocketAddress daemon, StorePath path, Region region,
             ByteBuffer dst, long pace) {
         StorePath held = heldBelow;
-        if (held != null && path.toString().startsWith(held + "/")) {
+        if (held != null && path.toString().startsWith(held + "/") && region.ranges().get(0).start() >= heldFrom) {
             return heldRelease.thenCompose(v -> read(daemon, path, region, dst));
         }
         return read(daemon, path, region, dst);
@@ -263,6 +289,7 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
                 read.copy(dst);
                 CRC32C c = new CRC32C();
                 c.update(view);
+                served.accept(path);
                 return OptionalInt.of((int) c.getValue());
             }
         });

@@ -114,11 +114,11 @@ public final class Executor {
         // One queue of pieces per source worker, each drained by up to maxInFlight lanes: every flow
         // into this worker gets the same number of connections whatever the order of the shards, so a
         // source shared with other destinations is not monopolised by the one whose pieces come first.
-        Map<Integer, Queue<Task>> bySource = new LinkedHashMap<>();
-        int kept = queue(part, sourceDevice, sink, progress, bySource, late);
+        Map<Integer, Flow> bySource = new LinkedHashMap<>();
+        int kept = queue(part, sourceDevice, sink, progress, bySource);
         Phaser lanes = new Phaser(1);
-        for (Map.Entry<Integer, Queue<Task>> flow : bySource.entrySet()) {
-            Queue<Task> queue = flow.getValue();
+        for (Map.Entry<Integer, Flow> flow : bySource.entrySet()) {
+            Flow queue = flow.getValue();
             long flowRate = flow.getKey() == worker ? 0 : rates.getOrDefault(flow.getKey(), 0L);
             int concurrent = Math.min(flowRate > 0 ? 1 : maxInFlight, queue.size());
             long pace = flowRate == 0 ? 0 : Math.max(1, (long) (flowRate * PACE_HEADROOM));
@@ -162,12 +162,12 @@ public final class Executor {
 
     /**
      * Keeps shards kept in place, opens the others and queues their pieces by source worker, the
-     * pieces of {@code late} ranks last in each queue; answers how many were kept.
+     * pieces of {@code late} ranks after the others of each flow, taken as they become readable
+     * ({@link LateQueue}); answers how many were kept.
      */
-    private static int queue(List<ShardPlan> part, java.util.function.IntFunction<Device> sourceDevice, ShardSink sink,
-            AtomicLong progress, Map<Integer, Queue<Task>> bySource, Set<Integer> late) {
+    private int queue(List<ShardPlan> part, java.util.function.IntFunction<Device> sourceDevice, ShardSink sink,
+            AtomicLong progress, Map<Integer, Flow> bySource) {
         int kept = 0;
-        Map<Integer, List<Task>> after = new LinkedHashMap<>();
         for (ShardPlan shard : part) {
             if (shard.pieces().size() == 1 && shard.pieces().get(0).kind() == Piece.Kind.KEEP) {
                 Piece p = shard.pieces().get(0);
@@ -184,17 +184,29 @@ public final class Executor {
             AtomicInteger left = new AtomicInteger(shard.pieces().size());
             for (Piece piece : shard.pieces()) {
                 int from = first(piece, sourceDevice).worker();
-                Queue<Task> q = bySource.computeIfAbsent(from, w -> new ConcurrentLinkedQueue<>());
+                Flow q = bySource.computeIfAbsent(from, w -> new Flow(new ConcurrentLinkedQueue<>(),
+                        new LateQueue<>(t -> source.readable(t.piece.sourceRank(), t.piece.sourceKey()))));
                 Task t = new Task(shard, piece, buf, left);
                 if (late.contains(piece.sourceRank())) {
-                    after.computeIfAbsent(from, w -> new ArrayList<>()).add(t);
+                    q.later().add(t);
                 } else {
-                    q.add(t);
+                    q.now().add(t);
                 }
             }
         }
-        after.forEach((from, tasks) -> bySource.get(from).addAll(tasks));
         return kept;
+    }
+
+    /** One source worker's pieces: those readable at once, then the late ranks' as they become readable. */
+    private record Flow(Queue<Task> now, LateQueue<Task> later) {
+        int size() {
+            return now.size() + later.size();
+        }
+
+        Task next(Tally tally) throws InterruptedException {
+            Task t = now.poll();
+            return t != null ? t : later.take(() -> tally.failure.get() != null);
+        }
     }
 
     /** What one lane of a flow needs. */
@@ -202,9 +214,9 @@ public final class Executor {
             Tally tally, int worker, long pace) {}
 
     /** Fetches pieces of one flow until it is empty or the run failed. */
-    private void drain(Queue<Task> queue, Lane l, Phaser lanes) {
+    private void drain(Flow queue, Lane l, Phaser lanes) {
         try {
-            for (Task t; l.tally().failure.get() == null && (t = queue.poll()) != null; ) {
+            for (Task t; l.tally().failure.get() == null && (t = queue.next(l.tally())) != null; ) {
                 // a late rank's pieces unpaced: the flow's rate planned them as read from the start, but they
                 // only become readable once the rank is rebuilt, when the flows they shared links with are done
                 fetch(l.sourceDevice(), t.shard, t.piece, t.buf, l.tally(), l.worker(),

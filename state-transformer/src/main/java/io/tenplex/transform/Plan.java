@@ -19,6 +19,8 @@ public final class Plan {
     private final List<io.tenplex.ptc.Device> sourceDevices;
     private final List<io.tenplex.ptc.Device> destDevices;
     private final java.util.Set<String> sourceTensorKeys;
+    /** Per new rank its first shard's index ({@link #rankStarts}), computed when first needed. */
+    private volatile int[] rankStarts;
 
     Plan(ParallelConfig from, ParallelConfig to, List<ShardPlan> shards, List<ValueCopy> values, PlanReport report,
             List<io.tenplex.ptc.Device> sourceDevices, List<io.tenplex.ptc.Device> destDevices,
@@ -28,7 +30,8 @@ public final class Plan {
         this.destDevices = List.copyOf(destDevices);
         this.from = from;
         this.to = to;
-        this.shards = shards instanceof PlanTable ? shards : List.copyOf(shards); // a table is immutable already
+        this.shards = shards instanceof PlanTable || shards instanceof BoundShards ? shards
+                : List.copyOf(shards); // a table and a bound view are immutable already
         this.values = List.copyOf(values);
         this.report = report;
     }
@@ -56,7 +59,8 @@ public final class Plan {
     public List<Integer> destWorkers() {
         java.util.TreeSet<Integer> w = new java.util.TreeSet<>();
         destDevices.forEach(d -> w.add(d.worker()));
-        if (shards instanceof PlanTable t) {
+        List<ShardPlan> l = shards instanceof BoundShards b ? b.base : shards;
+        if (l instanceof PlanTable t) {
             w.addAll(t.destWorkers());
         } else {
             shards.forEach(s -> w.add(s.destDevice().worker()));
@@ -75,7 +79,8 @@ public final class Plan {
 
     /** Pieces in all destination shards. */
     public long pieceCount() {
-        if (shards instanceof PlanTable t) {
+        List<ShardPlan> l = shards instanceof BoundShards b ? b.base : shards;
+        if (l instanceof PlanTable t) {
             return t.pieces();
         }
         return shards.stream().mapToLong(s -> s.pieces().size()).sum();
@@ -98,61 +103,100 @@ public final class Plan {
      * The same plan with stored paths for its keys: {@code sourcePath} names a source rank's key
      * (every replica must store it under the same path; a rank for which it answers null holds no
      * copy and is dropped from the replicas, and a piece moves to a replica that has one),
-     * {@code destPath} a destination shard's, and {@code values} replaces the value copies.
+     * {@code destPath} a destination shard's, and {@code values} replaces the value copies. Every
+     * piece is checked here; the bound plan then binds each shard again when it is read (its shards
+     * are not kept), so both functions must answer the same for the same arguments every time.
      *
      * @throws IllegalArgumentException when no holder of a piece stores it
      */
     public Plan withPaths(java.util.function.BiFunction<Integer, String, String> sourcePath,
             java.util.function.Function<ShardPlan, String> destPath, List<ValueCopy> values) {
-        List<ShardPlan> out = new java.util.ArrayList<>(shards.size());
-        for (ShardPlan s : shards) {
-            List<Piece> pieces = new java.util.ArrayList<>(s.pieces().size());
-            for (Piece p : s.pieces()) {
-                List<Integer> holders = new java.util.ArrayList<>();
-                String path = null;
-                for (int r : candidates(p)) {
-                    String at = sourcePath.apply(r, p.sourceKey());
-                    if (at == null) {
-                        continue;
-                    }
-                    if (path != null && !path.equals(at)) {
-                        throw new IllegalArgumentException("ranks " + holders.get(0) + " and " + r + " store "
-                                + p.sourceKey() + " under different paths: " + path + ", " + at);
-                    }
-                    path = at;
-                    holders.add(r);
-                }
-                if (path == null) {
-                    throw new IllegalArgumentException("no rank of " + java.util.Arrays.toString(candidates(p))
-                            + " saved " + p.sourceKey() + " (needed by rank " + s.destRank() + ")");
-                }
-                int rank = holders.get(0);
-                io.tenplex.ptc.Device d = rank == p.sourceRank() && p.sourceDevice() != null ? p.sourceDevice()
-                        : sourceDevices.get(rank); // the piece's own source: a copy of the rank's tree, when recovering
-                Piece.Kind kind = rank == p.sourceRank() ? p.kind()
-                        : d.equals(s.destDevice()) ? Piece.Kind.SPLIT
-                                : d.worker() == s.destDevice().worker() ? Piece.Kind.LOCAL : Piece.Kind.REMOTE;
-                pieces.add(new Piece(kind, rank, d, path, p.source(), p.global(), p.destOffset(), p.bytes(),
-                        holders.stream().sorted().mapToInt(Integer::intValue).toArray()));
-            }
-            out.add(new ShardPlan(s.destRank(), s.destDevice(), s.tensor(), destPath.apply(s), s.shape(), s.dtype(),
-                    pieces, s.padding()));
-        }
-        return new Plan(from, to, out, values, report, sourceDevices, destDevices, sourceTensorKeys);
+        List<ShardPlan> base = shards instanceof BoundShards b ? b.base : shards;
+        BoundShards bound = new BoundShards(base, sourceDevices, sourcePath, destPath);
+        bound.checkAll();
+        return new Plan(from, to, bound, values, report, sourceDevices, destDevices, sourceTensorKeys);
     }
 
-    /** The piece's chosen rank first, then its other replicas. */
-    private static int[] candidates(Piece p) {
-        int[] r = p.replicas();
-        int[] out = new int[r.length + 1];
-        out[0] = p.sourceRank();
-        int n = 1;
-        for (int x : r) {
-            if (x != p.sourceRank()) {
-                out[n++] = x;
+    /**
+     * The destination shards on {@code worker}'s devices, in plan order: a read-only view whose
+     * shards are built when read (what one daemon's part holds), found without building the others.
+     */
+    public List<ShardPlan> shardsOf(int worker) {
+        int[] at = indicesOf(worker);
+        return new java.util.AbstractList<>() {
+            @Override
+            public ShardPlan get(int i) {
+                return shards.get(at[i]);
+            }
+
+            @Override
+            public int size() {
+                return at.length;
+            }
+        };
+    }
+
+    /** Pieces in the destination shards on {@code worker}'s devices, counted without building them. */
+    public long pieceCountOf(int worker) {
+        long n = 0;
+        for (int i : indicesOf(worker)) {
+            n += piecesAt(i);
+        }
+        return n;
+    }
+
+    private int[] indicesOf(int worker) {
+        int[] start = rankStarts();
+        IntList out = new IntList(16);
+        if (start == null) {
+            for (int i = 0; i < shards.size(); i++) {
+                if (destDevices.get(rankAt(i)).worker() == worker) {
+                    out.add(i);
+                }
+            }
+            return out.toArray();
+        }
+        for (int r = 0; r + 1 < start.length; r++) {
+            if (destDevices.get(r).worker() == worker) {
+                for (int i = start[r]; i < start[r + 1]; i++) {
+                    out.add(i);
+                }
             }
         }
-        return java.util.Arrays.copyOf(out, n);
+        return out.toArray();
+    }
+
+    /** Per new rank the index of its first shard, the shard count last; null when shards are not in rank order. */
+    private int[] rankStarts() {
+        int[] s = rankStarts;
+        if (s == null && destDevices.size() > 0) {
+            s = new int[destDevices.size() + 1];
+            int next = 0;
+            for (int i = 0; i < shards.size(); i++) {
+                int r = rankAt(i);
+                if (r < next - 1 || r >= destDevices.size()) {
+                    return null;
+                }
+                while (next <= r) {
+                    s[next++] = i;
+                }
+            }
+            while (next <= destDevices.size()) {
+                s[next++] = shards.size();
+            }
+            rankStarts = s;
+        }
+        return s;
+    }
+
+    private int rankAt(int i) {
+        List<ShardPlan> l = shards instanceof BoundShards b ? b.base : shards;
+        return l instanceof PlanTable t ? t.rankAt(i) : l.get(i).destRank();
+    }
+
+    private int piecesAt(int i) {
+        List<ShardPlan> l = shards instanceof BoundShards b ? b.base : shards;
+        return l instanceof PlanTable t ? t.piecesAt(i) : l.get(i).pieces().size();
     }
 
     /** True when no byte has to be copied or moved: every destination shard is already in place. */

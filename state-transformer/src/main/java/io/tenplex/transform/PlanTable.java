@@ -81,6 +81,16 @@ final class PlanTable extends AbstractList<ShardPlan> implements RandomAccess {
         return List.copyOf(out);
     }
 
+    /** The new rank of shard {@code i}, without building it. */
+    int rankAt(int i) {
+        return shardRank[i];
+    }
+
+    /** The pieces of shard {@code i}, counted without building it. */
+    int piecesAt(int i) {
+        return pieceStart[i + 1] - pieceStart[i];
+    }
+
     /** Pieces in all shards. */
     long pieces() {
         return pieceStart[shardRank.length];

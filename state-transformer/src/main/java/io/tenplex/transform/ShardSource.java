@@ -30,4 +30,13 @@ public interface ShardSource {
             throws IOException {
         return read(rank, device, key, region, dst);
     }
+
+    /**
+     * Completes once {@code key} of {@code rank} can be read without waiting (exceptionally when it
+     * never will be): at once for a source whose shards are all in place. The {@link Executor} takes
+     * a late rank's pieces in the order they become readable.
+     */
+    default java.util.concurrent.CompletableFuture<?> readable(int rank, String key) {
+        return java.util.concurrent.CompletableFuture.completedFuture(null);
+    }
 }

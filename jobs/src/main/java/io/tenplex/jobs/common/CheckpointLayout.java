@@ -214,6 +214,11 @@ public final class CheckpointLayout {
         return fp32Optimizer;
     }
 
+    /** The stored path of a tensor key, or null when the rank saved no such tensor. */
+    public String storedTensor(String key) {
+        return tensors.get(key);
+    }
+
     /** The stored path of a tensor key. */
     public String tensorPath(String key, int rank) {
         String p = tensors.get(key);

@@ -50,6 +50,27 @@ public record JobLayout(String job, String sourceDir, String outputDir) {
         return path(sourceDir + "/" + rank + "/" + key);
     }
 
+    /**
+     * A tensor of a rank being rebuilt, put there as soon as it is solved and checked, before the rest
+     * of its rank: {@code /job/<job>/<sourceDir>/<rank>.streamed/<key>}.
+     */
+    public StorePath streamed(int rank, String key) {
+        return path(sourceDir + "/" + rank + ".streamed/" + key);
+    }
+
+    /** The tensors of a rank streamed so far: {@code /job/<job>/<sourceDir>/<rank>.streamed}. */
+    public StorePath streamedRank(int rank) {
+        return path(sourceDir + "/" + rank + ".streamed");
+    }
+
+    /**
+     * The keys of a rank's tensors streamed so far, a JSON array rewritten after each one (next to
+     * the replica manifests): {@code /job/<job>/<sourceDir>/manifests/<rank>.streamed.json}.
+     */
+    public StorePath streamedList(int rank) {
+        return path(sourceDir + "/manifests/" + rank + ".streamed.json");
+    }
+
     /** A rank's saved tree: {@code /job/<job>/<sourceDir>/<rank>}. */
     public StorePath savedRank(int rank) {
         return path(sourceDir + "/" + rank);

@@ -73,7 +73,7 @@ public final class PartRunner implements Registry.Finishing {
     private final InDoubt.Ask inDoubt;
     /** When the part reached a final state (System.nanoTime), 0 while it may still change. */
     private volatile long finishedAt;
-    /** The old ranks still being rebuilt elsewhere, read last once published. */
+    /** The old ranks still being rebuilt elsewhere, each tensor read last once streamed or its rank published. */
     private final RebuiltRanks rebuilt;
 
     /** Starts executing {@code part} on the context's background executor. */
@@ -92,7 +92,8 @@ public final class PartRunner implements Registry.Finishing {
         part.daemons().forEach((w, a) -> daemons.put(w, DaemonClient.address(a)));
         this.rebuilt = new RebuiltRanks(part, ctx.client(), daemons, ctx.timer(), PIECE_TIMEOUT);
         ShardSource source = rebuilt.around(new StoreSource(store, part.worker(), paths,
-                new PeerSource(ctx.reads(), daemons, paths, PIECE_TIMEOUT)), PIECE_TIMEOUT);
+                new PeerSource(ctx.reads(), daemons, paths, PIECE_TIMEOUT)), new StoreSource(store, part.worker(),
+                paths::streamed, new PeerSource(ctx.reads(), daemons, paths::streamed, PIECE_TIMEOUT)), PIECE_TIMEOUT);
         StagingSink sink = new StagingSink(store, paths, part.planId());
         this.executed = CompletableFuture.runAsync(() -> execute(source, sink, daemons, ctx.readers()), ctx.background());
     }

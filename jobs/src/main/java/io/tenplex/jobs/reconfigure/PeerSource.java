@@ -24,11 +24,16 @@ import java.util.concurrent.TimeoutException;
 public final class PeerSource implements ShardSource {
     private final RangeReads reads;
     private final Map<Integer, InetSocketAddress> daemons;
-    private final JobLayout paths;
+    private final ShardPaths paths;
     private final Duration timeout;
 
     /** @param daemons the daemon address of every worker */
     public PeerSource(RangeReads reads, Map<Integer, InetSocketAddress> daemons, JobLayout paths, Duration timeout) {
+        this(reads, daemons, paths::saved, timeout);
+    }
+
+    /** @param paths where a rank's shard is on its holder (its saved tree, or the tree a rebuild streams into) */
+    PeerSource(RangeReads reads, Map<Integer, InetSocketAddress> daemons, ShardPaths paths, Duration timeout) {
         this.reads = reads;
         this.daemons = Map.copyOf(daemons);
         this.paths = paths;
@@ -48,7 +53,7 @@ public final class PeerSource implements ShardSource {
             throw new IOException("no daemon address for worker " + device.worker());
         }
         try {
-            OptionalInt crc = reads.readRegion(addr, paths.saved(rank, key), region, dst, pace)
+            OptionalInt crc = reads.readRegion(addr, paths.of(rank, key), region, dst, pace)
                     .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             if (crc.isEmpty()) { // asked for and missing: as untrustworthy as a mismatch
                 throw new CorruptTransferException(addr + " sent " + key + " of rank " + rank + " without a checksum");

@@ -38,13 +38,10 @@ final class PlanParts {
     /** The shards of {@code worker}'s destination ranks, read from the old ranks under {@code sourceDir}. */
     static PlanPart peerToPeer(Header h, int worker, Plan plan, int sourceRanks, String sourceDir,
             Map<Integer, Map<String, String>> generated) {
-        List<ShardPlan> shards = new ArrayList<>();
+        List<ShardPlan> shards = new ArrayList<>(plan.shardsOf(worker)); // built once, only this worker's
         Set<Integer> ranks = new HashSet<>();
-        for (ShardPlan s : plan.shards()) {
-            if (s.destDevice().worker() == worker) {
-                shards.add(s);
-                ranks.add(s.destRank());
-            }
+        for (ShardPlan s : shards) {
+            ranks.add(s.destRank());
         }
         List<PlanPart.Value> values = new ArrayList<>();
         for (ValueCopy v : plan.values()) {
@@ -73,15 +70,12 @@ final class PlanParts {
     static PlanPart fromCentral(Header h, String centralPlan, int worker, int central, Plan plan,
             Map<Integer, Map<String, String>> generated) {
         Device holder = new Device(central, 0);
-        int maxRank = 0;
+        int maxRank = plan.shards().isEmpty() ? 0 : plan.shards().get(plan.shards().size() - 1).destRank(); // rank order
         Set<Integer> ranks = new HashSet<>();
         List<ShardPlan> shards = new ArrayList<>();
-        for (ShardPlan s : plan.shards()) {
-            maxRank = Math.max(maxRank, s.destRank());
-            if (s.destDevice().worker() == worker) {
-                ranks.add(s.destRank());
-                shards.add(whole(s, holder));
-            }
+        for (ShardPlan s : plan.shardsOf(worker)) {
+            ranks.add(s.destRank());
+            shards.add(whole(s, holder));
         }
         List<PlanPart.Value> values = new ArrayList<>();
         for (ValueCopy v : plan.values()) {

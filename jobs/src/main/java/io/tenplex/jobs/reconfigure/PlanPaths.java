@@ -25,20 +25,12 @@ public final class PlanPaths {
     public record Result(Plan plan, Map<Integer, Map<String, String>> generated) {}
 
     /** @param sources the layout of each old rank that saved something (a rank that saved nothing is absent) */
-    public static Result bind(Plan plan, Map<Integer, CheckpointLayout> sources) {
-        boolean megatron = sources.values().stream().anyMatch(CheckpointLayout::megatronOptimizer);
-        boolean fp32 = megatron && sources.values().stream().filter(CheckpointLayout::megatronOptimizer)
+    public static Result bind(Plan plan, Map<Integer, CheckpointLayout> listed) {
+        CheckpointLayout[] sources = byRank(listed); // read for every replica of every piece: no boxing, no tree
+        boolean megatron = listed.values().stream().anyMatch(CheckpointLayout::megatronOptimizer);
+        boolean fp32 = megatron && listed.values().stream().filter(CheckpointLayout::megatronOptimizer)
                 .allMatch(CheckpointLayout::fp32Optimizer);
-        Map<Integer, List<String>> params = new TreeMap<>();
-        Map<String, Integer> dims = new HashMap<>();
-        for (ShardPlan s : plan.shards()) {
-            if (!s.key().startsWith("optimizer.")) {
-                params.computeIfAbsent(s.destRank(), r -> new ArrayList<>()).add(s.key());
-                dims.put(s.key(), s.shape().rank());
-            }
-        }
-        Map<Integer, List<List<String>>> groups = new HashMap<>();
-        params.forEach((r, p) -> groups.put(r, CheckpointLayout.groups(p, dims)));
+        Map<Integer, List<List<String>>> groups = megatron ? groups(plan) : Map.of();
         java.util.function.Function<ShardPlan, String> destPath = s -> {
             if (megatron && s.key().startsWith("optimizer.") && !s.key().startsWith("optimizer.grad_scaler.")) {
                 return CheckpointLayout.megatronOptimizerPath(s.key(), groups.getOrDefault(s.destRank(),
@@ -53,7 +45,7 @@ public final class PlanPaths {
                     return CheckpointLayout.destPath(at, p.sourceKey(), s.key());
                 }
             }
-            for (int r : sources.keySet()) { // an empty tensor has no pieces: the path of its key where saved
+            for (int r : listed.keySet()) { // an empty tensor has no pieces: the path of its key where saved
                 String at = sourcePath(sources, r, s.key());
                 if (at != null) {
                     return at;
@@ -61,37 +53,69 @@ public final class PlanPaths {
             }
             return s.key();
         };
-        List<ValueCopy> values = values(plan, sources);
-        values.addAll(UndeclaredValues.of(plan, sources, destPath, values));
+        List<ValueCopy> values = values(plan, listed);
+        values.addAll(UndeclaredValues.of(plan, listed, destPath, values));
         Plan bound = plan.withPaths((rank, key) -> sourcePath(sources, rank, key), destPath, values);
         Map<Integer, Map<String, String>> generated = new TreeMap<>();
         if (megatron) {
-            groups.forEach((r, g) -> generated.put(r, CheckpointLayout.megatronGenerated(g, fp32)));
+            Map<List<List<String>>, Map<String, String>> files = new java.util.IdentityHashMap<>(); // shared groups, shared files
+            groups.forEach((r, g) -> generated.put(r, files.computeIfAbsent(g, x -> CheckpointLayout.megatronGenerated(x,
+                    fp32))));
         }
         return new Result(bound, generated);
     }
 
-    private static String sourcePath(Map<Integer, CheckpointLayout> sources, int rank, String key) {
-        CheckpointLayout l = sources.get(rank);
-        if (l == null) {
-            return null;
+    /**
+     * Megatron's parameter groups of every new rank; ranks with the same parameters (every rank of a
+     * stage, as a rule) share one list.
+     */
+    private static Map<Integer, List<List<String>>> groups(Plan plan) {
+        Map<Integer, List<String>> params = new TreeMap<>();
+        Map<String, Integer> dims = new HashMap<>();
+        for (ShardPlan s : plan.shards()) {
+            if (!s.key().startsWith("optimizer.")) {
+                params.computeIfAbsent(s.destRank(), r -> new ArrayList<>()).add(s.key());
+                dims.put(s.key(), s.shape().rank());
+            }
         }
-        try {
-            return l.tensorPath(key, rank);
-        } catch (IllegalArgumentException e) {
-            return null;
-        }
+        Map<List<String>, List<List<String>>> distinct = new HashMap<>();
+        Map<Integer, List<List<String>>> groups = new HashMap<>();
+        params.forEach((r, p) -> groups.put(r, distinct.computeIfAbsent(p, x -> CheckpointLayout.groups(x, dims))));
+        return groups;
+    }
+
+    private static CheckpointLayout[] byRank(Map<Integer, CheckpointLayout> listed) {
+        int n = listed.keySet().stream().mapToInt(Integer::intValue).max().orElse(-1) + 1;
+        CheckpointLayout[] out = new CheckpointLayout[n];
+        listed.forEach((r, l) -> {
+            if (r >= 0) {
+                out[r] = l;
+            }
+        });
+        return out;
+    }
+
+    private static String sourcePath(CheckpointLayout[] sources, int rank, String key) {
+        CheckpointLayout l = rank >= 0 && rank < sources.length ? sources[rank] : null;
+        return l == null ? null : l.storedTensor(key);
     }
 
     private static List<ValueCopy> values(Plan plan, Map<Integer, CheckpointLayout> sources) {
         List<ValueCopy> out = new ArrayList<>();
+        Map<CheckpointLayout, Map<String, List<String>>> known = new java.util.IdentityHashMap<>(); // shared layouts
         for (ValueCopy v : plan.values()) {
             CheckpointLayout l = sources.get(v.sourceRank());
             if (l == null) {
                 throw new IllegalArgumentException("rank " + v.sourceRank() + " saved nothing, but rank " + v.destRank()
                         + " needs its value '" + v.key() + "'");
             }
-            for (String path : l.valuePaths(v.key(), v.sourceRank())) {
+            Map<String, List<String>> paths = known.computeIfAbsent(l, x -> new HashMap<>());
+            List<String> at = paths.get(v.key());
+            if (at == null) {
+                at = l.valuePaths(v.key(), v.sourceRank()); // throws naming the rank when it saved no such value
+                paths.put(v.key(), at);
+            }
+            for (String path : at) {
                 out.add(new ValueCopy(v.destRank(), path, v.sourceRank(), v.sourceDevice()));
             }
         }

@@ -23,10 +23,12 @@ import java.util.function.BiFunction;
  * redistribution runs: per rank its seal manifest (what its tree will hold, CRC32C checked when it
  * is published), a future completed with the level it was published from (parity, or its lost
  * worker's durable copy when solving failed; exceptionally when no level could serve it), and how
- * a rank's origin reads for a level ({@code origin.apply(rank, level)}, as the status shows it).
+ * a rank's origin reads for a level ({@code origin.apply(rank, level)}, as the status shows it),
+ * and {@code release}, run once the change has committed or aborted: the trees the rebuild streamed
+ * tensors into (read before their rank was published) are no longer read and go.
  */
 public record Rebuilding(Map<Integer, SealManifest> manifests, Map<Integer, CompletableFuture<String>> ranks,
-        BiFunction<Integer, String, String> origin) {
+        BiFunction<Integer, String, String> origin, Runnable release) {
     public static final Rebuilding NONE = new Rebuilding(Map.of(), Map.of(), (rank, level) -> level);
     /** How long the commit waits for the ranks after the parts prepared (as long as a part waits for a piece). */
     static final java.time.Duration TIMEOUT = java.time.Duration.ofMinutes(10);
@@ -34,6 +36,12 @@ public record Rebuilding(Map<Integer, SealManifest> manifests, Map<Integer, Comp
     public Rebuilding {
         manifests = Map.copyOf(manifests);
         ranks = Map.copyOf(ranks);
+    }
+
+    /** Ranks whose rebuild streams nothing the change must give back. */
+    public Rebuilding(Map<Integer, SealManifest> manifests, Map<Integer, CompletableFuture<String>> ranks,
+            BiFunction<Integer, String, String> origin) {
+        this(manifests, ranks, origin, () -> { });
     }
 
     /** Per rank, its origin as published: call once {@link #await} returned. */

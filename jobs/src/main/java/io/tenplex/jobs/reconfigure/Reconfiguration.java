@@ -9,7 +9,6 @@ import io.tenplex.jobs.common.PlanPart;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.Ptc;
 import io.tenplex.transform.Plan;
-import io.tenplex.transform.ShardPlan;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -127,19 +126,16 @@ public final class Reconfiguration implements Registry.Finishing {
         background.execute(() -> {
             try {
                 run();
-            } catch (Exception e) {
-                error = e.getMessage() == null ? e.toString() : e.getMessage();
+            } catch (Exception | Error e) { // an OutOfMemoryError too: the change ends aborted, never half-started
+                error = reason(e);
                 state = State.ABORTED;
             } finally {
+                rebuilding.release().run(); // committed or aborted: nobody reads what the rebuild streamed
                 finishedAt = System.nanoTime();
                 ReconfigurationEvents.finished(this, started);
                 finished.complete(null);
             }
         });
-    }
-
-    private List<Integer> destWorkers() {
-        return plan.destWorkers(); // status requests ask it: the plan's shards are built when read
     }
 
     private void run() throws Exception {
@@ -152,8 +148,15 @@ public final class Reconfiguration implements Registry.Finishing {
         phase("check", t);
         state = State.EXECUTING;
         t = System.nanoTime();
-        List<Integer> workers = destWorkers();
-        boolean ok = execute(workers, bound, t) && rebuiltChecked(sources);
+        List<Integer> workers = plan.destWorkers();
+        boolean ok;
+        try {
+            ok = execute(workers, bound, t) && rebuiltChecked(sources);
+        } catch (RuntimeException | Error e) { // a part that could not be built or sent: abort those sent
+            error = reason(e);
+            abortAll(workers, t);
+            return;
+        }
         phase("execute", t);
         t = System.nanoTime();
         if (ok) {
@@ -170,6 +173,11 @@ public final class Reconfiguration implements Registry.Finishing {
         abortAll(workers, t);
     }
 
+    private String reason(Throwable e) {
+        return e instanceof OutOfMemoryError o ? PlanHeap.ranOut(o, plan)
+                : e.getMessage() == null ? e.toString() : e.getMessage();
+    }
+
     /** Every daemon involved answers its health check, and no new shard is over one chunk. */
     private void checkDaemons() throws IOException, InterruptedException {
         for (int w : workersInvolved()) {
@@ -183,12 +191,7 @@ public final class Reconfiguration implements Registry.Finishing {
                         + e.getCause().getMessage(), e.getCause());
             }
         }
-        for (ShardPlan s : plan.shards()) {
-            if (s.byteSize() > io.tenplex.store.memory.Allocator.MAX_CHUNK) {
-                throw new IllegalArgumentException("shard " + s.key() + " of rank " + s.destRank() + " has " + s.byteSize()
-                        + " bytes; new shards over 1 GiB are not supported yet (use more tensor parallelism)");
-            }
-        }
+        PlanHeap.requireChunks(plan);
     }
 
     /** Once the ranks rebuilt from parity are published (checked), their carried values are compared too. */
@@ -305,13 +308,10 @@ public final class Reconfiguration implements Registry.Finishing {
         }
     }
 
-    /** Sends each worker its part and waits until all are prepared; false when any failed. */
+    /** Sends each worker its part ({@link PartPosts}) and waits until all are prepared; false when any failed. */
     private boolean executeParts(List<Integer> workers, IntFunction<PlanPart> part, String planId) {
-        List<CompletableFuture<PartStatus>> sent = new ArrayList<>();
-        for (int w : workers) {
-            PlanPart p = part.apply(w).coordinated(workers, inDoubt.coordinator(), id, inDoubt.preparedTimeoutMillis());
-            sent.add(client.postPart(daemons.get(w), p));
-        }
+        List<CompletableFuture<PartStatus>> sent = PartPosts.postAll(workers, w -> part.apply(w).coordinated(workers,
+                inDoubt.coordinator(), id, inDoubt.preparedTimeoutMillis()), (w, p) -> client.postPart(daemons.get(w), p));
         if (!collect(workers, sent)) {
             return false;
         }
@@ -332,7 +332,7 @@ public final class Reconfiguration implements Registry.Finishing {
     }
 
     private List<Integer> workersInvolved() {
-        List<Integer> w = new ArrayList<>(destWorkers());
+        List<Integer> w = new ArrayList<>(plan.destWorkers());
         for (Device d : from.devices()) {
             if (!w.contains(d.worker())) {
                 w.add(d.worker());
@@ -370,7 +370,7 @@ public final class Reconfiguration implements Registry.Finishing {
             return CompletableFuture.completedFuture(null);
         }
         List<CompletableFuture<Void>> asks = new ArrayList<>();
-        for (int w : destWorkers()) {
+        for (int w : plan.destWorkers()) {
             asks.add(client.partStatus(daemons.get(w), job, id).thenAccept(p -> {
                 synchronized (parts) {
                     parts.put(w, p);

@@ -19,10 +19,15 @@ import java.util.OptionalInt;
 public final class StoreSource implements ShardSource {
     private final TensorStore local;
     private final int worker;
-    private final JobLayout paths;
+    private final ShardPaths paths;
     private final ShardSource peers;
 
     public StoreSource(TensorStore local, int worker, JobLayout paths, ShardSource peers) {
+        this(local, worker, paths::saved, peers);
+    }
+
+    /** @param paths where a rank's shard is (its saved tree, or the tree a rebuild streams into) */
+    StoreSource(TensorStore local, int worker, ShardPaths paths, ShardSource peers) {
         this.local = local;
         this.worker = worker;
         this.paths = paths;
@@ -40,7 +45,7 @@ public final class StoreSource implements ShardSource {
         if (device.worker() != worker) {
             return peers.read(rank, device, key, region, dst, pace);
         }
-        try (DataRef ref = local.openTensor(paths.saved(rank, key))) {
+        try (DataRef ref = local.openTensor(paths.of(rank, key))) {
             RegionRead read = new RegionRead(ref, ref.meta(), region);
             if (read.byteSize() != dst.remaining()) {
                 throw new IOException("local shard " + key + " of rank " + rank + " [" + region + "] has "

@@ -3,7 +3,6 @@ package io.tenplex.jobs.reconfigure;
 import io.tenplex.jobs.common.CheckpointLayout;
 import io.tenplex.ptc.ParallelConfig;
 import io.tenplex.ptc.RankLayout;
-import io.tenplex.transform.Piece;
 import io.tenplex.transform.Plan;
 import io.tenplex.transform.ShardPlan;
 import io.tenplex.transform.ValueCopy;
@@ -36,14 +35,47 @@ final class UndeclaredValues {
 
     static List<ValueCopy> of(Plan plan, Map<Integer, CheckpointLayout> sources, Function<ShardPlan, String> destPath,
             List<ValueCopy> declared) {
+        Set<String> placed = placed(plan);
+        Set<String> declaredKeys = declaredKeys(plan);
+        Set<String> undeclared = new HashSet<>();
+        for (CheckpointLayout l : distinct(sources)) {
+            undeclared.addAll(l.undeclaredPaths(placed, declaredKeys));
+        }
+        // only whether a new rank gets an undeclared path anyway is asked: a set of every shard's path
+        // per rank would hold millions of entries on thousands of devices
         Map<Integer, Set<String>> taken = new HashMap<>();
         for (ShardPlan s : plan.shards()) {
-            taken.computeIfAbsent(s.destRank(), r -> new HashSet<>()).add(destPath.apply(s));
+            String path = undeclared.isEmpty() ? null : destPath.apply(s);
+            if (path != null && undeclared.contains(path)) {
+                taken.computeIfAbsent(s.destRank(), r -> new HashSet<>()).add(path);
+            }
         }
         for (ValueCopy v : declared) {
             taken.computeIfAbsent(v.destRank(), r -> new HashSet<>()).add(v.key());
         }
         return positionsKept(plan) ? perPosition(plan, sources, taken) : replicated(plan, sources, taken);
+    }
+
+    /** The keys the plan's pieces read, and the old configuration's tensor keys (read by a piece or not, the model's). */
+    private static Set<String> placed(Plan plan) {
+        Set<String> placed = new HashSet<>(plan.sourceTensorKeys());
+        for (ShardPlan s : plan.shards()) {
+            s.pieces().forEach(p -> placed.add(p.sourceKey()));
+        }
+        return placed;
+    }
+
+    private static Set<String> declaredKeys(Plan plan) {
+        Set<String> declaredKeys = new HashSet<>();
+        plan.values().forEach(v -> declaredKeys.add(v.key()));
+        return declaredKeys;
+    }
+
+    /** The layouts of {@code sources}, each once (ranks that saved the same tree share one). */
+    private static java.util.Collection<CheckpointLayout> distinct(Map<Integer, CheckpointLayout> sources) {
+        Set<CheckpointLayout> out = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        out.addAll(sources.values());
+        return out;
     }
 
     /** Whether every old position (tensor and pipeline coordinates) is a new one: T and P are unchanged. */
@@ -56,16 +88,13 @@ final class UndeclaredValues {
      * it (in rank order).
      */
     static Map<String, Map<Integer, List<Integer>>> savers(Plan plan, Map<Integer, CheckpointLayout> sources) {
-        Set<String> placed = new HashSet<>(plan.sourceTensorKeys()); // read by a piece or not, the model's
-        for (ShardPlan s : plan.shards()) {
-            s.pieces().stream().map(Piece::sourceKey).forEach(placed::add);
-        }
-        Set<String> declaredKeys = new HashSet<>();
-        plan.values().forEach(v -> declaredKeys.add(v.key()));
+        Set<String> placed = placed(plan);
+        Set<String> declaredKeys = declaredKeys(plan);
+        Map<CheckpointLayout, List<String>> paths = new java.util.IdentityHashMap<>(); // once per distinct layout
         Map<String, Map<Integer, List<Integer>>> out = new LinkedHashMap<>();
         for (Map.Entry<Integer, CheckpointLayout> e : new TreeMap<>(sources).entrySet()) {
             int d = RankLayout.MEGATRON.coord(e.getKey(), plan.from()).dp();
-            for (String path : e.getValue().undeclaredPaths(placed, declaredKeys)) {
+            for (String path : paths.computeIfAbsent(e.getValue(), l -> l.undeclaredPaths(placed, declaredKeys))) {
                 out.computeIfAbsent(path, p -> new TreeMap<>()).computeIfAbsent(d, x -> new ArrayList<>())
                         .add(e.getKey());
             }
@@ -97,12 +126,8 @@ final class UndeclaredValues {
 
     private static List<ValueCopy> perPosition(Plan plan, Map<Integer, CheckpointLayout> sources,
             Map<Integer, Set<String>> taken) {
-        Set<String> placed = new HashSet<>(plan.sourceTensorKeys()); // read by a piece or not, the model's
-        for (ShardPlan s : plan.shards()) {
-            s.pieces().stream().map(Piece::sourceKey).forEach(placed::add);
-        }
-        Set<String> declaredKeys = new HashSet<>();
-        plan.values().forEach(v -> declaredKeys.add(v.key()));
+        Set<String> placed = placed(plan);
+        Set<String> declaredKeys = declaredKeys(plan);
         List<ValueCopy> out = new ArrayList<>();
         ParallelConfig to = plan.to();
         for (int rank = 0; rank < to.worldSize(); rank++) {

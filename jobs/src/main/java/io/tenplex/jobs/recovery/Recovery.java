@@ -109,7 +109,7 @@ public final class Recovery {
             return Survivors.around(job, generation, from, to, daemons, client, self, new Survivors.Levels(
                     replicaTrees, t.partners(), (lost, all) -> erasureRebuild.start(job, generation, lost, all, daemons,
                             dry ? Runnable::run : rebuilds, dry ? RebuildFallback.NONE
-                                    : (worker, ranks) -> disk.read(worker, generation, ranks)), disk));
+                                    : (worker, ranks) -> disk.read(worker, generation, ranks), !dry), disk));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while asking the daemons", e);

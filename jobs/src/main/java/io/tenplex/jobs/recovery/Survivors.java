@@ -98,10 +98,11 @@ public final class Survivors {
      * surviving workers that keep a complete partner copy of its tree (the planner reads there too),
      * and the ranks still being rebuilt from parity: per rank, its seal manifest and a future
      * completed with the level it was published from on this daemon (its lost worker's durable copy
-     * when solving it failed).
+     * when solving it failed); {@code release} says the asker reads nothing more of them (its change
+     * committed or aborted), so what the rebuilds streamed can go.
      */
     public record Sources(Ptc from, String sourceDir, Map<Integer, Origin> origins, Map<Integer, List<Integer>> copies,
-            Map<Integer, SealManifest> rebuilt, Map<Integer, CompletableFuture<String>> rebuilding) {
+            Map<Integer, SealManifest> rebuilt, Map<Integer, CompletableFuture<String>> rebuilding, Runnable release) {
     }
 
     private Survivors() {
@@ -155,7 +156,8 @@ public final class Survivors {
         }
         Ptc placed = new Ptc(from.model(), from.config(), from.layout(), from.stages(), devices);
         return new Sources(placed, levels.replicaTrees() ? JobLayout.replicasDir(step) : Generations.sourceDir(step),
-                origins, found.holders(), Map.copyOf(rebuilds.manifests), Map.copyOf(rebuilds.ranks));
+                origins, found.holders(), Map.copyOf(rebuilds.manifests), Map.copyOf(rebuilds.ranks),
+                rebuilds::release);
     }
 
     private static Set<Integer> lost(Ptc from, Map<Integer, InetSocketAddress> daemons, DaemonClient client)
@@ -298,10 +300,16 @@ public final class Survivors {
     private static final class Rebuilds {
         final Map<Integer, SealManifest> manifests = new TreeMap<>();
         final Map<Integer, CompletableFuture<String>> ranks = new TreeMap<>();
+        final List<Runnable> releases = new ArrayList<>();
 
         void add(ErasureRebuild.Pending p) {
             manifests.putAll(p.manifests());
             ranks.putAll(p.ranks());
+            releases.add(p.release());
+        }
+
+        void release() {
+            releases.forEach(Runnable::run);
         }
     }
 

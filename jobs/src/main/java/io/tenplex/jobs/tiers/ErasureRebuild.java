@@ -46,6 +46,7 @@ public final class ErasureRebuild {
     private final DaemonClient client;
     private final RangeReads reads;
     private final SegmentReads io;
+    private final RangeSolve solver;
     private final ObjectMapper json = new ObjectMapper();
     /**
      * The rebuilds under way, by job, step, group and lost members: a recovery asking again while one
@@ -54,7 +55,8 @@ public final class ErasureRebuild {
      */
     private final Map<String, Running> inFlight = new java.util.concurrent.ConcurrentHashMap<>();
 
-    private record Running(Pending p, java.util.concurrent.atomic.AtomicReference<RebuildFallback> fallback) {
+    private record Running(Pending p, java.util.concurrent.atomic.AtomicReference<RebuildFallback> fallback,
+            java.util.concurrent.atomic.AtomicInteger holders) {
     }
 
     public ErasureRebuild(TensorStore store, Generations generations, DaemonClient client, RangeReads reads) {
@@ -63,6 +65,7 @@ public final class ErasureRebuild {
         this.client = client;
         this.reads = reads;
         this.io = new SegmentReads(client, reads, TIMEOUT, 0);
+        this.solver = new RangeSolve(reads, io, TIMEOUT);
     }
 
     /**
@@ -74,7 +77,7 @@ public final class ErasureRebuild {
      */
     public Set<Integer> rebuild(String job, long step, int lost, Set<Integer> lostWorkers,
             Map<Integer, InetSocketAddress> daemons) throws IOException, InterruptedException {
-        return join(start(job, step, lost, lostWorkers, daemons, Runnable::run, RebuildFallback.NONE));
+        return join(start(job, step, lost, lostWorkers, daemons, Runnable::run, RebuildFallback.NONE, false));
     }
 
     /** The level a rank being rebuilt was published from: solved from its group's parity (L3). */
@@ -90,8 +93,22 @@ public final class ErasureRebuild {
      * published unless all of it matched its seal's CRC32C.
      */
     public record Pending(Set<Integer> workers, Map<Integer, SealManifest> manifests,
-            Map<Integer, CompletableFuture<String>> ranks) {
-        public static final Pending NONE = new Pending(Set.of(), Map.of(), Map.of());
+            Map<Integer, CompletableFuture<String>> ranks, Runnable release) {
+        public static final Pending NONE = new Pending(Set.of(), Map.of(), Map.of(), () -> { });
+
+        /**
+         * Says this asker reads nothing more of the ranks (its change committed or aborted): once no
+         * asker of a streamed rebuild is left, the trees it streamed into are removed (when it ends, if
+         * it still runs). Idempotent.
+         */
+        @Override
+        public Runnable release() {
+            return release;
+        }
+
+        Pending withRelease(Runnable r) {
+            return new Pending(workers, manifests, ranks, r);
+        }
     }
 
     /**
@@ -107,18 +124,29 @@ public final class ErasureRebuild {
     public Pending start(String job, long step, int lost, Set<Integer> lostWorkers,
             Map<Integer, InetSocketAddress> daemons, java.util.concurrent.Executor async, RebuildFallback fallback)
             throws IOException, InterruptedException {
+        return start(job, step, lost, lostWorkers, daemons, async, fallback, false);
+    }
+
+    /**
+     * As {@link #start(String, long, int, Set, Map, java.util.concurrent.Executor, RebuildFallback)};
+     * {@code stream}: each tensor is also readable as soon as it is solved and checked, before its
+     * rank is published ({@link RebuiltTrees}), until the asker calls {@link Pending#release()}.
+     */
+    public Pending start(String job, long step, int lost, Set<Integer> lostWorkers,
+            Map<Integer, InetSocketAddress> daemons, java.util.concurrent.Executor async, RebuildFallback fallback,
+            boolean stream) throws IOException, InterruptedException {
         Tiers.Settings s = generations.tiers().settings(job);
         if (s.groupSize() == 0) {
             return Pending.NONE;
         }
         return start(job, step, s, Ring.of(generations.config(job, step), generations.world(job, step),
-                daemons.keySet()), lost, lostWorkers, daemons, async, fallback);
+                daemons.keySet()), lost, lostWorkers, daemons, async, fallback, stream);
     }
 
     /** {@link #rebuild(String, long, int, Set, Map)} of a generation this daemon may not know (a restore's). */
     Set<Integer> rebuild(String job, long step, Tiers.Settings s, Ring ring, int lost, Set<Integer> lostWorkers,
             Map<Integer, InetSocketAddress> daemons) throws IOException, InterruptedException {
-        return join(start(job, step, s, ring, lost, lostWorkers, daemons, Runnable::run, RebuildFallback.NONE));
+        return join(start(job, step, s, ring, lost, lostWorkers, daemons, Runnable::run, RebuildFallback.NONE, false));
     }
 
     /** The workers rebuilt, once every rank is published; the first failure otherwise. */
@@ -134,8 +162,8 @@ public final class ErasureRebuild {
     }
 
     private Pending start(String job, long step, Tiers.Settings s, Ring ring, int lost, Set<Integer> lostWorkers,
-            Map<Integer, InetSocketAddress> daemons, java.util.concurrent.Executor async, RebuildFallback fallback)
-            throws IOException, InterruptedException {
+            Map<Integer, InetSocketAddress> daemons, java.util.concurrent.Executor async, RebuildFallback fallback,
+            boolean stream) throws IOException, InterruptedException {
         JobLayout paths = new JobLayout(job);
         List<List<Integer>> groups = ring.groups(s.groupSize());
         int g = 0;
@@ -167,7 +195,7 @@ public final class ErasureRebuild {
             throw new IOException("group " + group + " of generation " + step + " lost " + gone + " but only "
                     + js.size() + " of its parity blocks survive");
         }
-        Decode d = new Decode(paths, step, g, GroupManifests.parse(members), gone, daemons);
+        Decode d = new Decode(paths, step, g, GroupManifests.parse(members), gone, daemons, stream);
         return launch(job + " " + step + " " + g + " " + gone, d, js,
                 js.stream().map(j -> daemons.get(holders.get(j))).toList(), async, fallback);
     }
@@ -180,26 +208,59 @@ public final class ErasureRebuild {
             Running running = inFlight.get(key);
             if (running != null) { // one rebuild at a time writes these ranks' trees: share it
                 running.fallback().compareAndSet(RebuildFallback.NONE, fallback);
-                return running.p();
+                return asker(running, d);
             }
-            r = new Running(d.pending(), new java.util.concurrent.atomic.AtomicReference<>(fallback));
+            r = new Running(d.pending(), new java.util.concurrent.atomic.AtomicReference<>(fallback),
+                    new java.util.concurrent.atomic.AtomicInteger());
             inFlight.put(key, r);
         }
         Pending p = r.p();
+        Pending mine = asker(r, d);
         try {
             async.execute(() -> {
                 try {
                     solve(d, js, parityDaemons, p, r.fallback()::get);
                 } finally {
-                    inFlight.remove(key, r);
+                    ended(key, r, d);
                 }
             });
         } catch (RejectedExecutionException e) {
-            inFlight.remove(key, r);
+            ended(key, r, d);
             fail(p, e);
             throw new IOException("no thread to rebuild " + key + " on", e);
         }
-        return p;
+        return mine;
+    }
+
+    /** {@code r}'s pending ranks for one more asker, whose release removes the streamed trees once none is left. */
+    private Pending asker(Running r, Decode d) {
+        if (!d.stream) {
+            return r.p();
+        }
+        r.holders().incrementAndGet();
+        java.util.concurrent.atomic.AtomicBoolean once = new java.util.concurrent.atomic.AtomicBoolean();
+        return r.p().withRelease(() -> {
+            if (!once.compareAndSet(false, true)) {
+                return;
+            }
+            synchronized (inFlight) {
+                if (r.holders().decrementAndGet() > 0 || inFlight.containsValue(r)) {
+                    return; // another asker still reads them, or the rebuild still writes: it removes them as it ends
+                }
+            }
+            RebuiltTrees.dropStreamed(store, d.paths.job(), d.step, r.p().ranks().keySet());
+        });
+    }
+
+    /** The rebuild {@code r} ended: no longer shared; its streamed trees go when no asker is left. */
+    private void ended(String key, Running r, Decode d) {
+        synchronized (inFlight) {
+            inFlight.remove(key, r);
+            if (!d.stream || r.holders().get() > 0) {
+                return;
+            }
+        }
+        RebuiltTrees.dropStreamed(store, d.paths.job(), d.step, r.p().ranks().keySet());
     }
 
     /**
@@ -239,6 +300,7 @@ public final class ErasureRebuild {
     private final class Decode {
         final JobLayout paths;
         final long step;
+        final boolean stream;
         /** When every block the decode needs was read (System.nanoTime). */
         volatile long readAt;
         private final int g;
@@ -247,13 +309,14 @@ public final class ErasureRebuild {
         private final Map<Integer, InetSocketAddress> daemons;
 
         Decode(JobLayout paths, long step, int g, GroupManifests manifests, List<Integer> gone,
-                Map<Integer, InetSocketAddress> daemons) {
+                Map<Integer, InetSocketAddress> daemons, boolean stream) {
             this.paths = paths;
             this.step = step;
             this.g = g;
             this.manifests = manifests;
             this.gone = gone;
             this.daemons = daemons;
+            this.stream = stream;
         }
 
         /** Per lost worker rebuilt, its ranks. */
@@ -265,134 +328,58 @@ public final class ErasureRebuild {
             return out;
         }
 
-        /** The rebuild's ranks, any replica manifest of them left from before removed. */
+        /** The rebuild's ranks, any replica manifest or streamed tree of them left from before removed. */
         Pending pending() {
             Map<Integer, SealManifest> ms = new TreeMap<>();
             Map<Integer, CompletableFuture<String>> ranks = new TreeMap<>();
             for (int w : gone) {
                 for (SealManifest m : manifests.byWorker().get(w)) {
-                    deleteIfThere(paths.replicaManifest(step, m.rank()));
+                    RebuiltTrees.deleteIfThere(store, paths.replicaManifest(step, m.rank()));
                     ms.put(m.rank(), m);
                     ranks.put(m.rank(), new CompletableFuture<>());
                 }
             }
-            return new Pending(Set.copyOf(gone), Map.copyOf(ms), java.util.Collections.unmodifiableMap(ranks));
+            RebuiltTrees.dropStreamed(store, paths.job(), step, ms.keySet());
+            return new Pending(Set.copyOf(gone), Map.copyOf(ms), java.util.Collections.unmodifiableMap(ranks), () -> { });
         }
 
         /**
          * {@code js}: the parity blocks used (as many as lost members), {@code holders}: their daemons;
-         * completes each rank's future once it is published.
+         * solves range by range ({@link RangeSolve}), writes each segment as it is solved and checked
+         * ({@link RebuiltTrees}), and completes each rank's future once its tree is published.
          */
         void run(List<Integer> js, List<InetSocketAddress> holders, Map<Integer, CompletableFuture<String>> published)
                 throws IOException, InterruptedException {
-            List<Integer> members = manifests.members();
-            int k = members.size();
-            long length = Math.max(1, manifests.length());
-            if (length > Integer.MAX_VALUE) {
-                throw new IOException("a block of " + length + " bytes is over 2 GiB");
-            }
-            List<ByteBuffer> free = new ArrayList<>();
-            List<ByteBuffer> syndromes = syndromes(js, holders, (int) length, free);
-            readAt = System.nanoTime();
-            int[][] a = new int[gone.size()][gone.size()];
-            for (int t = 0; t < js.size(); t++) {
-                for (int u = 0; u < gone.size(); u++) {
-                    a[t][u] = Gf256.cauchy(js.get(t), members.indexOf(gone.get(u)), k);
+            RebuiltTrees trees = new RebuiltTrees(store, paths.job(), step, stream);
+            Map<Integer, SealManifest> byRank = new TreeMap<>();
+            Map<Integer, Integer> left = new TreeMap<>(); // per rank, its segments not written yet
+            for (int w : gone) {
+                for (SealManifest m : manifests.byWorker().get(w)) {
+                    byRank.put(m.rank(), m);
+                    left.put(m.rank(), m.tensors().size() + m.files().size());
+                    trees.begin(m);
                 }
             }
-            int[][] inv = Gf256.invert(a);
-            for (int u = 0; u < gone.size(); u++) {
-                ByteBuffer block = free.get(u).clear();
-                java.util.Arrays.fill(block.array(), (byte) 0);
-                for (int t = 0; t < js.size(); t++) {
-                    Gf256.mulAdd(block.duplicate().clear(), syndromes.get(t).duplicate().clear(), inv[u][t]);
-                }
-                List<BlockLayout.Segment> all = manifests.layout(gone.get(u)).segments();
-                for (SealManifest m : manifests.byWorker().get(gone.get(u))) {
-                    publish(paths, step, m, all.stream().filter(x -> x.rank() == m.rank()).toList(), block);
+            for (SealManifest m : byRank.values()) {
+                if (left.get(m.rank()) == 0) { // nothing saved: published empty at once
+                    trees.publish(m);
                     published.get(m.rank()).complete(PARITY);
                 }
             }
-        }
-
-        /**
-         * The parity blocks {@code js} plus the surviving members' terms (the syndromes). The parity
-         * blocks arrive while the members' blocks are read (other senders into one receiving link); the
-         * members' terms are summed into buffers of their own, added last and then left in {@code free}.
-         */
-        private List<ByteBuffer> syndromes(List<Integer> js, List<InetSocketAddress> holders, int length,
-                List<ByteBuffer> free) throws IOException, InterruptedException {
-            List<Integer> members = manifests.members();
-            List<ByteBuffer> syndromes = new ArrayList<>();
-            List<CompletableFuture<OptionalInt>> parityReads = new ArrayList<>();
-            for (int t = 0; t < js.size(); t++) {
-                syndromes.add(ByteBuffer.allocate(length));
-                parityReads.add(reads.readRegion(holders.get(t), parity(js.get(t)), Region.whole(Shape.of(length)),
-                        syndromes.get(t).duplicate(), 0));
-                free.add(ByteBuffer.allocate(length));
-            }
-            for (int i = 0; i < members.size(); i++) {
-                if (gone.contains(members.get(i))) {
-                    continue;
-                }
-                for (BlockLayout.Segment s : manifests.layout(members.get(i)).segments()) {
-                    ByteBuffer bytes = io.read(daemons.get(members.get(i)), paths, step, s);
-                    for (int t = 0; t < js.size(); t++) {
-                        Gf256.mulAdd(free.get(t).duplicate().position((int) s.offset()), bytes,
-                                Gf256.cauchy(js.get(t), i, members.size()));
-                    }
-                }
-            }
-            for (int t = 0; t < js.size(); t++) {
-                if (io.await(parityReads.get(t), parity(js.get(t))).isEmpty()) {
-                    throw new IOException(parity(js.get(t)) + " arrived without a checksum");
-                }
-                Gf256.mulAdd(syndromes.get(t), free.get(t).duplicate().clear(), 1);
-            }
-            return syndromes;
+            List<StorePath> parityPaths = js.stream().map(this::parity).toList();
+            solver.run(new RangeSolve.Group(manifests, gone, js, holders, parityPaths, daemons, paths, step),
+                    (lost, segment, bytes) -> {
+                        trees.segment(segment, bytes);
+                        if (left.merge(segment.rank(), -1, Integer::sum) == 0) {
+                            trees.publish(byRank.get(segment.rank()));
+                            published.get(segment.rank()).complete(PARITY);
+                        }
+                    });
+            readAt = System.nanoTime();
         }
 
         private StorePath parity(int j) {
             return paths.parity(step, g).child(Integer.toString(j));
-        }
-    }
-
-    /** Writes one rebuilt rank into the replica tree (checked piece by piece), its manifest last. */
-    private void publish(JobLayout paths, long step, SealManifest m, List<BlockLayout.Segment> segments,
-            ByteBuffer block) throws IOException {
-        StorePath incoming = paths.replicas(step).child(m.rank() + ".incoming");
-        deleteIfThere(incoming);
-        store.mkdirs(incoming);
-        for (BlockLayout.Segment s : segments) {
-            ByteBuffer bytes = block.duplicate().position((int) s.offset()).limit((int) (s.offset() + s.item().size()))
-                    .slice();
-            CRC32C c = new CRC32C();
-            c.update(bytes.duplicate());
-            StorePath to = StorePath.parse(incoming + "/" + s.path());
-            SegmentReads.check(to, Crc32c.hex((int) c.getValue()), s.item().crc32c());
-            if (s.tensor()) {
-                Shape shape = Shape.of(s.item().shape().stream().mapToLong(Long::longValue).toArray());
-                Blob blob = store.allocator().allocate(s.item().size());
-                blob.write(0, bytes);
-                store.putTensor(to, new TensorMeta(DType.fromName(s.item().dtype()), shape), blob,
-                        BlockChecksums.compute(blob, store.checksumBlock()), true);
-            } else {
-                byte[] b = new byte[bytes.remaining()];
-                bytes.get(b);
-                SmallFiles.put(store, to, b);
-            }
-        }
-        deleteIfThere(paths.replica(step, m.rank()));
-        store.move(incoming, paths.replica(step, m.rank()));
-        store.mkdirs(paths.replicas(step).child("manifests"));
-        SmallFiles.put(store, paths.replicaManifest(step, m.rank()), json.writeValueAsBytes(m));
-    }
-
-    private void deleteIfThere(StorePath p) {
-        try {
-            store.delete(p);
-        } catch (StoreException e) {
-            // not there
         }
     }
 }

@@ -18,7 +18,6 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -75,19 +74,7 @@ public final class KubernetesAdapter implements AutoCloseable {
 
         /** Parses {@code k=v,k2=v2} (equality selectors only). */
         public static Map<String, String> parseSelector(String s) {
-            Map<String, String> m = new TreeMap<>();
-            for (String part : s.split(",")) {
-                String p = part.strip();
-                int eq = p.indexOf('=');
-                String k = eq < 0 ? "" : p.substring(0, eq).strip();
-                String v = eq < 0 ? "" : p.substring(eq + 1).replaceFirst("^=", "").strip();
-                if (k.isEmpty() || k.endsWith("!") || v.isEmpty() || v.contains("=")) {
-                    throw new IllegalArgumentException("selector '" + s + "': expected label=value pairs separated by "
-                            + "commas (equality selectors only), got '" + p + "'");
-                }
-                m.put(k, v);
-            }
-            return m;
+            return Selectors.parse(s);
         }
     }
 
@@ -284,6 +271,7 @@ public final class KubernetesAdapter implements AutoCloseable {
             }
             event("change " + id + " " + done.path("state").asText() + ": " + done.path("error").asText()
                     + " (not retried until the pods change again)");
+            continueAfter(id, done);
         }
         synchronized (this) {
             running = null;
@@ -330,6 +318,23 @@ public final class KubernetesAdapter implements AutoCloseable {
         event("change " + id + " done: " + c.tp() + "," + c.pp() + "," + c.dp() + " (T,P,D) from generation "
                 + done.path("generation").asText()
                 + "; assignment published");
+    }
+
+    /** Change {@code id} failed: when the ranks saved for it, they continue under the last assignment ({@link FailedChange}). */
+    private void continueAfter(String id, JsonNode failed) throws IOException, InterruptedException {
+        JsonNode last;
+        synchronized (this) {
+            last = assignment;
+        }
+        ObjectNode a = FailedChange.again(last, id, failed);
+        if (a != null) {
+            daemon.writeFile(assignmentPath(), json.writerWithDefaultPrettyPrinter().writeValueAsBytes(a));
+            synchronized (this) {
+                assignment = a;
+            }
+            event("the ranks saved generation " + a.path("generation").asText() + " for change " + id
+                    + ": the last assignment published again for it; they continue under it");
+        }
     }
 
     /** Writes the assignment: configuration, workers, and each pod's local devices and ranks. */

@@ -219,6 +219,38 @@ class KubernetesAdapterIT {
         }
     }
 
+    /**
+     * A change that fails after the ranks saved for it (a new node's daemon does not answer): the daemon
+     * keeps that save as the newest generation, and the adapter publishes the last assignment again for it,
+     * so that the ranks (waiting for an assignment of that generation) continue instead of timing out.
+     */
+    @Test
+    void aChangeThatFailsAfterTheSave_publishesTheLastAssignmentAgain_forTheSavedGeneration() throws Exception {
+        create(pod("gpt-a0", "node-a", "127.0.0.1", 2, true));
+        adapter = adapter(Duration.ofMillis(200));
+        KubernetesAdapter.Status s = adapter.await(x -> x.assignment() != null, WAIT);
+        JsonNode first = s.assignment();
+        trainAndSave(first, 10, 1);
+
+        create(pod("gpt-c0", "node-c", "127.0.0.9", 2, true)); // nothing listens there
+        adapter.await(x -> x.running() != null, WAIT);
+        trainAndSave(first, 20, 2);
+        s = awaitChanges(1);
+        KubernetesAdapter.Change failed = s.changes().get(0);
+        assertEquals("failed", failed.state(), s.toString());
+        JsonNode again = s.assignment();
+        assertEquals(20, again.path("generation").asLong(), again.toString());
+        assertEquals(failed.id(), again.path("change").asText());
+        for (String field : List.of("config", "pods", "workers", "masterAddr", "worldSize")) {
+            assertEquals(first.get(field), again.get(field), field);
+        }
+        assertEquals(again, get(0, "/api/v1/files/job/j/kubernetes/assignment.json"), "published on the coordinator");
+        assertEquals(20, get(0, "/api/v1/jobs/j/generations").path("current").asLong(), "the save is the newest generation");
+        assertFalse(get(0, "/api/v1/jobs/j/stop").path("stop").asBoolean(), "flag cleared for the ranks");
+        assertTrue(s.events().stream().anyMatch(e -> e.contains("the ranks saved generation 20 for change " + failed.id()
+                + ": the last assignment published again for it")), s.events().toString());
+    }
+
     @Test
     void readyPodsAndTheirGpus_becomeResourceChanges_thatMoveTheStateBetweenNodes() throws Exception {
         create(pod("gpt-a0", "node-a", "127.0.0.1", 2, true));

@@ -1,0 +1,191 @@
+package io.tenplex.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.tenplex.jobs.common.DaemonClient;
+import io.tenplex.jobs.common.PartStatus;
+import io.tenplex.jobs.common.PlanPart;
+import io.tenplex.ptc.Ptc;
+import io.tenplex.ptc.TensorMeta;
+import io.tenplex.server.jobs.PlanCodec;
+import io.tenplex.store.StorePath;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The daemons of {@link CoordinatorBench}, in memory: every daemon is healthy; an old rank's saved
+ * tree is its shards and the model's values under their keys (flat layout, each path a string of its own, as parsed from a
+ * listing); a posted part is encoded as {@code HttpDaemonClient} sends it, and its body is held until
+ * the coordinator's uplink has sent it (one sender at the given rate); parts prepare and commit at once.
+ */
+final class CoordinatorBenchClient implements DaemonClient, AutoCloseable {
+    private final Ptc from;
+    private final String job;
+    private final long bitsPerSecond;
+    private final ExecutorService uplink = Executors.newSingleThreadExecutor();
+    private final AtomicLong posted = new AtomicLong();
+    private final AtomicLong encoded = new AtomicLong();
+    private final AtomicLong largest = new AtomicLong();
+    private final AtomicLong largestPieces = new AtomicLong();
+    private final AtomicLong inFlight = new AtomicLong();
+    private final AtomicLong mostInFlight = new AtomicLong();
+
+    CoordinatorBenchClient(Ptc from, String job, long bitsPerSecond) {
+        this.from = from;
+        this.job = job;
+        this.bitsPerSecond = bitsPerSecond;
+    }
+
+    long posted() {
+        return posted.get();
+    }
+
+    long encodedBytes() {
+        return encoded.get();
+    }
+
+    long largestPart() {
+        return largest.get();
+    }
+
+    long largestPieces() {
+        return largestPieces.get();
+    }
+
+    long mostInFlight() {
+        return mostInFlight.get();
+    }
+
+    @Override
+    public CompletableFuture<Void> health(InetSocketAddress daemon) {
+        return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public CompletableFuture<PartStatus> postPart(InetSocketAddress daemon, PlanPart part) {
+        byte[] body = PlanCodec.encode(part).toByteArray();
+        long pieces = part.shards().stream().mapToLong(s -> s.pieces().size()).sum();
+        posted.incrementAndGet();
+        encoded.addAndGet(body.length);
+        largest.accumulateAndGet(body.length, Math::max);
+        largestPieces.accumulateAndGet(pieces, Math::max);
+        mostInFlight.accumulateAndGet(inFlight.addAndGet(body.length), Math::max);
+        String planId = part.planId();
+        return CompletableFuture.supplyAsync(() -> {
+            LockSupport.parkNanos(body.length * 8L * 1_000_000_000L / bitsPerSecond); // the body on the wire
+            inFlight.addAndGet(-body.length);
+            return status(planId, "running");
+        }, uplink);
+    }
+
+    @Override
+    public CompletableFuture<PartStatus> partAction(InetSocketAddress daemon, String job, String planId,
+            PartAction action) {
+        return CompletableFuture.completedFuture(status(planId, switch (action) {
+            case PREPARE -> "prepared";
+            case COMMIT -> "committed";
+            case ABORT -> "aborted";
+        }));
+    }
+
+    private static PartStatus status(String planId, String state) {
+        return new PartStatus(planId, state, "", 0, 0, 0, 0, 0, 0, 0);
+    }
+
+    @Override
+    public CompletableFuture<PartStatus> partStatus(InetSocketAddress daemon, String job, String planId) {
+        return CompletableFuture.completedFuture(status(planId, "running"));
+    }
+
+    @Override
+    public CompletableFuture<String> reconfigurationState(InetSocketAddress coordinator, String job, String id) {
+        return unsupported();
+    }
+
+    /** An old rank's tree: {@code .../save/<rank>/<key>} for each shard it holds. */
+    @Override
+    public CompletableFuture<List<TreeEntry>> listTree(InetSocketAddress daemon, StorePath dir) {
+        String d = dir.toString();
+        int rank = Integer.parseInt(d.substring(d.lastIndexOf('/') + 1));
+        List<TreeEntry> out = new ArrayList<>();
+        for (Ptc.Shard s : from.shards(rank)) {
+            out.add(new TreeEntry(d + "/" + s.key(), true, s.shape().rank(), new TensorMeta(s.spec().dtype(),
+                    s.shape())));
+        }
+        for (io.tenplex.ptc.ValueSpec v : from.model().values()) {
+            out.add(new TreeEntry(d + "/" + v.key(), false, 0));
+        }
+        return CompletableFuture.completedFuture(out);
+    }
+
+    @Override
+    public CompletableFuture<SavedValue> readValue(InetSocketAddress daemon, StorePath path) {
+        return unsupported();
+    }
+
+    @Override
+    public CompletableFuture<Void> sealed(InetSocketAddress daemon, String job, long step, List<Integer> ranks,
+            int world, JsonNode config) {
+        return unsupported();
+    }
+
+    @Override
+    public CompletableFuture<Void> raiseStop(InetSocketAddress daemon, String job, OptionalLong atStep,
+            String reason) {
+        return unsupported();
+    }
+
+    @Override
+    public CompletableFuture<Void> clearStop(InetSocketAddress daemon, String job) {
+        return unsupported();
+    }
+
+    @Override
+    public CompletableFuture<Void> removeJob(InetSocketAddress daemon, String job, boolean dryRun) {
+        return unsupported();
+    }
+
+    @Override
+    public CompletableFuture<JsonNode> parallelize(String daemon, String job, JsonNode request) {
+        return unsupported();
+    }
+
+    @Override
+    public CompletableFuture<JsonNode> startResourceChange(String daemon, String job, JsonNode request) {
+        return unsupported();
+    }
+
+    @Override
+    public CompletableFuture<JsonNode> awaitResourceChange(String daemon, String job, String id, Duration wait) {
+        return unsupported();
+    }
+
+    @Override
+    public CompletableFuture<Optional<byte[]>> readFile(String daemon, StorePath path) {
+        return unsupported();
+    }
+
+    @Override
+    public CompletableFuture<Void> writeFile(String daemon, StorePath path, byte[] bytes) {
+        return unsupported();
+    }
+
+    private static <T> CompletableFuture<T> unsupported() {
+        return CompletableFuture.failedFuture(new UnsupportedOperationException("not part of the coordinator bench"));
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        uplink.shutdownNow();
+        uplink.awaitTermination(10, TimeUnit.SECONDS);
+    }
+}
