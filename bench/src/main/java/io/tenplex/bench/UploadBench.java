@@ -28,7 +28,10 @@ import java.util.Locale;
  *
  * <p>Usage: {@code java -Xmx1g -XX:MaxDirectMemorySize=3g -cp bench/target/benchmarks.jar
  * io.tenplex.bench.UploadBench [rounds]}; {@code -Dcases=256} runs only the cases whose name contains "256",
- * {@code -Dreversed=true} runs them in the opposite order, {@code -Dwarmup=N} sets the untimed rounds.
+ * {@code -Dreversed=true} runs them in the opposite order, {@code -Dwarmup=N} sets the untimed rounds,
+ * {@code -Dsettle=S} waits up to S seconds after the untimed rounds for the kernel to collapse the
+ * store's large chunks into transparent huge pages (as in a daemon that has run for some minutes;
+ * {@code khugepaged} takes about 16 MiB every 10 s at its defaults), printing what it reached.
  */
 public final class UploadBench {
     static final int BIG = 256 << 20;
@@ -72,7 +75,10 @@ public final class UploadBench {
                             tar.put(0, tarBytes);
                         }, () -> c.postTar("/small", tar), () -> raw.receive(tar, tar.capacity(), 1),
                                 r -> verifySmall(c, small)));
-                run(cases, rounds);
+                run(cases, rounds, () -> { // the daemon closes a connection idle for long
+                    c.delete("/api/v1/tensors/settling");
+                    return 0;
+                });
                 fresh.print("256 MiB, fresh");
                 replacing.print("256 MiB, replacing");
             } finally {
@@ -88,7 +94,7 @@ public final class UploadBench {
      * paths during the first case's timed rounds slowed that case alone (a 256 MiB case run first
      * measured about 0.75 of the raw receive, the same case run second 0.9-1.0).
      */
-    static void run(List<Case> cases, int rounds) throws IOException {
+    static void run(List<Case> cases, int rounds, Transfer keepAlive) throws IOException {
         String only = System.getProperty("cases", "");
         List<Case> chosen = new ArrayList<>(cases.stream().filter(k -> k.name().contains(only)).toList());
         if (Boolean.getBoolean("reversed")) { // -Dreversed=true: the last case first
@@ -98,9 +104,53 @@ public final class UploadBench {
         for (Case k : chosen) {
             k.warmUp(warmup);
         }
+        settle(Integer.getInteger("settle", 0), keepAlive);
         for (Case k : chosen) {
             k.run(rounds);
         }
+    }
+
+    /**
+     * Waits up to {@code seconds} for this process's memory in transparent huge pages to stop
+     * growing for 30 s (the store's chunks collapsed as far as they will), polling every second and
+     * running {@code keepAlive} every 5 s.
+     */
+    static void settle(int seconds, Transfer keepAlive) throws IOException {
+        if (seconds <= 0) {
+            return;
+        }
+        long start = System.nanoTime();
+        long deadline = start + seconds * 1_000_000_000L;
+        long last = anonHugeMiB();
+        long lastGrowth = start;
+        while (System.nanoTime() < deadline && System.nanoTime() - lastGrowth < 30_000_000_000L) {
+            try {
+                Thread.sleep(1000); // polling the kernel's background collapse; nothing to wait on instead
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            if ((System.nanoTime() - start) / 1_000_000_000L % 5 == 0) {
+                keepAlive.run();
+            }
+            long now = anonHugeMiB();
+            if (now > last) {
+                last = now;
+                lastGrowth = System.nanoTime();
+            }
+        }
+        System.out.printf(Locale.ROOT, "settled %.0f s: %d MiB of this process in transparent huge pages%n",
+                (System.nanoTime() - start) / 1e9, last);
+    }
+
+    /** This process's anonymous memory in transparent huge pages, in MiB. */
+    static long anonHugeMiB() throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/self/smaps_rollup"))) {
+            if (line.startsWith("AnonHugePages:")) {
+                return Long.parseLong(line.replaceAll("[^0-9]", "")) >> 10;
+            }
+        }
+        return 0;
     }
 
     static long putSmall(HttpConn c, ByteBuffer all) throws IOException {

@@ -12,6 +12,11 @@ import java.nio.ByteBuffer;
  * next to the page faults of fresh memory, which every JDK-only alternative pays too (see
  * docs/DECISIONS.md). Recycled chunks are zeroed only for {@link #allocate}, not for
  * {@link #allocateForOverwrite}.
+ *
+ * <p>Chunks of {@link HugePages#SIZE} and more are advised for transparent huge pages when made
+ * (nothing else changes: the advice costs one system call, and the kernel collapses the zeroed
+ * pages into 2 MiB pages in the background), so long-lived and recycled chunks, which uploads land
+ * in, end up in huge pages (docs/DECISIONS.md, Memory).
  */
 public final class OffHeapBacking implements BlobBacking {
     private static final sun.misc.Unsafe UNSAFE = unsafe();
@@ -33,6 +38,9 @@ public final class OffHeapBacking implements BlobBacking {
         }
         this.chunkSize = chunkSize;
         this.pool = new ChunkPool(poolLimit);
+        if (chunkSize >= HugePages.SIZE) {
+            HugePages.available(); // binds the C library now, not during the first large upload
+        }
     }
 
     @Override
@@ -97,14 +105,19 @@ public final class OffHeapBacking implements BlobBacking {
             }
             return b;
         }
+        ByteBuffer fresh;
         try {
-            return ByteBuffer.allocateDirect(capacity);
+            fresh = ByteBuffer.allocateDirect(capacity);
         } catch (OutOfMemoryError e) {
             if (releasePooled(Long.MAX_VALUE) == 0) {
                 throw e;
             }
-            return ByteBuffer.allocateDirect(capacity);
+            fresh = ByteBuffer.allocateDirect(capacity);
         }
+        if (capacity >= HugePages.SIZE) {
+            HugePages.advise(fresh);
+        }
+        return fresh;
     }
 
     /** Keeps the buffer in the pool or frees it now. */
