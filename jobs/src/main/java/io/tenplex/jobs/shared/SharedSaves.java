@@ -292,6 +292,14 @@ public final class SharedSaves implements AutoCloseable {
     }
 
     /**
+     * {@link #pin} on the shared-memory work threads: a pin may copy a rank's moved tensors
+     * ({@link LoadCopies}), hundreds of MiB that an event loop must not wait for.
+     */
+    public CompletableFuture<Pinned> pinAsync(String job, int rank, long pid, long start, long lease) {
+        return CompletableFuture.supplyAsync(() -> pin(job, rank, pid, start, lease), work);
+    }
+
+    /**
      * Pins what {@code rank} loads (see {@link Sealer#loadChoice}) for the process {@code pid}: tensors in
      * shared memory are given by file and offset, other tensors by path (read them over REST), small
      * files inline (up to {@link #MAX_INLINE_FILE} each and {@link #MAX_INLINE_TOTAL} in all).

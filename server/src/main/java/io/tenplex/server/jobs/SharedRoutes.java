@@ -63,7 +63,8 @@ final class SharedRoutes {
                 }
                 break;
             case "loads/4":
-                return post(m, () -> pin(job, JobRequests.rank(p[3]), JobRequests.object(req)));
+                return m.equals("POST") ? pin(job, JobRequests.rank(p[3]), JobRequests.object(req))
+                        .thenApply(pinned -> replies.json(201, pinned)) : notAllowed(m);
             default:
                 if (p.length == 3 && m.equals("DELETE")) {
                     shared.release(job, p[2]);
@@ -192,7 +193,7 @@ final class SharedRoutes {
                 files, order).thenApply(s -> replies.sealReply(s, rank));
     }
 
-    private SharedSaves.Pinned pin(String job, int rank, JsonNode b) {
-        return shared.pin(job, rank, b.path("pid").asLong(0), b.path("start").asLong(0), lease(b));
+    private CompletableFuture<SharedSaves.Pinned> pin(String job, int rank, JsonNode b) {
+        return shared.pinAsync(job, rank, b.path("pid").asLong(0), b.path("start").asLong(0), lease(b));
     }
 }
