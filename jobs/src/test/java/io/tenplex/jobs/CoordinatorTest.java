@@ -158,6 +158,11 @@ class CoordinatorTest {
         assertEquals(Reconfiguration.State.ABORTED, r.state(), String.valueOf(r.describe()));
         assertTrue(r.error().contains("the coordinator ran out of heap (Java heap space; maximum heap "), r.error());
         assertTrue(r.error().contains("every part sent was aborted"), r.error());
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); // a part aborted mid-prepare ends when its
+        while (!cluster.jobs(1).part("j", r.id()).status().state().equals("aborted") // runner notices
+                && System.nanoTime() < deadline) {
+            Thread.sleep(5); // polling the part, with a deadline
+        }
         assertEquals("aborted", cluster.jobs(1).part("j", r.id()).status().state());
         assertNothingStagedOrLoaded(r.id());
         Map<String, byte[]> after = savedBytes();

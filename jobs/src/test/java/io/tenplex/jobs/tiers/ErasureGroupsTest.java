@@ -216,8 +216,10 @@ class ErasureGroupsTest {
         awaitParity(10);
         java.util.concurrent.ExecutorService async = java.util.concurrent.Executors.newCachedThreadPool();
         CompletableFuture<Void> release = new CompletableFuture<>();
-        cluster.client().holdRangeReadsBelow(PATHS.parities(10), release);
-        cluster.client().failRangeReadsBelow(PATHS.generation(10).child("2")); // fails mid-decode
+        // every read of the rebuild waits until both askers share it (the streaming rebuild reads the members'
+        // blocks beside the parity), then rank 2's fail: mid-decode
+        cluster.client().holdRangeReadsBelow(PATHS.root(), release);
+        cluster.client().failRangeReadsBelow(PATHS.generation(10).child("2"));
         List<String> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
         try {
             ErasureRebuild rebuild = new ErasureRebuild(cluster.store(0), cluster.jobs(0).generations(), cluster.client(),
