@@ -3,11 +3,13 @@
 This script plays the Kubernetes adapter's part (it publishes assignments and raises and clears
 the stop flag, as the adapter and the daemon's resource change do); the launcher and its ranks are
 real processes. Launch 1 runs two ranks under (1,1,2); the ranks stop on the flag and seal step 5;
-the launcher waits for an assignment for generation 5 and relaunches one rank under (1,1,1); that
-run ends the job. Prints OK at the end; any failure raises."""
+the launcher, which started two interpreters ahead when the flag rose, waits for an assignment for
+generation 5 and relaunches one rank under (1,1,1) in one of them (the other exits); that run ends the
+job. Prints OK at the end; any failure raises."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -33,7 +35,7 @@ launch = 2 if os.path.exists(os.path.join(out, "rank-%%d-1.json" %% rank)) else 
 keys = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "TENPLEX_JOB", "TENPLEX_TP",
         "TENPLEX_PP", "TENPLEX_DP", "TENPLEX_CONFIG", "TENPLEX_DAEMONS"]
 with open(os.path.join(out, "rank-%%d-%%d.json" %% (rank, launch)), "w") as f:
-    json.dump({k: os.environ.get(k) for k in keys}, f)
+    json.dump(dict({k: os.environ.get(k) for k in keys}, pid=os.getpid()), f)
 if launch == 1:
     deadline = time.time() + 60
     while not tenplex.should_stop():  # training steps would run here
@@ -100,6 +102,13 @@ with tempfile.TemporaryDirectory() as out:
     assert "the job's resources are changing; waiting for the next assignment" in err, err
     assert "launch 2: ranks [0] of 1 under (T,P,D)=(1,1,1), generation 5" in err, err
     assert err.strip().endswith("tenplex.launch: the job ended"), err
+    # the stop flag made the launcher start two interpreters ahead: rank 0 of launch 2 ran in one of them
+    # (it imported torch while the ranks saved), and the other was told to exit
+    m = re.search(r"pre-started 2 interpreter\(s\) for the next launch \(pids (\d+), (\d+)\)", err)
+    assert m, err
+    assert second["pid"] in (int(m.group(1)), int(m.group(2))), (second["pid"], m.groups())
+    assert "1 pre-started interpreter(s) not needed, told to exit" in err, err
+    assert "Traceback" not in err, err
 
     # a rank that fails ends the launcher with its status; bad use is a clear error
     with open(os.path.join(out, "child.py"), "w") as f:
@@ -108,6 +117,7 @@ with tempfile.TemporaryDirectory() as out:
     p = launcher(out)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 3 and "a rank exited with 3" in err, (p.returncode, err)
+    assert "pre-started" not in err, err  # the stop flag is down: nothing ahead
     r = subprocess.run([sys.executable, "-m", "tenplex.launch", "--job", JOB, "--pod", "p0"],
                        env=dict(os.environ, PYTHONPATH=PKG), stderr=subprocess.PIPE, text=True)
     assert r.returncode == 2 and "a command after -- are required" in r.stderr, r.stderr

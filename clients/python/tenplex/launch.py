@@ -13,6 +13,10 @@
    goes back to 1 for the next assignment; else the job has ended and so does the launcher. A rank
    that fails ends the launcher with its exit status.
 
+While the ranks run, a raised stop flag (a change is coming) makes the launcher start the next launch's
+interpreters ahead, so that their ``import torch`` overlaps the save and the move
+(:mod:`tenplex.pod_prestart`; ``--no-prestart`` turns it off).
+
 SIGTERM (the pod is being deleted) is not passed on: the adapter has raised the stop flag, the
 ranks save and exit, and then the launcher exits instead of relaunching.
 
@@ -33,6 +37,7 @@ from .checkpoint import generations, stop_state
 from .errors import TenplexError, UnknownJob
 from .http_client import Client
 from .live import live_mode
+from .pod_prestart import Prestarted
 
 
 def _log(msg):
@@ -110,6 +115,8 @@ def _arguments(argv):
     ap.add_argument("--poll", type=float, default=2.0, help="seconds between checks while waiting")
     ap.add_argument("--live", action="store_true", default=live_mode(),
                     help="keep the ranks' processes across changes (tenplex.elastic; default: TENPLEX_LIVE=1)")
+    ap.add_argument("--no-prestart", action="store_true",
+                    help="start the next configuration's interpreters after the commit, not while the ranks save")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -118,26 +125,40 @@ def _arguments(argv):
     return args, command
 
 
-def _run_ranks(c, args, command, a, mine, terminating):
-    """Runs this pod's ranks once (``terminating`` is non-empty once SIGTERM arrived); returns the
-    launcher's exit status, or None to wait for the next assignment (the job's resources change)."""
+def _run_ranks(c, args, command, a, mine, terminating, ahead):
+    """Runs this pod's ranks once (``terminating`` is non-empty once SIGTERM arrived), in interpreters
+    ``ahead`` started where it has them; returns the launcher's exit status, or None to wait for the
+    next assignment (the job's resources change)."""
     raises = stop_state(args.job, client=c)["raises"]
-    procs = [subprocess.Popen(command, env=dict(env, TENPLEX_SPAWN_TIME="%.6f" % time.time()))  # tenplex.downtime
-             for env in environment(a, mine, args.job, args.master_port)]
-    codes = [p.wait() for p in procs]
+    procs = []
+    for env in environment(a, mine, args.job, args.master_port):
+        p = ahead.take(env)
+        procs.append(p if p is not None else  # tenplex.downtime: the process's start
+                     subprocess.Popen(command, env=dict(env, TENPLEX_SPAWN_TIME="%.6f" % time.time())))
+    ahead.close()
+    while any(p.poll() is None for p in procs):
+        if not terminating and not ahead.waiting:
+            flag = stop_state(args.job, client=c)
+            if flag["raised"] or flag["raises"] != raises:  # a change is coming: its ranks' interpreters start now
+                ahead.start(len(procs))
+        time.sleep(args.poll)  # polling the ranks and the stop flag
+    codes = [p.returncode for p in procs]
     failed = next((x for x in codes if x != 0), 0)
     if failed:
         for p in procs:
             if p.poll() is None:
                 p.kill()
         _log("a rank exited with %d" % failed)
+        ahead.close()
         return failed
     if terminating:
         _log("pod terminating; ranks exited")
+        ahead.close()
         return 0
     flag = stop_state(args.job, client=c)
     if not flag["raised"] and flag["raises"] == raises:
         _log("the job ended")
+        ahead.close()
         return 0
     _log("the job's resources are changing; waiting for the next assignment")
     return None
@@ -157,21 +178,24 @@ def main(argv=None):
             _log(str(e))
             return 2
     launches = 0
+    ahead = Prestarted(command, _log, enabled=not args.no_prestart)
     while True:
         try:
             got = wait_for_assignment(c, args.job, args.pod, args.poll, lambda: bool(terminating))
         except TenplexError as e:
             _log(str(e))
+            ahead.close()
             return 2
         if got is None:
             _log("terminating before a launch")
+            ahead.close()
             return 0
         a, mine = got
         launches += 1
         cfg = a["config"]
         _log("launch %d: ranks %s of %d under (T,P,D)=(%d,%d,%d), generation %s" % (
             launches, mine["ranks"], a["worldSize"], cfg["tp"], cfg["pp"], cfg["dp"], a.get("generation")))
-        status = _run_ranks(c, args, command, a, mine, terminating)
+        status = _run_ranks(c, args, command, a, mine, terminating, ahead)
         if status is not None:
             return status
 
