@@ -10,6 +10,7 @@ job. Prints OK at the end; any failure raises."""
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -33,9 +34,16 @@ import tenplex
 out, rank = sys.argv[1], int(os.environ["RANK"])
 launch = 2 if os.path.exists(os.path.join(out, "rank-%%d-1.json" %% rank)) else 1
 keys = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "TENPLEX_JOB", "TENPLEX_TP",
-        "TENPLEX_PP", "TENPLEX_DP", "TENPLEX_CONFIG", "TENPLEX_DAEMONS"]
+        "TENPLEX_PP", "TENPLEX_DP", "TENPLEX_CONFIG", "TENPLEX_DAEMONS", "TORCHELASTIC_USE_AGENT_STORE",
+        "TORCHELASTIC_RESTART_COUNT"]
 with open(os.path.join(out, "rank-%%d-%%d.json" %% (rank, launch)), "w") as f:
     json.dump(dict({k: os.environ.get(k) for k in keys}, pid=os.getpid()), f)
+import torch, torch.distributed as dist
+dist.init_process_group("gloo")  # env://, a client of the store the launcher hosts
+t = torch.ones(1)
+dist.all_reduce(t)
+assert int(t[0]) == int(os.environ["WORLD_SIZE"]), t
+dist.destroy_process_group()
 if launch == 1:
     deadline = time.time() + 60
     while not tenplex.should_stop():  # training steps would run here
@@ -64,11 +72,21 @@ def wait_until(what, cond, timeout=60):
         time.sleep(0.02)
 
 
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+PORT = free_port()
+
+
 def launcher(out, *extra):
     env = dict(os.environ, PYTHONPATH=PKG, TENPLEX_JOB=JOB)
     child = os.path.join(out, "child.py")
-    return subprocess.Popen([sys.executable, "-m", "tenplex.launch", "--pod", "p0", "--poll", "0.02", *extra, "--",
-                             sys.executable, child, out], env=env, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([sys.executable, "-m", "tenplex.launch", "--pod", "p0", "--poll", "0.02",
+                             "--master-port", str(PORT), *extra, "--", sys.executable, child, out], env=env,
+                            stderr=subprocess.PIPE, text=True)
 
 
 def read(out, rank, launch):
@@ -94,9 +112,15 @@ with tempfile.TemporaryDirectory() as out:
     assert all(e["WORLD_SIZE"] == "2" and e["TENPLEX_DP"] == "2" and e["TENPLEX_TP"] == "1" for e in first), first
     assert json.loads(first[1]["TENPLEX_CONFIG"])["devices"] == [[0, 0], [0, 1]], first
     assert json.loads(first[0]["TENPLEX_DAEMONS"]) == {"0": HOSTPORT}, first
-    assert first[0]["MASTER_ADDR"] == "127.0.0.1" and first[0]["MASTER_PORT"] == "29500", first
+    assert first[0]["MASTER_ADDR"] == "127.0.0.1" and first[0]["MASTER_PORT"] == str(PORT), first
+    # the launcher (rank 0's pod) hosted the store before the ranks started; they met in it as clients,
+    # under a key prefix of their assignment
+    assert "hosting the rendezvous store at 127.0.0.1:%d" % PORT in err, err
+    assert all(e["TORCHELASTIC_USE_AGENT_STORE"] == "True" and e["TORCHELASTIC_RESTART_COUNT"] == "gNone-cNone"
+               for e in first), first
     second = read(out, 0, 2)
     assert second["WORLD_SIZE"] == "1" and second["TENPLEX_DP"] == "1", second
+    assert second["TORCHELASTIC_RESTART_COUNT"] == "g5-cNone", second
     assert not os.path.exists(os.path.join(out, "rank-1-2.json")), "rank 1 is gone after the change"
     assert "launch 1: ranks [0, 1] of 2 under (T,P,D)=(1,1,2), generation None" in err, err
     assert "the job's resources are changing; waiting for the next assignment" in err, err

@@ -13,7 +13,9 @@
    goes back to 1 for the next assignment; else the job has ended and so does the launcher. A rank
    that fails ends the launcher with its exit status.
 
-While the ranks run, a raised stop flag (a change is coming) makes the launcher start the next launch's
+The launcher of the pod that holds rank 0 hosts the rendezvous store at ``masterAddr:--master-port``
+before its ranks start, and every rank connects to it as a client (``TORCHELASTIC_USE_AGENT_STORE``, a
+key prefix per assignment), as ``tenplex run`` does. While the ranks run, a raised stop flag (a change is coming) makes the launcher start the next launch's
 interpreters ahead, so that their ``import torch`` overlaps the save and the move
 (:mod:`tenplex.pod_prestart`; ``--no-prestart`` turns it off).
 
@@ -37,7 +39,8 @@ from .checkpoint import generations, stop_state
 from .errors import TenplexError, UnknownJob
 from .http_client import Client
 from .live import live_mode
-from .pod_prestart import Prestarted
+from . import pod_roles
+from .pod_prestart import HostedStore, Prestarted
 
 
 def _log(msg):
@@ -125,13 +128,20 @@ def _arguments(argv):
     return args, command
 
 
-def _run_ranks(c, args, command, a, mine, terminating, ahead):
+def _run_ranks(c, args, command, a, mine, terminating, ahead, store):
     """Runs this pod's ranks once (``terminating`` is non-empty once SIGTERM arrived), in interpreters
     ``ahead`` started where it has them; returns the launcher's exit status, or None to wait for the
     next assignment (the job's resources change)."""
     raises = stop_state(args.job, client=c)["raises"]
     procs = []
+    try:
+        rendezvous = store.env(a, pod_roles.host_pod(a) == args.pod, pod_roles.tag(a))
+    except (ImportError, RuntimeError) as e:  # the port is taken (or torch is broken): no rank could meet
+        _log("cannot host the rendezvous store at %s:%d: %s" % (a.get("masterAddr"), args.master_port, e))
+        ahead.close()
+        return 2
     for env in environment(a, mine, args.job, args.master_port):
+        env.update(rendezvous)
         p = ahead.take(env)
         procs.append(p if p is not None else  # tenplex.downtime: the process's start
                      subprocess.Popen(command, env=dict(env, TENPLEX_SPAWN_TIME="%.6f" % time.time())))
@@ -179,6 +189,7 @@ def main(argv=None):
             return 2
     launches = 0
     ahead = Prestarted(command, _log, enabled=not args.no_prestart)
+    store = HostedStore(args.master_port, _log)
     while True:
         try:
             got = wait_for_assignment(c, args.job, args.pod, args.poll, lambda: bool(terminating))
@@ -195,7 +206,7 @@ def main(argv=None):
         cfg = a["config"]
         _log("launch %d: ranks %s of %d under (T,P,D)=(%d,%d,%d), generation %s" % (
             launches, mine["ranks"], a["worldSize"], cfg["tp"], cfg["pp"], cfg["dp"], a.get("generation")))
-        status = _run_ranks(c, args, command, a, mine, terminating, ahead)
+        status = _run_ranks(c, args, command, a, mine, terminating, ahead, store)
         if status is not None:
             return status
 

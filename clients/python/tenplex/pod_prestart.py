@@ -81,3 +81,42 @@ class Prestarted:
                 p.wait()
         if spare:
             self.log("%d pre-started interpreter(s) not needed, told to exit" % len(spare))
+
+
+class HostedStore:
+    """The rendezvous store the launcher of rank 0's pod hosts at ``masterAddr:--master-port`` before
+    any rank starts (as ``tenplex run`` does): every rank connects as a client
+    (``TORCHELASTIC_USE_AGENT_STORE``, under a key prefix per assignment), so none sleeps a second
+    waiting for rank 0's store to listen. It moves when rank 0's pod or address changes."""
+
+    def __init__(self, port, log):
+        self.port, self.log = port, log
+        self.store, self.addr, self.told = None, None, False
+
+    def env(self, a, host, tag):
+        """The ranks' environment for assignment ``a`` (tagged ``tag``); hosts the store first when
+        ``host`` (this pod holds rank 0). A store that cannot be hosted (its port is taken) is an error:
+        every pod's ranks connect to it. Where torch is not importable (the same image in every pod), no
+        store is hosted and the ranks get nothing more."""
+        import importlib.util
+
+        if importlib.util.find_spec("torch") is None:  # ranks without torch: nothing to meet in (every pod alike)
+            if not self.told:
+                self.log("torch is not importable here: no rendezvous store is hosted")
+                self.told = True
+            return {}
+        addr = a.get("masterAddr") or "127.0.0.1"
+        if not host:
+            self.store = self.addr = None  # rank 0 moved away: its new pod hosts the store
+        elif self.store is None or self.addr != addr:
+            import datetime
+
+            import torch.distributed as dist
+
+            self.store = None  # the one hosted before (if any) frees its port first
+            self.store = dist.TCPStore(addr, self.port, None, True, datetime.timedelta(seconds=900),
+                                       wait_for_workers=False)
+            self.addr = addr
+            self.log("hosting the rendezvous store at %s:%d" % (addr, self.port))
+        return {"TORCHELASTIC_USE_AGENT_STORE": "True", "TORCHELASTIC_RESTART_COUNT": tag}
+
