@@ -93,7 +93,10 @@ class LiveReconfigurationIT {
     @Test
     void rankDiesWhileOthersWaitForTheCommit_everyRankIsRelaunchedUnderTheNewConfig() throws Exception {
         String out = run("die", dir.resolve("elastic.json"), true, List.of("die-waiting:1"));
-        assertTrue(out.contains("rank 1 (exit 3) exited with an error during live reconfiguration 1"), out);
+        // the launcher sees rank 1's exit before the change commits, or (a fast commit) once the group does not form
+        assertTrue(out.contains("rank 1 (exit 3) exited with an error during live reconfiguration 1")
+                || out.contains("rank 1 (exit 3) exited with an error before the process group tenplex/live/1/group "
+                + "formed"), out);
         assertTrue(out.contains("relaunching all 4 processes under (T,P,D)=(1,2,2) from generation 8"), out);
         assertTrue(out.contains("step 8: (T,P,D)=(2,1,1) -> (T,P,D)=(1,2,2)"), out);
         assertTrue(out.contains("live: ranks 0-1 continue in place under (T,P,D)=(1,1,2), ranks 2-3 leave"), out);
