@@ -29,17 +29,24 @@ final class PartPosts {
         List<CompletableFuture<PartStatus>> sent = new ArrayList<>();
         ArrayDeque<long[]> window = new ArrayDeque<>(); // {index in sent, pieces}
         long inFlight = 0;
-        for (int w : workers) {
-            PlanPart p = part.apply(w);
-            long pieces = pieces(p);
-            while (!window.isEmpty() && inFlight + pieces > PlanHeap.IN_FLIGHT_PIECES) {
-                long[] oldest = window.poll();
-                sent.get((int) oldest[0]).handle((x, e) -> null).join(); // its failure is collected by the caller
-                inFlight -= oldest[1];
+        try {
+            for (int w : workers) {
+                PlanPart p = part.apply(w);
+                long pieces = pieces(p);
+                while (!window.isEmpty() && inFlight + pieces > PlanHeap.IN_FLIGHT_PIECES) {
+                    long[] oldest = window.poll();
+                    sent.get((int) oldest[0]).handle((x, e) -> null).join(); // its failure is collected by the caller
+                    inFlight -= oldest[1];
+                }
+                sent.add(post.apply(w, p));
+                window.add(new long[] {sent.size() - 1, pieces});
+                inFlight += pieces;
             }
-            sent.add(post.apply(w, p));
-            window.add(new long[] {sent.size() - 1, pieces});
-            inFlight += pieces;
+        } catch (RuntimeException | Error e) {
+            // the caller aborts every part next: a part still on its way would arrive after its abort and
+            // prepare, so the posts already made land first
+            sent.forEach(f -> f.handle((x, t) -> null).join());
+            throw e;
         }
         return sent;
     }
