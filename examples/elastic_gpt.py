@@ -394,7 +394,7 @@ def train(a, cfg):
 
 def plot(a, job):
     """The loss plot of the whole run (every launch's steps), next to a static run's when given."""
-    from tenplex.plot import loss_plot
+    from tenplex.tools.loss_plot import loss_plot
 
     png = a.plot or os.path.join(a.out, job + "-loss.png")
     loss_plot(os.path.join(a.out, job + ".jsonl"), png, a.compare)

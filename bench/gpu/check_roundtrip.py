@@ -73,10 +73,10 @@ def run(a):
 def segments(c, job, device):
     """The shared-memory segments the save used: registered with CUDA (a device tensor's copy is one
     DMA), and sealed (a truncation of the file the daemon hands out is refused with EPERM)."""
-    from tenplex import shared
-    maps = [m for m in shared._maps.values() if m.writable]
+    from tenplex.wire import shared_memory
+    maps = [m for m in shared_memory._maps.values() if m.writable]
     registered = sum(1 for m in maps if m.registered)
-    pinned = shared.pin(c, job, 0)
+    pinned = shared_memory.pin(c, job, 0)
     try:
         files = sorted({e["file"] for e in pinned["entries"] if e.get("file")})
         assert files, "the saved tensors are not in shared memory"
@@ -87,7 +87,7 @@ def segments(c, job, device):
             except OSError as e:
                 assert e.errno == errno.EPERM, "truncating %s: %s (expected EPERM)" % (f, e)
     finally:
-        shared.release(c, job, pinned["id"])
+        shared_memory.release(c, job, pinned["id"])
     return {"files": len(files), "truncation": "refused (EPERM)", "writable_mappings": len(maps),
             "registered": registered if device == "cuda" else None}
 

@@ -13,7 +13,7 @@ def run(a):
     import torch.distributed as dist
 
     import tenplex
-    from tenplex import torch_helpers
+    from tenplex.wire import torch_values
 
     if "nccl" in a.backend and not torch.cuda.is_available():
         raise Skip("no CUDA device for %s" % a.backend)
@@ -26,8 +26,8 @@ def run(a):
         store = dist.FileStore(os.path.join(tmp, "store"), 1)
         dist.init_process_group(a.backend, store=store, rank=0, world_size=1)
         try:
-            device = str(torch_helpers.flag_device())
-            want = "cpu" if torch_helpers.device_kind_for_backend(dist.get_backend()) == "cpu" else "cuda"
+            device = str(torch_values.flag_device())
+            want = "cpu" if torch_values.device_kind_for_backend(dist.get_backend()) == "cpu" else "cuda"
             assert device.startswith(want), (device, want, dist.get_backend())
             group = dist.new_group([0])
             answers = [tenplex.should_stop(job, 0, client=c)]

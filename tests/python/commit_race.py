@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python"))
 import torch  # noqa: E402
 
 import tenplex  # noqa: E402
-from tenplex import shared as shm  # noqa: E402
+from tenplex.wire import shared_memory as shm  # noqa: E402
 
 ADDR = os.environ["TENPLEX_ADDR"]
 JOB = "race"

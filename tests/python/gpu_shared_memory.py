@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python"))
 import torch  # noqa: E402
 
 import tenplex  # noqa: E402
-from tenplex import shared  # noqa: E402
+from tenplex.wire import shared_memory  # noqa: E402
 
 assert torch.cuda.is_available(), "no CUDA device"
 c = tenplex.Client(os.environ["TENPLEX_ADDR"])
@@ -32,21 +32,21 @@ for step in (1, 2, 3):  # the third save reuses the first one's segment (and thi
     dt = time.perf_counter() - t
     assert r["complete"], r
     print("save %d through shared memory: %.1f MB in %.3f s" % (step, nbytes / 1e6, dt), flush=True)
-maps = list(shared._maps.values())
+maps = list(shared_memory._maps.values())
 assert maps and all(m.registered for m in maps if m.writable), [(m.writable, m.registered) for m in maps]
 into = {"model": {k: torch.empty_like(v) for k, v in state["model"].items()}}
 got, step = tenplex.load(job=JOB, client=c, into=into)
 assert step == 3 and got["model"]["w"] is into["model"]["w"] and got["model"]["w"].is_cuda
 for k, v in state["model"].items():
     assert torch.equal(got["model"][k], v), k
-p = shared.pin(c, JOB, 0)
+p = shared_memory.pin(c, JOB, 0)
 f = [e["file"] for e in p["entries"] if e.get("file")][0]
 try:
     os.truncate(f, 0)
     raise AssertionError("a segment was truncated")
 except OSError as e:
     assert e.errno == errno.EPERM, e
-shared.release(c, JOB, p["id"])
+shared_memory.release(c, JOB, p["id"])
 print("cuda %s, torch %s: registered mappings %d, load into CUDA tensors exact, truncation refused" % (
     torch.cuda.get_device_name(), torch.__version__, sum(1 for m in maps if m.registered)))
 print("OK")

@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import tenplex  # noqa: E402
-from tenplex import batch, codec, http_client  # noqa: E402
+from tenplex.wire import batched_upload, tree_codec, http_client  # noqa: E402
 
 ADDR = os.environ["TENPLEX_ADDR"]
 c = tenplex.Client(ADDR)
@@ -49,7 +49,7 @@ def same(a, b, where="state"):
         assert type(a) is type(b) and len(a) == len(b), where
         for i, (x, y) in enumerate(zip(a, b)):
             same(x, y, "%s[%d]" % (where, i))
-    elif codec.is_tensor(a):
+    elif tree_codec.is_tensor(a):
         x, y = as_numpy(a), as_numpy(b)
         assert x.dtype == y.dtype and x.shape == y.shape, (where, x.dtype, x.shape, y.dtype, y.shape)
         assert np.array_equal(x, y), where
@@ -88,10 +88,10 @@ class Counting:
 
 
 s = state()
-leaves = len(codec.flatten(s))
+leaves = len(tree_codec.flatten(s))
 with Counting() as n:
     sent = tenplex.upload(s, "/job/pybatch/s1", client=c)
-assert sent == sum(p[3] for p in batch.prepare(codec.flatten(s))), sent
+assert sent == sum(p[3] for p in batched_upload.prepare(tree_codec.flatten(s))), sent
 posts = [x for x in n.calls if x[1] == "POST" and x[2] == "/upload"]
 assert len(posts) >= 1 and len(n.calls) <= 8, "%d requests for %d leaves: %s" % (len(n.calls), leaves, n.calls)
 assert len({x[0] for x in n.calls}) > 1, "the uploads ran on clones of the client, in parallel"
@@ -104,9 +104,9 @@ tenplex.upload(s2, "/job/pybatch/s1", client=cs)
 same(s2, tenplex.download("/job/pybatch/s1", client=cs, as_torch=True))
 
 # an archive with a wrong checksum is refused and stores nothing
-bad = batch.archive(batch.prepare([("x.numpy.ndarray", "tensor", np.arange(6, dtype=np.int32))]))
+bad = batched_upload.archive(batched_upload.prepare([("x.numpy.ndarray", "tensor", np.arange(6, dtype=np.int32))]))
 try:
-    c.request("POST", "/upload", params={"prefix": "/job/pybatch/bad"}, data=batch.Pieces(bad),
+    c.request("POST", "/upload", params={"prefix": "/job/pybatch/bad"}, data=batched_upload.Pieces(bad),
               headers={"Content-Type": "application/x-tar", "x-tensor-crc32c": "00000000"})
     raise AssertionError("a wrong checksum was accepted")
 except tenplex.TenplexError as e:
@@ -139,7 +139,7 @@ def boom(cl):
 
 
 try:
-    batch.run_parallel(c, [lambda cl: 1, boom, lambda cl: 2, lambda cl: 3], workers=3)
+    batched_upload.run_parallel(c, [lambda cl: 1, boom, lambda cl: 2, lambda cl: 3], workers=3)
     raise AssertionError("the failed job went unnoticed")
 except RuntimeError as e:
     assert "job failed" in str(e)

@@ -11,10 +11,10 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python"))
 import numpy as np  # noqa: E402
 
 import tenplex  # noqa: E402
-from tenplex import checksum  # noqa: E402
+from tenplex.wire import crc32c  # noqa: E402
 
-assert checksum.hex8(checksum.crc32c(b"123456789")) == "e3069283"  # the CRC32C check value
-assert checksum.hex8(checksum._pure(b"123456789")) == "e3069283"
+assert crc32c.hex8(crc32c.crc32c(b"123456789")) == "e3069283"  # the CRC32C check value
+assert crc32c.hex8(crc32c._pure(b"123456789")) == "e3069283"
 
 direct = tenplex.Client(os.environ["TENPLEX_ADDR"], checksums=True)
 state = {"w": np.arange(4096, dtype=np.float32).reshape(64, 64), "n": 7}
@@ -24,7 +24,7 @@ assert np.array_equal(back["w"], state["w"]) and back["n"] == 7
 
 # an upload whose bytes do not match its checksum is refused and changes nothing
 r = direct.session.put(direct.addr + "/api/v1/files/job/ck/f", params={"replace": "true"}, data=b"abc",
-                       headers={checksum.HEADER: "00000000"})
+                       headers={crc32c.HEADER: "00000000"})
 assert r.status_code == 400 and "checksum mismatch" in r.text, (r.status_code, r.text)
 assert direct.session.get(direct.addr + "/api/v1/files/job/ck/f").status_code == 404
 

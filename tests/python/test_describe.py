@@ -238,6 +238,6 @@ if ADDR:
     cl = tenplex.Client(ADDR)
     tenplex.save({"weight": lin.weight.detach(), "bias": lin.bias.detach()}, "pydescribe", 1, 0, 1, client=cl,
                  config={"tp": 1, "pp": 1, "dp": 1, "devicesPerWorker": 1}, spec=s)
-    stored = json.loads(tenplex.transfer.read_file(cl, "/job/pydescribe/model.json"))
+    stored = json.loads(tenplex.wire.transfer.read_file(cl, "/job/pydescribe/model.json"))
     assert stored == s, stored
 print("OK")

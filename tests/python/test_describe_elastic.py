@@ -105,13 +105,13 @@ def elastic(job, out, store):
     """(2,1,2) for 10 steps, (1,2,2) to 20, (4,1,1) to 30; then gathered to (1,1,1)."""
     run(job, 2, 1, 2, 10, out, store)
     if store == "rules":  # only the rules are stored: the model is inferred from the (2,1,2) shards
-        c.request("GET", tenplex.layout.files_route(tenplex.layout.model_file(job)), ok=(404,))
-        assert json.loads(tenplex.transfer.read_file(c, tenplex.layout.rules_file(job)))["params"] == {"vocab": 50}
+        c.request("GET", tenplex.wire.routes.files_route(tenplex.wire.routes.model_file(job)), ok=(404,))
+        assert json.loads(tenplex.wire.transfer.read_file(c, tenplex.wire.routes.rules_file(job)))["params"] == {"vocab": 50}
     reconfigure(job, 1, 2, 2)
     run(job, 1, 2, 2, 20, out, store)
     reconfigure(job, 4, 1, 1)
     run(job, 4, 1, 1, 30, out, store)
-    spec = json.loads(tenplex.transfer.read_file(c, "/job/%s/model.json" % job))
+    spec = json.loads(tenplex.wire.transfer.read_file(c, "/job/%s/model.json" % job))
     reconfigure(job, 1, 1, 1)
     return spec
 

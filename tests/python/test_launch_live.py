@@ -28,7 +28,7 @@ PKG = os.path.abspath(os.path.join(HERE, "..", "..", "clients", "python"))
 sys.path.insert(0, PKG)
 
 import tenplex  # noqa: E402
-from tenplex import pod_roles  # noqa: E402
+from tenplex.launchers import pod_roles  # noqa: E402
 
 ADDR = os.environ["TENPLEX_ADDR"]
 c = tenplex.Client(ADDR)

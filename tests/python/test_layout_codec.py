@@ -11,7 +11,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python"))
 
 import numpy as np  # noqa: E402
 
-from tenplex import codec, http_client, layout  # noqa: E402
+from tenplex.wire import tree_codec, http_client, routes  # noqa: E402
 from tenplex.errors import TenplexError  # noqa: E402
 
 try:
@@ -29,28 +29,28 @@ def raises(kind, fn, *args):
 
 
 # ---- the job layout: store paths and routes
-assert layout.save_dir("j", 3) == "/job/j/save/3"
-assert layout.load_dir("j", 0) == "/job/j/load/0"
-assert layout.iter_file("j") == "/job/j/iter"
-assert layout.model_file("j") == "/job/j/model.json"
-assert layout.generation_dir("j", 7) == "/job/j/generations/7"
-assert layout.assignment_file("j") == "/job/j/kubernetes/assignment.json"
-assert layout.dataset_rank_dir("j", 2) == "/job/j/dataset/rank-2"
-assert layout.dataset_head_file("j") == "/job/j/head.txt"
-assert layout.under("/mnt/", layout.dataset_dir("j")) == os.path.join("/mnt", "job", "j", "dataset")
-assert layout.tensors_route("/job/a b/w.numpy.ndarray") == "/api/v1/tensors/job/a%20b/w.numpy.ndarray"
-assert layout.files_route("/job/j/iter") == "/api/v1/files/job/j/iter"
-assert layout.dirs_route("/job/j/save/0") == "/api/v1/dirs/job/j/save/0"
-assert layout.stop_route("a b") == "/api/v1/jobs/a%20b/stop"
-assert layout.seal_route("j", 5, 2) == "/api/v1/jobs/j/saves/5/ranks/2"
-assert layout.generations_route("j") == "/api/v1/jobs/j/generations"
+assert routes.save_dir("j", 3) == "/job/j/save/3"
+assert routes.load_dir("j", 0) == "/job/j/load/0"
+assert routes.iter_file("j") == "/job/j/iter"
+assert routes.model_file("j") == "/job/j/model.json"
+assert routes.generation_dir("j", 7) == "/job/j/generations/7"
+assert routes.assignment_file("j") == "/job/j/kubernetes/assignment.json"
+assert routes.dataset_rank_dir("j", 2) == "/job/j/dataset/rank-2"
+assert routes.dataset_head_file("j") == "/job/j/head.txt"
+assert routes.under("/mnt/", routes.dataset_dir("j")) == os.path.join("/mnt", "job", "j", "dataset")
+assert routes.tensors_route("/job/a b/w.numpy.ndarray") == "/api/v1/tensors/job/a%20b/w.numpy.ndarray"
+assert routes.files_route("/job/j/iter") == "/api/v1/files/job/j/iter"
+assert routes.dirs_route("/job/j/save/0") == "/api/v1/dirs/job/j/save/0"
+assert routes.stop_route("a b") == "/api/v1/jobs/a%20b/stop"
+assert routes.seal_route("j", 5, 2) == "/api/v1/jobs/j/saves/5/ranks/2"
+assert routes.generations_route("j") == "/api/v1/jobs/j/generations"
 
 # ---- state -> entries, in the prototype's layout and a deterministic order
 ns = argparse.Namespace(lr=0.5)
 w = np.arange(6, dtype=np.float32).reshape(2, 3)
 state = {"model": {"w": w}, "v": {"no": False, "n": 12, "x": 0.1, "s": "héllo", "none": None, "raw": b"\x00", "ns": ns},
          "l": [1, (2.5,)], "e": {}, "el": []}
-entries = codec.flatten(state)
+entries = tree_codec.flatten(state)
 assert [(p, k) for p, k, _ in entries] == [
     ("model/dir.meta", "file"), ("model/w.numpy.ndarray", "tensor"), ("v/no.bool", "file"), ("v/n.int", "file"), ("v/x.float", "file"),
     ("v/s.str", "file"), ("v/none.none", "file"), ("v/raw.bytes", "file"), ("v/ns.argparse.Namespace", "file"),
@@ -63,30 +63,30 @@ assert [payloads[p] for p in ("v/no.bool", "v/n.int", "v/x.float", "v/s.str", "v
     [b"False", b"12", b"0.1", "héllo".encode(), b"None", b"\x00"]
 assert (payloads["l/dir.meta"], payloads["l/1/dir.meta"]) == (b"list\n2", b"tuple\n1")
 assert (payloads["e/dir.meta"], payloads["el/dir.meta"]) == (b"dict\n0", b"list\n0")
-assert codec.flatten({}) == [("dir.meta", "file", b"dict\n0")]
-assert codec.flatten({1: 2}) == [("dir.meta", "file", b"dict\n1\nint-keys\n1"), ("1.int", "file", b"2")]
-assert "cannot be a name" in raises(ValueError, codec.flatten, {"a/b": 1})
-assert "cannot be a name" in raises(ValueError, codec.flatten, {"..": 1})
-assert "cannot save a object at 'bad'" in raises(TypeError, codec.flatten, {"bad": object()})
+assert tree_codec.flatten({}) == [("dir.meta", "file", b"dict\n0")]
+assert tree_codec.flatten({1: 2}) == [("dir.meta", "file", b"dict\n1\nint-keys\n1"), ("1.int", "file", b"2")]
+assert "cannot be a name" in raises(ValueError, tree_codec.flatten, {"a/b": 1})
+assert "cannot be a name" in raises(ValueError, tree_codec.flatten, {"..": 1})
+assert "cannot save a object at 'bad'" in raises(TypeError, tree_codec.flatten, {"bad": object()})
 
 # ---- tensor bodies: bytes in C order, the daemon's dtype names and dims
-a, short, shape = codec.as_array(np.arange(12, dtype=np.int16).reshape(3, 4).T)  # not contiguous: copied
+a, short, shape = tree_codec.as_array(np.arange(12, dtype=np.int16).reshape(3, 4).T)  # not contiguous: copied
 assert (short, shape, a.flags.c_contiguous) == ("i16", (4, 3), True)
-assert bytes(codec.byte_view(a)) == np.ascontiguousarray(np.arange(12, dtype=np.int16).reshape(3, 4).T).tobytes()
-a, short, shape = codec.as_array(np.float64(2.5))
-assert (short, shape, codec.dims(shape), codec.dims((3, 4))) == ("f64", (), "", "3,4")
-assert len(codec.byte_view(np.zeros((0, 3)))) == 0
-assert codec.as_array(np.zeros(2, np.complex64))[1:] == ("c64", (2,))
-assert codec.as_array(np.zeros(2, np.complex128))[1:] == ("c128", (2,))
-assert "cannot be stored" in raises(TypeError, codec.as_array, np.zeros(2, np.float128))
-assert codec.numpy_dtype("bf16") == np.uint16 and codec.numpy_dtype("bool") == np.bool_
-assert codec.numpy_dtype("c128") == np.complex128
-assert "unknown dtype 'c256'" in raises(TenplexError, codec.numpy_dtype, "c256")
+assert bytes(tree_codec.byte_view(a)) == np.ascontiguousarray(np.arange(12, dtype=np.int16).reshape(3, 4).T).tobytes()
+a, short, shape = tree_codec.as_array(np.float64(2.5))
+assert (short, shape, tree_codec.dims(shape), tree_codec.dims((3, 4))) == ("f64", (), "", "3,4")
+assert len(tree_codec.byte_view(np.zeros((0, 3)))) == 0
+assert tree_codec.as_array(np.zeros(2, np.complex64))[1:] == ("c64", (2,))
+assert tree_codec.as_array(np.zeros(2, np.complex128))[1:] == ("c128", (2,))
+assert "cannot be stored" in raises(TypeError, tree_codec.as_array, np.zeros(2, np.float128))
+assert tree_codec.numpy_dtype("bf16") == np.uint16 and tree_codec.numpy_dtype("bool") == np.bool_
+assert tree_codec.numpy_dtype("c128") == np.complex128
+assert "unknown dtype 'c256'" in raises(TenplexError, tree_codec.numpy_dtype, "c256")
 if torch is not None:
     t = torch.tensor([1.5, -2.0], dtype=torch.bfloat16)
-    a, short, shape = codec.as_array(t)
+    a, short, shape = tree_codec.as_array(t)
     assert (short, shape, a.dtype) == ("bf16", (2,), np.uint16)
-    back = codec.torch_helpers.from_numpy(a.copy(), "bf16")
+    back = tree_codec.torch_values.from_numpy(a.copy(), "bf16")
     assert back.dtype == torch.bfloat16 and torch.equal(back.view(torch.int16), t.view(torch.int16))
 
 # ---- entries -> state: a listing as the daemon gives it, reads in listing order
@@ -96,7 +96,7 @@ listing = []
 for rel, kind, payload in entries + [("other.txt", "file", b"raw bytes")]:
     path = prefix + "/" + rel
     if kind == "tensor":
-        arr, short, shape = codec.as_array(payload)
+        arr, short, shape = tree_codec.as_array(payload)
         listing.append({"path": path, "type": "tensor", "dtype": short, "shape": list(shape)})
         store[path] = arr
     else:
@@ -112,78 +112,78 @@ def read_file(path):
 
 def read_tensor(e):
     reads.append(e["path"])
-    return store[e["path"]].astype(codec.numpy_dtype(e["dtype"])).reshape(e["shape"])
+    return store[e["path"]].astype(tree_codec.numpy_dtype(e["dtype"])).reshape(e["shape"])
 
 
-back = codec.unflatten(listing, prefix + "/", read_file, read_tensor)
+back = tree_codec.unflatten(listing, prefix + "/", read_file, read_tensor)
 assert reads == [e["path"] for e in listing], reads
 assert np.array_equal(back["model"]["w"], w) and back["model"]["w"].dtype == np.float32
 assert {k: v for k, v in back.items() if k not in ("model", "other.txt")} == \
     {k: v for k, v in state.items() if k != "model"}, back
 assert back["v"]["no"] is False and isinstance(back["l"][1], tuple) and back["el"] == [] and back["e"] == {}
 assert back["v"]["ns"] == ns and back["other.txt"] == b"raw bytes"
-assert codec.decode_value(".bool", b"True") is True
-assert "not True or False" in raises(TenplexError, codec.decode_value, ".bool", b"yes")
+assert tree_codec.decode_value(".bool", b"True") is True
+assert "not True or False" in raises(TenplexError, tree_codec.decode_value, ".bool", b"yes")
 gap = [{"path": "/p/dir.meta", "type": "file"}, {"path": "/p/0.int", "type": "file"}, {"path": "/p/2.int", "type": "file"}]
 files = {"/p/dir.meta": b"list\n2", "/p/0.int": b"0", "/p/2.int": b"2"}
-raises((TenplexError, KeyError), codec.unflatten, gap, "/p", files.get, None)  # not a list: refused
+raises((TenplexError, KeyError), tree_codec.unflatten, gap, "/p", files.get, None)  # not a list: refused
 
 # ---- dict keys keep their types: int keys are listed in the dict's dir.meta; what cannot round-trip is refused
 keyed = {"state": {0: {"step": 3}, 10: {"m": np.arange(2.0)}}, "mixed": {-1: "a", "b": 2}, "plain": {"x": 1}}
-flat = codec.flatten(keyed)
+flat = tree_codec.flatten(keyed)
 files = {"/k/" + p: d for p, kind, d in flat if kind == "file"}
 assert files["/k/state/dir.meta"] == b"dict\n2\nint-keys\n0\n10", files
 assert files["/k/mixed/dir.meta"] == b"dict\n2\nint-keys\n-1" and "/k/plain/dir.meta" not in files
 tensors = {"/k/" + p: d for p, kind, d in flat if kind == "tensor"}
 listing = [{"path": "/k/" + p, "type": kind} for p, kind, d in flat]
-back = codec.unflatten(listing, "/k", files.get, lambda e: tensors[e["path"]])
+back = tree_codec.unflatten(listing, "/k", files.get, lambda e: tensors[e["path"]])
 assert list(back["state"]) == [0, 10] and back["state"][0] == {"step": 3} and back["mixed"] == {-1: "a", "b": 2}
 assert np.array_equal(back["state"][10]["m"], np.arange(2.0)) and back["plain"] == {"x": 1}
 old_save = [{"path": "/o/dir.meta", "type": "file"}, {"path": "/o/1.int", "type": "file"}]
-assert codec.unflatten(old_save, "/o", {"/o/dir.meta": b"dict\n1", "/o/1.int": b"7"}.get, None) == {"1": 7}
-assert codec.unflatten(old_save[1:], "/o", {"/o/1.int": b"7"}.get, None) == {"1": 7}  # no meta: str keys
+assert tree_codec.unflatten(old_save, "/o", {"/o/dir.meta": b"dict\n1", "/o/1.int": b"7"}.get, None) == {"1": 7}
+assert tree_codec.unflatten(old_save[1:], "/o", {"/o/1.int": b"7"}.get, None) == {"1": 7}  # no meta: str keys
 for bad_meta in (b"dict\n1\nint-keys\n01", b"dict\n1\nint-keys\nx", b"dict\n1\nint-keys\n2"):
-    raises(TenplexError, codec.unflatten, old_save, "/o", {"/o/dir.meta": bad_meta, "/o/1.int": b"7"}.get, None)
-assert "(1, 2) (a tuple) at 's'" in raises(TenplexError, codec.flatten, {"s": {(1, 2): 0}})
-assert "0.5 (a float) at 's/x'" in raises(TenplexError, codec.flatten, {"s": {"x": {0.5: 0}}})
-assert "True (a bool)" in raises(TenplexError, codec.flatten, {True: 0})
-assert "'1' collides with key 1" in raises(TenplexError, codec.flatten, {1: np.zeros(1), "1": "one"})
-assert "'a.str' collides with key 'a'" in raises(TenplexError, codec.flatten, {"a": "s", "a.str": {"b": 1}})
-assert "collides with the dict's dir.meta" in raises(TenplexError, codec.flatten, {0: 1, "dir.meta": {"b": 1}})
-assert isinstance(codec.flatten({"x": {1: 0}}), list) and codec.flatten({"dir.meta": {"b": 1}})  # no int key: no meta
+    raises(TenplexError, tree_codec.unflatten, old_save, "/o", {"/o/dir.meta": bad_meta, "/o/1.int": b"7"}.get, None)
+assert "(1, 2) (a tuple) at 's'" in raises(TenplexError, tree_codec.flatten, {"s": {(1, 2): 0}})
+assert "0.5 (a float) at 's/x'" in raises(TenplexError, tree_codec.flatten, {"s": {"x": {0.5: 0}}})
+assert "True (a bool)" in raises(TenplexError, tree_codec.flatten, {True: 0})
+assert "'1' collides with key 1" in raises(TenplexError, tree_codec.flatten, {1: np.zeros(1), "1": "one"})
+assert "'a.str' collides with key 'a'" in raises(TenplexError, tree_codec.flatten, {"a": "s", "a.str": {"b": 1}})
+assert "collides with the dict's dir.meta" in raises(TenplexError, tree_codec.flatten, {0: 1, "dir.meta": {"b": 1}})
+assert isinstance(tree_codec.flatten({"x": {1: 0}}), list) and tree_codec.flatten({"dir.meta": {"b": 1}})  # no int key: no meta
 
 # ---- types beside the tree: each value in its plain form (what other readers read), its type in the
 # dir.meta of its directory after a line "types" (JSON, child name to tag; "" is the directory itself)
 import collections  # noqa: E402
 import pathlib  # noqa: E402
 typed = {"od": collections.OrderedDict(b=1), "cfg": {"p": pathlib.Path("/x"), 3: np.float32(2.0)}}
-flat = codec.flatten(typed)
+flat = tree_codec.flatten(typed)
 files = {p: d for p, kind, d in flat if kind == "file"}
 assert files["od/dir.meta"] == b'dict\n1\ntypes\n{"":{"order":["b"],"t":"OrderedDict"}}', files
 assert files["cfg/dir.meta"] == b'dict\n2\nint-keys\n3\ntypes\n{"3":{"t":"np.scalar"},"p":{"cls":"PosixPath","t":"path"}}', files
 assert files["cfg/p.str"] == b"/x" and files["od/b.int"] == b"1" and "dir.meta" not in files
 listing = [{"path": "/t/" + p, "type": kind} for p, kind, d in flat]
 tensors = {"/t/" + p: np.asarray(d) for p, kind, d in flat if kind == "tensor"}
-back = codec.unflatten(listing, "/t", lambda p: files[p[3:]], lambda e: tensors[e["path"]])
+back = tree_codec.unflatten(listing, "/t", lambda p: files[p[3:]], lambda e: tensors[e["path"]])
 assert type(back["od"]) is collections.OrderedDict and back["cfg"]["p"] == pathlib.Path("/x"), back
 assert type(back["cfg"][3]) is np.float32 and back["cfg"][3] == 2.0, back
 unknown = [{"path": "/u/dir.meta", "type": "file"}, {"path": "/u/a.int", "type": "file"}]
 ufiles = {"/u/dir.meta": b'dict\n1\ntypes\n{"a":{"t":"from-the-future"}}', "/u/a.int": b"1"}
-assert "a type this client does not know" in raises(TenplexError, codec.unflatten, unknown, "/u", ufiles.get, None)
+assert "a type this client does not know" in raises(TenplexError, tree_codec.unflatten, unknown, "/u", ufiles.get, None)
 ufiles["/u/dir.meta"] = b"dict\n1\ntypes\nnot json"
-assert "not JSON" in raises(TenplexError, codec.unflatten, unknown, "/u", ufiles.get, None)
-assert "allow_pickle=True" in raises(TypeError, codec.flatten, {"f": {"g": len}})
-pick = codec.flatten({"f": {"g": len}}, allow_pickle=True)
+assert "not JSON" in raises(TenplexError, tree_codec.unflatten, unknown, "/u", ufiles.get, None)
+assert "allow_pickle=True" in raises(TypeError, tree_codec.flatten, {"f": {"g": len}})
+pick = tree_codec.flatten({"f": {"g": len}}, allow_pickle=True)
 assert [(p, k) for p, k, _ in pick] == [("f/dir.meta", "file"), ("f/g.bytes", "file")], pick
 pfiles = {"/f/" + p: d for p, k, d in pick}
 plist = [{"path": "/f/" + p, "type": k} for p, k, _ in pick]
-assert "'f/g' holds a pickle" in raises(TenplexError, codec.unflatten, plist, "/f", pfiles.get, None)
-assert codec.unflatten(plist, "/f", pfiles.get, None, allow_pickle=True) == {"f": {"g": len}}
-assert "cannot save the str at 's/bad': it is not valid text" in raises(ValueError, codec.flatten,
+assert "'f/g' holds a pickle" in raises(TenplexError, tree_codec.unflatten, plist, "/f", pfiles.get, None)
+assert tree_codec.unflatten(plist, "/f", pfiles.get, None, allow_pickle=True) == {"f": {"g": len}}
+assert "cannot save the str at 's/bad': it is not valid text" in raises(ValueError, tree_codec.flatten,
                                                                          {"s": {"bad": "\udc80"}})
-mv = codec.flatten({"m": {"v": memoryview(b"ab")}})
+mv = tree_codec.flatten({"m": {"v": memoryview(b"ab")}})
 mfiles = {"/m/" + p: d for p, k, d in mv}
-mback = codec.unflatten([{"path": "/m/" + p, "type": k} for p, k, _ in mv], "/m", mfiles.get, None)
+mback = tree_codec.unflatten([{"path": "/m/" + p, "type": k} for p, k, _ in mv], "/m", mfiles.get, None)
 assert type(mback["m"]["v"]) is memoryview and bytes(mback["m"]["v"]) == b"ab", mback
 
 # ---- the HTTP client's pure parts: base URL and error mapping

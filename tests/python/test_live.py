@@ -1,4 +1,4 @@
-"""tenplex.live and tenplex.store_host without a daemon: the store helper's line protocol, the rank's
+"""tenplex.live and tenplex.launchers.store_host without a daemon: the store helper's line protocol, the rank's
 configuration, and the live handover with real processes (two ranks stop, the launcher's part is
 played here: rank 1 is told to leave and exits 0, rank 0 forms a group of one in place and trains
 again in the same process; then two ranks change configuration within the same world and keep their
@@ -18,7 +18,8 @@ sys.path.insert(0, PKG)
 
 import torch.distributed as dist  # noqa: E402
 
-from tenplex import live, store_host  # noqa: E402
+from tenplex import live  # noqa: E402
+from tenplex.launchers import store_host
 
 CHILD = r'''
 import json, os, sys
@@ -101,7 +102,7 @@ def test_rebuild_marked_once_after_a_regroup():
 
 
 def start_store():
-    p = subprocess.Popen([sys.executable, "-m", "tenplex.store_host"], cwd=PKG, stdin=subprocess.PIPE,
+    p = subprocess.Popen([sys.executable, "-m", "tenplex.launchers.store_host"], cwd=PKG, stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, text=True)
     first = p.stdout.readline()
     assert first.startswith("port "), first

@@ -16,7 +16,7 @@ sys.path.insert(0, CLIENT)
 
 import matplotlib.image as mpimg  # noqa: E402
 
-from tenplex import plot  # noqa: E402
+from tenplex.tools import loss_plot  # noqa: E402
 
 
 def write(path, records):
@@ -39,14 +39,14 @@ with tempfile.TemporaryDirectory() as d:
         recs += [{"step": s, "loss": loss(s) * (1 + 1e-12 * s), "config": cfg} for s in range(start + 1, end + 1)]
     write(elastic, recs)
 
-    steps, starts = plot.read_log(elastic)
+    steps, starts = loss_plot.read_log(elastic)
     assert [x["step"] for x in steps] == list(range(1, 61)), [x["step"] for x in steps]
     assert [s["step"] for s in starts] == [0, 15, 30]
 
     one = os.path.join(d, "one.png")
-    assert plot.loss_plot(elastic, one) == 1
+    assert loss_plot.loss_plot(elastic, one) == 1
     two = os.path.join(d, "two.png")
-    assert plot.loss_plot(elastic, two, compare=static) == 2
+    assert loss_plot.loss_plot(elastic, two, compare=static) == 2
     for png, height in [(one, 450), (two, 650)]:
         with open(png, "rb") as f:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n", png
@@ -62,7 +62,7 @@ with tempfile.TemporaryDirectory() as d:
 
     write(os.path.join(d, "empty.jsonl"), [{"event": "start", "step": 0, "config": [1, 1, 1]}])
     try:
-        plot.loss_plot(os.path.join(d, "empty.jsonl"), os.path.join(d, "x.png"))
+        loss_plot.loss_plot(os.path.join(d, "empty.jsonl"), os.path.join(d, "x.png"))
         raise AssertionError("a log without losses was plotted")
     except ValueError as e:
         assert "no step with a loss" in str(e)

@@ -1,4 +1,4 @@
-"""tenplex.prestart (the pre-started rank interpreter of tenplex run's relaunch mode) with real processes,
+"""tenplex.launchers.prestart (the pre-started rank interpreter of tenplex run's relaunch mode) with real processes,
 run as tenplex run runs it (python -c <source> SCRIPT ARGS...): a go line runs the script in-process as
 `python SCRIPT ARGS...` would (argv, __name__, __file__, the script's directory on sys.path, the
 environment of the go line, the script's exit status, torch already imported); exit and the end of input
@@ -12,7 +12,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCE = os.path.join(HERE, "..", "..", "clients", "python", "tenplex", "prestart.py")
+SOURCE = os.path.join(HERE, "..", "..", "clients", "python", "tenplex", "launchers", "prestart.py")
 PYTHON = "/usr/bin/python3"
 
 SCRIPT = r'''

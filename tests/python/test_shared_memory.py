@@ -17,7 +17,7 @@ sys.path.insert(0, CLIENT)
 import torch  # noqa: E402
 
 import tenplex  # noqa: E402
-from tenplex import layout, shared  # noqa: E402
+from tenplex.wire import routes, shared_memory  # noqa: E402
 
 ADDR = os.environ["TENPLEX_ADDR"]
 c = tenplex.Client(ADDR)
@@ -25,13 +25,13 @@ JOB = "pyshm"
 
 
 def overview(job=JOB):
-    return c.request("GET", layout.shared_route(job)).json()
+    return c.request("GET", routes.shared_route(job)).json()
 
 
 def pinned_nonces(job=JOB):
     """The segments (by nonce) that hold what the job's rank 0 loads now."""
-    p = shared.pin(c, job, 0)
-    shared.release(c, job, p["id"])
+    p = shared_memory.pin(c, job, 0)
+    shared_memory.release(c, job, p["id"])
     return {e["nonce"] for e in p["entries"] if e.get("nonce")}
 
 
@@ -57,8 +57,8 @@ before = overview()["liveSegments"]
 r = tenplex.save(state_at(1), job=JOB, step=1, client=c)
 assert r["complete"] and r["tensors"] == 7, r
 assert overview()["liveSegments"] == before + 1, overview()
-p = shared.pin(c, JOB, 0)
-shared.release(c, JOB, p["id"])
+p = shared_memory.pin(c, JOB, 0)
+shared_memory.release(c, JOB, p["id"])
 files = {e["file"] for e in p["entries"] if e.get("file")}
 assert len(files) == 1 and next(iter(files)).startswith("/proc/") and "/fd/" in next(iter(files)), files
 got, step = tenplex.load(job=JOB, client=c)
@@ -127,8 +127,8 @@ def refused(method, route, body, status, code=None):
     return r.text
 
 
-saves = layout.shared_saves_route(JOB, 0)
-base = {"pid": os.getpid(), "start": shared.process_start()}
+saves = routes.shared_saves_route(JOB, 0)
+base = {"pid": os.getpid(), "start": shared_memory.process_start()}
 t = {"path": "w.numpy.ndarray", "dtype": "f32", "shape": [4]}
 assert "dtype" in refused("POST", saves, dict(base, tensors=[dict(t, dtype="f33")]), 400).lower()
 assert "shape" in refused("POST", saves, dict(base, tensors=[dict(t, shape=[-1])]), 400)
@@ -140,9 +140,9 @@ refused("POST", saves, dict(base, tensors=[dict(t, shape=[1 << 40])]), 413, "too
 big = dict(base, tensors=[dict(t, shape=[150 << 18])])  # 150 MiB: the daemon's budget (256 MiB) holds one
 held = c.request("POST", saves, json=big, ok=(201,)).json()
 refused("POST", saves, big, 507, "insufficient_storage")
-c.request("DELETE", layout.shared_route(JOB, held["id"]))
-refused("POST", layout.shared_commit_route(JOB, 0, "nosuch"), {"step": 11, "world": 1}, 404, "not_found")
-refused("DELETE", layout.shared_route(JOB, "nosuch"), None, 404, "not_found")
+c.request("DELETE", routes.shared_route(JOB, held["id"]))
+refused("POST", routes.shared_commit_route(JOB, 0, "nosuch"), {"step": 11, "world": 1}, 404, "not_found")
+refused("DELETE", routes.shared_route(JOB, "nosuch"), None, 404, "not_found")
 assert overview()["open"] == [], overview()
 assert tenplex.load(job=JOB, client=c)[1] == 10
 
@@ -151,7 +151,7 @@ live = overview()["liveSegments"]
 assert "twice" in refused("POST", saves, dict(base, tensors=[t], files=[{"path": "w.numpy.ndarray", "size": 3}]), 400)
 res = c.request("POST", saves, json=dict(base, tensors=[t], files=[{"path": "x.bytes", "size": 3}]), ok=(201,)).json()
 assert res["files"][0]["offset"] > res["tensors"][0]["offset"], res
-refused("POST", layout.shared_commit_route(JOB, 0, res["id"]),  # an inline file on the tensor's path
+refused("POST", routes.shared_commit_route(JOB, 0, res["id"]),  # an inline file on the tensor's path
         {"step": 11, "world": 1, "files": {"w.numpy.ndarray": "eHl6"}, "order": ["w.numpy.ndarray", "x.bytes"]},
         400, "bad_request")
 assert overview()["open"] == [] and overview()["liveSegments"] == live, overview()
@@ -164,7 +164,7 @@ try:
     raise AssertionError("published under a file")
 except tenplex.TenplexError as e:
     assert e.status == 409, e
-staged = c.request("GET", layout.dirs_route("/job/pyshm-file/staging"), ok=(200, 404))
+staged = c.request("GET", routes.dirs_route("/job/pyshm-file/staging"), ok=(200, 404))
 assert staged.status_code == 404 or staged.json()["entries"] == [], staged.text
 assert overview("pyshm-file")["open"] == [] and overview()["liveSegments"] == live, overview()
 
@@ -176,12 +176,12 @@ while overview()["open"] and time.monotonic() < deadline:
 assert overview()["open"] == [], overview()
 again = c.request("POST", saves, json=dict(base, tensors=[t]), ok=(201,)).json()
 assert again["nonce"] != res["nonce"], res  # deleted, not kept for the next save
-c.request("DELETE", layout.shared_route(JOB, again["id"]))
+c.request("DELETE", routes.shared_route(JOB, again["id"]))
 # a careless client writes over a segment's header and releases it: the next save still works
 res = c.request("POST", saves, json=dict(base, tensors=[t]), ok=(201,)).json()
 with open(res["file"], "r+b") as f:
     f.write(b"\0" * 64)
-c.request("DELETE", layout.shared_route(JOB, res["id"]))
+c.request("DELETE", routes.shared_route(JOB, res["id"]))
 assert tenplex.save(state_at(11), job=JOB, step=11, client=c, shared=True)["complete"]
 
 # ---- numpy states: 0-d arrays and scalars, dtypes torch lacks, a file over the control-body limit
@@ -200,11 +200,11 @@ child = subprocess.Popen([sys.executable, "-c", """
 import sys, torch
 sys.path.insert(0, %r)
 import tenplex
-from tenplex import shared
+from tenplex.wire import shared_memory
 c = tenplex.Client(%r)
 tensors = [("model/w.numpy.ndarray", torch.full((1000, 1000), 7.0))]
-res, m = shared.reserve(c, %r, 0, tensors)
-shared.fill(m, res, tensors)
+res, m = shared_memory.reserve(c, %r, 0, tensors)
+shared_memory.fill(m, res, tensors)
 print(res["id"], flush=True)
 sys.stdin.read()
 """ % (CLIENT, ADDR, JOB)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -221,7 +221,7 @@ assert overview()["open"] == [], overview()
 assert overview()["liveSegments"] == live - 1, overview()
 got, step = tenplex.load(job=JOB, client=c)
 assert step == 11 and same(got, state_at(11))
-staged = c.request("GET", layout.dirs_route("/job/%s/staging" % JOB), ok=(200, 404))
+staged = c.request("GET", routes.dirs_route("/job/%s/staging" % JOB), ok=(200, 404))
 assert staged.status_code == 404 or staged.json()["entries"] == [], staged.text  # nothing half-published
 assert tenplex.save(state_at(12), job=JOB, step=12, client=c)["complete"]
 
@@ -248,11 +248,11 @@ FULL = "pyshm-full"
 big_state = {"w": torch.randn(10 << 20, generator=torch.Generator().manual_seed(5)), "b": torch.arange(11)}
 assert tenplex.save(big_state, job=FULL, step=1, client=c, shared=False)["complete"]
 live = overview()["liveSegments"]
-p = shared.pin(c, FULL, 0)
+p = shared_memory.pin(c, FULL, 0)
 copied = [e for e in p["entries"] if e["type"] == "tensor"]
 assert len(copied) == 2 and all(e.get("file") for e in copied) and len({e["nonce"] for e in copied}) == 1, copied
 assert overview()["liveSegments"] == live + 1, overview()
-shared.release(c, FULL, p["id"])
+shared_memory.release(c, FULL, p["id"])
 assert overview()["liveSegments"] == live, overview()
 got, reads = tensor_gets(FULL)
 assert same(got, big_state) and reads == 0, reads
@@ -260,13 +260,13 @@ got, reads = tensor_gets(FULL, shared=False)
 assert same(got, big_state) and reads == 2, reads
 # with a 120 MiB reservation held, a copy of the 40 MiB tensor would leave less than a quarter of the
 # budget (256 MiB) free: the saves and reconfigurations that need it come first
-held = c.request("POST", layout.shared_saves_route(FULL, 0),
+held = c.request("POST", routes.shared_saves_route(FULL, 0),
                  json=dict(base, tensors=[dict(t, shape=[120 << 18])]), ok=(201,)).json()
-p = shared.pin(c, FULL, 0)
-shared.release(c, FULL, p["id"])
+p = shared_memory.pin(c, FULL, 0)
+shared_memory.release(c, FULL, p["id"])
 assert not any(e.get("file") for e in p["entries"]), p["entries"]
 got, reads = tensor_gets(FULL)
 assert same(got, big_state) and reads == 2, reads
-c.request("DELETE", layout.shared_route(FULL, held["id"]))
+c.request("DELETE", routes.shared_route(FULL, held["id"]))
 c.request("DELETE", "/api/v1/jobs/" + FULL, ok=(200, 204))
 print("OK")

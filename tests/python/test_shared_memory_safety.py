@@ -25,7 +25,7 @@ sys.path.insert(0, CLIENT)
 import numpy as np  # noqa: E402
 
 import tenplex  # noqa: E402
-from tenplex import layout, shared  # noqa: E402
+from tenplex.wire import routes, shared_memory  # noqa: E402
 
 ADDR = os.environ["TENPLEX_ADDR"]
 SHM_DIR = os.environ["TENPLEX_SHM_DIR"]
@@ -36,7 +36,7 @@ W = "model/w.numpy.ndarray"
 
 
 def overview(job=JOB):
-    return c.request("GET", layout.shared_route(job)).json()
+    return c.request("GET", routes.shared_route(job)).json()
 
 
 def metrics():
@@ -62,7 +62,7 @@ def truncations(path, sizes):
 
 
 def commit(res, step):
-    return c.request("POST", layout.shared_commit_route(JOB, 0, res["id"]),
+    return c.request("POST", routes.shared_commit_route(JOB, 0, res["id"]),
                      json={"step": step, "world": 1, "order": [W]}).json()
 
 
@@ -99,8 +99,8 @@ def names():
 # ---- a trainer shrinks (or grows) its reserved segment before the commit: the kernel refuses
 def truncate():
     w2 = np.arange(1 << 20, dtype=np.float32) * 2
-    res, m = shared.reserve(c, JOB, 0, [(W, w2)])
-    shared.fill(m, res, [(W, w2)])
+    res, m = shared_memory.reserve(c, JOB, 0, [(W, w2)])
+    shared_memory.fill(m, res, [(W, w2)])
     tried = truncations(res["file"], [0, res["capacity"] // 2, res["capacity"] + 4096])
     fd = os.open(res["file"], os.O_RDWR)
     try:
@@ -127,13 +127,13 @@ def truncate():
 def committed():
     w2 = np.arange(1 << 20, dtype=np.float32) * 5
     assert tenplex.save({"model": {"w": w2}}, job=JOB, step=3, client=c, shared=True)["complete"]
-    pinned = shared.pin(c, JOB, 0)
+    pinned = shared_memory.pin(c, JOB, 0)
     entry = [e for e in pinned["entries"] if e["path"] == W][0]
     tried = truncations(entry["file"], [0, 4096])
-    shared.release(c, JOB, pinned["id"])
+    shared_memory.release(c, JOB, pinned["id"])
     path = "/job/%s/generations/3/0/%s" % (JOB, W)
     try:
-        rr = c.request("GET", layout.tensors_route(path), params={"range": "3:200003"}, headers={"x-want-crc32c": "1"})
+        rr = c.request("GET", routes.tensors_route(path), params={"range": "3:200003"}, headers={"x-want-crc32c": "1"})
     except Exception as e:  # noqa: BLE001
         raise AssertionError("the range read after truncating its segment %s failed (is the daemon still running?): %s"
                              % (tried, e)) from None
@@ -146,7 +146,7 @@ def committed():
 # ---- --shm-dir's tmpfs fills between the reservation and the commit: every byte is kept as it was
 def full():
     w3 = np.full(1 << 20, 3.0, dtype=np.float32)  # 4 MiB, a quarter written before the tmpfs fills
-    res, m = shared.reserve(c, JOB, 0, [(W, w3)])
+    res, m = shared_memory.reserve(c, JOB, 0, [(W, w3)])
     off = res["tensors"][0]["offset"]
     m.mm[off:off + w3.nbytes // 4] = w3[:w3.size // 4].tobytes()
     filler = os.path.join(SHM_DIR, "filler")
@@ -175,10 +175,10 @@ def full():
 # ---- memory kept for reuse is not used, and is given back before a save is refused
 def kept():
     before = metrics()
-    res, m = shared.reserve(c, "shm-kept", 0, [(W, np.zeros(6 << 20, dtype=np.float32))])  # 24 MiB and a header
+    res, m = shared_memory.reserve(c, "shm-kept", 0, [(W, np.zeros(6 << 20, dtype=np.float32))])  # 24 MiB and a header
     held = metrics()
     assert held["tenplex_store_used_bytes"] == before["tenplex_store_used_bytes"] + res["capacity"], (before, held)
-    shared.release(c, "shm-kept", res["id"])
+    shared_memory.release(c, "shm-kept", res["id"])
     kept = metrics()
     assert overview("shm-kept")["keptBytes"] >= res["capacity"], overview("shm-kept")
     assert kept["tenplex_store_used_bytes"] == before["tenplex_store_used_bytes"], (before, kept)  # not counted as used

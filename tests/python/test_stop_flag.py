@@ -15,13 +15,13 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
 import tenplex  # noqa: E402
-from tenplex import torch_helpers  # noqa: E402
+from tenplex.wire import torch_values  # noqa: E402
 
 ADDR = os.environ["TENPLEX_ADDR"]
 c = tenplex.Client(ADDR)
 
 # ---- the decision on the backend's name (torch 1.13 answers "nccl"/"gloo", newer ones may answer mixed)
-kind = torch_helpers.device_kind_for_backend
+kind = torch_values.device_kind_for_backend
 assert kind("nccl") == "cuda" and kind("NCCL") == "cuda"
 assert kind("gloo") == "cpu" and kind("mpi") == "cpu" and kind("ucc") == "cpu"
 assert kind("cpu:gloo,cuda:nccl") == "cpu" and kind("cuda:nccl,cpu:gloo") == "cpu"
@@ -44,9 +44,9 @@ with tempfile.TemporaryDirectory() as tmp:
     store = dist.FileStore(os.path.join(tmp, "store"), 1)
     dist.init_process_group("gloo", store=store, rank=0, world_size=1)
     try:
-        assert torch_helpers.flag_device() == torch.device("cpu")
+        assert torch_values.flag_device() == torch.device("cpu")
         group = dist.new_group([0], backend="gloo")
-        assert torch_helpers.flag_device(group) == torch.device("cpu")
+        assert torch_values.flag_device(group) == torch.device("cpu")
         assert not tenplex.should_stop("pyflag", 0, client=c)
         requests.post(ADDR + "/api/v1/jobs/pyflag/stop", json={"atStep": 3}).raise_for_status()
         assert not tenplex.should_stop("pyflag", 2, client=c, group=group)

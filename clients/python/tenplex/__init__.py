@@ -13,9 +13,9 @@ from .describe import check as check_spec, describe, shard  # noqa: F401
 from .data import RankDataset, RankReader, sample_order  # noqa: F401
 from .errors import ConfigMismatch, NoCheckpoint, TenplexError, UnknownJob, UnsavableState  # noqa: F401
 from .rules import DescriptionError  # noqa: F401
-from .http_client import Client  # noqa: F401
-from .torch_helpers import load_optimizer_state_by_name, optimizer_state_by_name  # noqa: F401
-from .transfer import download, put_file, upload  # noqa: F401
+from .wire.http_client import Client  # noqa: F401
+from .wire.torch_values import load_optimizer_state_by_name, optimizer_state_by_name  # noqa: F401
+from .wire.transfer import download, put_file, upload  # noqa: F401
 from .live import Config, elastic  # noqa: F401
 
 __version__ = "0.1.0"

@@ -15,12 +15,13 @@ import threading
 
 import numpy as np
 
-from . import codec, downtime, layout, live, restore, torch_helpers
+from .wire import tree_codec, routes, restore, torch_values
+from . import downtime, live
 from . import rules as rules_module
-from . import shared as shm
+from .wire import shared_memory as shm
 from .errors import ConfigMismatch, NoCheckpoint, TenplexError, UnknownJob
-from .http_client import ERROR_CODE_HEADER, client_for
-from .transfer import upload_entries
+from .wire.http_client import ERROR_CODE_HEADER, client_for
+from .wire.transfer import upload_entries
 
 log = logging.getLogger("tenplex")
 
@@ -60,7 +61,7 @@ def save(state, job=None, step=0, rank=None, world=None, config=None, client=Non
     ``WORLD_SIZE`` and ``TENPLEX_CONFIG``.
 
     On the daemon's host the tensors are copied straight into the daemon's shared memory (from the
-    GPU too) and published at once (:mod:`tenplex.shared`); elsewhere, or with ``shared=False``, they
+    GPU too) and published at once (:mod:`tenplex.wire.shared_memory`); elsewhere, or with ``shared=False``, they
     go over REST. ``shared=True`` insists on shared memory (an error when it is not usable).
 
     ``blocking=True`` returns the daemon's seal answer (tensors, bytes, complete). ``blocking=False``
@@ -89,13 +90,13 @@ def save(state, job=None, step=0, rank=None, world=None, config=None, client=Non
     if spec is not None:
         _store_spec(c, job, spec)
     elif rules is not None:
-        _store_spec(c, job, json.dumps(rules_module.stored_form(rules, rule_params)), layout.rules_file(job))
+        _store_spec(c, job, json.dumps(rules_module.stored_form(rules, rule_params)), routes.rules_file(job))
     rank = _env_int("RANK", 0) if rank is None else rank
     world = _env_int("WORLD_SIZE", 1) if world is None else world
     if config is None and os.environ.get("TENPLEX_CONFIG"):
         config = json.loads(os.environ["TENPLEX_CONFIG"])
     # a refused state fails here, before any change
-    entries = None if state is None else codec.flatten(state, allow_pickle)
+    entries = None if state is None else tree_codec.flatten(state, allow_pickle)
     seal = _seal_body(world, config)
     if not blocking:
         c = _own_client(c)
@@ -122,12 +123,12 @@ _specs_stored = set()
 def _store_spec(c, job, spec, path=None):
     """Writes the model spec (or the rules, at ``path``) with the job once per process and daemon (a
     later save skips it)."""
-    path = path or layout.model_file(job)
+    path = path or routes.model_file(job)
     key = (c.addr, path)
     if key in _specs_stored:
         return
     text = spec if isinstance(spec, str) else json.dumps(spec)
-    c.request("PUT", layout.files_route(path), ok=(200, 201), params={"replace": "true"},
+    c.request("PUT", routes.files_route(path), ok=(200, 201), params={"replace": "true"},
               data=text.encode("utf-8"), headers=c.upload_headers(text.encode("utf-8")))
     _specs_stored.add(key)
 
@@ -166,17 +167,17 @@ def _own_client(c):
 
 def _snapshot(obj):
     """A host copy of a tensor or array that later training steps do not change."""
-    if torch_helpers.is_tensor(obj):
+    if torch_values.is_tensor(obj):
         return obj.detach().to("cpu", copy=True)
     return np.array(obj, copy=True)
 
 
 def _rest_save(c, job, rank, step, entries, seal):
-    prefix = layout.save_dir(job, rank)
-    c.request("DELETE", layout.dirs_route(prefix), ok=(200, 404), params={"recursive": "true"})
+    prefix = routes.save_dir(job, rank)
+    c.request("DELETE", routes.dirs_route(prefix), ok=(200, 404), params={"recursive": "true"})
     if entries is not None:
         upload_entries(entries, prefix, c)
-    return c.request("POST", layout.seal_route(job, step, rank), json=seal).json()
+    return c.request("POST", routes.seal_route(job, step, rank), json=seal).json()
 
 
 class SaveHandle:
@@ -285,7 +286,7 @@ def load(job=None, rank=None, client=None, addr=None, token=None, as_torch=None,
     rank = _env_int("RANK", 0) if rank is None else rank
     if config is None and os.environ.get("TENPLEX_CONFIG"):
         config = json.loads(os.environ["TENPLEX_CONFIG"])
-    targets = {} if into is None else {rel: t for rel, kind, t in codec.flatten(into) if kind == "tensor"}
+    targets = {} if into is None else {rel: t for rel, kind, t in tree_codec.flatten(into) if kind == "tensor"}
     choice = None
     if shared is not False and shm.available(c):
         pinned = shm.pin(c, job, rank)
@@ -327,7 +328,7 @@ def _check_config(c, job, rank, choice, config):
 
 
 def _choice(c, job, rank):
-    r = c.request("GET", layout.load_route(job, rank), ok=(200, 404))
+    r = c.request("GET", routes.load_route(job, rank), ok=(200, 404))
     if r.status_code == 404:
         reason = r.text.strip()
         raise NoCheckpoint(NoCheckpoint.message(rank, job, reason), 404, reason,
@@ -351,7 +352,7 @@ def should_stop(job=None, step=None, group=None, client=None, addr=None, token=N
     It also marks a reconfiguration's downtime (:mod:`tenplex.downtime`): the first step after a load
     and the stop step."""
     global _stop_seen
-    stop = torch_helpers.agree(lambda: _ask_stop(job, step, client, addr, token), group)
+    stop = torch_values.agree(lambda: _ask_stop(job, step, client, addr, token), group)
     downtime.on_step(lambda: client_for(client, addr, token), job, step, _env_int("RANK", 0))
     if stop:
         downtime.on_stop()
@@ -382,12 +383,12 @@ def stop_state(job, step=None, client=None):
     """The daemon's answer about the job's stop flag: ``stop`` (for ``step``, when given), ``raised``
     and ``raises`` (how often it was raised)."""
     params = {} if step is None else {"step": str(int(step))}
-    return _of_job(job, lambda c: c.request("GET", layout.stop_route(job), params=params).json(), client)
+    return _of_job(job, lambda c: c.request("GET", routes.stop_route(job), params=params).json(), client)
 
 
 def generations(job, client=None):
     """The daemon's answer about the job's generations (``current``: the complete one, or none)."""
-    return _of_job(job, lambda c: c.request("GET", layout.generations_route(job)).json(), client)
+    return _of_job(job, lambda c: c.request("GET", routes.generations_route(job)).json(), client)
 
 
 def _of_job(job, ask, client):

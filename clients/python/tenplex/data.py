@@ -15,7 +15,7 @@ import os
 
 import numpy as np
 
-from . import layout as paths  # "layout" is the name of the sample layout here
+from .wire import routes as paths  # "layout" is the name of the sample layout here
 
 MAX_READ = 64 << 20  # the daemon's limit for one ranged read of a view file
 
@@ -164,7 +164,7 @@ class _RestFiles:
     """View files read over REST (``GET /api/v1/datasets/<job>/files/<path>``, ranged)."""
 
     def __init__(self, job, client):
-        from .http_client import client_for
+        from .wire.http_client import client_for
         self.c = client_for(client)
         self.prefix = paths.job_dir(job) + "/"
         self.route = "/api/v1/datasets/%s/files/" % job

@@ -17,7 +17,7 @@ import re
 
 import numpy as np
 
-from . import codec
+from .wire import tree_codec
 from . import rules as rules_mod
 from .rules import DescriptionError
 
@@ -188,7 +188,7 @@ def _dtype(t):
     import torch
     if t.dtype == torch.bfloat16:
         return "bf16"
-    return codec.short_dtype(np.dtype(torch.empty((), dtype=t.dtype).numpy().dtype))
+    return tree_codec.short_dtype(np.dtype(torch.empty((), dtype=t.dtype).numpy().dtype))
 
 
 def _moments(model, optimizer, entries):

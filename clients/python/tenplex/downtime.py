@@ -81,7 +81,7 @@ def report(client, job, step, rank, background=True):
     daemon of ``client`` and forgets them. With ``background`` the request runs on its own thread (with its
     own connection) and a failure is logged; else it runs here and raises. Returns the thread, or the
     daemon's answer."""
-    from . import layout
+    from .wire import routes
 
     job = job or os.environ.get("TENPLEX_JOB")
     if not job:
@@ -94,7 +94,7 @@ def report(client, job, step, rank, background=True):
         return None
     payload = body(rank, step, taken)
     if not background:
-        return client.request("POST", layout.downtime_route(job), json=payload).json()
+        return client.request("POST", routes.downtime_route(job), json=payload).json()
     own = client.clone()
     own.timeout = min(own.timeout or REPORT_TIMEOUT, REPORT_TIMEOUT)  # a process's exit waits for its reports
 
@@ -102,7 +102,7 @@ def report(client, job, step, rank, background=True):
         try:
             for attempt in range(BUSY_RETRIES + 1):
                 try:
-                    own.request("POST", layout.downtime_route(job), json=payload)
+                    own.request("POST", routes.downtime_route(job), json=payload)
                     return
                 except TenplexError as e:
                     if e.status not in (429, 503) or attempt == BUSY_RETRIES:

@@ -9,7 +9,7 @@
   (``env://``), calls ``train`` once, ends the group and returns what ``train`` returned: the process
   exits and the launcher relaunches every rank under the next configuration, as before.
 * **Live mode** (``tenplex run --live`` sets ``TENPLEX_LIVE=1``): when ``train`` returned because of a
-  stop, the rank waits in the launcher's rendezvous store (:mod:`tenplex.store_host`) for the
+  stop, the rank waits in the launcher's rendezvous store (:mod:`tenplex.launchers.store_host`) for the
   daemon's commit of the resource change, which the launcher hands out as the rank's new role: a rank
   below the new world size keeps its rank, ends its process groups, forms them again with the new
   world size and calls ``train`` with the new configuration (the launcher starts the added ranks); a

@@ -32,8 +32,8 @@ from urllib.parse import urlencode, urlsplit
 import numpy as np
 
 from .errors import TenplexError
-from .http_client import ERROR_CODE_HEADER, client_for
-from .layout import job_route
+from .wire.http_client import ERROR_CODE_HEADER, client_for
+from .wire.routes import job_route
 
 
 def encode(samples):

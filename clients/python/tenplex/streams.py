@@ -15,7 +15,7 @@ import struct
 import time
 
 from .errors import TenplexError
-from .http_client import Client
+from .wire.http_client import Client
 
 ENDED = 1
 

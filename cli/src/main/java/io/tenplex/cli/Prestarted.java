@@ -25,7 +25,7 @@ import java.util.stream.Collectors;
 
 /**
  * The next configuration's interpreters, started by {@code tenplex run} in relaunch mode when it posts a
- * resource change (issue 30 item 2): each runs {@code clients/python/tenplex/prestart.py} (carried in this
+ * resource change (issue 30 item 2): each runs {@code clients/python/tenplex/launchers/prestart.py} (carried in this
  * jar, run with {@code -c}), imports torch while the old ranks train, save and the daemon reconfigures,
  * and waits on its stdin. At the commit {@link #go} hands one its rank's final environment (the user's
  * script then runs in it, unchanged); {@link #close} tells the others to exit (end of input: they exit 0)

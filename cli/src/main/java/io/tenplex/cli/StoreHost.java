@@ -12,7 +12,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The rendezvous store {@code tenplex run} hosts before any rank starts: a c10d {@code TCPStore} in a
- * small Python helper ({@code clients/python/tenplex/store_host.py}, carried in this jar and run with
+ * small Python helper ({@code clients/python/tenplex/launchers/store_host.py}, carried in this jar and run with
  * {@code -c}), driven over its stdin and stdout one line at a time. Ranks connect as clients
  * ({@code TORCHELASTIC_USE_AGENT_STORE=True}), so none waits for rank 0's store to listen; live
  * reconfiguration hands the ranks their roles through it (docs/LIVE.md).

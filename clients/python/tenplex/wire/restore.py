@@ -6,8 +6,8 @@ import logging
 
 import numpy as np
 
-from . import codec, shared, torch_helpers
-from .errors import TenplexError
+from . import tree_codec, shared_memory, torch_values
+from ..errors import TenplexError
 from .transfer import listing, read_file, read_tensor, reads_torch
 
 log = logging.getLogger("tenplex")
@@ -18,7 +18,7 @@ def _describe(dtype, shape):
 
 
 def _target_spec(t):
-    short, shape, _ = shared.spec(t)
+    short, shape, _ = shared_memory.spec(t)
     return short, list(shape)
 
 
@@ -43,16 +43,16 @@ def check_targets(tensors, targets):
 
 def _into(value, target):
     """``value`` (read over REST) copied into ``target``."""
-    if torch_helpers.is_tensor(target):
-        src = value if torch_helpers.is_tensor(value) else torch_helpers.torch.from_numpy(np.ascontiguousarray(value))
+    if torch_values.is_tensor(target):
+        src = value if torch_values.is_tensor(value) else torch_values.torch.from_numpy(np.ascontiguousarray(value))
         return target.copy_(src)
-    np.copyto(target, value.numpy() if torch_helpers.is_tensor(value) else value)
+    np.copyto(target, value.numpy() if torch_values.is_tensor(value) else value)
     return target
 
 
 def _unflatten(entries, prefix, read_file_fn, read_tensor_fn, targets, as_torch, allow_pickle):
     own = {id(t) for t in targets.values()}
-    return codec.unflatten(entries, prefix, read_file_fn, read_tensor_fn, as_torch, allow_pickle,
+    return tree_codec.unflatten(entries, prefix, read_file_fn, read_tensor_fn, as_torch, allow_pickle,
                            lambda v: id(v) in own)
 
 
@@ -72,16 +72,16 @@ def from_pin(c, pinned, targets, as_torch, allow_pickle=False):
     def tensor(le):
         e = by_path[le["path"]]
         target = targets.get(e["path"])
-        m = shared.mapping_of(e)
+        m = shared_memory.mapping_of(e)
         if m is not None:
-            return shared.copy_out(m, e, target, read_torch)
+            return shared_memory.copy_out(m, e, target, read_torch)
         value = read_tensor(c, le["path"], e["dtype"], tuple(e["shape"]), read_torch)
         return value if target is None else _into(value, target)
 
     read_torch = reads_torch(as_torch)
     state = _unflatten(listing, prefix, file_bytes, tensor, targets, as_torch, allow_pickle)
-    if any(torch_helpers.is_tensor(t) and t.is_cuda for t in targets.values()):
-        torch_helpers.torch.cuda.synchronize()  # device copies end before the pin is released
+    if any(torch_values.is_tensor(t) and t.is_cuda for t in targets.values()):
+        torch_values.torch.cuda.synchronize()  # device copies end before the pin is released
     return state
 
 

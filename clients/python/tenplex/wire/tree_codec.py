@@ -16,7 +16,7 @@ written by the prototype's client and by this one are interchangeable:
   ``<key>.bytes``; ``argparse.Namespace`` -> ``<key>.argparse.Namespace`` (a pickle);
 * every other type the client keeps (numpy arrays and scalars, ``OrderedDict``, sets, paths,
   dtypes, enums, dataclasses, ...) in one of these plain forms, with its type recorded in the
-  ``dir.meta`` of its directory after a line ``types`` (:mod:`tenplex.typetags`).
+  ``dir.meta`` of its directory after a line ``types`` (:mod:`tenplex.wire.type_tags`).
 
 Nothing here does I/O: :func:`flatten` gives the entries to write, :func:`unflatten` rebuilds a
 tree from a listing with the reads given as functions."""
@@ -26,8 +26,8 @@ import pickle
 
 import numpy as np
 
-from . import torch_helpers, typetags
-from .errors import TenplexError, UnsavableState
+from . import torch_values, type_tags
+from ..errors import TenplexError, UnsavableState
 
 TENSOR = ".numpy.ndarray"
 DIR_META = "dir.meta"
@@ -69,13 +69,13 @@ def numpy_dtype(short):
 
 
 def is_tensor(x):
-    return isinstance(x, (np.ndarray, np.generic)) or torch_helpers.is_tensor(x)
+    return isinstance(x, (np.ndarray, np.generic)) or torch_values.is_tensor(x)
 
 
 def as_array(x):
     """A tensor or array as (contiguous numpy array of its bytes, dtype short name, shape)."""
-    if torch_helpers.is_tensor(x):
-        a, bf16 = torch_helpers.to_numpy(x)
+    if torch_values.is_tensor(x):
+        a, bf16 = torch_values.to_numpy(x)
         return a, "bf16" if bf16 else short_dtype(a.dtype), tuple(x.shape)
     a = np.asarray(x)  # keeps 0-d arrays 0-d (ascontiguousarray would make them 1-d)
     if not a.flags.c_contiguous:
@@ -99,7 +99,7 @@ def flatten(state, allow_pickle=False):
     """A state as ``(relative path, kind, payload)`` entries in a deterministic order: kind
     ``"tensor"`` (payload: the tensor or array) or ``"file"`` (payload: bytes).
 
-    Types other than the plain ones are recorded in ``dir.meta`` (:mod:`tenplex.typetags`); a value
+    Types other than the plain ones are recorded in ``dir.meta`` (:mod:`tenplex.wire.type_tags`); a value
     that cannot be kept exactly raises ``TypeError`` or ``ValueError`` naming its key, unless
     ``allow_pickle`` lets it be stored as a pickle."""
     if type(state) is dict and not state:
@@ -122,15 +122,15 @@ def _classify(obj, path, allow_pickle):
     or ``("leaf", (suffix, payload), tag)``."""
     try:
         if is_tensor(obj):
-            return "tensor", obj, typetags.tensor_tag(obj, path)
-        c = typetags.container(obj, path)
+            return "tensor", obj, type_tags.tensor_tag(obj, path)
+        c = type_tags.container(obj, path)
         if c is not None:
             return "container", c, None
-        plain, tag = typetags.leaf(obj, path, allow_pickle)
-    except typetags.Unsupported:
+        plain, tag = type_tags.leaf(obj, path, allow_pickle)
+    except type_tags.Unsupported:
         if not allow_pickle:
             raise
-        plain, tag = typetags.pickled(obj, path)
+        plain, tag = type_tags.pickled(obj, path)
     return ("leaf",) + (_encode_value(plain, path),) + (tag,)
 
 
@@ -199,7 +199,7 @@ def _meta(kind, keys, names, tags):
     """A directory's ``dir.meta``: ``list|tuple\n<n>``; for a dict ``dict\n0`` when empty,
     ``dict\n<n>\nint-keys`` and then the name of each int key, one a line, when it has int keys,
     ``None`` when it needs none (all keys str, no types); then the types, if any
-    (:func:`typetags.meta_lines`)."""
+    (:func:`type_tags.meta_lines`)."""
     lines = [kind, str(len(names))]
     if kind == "dict":
         ints = [n for k, n in zip(keys, names) if type(k) is int]
@@ -207,7 +207,7 @@ def _meta(kind, keys, names, tags):
             lines += [INT_KEYS] + ints
         elif names and not tags:
             return None
-    return "\n".join(lines + typetags.meta_lines(tags)).encode()
+    return "\n".join(lines + type_tags.meta_lines(tags)).encode()
 
 
 def _encode_value(obj, path):
@@ -261,7 +261,7 @@ def unflatten(entries, prefix, read_file, read_tensor, as_torch=None, allow_pick
 
     ``read_file(path) -> bytes`` and ``read_tensor(entry) -> tensor`` read one entry. Files of
     another writer (no known suffix) come back as their bytes. Types recorded in ``dir.meta`` are
-    restored (:mod:`tenplex.typetags`): tensors saved as numpy arrays come back as numpy arrays,
+    restored (:mod:`tenplex.wire.type_tags`): tensors saved as numpy arrays come back as numpy arrays,
     others as ``read_tensor`` gives them, unless ``as_torch`` is ``True`` (every tensor as torch) or
     ``False`` (every tensor as numpy). ``allow_pickle`` lets pickled leaves load (they run code);
     ``keep(value)`` names values to give back as they are (the caller's own tensors)."""
@@ -294,11 +294,11 @@ def _leaf_value(leaf, data):
 
 def _rebuild(node, path, markers, opts):
     """A directory of the listing as its value; leaves get the types its ``dir.meta`` records."""
-    kind, ints, tags = typetags.parse_meta(markers.get(path) or [], path)
+    kind, ints, tags = type_tags.parse_meta(markers.get(path) or [], path)
     kids = {}
     for k, v in node.items():
         p = _child(path, k)
-        kids[k] = _rebuild(v, p, markers, opts) if isinstance(v, dict) else typetags.restore(v, tags.get(k), p, opts)
+        kids[k] = _rebuild(v, p, markers, opts) if isinstance(v, dict) else type_tags.restore(v, tags.get(k), p, opts)
     if kind == "dict" and ints is not None:
         value = _with_int_keys(kids, ints, path)
     elif kind in ("list", "tuple"):
@@ -309,7 +309,7 @@ def _rebuild(node, path, markers, opts):
     else:
         value = kids
     own = tags.get("")
-    return value if own is None else typetags.restore(value, own, path, opts)
+    return value if own is None else type_tags.restore(value, own, path, opts)
 
 
 def _with_int_keys(kids, int_names, path):

@@ -3,7 +3,7 @@
 The ranks run ``tenplex.elastic(train)`` with ``TENPLEX_LIVE=1`` (:mod:`tenplex.live`): at a change they
 save and wait in the job's rendezvous store for their new role instead of exiting. The launcher of the
 pod that holds rank 0 hosts that store (a c10d ``TCPStore`` at ``masterAddr:--master-port``) and, at each
-assignment the adapter publishes, decides for every pod (:mod:`tenplex.pod_roles`):
+assignment the adapter publishes, decides for every pod (:mod:`tenplex.launchers.pod_roles`):
 
 * **live**: the ranks kept on their pod with their rank number and device continue in place (the host
   gives them their role), the ranks this pod gains are started here, the ranks no pod keeps leave
@@ -26,8 +26,8 @@ import sys
 import time
 
 from . import pod_roles as roles
-from .checkpoint import stop_state
-from .launch import current_assignment
+from ..checkpoint import stop_state
+from .pod import current_assignment
 
 EXIT_SECONDS = 60.0
 

@@ -2,7 +2,7 @@
 
 The Kubernetes adapter publishes an assignment (``/job/<job>/kubernetes/assignment.json``) after each
 committed change: the world size, the configuration and each pod's ranks. In live mode
-(:mod:`tenplex.launch_live`) the launcher of the pod that holds rank 0 hosts the job's rendezvous store
+(:mod:`tenplex.launchers.pod_live`) the launcher of the pod that holds rank 0 hosts the job's rendezvous store
 and decides, once per assignment, how every pod goes on; the others read that decision from the store.
 The keys (docs/LIVE.md, "The Kubernetes pod launcher"):
 

@@ -3,7 +3,7 @@
 
 While this pod's ranks train, the launcher watches the job's stop flag. Once it is raised (a resource
 change is coming: the ranks will save and exit), it starts as many interpreters as the pod runs ranks
-now, each running :mod:`tenplex.prestart`: it imports torch while the ranks save and the daemon moves the
+now, each running :mod:`tenplex.launchers.prestart`: it imports torch while the ranks save and the daemon moves the
 state, then waits for one line. The next launch hands each rank's environment to one of them (``go
 {env}``) instead of starting a fresh interpreter, starts the ranks it has none for as before, and tells
 the spare ones to exit (``exit``). Only a command of the form ``python SCRIPT ARGS...`` can be

@@ -12,8 +12,8 @@ import os
 
 import requests
 
-from . import checksum
-from .errors import TenplexError
+from . import crc32c
+from ..errors import TenplexError
 
 DEFAULT_ADDR = "http://127.0.0.1:20010"
 ERROR_CODE_HEADER = "X-Tenplex-Error-Code"
@@ -66,7 +66,7 @@ class Client:
     without it the system's trusted CAs apply.
 
     Every body the daemon sends with ``x-tensor-crc32c`` is verified (a mismatch raises
-    :class:`TenplexError`; without a native CRC32C implementation, see :mod:`tenplex.checksum`, only
+    :class:`TenplexError`; without a native CRC32C implementation, see :mod:`tenplex.wire.crc32c`, only
     bodies up to 1 MiB are). With ``checksums=True`` (default: ``TENPLEX_CHECKSUMS=1``) every read
     also asks for one (``x-want-crc32c``) and fails when it does not come, and every upload carries
     the body's CRC32C, which the daemon verifies before it stores anything."""
@@ -107,7 +107,7 @@ class Client:
 
     def read_headers(self):
         """Headers for a read: asks for the body's checksum when :attr:`checksums` is on."""
-        return {checksum.WANT_HEADER: "1"} if self.checksums else {}
+        return {crc32c.WANT_HEADER: "1"} if self.checksums else {}
 
     def upload_headers(self, body):
         """Headers for an upload of ``body`` (bytes-like, or a list of bytes-like pieces sent one after
@@ -116,26 +116,26 @@ class Client:
             return {}
         crc = 0
         for piece in body if isinstance(body, list) else [body]:
-            crc = checksum.crc32c(piece, crc)
-        return {checksum.HEADER: checksum.hex8(crc)}
+            crc = crc32c.crc32c(piece, crc)
+        return {crc32c.HEADER: crc32c.hex8(crc)}
 
     def verify(self, path, response, body):
         """Checks ``body`` against the checksum the daemon sent with ``response``."""
-        sent = response.headers.get(checksum.HEADER)
+        sent = response.headers.get(crc32c.HEADER)
         if sent is None:
             if self.checksums:
-                raise TenplexError("%s: the daemon sent no %s although it was asked for" % (path, checksum.HEADER))
+                raise TenplexError("%s: the daemon sent no %s although it was asked for" % (path, crc32c.HEADER))
             return
-        want = checksum.parse(sent)
+        want = crc32c.parse(sent)
         if want is None:
-            raise TenplexError("%s: malformed %s %r" % (path, checksum.HEADER, sent))
-        if not checksum.FAST and not self.checksums and len(body) > _SLOW_VERIFY_LIMIT:
+            raise TenplexError("%s: malformed %s %r" % (path, crc32c.HEADER, sent))
+        if not crc32c.FAST and not self.checksums and len(body) > _SLOW_VERIFY_LIMIT:
             _warn_slow()
             return
-        got = checksum.crc32c(body)
+        got = crc32c.crc32c(body)
         if got != want:
             raise TenplexError("%s: checksum mismatch: the daemon sent %s, the %d bytes received have %s"
-                               % (path, checksum.hex8(want), len(body), checksum.hex8(got)))
+                               % (path, crc32c.hex8(want), len(body), crc32c.hex8(got)))
 
 
 _SLOW_VERIFY_LIMIT = 1 << 20

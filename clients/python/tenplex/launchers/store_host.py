@@ -1,4 +1,4 @@
-"""The rendezvous store a launcher hosts before any rank starts (``python -m tenplex.store_host``).
+"""The rendezvous store a launcher hosts before any rank starts (``python -m tenplex.launchers.store_host``).
 
 torch's ``env://`` rendezvous lets rank 0 host its ``TCPStore``; ranks that connect before it
 listens sleep a second before they retry, which made ``init_process_group`` take ~1 s at every
@@ -40,7 +40,7 @@ def serve(store, lines, write):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python3 -m tenplex.store_host", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python3 -m tenplex.launchers.store_host", description=__doc__.split("\n\n")[0])
     ap.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
     ap.add_argument("--port", type=int, default=0, help="port (default: a free one, printed)")
     args = ap.parse_args(argv)

@@ -11,7 +11,7 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
 import numpy as np
 
-from . import codec, torch_helpers
+from . import tree_codec, torch_values
 
 SMALL = 1 << 20
 """Leaves below this many bytes go in archives."""
@@ -66,15 +66,15 @@ class Pieces:
 
 
 def prepare(entries):
-    """``(rel, kind, payload, nbytes)`` for each entry of :func:`codec.flatten`. Tensors stay as they
-    are: each is turned into host memory (:func:`codec.as_array`) only when its request is built,
+    """``(rel, kind, payload, nbytes)`` for each entry of :func:`tree_codec.flatten`. Tensors stay as they
+    are: each is turned into host memory (:func:`tree_codec.as_array`) only when its request is built,
     so a state on a GPU is not copied to the host all at once."""
     return [(rel, kind, payload, _nbytes(payload) if kind == "tensor" else len(payload))
             for rel, kind, payload in entries]
 
 
 def _nbytes(t):
-    if torch_helpers.is_tensor(t):
+    if torch_values.is_tensor(t):
         return t.numel() * t.element_size()
     return np.asarray(t).nbytes
 
@@ -133,8 +133,8 @@ def archive(leaves):
     pieces = []
     for rel, kind, payload, _ in leaves:
         if kind == "tensor":
-            a, dtype, shape = codec.as_array(payload)
-            pieces += _member(rel, codec.byte_view(a))
+            a, dtype, shape = tree_codec.as_array(payload)
+            pieces += _member(rel, tree_codec.byte_view(a))
             pieces += _member(rel + ".meta", _sidecar(dtype, shape))
         else:
             pieces += _member(rel, memoryview(payload))

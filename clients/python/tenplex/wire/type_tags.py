@@ -28,8 +28,8 @@ import types as pytypes
 
 import numpy as np
 
-from . import torch_helpers
-from .errors import TenplexError
+from . import torch_values
+from ..errors import TenplexError
 
 TYPES = "types"
 _PATHS = {c.__name__: c for c in (pathlib.PurePath, pathlib.PurePosixPath, pathlib.PureWindowsPath,
@@ -95,7 +95,7 @@ def container(obj, path):
     if isinstance(obj, (set, frozenset)) and t in (set, frozenset):
         return "list", _set_items(obj), {"t": t.__name__}
     if isinstance(obj, tuple):
-        if torch_helpers.torch is not None and t is torch_helpers.torch.Size:
+        if torch_values.torch is not None and t is torch_values.torch.Size:
             return "tuple", list(obj), {"t": "torch.Size"}
         if hasattr(t, "_fields") and hasattr(t, "_make"):
             return "tuple", list(obj), {"t": "namedtuple", "cls": _recordable(t, path, "named tuple")}
@@ -160,15 +160,15 @@ def _json_exact(value, path, what):
 def tensor_tag(obj, path):
     """The tag of a tensor leaf (``None`` for a plain torch tensor); refuses, naming the key, a
     tensor whose values the store cannot hold."""
-    if torch_helpers.is_tensor(obj):
-        torch = torch_helpers.torch
+    if torch_values.is_tensor(obj):
+        torch = torch_values.torch
         if obj.layout != torch.strided:
             raise Unsupported("cannot save the %s tensor at %r: only dense (strided) tensors can be stored; "
                               "save t.to_dense() or %s" % (obj.layout, where(path), PICKLE_HINT))
         if obj.device.type == "meta" or obj.is_quantized:
             raise Unsupported("cannot save the %s tensor at %r: it has no values the store can hold; %s"
                               % ("quantized" if obj.is_quantized else "meta", where(path), PICKLE_HINT))
-        _check_dtype(torch_helpers.short_dtype(obj.dtype) is not None, obj.dtype, path)
+        _check_dtype(torch_values.short_dtype(obj.dtype) is not None, obj.dtype, path)
         if isinstance(obj, torch.nn.Parameter):
             return {"t": "Parameter", "grad": bool(obj.requires_grad)}
         if type(obj) is not torch.Tensor:
@@ -214,7 +214,7 @@ def leaf(obj, path, allow_pickle):
         return bytes(obj), {"t": "memoryview"}  # its bytes (torch.save cannot save a memoryview at all)
     if isinstance(obj, pathlib.PurePath) and t.__name__ in _PATHS and _PATHS[t.__name__] is t:
         return str(obj), {"t": "path", "cls": t.__name__}
-    torch = torch_helpers.torch
+    torch = torch_values.torch
     if torch is not None and t is torch.dtype:
         return str(obj).replace("torch.", "", 1), {"t": "torch.dtype"}
     if torch is not None and t is torch.device:
@@ -285,14 +285,14 @@ def restore(value, tag, path, opts):
 
 
 def _tensor_default(value, opts):
-    if opts.get("as_torch") is False and torch_helpers.is_tensor(value) and not opts["keep"](value):
-        return torch_helpers.as_numpy(value)
+    if opts.get("as_torch") is False and torch_values.is_tensor(value) and not opts["keep"](value):
+        return torch_values.as_numpy(value)
     return value
 
 
 def _as_np(value, opts):
-    if torch_helpers.is_tensor(value) and not opts["keep"](value) and opts.get("as_torch") is not True:
-        return torch_helpers.as_numpy(value)
+    if torch_values.is_tensor(value) and not opts["keep"](value) and opts.get("as_torch") is not True:
+        return torch_values.as_numpy(value)
     return value
 
 
@@ -307,10 +307,10 @@ def _np_scalar(value, tag, path, opts):
 
 
 def _torch_tensor(value, tag, path, opts):
-    if opts["keep"](value) or not torch_helpers.is_tensor(value):
+    if opts["keep"](value) or not torch_values.is_tensor(value):
         return _tensor_default(value, opts)
     if tag.get("t") == "Parameter":
-        return torch_helpers.torch.nn.Parameter(value, requires_grad=bool(tag.get("grad")))
+        return torch_values.torch.nn.Parameter(value, requires_grad=bool(tag.get("grad")))
     return value.requires_grad_(bool(tag.get("grad"))) if value.is_floating_point() else value
 
 
@@ -390,9 +390,9 @@ def _namedtuple(value, tag, path, opts):
 
 def _torch_value(fn):
     def build(value, tag, path, opts):
-        if torch_helpers.torch is None:
+        if torch_values.torch is None:
             raise TenplexError("%r was saved as a %s, which needs torch to load" % (where(path), tag["t"]))
-        return fn(torch_helpers.torch, value)
+        return fn(torch_values.torch, value)
     return build
 
 

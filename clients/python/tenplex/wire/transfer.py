@@ -1,12 +1,12 @@
 """A state's tree to and from any store path: :func:`upload`, :func:`download` and single files,
-over the daemon's files, tensors and dirs routes, with the layout of :mod:`tenplex.codec`.
+over the daemon's files, tensors and dirs routes, with the layout of :mod:`tenplex.wire.tree_codec`.
 Tensors are sent from their own memory and read into preallocated arrays (no extra copy of the
-bytes in Python); uploads batch small leaves and run in parallel (:mod:`tenplex.batch`)."""
+bytes in Python); uploads batch small leaves and run in parallel (:mod:`tenplex.wire.batched_upload`)."""
 
 import numpy as np
 
-from . import batch, codec, layout, torch_helpers
-from .errors import NoCheckpoint, TenplexError
+from . import batched_upload, tree_codec, routes, torch_values
+from ..errors import NoCheckpoint, TenplexError
 from .http_client import ERROR_CODE_HEADER, client_for
 
 _OCTETS = {"Content-Type": "application/octet-stream"}
@@ -14,16 +14,16 @@ _OCTETS = {"Content-Type": "application/octet-stream"}
 
 def _put_tensor(c, path, tensor, replace):
     """One tensor, from its own memory (host memory for a GPU tensor) in one request."""
-    a, dtype, shape = codec.as_array(tensor)
-    body = codec.byte_view(a)
-    c.request("PUT", layout.tensors_route(path), ok=(200, 201),
-              params={"dtype": dtype, "dims": codec.dims(shape), "replace": replace},
-              data=batch.Pieces([body]) if len(body) else b"", headers=dict(c.upload_headers(body), **_OCTETS))
+    a, dtype, shape = tree_codec.as_array(tensor)
+    body = tree_codec.byte_view(a)
+    c.request("PUT", routes.tensors_route(path), ok=(200, 201),
+              params={"dtype": dtype, "dims": tree_codec.dims(shape), "replace": replace},
+              data=batched_upload.Pieces([body]) if len(body) else b"", headers=dict(c.upload_headers(body), **_OCTETS))
     return a.nbytes
 
 
 def _put_file(c, path, payload, replace):
-    c.request("PUT", layout.files_route(path), ok=(200, 201), params={"replace": replace}, data=payload,
+    c.request("PUT", routes.files_route(path), ok=(200, 201), params={"replace": replace}, data=payload,
               headers=dict(c.upload_headers(payload), **_OCTETS))
     return len(payload)
 
@@ -32,31 +32,31 @@ def upload(state, prefix, client=None, replace=True, allow_pickle=False):
     """Writes a state's tree below the store path ``prefix`` (small leaves batched, large tensors
     over parallel connections, bodies sent from the tensors' own memory). Returns the number of
     bytes sent. ``allow_pickle`` as for :func:`tenplex.save`."""
-    return upload_entries(codec.flatten(state, allow_pickle), prefix, client, replace)
+    return upload_entries(tree_codec.flatten(state, allow_pickle), prefix, client, replace)
 
 
-def upload_entries(entries, prefix, client=None, replace=True, workers=batch.WORKERS):
-    """Writes entries that :func:`codec.flatten` made below the store path ``prefix``: leaves under
-    :data:`batch.SMALL` bytes go in tar archives of up to :data:`batch.BATCH_BYTES` (one request
+def upload_entries(entries, prefix, client=None, replace=True, workers=batched_upload.WORKERS):
+    """Writes entries that :func:`tree_codec.flatten` made below the store path ``prefix``: leaves under
+    :data:`batched_upload.SMALL` bytes go in tar archives of up to :data:`batched_upload.BATCH_BYTES` (one request
     each, stored all or nothing), larger ones one request each; up to ``workers`` requests run at once,
     each thread on its own clone of the client. With more than one request, an archive of empty
-    placeholders goes first (:func:`batch.skeleton`): it keeps the state's order and refuses, before
+    placeholders goes first (:func:`batched_upload.skeleton`): it keeps the state's order and refuses, before
     anything is written, a state that would overwrite something without ``replace``. Writes
     everything or raises the first error (a :class:`TenplexError`); returns the number of payload
     bytes sent."""
     c = client_for(client)
     base = prefix.rstrip("/") + "/"
-    leaves = batch.prepare(entries)
-    archives, singles = batch.split(leaves)
+    leaves = batched_upload.prepare(entries)
+    archives, singles = batched_upload.split(leaves)
     if len(archives) + len(singles) > 1:
-        batch.post(c, base, batch.skeleton(leaves), replace)  # names in order, existence checked
+        batched_upload.post(c, base, batched_upload.skeleton(leaves), replace)  # names in order, existence checked
         replace = True  # the content replaces the placeholders
     rep = "true" if replace else "false"
-    jobs = [lambda cl, leaves=leaves: batch.post_archive(cl, base, leaves, replace) for leaves in archives]
+    jobs = [lambda cl, leaves=leaves: batched_upload.post_archive(cl, base, leaves, replace) for leaves in archives]
     for rel, kind, payload, _ in singles:
         put = _put_tensor if kind == "tensor" else _put_file
         jobs.append(lambda cl, put=put, path=base + rel, payload=payload: put(cl, path, payload, rep))
-    return batch.run_parallel(c, jobs, workers)
+    return batched_upload.run_parallel(c, jobs, workers)
 
 
 def put_file(path, data, client=None):
@@ -64,23 +64,23 @@ def put_file(path, data, client=None):
     if isinstance(data, str):
         data = data.encode("utf-8")
     c = client_for(client)
-    c.request("PUT", layout.files_route(path), ok=(200, 201), params={"replace": "true"}, data=data,
+    c.request("PUT", routes.files_route(path), ok=(200, 201), params={"replace": "true"}, data=data,
               headers=c.upload_headers(data))
 
 
 def read_file(c, path):
     """One file's bytes, verified against the checksum the daemon sent."""
-    r = c.request("GET", layout.files_route(path), headers=c.read_headers())
+    r = c.request("GET", routes.files_route(path), headers=c.read_headers())
     c.verify(path, r, r.content)
     return r.content
 
 
 def read_tensor(c, path, short, shape, as_torch):
     """One tensor, streamed into a preallocated array (a torch tensor when ``as_torch``)."""
-    a = np.empty(shape, dtype=codec.numpy_dtype(short))
-    r = c.request("GET", layout.tensors_route(path), stream=True, headers=c.read_headers())
+    a = np.empty(shape, dtype=tree_codec.numpy_dtype(short))
+    r = c.request("GET", routes.tensors_route(path), stream=True, headers=c.read_headers())
     try:
-        view = codec.byte_view(a)
+        view = tree_codec.byte_view(a)
         got = 0
         while got < len(view):
             n = r.raw.readinto(view[got:])
@@ -90,7 +90,7 @@ def read_tensor(c, path, short, shape, as_torch):
     finally:
         r.close()
     c.verify(path, r, view)
-    return torch_helpers.from_numpy(a, short) if as_torch else a
+    return torch_values.from_numpy(a, short) if as_torch else a
 
 
 def download(prefix, client=None, as_torch=None, allow_pickle=False):
@@ -98,7 +98,7 @@ def download(prefix, client=None, as_torch=None, allow_pickle=False):
     types recorded beside it (``as_torch`` and ``allow_pickle`` as for :func:`tenplex.load`)."""
     c = client_for(client)
     read_torch = reads_torch(as_torch)
-    return codec.unflatten(listing(c, prefix), prefix, lambda path: read_file(c, path),
+    return tree_codec.unflatten(listing(c, prefix), prefix, lambda path: read_file(c, path),
                            lambda e: read_tensor(c, e["path"], e["dtype"], tuple(e["shape"]), read_torch),
                            as_torch, allow_pickle)
 
@@ -106,14 +106,14 @@ def download(prefix, client=None, as_torch=None, allow_pickle=False):
 def reads_torch(as_torch):
     """Whether tensors are read as torch tensors: unless ``as_torch`` is ``False`` or torch is not
     installed (``ImportError`` for ``as_torch=True`` without torch)."""
-    if as_torch and not torch_helpers.available():
+    if as_torch and not torch_values.available():
         raise ImportError("as_torch=True needs torch")
-    return torch_helpers.available() if as_torch is None else bool(as_torch)
+    return torch_values.available() if as_torch is None else bool(as_torch)
 
 
 def listing(c, prefix):
     """The recursive listing of the tree below ``prefix`` (:class:`NoCheckpoint` when there is none)."""
-    r = c.request("GET", layout.dirs_route(prefix), ok=(200, 404), params={"recursive": "true"})
+    r = c.request("GET", routes.dirs_route(prefix), ok=(200, 404), params={"recursive": "true"})
     if r.status_code == 404:
         reason = r.text.strip()
         raise NoCheckpoint("nothing saved at %s: %s" % (prefix, reason), 404, reason, r.headers.get(ERROR_CODE_HEADER))

@@ -26,8 +26,8 @@ import warnings
 
 import numpy as np
 
-from . import codec, layout, torch_helpers
-from .errors import NoCheckpoint, TenplexError
+from . import tree_codec, routes, torch_values
+from ..errors import NoCheckpoint, TenplexError
 from .http_client import ERROR_CODE_HEADER
 
 log = logging.getLogger("tenplex")
@@ -95,7 +95,7 @@ class _Mapping:
         if self._bytes is None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # a read-only mapping warns; loads only read from it
-                self._bytes = torch_helpers.torch.frombuffer(self.mm, dtype=torch_helpers.torch.uint8)
+                self._bytes = torch_values.torch.frombuffer(self.mm, dtype=torch_values.torch.uint8)
         return self._bytes
 
     def register_cuda(self):
@@ -105,7 +105,7 @@ class _Mapping:
             return self.registered
         self.registered = False
         try:
-            cudart = torch_helpers.torch.cuda.cudart()
+            cudart = torch_values.torch.cuda.cudart()
             anchor = np.frombuffer(self.mm, dtype=np.uint8)
             flags = 0 if self.writable else 8  # cudaHostRegisterReadOnly
             err = cudart.cudaHostRegister(anchor.ctypes.data, len(self.mm), flags)
@@ -121,7 +121,7 @@ class _Mapping:
     def close(self):
         try:
             if self.registered:
-                torch_helpers.torch.cuda.cudart().cudaHostUnregister(self._anchor.ctypes.data)
+                torch_values.torch.cuda.cudart().cudaHostUnregister(self._anchor.ctypes.data)
             self._anchor = None
             self._bytes = None
             self.mm.close()
@@ -164,17 +164,17 @@ def _torch_short(dtype):
 
 def _torch_dtype(short):
     if not _BY_SHORT:
-        _torch_short(torch_helpers.torch.float32)
+        _torch_short(torch_values.torch.float32)
         _BY_SHORT.update({v: k for k, v in _TORCH_SHORT.items()})
     return _BY_SHORT.get(short)
 
 
 def spec(obj):
     """``(dtype short name, shape, nbytes)`` of a tensor or array, without copying it."""
-    if torch_helpers.is_tensor(obj):
+    if torch_values.is_tensor(obj):
         return _torch_short(obj.dtype), list(obj.shape), obj.numel() * obj.element_size()
     a = np.asarray(obj)
-    return codec.short_dtype(a.dtype), list(a.shape), a.nbytes
+    return tree_codec.short_dtype(a.dtype), list(a.shape), a.nbytes
 
 
 def _count(shape):
@@ -183,18 +183,18 @@ def _count(shape):
 
 def _torch_view(m, short, shape, offset):
     """The bytes at ``offset`` as a torch tensor, or ``None`` when torch lacks the dtype (or is absent)."""
-    td = _torch_dtype(short) if torch_helpers.available() else None
+    td = _torch_dtype(short) if torch_values.available() else None
     if td is None:
         return None
     size = _ITEMSIZE.get(td)
     if size is None:
-        size = _ITEMSIZE[td] = torch_helpers.torch.empty(0, dtype=td).element_size()
+        size = _ITEMSIZE[td] = torch_values.torch.empty(0, dtype=td).element_size()
     n = _count(shape) * size
     return m.torch_bytes()[offset:offset + n].view(td).view(shape)
 
 
 def _np_view(m, short, shape, offset):
-    return np.frombuffer(m.mm, dtype=codec.numpy_dtype(short), count=_count(shape), offset=offset).reshape(shape)
+    return np.frombuffer(m.mm, dtype=tree_codec.numpy_dtype(short), count=_count(shape), offset=offset).reshape(shape)
 
 
 def copy_in(m, offset, obj):
@@ -206,12 +206,12 @@ def copy_in(m, offset, obj):
     dst = _torch_view(m, short, shape, offset)
     if dst is None:
         np.copyto(_np_view(m, short, shape, offset), np.asarray(obj))
-    elif torch_helpers.is_tensor(obj):
+    elif torch_values.is_tensor(obj):
         cuda = obj.is_cuda and m.register_cuda()
         dst.copy_(obj.detach(), non_blocking=bool(cuda))
     else:
         a = np.asarray(obj)  # 0-d stays 0-d (ascontiguousarray would make it 1-d)
-        dst.copy_(torch_helpers.torch.from_numpy(a if a.flags.c_contiguous else a.copy(order="C")))
+        dst.copy_(torch_values.torch.from_numpy(a if a.flags.c_contiguous else a.copy(order="C")))
 
 
 def copy_out(m, entry, into, as_torch):
@@ -220,7 +220,7 @@ def copy_out(m, entry, into, as_torch):
     size = entry["size"]
     if as_torch and into is None and _torch_dtype(short) is None:
         as_torch = False  # a dtype torch does not have (e.g. u16 on older torch): a numpy array
-    if into is not None and torch_helpers.is_tensor(into):
+    if into is not None and torch_values.is_tensor(into):
         if size:
             cuda = into.is_cuda and m.register_cuda()
             into.copy_(_torch_view(m, short, shape, off), non_blocking=bool(cuda))
@@ -230,9 +230,9 @@ def copy_out(m, entry, into, as_torch):
             np.copyto(into, _np_view(m, short, shape, off))
         return into
     if as_torch:
-        out = torch_helpers.torch.empty(shape, dtype=_torch_dtype(short))
+        out = torch_values.torch.empty(shape, dtype=_torch_dtype(short))
         return out.copy_(_torch_view(m, short, shape, off)) if size else out
-    a = np.empty(shape, dtype=codec.numpy_dtype(short))
+    a = np.empty(shape, dtype=tree_codec.numpy_dtype(short))
     if size:
         np.copyto(a, _np_view(m, short, shape, off))
     return a
@@ -247,7 +247,7 @@ def reserve(c, job, rank, tensors, files=()):
     body = {"pid": os.getpid(), "start": process_start(), "lease": LEASE_SECONDS,
             "tensors": [dict(zip(("path", "dtype", "shape"), (rel,) + tuple(spec(obj)[:2]))) for rel, obj in tensors],
             "files": [{"path": rel, "size": len(data)} for rel, data in files]}
-    r = c.request("POST", layout.shared_saves_route(job, rank), json=body, ok=(201, 503))
+    r = c.request("POST", routes.shared_saves_route(job, rank), json=body, ok=(201, 503))
     if r.status_code == 503:
         _unusable(c, r.text.strip())
         return None
@@ -266,11 +266,11 @@ def fill(m, res, tensors, files=()):
     cuda = False
     for (rel, obj), placed in zip(tensors, res["tensors"]):
         copy_in(m, placed["offset"], obj)
-        cuda = cuda or (torch_helpers.is_tensor(obj) and obj.is_cuda)
+        cuda = cuda or (torch_values.is_tensor(obj) and obj.is_cuda)
     for (rel, data), placed in zip(files, res.get("files", [])):
         m.mm[placed["offset"]:placed["offset"] + len(data)] = data
     if cuda:
-        torch_helpers.torch.cuda.synchronize()
+        torch_values.torch.cuda.synchronize()
 
 
 def commit(c, job, rank, res, step, seal_body, order):
@@ -278,7 +278,7 @@ def commit(c, job, rank, res, step, seal_body, order):
     answer. A commit that fails ends the reservation (the daemon's answer says why)."""
     body = dict(seal_body, step=step, order=order)
     try:
-        return c.request("POST", layout.shared_commit_route(job, rank, res["id"]), json=body).json()
+        return c.request("POST", routes.shared_commit_route(job, rank, res["id"]), json=body).json()
     except BaseException:
         release(c, job, res["id"])  # already ended by the daemon in most cases: a 404 is fine
         raise
@@ -287,7 +287,7 @@ def commit(c, job, rank, res, step, seal_body, order):
 def release(c, job, handle):
     """Ends a reservation or a pin (best effort: the daemon ends it anyway when this process exits)."""
     try:
-        c.request("DELETE", layout.shared_route(job, handle), ok=(200, 404))
+        c.request("DELETE", routes.shared_route(job, handle), ok=(200, 404))
     except Exception as e:  # noqa: BLE001 - releasing must not hide the error being handled
         log.warning("tenplex: could not release shared memory %s: %s", handle, e)
 
@@ -297,7 +297,7 @@ def release(c, job, handle):
 def pin(c, job, rank):
     """Pins what ``rank`` loads: the daemon's answer, or ``None`` when shared memory is not usable."""
     body = {"pid": os.getpid(), "start": process_start(), "lease": LEASE_SECONDS}
-    r = c.request("POST", layout.shared_loads_route(job, rank), json=body, ok=(201, 404, 503))
+    r = c.request("POST", routes.shared_loads_route(job, rank), json=body, ok=(201, 404, 503))
     if r.status_code == 503:
         _unusable(c, r.text.strip())
         return None
