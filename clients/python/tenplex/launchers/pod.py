@@ -27,84 +27,22 @@ With ``--live`` (or ``TENPLEX_LIVE=1``) the ranks keep their processes across ch
 """
 
 import argparse
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
 
-from ..wire import routes
-from ..checkpoint import generations, stop_state
-from ..errors import TenplexError, UnknownJob
-from ..wire.http_client import Client
+from ..checkpoint import stop_state
+from ..errors import TenplexError
 from ..live import live_mode
+from ..wire.http_client import Client
 from . import pod_roles
+from .assignment import current_assignment, environment, log, wait_for_assignment  # noqa: F401 (the former names)
 from .pod_prestart import HostedStore, Prestarted
 
 
-def _log(msg):
-    print("tenplex.launch: " + msg, file=sys.stderr, flush=True)
 
-
-def current_assignment(c, job):
-    """(the adapter's assignment, None) once the job's stop flag is down and the assignment is for the
-    job's current complete generation; else (None, why not yet)."""
-    try:
-        if stop_state(job, client=c)["stop"]:
-            return None, "the stop flag is up"
-    except UnknownJob:
-        return None, "the daemon does not know job %s yet (no save, no assignment)" % job
-    r = c.request("GET", routes.files_route(routes.assignment_file(job)), ok=(200, 404))
-    if r.status_code == 404:
-        return None, "no assignment yet"
-    a = r.json()
-    current = generations(job, c).get("current")
-    if a.get("generation") != current:
-        return None, "the assignment is for generation %s, the job's is %s" % (a.get("generation"), current)
-    return a, None
-
-
-def _state(c, job, pod):
-    """(assignment or None, why not yet) for this pod."""
-    a, why = current_assignment(c, job)
-    if a is None:
-        return None, why
-    if a.get("config") is None:
-        return None, "the assignment has no configuration (is the model stored with the job?)"
-    mine = [p for p in a["pods"] if p["pod"] == pod]
-    if not mine:
-        return None, "pod %s is not in the assignment" % pod
-    return (a, mine[0]), None
-
-
-def wait_for_assignment(c, job, pod, poll, stopping):
-    last = None
-    while not stopping():
-        got, why = _state(c, job, pod)
-        if got is not None:
-            return got
-        if why != last:
-            _log("waiting: " + why)
-            last = why
-        time.sleep(poll)
-    return None
-
-
-def environment(a, mine, job, master_port):
-    cfg = a["config"]
-    daemons = {str(w["worker"]): w["address"] for w in a["workers"]}
-    envs = []
-    for local, rank in zip(mine["local"], mine["ranks"]):
-        env = dict(os.environ)
-        env.update({
-            "RANK": str(rank), "LOCAL_RANK": str(local), "WORLD_SIZE": str(a["worldSize"]),
-            "MASTER_ADDR": a["masterAddr"], "MASTER_PORT": str(master_port), "TENPLEX_JOB": job,
-            "TENPLEX_TP": str(cfg["tp"]), "TENPLEX_PP": str(cfg["pp"]), "TENPLEX_DP": str(cfg["dp"]),
-            "TENPLEX_CONFIG": json.dumps(cfg), "TENPLEX_DAEMONS": json.dumps(daemons),
-        })
-        envs.append(env)
-    return envs
 
 
 def _arguments(argv):
@@ -137,7 +75,7 @@ def _run_ranks(c, args, command, a, mine, terminating, ahead, store):
     try:
         rendezvous = store.env(a, pod_roles.host_pod(a) == args.pod, pod_roles.tag(a))
     except (ImportError, RuntimeError) as e:  # the port is taken (or torch is broken): no rank could meet
-        _log("cannot host the rendezvous store at %s:%d: %s" % (a.get("masterAddr"), args.master_port, e))
+        log("cannot host the rendezvous store at %s:%d: %s" % (a.get("masterAddr"), args.master_port, e))
         ahead.close()
         return 2
     for env in environment(a, mine, args.job, args.master_port):
@@ -158,19 +96,19 @@ def _run_ranks(c, args, command, a, mine, terminating, ahead, store):
         for p in procs:
             if p.poll() is None:
                 p.kill()
-        _log("a rank exited with %d" % failed)
+        log("a rank exited with %d" % failed)
         ahead.close()
         return failed
     if terminating:
-        _log("pod terminating; ranks exited")
+        log("pod terminating; ranks exited")
         ahead.close()
         return 0
     flag = stop_state(args.job, client=c)
     if not flag["raised"] and flag["raises"] == raises:
-        _log("the job ended")
+        log("the job ended")
         ahead.close()
         return 0
-    _log("the job's resources are changing; waiting for the next assignment")
+    log("the job's resources are changing; waiting for the next assignment")
     return None
 
 
@@ -185,26 +123,26 @@ def main(argv=None):
         try:
             return LiveLauncher(c, args, command, terminating, environment).main()
         except (TenplexError, RuntimeError) as e:  # the daemon or the rendezvous store failed us
-            _log(str(e))
+            log(str(e))
             return 2
     launches = 0
-    ahead = Prestarted(command, _log, enabled=not args.no_prestart)
-    store = HostedStore(args.master_port, _log)
+    ahead = Prestarted(command, log, enabled=not args.no_prestart)
+    store = HostedStore(args.master_port, log)
     while True:
         try:
             got = wait_for_assignment(c, args.job, args.pod, args.poll, lambda: bool(terminating))
         except TenplexError as e:
-            _log(str(e))
+            log(str(e))
             ahead.close()
             return 2
         if got is None:
-            _log("terminating before a launch")
+            log("terminating before a launch")
             ahead.close()
             return 0
         a, mine = got
         launches += 1
         cfg = a["config"]
-        _log("launch %d: ranks %s of %d under (T,P,D)=(%d,%d,%d), generation %s" % (
+        log("launch %d: ranks %s of %d under (T,P,D)=(%d,%d,%d), generation %s" % (
             launches, mine["ranks"], a["worldSize"], cfg["tp"], cfg["pp"], cfg["dp"], a.get("generation")))
         status = _run_ranks(c, args, command, a, mine, terminating, ahead, store)
         if status is not None:

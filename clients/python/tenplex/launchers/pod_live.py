@@ -21,19 +21,14 @@ once; a second failure ends the launcher with the rank's status. Each launcher's
 import datetime
 import json
 import os
-import subprocess
-import sys
 import time
 
 from . import pod_roles as roles
 from ..checkpoint import stop_state
-from .pod import current_assignment
+from .assignment import current_assignment, log
+from .rank_processes import RankProcesses
 
 EXIT_SECONDS = 60.0
-
-
-def _log(msg):
-    print("tenplex.launch: " + msg, file=sys.stderr, flush=True)
 
 
 def _seconds(name, default):
@@ -46,55 +41,13 @@ def _cfg(a):
     return "(T,P,D)=(%d,%d,%d)" % (c["tp"], c["pp"], c["dp"])
 
 
-class _Ranks:
-    """This pod's rank processes, by rank."""
-
-    def __init__(self):
-        self.procs = {}
-
-    def start(self, rank, command, env):
-        self.procs[rank] = subprocess.Popen(command, env=dict(env, TENPLEX_SPAWN_TIME="%.6f" % time.time()))
-
-    def alive(self):
-        return sorted(self.procs)
-
-    def pids(self):
-        return {r: p.pid for r, p in self.procs.items()}
-
-    def exited(self):
-        """``[(rank, status)]`` of the processes that exited since the last call (forgotten)."""
-        out = [(r, p.returncode) for r, p in self.procs.items() if p.poll() is not None]
-        for r, _ in out:
-            del self.procs[r]
-        return out
-
-    def end(self, seconds):
-        """Waits up to ``seconds`` for every process to exit (they were told to), then kills the rest;
-        ``{rank: exit status}``."""
-        deadline = time.time() + seconds
-        codes = {}
-        for r, p in sorted(self.procs.items()):
-            try:
-                codes[r] = p.wait(timeout=max(0.0, deadline - time.time()))
-            except subprocess.TimeoutExpired:
-                if seconds > 0:
-                    _log("rank %d did not exit within %.0f s; ending it" % (r, seconds))
-                p.kill()
-                codes[r] = p.wait()
-        self.procs.clear()
-        return codes
-
-    def kill(self):
-        self.end(0.0)
-
-
 class LiveLauncher:
     """One pod's launcher in live mode (module docstring)."""
 
     def __init__(self, client, args, command, terminating, environment):
         self.c, self.args, self.command, self.terminating = client, args, command, terminating
         self.environment = environment
-        self.ranks = _Ranks()
+        self.ranks = RankProcesses()
         self.prev = None  # the assignment this pod's ranks run under
         self.mine = None
         self.n = None  # the reconfiguration the ranks wait for next
@@ -145,7 +98,7 @@ class LiveLauncher:
         while True:
             self._reap()
             if self.terminating and not self.ranks.alive():
-                _log("terminating; no rank runs here")
+                log("terminating; no rank runs here")
                 return 0
             got, why = self._state(prev_tag)
             if got is not None and got[1] is not None:
@@ -156,13 +109,13 @@ class LiveLauncher:
                 self._retire(a)
                 why = "pod %s has no ranks in the assignment for generation %s" % (self.args.pod, a.get("generation"))
                 if self.ranks.alive():
-                    _log(why + "; ranks %s leave" % self.ranks.alive())
+                    log(why + "; ranks %s leave" % self.ranks.alive())
                     for r, code in self.ranks.end(self.live_timeout).items():
-                        _log("live: rank %d left with exit status %d" % (r, code))
+                        log("live: rank %d left with exit status %d" % (r, code))
                     self.leaving.clear()
                 self.prev = self.mine = self.store = self.store_addr = None
             if why != last:
-                _log("waiting: " + why)
+                log("waiting: " + why)
                 last = why
             self._poll()
 
@@ -176,14 +129,14 @@ class LiveLauncher:
                 continue
             self.leaving.discard(r)
             if code == 0:
-                _log("live: rank %d left with exit status 0" % r)
+                log("live: rank %d left with exit status 0" % r)
             else:
-                _log("live: rank %d exited with %d after it was told to leave; nothing it saved is lost" % (r, code))
+                log("live: rank %d exited with %d after it was told to leave; nothing it saved is lost" % (r, code))
         return out
 
     def _reap(self):
         for r, code in self._exited():
-            _log("rank %d exited with %d" % (r, code))
+            log("rank %d exited with %d" % (r, code))
 
     # --- a segment: training under one assignment --------------------------------------------------------
 
@@ -202,17 +155,17 @@ class LiveLauncher:
                 return None
             if failed is not None:
                 self.ranks.kill()
-                _log("a rank exited with %d" % failed[1])
+                log("a rank exited with %d" % failed[1])
                 return failed[1]
             if not self.ranks.alive():
-                _log("the job ended")
+                log("the job ended")
                 return 0
             self._poll()
 
     def _change(self):
         """The job's resources change: the ranks save and wait for reconfiguration ``n``; watches them
         (a failure is noted for the host) until the next assignment that names this pod."""
-        _log("the job's resources are changing; ranks %s wait for live reconfiguration %d" % (
+        log("the job's resources are changing; ranks %s wait for live reconfiguration %d" % (
             self.ranks.alive(), self.n))
         noted = []
         prev_tag = roles.tag(self.prev)
@@ -223,7 +176,7 @@ class LiveLauncher:
                     self._note_failure(r, code)
                     noted.append(r)
             if self.terminating and not self.ranks.alive():
-                _log("terminating; no rank runs here")
+                log("terminating; no rank runs here")
                 return 0
             got, why = self._state(prev_tag)
             if got is not None and got[1] is not None:
@@ -231,18 +184,18 @@ class LiveLauncher:
             if got is not None:
                 return self._next_assignment(None)  # handles an assignment without this pod
             if why != last:
-                _log("waiting: " + why)
+                log("waiting: " + why)
                 last = why
             self._poll()
 
     def _note_failure(self, rank, code):
         why = "rank %d (pod %s) exited with %d during live reconfiguration %d" % (rank, self.args.pod, code, self.n)
-        _log(why + "; every rank will be relaunched")
+        log(why + "; every rank will be relaunched")
         try:
             self.store.compare_set(roles.failed_key(self.n) + "/why", "", why)
             self.store.add(roles.failed_key(self.n), 1)
         except RuntimeError as e:  # the store is gone: rank 0's pod went away, which relaunches all anyway
-            _log("could not tell the rendezvous store: %s" % e)
+            log("could not tell the rendezvous store: %s" % e)
 
     # --- an assignment: decide, act, wait for the group --------------------------------------------------
 
@@ -271,7 +224,7 @@ class LiveLauncher:
         t = datetime.timedelta(seconds=self.live_timeout)
         if host:
             self.retired.clear()  # a store hosted before is done with (its ranks were relaunched): free the port
-            _log("hosting the rendezvous store at %s:%d" % (addr, self.args.master_port))
+            log("hosting the rendezvous store at %s:%d" % (addr, self.args.master_port))
             return dist.TCPStore(addr, self.args.master_port, None, True, t, wait_for_workers=False)
         return dist.TCPStore(addr, self.args.master_port, None, False, t)
 
@@ -338,7 +291,7 @@ class LiveLauncher:
             added = [r for r in mine["ranks"] if r not in kept]
             leave = [r for r in self.ranks.alive() if r not in mine["ranks"]]
             self.leaving.update(leave)
-            _log("live reconfiguration %d: ranks %s continue in place under %s, generation %s%s%s" % (
+            log("live reconfiguration %d: ranks %s continue in place under %s, generation %s%s%s" % (
                 self.n, kept, _cfg(a), gen, ", starting ranks %s" % added if added else "",
                 ", ranks %s leave" % leave if leave else ""))
             self._start(a, mine, added, d)
@@ -349,9 +302,9 @@ class LiveLauncher:
                 self.ranks.end(EXIT_SECONDS)
             self.leaving.clear()
             if why is None:
-                _log("launch: ranks %s of %d under %s, generation %s, live" % (mine["ranks"], world, _cfg(a), gen))
+                log("launch: ranks %s of %d under %s, generation %s, live" % (mine["ranks"], world, _cfg(a), gen))
             else:
-                _log("live: %s; relaunching ranks %s of %d under %s from generation %s" % (
+                log("live: %s; relaunching ranks %s of %d under %s from generation %s" % (
                     why, mine["ranks"], world, _cfg(a), gen))
             self._start(a, mine, mine["ranks"], d)
         self.prev, self.mine, self.n = a, mine, d["next"]
@@ -363,7 +316,7 @@ class LiveLauncher:
         try:
             store.set(roles.role_key(self.n), roles.relaunch_role(why))
         except RuntimeError as e:  # the old store went with its pod: the ranks' wait fails and they are ended
-            _log("could not tell the ranks through the old rendezvous store: %s" % e)
+            log("could not tell the ranks through the old rendezvous store: %s" % e)
 
     def _start(self, a, mine, ranks, d):
         envs = {int(e["RANK"]): e for e in self.environment(a, mine, self.args.job, self.args.master_port)}
@@ -400,10 +353,10 @@ class LiveLauncher:
             return None
         self.ranks.kill()  # the group did not form: nothing trained since the commit
         if fell_back:
-            _log("live: %s again after a relaunch; stopping (the job can resume from generation %s)" % (
+            log("live: %s again after a relaunch; stopping (the job can resume from generation %s)" % (
                 why, a.get("generation")))
             return status
-        _log("live: %s; relaunching ranks %s of %d under %s from generation %s" % (
+        log("live: %s; relaunching ranks %s of %d under %s from generation %s" % (
             why, mine["ranks"], world, _cfg(a), a.get("generation")))
         d = dict(d, prefix=roles.abort_key(a) + "/group")
         self._start(a, mine, mine["ranks"], d)
