@@ -26,7 +26,7 @@ import json, os, sys
 sys.path.insert(0, %(pkg)r)
 import torch, torch.distributed as dist
 import tenplex
-from tenplex import checkpoint, downtime
+from tenplex import downtime, stop
 calls = []
 
 def groups():
@@ -45,7 +45,7 @@ def train(cfg):
                   held[0], held[1]])
     print("call " + json.dumps(calls[-1]), flush=True)
     if len(calls) == 1:
-        checkpoint._stop_seen = True  # as tenplex.should_stop saying stop (the rank would save here)
+        stop._stop_seen = True  # as tenplex.should_stop saying stop (the rank would save here)
     return len(calls)
 
 r = tenplex.elastic(train)
@@ -93,10 +93,10 @@ def test_config():
 def test_rebuild_marked_once_after_a_regroup():
     from tenplex import downtime
     downtime.clear()
-    live.before_load()  # no regroup: a load is not a rebuild's end
-    live._pending_rebuild = True  # what a regroup in place leaves
-    live.before_load()
-    live.before_load()
+    downtime.before_load()  # no regroup: a load is not a rebuild's end
+    downtime._auto["rebuild_pending"] = True  # what a regroup in place leaves
+    downtime.before_load()
+    downtime.before_load()
     assert [p for p, _ in downtime.marks()] == ["rebuild"], downtime.marks()
     downtime.clear()
 

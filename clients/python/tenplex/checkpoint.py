@@ -1,6 +1,7 @@
-"""The checkpoint calls of a training job: :func:`save` (write the rank's state and seal it),
-:func:`load` (the rank's newest state: its latest generation or a reconfiguration's output), :func:`should_stop` (the job's stop flag) and
-the job's generations.
+"""The checkpoint calls of a training job: :func:`save` (write the rank's state and seal it) and
+:func:`load` (the rank's newest state: its latest generation or a reconfiguration's output).
+:func:`should_stop` (the job's stop flag) and the job's generations are :mod:`tenplex.stop`'s, also
+importable from here.
 
 Configuration comes from arguments or the environment: ``TENPLEX_JOB``, and from a launcher
 ``RANK``, ``WORLD_SIZE``, ``TENPLEX_CONFIG`` (the parallel configuration as JSON) and
@@ -15,28 +16,17 @@ import threading
 
 import numpy as np
 
-from .wire import tree_codec, routes, restore, torch_values
-from . import downtime, live
+from . import downtime
 from . import rules as rules_module
+from .errors import ConfigMismatch, NoCheckpoint, TenplexError
+from .rank_env import env_int, job_name
+from .stop import generations, should_stop, stop_state  # noqa: F401 (the calls' former module)
+from .wire import restore, routes, torch_values, tree_codec
 from .wire import shared_memory as shm
-from .errors import ConfigMismatch, NoCheckpoint, TenplexError, UnknownJob
 from .wire.http_client import ERROR_CODE_HEADER, client_for
 from .wire.transfer import upload_entries
 
 log = logging.getLogger("tenplex")
-
-
-def _env_int(name, default):
-    v = os.environ.get(name)
-    return int(v) if v not in (None, "") else default
-
-
-def job_name(job):
-    """``job``, else ``TENPLEX_JOB`` (``ValueError`` when neither is given)."""
-    job = job or os.environ.get("TENPLEX_JOB")
-    if not job:
-        raise ValueError("no job: pass job= or set TENPLEX_JOB")
-    return job
 
 
 def _seal_body(world, config):
@@ -86,13 +76,13 @@ def save(state, job=None, step=0, rank=None, world=None, config=None, client=Non
     wait_saves()
     c = client_for(client, addr, token)
     job = job_name(job)
-    downtime.on_step(c, job, step, _env_int("RANK", 0) if rank is None else rank)
+    downtime.on_step(c, job, step, env_int("RANK", 0) if rank is None else rank)
     if spec is not None:
         _store_spec(c, job, spec)
     elif rules is not None:
         _store_spec(c, job, json.dumps(rules_module.stored_form(rules, rule_params)), routes.rules_file(job))
-    rank = _env_int("RANK", 0) if rank is None else rank
-    world = _env_int("WORLD_SIZE", 1) if world is None else world
+    rank = env_int("RANK", 0) if rank is None else rank
+    world = env_int("WORLD_SIZE", 1) if world is None else world
     if config is None and os.environ.get("TENPLEX_CONFIG"):
         config = json.loads(os.environ["TENPLEX_CONFIG"])
     # a refused state fails here, before any change
@@ -278,12 +268,12 @@ def load(job=None, rank=None, client=None, addr=None, token=None, as_torch=None,
     under another (T, P, D) (a job name used again, a relaunch before the reconfiguration) raises
     :class:`ConfigMismatch` naming both, before anything is read."""
     global _last_loaded
-    live.before_load()
+    downtime.before_load()
     wait_saves()
     downtime.on_load_start()
     c = client_for(client, addr, token)
     job = job_name(job)
-    rank = _env_int("RANK", 0) if rank is None else rank
+    rank = env_int("RANK", 0) if rank is None else rank
     if config is None and os.environ.get("TENPLEX_CONFIG"):
         config = json.loads(os.environ["TENPLEX_CONFIG"])
     targets = {} if into is None else {rel: t for rel, kind, t in tree_codec.flatten(into) if kind == "tensor"}
@@ -340,65 +330,3 @@ def last_loaded():
     """What the last :func:`load` of this process loaded: ``job``, ``rank``, ``step``, ``source``
     (``"generation"`` or ``"reconfiguration"``) and ``path``; ``None`` before any."""
     return None if _last_loaded is None else dict(_last_loaded)
-
-
-def should_stop(job=None, step=None, group=None, client=None, addr=None, token=None):
-    """Whether the job must stop now (save, then exit) because its resources change.
-
-    ``step`` is the number of steps finished; a change announced for step S stops every rank once
-    ``step >= S``. When ``torch.distributed`` is initialised, only rank 0 of ``group`` asks the
-    daemon and the answer is broadcast, so all ranks agree; call it from every rank.
-
-    It also marks a reconfiguration's downtime (:mod:`tenplex.downtime`): the first step after a load
-    and the stop step."""
-    global _stop_seen
-    stop = torch_values.agree(lambda: _ask_stop(job, step, client, addr, token), group)
-    downtime.on_step(lambda: client_for(client, addr, token), job, step, _env_int("RANK", 0))
-    if stop:
-        downtime.on_stop()
-    _stop_seen = _stop_seen or stop
-    return stop
-
-
-_stop_seen = False
-
-
-def stop_seen():
-    """Whether :func:`should_stop` said stop in this process since :func:`reset_stop` (tenplex.live
-    tells a stop for a resource change from the end of training by it)."""
-    return _stop_seen
-
-
-def reset_stop():
-    global _stop_seen
-    _stop_seen = False
-
-
-def _ask_stop(job, step, client, addr, token):
-    c = client_for(client, addr, token)
-    return bool(stop_state(job_name(job), step, c)["stop"])
-
-
-def stop_state(job, step=None, client=None):
-    """The daemon's answer about the job's stop flag: ``stop`` (for ``step``, when given), ``raised``
-    and ``raises`` (how often it was raised)."""
-    params = {} if step is None else {"step": str(int(step))}
-    return _of_job(job, lambda c: c.request("GET", routes.stop_route(job), params=params).json(), client)
-
-
-def generations(job, client=None):
-    """The daemon's answer about the job's generations (``current``: the complete one, or none)."""
-    return _of_job(job, lambda c: c.request("GET", routes.generations_route(job)).json(), client)
-
-
-def _of_job(job, ask, client):
-    """``ask(client)``; a job the daemon does not know raises :class:`UnknownJob`, which names the
-    jobs it knows, instead of an answer that would keep a rank running forever."""
-    c = client_for(client)
-    try:
-        return ask(c)
-    except TenplexError as e:
-        if e.status == 404 and e.code == "not_found":  # the route exists: only the job can be missing
-            raise UnknownJob("job %r is not known to the tenplex daemon at %s: %s" % (job, c.addr, e.reason),
-                             e.status, e.reason, e.code) from None
-        raise

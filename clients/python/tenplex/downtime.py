@@ -33,7 +33,7 @@ log = logging.getLogger("tenplex")
 _marks = []
 _lock = threading.Lock()
 # what the checkpoint calls saw: a stop not yet followed by a save, and the step a relaunched process loaded
-_auto = {"stopped": False, "loaded": None, "load_started": None}
+_auto = {"stopped": False, "loaded": None, "load_started": None, "rebuild_pending": False}
 _reports = []
 
 
@@ -150,7 +150,15 @@ def on_load_start():
 def on_regrouped():
     """A live rank re-formed its process groups in place: its next load is the reconfiguration's, marked
     and reported as a relaunched process's load is (with ``regroup`` and ``rebuild`` in place of ``relaunch``)."""
-    _auto.update(loaded=None, asked=False, live=True)
+    _auto.update(loaded=None, asked=False, live=True, rebuild_pending=True)
+
+
+def before_load():
+    """Called by ``tenplex.load``: the first load after a live regroup marks the end of the model's
+    rebuild (``train`` builds the model for the new configuration, then loads into it)."""
+    if _auto["rebuild_pending"]:
+        _auto["rebuild_pending"] = False
+        mark("rebuild")
 
 
 def on_loaded(step):

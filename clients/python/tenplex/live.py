@@ -25,10 +25,8 @@ import json
 import os
 import sys
 
-from . import downtime
+from . import checkpoint, downtime, stop
 from .errors import TenplexError
-
-_pending_rebuild = False
 
 
 class Config:
@@ -78,8 +76,6 @@ def elastic(train, backend="gloo"):
     (``gloo`` or ``nccl``)."""
     import torch.distributed as dist
 
-    from . import checkpoint
-
     cfg = Config.from_env()
     if not cfg.live:
         dist.init_process_group(backend, rank=cfg.rank, world_size=cfg.world)
@@ -95,10 +91,10 @@ def elastic(train, backend="gloo"):
     else:
         _form(dist, backend, store, os.environ["TENPLEX_LIVE_PREFIX"], cfg, mark=False)
     while True:
-        checkpoint.reset_stop()
+        stop.reset_stop()
         result = train(cfg)
         checkpoint.wait_saves()
-        if not checkpoint.stop_seen():
+        if not stop.stop_seen():
             dist.destroy_process_group()
             return result
         cfg = _take_role(dist, backend, store, n, cfg, grouped=True)
@@ -129,13 +125,11 @@ def _keep_group(dist, store, role, cfg):
     """The same ranks continue in the same processes (the world size is unchanged): the default group is
     already the new one, so it stays (no rendezvous; with NCCL the communicator is kept). The training
     function's own groups, made for the old configuration, are ended; it makes those of the new one."""
-    global _pending_rebuild
     _end_subgroups(dist)
     cfg = _adopt(role, cfg)
     store.add(role["prefix"] + "/regrouped", 1)
     downtime.mark("regroup")
     downtime.on_regrouped()
-    _pending_rebuild = True
     return cfg
 
 
@@ -185,7 +179,6 @@ def _adopt(role, old):
 def _form(dist, backend, store, prefix, cfg, mark):
     """Forms the default process group of ``cfg`` in the store under ``prefix``; a rank that does
     not come within ``TENPLEX_REGROUP_TIMEOUT`` seconds fails it (the launcher then relaunches)."""
-    global _pending_rebuild
     timeout = datetime.timedelta(seconds=_seconds("TENPLEX_REGROUP_TIMEOUT", 120.0))
     try:
         dist.init_process_group(backend, store=dist.PrefixStore(prefix, store), rank=cfg.rank,
@@ -198,16 +191,6 @@ def _form(dist, backend, store, prefix, cfg, mark):
     if mark:
         downtime.mark("regroup")
         downtime.on_regrouped()
-        _pending_rebuild = True
-
-
-def before_load():
-    """Called by ``tenplex.load``: the first load after a live regroup marks the end of the model's
-    rebuild (``train`` builds the model for the new configuration, then loads into it)."""
-    global _pending_rebuild
-    if _pending_rebuild:
-        _pending_rebuild = False
-        downtime.mark("rebuild")
 
 
 def _say(cfg, what):
