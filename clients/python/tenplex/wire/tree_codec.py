@@ -26,7 +26,7 @@ import pickle
 
 import numpy as np
 
-from . import torch_values, type_tags
+from . import torch_values, type_restore, type_tags
 from ..errors import TenplexError, UnsavableState
 
 TENSOR = ".numpy.ndarray"
@@ -298,7 +298,7 @@ def _rebuild(node, path, markers, opts):
     kids = {}
     for k, v in node.items():
         p = _child(path, k)
-        kids[k] = _rebuild(v, p, markers, opts) if isinstance(v, dict) else type_tags.restore(v, tags.get(k), p, opts)
+        kids[k] = _rebuild(v, p, markers, opts) if isinstance(v, dict) else type_restore.restore(v, tags.get(k), p, opts)
     if kind == "dict" and ints is not None:
         value = _with_int_keys(kids, ints, path)
     elif kind in ("list", "tuple"):
@@ -309,7 +309,7 @@ def _rebuild(node, path, markers, opts):
     else:
         value = kids
     own = tags.get("")
-    return value if own is None else type_tags.restore(value, own, path, opts)
+    return value if own is None else type_restore.restore(value, own, path, opts)
 
 
 def _with_int_keys(kids, int_names, path):
