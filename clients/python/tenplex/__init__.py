@@ -1,21 +1,46 @@
-"""tenplex: training-side client of the tenplex daemon (save, load, should_stop, dataset reader).
+"""tenplex: the training side of the tenplex daemon (save, load, should_stop, elastic, the dataset reader).
 
-Modules: ``http_client`` (the daemon connection), ``layout`` (job paths and routes), ``codec`` (a
-state's tree <-> store entries), ``transfer`` (upload/download), ``checkpoint`` (save, load,
-should_stop, generations), ``torch_helpers`` (torch, optimizer state), ``data`` (the dataset reader),
-``launch`` (the per-pod launcher), ``live`` (``elastic``: live reconfiguration), ``store_host`` (the
-launcher's rendezvous store), ``checksum`` (CRC32C), ``describe`` and ``rules`` (a model spec built
-from an ``nn.Module`` and partition rules); ``client`` re-exports the old names."""
+The names below (``__all__``) are the training API, typed (``py.typed``). The package holds it in modules
+by concept, with the layers below it in subpackages (docs/ARCHITECTURE.md, "The Python client"):
+
+* the training API here: ``checkpoint`` (save, load), ``stop`` (should_stop, generations), ``live``
+  (``elastic``: live reconfiguration), ``downtime`` (a reconfiguration's phases), ``data`` (the dataset
+  reader), ``streams``, ``rehearsal``, ``describe`` and ``rules`` (a model spec built from an
+  ``nn.Module`` and partition rules), ``rank_env`` and ``errors``;
+* :mod:`tenplex.wire`: the daemon connection, routes, the tree and value encoding, transfers;
+* :mod:`tenplex.launchers`: the per-pod launcher and what ``tenplex run`` runs beside the ranks;
+* :mod:`tenplex.tools`: the loss plot.
+
+``tenplex.client`` (the former single module), ``python3 -m tenplex.launch`` and ``python3 -m tenplex.plot``
+keep working."""
 
 from . import client  # noqa: F401  (the former module path)
-from .checkpoint import SaveHandle, last_loaded, load, save, should_stop, wait_saves  # noqa: F401
-from .describe import check as check_spec, describe, shard  # noqa: F401
-from .data import RankDataset, RankReader, sample_order  # noqa: F401
-from .errors import ConfigMismatch, NoCheckpoint, TenplexError, UnknownJob, UnsavableState  # noqa: F401
-from .rules import DescriptionError  # noqa: F401
-from .wire.http_client import Client  # noqa: F401
-from .wire.torch_values import load_optimizer_state_by_name, optimizer_state_by_name  # noqa: F401
-from .wire.transfer import download, put_file, upload  # noqa: F401
-from .live import Config, elastic  # noqa: F401
+from .checkpoint import SaveHandle, last_loaded, load, save, wait_saves
+from .data import RankDataset, RankReader, sample_order
+from .describe import check as check_spec, describe, shard
+from .errors import ConfigMismatch, NoCheckpoint, TenplexError, UnknownJob, UnsavableState
+from .live import Config, elastic
+from .rules import DescriptionError
+from .stop import should_stop
+from .wire.http_client import Client
+from .wire.torch_values import load_optimizer_state_by_name, optimizer_state_by_name
+from .wire.transfer import download, put_file, upload
 
 __version__ = "0.1.0"
+
+__all__ = [
+    # checkpoints and the stop flag
+    "save", "load", "should_stop", "wait_saves", "last_loaded", "SaveHandle",
+    # live reconfiguration
+    "elastic", "Config",
+    # datasets
+    "RankReader", "RankDataset", "sample_order",
+    # model specs
+    "describe", "check_spec", "shard", "DescriptionError",
+    # the daemon and its store
+    "Client", "upload", "download", "put_file",
+    # optimizer state that reshards with its parameters
+    "optimizer_state_by_name", "load_optimizer_state_by_name",
+    # errors
+    "TenplexError", "NoCheckpoint", "ConfigMismatch", "UnknownJob", "UnsavableState",
+]

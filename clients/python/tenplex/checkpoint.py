@@ -8,6 +8,10 @@ Configuration comes from arguments or the environment: ``TENPLEX_JOB``, and from
 ``TENPLEX_DAEMONS`` (worker number to daemon address, for clusters whose daemons do not know each
 other); the daemon's address, token and CA as :class:`tenplex.Client` takes them."""
 
+from __future__ import annotations
+
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
+
 import atexit
 import json
 import logging
@@ -23,7 +27,7 @@ from .rank_env import env_int, job_name
 from .stop import generations, should_stop, stop_state  # noqa: F401 (the calls' former module)
 from .wire import restore, routes, torch_values, tree_codec
 from .wire import shared_memory as shm
-from .wire.http_client import ERROR_CODE_HEADER, client_for
+from .wire.http_client import ERROR_CODE_HEADER, Client, client_for
 from .wire.transfer import upload_entries
 
 log = logging.getLogger("tenplex")
@@ -38,8 +42,12 @@ def _seal_body(world, config):
     return body
 
 
-def save(state, job=None, step=0, rank=None, world=None, config=None, client=None, addr=None, token=None,
-         blocking=True, shared=None, spec=None, rules=None, rule_params=None, allow_pickle=False):
+def save(state: Any, job: Optional[str] = None, step: int = 0, rank: Optional[int] = None,
+         world: Optional[int] = None, config: Optional[Mapping[str, Any]] = None, client: Optional[Client] = None,
+         addr: Optional[str] = None, token: Optional[str] = None, blocking: bool = True,
+         shared: Optional[bool] = None, spec: Optional[Mapping[str, Any]] = None, rules: Any = None,
+         rule_params: Optional[Mapping[str, Any]] = None,
+         allow_pickle: bool = False) -> Union[Dict[str, Any], "SaveHandle"]:
     """Saves one rank's ``state`` as step ``step`` of ``job`` and seals it.
 
     The tree goes to ``/job/<job>/save/<rank>/`` (replacing what the rank saved before); then the
@@ -191,10 +199,10 @@ class SaveHandle:
         finally:
             self._ended.set()
 
-    def done(self):
+    def done(self) -> bool:
         return self._ended.is_set()
 
-    def wait(self, timeout=None):
+    def wait(self, timeout: Optional[float] = None) -> Dict[str, Any]:
         """The seal answer, once the save has ended; raises its error, or ``TimeoutError``."""
         if not self._ended.wait(timeout):
             raise TimeoutError("the save of step %s of job %s has not ended after %ss" % (self.step, self.job, timeout))
@@ -205,7 +213,7 @@ class SaveHandle:
 
     result = wait
 
-    def exception(self, timeout=None):
+    def exception(self, timeout: Optional[float] = None) -> Optional[BaseException]:
         """The save's error (``None`` when it succeeded), once it has ended."""
         try:
             self.wait(timeout)
@@ -219,7 +227,7 @@ class SaveHandle:
 _pending = None
 
 
-def wait_saves(timeout=None):
+def wait_saves(timeout: Optional[float] = None) -> Optional[Dict[str, Any]]:
     """Waits for this process's asynchronous save, if one runs; raises its error (once)."""
     global _pending
     h = _pending
@@ -244,8 +252,10 @@ atexit.register(lambda: _pending is not None and _pending._ended.wait())
 _last_loaded = None
 
 
-def load(job=None, rank=None, client=None, addr=None, token=None, as_torch=None, into=None, shared=None,
-         allow_pickle=False, config=None):
+def load(job: Optional[str] = None, rank: Optional[int] = None, client: Optional[Client] = None,
+         addr: Optional[str] = None, token: Optional[str] = None, as_torch: Optional[bool] = None, into: Any = None,
+         shared: Optional[bool] = None, allow_pickle: bool = False,
+         config: Optional[Mapping[str, Any]] = None) -> Tuple[Any, int]:
     """Loads the newest state there is for ``rank`` and returns ``(state, step)``.
 
     The daemon chooses (``GET /api/v1/jobs/<job>/load/<rank>``): the rank's tree of the job's latest
@@ -326,7 +336,7 @@ def _choice(c, job, rank):
     return r.json()
 
 
-def last_loaded():
+def last_loaded() -> Optional[Dict[str, Any]]:
     """What the last :func:`load` of this process loaded: ``job``, ``rank``, ``step``, ``source``
     (``"generation"`` or ``"reconfiguration"``) and ``path``; ``None`` before any."""
     return None if _last_loaded is None else dict(_last_loaded)

@@ -9,6 +9,10 @@ Pure Python with numpy; ``RankDataset`` is a ``torch.utils.data.IterableDataset`
 installed.
 """
 
+from __future__ import annotations
+
+from typing import Any, Callable, List, Optional
+
 import io
 import json
 import os
@@ -22,7 +26,7 @@ MAX_READ = 64 << 20  # the daemon's limit for one ranged read of a view file
 _MASK = (1 << 64) - 1
 
 
-def sample_order(n, seed, epoch=0, shuffle=True):
+def sample_order(n: int, seed: int, epoch: int = 0, shuffle: bool = True) -> List[int]:
     """The global order of ``n`` samples: SplitMix64 seeded with ``seed + epoch`` driving a
     Fisher-Yates shuffle from the back (docs/DATASETS.md). Identity without shuffling."""
     order = list(range(n))
@@ -56,7 +60,8 @@ class RankReader:
     Reads block while the daemon is still loading the samples; they never fail for that reason.
     """
 
-    def __init__(self, mount, job, rank, layout="simple", decode=None, client=None):
+    def __init__(self, mount: Optional[str], job: str, rank: int, layout: str = "simple",
+                 decode: Optional[Callable[[bytes], Any]] = None, client: Any = None) -> None:
         self.mount = mount
         self.job = job
         self.rank = rank
@@ -205,7 +210,8 @@ try:
     class RankDataset(_tud.IterableDataset):
         """A ``torch.utils.data.IterableDataset`` over one rank's batches (each a list of decoded samples)."""
 
-        def __init__(self, mount, job, rank, layout="simple", decode=None, client=None):
+        def __init__(self, mount: Optional[str], job: str, rank: int, layout: str = "simple",
+                     decode: Optional[Callable[[bytes], Any]] = None, client: Any = None) -> None:
             super().__init__()
             self.reader = RankReader(mount, job, rank, layout, decode, client)
 

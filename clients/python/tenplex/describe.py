@@ -13,6 +13,10 @@ differently from its original, a stage that cannot be told, or (with ``configs``
 configuration cannot split raises :class:`DescriptionError` naming the tensor and what does not fit.
 """
 
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Union
+
 import re
 
 import numpy as np
@@ -28,7 +32,8 @@ _MOMENTS = {"Adam": (("exp_avg", "exp_avg_sq"), ("step",)), "AdamW": (("exp_avg"
             "RMSprop": (("square_avg",), ("step",))}
 
 
-def describe(model, rules=None, optimizer=None, params=None, configs=None):
+def describe(model: Any, rules: Any = None, optimizer: Any = None, params: Optional[Mapping[str, Any]] = None,
+             configs: Optional[Iterable[Any]] = None) -> Dict[str, Any]:
     """The model spec (a dict in the form of docs/PTC.md) of ``model`` and ``optimizer``.
 
     ``rules``: a rules source or a list of them (see :mod:`tenplex.rules`); ``params`` fills their
@@ -285,7 +290,7 @@ def _sharded_tensor(name, t):
 
 # ---------------------------------------------------------------- checks against configurations
 
-def check(spec, config):
+def check(spec: Mapping[str, Any], config: Union[Sequence[int], Mapping[str, int]]) -> None:
     """Raises :class:`DescriptionError` when the spec cannot be cut under ``config`` = ``(T, P, D)``
     (or a dict with tp, pp, dp): a split size that T does not divide, layers that P does not."""
     if isinstance(config, dict):
@@ -306,7 +311,7 @@ def check(spec, config):
                                       tp, tuple(config)))
 
 
-def shard(full, partition, tp, T):
+def shard(full: Any, partition: Optional[Mapping[str, Any]], tp: int, T: int) -> Any:
     """Tensor rank ``tp``'s part of the whole tensor ``full`` under ``partition`` (a spec partition
     dict), as tenplex stores it: vocabulary splits padded with zero rows to divisibleBy x T."""
     import torch

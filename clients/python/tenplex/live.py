@@ -20,6 +20,10 @@ The keys, per reconfiguration ``n`` of the run (1, 2, ...): ``tenplex/live/<n>``
 by the launcher), ``tenplex/live/<n>/waiting`` (a counter of the ranks that saved and wait) and
 ``<prefix>/regrouped`` (of the ranks that formed the group under ``prefix``), which the launcher reads. docs/LIVE.md has the whole protocol."""
 
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Mapping, Optional, TypeVar
+
 import datetime
 import json
 import os
@@ -28,6 +32,8 @@ import sys
 from . import checkpoint, downtime, stop
 from .errors import TenplexError
 
+T = TypeVar("T")
+
 
 class Config:
     """A rank's configuration: ``rank``, ``world``, the degrees ``tp``, ``pp``, ``dp``, the rank's
@@ -35,7 +41,8 @@ class Config:
     then pipeline), ``local_rank``, ``placement`` (``TENPLEX_CONFIG``, with the devices, or None),
     ``live`` (live mode) and ``reconfigurations`` (live reconfigurations this process went through)."""
 
-    def __init__(self, rank, world, tp, pp, dp, local_rank=None, placement=None, live=False, reconfigurations=0):
+    def __init__(self, rank: int, world: int, tp: int, pp: int, dp: int, local_rank: Optional[int] = None,
+                 placement: Optional[Dict[str, Any]] = None, live: bool = False, reconfigurations: int = 0) -> None:
         if tp * pp * dp != world:
             raise ValueError("T*P*D = %d*%d*%d is not the world size %d" % (tp, pp, dp, world))
         if not 0 <= rank < world:
@@ -46,7 +53,7 @@ class Config:
         self.placement, self.live, self.reconfigurations = placement, live, reconfigurations
 
     @classmethod
-    def from_env(cls, env=None):
+    def from_env(cls, env: Optional[Mapping[str, str]] = None) -> "Config":
         env = os.environ if env is None else env
         world = int(env.get("WORLD_SIZE", 1))
         tp, pp = int(env.get("TENPLEX_TP", 1)), int(env.get("TENPLEX_PP", 1))
@@ -60,7 +67,7 @@ class Config:
             self.rank, self.world, self.tp, self.pp, self.dp, self.live)
 
 
-def live_mode(env=None):
+def live_mode(env: Optional[Mapping[str, str]] = None) -> bool:
     """Whether the launcher runs this rank live (``TENPLEX_LIVE=1``)."""
     return (os.environ if env is None else env).get("TENPLEX_LIVE", "") in ("1", "true", "True")
 
@@ -70,7 +77,7 @@ def _seconds(name, default):
     return float(v) if v not in (None, "") else default
 
 
-def elastic(train, backend="gloo"):
+def elastic(train: Callable[[Config], T], backend: str = "gloo") -> T:
     """Runs ``train(cfg)`` under this rank's configuration, again after each live reconfiguration
     (module docstring); returns what its last call returned. ``backend``: the process groups'
     (``gloo`` or ``nccl``)."""

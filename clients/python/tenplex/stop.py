@@ -3,14 +3,19 @@ stop now because the job's resources change, agreed by every rank), :func:`stop_
 in this process, which :func:`tenplex.elastic` reads), and the daemon's :func:`stop_state` and
 :func:`generations` of a job."""
 
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
 from . import downtime
 from .errors import TenplexError, UnknownJob
 from .rank_env import env_int, job_name
 from .wire import routes, torch_values
-from .wire.http_client import client_for
+from .wire.http_client import Client, client_for
 
 
-def should_stop(job=None, step=None, group=None, client=None, addr=None, token=None):
+def should_stop(job: Optional[str] = None, step: Optional[int] = None, group: Any = None,
+                client: Optional[Client] = None, addr: Optional[str] = None, token: Optional[str] = None) -> bool:
     """Whether the job must stop now (save, then exit) because its resources change.
 
     ``step`` is the number of steps finished; a change announced for step S stops every rank once
@@ -31,13 +36,13 @@ def should_stop(job=None, step=None, group=None, client=None, addr=None, token=N
 _stop_seen = False
 
 
-def stop_seen():
+def stop_seen() -> bool:
     """Whether :func:`should_stop` said stop in this process since :func:`reset_stop` (tenplex.live
     tells a stop for a resource change from the end of training by it)."""
     return _stop_seen
 
 
-def reset_stop():
+def reset_stop() -> None:
     global _stop_seen
     _stop_seen = False
 
@@ -47,14 +52,14 @@ def _ask_stop(job, step, client, addr, token):
     return bool(stop_state(job_name(job), step, c)["stop"])
 
 
-def stop_state(job, step=None, client=None):
+def stop_state(job: str, step: Optional[int] = None, client: Optional[Client] = None) -> Dict[str, Any]:
     """The daemon's answer about the job's stop flag: ``stop`` (for ``step``, when given), ``raised``
     and ``raises`` (how often it was raised)."""
     params = {} if step is None else {"step": str(int(step))}
     return _of_job(job, lambda c: c.request("GET", routes.stop_route(job), params=params).json(), client)
 
 
-def generations(job, client=None):
+def generations(job: str, client: Optional[Client] = None) -> Dict[str, Any]:
     """The daemon's answer about the job's generations (``current``: the complete one, or none)."""
     return _of_job(job, lambda c: c.request("GET", routes.generations_route(job)).json(), client)
 

@@ -8,6 +8,10 @@ or ``TENPLEX_TOKEN``, ``TENPLEX_CA`` (a PEM file of the CA certificates to trust
 default: the system's) and ``TENPLEX_CHECKSUMS`` (``1``: ask for and send a CRC32C on every read
 and upload). Requests are not retried: an error is raised at once."""
 
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
 import os
 
 import requests
@@ -71,7 +75,8 @@ class Client:
     also asks for one (``x-want-crc32c``) and fails when it does not come, and every upload carries
     the body's CRC32C, which the daemon verifies before it stores anything."""
 
-    def __init__(self, addr=None, token=None, timeout=300, ca=None, checksums=None):
+    def __init__(self, addr: Optional[str] = None, token: Optional[str] = None, timeout: Optional[float] = 300,
+                 ca: Optional[str] = None, checksums: Optional[bool] = None) -> None:
         self.addr = base_url(addr)
         self.token = token if token is not None else env_token()
         self.timeout = timeout
@@ -84,7 +89,7 @@ class Client:
         if self.token:
             self.session.headers["Authorization"] = "Bearer " + self.token
 
-    def request(self, method, path, ok=(200,), **kw):
+    def request(self, method: str, path: str, ok: Tuple[int, ...] = (200,), **kw: Any) -> requests.Response:
         """Sends a request to the route ``path``; raises :class:`TenplexError` unless its status is in ``ok``."""
         url = self.addr + path
         try:
@@ -97,12 +102,12 @@ class Client:
             raise error_of(method, path, r)
         return r
 
-    def clone(self):
+    def clone(self) -> "Client":
         """A new client with this one's settings (address, token, TLS trust, timeout, checksums) and
         its own session, for another thread: a ``requests`` session is not safe to share."""
         return Client(self.addr, self.token, self.timeout, self.ca, self.checksums)
 
-    def close(self):
+    def close(self) -> None:
         self.session.close()
 
     def read_headers(self):

@@ -2,6 +2,10 @@
 patterns, device tensors copied to the CPU), the distributed agreement of ``should_stop``, and an
 optimizer's state keyed by parameter name so that it reshards with its parameter."""
 
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, Mapping, Tuple
+
 import numpy as np
 
 try:
@@ -136,7 +140,7 @@ def _positions(optimizer, sd, names):
     return pos_to_name
 
 
-def optimizer_state_by_name(optimizer, named_parameters):
+def optimizer_state_by_name(optimizer: Any, named_parameters: Iterable[Tuple[str, Any]]) -> Dict[str, Any]:
     """``optimizer.state_dict()`` keyed by parameter name, so that it reshards with its parameter.
 
     Returns ``{<state key>: {<param name>: tensor}, ..., "param_groups": [...]}``: e.g. Adam's
@@ -178,7 +182,8 @@ def _param_state(names, by_name):
     return st
 
 
-def load_optimizer_state_by_name(optimizer, named_parameters, by_name):
+def load_optimizer_state_by_name(optimizer: Any, named_parameters: Iterable[Tuple[str, Any]],
+                                 by_name: Mapping[str, Any]) -> None:
     """The inverse of :func:`optimizer_state_by_name`: loads state keyed by name into ``optimizer``
     (whose parameters are those of ``named_parameters``, possibly other shards than were saved)."""
     names = _names(named_parameters)

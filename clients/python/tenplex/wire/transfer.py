@@ -3,11 +3,15 @@ over the daemon's files, tensors and dirs routes, with the layout of :mod:`tenpl
 Tensors are sent from their own memory and read into preallocated arrays (no extra copy of the
 bytes in Python); uploads batch small leaves and run in parallel (:mod:`tenplex.wire.batched_upload`)."""
 
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
 import numpy as np
 
 from . import batched_upload, tree_codec, routes, torch_values
 from ..errors import NoCheckpoint, TenplexError
-from .http_client import ERROR_CODE_HEADER, client_for
+from .http_client import ERROR_CODE_HEADER, Client, client_for
 
 _OCTETS = {"Content-Type": "application/octet-stream"}
 
@@ -28,7 +32,8 @@ def _put_file(c, path, payload, replace):
     return len(payload)
 
 
-def upload(state, prefix, client=None, replace=True, allow_pickle=False):
+def upload(state: Any, prefix: str, client: Optional[Client] = None, replace: bool = True,
+           allow_pickle: bool = False) -> int:
     """Writes a state's tree below the store path ``prefix`` (small leaves batched, large tensors
     over parallel connections, bodies sent from the tensors' own memory). Returns the number of
     bytes sent. ``allow_pickle`` as for :func:`tenplex.save`."""
@@ -59,7 +64,7 @@ def upload_entries(entries, prefix, client=None, replace=True, workers=batched_u
     return batched_upload.run_parallel(c, jobs, workers)
 
 
-def put_file(path, data, client=None):
+def put_file(path: str, data: Union[bytes, str], client: Optional[Client] = None) -> None:
     """Writes (or replaces) one file of the store, e.g. ``/job/<job>/model.json``."""
     if isinstance(data, str):
         data = data.encode("utf-8")
@@ -93,7 +98,8 @@ def read_tensor(c, path, short, shape, as_torch):
     return torch_values.from_numpy(a, short) if as_torch else a
 
 
-def download(prefix, client=None, as_torch=None, allow_pickle=False):
+def download(prefix: str, client: Optional[Client] = None, as_torch: Optional[bool] = None,
+             allow_pickle: bool = False) -> int:
     """Reads the tree below the store path ``prefix`` back into the state that was saved, with the
     types recorded beside it (``as_torch`` and ``allow_pickle`` as for :func:`tenplex.load`)."""
     c = client_for(client)
