@@ -1,0 +1,117 @@
+package io.tenplex.jobs;
+
+import io.tenplex.jobs.common.DaemonClient;
+import io.tenplex.jobs.common.PlanPart;
+import io.tenplex.jobs.common.RangeReads;
+import io.tenplex.jobs.generations.Generations;
+import io.tenplex.jobs.reconfigure.PartRunner;
+import io.tenplex.jobs.reconfigure.Reconfiguration;
+import io.tenplex.jobs.reconfigure.ReconfigureRequest;
+import io.tenplex.jobs.reconfigure.Registry;
+import io.tenplex.store.StoreException;
+import io.tenplex.store.TensorStore;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Map;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+
+/**
+ * The reconfigurations this daemon coordinates and the parts of plans it runs, each kept in a
+ * {@link Registry} that forgets finished entries: starting them (with the request's settings, else the
+ * daemon's defaults), finding, counting and forgetting them.
+ */
+final class ChangeRegistry {
+    private final TensorStore store;
+    private final DaemonClient client;
+    private final RangeReads reads;
+    private final JobExecutors exec;
+    private final Generations generations;
+    private final ClusterDefaults cluster;
+    private final Registry<PartRunner> parts;
+    private final Registry<Reconfiguration> reconfigurations;
+
+    /** @param clock nanoseconds, for the registries' retention (tests advance it) */
+    ChangeRegistry(TensorStore store, DaemonClient client, RangeReads reads, JobExecutors exec, Generations generations,
+            ClusterDefaults cluster, Duration retention, LongSupplier clock) {
+        this.store = store;
+        this.client = client;
+        this.reads = reads;
+        this.exec = exec;
+        this.generations = generations;
+        this.cluster = cluster;
+        this.parts = new Registry<>(retention, Jobs.MAX_FINISHED, clock);
+        this.reconfigurations = new Registry<>(retention, Jobs.MAX_FINISHED, clock);
+    }
+
+    /** How long finished parts and reconfigurations are kept. */
+    void setRetention(Duration retention) {
+        parts.setRetention(retention);
+        reconfigurations.setRetention(retention);
+    }
+
+    /** Starts this daemon's part of a plan (idempotent per plan: a known part is answered as it is). */
+    PartRunner startPart(PlanPart part) {
+        PartRunner.Context ctx = new PartRunner.Context(store, client, reads, exec.readers(),
+                exec.background(), exec.timer(), cluster.preparedTimeout(), generations);
+        return parts.computeIfAbsent(part.job(), part.planId(), () -> new PartRunner(part, ctx));
+    }
+
+    /** @throws StoreException not found when this daemon has no such part */
+    PartRunner part(String job, String planId) {
+        parts.prune();
+        return parts.get(job, planId).orElseThrow(() -> StoreException.notFound("no part of plan " + planId + " of job "
+                + job + " on this daemon"));
+    }
+
+    /**
+     * Checks the planned change's daemons, then starts coordinating it in the background.
+     *
+     * @param newId the new reconfiguration's id, asked for once its daemons are checked
+     */
+    Reconfiguration start(ReconfigureRequest r, ReconfigurationPlanner.Planned p, Supplier<String> newId) {
+        io.tenplex.jobs.reconfigure.PlanHeap.check(p.plan(), r.central(), Runtime.getRuntime().maxMemory());
+        Map<Integer, InetSocketAddress> daemons = cluster.daemons(r.daemons());
+        if (daemons.isEmpty()) {
+            throw new IllegalArgumentException("no daemon addresses: give \"daemons\" in the request or start tenplexd "
+                    + "with --peers");
+        }
+        if (r.central() >= 0 && !daemons.containsKey(r.central())) {
+            throw new IllegalArgumentException("central worker " + r.central() + " has no daemon address");
+        }
+        long prepared = r.preparedTimeoutMillis().orElse(Math.min(Integer.MAX_VALUE, cluster.preparedTimeout().toMillis()));
+        String coordinator = r.coordinator() != null ? r.coordinator() : cluster.selfAddress();
+        String id = newId.get();
+        Reconfiguration c = new Reconfiguration(r.job(), id, p.plan(), p.from(), daemons, p.step(), client,
+                new Reconfiguration.Source(p.sourceDir(), r.central(), r.linkRate().orElse(cluster.linkRate()), p.origins(),
+                        p.rebuilding()),
+                new Reconfiguration.InDoubtInfo(coordinator, prepared));
+        reconfigurations.put(r.job(), id, c);
+        c.start(exec.background());
+        return c;
+    }
+
+    /** @throws StoreException not found when this daemon coordinates no such reconfiguration (any more) */
+    Reconfiguration reconfiguration(String job, String id) {
+        reconfigurations.prune();
+        return reconfigurations.get(job, id).orElseThrow(() -> StoreException.notFound("no reconfiguration " + id
+                + " of job " + job));
+    }
+
+    /** Forgets the finished parts and reconfigurations of a job. */
+    void forget(String job) {
+        parts.forget(job);
+        reconfigurations.forget(job);
+    }
+
+    /** Whether a part or reconfiguration of {@code job} still runs here. */
+    boolean running(String job) {
+        return parts.of(job).stream().anyMatch(p -> p.finishedAt() == 0)
+                || reconfigurations.of(job).stream().anyMatch(r -> r.finishedAt() == 0);
+    }
+
+    /** How many parts and reconfigurations of {@code job} this daemon keeps. */
+    int kept(String job) {
+        return parts.of(job).size() + reconfigurations.of(job).size();
+    }
+}

@@ -1,0 +1,148 @@
+package io.tenplex.jobs.reconfigure;
+
+import io.tenplex.jobs.common.DaemonClient.PartAction;
+import io.tenplex.jobs.common.DaemonClient;
+import io.tenplex.jobs.common.PartStatus;
+import io.tenplex.jobs.common.PlanPart;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.IntFunction;
+
+/**
+ * The coordinator's calls on the parts of one reconfiguration: sending each worker its part and
+ * preparing them all, committing (the commit point first, then the others), aborting, and asking the
+ * parts for their live status. Every answer, and the first failure, is recorded in its
+ * {@link ChangeProgress}.
+ */
+final class PartCalls {
+    private final String job;
+    private final String id;
+    private final long step;
+    private final Map<Integer, InetSocketAddress> daemons;
+    private final DaemonClient client;
+    private final int central;
+    private final Reconfiguration.InDoubtInfo inDoubt;
+    private final Rebuilding rebuilding;
+    private final ChangeProgress progress;
+
+    /** @param central the central worker, or -1 (peer to peer) */
+    PartCalls(String job, String id, long step, Map<Integer, InetSocketAddress> daemons, DaemonClient client,
+            int central, Reconfiguration.InDoubtInfo inDoubt, Rebuilding rebuilding, ChangeProgress progress) {
+        this.job = job;
+        this.id = id;
+        this.step = step;
+        this.daemons = daemons;
+        this.client = client;
+        this.central = central;
+        this.inDoubt = inDoubt;
+        this.rebuilding = rebuilding;
+        this.progress = progress;
+    }
+
+    /** Sends each worker its part ({@link PartPosts}) and waits until all are prepared; false when any failed. */
+    boolean executeParts(List<Integer> workers, IntFunction<PlanPart> part, String planId) {
+        List<CompletableFuture<PartStatus>> sent = PartPosts.postAll(workers, w -> part.apply(w).coordinated(workers,
+                inDoubt.coordinator(), id, inDoubt.preparedTimeoutMillis()), (w, p) -> client.postPart(daemons.get(w), p));
+        if (!collect(workers, sent)) {
+            return false;
+        }
+        rebuilding.onFailure(why -> { // the parts' reads of its ranks would wait for nothing: abort them at once
+            if (progress.error().isEmpty()) {
+                progress.fail(why);
+            }
+            workers.forEach(w -> call(w, planId, PartAction.ABORT));
+        });
+        List<CompletableFuture<PartStatus>> prepared = new ArrayList<>();
+        for (int w : workers) {
+            prepared.add(call(w, planId, PartAction.PREPARE));
+        }
+        boolean ok = collect(workers, prepared);
+        return ok && progress.prepared(workers);
+    }
+
+    /** Aborts the part of every one of {@code workers}, each answer awaited. */
+    void abortAll(List<Integer> workers) {
+        for (int w : workers) {
+            try {
+                call(w, id, PartAction.ABORT).get();
+            } catch (Exception e) {
+                // a daemon that is down has nothing staged that survives its restart
+            }
+        }
+    }
+
+    /**
+     * Commits the commit point (the first worker) alone, then the others at once. When the commit
+     * point refuses or does not answer, nobody has committed and the caller aborts everywhere; once
+     * it has committed, parts in doubt learn from it that they must commit too ({@link InDoubt}).
+     *
+     * @return whether the commit point committed (the others' answers and failures are recorded)
+     */
+    boolean commit(List<Integer> workers) {
+        CommitHook.reached(0);
+        int point = workers.get(0);
+        if (!collect(workers.subList(0, 1), List.of(call(point, id, PartAction.COMMIT)))
+                && !"committed".equals(askPart(point))) {
+            return false; // the commit point did not commit (its answer may have been lost: asked once more)
+        }
+        CommitHook.reached(1);
+        List<Integer> rest = workers.subList(1, workers.size());
+        List<CompletableFuture<PartStatus>> committed = new ArrayList<>();
+        for (int w : rest) {
+            committed.add(call(w, id, PartAction.COMMIT));
+        }
+        collect(rest, committed);
+        return true;
+    }
+
+    /** The state of a worker's part, asked directly (or {@link InDoubt#UNREACHABLE}). */
+    private String askPart(int worker) {
+        Map<Integer, String> addresses = new PlanParts.Header(job, id, step, daemons).addresses();
+        return new PeerParts(job, id, addresses, "", "", client).part(worker);
+    }
+
+    /** Drops the central worker's part, if there is one (it may never have started). */
+    void dropCentral() {
+        if (central >= 0) {
+            try {
+                call(central, id + "-c", PartAction.ABORT).get();
+            } catch (Exception e) {
+                // the central part may never have started
+            }
+        }
+    }
+
+    /** Asks the part of every one of {@code workers} for its live status; completes when all answered. */
+    CompletableFuture<Void> refresh(List<Integer> workers) {
+        List<CompletableFuture<Void>> asks = new ArrayList<>();
+        for (int w : workers) {
+            asks.add(client.partStatus(daemons.get(w), job, id).thenAccept(p -> progress.part(w, p))
+                    .exceptionally(t -> null)); // keep the last known status
+        }
+        return CompletableFuture.allOf(asks.toArray(new CompletableFuture[0]));
+    }
+
+    private boolean collect(List<Integer> workers, List<CompletableFuture<PartStatus>> calls) {
+        boolean ok = true;
+        for (int i = 0; i < workers.size(); i++) {
+            try {
+                PartStatus s = calls.get(i).get();
+                progress.part(workers.get(i), s);
+            } catch (Exception e) {
+                ok = false;
+                if (progress.error().isEmpty()) {
+                    progress.fail("worker " + workers.get(i) + ": " + (e.getCause() != null ? e.getCause().getMessage()
+                            : e.getMessage()));
+                }
+            }
+        }
+        return ok;
+    }
+
+    private CompletableFuture<PartStatus> call(int worker, String planId, PartAction action) {
+        return client.partAction(daemons.get(worker), job, planId, action);
+    }
+}
