@@ -99,7 +99,7 @@ def read_tensor(c, path, short, shape, as_torch):
 
 
 def download(prefix: str, client: Optional[Client] = None, as_torch: Optional[bool] = None,
-             allow_pickle: bool = False) -> int:
+             allow_pickle: bool = False) -> Any:
     """Reads the tree below the store path ``prefix`` back into the state that was saved, with the
     types recorded beside it (``as_torch`` and ``allow_pickle`` as for :func:`tenplex.load`)."""
     c = client_for(client)
