@@ -13,7 +13,9 @@ written by the prototype's client and by this one are interchangeable:
   C order, with the dtype's short name and the dims);
 * ``None`` -> ``<key>.none``; ``str``/``int``/``float``/``bool`` -> ``<key>.str|.int|.float|.bool``
   holding ``str(value)`` (``repr`` for floats, so they come back exactly); ``bytes`` ->
-  ``<key>.bytes``; ``argparse.Namespace`` -> ``<key>.argparse.Namespace`` (a pickle);
+  ``<key>.bytes``; an ``argparse.Namespace`` of plain data -> ``<key>.argparse.Namespace`` (a pickle that
+  loads without running code, :mod:`tenplex.wire.namespace_pickle`), one holding other values a directory
+  of its attributes typed ``Namespace``;
 * every other type the client keeps (numpy arrays and scalars, ``OrderedDict``, sets, paths,
   dtypes, enums, dataclasses, ...) in one of these plain forms, with its type recorded in the
   ``dir.meta`` of its directory after a line ``types`` (:mod:`tenplex.wire.type_tags`).
@@ -26,7 +28,7 @@ import pickle
 
 import numpy as np
 
-from . import torch_values, type_restore, type_tags
+from . import namespace_pickle, torch_values, type_restore, type_tags
 from ..errors import TenplexError, UnsavableState
 
 TENSOR = ".numpy.ndarray"
@@ -228,18 +230,29 @@ def _encode_value(obj, path):
     if isinstance(obj, (bytes, bytearray, memoryview)):
         return ".bytes", bytes(obj)
     if isinstance(obj, argparse.Namespace):
-        return ".argparse.Namespace", pickle.dumps(obj)
+        return ".argparse.Namespace", pickle.dumps(obj)  # of plain data only (type_tags.container)
     raise TypeError("cannot save a %s at %r (tensors, arrays, dict, list, tuple, str, int, float, bool, "
                     "bytes, None and argparse.Namespace can be saved)" % (type(obj).__name__, path))
 
 
 # ---------------------------------------------------------------- entries -> state
 
-def decode_value(suffix, data):
-    """The value a file with ``suffix`` (one of :data:`VALUE_SUFFIXES`) holds."""
+def decode_value(suffix, data, key="", allow_pickle=False):
+    """The value a file with ``suffix`` (one of :data:`VALUE_SUFFIXES`) holds; a :class:`TenplexError`
+    naming ``key`` when it holds no such value."""
+    try:
+        return _decoded(suffix, data, key, allow_pickle)
+    except type_restore.MALFORMED as e:
+        raise TenplexError("%r should hold a %s value but does not (%s: %.200s)"
+                           % (type_tags.where(key), suffix[1:], type(e).__name__, e)) from None
+
+
+def _decoded(suffix, data, key, allow_pickle):
     if suffix == ".none":
         return None
-    text = data.decode("utf-8") if suffix != ".bytes" and suffix != ".argparse.Namespace" else None
+    if suffix == ".argparse.Namespace":
+        return namespace_pickle.load(data, type_tags.where(key), allow_pickle)
+    text = data.decode("utf-8") if suffix != ".bytes" else None
     if suffix == ".str":
         return text
     if suffix == ".int":
@@ -250,9 +263,7 @@ def decode_value(suffix, data):
         if text.strip() not in ("True", "False"):
             raise TenplexError("a .bool file holds %r, not True or False" % text)
         return text.strip() == "True"
-    if suffix == ".bytes":
-        return data
-    return pickle.loads(data)
+    return data
 
 
 def unflatten(entries, prefix, read_file, read_tensor, as_torch=None, allow_pickle=False, keep=None):
@@ -273,22 +284,34 @@ def unflatten(entries, prefix, read_file, read_tensor, as_torch=None, allow_pick
         node = tree
         for d in parts[:-1]:
             node = node.setdefault(d, {})
+            if not isinstance(node, dict):
+                raise TenplexError("%r is both a value and a directory" % "/".join(parts[:-1]))
         leaf = parts[-1]
         if leaf == DIR_META:
-            markers["/".join(parts[:-1])] = read_file(e["path"]).decode().split("\n")
+            markers["/".join(parts[:-1])] = _meta_lines(read_file(e["path"]), "/".join(parts[:-1]))
         elif e["type"] == "tensor":
             node[leaf[:-len(TENSOR)] if leaf.endswith(TENSOR) else leaf] = read_tensor(e)
         else:
-            key, value = _leaf_value(leaf, read_file(e["path"]))
+            key, value = _leaf_value(leaf, read_file(e["path"]), "/".join(parts), allow_pickle)
             node[key] = value
     opts = {"as_torch": as_torch, "allow_pickle": allow_pickle, "keep": keep or (lambda v: False)}
-    return _rebuild(tree, "", markers, opts)
+    try:
+        return _rebuild(tree, "", markers, opts)
+    except RecursionError:
+        raise TenplexError("the tree below %s is nested too deeply to load" % prefix) from None
 
 
-def _leaf_value(leaf, data):
+def _meta_lines(data, path):
+    try:
+        return data.decode("utf-8").split("\n")
+    except UnicodeDecodeError as e:
+        raise TenplexError("the dir.meta of %r is not text: %s" % (type_tags.where(path), e)) from None
+
+
+def _leaf_value(leaf, data, path, allow_pickle):
     for s in VALUE_SUFFIXES:
         if leaf.endswith(s):
-            return leaf[:-len(s)], decode_value(s, data)
+            return leaf[:-len(s)], decode_value(s, data, path[:-len(s)], allow_pickle)
     return leaf, data  # a file of another writer: its bytes
 
 

@@ -1,19 +1,23 @@
 """Loading a saved state's types: a plain form and its tag (:mod:`tenplex.wire.type_tags`) back to the
 value it stood for. Classes are found again by ``module:qualname`` only for the kinds that cannot run code
-when rebuilt; a pickle is loaded only when the loader opts in (``allow_pickle``)."""
+when rebuilt, among the modules already imported, and used only through each kind's safe path
+(:mod:`tenplex.wire.safe_classes`); a pickle is loaded only when the loader opts in (``allow_pickle``).
+Every tag or value that cannot be loaded exactly raises :class:`TenplexError` naming its key."""
 
+import argparse
 import collections
-import dataclasses
-import enum
-import inspect
 import pickle
-import types as pytypes
+import re
 
 import numpy as np
 
-from . import torch_values
+from . import safe_classes, torch_values
 from ..errors import TenplexError
-from .type_tags import DEFAULT_FACTORIES, PATH_CLASSES, find_class, where
+from .type_tags import DEFAULT_FACTORIES, PATH_CLASSES, where
+
+#: what a tag or a plain value the tree holds can make a rebuild raise (turned into a TenplexError)
+MALFORMED = (KeyError, ValueError, TypeError, AttributeError, IndexError, OverflowError, RuntimeError,
+             RecursionError, MemoryError, UnicodeError, SyntaxError)
 
 
 def restore(value, tag, path, opts):
@@ -22,12 +26,19 @@ def restore(value, tag, path, opts):
     if tag is None:
         return _tensor_default(value, opts)
     t = tag.get("t") if isinstance(tag, dict) else None
+    fn = _RESTORE.get(t) if isinstance(t, str) else None
+    if fn is None:
+        raise TenplexError("%r was saved as %.200r, a type this client does not know (a newer client's save?)"
+                           % (where(path), tag))
     try:
-        fn = _RESTORE[t]
-    except KeyError:
-        raise TenplexError("%r was saved as %r, a type this client does not know (a newer client's save?)"
-                           % (where(path), tag)) from None
-    return fn(value, tag, path, opts)
+        return fn(value, tag, path, opts)
+    except TenplexError:
+        raise
+    except safe_classes.Refused as e:
+        raise TenplexError("%r was saved as a %s that cannot be loaded here: %s" % (where(path), t, e)) from None
+    except MALFORMED as e:
+        raise TenplexError("%r was saved as a %s, but its tag or value is malformed (%s: %.200s)"
+                           % (where(path), t, type(e).__name__, e)) from None
 
 
 def _tensor_default(value, opts):
@@ -42,52 +53,36 @@ def _as_np(value, opts):
     return value
 
 
+def _tensor(value):
+    if not (isinstance(value, np.ndarray) or torch_values.is_tensor(value)):
+        raise TypeError("a tensor's tag is over a %s" % type(value).__name__)
+    return value
+
+
 def _ndarray(value, tag, path, opts):
-    return _as_np(value, opts)
+    return _as_np(_tensor(value), opts)
 
 
 def _np_scalar(value, tag, path, opts):
-    if opts["keep"](value) or opts.get("as_torch") is True:
+    if opts["keep"](_tensor(value)) or opts.get("as_torch") is True:
         return value
     return np.asarray(_as_np(value, opts))[()]
 
 
 def _torch_tensor(value, tag, path, opts):
-    if opts["keep"](value) or not torch_values.is_tensor(value):
+    if opts["keep"](_tensor(value)) or not torch_values.is_tensor(value):
         return _tensor_default(value, opts)
     if tag.get("t") == "Parameter":
         return torch_values.torch.nn.Parameter(value, requires_grad=bool(tag.get("grad")))
     return value.requires_grad_(bool(tag.get("grad"))) if value.is_floating_point() else value
 
 
-def _resolve(tag, path, check, what):
-    name = tag.get("cls", "")
-    try:
-        cls = find_class(name)
-    except Exception as e:  # noqa: BLE001 - named with the key
-        raise TenplexError("%r was saved as a %s of class %s, which cannot be found here: %s"
-                           % (where(path), what, name, e)) from None
-    if not isinstance(cls, type) or not check(cls):
-        raise TenplexError("%r was saved as a %s of class %s, which is not one here" % (where(path), what, name))
-    return cls
-
-
 def _enum(value, tag, path, opts):
-    cls = _resolve(tag, path, lambda c: issubclass(c, enum.Enum), "enum member")
-    try:
-        return cls[value]
-    except KeyError:
-        raise TenplexError("%r was saved as %s.%s, which that enum does not have here" % (where(path), tag["cls"],
-                                                                                         value)) from None
+    return safe_classes.enum_member(tag.get("cls"), _plain(value, str))
 
 
 def _method(value, tag, path, opts):
-    cls = _resolve(tag, path, lambda c: True, "bound method")
-    fn = getattr(cls, value, None)
-    if not inspect.isfunction(fn):
-        raise TenplexError("%r was saved as the method %s of %s, which is not a method there"
-                           % (where(path), value, tag["cls"]))
-    return pytypes.MethodType(fn, cls.__new__(cls))
+    return safe_classes.bound_method(tag.get("cls"), _plain(value, str))
 
 
 def _pickle(value, tag, path, opts):
@@ -107,7 +102,7 @@ def _in_order(value, tag):
 
 def _dict_kind(value, tag, path, opts):
     t = tag["t"]
-    value = dict(_in_order(value, tag))
+    value = dict(_in_order(_plain(value, dict), tag))
     if t == "OrderedDict":
         out = collections.OrderedDict(value)
         if "metadata" in tag:
@@ -122,16 +117,19 @@ def _dict_kind(value, tag, path, opts):
 
 
 def _dataclass(value, tag, path, opts):
-    cls = _resolve(tag, path, dataclasses.is_dataclass, "dataclass")
-    obj = cls.__new__(cls)
-    for k, v in value.items():
-        object.__setattr__(obj, k, v)
-    return obj
+    return safe_classes.dataclass(tag.get("cls"), _plain(value, dict))
 
 
 def _namedtuple(value, tag, path, opts):
-    cls = _resolve(tag, path, lambda c: issubclass(c, tuple) and hasattr(c, "_make"), "named tuple")
-    return cls._make(value)
+    return safe_classes.named_tuple(tag.get("cls"), _plain(value, tuple))
+
+
+def _namespace(value, tag, path, opts):
+    if not all(isinstance(k, str) for k in _plain(value, dict)):
+        raise TypeError("an argparse.Namespace is saved with str keys")
+    ns = argparse.Namespace()
+    vars(ns).update(value)
+    return ns
 
 
 def _torch_value(fn):
@@ -143,10 +141,43 @@ def _torch_value(fn):
 
 
 def _dtype(torch, name):
-    d = getattr(torch, name, None)
+    d = vars(torch).get(_plain(name, str))
     if not isinstance(d, torch.dtype):
-        raise TenplexError("torch has no dtype %r" % name)
+        raise TenplexError("torch has no dtype %.100r" % name)
     return d
+
+
+def _plain(value, kind):
+    """``value`` when the tree holds it in the plain form its tag's kind is saved in (``kind``)."""
+    if not isinstance(value, kind):
+        raise TypeError("its plain form is a %s, not the %s saving writes" % (type(value).__name__,
+                                                                             getattr(kind, "__name__", kind)))
+    return value
+
+
+def _path(value, tag):
+    cls = PATH_CLASSES.get(tag.get("cls")) if isinstance(tag.get("cls"), str) else None
+    if cls is None:
+        raise TypeError("%.100r is not a pathlib class" % (tag.get("cls"),))
+    return cls(_plain(value, str))
+
+
+_DTYPE_STR = re.compile(r"[<>|=]?[A-Za-z][0-9]{0,4}(\[[0-9]{0,4}[A-Za-z]{1,3}\])?")
+
+
+def _np_dtype(value):
+    if not _DTYPE_STR.fullmatch(_plain(value, str)):  # the form dtype.str has: no shapes, no fields
+        raise ValueError("%.100r is not a numpy dtype's str" % value)
+    d = np.dtype(value)
+    if d.fields is not None:
+        raise TypeError("a structured dtype is not one saving writes")
+    return d
+
+
+def _size(torch, value):
+    if not all(type(n) is int for n in _plain(value, tuple)):
+        raise TypeError("a torch.Size holds ints")
+    return torch.Size(value)
 
 
 _RESTORE = {
@@ -155,21 +186,22 @@ _RESTORE = {
     "Parameter": _torch_tensor,
     "tensor": _torch_tensor,
     "enum": _enum,
-    "complex": lambda v, tag, path, opts: complex(v),
-    "bytearray": lambda v, tag, path, opts: bytearray(v),
-    "memoryview": lambda v, tag, path, opts: memoryview(v),
-    "path": lambda v, tag, path, opts: PATH_CLASSES[tag["cls"]](v),
+    "complex": lambda v, tag, path, opts: complex(_plain(v, str)),
+    "bytearray": lambda v, tag, path, opts: bytearray(_plain(v, bytes)),
+    "memoryview": lambda v, tag, path, opts: memoryview(_plain(v, bytes)),
+    "path": lambda v, tag, path, opts: _path(v, tag),
     "torch.dtype": _torch_value(_dtype),
-    "torch.device": _torch_value(lambda torch, v: torch.device(v)),
-    "np.dtype": lambda v, tag, path, opts: np.dtype(v),
+    "torch.device": _torch_value(lambda torch, v: torch.device(_plain(v, str))),
+    "np.dtype": lambda v, tag, path, opts: _np_dtype(v),
     "method": _method,
     "pickle": _pickle,
     "OrderedDict": _dict_kind,
     "Counter": _dict_kind,
     "defaultdict": _dict_kind,
     "dataclass": _dataclass,
-    "set": lambda v, tag, path, opts: set(v),
-    "frozenset": lambda v, tag, path, opts: frozenset(v),
-    "torch.Size": _torch_value(lambda torch, v: torch.Size(v)),
+    "set": lambda v, tag, path, opts: set(_plain(v, list)),
+    "frozenset": lambda v, tag, path, opts: frozenset(_plain(v, list)),
+    "torch.Size": _torch_value(_size),
     "namedtuple": _namedtuple,
+    "Namespace": _namespace,
 }

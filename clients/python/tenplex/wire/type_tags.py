@@ -19,7 +19,6 @@ import argparse
 import collections
 import dataclasses
 import enum
-import importlib
 import inspect
 import json
 import pathlib
@@ -27,7 +26,7 @@ import pickle
 
 import numpy as np
 
-from . import torch_values
+from . import safe_classes, torch_values
 from ..errors import TenplexError
 
 TYPES = "types"
@@ -51,22 +50,15 @@ def where(path):
 
 
 def class_name(cls):
-    """``module:qualname`` of a class that can be found again by import, else ``None``."""
+    """``module:qualname`` of a class that loading finds again by that name (in its module, once the
+    module is imported: :mod:`tenplex.wire.safe_classes`), else ``None``."""
     q = getattr(cls, "__qualname__", "")
-    if "<locals>" in q or not getattr(cls, "__module__", None):
+    if "<locals>" in q or not isinstance(getattr(cls, "__module__", None), str):
         return None
     try:
-        return cls.__module__ + ":" + q if find_class(cls.__module__ + ":" + q) is cls else None
-    except Exception:  # noqa: BLE001 - not importable here: not recordable
+        return cls.__module__ + ":" + q if safe_classes.lookup(cls.__module__ + ":" + q) is cls else None
+    except safe_classes.Refused:
         return None
-
-
-def find_class(name):
-    module, _, qual = name.partition(":")
-    obj = importlib.import_module(module)
-    for part in qual.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 def _recordable(cls, path, what):
@@ -98,6 +90,8 @@ def container(obj, path):
             return "tuple", list(obj), {"t": "torch.Size"}
         if hasattr(t, "_fields") and hasattr(t, "_make"):
             return "tuple", list(obj), {"t": "namedtuple", "cls": _recordable(t, path, "named tuple")}
+    if t is argparse.Namespace and not pickle_without_globals(vars(obj)):
+        return "dict", list(vars(obj).items()), {"t": "Namespace"}  # its attributes, typed as any values are
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return "dict", list(_dataclass_fields(obj).items()), {"t": "dataclass",
                                                                "cls": _recordable(t, path, "dataclass")}
@@ -105,6 +99,22 @@ def container(obj, path):
         raise Unsupported("cannot save a %s at %r: a subclass of %s that the codec does not know; %s"
                           % (t.__name__, where(path), t.__mro__[1].__name__, PICKLE_HINT))
     return None
+
+
+_PICKLE_PLAIN = (type(None), bool, int, float, complex, str, bytes)
+
+
+def pickle_without_globals(value):
+    """Whether pickle writes ``value`` without naming any class or function (plain data: None, numbers,
+    str, bytes and lists, tuples, dicts, sets of them), so that it loads without running code."""
+    t = type(value)
+    if t in _PICKLE_PLAIN:
+        return t is not complex  # complex pickles through its constructor
+    if t in (list, tuple, set, frozenset):
+        return all(pickle_without_globals(v) for v in value)
+    if t is dict:
+        return all(pickle_without_globals(k) and pickle_without_globals(v) for k, v in value.items())
+    return False
 
 
 def _set_items(s):
@@ -196,7 +206,8 @@ def _check_dtype(storable, dtype, path):
 
 def leaf(obj, path, allow_pickle):
     """``(plain value, tag)`` of a leaf that is not a tensor, with the plain value one the codec
-    stores as it is (``None``, bool, int, float, str, bytes, ``argparse.Namespace``)."""
+    stores as it is (``None``, bool, int, float, str, bytes, and an ``argparse.Namespace`` of plain data,
+    which the prototype's layout keeps as a pickle that loads without running code)."""
     t = type(obj)
     if obj is None or t in (bool, int, float, str, bytes, argparse.Namespace):
         return obj, None

@@ -49,6 +49,17 @@ class TenplexdIT {
         assertTrue(log.stream().filter(l -> l.contains("tenplexd starting:")).count() == 1);
     }
 
+    /**
+     * A tree written over plain REST is data, never code, for tenplex.load (tests/python/test_hostile_trees.py):
+     * a Namespace pickle calling os.system is refused unrun, type tags import nothing and call no class's
+     * code, malformed trees raise TenplexError naming the key; then 4000 seeded fuzzed trees load or refuse.
+     */
+    @Test
+    void pythonClient_loadsHostileTreesAsDataOnly() throws Exception {
+        String addr = start("--port", "0", "--memory-limit", "64m");
+        pythonAgainst(addr, "tests/python/test_hostile_trees.py");
+    }
+
     @Test
     void pythonClient_saveLoadStopAndInstall() throws Exception {
         String addr = start("--port", "0", "--memory-limit", "256m");
