@@ -44,8 +44,8 @@ final class LiveFollow {
     int follow(Schedule s, int perWorker, Parallelizer parallelizer, long start) throws Exception {
         Schedule.Entry first = s.entries().get(0);
         config = first.config() != null ? first.config()
-                : parallelizer.choose(new Parallelizer.Request(first.size(), perWorker, run.storedModel(), 0));
-        run.refuseOtherConfiguration(config);
+                : parallelizer.choose(new Parallelizer.Request(first.size(), perWorker, run.daemon.storedModel(), 0));
+        run.daemon.refuseOtherConfiguration(config);
         downtimes = new Downtimes(run.t, line -> run.log(start, line));
         launchAll(start, config, perWorker, 0, "launching");
         for (int i = 0; ; i++) {
@@ -59,7 +59,7 @@ final class LiveFollow {
             if (!next.byStep()) {
                 run.waitUntil(start, next.minutes());
             }
-            String change = run.post(next, perWorker, run.paraConfig);
+            String change = run.daemon.post(next, perWorker, run.paraConfig);
             int n = ++run.posted;
             run.pendingChange = change;
             run.log(start, "at " + next.when() + ": " + (next.stops() ? "stop" : "change to " + next.size() + " devices"
@@ -109,11 +109,11 @@ final class LiveFollow {
                         Ptc.packedDevices(config.worldSize(), perWorker));
         if (failed != null && why == null) {
             run.log(start, "live: " + failed + "; the ranks continue in place under " + before + " from "
-                    + run.lastGeneration() + " (the job's last complete generation)");
+                    + run.daemon.lastGeneration() + " (the job's last complete generation)");
         }
         if (why != null && fellBack && failure != null) {
             run.log(start, failure + " again after a relaunch in this segment; stopping (the job can resume from "
-                    + run.lastGeneration() + ")");
+                    + run.daemon.lastGeneration() + ")");
             return 1;
         }
         if (why == null) {
@@ -198,7 +198,7 @@ final class LiveFollow {
                 return true;
             }
         }
-        run.log(start, why + " after a relaunch; stopping (the job can resume from " + run.lastGeneration() + ")");
+        run.log(start, why + " after a relaunch; stopping (the job can resume from " + run.daemon.lastGeneration() + ")");
         return false;
     }
 
@@ -252,7 +252,7 @@ final class LiveFollow {
             boolean allWait = failure != null && run.store.count(LiveRoles.waiting(n)) >= alive;
             stalledSince = allWait ? (stalledSince == 0 ? System.nanoTime() : stalledSince) : 0;
             if (run.running.alive(config.worldSize()) == 0 || (stalledSince != 0 && System.nanoTime() - stalledSince > STALLED_NANOS)) {
-                run.cancel(change); // no save for this change is coming
+                run.daemon.cancel(change); // no save for this change is coming
             }
             Thread.sleep(POLL_MILLIS);
         }
@@ -310,7 +310,7 @@ final class LiveFollow {
             throws Exception {
         run.running.killAll();
         run.log(start, "live: " + why + "; relaunching all " + config.worldSize() + " processes under " + config
-                + " from " + run.lastGeneration());
+                + " from " + run.daemon.lastGeneration());
         fellBack = true;
         run.launcher.launch(config, Ptc.packedDevices(config.worldSize(), perWorker), segment, 0, "tenplex/launch/"
                 + (run.launcher.launches + 1));

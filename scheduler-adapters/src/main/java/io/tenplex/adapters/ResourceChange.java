@@ -6,10 +6,7 @@ import io.tenplex.adapters.downtime.DowntimeMetrics;
 import io.tenplex.adapters.downtime.DowntimeReports;
 import io.tenplex.adapters.downtime.DowntimeSplit;
 import io.tenplex.jobs.Jobs;
-import io.tenplex.jobs.StopFlags;
-import io.tenplex.jobs.common.ConfigJson;
 import io.tenplex.jobs.common.JobLayout;
-import io.tenplex.jobs.common.Limits;
 import io.tenplex.jobs.common.ParallelConfigJson;
 import io.tenplex.jobs.generations.Generations;
 import io.tenplex.jobs.generations.JobMetrics;
@@ -18,9 +15,6 @@ import io.tenplex.jobs.reconfigure.Registry;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ParallelConfig;
-import io.tenplex.ptc.Ptc;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -35,11 +29,7 @@ import java.util.concurrent.CompletableFuture;
  * relaunched ranks. A failure at any step clears the flag too, leaves the previous generation as it was.
  */
 public final class ResourceChange implements Registry.Finishing {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ResourceChange.class);
     public enum State { STOPPING, RECONFIGURING, DONE, FAILED }
-
-    /** The longest a change waits for the ranks to save. */
-    static final long MAX_SAVE_TIMEOUT_SECONDS = 7 * 24 * 3600;
 
     /**
      * What the scheduler asked for, parsed and checked before anything happens.
@@ -56,83 +46,10 @@ public final class ResourceChange implements Registry.Finishing {
          * ({@code {"table": {...}}} or {@code {"memoryPerDevice": bytes}}), {@code atStep},
          * {@code saveTimeoutSeconds} (600), {@code daemons} and {@code recover} (workers were lost: move
          * the current complete generation without waiting for a save, reading lost ranks from the
-         * surviving copies).
+         * surviving copies); see {@link ChangeSpecJson}.
          */
         public static Spec parse(JsonNode b, Parallelizer stored) {
-            List<Device> devices = new ArrayList<>();
-            int perWorker = b.has("devices") ? listed(b, devices) : packed(b, devices);
-            ParallelConfig config = null;
-            if (b.has("config")) {
-                config = ParallelConfigJson.parse(b.get("config"), "config ");
-                if (config.worldSize() != devices.size()) {
-                    throw new IllegalArgumentException("config " + config + " needs " + config.worldSize()
-                            + " devices, the change gives " + devices.size());
-                }
-            }
-            Parallelizer p = stored != null ? stored : new BuiltinChooser();
-            long memory = 0;
-            JsonNode pz = b.path("parallelizer");
-            if (pz.has("table")) {
-                p = ParaConfigTable.of(pz.get("table"));
-            } else if (pz.isObject()) {
-                p = new BuiltinChooser();
-                memory = pz.path("memoryPerDevice").asLong(0);
-            }
-            OptionalLong atStep = b.has("atStep") ? OptionalLong.of(nonNegative(b, "atStep")) : OptionalLong.empty();
-            long timeout = b.has("saveTimeoutSeconds") ? nonNegative(b, "saveTimeoutSeconds") : 600;
-            if (timeout > MAX_SAVE_TIMEOUT_SECONDS) {
-                throw new IllegalArgumentException("\"saveTimeoutSeconds\" " + timeout + " is over the limit of "
-                        + MAX_SAVE_TIMEOUT_SECONDS + " (7 days)");
-            }
-            if (b.has("recover") && !b.get("recover").isBoolean()) {
-                throw new IllegalArgumentException("\"recover\" must be true or false, got " + b.get("recover"));
-            }
-            return new Spec(List.copyOf(devices), perWorker, config, p, memory, atStep, timeout * 1000,
-                    Map.copyOf(ConfigJson.daemons(b.get("daemons"))), b.path("recover").asBoolean(false));
-        }
-
-        /** {@code devices}, each listed once; answers the devices per worker (given, or the most listed). */
-        private static int listed(JsonNode b, List<Device> devices) {
-            JsonNode list = b.get("devices");
-            if (!list.isArray() || list.isEmpty() || list.size() > Limits.MAX_RANKS) {
-                throw new IllegalArgumentException("\"devices\" must be a non-empty list of at most " + Limits.MAX_RANKS
-                        + " [worker, local] pairs" + (list.isArray() ? ", got " + list.size() : ""));
-            }
-            Map<Integer, Integer> count = new LinkedHashMap<>();
-            java.util.Set<Device> seen = new java.util.HashSet<>();
-            for (JsonNode d : list) {
-                Device dev = ConfigJson.device(d, "");
-                if (!seen.add(dev)) {
-                    throw new IllegalArgumentException("device " + d + " is listed twice");
-                }
-                devices.add(dev);
-                count.merge(dev.worker(), 1, Integer::sum);
-            }
-            return Limits.intIn(b, "devicesPerWorker", count.values().stream().mapToInt(i -> i).max().orElse(1), 1,
-                    Limits.MAX_RANKS, "");
-        }
-
-        /** {@code size} devices packed {@code devicesPerWorker} to a worker from {@code firstWorker}. */
-        private static int packed(JsonNode b, List<Device> devices) {
-            if (!b.has("size") || !b.has("devicesPerWorker")) {
-                throw new IllegalArgumentException("give \"devices\" ([worker, local] pairs) or \"size\" and "
-                        + "\"devicesPerWorker\" (both >= 1)");
-            }
-            int size = Limits.intIn(b, "size", -1, 1, Limits.MAX_RANKS, "");
-            int perWorker = Limits.intIn(b, "devicesPerWorker", -1, 1, Limits.MAX_RANKS, "");
-            int first = Limits.intIn(b, "firstWorker", 0, 0, Limits.MAX_WORKER - 1 - size, "");
-            for (Device d : Ptc.packedDevices(size, perWorker)) {
-                devices.add(new Device(d.worker() + first, d.local()));
-            }
-            return perWorker;
-        }
-
-        private static long nonNegative(JsonNode b, String f) {
-            JsonNode v = b.get(f);
-            if (!v.canConvertToLong() || v.asLong() < 0) {
-                throw new IllegalArgumentException("\"" + f + "\" must be a non-negative integer, got " + v);
-            }
-            return v.asLong();
+            return ChangeSpecJson.parse(b, stored);
         }
     }
 
@@ -140,14 +57,12 @@ public final class ResourceChange implements Registry.Finishing {
     private final String id;
     private final Spec spec;
     private final Jobs jobs;
-    private final StopFlags flags;
     private final Generations generations;
     private final Map<Integer, java.net.InetSocketAddress> daemons;
-    private CompletableFuture<List<String>> remoteRaise = CompletableFuture.completedFuture(List.of());
     private final CompletableFuture<Void> finished = new CompletableFuture<>();
-    private final Map<String, Long> phaseMillis = new LinkedHashMap<>();
-    private final List<String> events = new ArrayList<>();
     private final long started = System.nanoTime();
+    private final ChangeLog log;
+    private final ChangeStopFlag stopFlag;
     private volatile State state = State.STOPPING;
     private volatile String error;
     private volatile ParallelConfig chosen;
@@ -167,9 +82,10 @@ public final class ResourceChange implements Registry.Finishing {
         this.id = id;
         this.spec = spec;
         this.jobs = jobs;
-        this.flags = jobs.stopFlags();
         this.generations = jobs.generations();
         this.daemons = spec.daemons();
+        this.log = new ChangeLog(job, id, started, () -> state);
+        this.stopFlag = new ChangeStopFlag(job, jobs, daemons, log::event);
     }
 
     /** The job's last committed change (its ranks run under its configuration unless they saved since), or null. */
@@ -186,10 +102,10 @@ public final class ResourceChange implements Registry.Finishing {
             try {
                 String line = l.committed(job, c, spec.devices(), daemons);
                 if (line != null) {
-                    event(line);
+                    log.event(line);
                 }
             } catch (Exception e) {
-                event("the " + l.feature() + " did not follow the commit: " + e.getMessage());
+                log.event("the " + l.feature() + " did not follow the commit: " + e.getMessage());
             }
         }
     }
@@ -240,9 +156,8 @@ public final class ResourceChange implements Registry.Finishing {
         JobMetrics.RESOURCE_CHANGES.labels("requested").inc();
         before = generations.current(job).orElse(-1);
         String reason = "resource change " + id + " to " + spec.devices().size() + " devices";
-        flags.raise(job, spec.atStep(), reason);
-        remoteRaise = jobs.setRemoteFlags(job, daemons, spec.atStep(), reason);
-        event("stop flag raised" + (spec.atStep().isPresent() ? " for step " + spec.atStep().getAsLong() : "")
+        stopFlag.raise(spec.atStep(), reason);
+        log.event("stop flag raised" + (spec.atStep().isPresent() ? " for step " + spec.atStep().getAsLong() : "")
                 + "; waiting for every rank to save (generation after " + (before < 0 ? "none" : before) + ")");
     }
 
@@ -250,25 +165,25 @@ public final class ResourceChange implements Registry.Finishing {
     void run() {
         try {
             long t = System.nanoTime();
-            reportRemote("raised", remoteRaise);
+            stopFlag.raisedRemotely();
             AheadOfSave.Planned ahead = null;
             if (spec.recover()) {
                 current();
             } else {
-                ahead = AheadOfSave.plan(jobs, job, before, running, this::choose, spec.devices(), daemons, this::event);
+                ahead = AheadOfSave.plan(jobs, job, before, running, this::choose, spec.devices(), daemons, log::event);
                 awaitSave();
             }
-            phase("stop", t);
+            log.phase("stop", t);
             state = State.RECONFIGURING;
             t = System.nanoTime();
             ParallelConfig c = ahead != null ? ahead.config() : choose();
             chosen = c;
-            Reconfiguration r = AheadOfSave.start(jobs, job, generation, c, spec.devices(), daemons, ahead, this::event);
+            Reconfiguration r = AheadOfSave.start(jobs, job, generation, c, spec.devices(), daemons, ahead, log::event);
             reconfiguration = r;
             times.planned(System.nanoTime() - t);
-            event("reconfiguration " + r.id() + " started");
+            log.event("reconfiguration " + r.id() + " started");
             r.finished().get();
-            phase("reconfigure", t);
+            log.phase("reconfigure", t);
             if (r.state() != Reconfiguration.State.COMMITTED) {
                 throw new IllegalStateException("reconfiguration " + r.id() + " " + r.state().name().toLowerCase()
                         + (r.error() != null ? ": " + r.error() : ""));
@@ -276,22 +191,21 @@ public final class ResourceChange implements Registry.Finishing {
             Map<String, Long> rp = r.describe().phaseMillis();
             times.committed(rp.getOrDefault("check", 0L) + rp.getOrDefault("execute", 0L), rp.getOrDefault("commit", 0L));
             if (r.step() != generation) {
-                event("generation " + generation + " could not be recovered: generation " + r.step() + " was instead");
+                log.event("generation " + generation + " could not be recovered: generation " + r.step() + " was instead");
                 generation = r.step();
             }
-            event("committed: " + new JobLayout(job).load() + " holds generation " + generation + " under " + c);
+            log.event("committed: " + new JobLayout(job).load() + " holds generation " + generation + " under " + c);
             tellCommitted(c);
             state = State.DONE;
         } catch (Exception e) {
             Throwable cause = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e;
             error = cause.getMessage();
-            event("failed: " + error);
+            log.event("failed: " + error);
             state = State.FAILED;
         } finally {
-            flags.clear(job);
-            reportRemote("cleared", jobs.setRemoteFlags(job, daemons, OptionalLong.empty(), null));
-            event("stop flag cleared");
-            phase("total", started);
+            stopFlag.clear();
+            log.event("stop flag cleared");
+            log.phase("total", started);
             JobMetrics.RESOURCE_CHANGES.labels(cancelled ? "cancelled" : state.name().toLowerCase(Locale.ROOT)).inc();
             finishedAt = System.nanoTime();
             finished.complete(null);
@@ -312,7 +226,7 @@ public final class ResourceChange implements Registry.Finishing {
         }
         generation = g.getAsLong();
         fromConfig = generations.config(job, generation);
-        event("generation " + generation + " complete" + (fromConfig != null ? " under " + fromConfig : ""));
+        log.event("generation " + generation + " complete" + (fromConfig != null ? " under " + fromConfig : ""));
         if (fromConfig == null) {
             throw new IllegalStateException("generation " + generation + " was saved without its configuration");
         }
@@ -326,7 +240,7 @@ public final class ResourceChange implements Registry.Finishing {
         }
         generation = g.getAsLong();
         fromConfig = generations.config(job, generation);
-        event("recovering generation " + generation + " without waiting for a save");
+        log.event("recovering generation " + generation + " without waiting for a save");
         if (fromConfig == null) {
             throw new IllegalStateException("generation " + generation + " was saved without its configuration");
         }
@@ -339,48 +253,16 @@ public final class ResourceChange implements Registry.Finishing {
             Model model = jobs.storedModel(job);
             c = spec.parallelizer().choose(new Parallelizer.Request(spec.devices().size(), spec.devicesPerWorker(),
                     model, spec.memoryPerDevice()));
-            event("parallelizer " + spec.parallelizer().name() + " chose " + c);
+            log.event("parallelizer " + spec.parallelizer().name() + " chose " + c);
         }
         return c;
-    }
-
-    private void reportRemote(String what, CompletableFuture<List<String>> done) {
-        List<String> failed;
-        try {
-            failed = done.get(60, java.util.concurrent.TimeUnit.SECONDS);
-        } catch (Exception e) {
-            failed = List.of(e.toString());
-        }
-        if (!failed.isEmpty()) {
-            event("stop flag not " + what + " on: " + String.join("; ", failed));
-        }
-    }
-
-    private void phase(String name, long since) {
-        synchronized (phaseMillis) {
-            phaseMillis.put(name, (System.nanoTime() - since) / 1_000_000);
-        }
-        LOG.info("resource change phase job={} change={} phase={} duration_ms={}", job, id, name, (System.nanoTime() - since) / 1_000_000);
-    }
-
-    private void event(String what) {
-        LOG.info("resource change job={} change={} state={}: {}", job, id, state.name().toLowerCase(Locale.ROOT), what);
-        synchronized (events) {
-            events.add(String.format(java.util.Locale.ROOT, "%.3fs %s", (System.nanoTime() - started) / 1e9, what));
-        }
     }
 
     /** State, chosen configuration, phases, events and the reconfiguration's status. */
     public ResourceChangeStatus describe() {
         ParallelConfig c = chosen;
-        Map<String, Long> phases;
-        synchronized (phaseMillis) {
-            phases = new LinkedHashMap<>(phaseMillis);
-        }
-        List<String> happened;
-        synchronized (events) {
-            happened = List.copyOf(events);
-        }
+        Map<String, Long> phases = log.phases();
+        List<String> happened = log.events();
         Reconfiguration r = reconfiguration;
         return new ResourceChangeStatus(id, job, state.name().toLowerCase(), error,
                 spec.devices().stream().map(d -> List.of(d.worker(), d.local())).toList(),

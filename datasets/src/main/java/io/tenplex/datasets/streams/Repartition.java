@@ -47,7 +47,14 @@ final class Repartition {
         this.next = next;
         this.local = local;
         this.peers = peers;
-        this.all = StreamService.union(old, next);
+        this.all = union(old, next);
+    }
+
+    /** Every daemon of two configs, each once (old ones first). */
+    static List<String> union(StreamConfig a, StreamConfig b) {
+        Set<String> all = new LinkedHashSet<>(a.daemons());
+        all.addAll(b.daemons());
+        return List.copyOf(all);
     }
 
     void run() {

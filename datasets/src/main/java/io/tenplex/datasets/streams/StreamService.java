@@ -2,13 +2,11 @@ package io.tenplex.datasets.streams;
 
 import io.tenplex.store.StoreException;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Predicate;
@@ -17,10 +15,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A daemon's streamed-sample buffers of every job, as a typed Java API: local pushes and reads
- * (which wait without holding a thread), and the coordinator's work that involves the other
- * daemons of a job (create, end, delete, re-partition), run on its own threads through
- * {@link StreamPeers}. Routing between daemons (a push or read for a rank held elsewhere) is the
- * caller's: {@link #owner} names the daemon.
+ * (which wait without holding a thread, {@link SampleTraffic}), and the coordinator's work that
+ * involves the other daemons of a job (create, end, delete, re-partition), run on its own threads
+ * through {@link StreamPeers} ({@link StreamCoordinator}). Routing between daemons (a push or read
+ * for a rank held elsewhere) is the caller's: {@link #owner} names the daemon.
  */
 public final class StreamService implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(StreamService.class);
@@ -32,7 +30,8 @@ public final class StreamService implements AutoCloseable {
     private final StreamPeers peers;
     private final StreamMemory memory;
     private final ScheduledExecutorService timer;
-    private final ExecutorService work;
+    private final StreamCoordinator coordinator;
+    private final SampleTraffic traffic;
     private final Map<String, JobStream> jobs = new ConcurrentHashMap<>();
     private volatile Predicate<String> self = a -> false;
     private volatile String selfAddress = "127.0.0.1:0";
@@ -47,10 +46,11 @@ public final class StreamService implements AutoCloseable {
         this.memory = memory;
         this.peers = peers;
         this.timer = Executors.newSingleThreadScheduledExecutor(daemonThreads("stream-timer"));
-        this.work = Executors.newFixedThreadPool(2, daemonThreads("stream-coordinator"));
+        this.coordinator = new StreamCoordinator(this, peers);
+        this.traffic = new SampleTraffic(memory);
     }
 
-    private static java.util.concurrent.ThreadFactory daemonThreads(String name) {
+    static java.util.concurrent.ThreadFactory daemonThreads(String name) {
         return r -> {
             Thread t = new Thread(r, name);
             t.setDaemon(true);
@@ -93,10 +93,7 @@ public final class StreamService implements AutoCloseable {
             return CompletableFuture.failedFuture(StoreException.conflict("job " + job + " already has a stream "
                     + "(delete it first, or re-partition it)"));
         }
-        return CompletableFuture.supplyAsync(() -> {
-            new Creation(job, c, this, peers).run();
-            return status(job);
-        }, work);
+        return coordinator.create(job, c);
     }
 
     /** Forgets the job's stream at a daemon, as a rollback: a failure is logged. */
@@ -135,7 +132,7 @@ public final class StreamService implements AutoCloseable {
         }
     }
 
-    private JobStream stream(String job) {
+    JobStream stream(String job) {
         JobStream s = jobs.get(job);
         if (s == null) {
             throw StoreException.notFound("job " + job + " has no stream");
@@ -188,30 +185,7 @@ public final class StreamService implements AutoCloseable {
      * @throws StoreException too large for a sample over the stream's limit
      */
     public CompletableFuture<Pushed> push(String job, int rank, byte[] data, long waitMillis, CompletableFuture<?> gone) {
-        JobStream s = stream(job);
-        int max = s.config().spec().maxSampleBytes();
-        if (data.length > max) {
-            throw new StoreException(StoreException.Kind.TOO_LARGE, "sample of " + data.length + " bytes over job " + job
-                    + "'s limit of " + max);
-        }
-        RankBuffer b = s.buffer(rank);
-        if (b == null) {
-            return CompletableFuture.completedFuture(new Pushed(rank, "moved"));
-        }
-        if (!memory.tryReserve(data.length)) {
-            if (data.length > memory.budget() || !b.holdsAny()) {
-                throw new StoreException(StoreException.Kind.INSUFFICIENT_STORAGE, "no room for a sample of "
-                        + data.length + " bytes in this daemon's stream memory (" + memory.used() + " of "
-                        + memory.budget() + " bytes held, none by rank " + rank + " of job " + job + ")");
-            }
-            return CompletableFuture.completedFuture(new Pushed(rank, "memory"));
-        }
-        return b.push(new Sample(s.nextId(), data, 0), waitMillis, gone).thenApply(p -> {
-            if (p != RankBuffer.Push.ACCEPTED) {
-                memory.release(data.length);
-            }
-            return new Pushed(rank, p.name().toLowerCase(java.util.Locale.ROOT));
-        });
+        return traffic.push(stream(job), job, rank, data, waitMillis, gone);
     }
 
     /**
@@ -224,14 +198,7 @@ public final class StreamService implements AutoCloseable {
         if (n < 1 || n > MAX_BATCH) {
             throw new IllegalArgumentException("batch size " + n + " (expected: 1 <= size <= " + MAX_BATCH + ")");
         }
-        JobStream s = stream(job);
-        RankBuffer b = s.buffer(rank);
-        if (b == null) {
-            return CompletableFuture.completedFuture(new StreamBatch(List.of(), false));
-        }
-        return b.read(batchSize(s.config().spec(), n), waitMillis, gone).thenApply(r -> new StreamBatch(r.samples().stream()
-                .map(Sample::data).toList(), r.ended(), r.samples().isEmpty() ? null : () -> s.giveBack(rank,
-                        r.samples()), r.samples()));
+        return SampleTraffic.read(stream(job), rank, n, waitMillis, gone);
     }
 
     /** Takes back the samples of a relayed batch its reader never got, as {@link StreamBatch#unsent()} does. */
@@ -255,32 +222,12 @@ public final class StreamService implements AutoCloseable {
      * production ends at every daemon. Answers the closes counted so far.
      */
     public CompletableFuture<Integer> close(String job) {
-        JobStream s = stream(job);
-        int closes;
-        synchronized (s) {
-            closes = s.config().closes() + 1;
-            s.setConfig(s.config().withCloses(closes));
-        }
-        int expected = s.config().spec().producers();
-        if (expected > 0 && closes == expected) {
-            return end(job).thenApply(v -> closes);
-        }
-        return CompletableFuture.completedFuture(closes);
+        return coordinator.close(job);
     }
 
     /** Ends production at every daemon of the job's stream: thresholds lift and buffers drain. */
     public CompletableFuture<StreamStatus> end(String job) {
-        StreamConfig c = config(job);
-        return CompletableFuture.supplyAsync(() -> {
-            for (String d : c.daemons()) {
-                if (!isSelf(d)) {
-                    peers.end(d, job);
-                }
-            }
-            endLocal(job);
-            LOG.info("job={} stream production ended", job);
-            return status(job);
-        }, work);
+        return coordinator.end(job);
     }
 
     public void endLocal(String job) {
@@ -289,15 +236,7 @@ public final class StreamService implements AutoCloseable {
 
     /** Forgets the job's stream here and at the other daemons of its ranks. */
     public CompletableFuture<Void> delete(String job) {
-        StreamConfig c = config(job);
-        return CompletableFuture.runAsync(() -> {
-            for (String d : c.daemons()) {
-                if (!isSelf(d)) {
-                    peers.delete(d, job);
-                }
-            }
-            deleteLocal(job);
-        }, work);
+        return coordinator.delete(job);
     }
 
     public void deleteLocal(String job) {
@@ -354,16 +293,7 @@ public final class StreamService implements AutoCloseable {
      * @throws IllegalArgumentException a malformed address, before anything changes
      */
     public CompletableFuture<StreamStatus> repartition(String job, List<String> newRanks) {
-        if (stream(job).frozen()) { // another re-partitioning is under way: its config here may be half given out
-            return CompletableFuture.failedFuture(StoreException.conflict("job " + job + "'s stream is being "
-                    + "re-partitioned; try again when it is done"));
-        }
-        StreamConfig old = config(job);
-        StreamConfig next = old.withRanks(newRanks);
-        return CompletableFuture.supplyAsync(() -> {
-            new Repartition(job, old, next, this, peers).run();
-            return status(job);
-        }, work);
+        return coordinator.repartition(job, newRanks);
     }
 
     public StreamStatus status(String job) {
@@ -384,16 +314,9 @@ public final class StreamService implements AutoCloseable {
         return out;
     }
 
-    /** Every daemon of two configs, each once (old ones first). */
-    static List<String> union(StreamConfig a, StreamConfig b) {
-        Set<String> all = new LinkedHashSet<>(a.daemons());
-        all.addAll(b.daemons());
-        return List.copyOf(all);
-    }
-
     @Override
     public void close() {
-        work.shutdownNow();
+        coordinator.shutdown();
         timer.shutdownNow();
         jobs.clear();
     }

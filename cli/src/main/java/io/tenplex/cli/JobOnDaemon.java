@@ -1,0 +1,114 @@
+package io.tenplex.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tenplex.adapters.Schedule;
+import io.tenplex.jobs.common.ParallelConfigJson;
+import io.tenplex.ptc.ModelSpecJson;
+import io.tenplex.ptc.ParallelConfig;
+import java.io.IOException;
+import java.nio.file.Path;
+
+/**
+ * The job of {@code tenplex run} as the daemon holds it: declared before the ranks start, its saved
+ * generations and model spec read, the schedule's entries posted (a resource change, or the stop
+ * flag alone) and a posted change cancelled.
+ */
+final class JobOnDaemon {
+    private final RunCli run;
+
+    JobOnDaemon(RunCli run) {
+        this.run = run;
+    }
+
+    /**
+     * Refuses to start when the job already has a complete generation saved under another (T,P,D)
+     * than the schedule's first: its ranks would load state cut for another configuration (a job
+     * name used again; the job's state stays on the daemon after it ends).
+     */
+    void refuseOtherConfiguration(ParallelConfig config) throws IOException, InterruptedException {
+        JsonNode g = run.t.get(run.layout().api("/generations"));
+        if (!g.path("current").isNumber()) {
+            return;
+        }
+        long current = g.path("current").asLong();
+        for (JsonNode gen : g.path("generations")) {
+            JsonNode c = gen.path("config");
+            if (gen.path("step").asLong() == current && c.isObject() && (c.path("tp").asInt(1) != config.tp()
+                    || c.path("pp").asInt(1) != config.pp() || c.path("dp").asInt(1) != config.dp())) {
+                throw new IllegalArgumentException("job " + run.job + " already has generation " + current + ", saved under "
+                        + "(T,P,D)=(" + c.path("tp").asInt(1) + "," + c.path("pp").asInt(1) + "," + c.path("dp").asInt(1)
+                        + "), and the schedule starts with " + config + ": its ranks would load state cut for another "
+                        + "configuration; run under another --job, or remove the finished job first with tenplex rm " + run.job
+                        + " (tenplex jobs lists the daemon's jobs)");
+            }
+        }
+    }
+
+    /** "generation N" (the last complete one) or "the start" when there is none yet. */
+    String lastGeneration() {
+        try {
+            JsonNode g = run.t.get(run.layout().api("/generations"));
+            return g.path("current").isNumber() ? "generation " + g.path("current").asLong() : "the start (no complete "
+                    + "generation yet)";
+        } catch (Exception e) {
+            return "the last complete generation";
+        }
+    }
+
+    /**
+     * Creates the job's tree on the daemon ({@code PUT /api/v1/dirs/job/<job>}): the daemon refuses
+     * resource changes and stop-flag queries for jobs it does not know, and this one's first save may
+     * come only after the schedule's first change.
+     */
+    void declareJob() throws IOException, InterruptedException {
+        var r = run.t.send(run.t.request("/api/v1/dirs" + run.layout().root()).PUT(java.net.http.HttpRequest.BodyPublishers
+                .noBody()));
+        if (r.statusCode() >= 300) {
+            throw new IllegalArgumentException("cannot create job " + run.job + " on " + run.t.addr + ": " + r.statusCode()
+                    + " " + r.body().strip());
+        }
+    }
+
+    io.tenplex.ptc.Model storedModel() throws IOException, InterruptedException {
+        if (run.model != null) {
+            return ModelSpecJson.parse(TenplexCli.readText(run.model, "--model"));
+        }
+        var r = run.t.send(run.t.request("/api/v1/files" + run.layout().modelSpec()));
+        return r.statusCode() == 200 ? ModelSpecJson.parse(r.body()) : null;
+    }
+
+    /** Posts the entry to the daemon: a resource change (its id), or for size 0 the stop flag alone (null). */
+    String post(Schedule.Entry e, int perWorker, Path table) throws IOException, InterruptedException {
+        ObjectNode b = TenplexCli.JSON.createObjectNode();
+        if (e.byStep()) {
+            b.put("atStep", e.step());
+        }
+        if (e.stops()) {
+            b.put("reason", "schedule: stop at " + e.when());
+            run.stopRaised = true;
+            run.t.post(run.layout().apiStop(), b.toString());
+            return null;
+        }
+        b.put("size", e.size());
+        b.put("devicesPerWorker", perWorker);
+        b.put("saveTimeoutSeconds", run.saveTimeout);
+        if (e.config() != null) {
+            b.set("config", ParallelConfigJson.write(e.config()));
+        } else if (table != null) {
+            b.putObject("parallelizer").set("table", TenplexCli.readJson(table, "--para-config"));
+        }
+        return run.t.post(run.layout().apiResources(), b.toString()).path("id").asText();
+    }
+
+    void cancel(String change) {
+        if (change == null) {
+            return;
+        }
+        try {
+            run.t.delete(run.layout().apiResourceChange(change));
+        } catch (Exception e) {
+            run.out.println("could not cancel resource change " + change + ": " + e.getMessage());
+        }
+    }
+}
