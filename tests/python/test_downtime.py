@@ -35,14 +35,17 @@ assert [p for p, _ in downtime.marks()] == ["stop", "save"] and downtime.marks()
 downtime.clear()
 assert downtime.marks() == []
 
-# ---- the body: spawn only for a started process's phases; the daemon takes it and names no change (none moved 3)
+# ---- the body: spawn only for a started process's phases; the daemon refuses a report of a step no change moved
 os.environ[downtime.SPAWN_ENV] = "%.6f" % (time.time() - 1)
 assert "spawn" not in downtime.body(0, 3, [("stop", time.time())])
 assert downtime.body(1, 3, [("load", time.time())])["spawn"] > 0
 del os.environ[downtime.SPAWN_ENV]
 downtime.mark("stop")
-answer = downtime.report(c, JOB, 3, 0, background=False)
-assert answer == {"kept": True, "changes": []}, answer
+try:
+    downtime.report(c, JOB, 3, 0, background=False)
+    raise AssertionError("a report of a step no resource change moved was kept")
+except tenplex.TenplexError as e:
+    assert e.status == 404 and "no resource change of job %s moved generation 3" % JOB in str(e), str(e)
 assert downtime.marks() == [], "reported marks are forgotten"
 
 # ---- a refused report (an unknown job) is logged on the background thread, and training goes on
@@ -86,7 +89,8 @@ busy.shutdown()
 assert len(bodies) == 3 and answers == [] and bodies[0] == bodies[2], bodies
 assert not records, [r.getMessage() for r in records]
 
-# ---- relaunch mode through the checkpoint calls: stop -> save (reported), then load -> first step (reported)
+# ---- relaunch mode through the checkpoint calls, for a real resource change: stop -> save (reported), then
+#      load -> first step (reported), both kept by the change
 posted = []
 real_report = downtime.report
 
@@ -99,12 +103,18 @@ def spy(client, job, step, rank, background=True):
 downtime.report = spy
 try:
     assert not tenplex.should_stop(JOB, 1, client=c)
-    requests.post(ADDR + "/api/v1/jobs/%s/stop" % JOB, json={"atStep": 2}).raise_for_status()
+    one = {"tp": 1, "pp": 1, "dp": 1}
+    change = requests.post(ADDR + "/api/v1/jobs/%s/resources" % JOB, json={"size": 1, "devicesPerWorker": 1,
+                                                                           "config": one, "atStep": 2})
+    change.raise_for_status()
+    change = change.json()["status"]
     assert tenplex.should_stop(JOB, 2, client=c) and tenplex.should_stop(JOB, 2, client=c)
     assert [p for p, _ in downtime.marks()] == ["stop"], "the stop is marked once: %s" % downtime.marks()
-    tenplex.save({"w": np.arange(4.0)}, JOB, step=2, rank=0, world=1, client=c)
+    tenplex.save({"w": np.arange(4.0)}, JOB, step=2, rank=0, world=1, config=dict(one, devicesPerWorker=1), client=c)
     assert posted == [(JOB, 2, 0, ["stop", "save"])], posted
-    requests.delete(ADDR + "/api/v1/jobs/%s/stop" % JOB).raise_for_status()
+    done = requests.get(ADDR + change, params={"wait": "true"}).json()
+    assert done["state"] == "done" and done["generation"] == 2, done
+    assert done["downtime"]["ranksStopped"] == 1, done
     state, step = tenplex.load(JOB, 0, c)
     assert step == 2 and list(state["w"]) == [0.0, 1.0, 2.0, 3.0]
     assert [p for p, _ in downtime.marks()] == ["relaunch", "load"], downtime.marks()
@@ -112,6 +122,8 @@ try:
     assert len(posted) == 1
     assert not tenplex.should_stop(JOB, 3, client=c)  # the first step has ended
     assert posted[1] == (JOB, 2, 0, ["relaunch", "load", "first_step"]), posted
+    split = requests.get(ADDR + change).json()["downtime"]
+    assert split["complete"] and split["ranksStarted"] == 1, split
     assert not tenplex.should_stop(JOB, 4, client=c) and len(posted) == 2, "reported once per process"
     assert downtime.marks() == []
 finally:

@@ -80,7 +80,9 @@ def report(client, job, step, rank, background=True):
     """Sends the marks recorded so far for the reconfiguration that moved generation ``step`` to the
     daemon of ``client`` and forgets them. With ``background`` the request runs on its own thread (with its
     own connection) and a failure is logged; else it runs here and raises. Returns the thread, or the
-    daemon's answer."""
+    daemon's answer. The daemon keeps a report only for a resource change it ran that moved ``step`` (or
+    waits for this rank's save of it), from a rank of that change's world, with marks inside the change's
+    window, each phase once; anything else is refused (4xx) and the marks are forgotten all the same."""
     from .wire import routes
 
     job = job or os.environ.get("TENPLEX_JOB")

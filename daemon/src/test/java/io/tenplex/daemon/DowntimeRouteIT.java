@@ -27,7 +27,9 @@ class DowntimeRouteIT {
     private Daemon daemon;
     private String base;
     private String change;
-    private final double t0 = System.currentTimeMillis() / 1e3;
+    /** Just before the change's posting, and from then to its end (seconds): the ranks' marks lie in between. */
+    private double t0;
+    private double ended;
 
     @BeforeEach
     void start() throws Exception {
@@ -37,6 +39,7 @@ class DowntimeRouteIT {
         HttpResponse<String> sealed = send("POST", "/api/v1/jobs/j/saves/5/ranks/0", "{\"world\": 1, \"config\": "
                 + "{\"tp\": 1, \"pp\": 1, \"dp\": 1, \"devicesPerWorker\": 1}}");
         assertEquals(200, sealed.statusCode(), sealed.body());
+        t0 = System.currentTimeMillis() / 1e3;
         HttpResponse<String> posted = send("POST", "/api/v1/jobs/j/resources", "{\"size\": 1, \"devicesPerWorker\": 1, "
                 + "\"config\": {\"tp\": 1, \"pp\": 1, \"dp\": 1}, \"recover\": true}");
         assertEquals(202, posted.statusCode(), posted.body());
@@ -44,6 +47,7 @@ class DowntimeRouteIT {
         JsonNode done = json.readTree(send("GET", change + "?wait=true", null).body());
         assertEquals("done", done.path("state").asText(), done.toString());
         assertEquals(5, done.path("generation").asLong());
+        ended = System.currentTimeMillis() / 1e3 - t0;
     }
 
     @AfterEach
@@ -57,7 +61,7 @@ class DowntimeRouteIT {
                         : HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
     }
 
-    /** A report of rank {@code rank} for step 5: phases with their times, seconds after the test's start. */
+    /** A report of rank {@code rank} for step 5: phases with their times, seconds after the change's posting. */
     private String marks(int rank, String... phaseAndOffset) {
         double now = t0;
         StringBuilder b = new StringBuilder("{\"rank\": " + rank + ", \"step\": 5, \"marks\": [");
@@ -106,7 +110,7 @@ class DowntimeRouteIT {
     @Test
     void reports_makeTheSplit_inTheChange_theJobsStatus_andMetricsOnce() throws Exception {
         double count = metric("tenplex_reconfiguration_downtime_seconds", null);
-        HttpResponse<String> old = send("POST", "/api/v1/jobs/j/downtime", marks(0, "stop", "-2", "save", "-1.9"));
+        HttpResponse<String> old = send("POST", "/api/v1/jobs/j/downtime", marks(0, "stop", "0", "save", "0.1"));
         assertEquals(200, old.statusCode(), old.body());
         JsonNode answer = json.readTree(old.body());
         assertTrue(answer.path("kept").asBoolean(), old.body());
@@ -116,12 +120,12 @@ class DowntimeRouteIT {
         assertEquals(1, partial.path("ranksStopped").asInt());
         assertEquals(count, metric("tenplex_reconfiguration_downtime_seconds", null), "not complete yet");
 
-        HttpResponse<String> fresh = send("POST", "/api/v1/jobs/j/downtime", marks(0, "relaunch", "30", "load", "30.1",
-                "first_step", "30.3"));
+        HttpResponse<String> fresh = send("POST", "/api/v1/jobs/j/downtime", marks(0, "relaunch", "" + (ended + 0.5),
+                "load", "" + (ended + 0.6), "first_step", "" + (ended + 0.8)));
         assertEquals(200, fresh.statusCode(), fresh.body());
         JsonNode d = json.readTree(send("GET", change, null).body()).path("downtime");
         assertTrue(d.path("complete").asBoolean(), d.toString());
-        assertEquals(32.3, d.path("seconds").asDouble(), 1e-3, "after the daemon's commit, which came before");
+        assertEquals(ended + 0.8, d.path("seconds").asDouble(), 1e-3, "after the daemon's commit, which came before");
         double sum = 0;
         for (JsonNode v : d.path("phases")) {
             assertTrue(v.asDouble() >= 0, d.toString());

@@ -3,7 +3,7 @@ package io.tenplex.adapters;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.tenplex.adapters.downtime.ChangeTimes;
 import io.tenplex.adapters.downtime.DowntimeMetrics;
-import io.tenplex.adapters.downtime.DowntimeReports;
+import io.tenplex.adapters.downtime.ChangeReports;
 import io.tenplex.adapters.downtime.DowntimeSplit;
 import io.tenplex.jobs.Jobs;
 import io.tenplex.jobs.common.JobLayout;
@@ -72,7 +72,8 @@ public final class ResourceChange implements Registry.Finishing {
     private volatile boolean cancelled;
     private List<CommitListener> listeners = List.of();
     private final ChangeTimes times = new ChangeTimes();
-    private DowntimeReports reports;
+    private final ChangeReports reports = new ChangeReports();
+    private volatile int fromWorld;
 
     private volatile long finishedAt;
 
@@ -91,10 +92,9 @@ public final class ResourceChange implements Registry.Finishing {
     /** The job's last committed change (its ranks run under its configuration unless they saved since), or null. */
     volatile ResourceChangeStatus running;
 
-    /** Who is told when the change has committed, and where the ranks' downtime marks are (before {@link #begin()}). */
-    void listeners(List<CommitListener> l, DowntimeReports r) {
+    /** Who is told when the change has committed (before {@link #begin()}). */
+    void listeners(List<CommitListener> l) {
         this.listeners = List.copyOf(l);
-        this.reports = r;
     }
 
     private void tellCommitted(ParallelConfig c) {
@@ -146,7 +146,7 @@ public final class ResourceChange implements Registry.Finishing {
         return !finished.isDone();
     }
 
-    private long before = -1;
+    private volatile long before = -1;
 
     /**
      * Raises the stop flag (on the caller's thread, so that it is up when the scheduler's request is
@@ -224,6 +224,7 @@ public final class ResourceChange implements Registry.Finishing {
                     + spec.saveTimeoutMillis() / 1000 + " s after the stop flag (is the job running and calling "
                     + "tenplex.should_stop?)");
         }
+        fromWorld = generations.world(job, g.getAsLong()); // before the generation: a report of it checks the world
         generation = g.getAsLong();
         fromConfig = generations.config(job, generation);
         log.event("generation " + generation + " complete" + (fromConfig != null ? " under " + fromConfig : ""));
@@ -238,6 +239,7 @@ public final class ResourceChange implements Registry.Finishing {
         if (g.isEmpty()) {
             throw new IllegalStateException("job " + job + " has no complete generation to recover from");
         }
+        fromWorld = generations.world(job, g.getAsLong());
         generation = g.getAsLong();
         fromConfig = generations.config(job, generation);
         log.event("recovering generation " + generation + " without waiting for a save");
@@ -277,6 +279,45 @@ public final class ResourceChange implements Registry.Finishing {
      */
     public DowntimeSplit downtime() {
         ParallelConfig c = chosen;
-        return c == null || reports == null ? null : DowntimeMetrics.split(reports, job, generation, times, c.worldSize());
+        return c == null ? null : DowntimeMetrics.split(reports, generation, times, c.worldSize());
+    }
+
+    /** The generation it moved, or -1 before it is known. */
+    long generation() {
+        return generation;
+    }
+
+    /**
+     * Whether it still waits for the ranks' save and {@code step} may be that save: newer than the generation
+     * before the change, and at least the step it asked the ranks to stop at.
+     */
+    boolean awaitsSave(long step) {
+        return state == State.STOPPING && generation < 0 && !spec.recover() && step > before
+                && step >= spec.atStep().orElse(0);
+    }
+
+    /** The generation before the change (-1: none), for messages. */
+    long before() {
+        return before;
+    }
+
+    /** The ranks that saved its generation (0 before it is known). */
+    int fromWorld() {
+        return fromWorld;
+    }
+
+    /** The ranks of the configuration it chose (0 before it chose one). */
+    int newWorld() {
+        ParallelConfig c = chosen;
+        return c == null ? 0 : c.worldSize();
+    }
+
+    ChangeTimes times() {
+        return times;
+    }
+
+    /** The ranks' downtime reports it holds. */
+    ChangeReports reports() {
+        return reports;
     }
 }

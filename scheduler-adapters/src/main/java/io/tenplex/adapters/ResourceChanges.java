@@ -2,7 +2,6 @@ package io.tenplex.adapters;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.tenplex.adapters.downtime.DowntimeMetrics;
-import io.tenplex.adapters.downtime.DowntimeReports;
 import io.tenplex.adapters.downtime.RankReport;
 import io.tenplex.jobs.Jobs;
 import io.tenplex.jobs.reconfigure.Registry;
@@ -26,7 +25,6 @@ public final class ResourceChanges {
     private final Jobs jobs;
     private final Registry<ResourceChange> changes;
     private final List<CommitListener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
-    private final DowntimeReports downtimes = new DowntimeReports();
 
     public ResourceChanges(Jobs jobs) {
         this(jobs, Jobs.RETENTION, System::nanoTime);
@@ -55,7 +53,7 @@ public final class ResourceChanges {
         ResourceChange c = new ResourceChange(job, jobs.newId("r"), spec, jobs);
         c.running = lastCommitted(job);
         changes.put(job, c.id(), c);
-        c.listeners(listeners, downtimes);
+        c.listeners(listeners);
         c.begin();
         jobs.executors().background().execute(c::run);
         return c;
@@ -120,31 +118,24 @@ public final class ResourceChanges {
         return java.util.List.copyOf(changes.of(job));
     }
 
-    /** Forgets the finished changes of a job and its ranks' downtime reports. */
+    /** Forgets the finished changes of a job (with their ranks' downtime reports). */
     public void forget(String job) {
         changes.forget(job);
-        downtimes.forget(job);
     }
 
     /**
-     * Keeps a rank's downtime report; the changes it belongs to (those that moved its step) join it into
-     * their split at once, so that a complete split reaches {@code /metrics} with its last report.
+     * Keeps a rank's downtime report with the changes of {@code job} it belongs to ({@link DowntimeClaims}):
+     * those kept here that moved its step, or the one waiting for a save of that step by that rank. They
+     * join it into their split at once, so that a complete split reaches {@code /metrics} with its last
+     * report. A refused report changes nothing.
      *
-     * @return the ids of the changes of {@code job} that moved the report's step (empty: none kept now),
-     *     or null when the report was not kept (its step is older than the newest steps kept)
+     * @return the ids of the changes that kept it (never empty)
+     * @throws StoreException not found: no change of the job moved the step; conflict: the rank reported a
+     *     phase with another time, or a new rank's phase before the change chose its configuration
+     * @throws IllegalArgumentException a rank outside the change's world, a time outside its window
      */
-    public List<String> reportDowntime(String job, RankReport r) {
-        if (!downtimes.add(job, r)) {
-            return null;
-        }
-        List<String> ids = new java.util.ArrayList<>();
-        for (ResourceChange c : of(job)) {
-            Long g = c.describe().generation();
-            if (g != null && g == r.step()) {
-                ids.add(c.id());
-            }
-        }
-        return ids;
+    public synchronized List<String> reportDowntime(String job, RankReport r) {
+        return DowntimeClaims.keep(job, of(job), r, jobs.generations());
     }
 
     /** How many changes of {@code job} are kept. */

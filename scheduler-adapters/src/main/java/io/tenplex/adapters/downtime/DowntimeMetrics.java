@@ -41,15 +41,15 @@ public final class DowntimeMetrics {
     }
 
     /**
-     * The split of a change of {@code job} that moved generation {@code step}, from the marks reported for
-     * it (null before the step is known or while no rank reported), observed in {@code /metrics} the first
+     * The split of a change that moved generation {@code step}, from the marks its ranks reported for it
+     * (null before the step is known or while no rank reported), observed in {@code /metrics} the first
      * time it is complete.
      */
-    public static DowntimeSplit split(DowntimeReports reports, String job, long step, ChangeTimes t, int newWorld) {
+    public static DowntimeSplit split(ChangeReports reports, long step, ChangeTimes t, int newWorld) {
         if (step < 0) {
             return null;
         }
-        StepMarks m = reports.of(job, step);
+        StepMarks m = reports.of(step);
         if (m.count() == 0) {
             return null;
         }

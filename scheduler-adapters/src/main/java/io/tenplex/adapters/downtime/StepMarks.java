@@ -6,9 +6,9 @@ import java.util.Map;
 import java.util.OptionalDouble;
 
 /**
- * The marks the ranks reported for one step of a job: per phase, each rank's wall-clock time (a rank that
- * reports a phase again replaces its time), and each new process's start. Not thread-safe: held under
- * {@link DowntimeReports}' lock, handed out as copies.
+ * The marks the ranks reported for one step of a resource change: per phase, each rank's wall-clock time
+ * (kept once: {@link ChangeReports} refuses another time for it), and each new process's start. Not
+ * thread-safe: held under {@link ChangeReports}' lock, handed out as copies.
  */
 public final class StepMarks {
     private final Map<String, Map<Integer, Double>> byPhase = new LinkedHashMap<>();
@@ -25,6 +25,26 @@ public final class StepMarks {
             n += byPhase.getOrDefault(p, Map.of()).containsKey(r.rank()) ? 0 : 1;
         }
         return n;
+    }
+
+    /** The first phase ({@code spawn} for the start) that {@code r} reports with another time than held, or null. */
+    String changed(RankReport r) {
+        Double spawn = spawns.get(r.rank());
+        if (r.spawn() != null && spawn != null && !spawn.equals(r.spawn())) {
+            return "spawn";
+        }
+        for (Map.Entry<String, Double> e : r.marks().entrySet()) {
+            Double held = byPhase.getOrDefault(e.getKey(), Map.of()).get(r.rank());
+            if (held != null && !held.equals(e.getValue())) {
+                return e.getKey();
+            }
+        }
+        return null;
+    }
+
+    /** The time {@code rank} reported for {@code phase} ({@code spawn}: its start), or null. */
+    Double time(String phase, int rank) {
+        return phase.equals("spawn") ? spawns.get(rank) : byPhase.getOrDefault(phase, Map.of()).get(rank);
     }
 
     void add(RankReport r) {

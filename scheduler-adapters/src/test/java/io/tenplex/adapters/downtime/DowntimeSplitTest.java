@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.tenplex.store.StoreException;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -17,6 +16,10 @@ class DowntimeSplitTest {
 
     private RankReport report(String body) throws Exception {
         return RankReport.parse(json.readTree(body));
+    }
+
+    private static void keep(ChangeReports r, RankReport report) {
+        r.add(report, "r1");
     }
 
     private static double now() {
@@ -30,17 +33,17 @@ class DowntimeSplitTest {
         t.planned(10_000_000);
         t.committed(40, 5);
         double commit = t.committedAt();
-        DowntimeReports r = new DowntimeReports();
-        r.add("j", report("{\"rank\": 0, \"step\": 7, \"marks\": [[\"stop\", " + (s - 3) + "], [\"save\", " + (s - 2.9)
+        ChangeReports r = new ChangeReports();
+        keep(r, report("{\"rank\": 0, \"step\": 7, \"marks\": [[\"stop\", " + (s - 3) + "], [\"save\", " + (s - 2.9)
                 + "]]}"));
-        r.add("j", report("{\"rank\": 1, \"step\": 7, \"marks\": [[\"stop\", " + (s - 2.95) + "], [\"save\", "
+        keep(r, report("{\"rank\": 1, \"step\": 7, \"marks\": [[\"stop\", " + (s - 2.95) + "], [\"save\", "
                 + (s - 2.8) + "]]}"));
         for (int rank = 0; rank < 2; rank++) {
-            r.add("j", report("{\"rank\": " + rank + ", \"step\": 7, \"spawn\": " + (commit + 0.1) + ", \"marks\": "
+            keep(r, report("{\"rank\": " + rank + ", \"step\": 7, \"spawn\": " + (commit + 0.1) + ", \"marks\": "
                     + "[[\"relaunch\", " + (commit + 1 + rank * 0.1) + "], [\"load\", " + (commit + 1.3) + "], "
                     + "[\"first_step\", " + (commit + 1.5 + rank * 0.05) + "]]}"));
         }
-        DowntimeSplit d = DowntimeSplit.join(r.of("j", 7), t, 2);
+        DowntimeSplit d = DowntimeSplit.join(r.of(7), t, 2);
         assertTrue(d.complete());
         assertEquals(List.of("save", "commit", "relaunch", "load", "first_step"), List.copyOf(d.phases().keySet()));
         assertEquals(0.2, d.phases().get("save"), 1e-6, "from the first rank's stop to the last rank's save");
@@ -60,19 +63,19 @@ class DowntimeSplitTest {
     void incomplete_untilEveryNewRankReportsItsFirstStep_andNoPhaseIsNegative() throws Exception {
         ChangeTimes t = new ChangeTimes();
         double s = now();
-        DowntimeReports r = new DowntimeReports();
-        r.add("j", report("{\"rank\": 0, \"step\": 3, \"marks\": [[\"stop\", " + s + "], [\"save\", " + (s + 1) + "]]}"));
-        r.add("j", report("{\"rank\": 0, \"step\": 3, \"marks\": [[\"commit\", " + (s + 0.5) + "], [\"regroup\", "
+        ChangeReports r = new ChangeReports();
+        keep(r, report("{\"rank\": 0, \"step\": 3, \"marks\": [[\"stop\", " + s + "], [\"save\", " + (s + 1) + "]]}"));
+        keep(r, report("{\"rank\": 0, \"step\": 3, \"marks\": [[\"commit\", " + (s + 0.5) + "], [\"regroup\", "
                 + (s + 2) + "], [\"rebuild\", " + (s + 2.5) + "], [\"load\", " + (s + 3) + "], [\"first_step\", "
                 + (s + 4) + "]]}"));
-        DowntimeSplit d = DowntimeSplit.join(r.of("j", 3), t, 2);
+        DowntimeSplit d = DowntimeSplit.join(r.of(3), t, 2);
         assertFalse(d.complete(), "one of two new ranks reported");
         assertEquals(0.0, d.phases().get("commit"), "a commit seen before the save ended counts as no wait");
         assertEquals(List.of("save", "commit", "regroup", "rebuild", "load", "first_step"),
                 List.copyOf(d.phases().keySet()));
         assertEquals(4.0, d.seconds(), 1e-6);
         assertEquals(4.0, d.phases().values().stream().mapToDouble(Double::doubleValue).sum(), 1e-6);
-        assertNull(DowntimeSplit.join(r.of("j", 4), t, 1).seconds(), "no marks of step 4");
+        assertNull(DowntimeSplit.join(r.of(4), t, 1).seconds(), "no marks of step 4");
     }
 
     @Test
@@ -90,32 +93,5 @@ class DowntimeSplitTest {
         }
         assertTrue(assertThrows(IllegalArgumentException.class, () -> report("{\"rank\": 0, \"step\": 1, \"marks\": "
                 + "[[\"warmup\", 5]]}")).getMessage().contains("warmup"));
-    }
-
-    @Test
-    void reports_keepTheNewestSteps_andBoundEachStep() throws Exception {
-        DowntimeReports r = new DowntimeReports();
-        for (int step = 1; step <= DowntimeReports.MAX_STEPS + 2; step++) {
-            assertTrue(r.add("j", report("{\"rank\": 0, \"step\": " + step + ", \"marks\": [[\"stop\", 5]]}")));
-        }
-        assertEquals(0, r.of("j", 2).count(), "the oldest steps are dropped");
-        assertEquals(1, r.of("j", DowntimeReports.MAX_STEPS + 2).count());
-        assertFalse(r.add("j", report("{\"rank\": 0, \"step\": 1, \"marks\": [[\"stop\", 5]]}")), "older than those kept");
-        assertEquals(0, r.of("j", 1).count());
-        StepMarks big = new StepMarks();
-        int rank = 0;
-        while (big.count() < DowntimeReports.MAX_MARKS_PER_STEP) {
-            big.add(report("{\"rank\": " + rank++ + ", \"step\": 1, \"marks\": [[\"stop\", 5], [\"save\", 6], "
-                    + "[\"relaunch\", 7], [\"load\", 8]]}"));
-        }
-        DowntimeReports full = new DowntimeReports();
-        for (int i = 0; i < rank; i++) {
-            full.add("k", report("{\"rank\": " + i + ", \"step\": 1, \"marks\": [[\"stop\", 5], [\"save\", 6], "
-                    + "[\"relaunch\", 7], [\"load\", 8]]}"));
-        }
-        RankReport one = report("{\"rank\": 0, \"step\": 1, \"marks\": [[\"first_step\", 9]]}");
-        StoreException e = assertThrows(StoreException.class, () -> full.add("k", one));
-        assertEquals(StoreException.Kind.TOO_LARGE, e.kind());
-        assertEquals(DowntimeReports.MAX_MARKS_PER_STEP, full.of("k", 1).count(), "nothing of the refused report kept");
     }
 }

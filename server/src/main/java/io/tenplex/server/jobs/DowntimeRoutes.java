@@ -21,15 +21,16 @@ import java.util.function.Consumer;
 /**
  * {@code /api/v1/jobs/<job>/downtime} (the job routes hand it over): {@code POST} a rank's report of a
  * reconfiguration's downtime ({@link RankReport}: at most {@link RankReport#MAX_BODY_BYTES} bytes, else
- * 413; a malformed or out-of-range report 400; a job the daemon does not know 404; nothing is kept then),
+ * 413; a malformed or out-of-range report, a rank outside the change's world or a time outside its window
+ * 400; a job the daemon does not know, or a step no resource change of the job moved here, 404; a phase
+ * the rank reported with another time 409; nothing is kept then: {@link ResourceChanges#reportDowntime}),
  * and {@code GET} the job's downtime status: each resource change kept, by generation, with its downtime
- * split. Work runs
- * on the {@link PlanningPool}, never on the event loop.
+ * split. Work runs on the {@link PlanningPool}, never on the event loop.
  */
 public final class DowntimeRoutes implements ControlHandler {
     public static final String SEGMENT = "downtime";
 
-    /** The answer of a report: whether it was kept and the changes whose generation it belongs to. */
+    /** The answer of a kept report ({@code kept} is always true) and the changes that kept it. */
     record Reported(boolean kept, List<String> changes) {
     }
 
@@ -85,8 +86,7 @@ public final class DowntimeRoutes implements ControlHandler {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        List<String> ids = changes.reportDowntime(job, RankReport.parse(b));
-        return json(200, new Reported(ids != null, ids == null ? List.of() : ids));
+        return json(200, new Reported(true, changes.reportDowntime(job, RankReport.parse(b))));
     }
 
     private Response status(String job) {
