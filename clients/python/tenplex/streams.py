@@ -13,6 +13,7 @@ daemon, with the policy ``fifo``, ``firo`` or ``reservoir``. Nothing touches dis
 
 import struct
 import time
+import uuid
 
 from .errors import TenplexError
 from .wire.http_client import Client
@@ -87,7 +88,9 @@ class Producer:
     def push(self, sample, key=None):
         """Pushes one sample (bytes-like or numpy array); answers the rank it went to."""
         data = sample.tobytes() if hasattr(sample, "tobytes") else bytes(sample)
-        params = {"wait": int(self.wait * 1000)}
+        # the sample's id, the same on every try: the daemon stores it once even when a try whose
+        # answer never came was stored
+        params = {"wait": int(self.wait * 1000), "id": uuid.uuid4().hex}
         if key is not None or self.key is not None:
             params["key"] = key if key is not None else self.key
         deadline = time.monotonic() + self.timeout

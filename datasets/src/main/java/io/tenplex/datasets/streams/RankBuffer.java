@@ -15,11 +15,14 @@ import java.util.concurrent.TimeUnit;
  * re-partitioning) pushes are answered {@link Push#MOVED} and reads get an empty batch. A waiting
  * push or read whose caller went away ({@code gone} completed: its connection closed) is withdrawn:
  * the push is not stored ({@link Push#WITHDRAWN}; the producer pushes again), the read takes no
- * batch. Futures are completed outside the lock.
+ * batch. A push may carry a producer-chosen id: a push whose id was stored lately is answered
+ * {@link Push#DUPLICATE} and not stored again, and one whose id still waits takes the earlier one's
+ * place (that one is answered {@link Push#WITHDRAWN}), so a retry is stored exactly once however its
+ * first try ended. Futures are completed outside the lock.
  */
 final class RankBuffer {
     /** How a push ended. */
-    enum Push { ACCEPTED, FULL, MOVED, ENDED, WITHDRAWN }
+    enum Push { ACCEPTED, FULL, MOVED, ENDED, WITHDRAWN, DUPLICATE }
 
     /** A batch's samples (borrowed bytes) and whether the stream is over for this rank. */
     record Batch(List<Sample> samples, boolean ended) {
@@ -30,7 +33,7 @@ final class RankBuffer {
     /** The most sample bytes that waiting producers may hold at one buffer; beyond, FULL at once. */
     static final long MAX_WAITING_BYTES = 64L << 20;
 
-    private record Waiter<T>(CompletableFuture<T> answer, Sample sample, int n) {
+    private record Waiter<T>(CompletableFuture<T> answer, Sample sample, int n, String id) {
     }
 
     private final int rank;
@@ -41,6 +44,7 @@ final class RankBuffer {
     private final ArrayDeque<Waiter<Push>> puts = new ArrayDeque<>();
     private final ArrayDeque<Waiter<Batch>> reads = new ArrayDeque<>();
     private final ReadCounts left = new ReadCounts();
+    private final PushIds ids = new PushIds();
     private boolean frozen;
     private long pushed;
     private long delivered;
@@ -77,14 +81,23 @@ final class RankBuffer {
      * {@code gone} (may be null) completes first: then the push is withdrawn, the sample not stored.
      */
     CompletableFuture<Push> push(Sample s, long waitMillis, CompletableFuture<?> gone) {
+        return push(s, null, waitMillis, gone);
+    }
+
+    /** As {@link #push(Sample, long, CompletableFuture)}, with the producer's id of the sample (null: none). */
+    CompletableFuture<Push> push(Sample s, String id, long waitMillis, CompletableFuture<?> gone) {
         List<Runnable> done = new ArrayList<>();
-        Waiter<Push> w = new Waiter<>(new CompletableFuture<>(), s, 0);
+        Waiter<Push> w = new Waiter<>(new CompletableFuture<>(), s, 0, id);
         synchronized (this) {
+            if (ids.stored(id)) {
+                return CompletableFuture.completedFuture(Push.DUPLICATE);
+            }
             if (frozen || buf.receptionOver()) {
                 return CompletableFuture.completedFuture(frozen ? Push.MOVED : Push.ENDED);
             }
+            supersede(id, done);
             if (puts.isEmpty() && buf.canPut()) {
-                accept(s);
+                accept(s, id);
                 pump(done);
                 w.answer.complete(Push.ACCEPTED);
             } else if (waitMillis <= 0 || puts.size() >= MAX_WAITING
@@ -106,6 +119,23 @@ final class RankBuffer {
         return w.answer;
     }
 
+    /** A waiting push of the same id (its producer retried: it gave up on it) is withdrawn (under the lock). */
+    private void supersede(String id, List<Runnable> done) {
+        if (id == null) {
+            return;
+        }
+        for (Iterator<Waiter<Push>> it = puts.iterator(); it.hasNext();) {
+            Waiter<Push> earlier = it.next();
+            if (id.equals(earlier.id)) {
+                it.remove();
+                waitingBytes -= earlier.sample.data().length;
+                withdrawn++;
+                done.add(() -> earlier.answer.complete(Push.WITHDRAWN));
+                return;
+            }
+        }
+    }
+
     /** A batch of {@code n} samples, waiting up to {@code waitMillis} for one (then an empty batch). */
     CompletableFuture<Batch> read(int n, long waitMillis) {
         return read(n, waitMillis, null);
@@ -117,7 +147,7 @@ final class RankBuffer {
      */
     CompletableFuture<Batch> read(int n, long waitMillis, CompletableFuture<?> gone) {
         List<Runnable> done = new ArrayList<>();
-        Waiter<Batch> w = new Waiter<>(new CompletableFuture<>(), null, n);
+        Waiter<Batch> w = new Waiter<>(new CompletableFuture<>(), null, n, null);
         synchronized (this) {
             if (!frozen && reads.isEmpty() && (buf.canTake(n) || buf.drained())) {
                 Batch b = take(n);
@@ -255,7 +285,7 @@ final class RankBuffer {
             while (!puts.isEmpty() && buf.canPut()) {
                 Waiter<Push> w = puts.removeFirst();
                 waitingBytes -= w.sample.data().length;
-                accept(w.sample);
+                accept(w.sample, w.id);
                 done.add(() -> w.answer.complete(Push.ACCEPTED));
                 moved = true;
             }
@@ -268,8 +298,9 @@ final class RankBuffer {
         }
     }
 
-    private void accept(Sample s) {
+    private void accept(Sample s, String id) {
         buf.put(s);
+        ids.remember(id);
         pushed++;
         noteLeft(true);
     }

@@ -14,13 +14,18 @@ import java.util.concurrent.CompletableFuture;
 final class SampleTraffic {
     private final StreamMemory memory;
 
+    /** A producer's sample: its bytes (handed over) and its id (null: none). */
+    record Offer(byte[] data, String id) {
+    }
+
     SampleTraffic(StreamMemory memory) {
         this.memory = memory;
     }
 
     /** Pushes a sample into a rank's buffer of {@code s}, see {@link StreamService#push}. */
-    CompletableFuture<Pushed> push(JobStream s, String job, int rank, byte[] data, long waitMillis,
+    CompletableFuture<Pushed> push(JobStream s, String job, int rank, Offer offer, long waitMillis,
             CompletableFuture<?> gone) {
+        byte[] data = offer.data();
         int max = s.config().spec().maxSampleBytes();
         if (data.length > max) {
             throw new StoreException(StoreException.Kind.TOO_LARGE, "sample of " + data.length + " bytes over job " + job
@@ -38,7 +43,7 @@ final class SampleTraffic {
             }
             return CompletableFuture.completedFuture(new Pushed(rank, "memory"));
         }
-        return b.push(new Sample(s.nextId(), data, 0), waitMillis, gone).thenApply(p -> {
+        return b.push(new Sample(s.nextId(), data, 0), offer.id(), waitMillis, gone).thenApply(p -> {
             if (p != RankBuffer.Push.ACCEPTED) {
                 memory.release(data.length);
             }

@@ -185,7 +185,18 @@ public final class StreamService implements AutoCloseable {
      * @throws StoreException too large for a sample over the stream's limit
      */
     public CompletableFuture<Pushed> push(String job, int rank, byte[] data, long waitMillis, CompletableFuture<?> gone) {
-        return traffic.push(stream(job), job, rank, data, waitMillis, gone);
+        return push(job, rank, data, null, waitMillis, gone);
+    }
+
+    /**
+     * As {@link #push(String, int, byte[], long, CompletableFuture)}, with the producer's id of the
+     * sample ({@code id}, at most {@value PushIds#MAX_CHARS} characters; null: none): a push whose id
+     * the rank's buffer stored lately is answered {@code duplicate} and not stored again, so a
+     * producer that does not know how its push ended pushes again with the same id.
+     */
+    public CompletableFuture<Pushed> push(String job, int rank, byte[] data, String id, long waitMillis,
+            CompletableFuture<?> gone) {
+        return traffic.push(stream(job), job, rank, new SampleTraffic.Offer(data, PushIds.check(id)), waitMillis, gone);
     }
 
     /**

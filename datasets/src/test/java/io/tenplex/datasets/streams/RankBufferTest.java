@@ -118,4 +118,58 @@ class RankBufferTest {
         assertEquals(1, st.unseen());
         assertEquals(0, st.delivered());
     }
+
+    @Test
+    void pushRetriedWithTheIdOfAStoredSample_isADuplicate_andNotStoredAgain() throws Exception {
+        RankBuffer b = buffer(Policy.FIFO, 4, 0);
+        assertEquals(RankBuffer.Push.ACCEPTED, b.push(sample(0), "p-0", 0, null).get());
+        assertEquals(RankBuffer.Push.DUPLICATE, b.push(sample(1), "p-0", 0, null).get());
+        assertEquals(RankBuffer.Push.ACCEPTED, b.push(sample(2), "p-1", 0, null).get());
+        assertEquals(RankBuffer.Push.ACCEPTED, b.push(sample(3), null, 0, null).get());
+        assertEquals(RankBuffer.Push.ACCEPTED, b.push(sample(4), null, 0, null).get()); // no id: never a duplicate
+        assertEquals(List.of(0L, 2L, 3L, 4L), b.read(4, 0).get().samples().stream().map(Sample::id).toList());
+    }
+
+    @Test
+    void storedWhileItsProducerGivesUp_thenRetried_isStoredOnce() throws Exception {
+        RankBuffer b = buffer(Policy.FIFO, 1, 0);
+        b.push(sample(0), "p-0", 0, null).get();
+        CompletableFuture<Void> gone = new CompletableFuture<>();
+        CompletableFuture<RankBuffer.Push> first = b.push(sample(1), "p-1", 60_000, gone);
+        assertEquals(1, b.read(1, 0).get().samples().size()); // room: the waiting push is stored...
+        gone.complete(null); // ...as its producer goes away, too late to withdraw it
+        assertEquals(RankBuffer.Push.ACCEPTED, first.get());
+        assertEquals(RankBuffer.Push.DUPLICATE, b.push(sample(2), "p-1", 60_000, null).get(10, TimeUnit.SECONDS));
+        b.endReception();
+        assertEquals(List.of(1L), b.read(4, 0).get().samples().stream().map(Sample::id).toList());
+    }
+
+    @Test
+    void retryWhileTheFirstTryStillWaits_takesItsPlace_andIsStoredOnce() throws Exception {
+        RankBuffer b = buffer(Policy.FIFO, 1, 0);
+        b.push(sample(0), 0).get();
+        CompletableFuture<RankBuffer.Push> first = b.push(sample(1), "p-1", 60_000, null);
+        CompletableFuture<RankBuffer.Push> retry = b.push(sample(2), "p-1", 60_000, null);
+        assertEquals(RankBuffer.Push.WITHDRAWN, first.get(10, TimeUnit.SECONDS));
+        assertEquals(1, b.status().waitingProducers());
+        b.read(1, 0).get();
+        assertEquals(RankBuffer.Push.ACCEPTED, retry.get(10, TimeUnit.SECONDS));
+        b.endReception();
+        assertEquals(List.of(2L), b.read(4, 0).get().samples().stream().map(Sample::id).toList());
+    }
+
+    @Test
+    void pushIds_rememberTheLastStoredOnes() {
+        PushIds ids = new PushIds();
+        for (int i = 0; i <= PushIds.REMEMBERED; i++) {
+            ids.remember("p-" + i);
+        }
+        assertFalse(ids.stored("p-0"), "the oldest is forgotten");
+        assertTrue(ids.stored("p-1"));
+        assertTrue(ids.stored("p-" + PushIds.REMEMBERED));
+        assertFalse(ids.stored(null));
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> PushIds.check(""));
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> PushIds.check("x".repeat(PushIds.MAX_CHARS + 1)));
+    }
 }

@@ -18,9 +18,11 @@ import java.util.concurrent.CompletableFuture;
  * ({@code size}, {@code wait}; {@link StreamWire}), {@code POST close} (a producer is done),
  * {@code POST end}, {@code POST partition} (new ranks); and the coordinator's peer calls
  * {@code PUT config}, {@code POST export|import|unfreeze}, and a relaying daemon's
- * {@code POST ranks/<r>/returned} (a relayed batch its reader never got). Pushes and reads for a rank
- * held by another daemon are relayed to it; a push or read whose client goes away while it waits is
- * withdrawn; nothing waits on the event loop.
+ * {@code POST ranks/<r>/returned} (a relayed batch its reader never got) and
+ * {@code POST ranks/<r>/withdraw?read=<id>} (a relayed read whose reader went away). A push may carry
+ * {@code id}, the producer's id of the sample: a retry with the same id is stored at most once
+ * (answered {@code duplicate}). Pushes and reads for a rank held by another daemon are relayed to it;
+ * a push or read whose client goes away while it waits is withdrawn; nothing waits on the event loop.
  */
 public final class StreamRoutes implements ControlHandler {
     /** The longest a push or a read may wait (the server's idle timeout is longer). */
@@ -30,6 +32,7 @@ public final class StreamRoutes implements ControlHandler {
 
     private final StreamService streams;
     private final StreamRelay relay;
+    private final RelayedReads relayed = new RelayedReads();
 
     public StreamRoutes(StreamService streams, DaemonLink link) {
         this.streams = streams;
@@ -48,6 +51,10 @@ public final class StreamRoutes implements ControlHandler {
             }
             if (what.equals("ranks") && p.length == 5 && p[4].equals("returned") && req.method().equals("POST")) {
                 return returned(job, rank(p[3]), req);
+            }
+            if (what.equals("ranks") && p.length == 5 && p[4].equals("withdraw") && req.method().equals("POST")) {
+                relayed.withdraw(required(req, "read"));
+                return done(Response.text(200, "withdrawn"));
             }
             if (p.length > 3) {
                 throw notFound(req);
@@ -126,7 +133,8 @@ public final class StreamRoutes implements ControlHandler {
 
     private CompletableFuture<Response> push(String job, Request req) {
         String r = req.param("rank");
-        int rank = r == null ? streams.pick(job, req.param("key")) : rank(r);
+        String key = req.param("key") != null ? req.param("key") : req.param("id"); // a retry goes where its first try went
+        int rank = r == null ? streams.pick(job, key) : rank(r);
         long wait = waitMillis(req);
         boolean moving = req.param("hop") != null || streams.frozen(job);
         if (moving && (rank < 0 || rank >= streams.config(job).dp())) { // a config of another dp meanwhile
@@ -138,8 +146,8 @@ public final class StreamRoutes implements ControlHandler {
             }
             return relay.relay(streams.owner(job, rank), req, Map.of("rank", Integer.toString(rank)), wait);
         }
-        return streams.push(job, rank, req.body(), wait, req.closed()).thenApply(p -> switch (p.outcome()) {
-            case "accepted" -> StreamJson.ok(200, p);
+        return streams.push(job, rank, req.body(), req.param("id"), wait, req.closed()).thenApply(p -> switch (p.outcome()) {
+            case "accepted", "duplicate" -> StreamJson.ok(200, p);
             case "ended" -> new Response(409, "text/plain; charset=utf-8", ("production of job " + job
                     + "'s stream has ended\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
             case "moved" -> StreamJson.retry("rank " + rank + " of job " + job + " is being moved; push again", 1);
@@ -159,12 +167,31 @@ public final class StreamRoutes implements ControlHandler {
             if (hop) {
                 return done(StreamRelay.relayedBatch(rank, java.util.List.of(), false, null));
             }
-            return relay.relay(streams.owner(job, rank), req, Map.of(), wait);
+            return relay.relayRead(streams.owner(job, rank), req, wait);
         }
-        return streams.read(job, rank, size, wait, req.closed()) // a reader that goes away while it waits takes none
+        return read(job, rank, size, wait, req)
                 .thenApply(b -> hop ? StreamRelay.relayedBatch(rank, b.taken(), b.ended(), b.unsent())
                         : new Response(200, "application/octet-stream", StreamWire.batch(b.samples(), b.ended()),
                         Map.of(), b.unsent())); // a batch the reader never got goes back
+    }
+
+    /**
+     * A read here: a reader that goes away while it waits takes none; so does a relayed read that its
+     * relaying daemon withdraws ({@code read}: its id there).
+     */
+    private CompletableFuture<io.tenplex.datasets.streams.StreamBatch> read(String job, int rank, int size, long wait,
+            Request req) {
+        String id = req.param("hop") == null ? null : req.param("read");
+        if (id == null) {
+            return streams.read(job, rank, size, wait, req.closed());
+        }
+        CompletableFuture<?> gone = CompletableFuture.anyOf(req.closed(), relayed.arrive(id));
+        try {
+            return streams.read(job, rank, size, wait, gone).whenComplete((b, t) -> relayed.answered(id));
+        } catch (RuntimeException e) {
+            relayed.answered(id);
+            throw e;
+        }
     }
 
     /** A relayed batch that the relaying daemon could not hand to its reader, sent back (peer-only). */
@@ -209,6 +236,14 @@ public final class StreamRoutes implements ControlHandler {
             throw new IllegalArgumentException("wait " + w + " ms (expected: 0 <= wait <= " + MAX_WAIT_MILLIS + ")");
         }
         return w;
+    }
+
+    private static String required(Request req, String name) {
+        String v = req.param(name);
+        if (v == null) {
+            throw new IllegalArgumentException("parameter " + name + " is missing");
+        }
+        return v;
     }
 
     private static int rank(String s) {

@@ -124,6 +124,24 @@ class StreamRoutesTest {
         assertTrue(population() > 0);
     }
 
+    /** A relayed batch whose reader went away before it came is sent back at once, in its place. */
+    @Test
+    void aRelayedBatchWhoseReaderIsGone_isSentBack() throws Exception {
+        assertStatus(201, send("POST", "", "{\"policy\": \"fifo\", \"capacity\": 10}"));
+        for (String s : List.of("a", "b", "c")) {
+            assertStatus(200, send("POST", "/samples", s));
+        }
+        var req = new io.tenplex.server.ControlHandler.Request("GET", JobLayout.API_PREFIX + "j/streams/ranks/0/batch",
+                java.util.Map.of("size", List.of("2")), null, new byte[0],
+                java.util.concurrent.CompletableFuture.completedFuture(null));
+        new StreamRelay(link).relayRead(self, req, 0).get(10, java.util.concurrent.TimeUnit.SECONDS);
+        long end = System.currentTimeMillis() + 10_000;
+        while (population() != 3) {
+            assertTrue(System.currentTimeMillis() < end, "the batch did not come back: population " + population());
+            Thread.onSpinWait();
+        }
+    }
+
     /**
      * A relayed batch that the relaying daemon cannot write to its reader (the reader went away just
      * after the holding daemon answered) goes back to the holding daemon, in its place (FIFO: first).
@@ -136,7 +154,7 @@ class StreamRoutesTest {
         }
         var req = new io.tenplex.server.ControlHandler.Request("GET", JobLayout.API_PREFIX + "j/streams/ranks/0/batch",
                 java.util.Map.of("size", List.of("2")), null, new byte[0]);
-        var relayed = new StreamRelay(link).relay(self, req, java.util.Map.of(), 0).get(10, java.util.concurrent.TimeUnit.SECONDS);
+        var relayed = new StreamRelay(link).relayRead(self, req, 0).get(10, java.util.concurrent.TimeUnit.SECONDS);
         java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(relayed.body());
         assertEquals(2, b.getInt(), "the reader's batch holds a and b");
         assertEquals(1, population());
