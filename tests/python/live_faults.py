@@ -28,7 +28,7 @@ from tenplex import live  # noqa: E402
 def inject(fault, rank):
     kind, *args = fault.split(":")
     if kind == "die-waiting" and int(args[0]) == rank:
-        def dying_wait(store, n, cfg):
+        def dying_wait(store, n, cfg, secret):
             print("rank %d: exiting with 3 instead of waiting for live reconfiguration %d (injected)" % (rank, n),
                   flush=True)
             os._exit(3)

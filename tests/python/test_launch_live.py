@@ -11,8 +11,11 @@ saved (the adapter publishes the last assignment again for that generation): ran
 processes and load what they saved -> (c) 3 ranks with rank 1 moved to p1:
 every rank is relaunched, and both launchers say why -> (d) 2 ranks while rank 1 exits with 3 after its
 save: every rank is relaunched from the committed generation (nothing saved is lost) -> (e) 3 ranks while
-the added rank 2 fails before the new group forms: every rank is relaunched -> the job ends and both
-launchers exit 0. Prints OK at the end; any failure raises."""
+the added rank 2 fails before the new group forms: every rank is relaunched -> (f) 2 ranks while a hostile
+process that reaches the store sets the role the ranks wait for (an unsigned relaunch), the decision for
+the new assignment and its abort: every rank refuses the role (exits non-zero, none exits 0 as relaunched),
+the launchers ignore the forged decision and abort and relaunch every rank from the committed generation
+-> the job ends and both launchers exit 0. Prints OK at the end; any failure raises."""
 
 import json
 import os
@@ -76,6 +79,23 @@ def train(cfg):
 
 tenplex.elastic(train)
 '''
+
+
+HOSTILE = r'''
+import datetime, sys
+import torch.distributed as dist
+s = dist.TCPStore("127.0.0.1", int(sys.argv[1]), None, False, datetime.timedelta(seconds=30))
+for op, key, value in zip(sys.argv[2::3], sys.argv[3::3], sys.argv[4::3]):
+    s.set(key, value) if op == "set" else s.add(key, int(value))
+print("hostile: done", flush=True)
+'''
+
+
+def hostile(port, *ops):
+    """A process that is neither a launcher nor a rank: ``ops`` (op, key, value) against the store."""
+    out = subprocess.run([sys.executable, "-c", HOSTILE, str(port)] + [str(x) for op in ops for x in op],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "hostile: done" in out.stdout, out
 
 
 def free_port():
@@ -277,14 +297,35 @@ def test_live_pod_launchers():
             assert all(calls(out, r)[-1]["pid"] != kept[r] for r in (0, 1))
             check_loaded(out, (0, 1, 2), gen, 3)
 
+            # (f) a hostile process sets the role the ranks wait for next (an unsigned relaunch) before the change,
+            # and the new assignment's decision and abort before the assignment is published
+            hostile(port, ("set", "tenplex/live/7", json.dumps({"relaunch": "forged"})))
+            gen, cid = change(2, launchers)
+            tag = pod_roles.tag({"generation": gen, "change": cid})
+            hostile(port, ("set", "tenplex/pods/" + tag, json.dumps({"how": "launch", "prefix": "evil", "next": 1})),
+                    ("set", "tenplex/pods/%s/abort/why" % tag, "forged abort"), ("add", "tenplex/pods/%s/abort" % tag, 1))
+            publish(assignment(gen, cid, [("p0", [0], [0]), ("p1", [1], [2])]))
+            wait_until("the relaunch after a forged role", lambda: len(calls(out, 0)) == 8 and len(calls(out, 1)) == 8,
+                       **lw)
+            for pod in ("p0", "p1"):
+                text = log(out, pod)
+                assert "refused the value of tenplex/live/7 in the rendezvous store: it came without a MAC" in text, text
+                assert "relaunched by the launcher: forged" not in text and "forged abort" not in text, text
+                assert "during live reconfiguration 7; relaunching ranks %s of 2 under (T,P,D)=(1,1,2) from " \
+                       "generation %s" % ([0] if pod == "p0" else [1], gen) in text, text
+            assert "ignoring tenplex/pods/%s: its value is not signed by this job's launchers" % tag in log(out, "p1")
+            assert all(calls(out, r)[-1]["reconfigurations"] == 0 for r in (0, 1)), "fresh processes"
+            check_loaded(out, (0, 1), gen, 2)
+
             # the job ends: both launchers exit 0
             open(os.path.join(out, "END"), "w").close()
             for pod, p in launchers:
                 assert p.wait(timeout=120) == 0, (pod, log(out, pod))
                 assert log(out, pod).rstrip().endswith("tenplex.launch: the job ended"), log(out, pod)
             # every launch saw a step it could save: none of the processes ended with an error but the injected
+            # ones and the ranks that refused the forged role
             for pod in ("p0", "p1"):
-                assert "Traceback" not in log(out, pod), log(out, pod)
+                assert log(out, pod).count("Traceback") == log(out, pod).count("refused the value"), log(out, pod)
         except BaseException:
             for pod, _ in launchers:  # what the launchers and their ranks said, for the failure's report
                 print("--- launcher %s ---\n%s" % (pod, log(out, pod)), file=sys.stderr)
@@ -314,6 +355,7 @@ def test_decisions():
         "rank 1 moves from pod p0 (local device 1) to pod p0 (local device 2)"
     new_addr = dict(b, masterAddr="10.0.0.9")
     assert "and the rendezvous store with it" in pod_roles.cannot_continue(b, new_addr)
+    assert json.loads(pod_roles.decision("live", "tenplex/live/3/group", 4, "g1-cNone"))["epoch"] == "g1-cNone"
     role = json.loads(pod_roles.role(a, 3, "tenplex/live/3/group"))
     assert role == {"world": 4, "config": a["config"], "prefix": "tenplex/live/3/group", "segment": 3}, role
 

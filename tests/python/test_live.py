@@ -6,6 +6,8 @@ default group); relaunch mode calls the training function once. Prints OK; any f
 raises."""
 
 import datetime
+import hashlib
+import hmac
 import json
 import os
 import subprocess
@@ -51,6 +53,18 @@ def train(cfg):
 r = tenplex.elastic(train)
 print("returned %%d marks %%s" %% (r, [p for p, _ in downtime.marks()]), flush=True)
 ''' % {"pkg": PKG}
+
+
+SECRET = "5e" * 32  # the run's secret, as a launcher hands it to its ranks (TENPLEX_LIVE_SECRET)
+JOB = "live-test"
+
+
+def signed(secret, n, role, change="r1-test", job=JOB):
+    """The value a launcher sets at ``tenplex/live/<n>``, written here independently of the client (docs/LIVE.md)."""
+    text = json.dumps(role)
+    msg = b"\0".join([b"tenplex-live-role", job.encode(), str(n).encode(), change.encode(), text.encode()])
+    mac = hmac.new(secret.encode("ascii"), msg, hashlib.sha256).hexdigest()
+    return json.dumps({"change": change, "role": text, "mac": mac})
 
 
 class FakeStore:
@@ -106,7 +120,9 @@ def start_store():
                          stdout=subprocess.PIPE, text=True)
     first = p.stdout.readline()
     assert first.startswith("port "), first
-    return p, int(first.split()[1])
+    words = first.split()  # port N listen ADDR
+    p.listen = words[3] if len(words) >= 4 and words[2] == "listen" else None
+    return p, int(words[1])
 
 
 def ranks(port, world, live_mode, prefix="tenplex/launch/1", nxt=1):
@@ -116,7 +132,8 @@ def ranks(port, world, live_mode, prefix="tenplex/launch/1", nxt=1):
                    TENPLEX_DP=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
                    TORCHELASTIC_USE_AGENT_STORE="True", TORCHELASTIC_RESTART_COUNT="1")
         if live_mode:
-            env.update(TENPLEX_LIVE="1", TENPLEX_LIVE_PREFIX=prefix, TENPLEX_LIVE_NEXT=str(nxt))
+            env.update(TENPLEX_LIVE="1", TENPLEX_JOB=JOB, TENPLEX_LIVE_SECRET=SECRET, TENPLEX_LIVE_PREFIX=prefix,
+                       TENPLEX_LIVE_NEXT=str(nxt))
         procs.append(subprocess.Popen([sys.executable, "-c", CHILD], env=env, stdout=subprocess.PIPE, text=True))
     return procs
 
@@ -136,7 +153,7 @@ def test_store_host_process_and_live_handover():
             time.sleep(0.02)
         role = {"world": 1, "config": {"tp": 1, "pp": 1, "dp": 1, "devices": [[0, 0]]},
                 "prefix": "tenplex/live/1/group", "segment": 1}
-        host.stdin.write("set tenplex/live/1 %s\n" % json.dumps(role))
+        host.stdin.write("set tenplex/live/1 %s\n" % signed(SECRET, 1, role))
         host.stdin.flush()
         assert host.stdout.readline().strip() == "ok"
         outs = [p.communicate(timeout=60)[0] for p in procs]
@@ -156,7 +173,7 @@ def test_store_host_process_and_live_handover():
             time.sleep(0.02)
         role = {"world": 2, "config": {"tp": 2, "pp": 1, "dp": 1, "devices": [[0, 0], [0, 1]]},
                 "prefix": "tenplex/live/2/group", "segment": 1}
-        host.stdin.write("set tenplex/live/2 %s\n" % json.dumps(role))
+        host.stdin.write("set tenplex/live/2 %s\n" % signed(SECRET, 2, role))
         host.stdin.flush()
         assert host.stdout.readline().strip() == "ok"
         outs = [p.communicate(timeout=60)[0] for p in procs]

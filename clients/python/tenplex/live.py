@@ -18,7 +18,11 @@
 
 The keys, per reconfiguration ``n`` of the run (1, 2, ...): ``tenplex/live/<n>`` (the role, JSON, set
 by the launcher), ``tenplex/live/<n>/waiting`` (a counter of the ranks that saved and wait) and
-``<prefix>/regrouped`` (of the ranks that formed the group under ``prefix``), which the launcher reads. docs/LIVE.md has the whole protocol."""
+``<prefix>/regrouped`` (of the ranks that formed the group under ``prefix``), which the launcher reads.
+Anyone who reaches the store can set a key, so a rank acts only on a role whose MAC verifies with the
+secret its launcher gave it (``TENPLEX_LIVE_SECRET``, taken out of the environment when ``elastic``
+starts; :mod:`tenplex.live_auth`): any other value makes it raise :class:`TenplexError`, so that its
+launcher sees a failed rank. docs/LIVE.md has the whole protocol."""
 
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ import json
 import os
 import sys
 
-from . import checkpoint, downtime, stop
+from . import checkpoint, downtime, live_auth, stop
 from .errors import TenplexError
 
 T = TypeVar("T")
@@ -90,10 +94,11 @@ def elastic(train: Callable[[Config], T], backend: str = "gloo") -> T:
             return train(cfg)
         finally:
             dist.destroy_process_group()  # an asynchronous save still running ends before exit (atexit)
+    secret = os.environ.pop("TENPLEX_LIVE_SECRET", None) or None  # not inherited by what train starts
     store = _store(_seconds("TENPLEX_LIVE_TIMEOUT", 900.0))
     n = int(os.environ.get("TENPLEX_LIVE_NEXT", "1"))
     if os.environ.get("TENPLEX_LIVE_WAIT") == "1":  # an added rank started ahead: its role comes with the commit
-        cfg = _take_role(dist, backend, store, n, cfg, grouped=False)
+        cfg = _take_role(dist, backend, (store, secret), n, cfg, grouped=False)
         n += 1
     else:
         _form(dist, backend, store, os.environ["TENPLEX_LIVE_PREFIX"], cfg, mark=False)
@@ -104,14 +109,16 @@ def elastic(train: Callable[[Config], T], backend: str = "gloo") -> T:
         if not stop.stop_seen():
             dist.destroy_process_group()
             return result
-        cfg = _take_role(dist, backend, store, n, cfg, grouped=True)
+        cfg = _take_role(dist, backend, (store, secret), n, cfg, grouped=True)
         n += 1
 
 
-def _take_role(dist, backend, store, n, cfg, grouped):
+def _take_role(dist, backend, authenticated, n, cfg, grouped):
     """Waits for reconfiguration ``n``'s role and takes it: the configuration to train under next (the
-    process exits 0 when it leaves or is relaunched). ``grouped``: the rank is in a group to end first."""
-    role = _wait_for_role(store, n, cfg)
+    process exits 0 when it leaves or is relaunched). ``authenticated``: (the store, the launcher's
+    secret). ``grouped``: the rank is in a group to end first."""
+    store, secret = authenticated
+    role = _wait_for_role(store, n, cfg, secret)
     downtime.mark("commit")
     if grouped and "relaunch" not in role and "leave" not in role and role["world"] == cfg.world:
         return _keep_group(dist, store, role, cfg)
@@ -160,16 +167,18 @@ def _store(timeout):
                          datetime.timedelta(seconds=timeout))
 
 
-def _wait_for_role(store, n, cfg):
-    """The launcher's answer for reconfiguration ``n`` (after the daemon's commit, or a relaunch)."""
+def _wait_for_role(store, n, cfg, secret):
+    """The launcher's answer for reconfiguration ``n`` (after the daemon's commit, or a relaunch), once it
+    verifies (:func:`tenplex.live_auth.open_role`)."""
     key = "tenplex/live/%d" % n
     store.add(key + "/waiting", 1)
     try:
-        return json.loads(store.get(key).decode("utf-8"))
+        value = store.get(key).decode("utf-8", "replace")
     except RuntimeError as e:  # the store's timeout (or the launcher is gone)
         raise TenplexError("rank %d: no answer for live reconfiguration %d from the launcher's store in %.0f s "
                            "(TENPLEX_LIVE_TIMEOUT): %s" % (cfg.rank, n, _seconds("TENPLEX_LIVE_TIMEOUT", 900.0),
                                                            e)) from e
+    return live_auth.open_role(value, secret, os.environ.get("TENPLEX_JOB", ""), n, cfg.rank)
 
 
 def _adopt(role, old):

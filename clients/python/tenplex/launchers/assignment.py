@@ -5,11 +5,12 @@ it, and the environment of each rank it starts there. Both modes of the pod laun
 
 import json
 import os
+import secrets
 import sys
 import time
 
 from ..checkpoint import generations, stop_state
-from ..errors import UnknownJob
+from ..errors import TenplexError, UnknownJob
 from ..wire import routes
 
 
@@ -34,6 +35,21 @@ def current_assignment(c, job):
     if a.get("generation") != current:
         return None, "the assignment is for generation %s, the job's is %s" % (a.get("generation"), current)
     return a, None
+
+
+def live_secret(c, job):
+    """The secret the live pod launchers of ``job`` sign their store's values with (docs/LIVE.md): the first
+    launcher to ask creates it in the daemon, next to the assignment, with a create-only PUT (a second
+    create is a 409 and changes nothing); every launcher reads the one that is there. It never leaves the
+    daemon and the launchers' memory but as keys derived from it, in their ranks' environment."""
+    path = routes.assignment_file(job).rsplit("/", 1)[0] + "/live-secret"
+    mine = secrets.token_hex(32).encode("ascii")
+    c.request("PUT", routes.files_route(path), ok=(200, 201, 409), data=mine, headers=c.upload_headers(mine))
+    r = c.request("GET", routes.files_route(path))
+    secret = r.content.decode("ascii", "replace").strip()
+    if len(secret) < 32:
+        raise TenplexError("the live secret %s of job %s is too short (%d characters)" % (path, job, len(secret)))
+    return secret
 
 
 def _state(c, job, pod):

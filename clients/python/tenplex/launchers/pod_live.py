@@ -16,7 +16,11 @@ assignment the adapter publishes, decides for every pod (:mod:`tenplex.launchers
 
 After each decision the launchers watch until the new group formed; a rank that fails first (or a group
 that does not form in ``TENPLEX_REGROUP_TIMEOUT`` + 60 s) makes every pod end and start its ranks again,
-once; a second failure ends the launcher with the rank's status. Each launcher's log says why."""
+once; a second failure ends the launcher with the rank's status. Each launcher's log says why.
+
+The store is reachable by every pod and so by anyone on the network: a decision, role or reason a
+launcher reads there is acted on only when its MAC verifies (:mod:`tenplex.launchers.pod_roles`); one that
+does not is logged and ignored (a rank refuses it: it fails, and the launchers relaunch)."""
 
 import datetime
 import json
@@ -24,8 +28,10 @@ import os
 import time
 
 from . import pod_roles as roles
+from . import pod_signed as signed
+from .. import live_auth
 from ..checkpoint import stop_state
-from .assignment import current_assignment, log
+from .assignment import current_assignment, live_secret, log
 from .rank_processes import RankProcesses
 
 EXIT_SECONDS = 60.0
@@ -57,6 +63,9 @@ class LiveLauncher:
         self.retired = []  # stores hosted before: kept open (their ranks read "relaunch") until it hosts again
         self.leaving = set()  # ranks told to leave that may still run
         self.raises = 0
+        self.secret = None  # the job's secret, which signs decisions
+        self.epoch = self.key = None  # the store's epoch and its secret, which signs roles and reasons
+        self.ignored = set()  # keys whose unsigned values were logged
         self.live_timeout = _seconds("TENPLEX_LIVE_TIMEOUT", 900.0)
         self.regroup_timeout = _seconds("TENPLEX_REGROUP_TIMEOUT", 120.0)
 
@@ -192,14 +201,21 @@ class LiveLauncher:
         why = "rank %d (pod %s) exited with %d during live reconfiguration %d" % (rank, self.args.pod, code, self.n)
         log(why + "; every rank will be relaunched")
         try:
-            self.store.compare_set(roles.failed_key(self.n) + "/why", "", why)
-            self.store.add(roles.failed_key(self.n), 1)
+            self._report(roles.failed_key(self.n), why)
         except RuntimeError as e:  # the store is gone: rank 0's pod went away, which relaunches all anyway
             log("could not tell the rendezvous store: %s" % e)
 
     # --- an assignment: decide, act, wait for the group --------------------------------------------------
 
+    def _report(self, counter, why):
+        signed.report(self.store, self.key, self.args.job, counter, why)
+
+    def _reported(self, counter):
+        return signed.reported(self.store, self.key, self.args.job, counter, self.ignored)
+
     def _take(self, a, mine):
+        if self.secret is None:
+            self.secret = live_secret(self.c, self.args.job)
         self._retire(a)
         host = roles.host_pod(a) == self.args.pod
         addr = a.get("masterAddr") or "127.0.0.1"
@@ -236,7 +252,8 @@ class LiveLauncher:
         why = (roles.cannot_continue(self.prev, a) if self.prev is not None else None) or \
             "the rendezvous store moves to pod %s" % roles.host_pod(a)
         if self.n is not None:
-            self.store.set(roles.role_key(self.n), roles.relaunch_role(why))
+            self.store.set(roles.role_key(self.n), roles.signed_role(self.key, self.args.job, a, self.n,
+                                                                     roles.relaunch_role(why)))
         self.retired.append(self.store)
         self.store = self.store_addr = self.hosting = None
 
@@ -246,14 +263,15 @@ class LiveLauncher:
         if fresh or self.prev is None:
             why = None if self.prev is None else (roles.cannot_continue(self.prev, a)
                                                   or "the rendezvous store was started afresh")
-            d = roles.decision("launch", "tenplex/pods/%s/launch" % tag, 1, why)
+            d = roles.decision("launch", "tenplex/pods/%s/launch" % tag, 1, tag, why)
         else:
             why = roles.cannot_continue(self.prev, a) or self._await_waiting()
             if why is None:
-                d = roles.decision("live", roles.role_key(self.n) + "/group", self.n + 1)
+                d = roles.decision("live", roles.role_key(self.n) + "/group", self.n + 1, self.epoch)
             else:
-                d = roles.decision("relaunch", "tenplex/pods/%s/relaunch" % tag, self.n + 1, why)
-        self.store.set(roles.decision_key(a), d)  # only the host writes it (compare_set wakes no waiting get)
+                d = roles.decision("relaunch", "tenplex/pods/%s/relaunch" % tag, self.n + 1, self.epoch, why)
+        key = roles.decision_key(a)  # only the host writes it (compare_set wakes no waiting get)
+        self.store.set(key, live_auth.seal(self.secret, self.args.job, key, d))
         return json.loads(d)
 
     def _await_waiting(self):
@@ -264,8 +282,9 @@ class LiveLauncher:
             for r, code in self._exited():
                 if code != 0:
                     self._note_failure(r, code)
-            if self.store.add(roles.failed_key(self.n), 0) > 0:
-                return self.store.get(roles.failed_key(self.n) + "/why").decode("utf-8")
+            failed = self._reported(roles.failed_key(self.n))
+            if failed is not None:
+                return failed
             waiting = self.store.add(roles.waiting_key(self.n), 0)
             if waiting >= world:
                 return None
@@ -275,18 +294,30 @@ class LiveLauncher:
             self._poll()
 
     def _read_decision(self, a):
-        try:
-            return json.loads(self.store.get(roles.decision_key(a)).decode("utf-8"))
-        except RuntimeError as e:
-            raise RuntimeError("no decision for the assignment %s from the launcher of pod %s (rank 0) within "
-                               "%.0f s: %s" % (roles.tag(a), roles.host_pod(a), self.live_timeout, e)) from e
+        """The host's decision for ``a``; a value there that is not signed is ignored until the host's comes."""
+        key, deadline = roles.decision_key(a), time.time() + self.live_timeout
+        while True:
+            try:
+                d = live_auth.unseal(self.secret, self.args.job, key, self.store.get(key))
+            except RuntimeError as e:
+                raise RuntimeError("no decision for the assignment %s from the launcher of pod %s (rank 0) within "
+                                   "%.0f s: %s" % (roles.tag(a), roles.host_pod(a), self.live_timeout, e)) from e
+            if d is not None:
+                return json.loads(d)
+            signed.ignore(key, self.ignored, "; waiting for the host's")
+            if time.time() > deadline:
+                raise RuntimeError("no signed decision for the assignment %s within %.0f s" % (
+                    roles.tag(a), self.live_timeout))
+            self._poll()
 
     def _act(self, a, mine, d, old_store):
         how, world, gen = d["how"], a["worldSize"], a.get("generation")
+        key = roles.store_secret(self.secret, d["epoch"])  # the ranks in the store hold the old one until now
         if how == "live":
-            self.n = d["next"] - 1  # a pod that joins learns it here
+            self.n, self.epoch, self.key = d["next"] - 1, d["epoch"], key  # a pod that joins learns them here
             if roles.host_pod(a) == self.args.pod:
-                self.store.set(roles.role_key(self.n), roles.role(a, self.n, d["prefix"]))
+                self.store.set(roles.role_key(self.n), roles.signed_role(self.key, self.args.job, a, self.n,
+                                                                         roles.role(a, self.n, d["prefix"])))
             kept = [r for r in self.ranks.alive() if r in mine["ranks"]]
             added = [r for r in mine["ranks"] if r not in kept]
             leave = [r for r in self.ranks.alive() if r not in mine["ranks"]]
@@ -298,9 +329,10 @@ class LiveLauncher:
         else:
             why = d.get("why") or (roles.cannot_continue(self.prev, a) if self.prev is not None else None)
             if self.ranks.alive():
-                self._tell_relaunch(old_store if how == "launch" else self.store, why or "a new launch")
+                self._tell_relaunch(old_store if how == "launch" else self.store, why or "a new launch", a)
                 self.ranks.end(EXIT_SECONDS)
             self.leaving.clear()
+            self.epoch, self.key = d["epoch"], key
             if why is None:
                 log("launch: ranks %s of %d under %s, generation %s, live" % (mine["ranks"], world, _cfg(a), gen))
             else:
@@ -310,11 +342,12 @@ class LiveLauncher:
         self.prev, self.mine, self.n = a, mine, d["next"]
         return self._await_group(a, mine, d, fell_back=False)
 
-    def _tell_relaunch(self, store, why):
-        if store is None or self.n is None:
+    def _tell_relaunch(self, store, why, a):
+        if store is None or self.n is None or self.key is None:
             return
         try:
-            store.set(roles.role_key(self.n), roles.relaunch_role(why))
+            store.set(roles.role_key(self.n), roles.signed_role(self.key, self.args.job, a, self.n,
+                                                                roles.relaunch_role(why)))
         except RuntimeError as e:  # the old store went with its pod: the ranks' wait fails and they are ended
             log("could not tell the ranks through the old rendezvous store: %s" % e)
 
@@ -322,7 +355,7 @@ class LiveLauncher:
         envs = {int(e["RANK"]): e for e in self.environment(a, mine, self.args.job, self.args.master_port)}
         for r in ranks:
             env = dict(envs[r], TENPLEX_LIVE="1", TENPLEX_LIVE_PREFIX=d["prefix"], TENPLEX_LIVE_NEXT=str(d["next"]),
-                       TENPLEX_SEGMENT=str(d["next"] - 1))
+                       TENPLEX_SEGMENT=str(d["next"] - 1), TENPLEX_LIVE_SECRET=self.key)
             env.pop("TENPLEX_LIVE_WAIT", None)
             self.ranks.start(r, self.command, env)
 
@@ -343,12 +376,11 @@ class LiveLauncher:
             if why is None and time.time() > deadline:
                 why = "the process group %s did not form within %.0f s" % (d["prefix"], self.regroup_timeout + 60)
             if why is not None:
-                self.store.compare_set(abort + "/why", "", why)
-                self.store.add(abort, 1)
-            elif self.store.add(abort, 0) > 0:
-                why = self.store.get(abort + "/why").decode("utf-8")
+                self._report(abort, why)
             else:
-                self._poll()
+                why = self._reported(abort)
+                if why is None:
+                    self._poll()
         if why is None:
             return None
         self.ranks.kill()  # the group did not form: nothing trained since the commit

@@ -7,7 +7,7 @@ and decides, once per assignment, how every pod goes on; the others read that de
 The keys (docs/LIVE.md, "The Kubernetes pod launcher"):
 
 * ``tenplex/pods/<tag>``: the decision for the assignment ``tag`` (:func:`tag`), JSON
-  ``{"how": "launch" | "live" | "relaunch", "prefix": P, "next": N, "why": ...}``: ``launch`` (a store
+  ``{"how": "launch" | "live" | "relaunch", "prefix": P, "next": N, "epoch": E, "why": ...}``: ``launch`` (a store
   started afresh: every pod starts its ranks), ``live`` (the kept ranks continue in place, added ranks
   start, the others leave) or ``relaunch`` (every rank exits and is started again); the ranks form their
   group under ``P`` and wait for reconfiguration ``N`` next;
@@ -15,9 +15,17 @@ The keys (docs/LIVE.md, "The Kubernetes pod launcher"):
   decision formed; every pod ends its ranks and starts them again under ``tenplex/pods/<tag>/abort``;
 * ``tenplex/live/<n>/failed`` (a counter) and ``.../failed/why``: a rank exited with an error while the
   ranks waited for reconfiguration ``n``; the decision is then ``relaunch``;
-* the keys of :mod:`tenplex.live` (``tenplex/live/<n>``, ``.../waiting``, ``<prefix>/regrouped``)."""
+* the keys of :mod:`tenplex.live` (``tenplex/live/<n>``, ``.../waiting``, ``<prefix>/regrouped``).
+
+Anyone who reaches the store can set these keys, so every value a launcher or rank acts on is signed
+(:mod:`tenplex.live_auth`): a decision with the job's secret (:func:`tenplex.launchers.assignment.live_secret`),
+the roles and the reasons at ``.../why`` with the secret of the store's epoch ``E`` (:func:`store_secret`:
+the tag of the assignment whose decision started the store), which the ranks get as ``TENPLEX_LIVE_SECRET``.
+A value that does not verify is not acted on."""
 
 import json
+
+from .. import live_auth
 
 
 def tag(a):
@@ -53,8 +61,8 @@ def cannot_continue(prev, a):
     return None
 
 
-def decision(how, prefix, next_n, why=None):
-    d = {"how": how, "prefix": prefix, "next": next_n}
+def decision(how, prefix, next_n, epoch, why=None):
+    d = {"how": how, "prefix": prefix, "next": next_n, "epoch": epoch}
     if why is not None:
         d["why"] = why
     return json.dumps(d)
@@ -68,6 +76,17 @@ def role(a, n, prefix):
 
 def relaunch_role(why):
     return json.dumps({"relaunch": why})
+
+
+def store_secret(job_secret, epoch):
+    """The secret of the store started for the assignment tagged ``epoch``: its roles and reasons are signed
+    with it, and its ranks hold it (a role of another store's epoch, with the same ``n``, does not verify)."""
+    return live_auth.derive(job_secret, "store " + epoch)
+
+
+def signed_role(secret, job, a, n, text):
+    """The value of ``tenplex/live/<n>`` for the role ``text`` (:func:`role`, :func:`relaunch_role`) under ``a``."""
+    return live_auth.seal_role(secret, job, n, a.get("change") if a else None, text)
 
 
 def decision_key(a):

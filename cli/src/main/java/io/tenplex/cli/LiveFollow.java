@@ -36,6 +36,8 @@ final class LiveFollow {
     private ParallelConfig config;
     /** Whether this segment's ranks were already relaunched after a failure (a second failure is not retried here). */
     private boolean fellBack;
+    /** The daemon's id of the change the roles now handed out are for (null at a stop entry). */
+    private String changeId;
 
     LiveFollow(RunCli run) {
         this.run = run;
@@ -82,6 +84,7 @@ final class LiveFollow {
     /** Follows change {@code n} to its end and hands over or relaunches; an exit status, or null to go on. */
     private Integer change(long start, String change, int n, Schedule.Entry next, int perWorker, int segment)
             throws Exception {
+        changeId = change;
         ChangeEvents ev = new ChangeEvents(run.t, run.layout().apiResourceChange(change), line -> run.log(start, line));
         String failure = watch(start, ev, change, n);
         JsonNode status = ev.read();
@@ -142,7 +145,7 @@ final class LiveFollow {
 
     /** The job ended before the change's step: ranks started ahead leave. */
     private int ended(long start, int n, Schedule.Entry next, JsonNode status) throws Exception {
-        run.store.set(LiveRoles.key(n), LiveRoles.leave("the job ended before " + next.when()));
+        tell(n, LiveRoles.leave("the job ended before " + next.when()));
         run.running.awaitAll(EXIT_SECONDS);
         run.log(start, "the job ended before " + next.when() + (status.path("error").isMissingNode() ? ""
                 : ": " + status.path("error").asText()));
@@ -280,7 +283,7 @@ final class LiveFollow {
         List<Device> devices = Ptc.packedDevices(after.worldSize(), perWorker);
         String group = LiveRoles.key(n) + "/group";
         int kept = Math.min(before.worldSize(), after.worldSize());
-        run.store.set(LiveRoles.key(n), LiveRoles.role(after, devices, group, segment));
+        tell(n, LiveRoles.role(after, devices, group, segment));
         run.launcher.prefix = group;
         run.launcher.prefixWorld = after.worldSize();
         fellBack = false;
@@ -301,7 +304,7 @@ final class LiveFollow {
     /** Every rank exits (they have saved) and all of {@code config} are launched again. */
     private void relaunch(long start, int n, ParallelConfig config, int perWorker, int segment, String why)
             throws Exception {
-        run.store.set(LiveRoles.key(n), LiveRoles.relaunch(why));
+        tell(n, LiveRoles.relaunch(why));
         run.running.awaitAll(EXIT_SECONDS);
         relaunchFresh(start, config, perWorker, segment, why);
     }
@@ -328,8 +331,14 @@ final class LiveFollow {
         while (run.running.alive() > 0 && run.store.count(LiveRoles.waiting(n)) < run.running.alive()) {
             Thread.sleep(POLL_MILLIS);
         }
-        run.store.set(LiveRoles.key(n), LiveRoles.leave("the job stopped at " + next.when()));
+        changeId = null;
+        tell(n, LiveRoles.leave("the job stopped at " + next.when()));
         run.running.awaitAll(EXIT_SECONDS);
         run.end(start, next);
+    }
+
+    /** Sets reconfiguration {@code n}'s answer to {@code role}, signed (the ranks refuse a role that is not). */
+    private void tell(int n, String role) throws java.io.IOException {
+        run.store.set(LiveRoles.key(n), run.roles.sign(n, changeId, role));
     }
 }

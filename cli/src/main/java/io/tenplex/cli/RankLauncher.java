@@ -104,6 +104,7 @@ final class RankLauncher {
             env.put("TENPLEX_LIVE_WAIT", "1"); // no group yet: the role comes with the commit
         }
         env.put("TENPLEX_LIVE_PREFIX", groupPrefix);
+        env.put("TENPLEX_LIVE_SECRET", run.roles.secret()); // the ranks act only on roles signed with it
         env.put("TENPLEX_REGROUP_TIMEOUT", Long.toString(run.regroupTimeout));
         // a rank started ahead waits for the whole segment; the store's end (the run's) ends its wait
         env.put("TENPLEX_LIVE_TIMEOUT", Long.toString(waitFor > 0 ? AHEAD_WAIT_SECONDS : run.saveTimeout + 300));

@@ -78,6 +78,8 @@ final class RunCli implements Callable<Integer> {
 
     /** The rendezvous store the run hosts, or null (rank 0 hosts it). */
     StoreHost store;
+    /** Signs the live roles set in the store; its secret goes to the ranks (set when the run starts). */
+    RoleSigner roles;
     /** Resource changes posted so far (the live reconfiguration's number is this count). */
     int posted;
     /** The reconfigurations' downtimes (relaunch mode), or null. */
@@ -118,6 +120,7 @@ final class RunCli implements Callable<Integer> {
         }
         t.get("/api/v1/health");
         daemon.declareJob();
+        roles = RoleSigner.random(job);
         store = python == null ? null : live || storePython != null ? StoreHost.start(python) : StoreHost.startOptional(python, out);
         Thread hook = new Thread(this::stopped, "tenplex-run-stop");
         Runtime.getRuntime().addShutdownHook(hook);

@@ -15,7 +15,9 @@ import java.util.concurrent.TimeUnit;
  * small Python helper ({@code clients/python/tenplex/launchers/store_host.py}, carried in this jar and run with
  * {@code -c}), driven over its stdin and stdout one line at a time. Ranks connect as clients
  * ({@code TORCHELASTIC_USE_AGENT_STORE=True}), so none waits for rank 0's store to listen; live
- * reconfiguration hands the ranks their roles through it (docs/LIVE.md).
+ * reconfiguration hands the ranks their roles through it, signed ({@link RoleSigner}; docs/LIVE.md). It listens
+ * on 127.0.0.1 only where torch's TCPStore takes a socket the helper bound; on torch 1.13 it listens on every
+ * interface and says so on stderr (its first line, {@code port N listen ADDR}, says where).
  */
 final class StoreHost implements AutoCloseable {
     private static final long START_SECONDS = 60;
@@ -51,7 +53,7 @@ final class StoreHost implements AutoCloseable {
                     + "did not start: it answered " + (first == null ? "nothing" : "'" + first + "'")
                     + "; name an interpreter with torch with --store-python");
         }
-        return new StoreHost(p, in, w, Integer.parseInt(first.substring(5).strip()));
+        return new StoreHost(p, in, w, Integer.parseInt(first.substring(5).strip().split(" ")[0]));
     }
 
     /**

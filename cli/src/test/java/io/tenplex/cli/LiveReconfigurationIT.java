@@ -157,6 +157,17 @@ class LiveReconfigurationIT {
         assertTrue(out.strip().endsWith("OK"), out);
     }
 
+    /**
+     * tests/python/test_live_store.py: a hostile process that reaches the store sets a forged, a wrongly signed
+     * and a replayed role: each waiting rank refuses it (non-zero, never exit 0); a signed role works; the store
+     * listens where the helper says (loopback where torch can bind one address).
+     */
+    @Test
+    void pythonLiveStore_ranksRefuseForgedRolesAndTheStoreSaysWhereItListens() throws Exception {
+        String out = python(ROOT.resolve("tests/python/test_live_store.py").toString());
+        assertTrue(out.strip().endsWith("OK"), out);
+    }
+
     /** check_elastic.py: the job's final state, losses and samples equal the static run's (within 1e-9). */
     private void assertStaticEquivalent(String job) throws Exception {
         String check = python(ROOT.resolve("tests/python/check_elastic.py").toString(), addr,
