@@ -110,6 +110,7 @@ final class RunCli implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        io.tenplex.store.JobNamespace.requireValidName(job);
         if (maxRestarts < 0) {
             throw new IllegalArgumentException("--max-restarts must be >= 0, got " + maxRestarts);
         }
@@ -297,7 +298,7 @@ final class RunCli implements Callable<Integer> {
      * come only after the schedule's first change.
      */
     private void declareJob() throws IOException, InterruptedException {
-        var r = t.send(t.request("/api/v1/dirs" + layout().root()).PUT(java.net.http.HttpRequest.BodyPublishers
+        var r = t.send(t.request("/api/v1/dirs" + TenplexCli.encode(layout().root().toString())).PUT(java.net.http.HttpRequest.BodyPublishers
                 .noBody()));
         if (r.statusCode() >= 300) {
             throw new IllegalArgumentException("cannot create job " + job + " on " + t.addr + ": " + r.statusCode()

@@ -6,6 +6,7 @@ import io.tenplex.jobs.common.DaemonClient;
 import io.tenplex.store.DeleteCounts;
 import io.tenplex.store.JobNamespace;
 import io.tenplex.store.StoreException;
+import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -77,6 +78,7 @@ public final class JobRemoval {
      */
     public Answer removeEverywhere(String job, Map<Integer, InetSocketAddress> given)
             throws IOException, InterruptedException {
+        JobNamespace.requireValidName(job);
         jobs.requireKnown(job);
         Map<Integer, InetSocketAddress> others = new java.util.TreeMap<>(jobs.daemons(given));
         others.values().removeIf(this::isSelf);
@@ -94,6 +96,7 @@ public final class JobRemoval {
 
     /** Refuses (conflict naming {@code tenplex cancel}) while something of the job runs here. */
     public void check(String job) {
+        JobNamespace.requireValidName(job);
         for (Function<String, String> b : busy) {
             String why = b.apply(job);
             if (why != null) {
@@ -103,7 +106,12 @@ public final class JobRemoval {
         }
     }
 
-    /** Removes what this daemon holds of the job (nothing held: nothing to do). */
+    /**
+     * Removes what this daemon holds of the job (nothing held: nothing to do): only ever below
+     * {@code /job/<job>} of a valid name.
+     *
+     * @throws StoreException bad request for a name that is not a job's ({@link JobNamespace#requireValidName})
+     */
     public Removed removeHere(String job) throws IOException, InterruptedException {
         check(job);
         jobs.stopFlags().forget(job);
@@ -124,8 +132,9 @@ public final class JobRemoval {
                     + " again): " + String.join("; ", failed));
         }
         long bytes = 0;
-        if (store.stat(JobNamespace.root(job)).isPresent()) {
-            DeleteCounts d = store.delete(JobNamespace.root(job));
+        StorePath tree = JobNamespace.root(job); // one directory below /job, never /job itself
+        if (store.stat(tree).isPresent()) {
+            DeleteCounts d = store.delete(tree);
             bytes = d.bytes();
         }
         jobs.forget(job);

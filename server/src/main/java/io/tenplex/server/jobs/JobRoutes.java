@@ -14,6 +14,7 @@ import io.tenplex.jobs.reconfigure.PartRunner;
 import io.tenplex.jobs.reconfigure.Reconfiguration;
 import io.tenplex.server.ControlHandler;
 import io.tenplex.server.control.WorkerPlan;
+import io.tenplex.store.JobNamespace;
 import io.tenplex.store.StoreException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -99,14 +100,23 @@ public final class JobRoutes implements ControlHandler {
     @Override
     public CompletableFuture<Response> handle(Request req) {
         try {
-            String[] p = req.path().substring(PREFIX.length()).split("/");
-            new JobLayout(p[0]); // checks the job's name
-            return route(p[0], p, req);
+            String[] p = segments(req.path());
+            return route(JobNamespace.requireValidName(p[0]), p, req);
         } catch (IOException e) {
             return CompletableFuture.failedFuture(new IllegalArgumentException("bad control message: " + e.getMessage()));
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
+    }
+
+    /**
+     * The segments of a job route's path after {@code /api/v1/jobs/}: the job's name first ({@code ""}
+     * when the path has none, as {@code /api/v1/jobs/} or {@code /api/v1/jobs//stop}); a trailing
+     * {@code /} adds none.
+     */
+    static String[] segments(String path) {
+        String[] p = path.substring(PREFIX.length()).split("/");
+        return p.length == 0 ? new String[] {""} : p;
     }
 
     private CompletableFuture<Response> route(String job, String[] p, Request req) throws IOException {
