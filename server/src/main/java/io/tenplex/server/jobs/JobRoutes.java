@@ -192,16 +192,26 @@ public final class JobRoutes implements ControlHandler {
 
     /**
      * {@code DELETE /api/v1/jobs/<job>}: removes the job on every daemon of the cluster;
-     * {@code ?local=true}: only here ({@code &dryRun=true}: only whether it could, 409 while a change runs).
+     * {@code ?local=true}: only here ({@code &dryRun=true}: only whether it could, 409 while a change runs;
+     * {@code &prepare=true}: that, then hold back the job's saves until the removal, and wait for those in
+     * flight; {@code &release=true}: let them go on).
      */
     private Response remove(String job, Request req) {
         try {
             if (!"true".equals(req.param("local"))) {
                 return json(200, removal.removeEverywhere(job, java.util.Map.of()));
             }
-            if ("true".equals(req.param("dryRun"))) {
-                removal.check(job);
+            if ("true".equals(req.param("dryRun")) || "true".equals(req.param("prepare"))) {
+                if ("true".equals(req.param("prepare"))) {
+                    removal.prepare(job);
+                } else {
+                    removal.check(job);
+                }
                 return json(200, java.util.Map.of("job", job, "removable", true));
+            }
+            if ("true".equals(req.param("release"))) {
+                removal.release(job);
+                return json(200, java.util.Map.of("job", job, "released", true));
             }
             return json(200, removal.removeHere(job));
         } catch (IOException e) {
@@ -307,8 +317,8 @@ public final class JobRoutes implements ControlHandler {
     private CompletableFuture<Response> seal(String job, long step, int rank, Request req) throws IOException {
         JsonNode b = JobRequests.object(req);
         int world = JobRequests.world(b);
-        return jobs.seal(job, step, rank, world, b.get("config"), io.tenplex.jobs.common.ConfigJson.daemons(b.get("daemons")))
-                .thenApply(s -> sealReply(s, rank));
+        return jobs.seal(job, step, rank, world, b.get("config"), io.tenplex.jobs.common.ConfigJson.daemons(b.get("daemons")),
+                JobRequests.entries(b)).thenApply(s -> sealReply(s, rank));
     }
 
     /** A seal's answer: 200, or 502 naming the daemons that were not told. */
