@@ -10,8 +10,13 @@ def env_int(name, default):
 
 
 def job_name(job):
-    """``job``, else ``TENPLEX_JOB`` (``ValueError`` when neither is given)."""
+    """``job``, else ``TENPLEX_JOB``; ``ValueError`` when neither is given, or for a name the daemon
+    refuses (docs/API.md, "Job names"): a job name is 1 to 255 bytes of UTF-8 without ``/`` or NUL,
+    and is not ``.`` or ``..``."""
     job = job or os.environ.get("TENPLEX_JOB")
     if not job:
         raise ValueError("no job: pass job= or set TENPLEX_JOB")
+    if "/" in job or "\0" in job or job in (".", "..") or len(job.encode("utf-8")) > 255:
+        raise ValueError("bad job name %r: a job name is 1 to 255 bytes of UTF-8 without '/' or NUL, and is not "
+                         "'.' or '..'" % job[:64])
     return job

@@ -91,7 +91,8 @@ def dirs_route(path):
 # ---------------------------------------------------------------- job routes
 
 def job_route(job):
-    return "%s/jobs/%s" % (API, quote_path(job))
+    """The job's routes: its name quoted as one path segment (a ``/`` in it would name another job)."""
+    return "%s/jobs/%s" % (API, quote(job, safe=""))
 
 
 def stop_route(job):

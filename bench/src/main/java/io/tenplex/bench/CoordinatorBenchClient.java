@@ -150,7 +150,7 @@ final class CoordinatorBenchClient implements DaemonClient, AutoCloseable {
     }
 
     @Override
-    public CompletableFuture<Void> removeJob(InetSocketAddress daemon, String job, boolean dryRun) {
+    public CompletableFuture<Void> removeJob(InetSocketAddress daemon, String job, RemovalStep step) {
         return unsupported();
     }
 

@@ -2,6 +2,7 @@ package io.tenplex.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import io.tenplex.client.TenplexException;
+import io.tenplex.store.StoreException;
 import java.io.UncheckedIOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystemException;
@@ -49,6 +50,9 @@ final class CliErrors implements CommandLine.IExecutionExceptionHandler {
         }
         if (e instanceof IllegalArgumentException) {
             return e.getMessage();
+        }
+        if (e instanceof StoreException s && s.kind() == StoreException.Kind.BAD_REQUEST) {
+            return s.getMessage(); // a name or path refused before anything was sent, e.g. a bad job name
         }
         return null;
     }

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tenplex.ptc.data.DatasetIndex;
 import io.tenplex.datasets.format.SampleFormat;
 import io.tenplex.datasets.format.SampleFormats;
+import io.tenplex.store.JobNamespace;
 import java.io.IOException;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
@@ -115,7 +116,7 @@ final class DatasetCli implements Callable<Integer> {
             if (ranks != null) {
                 ranks.forEach(req.putArray("ranks")::add);
             }
-            JsonNode m = t.post("/api/v1/datasets/" + job + "/mount", req.toString());
+            JsonNode m = t.post("/api/v1/datasets" + TenplexCli.encode("/" + JobNamespace.requireValidName(job)) + "/mount", req.toString());
             System.out.printf(Locale.ROOT, "mounted %s: epoch %d, %d batches of %d (%d samples dropped), local batches %s%n",
                     job, m.path("epoch").asInt(), m.path("batches").asInt(), globalBatch, m.path("dropped").asInt(),
                     m.path("localBatch"));
@@ -134,7 +135,7 @@ final class DatasetCli implements Callable<Integer> {
 
         @Override
         public Integer call() throws Exception {
-            JsonNode m = t.get("/api/v1/datasets/" + job);
+            JsonNode m = t.get("/api/v1/datasets" + TenplexCli.encode("/" + JobNamespace.requireValidName(job)));
             JsonNode l = m.path("load");
             System.out.printf(Locale.ROOT, "%s: progress %d, G %d, N %d, %d batches; %s %s (%d/%d samples)%n", job,
                     m.path("progress").asLong(), m.path("globalBatch").asInt(), m.path("dpSize").asInt(),

@@ -62,8 +62,8 @@ final class JobOnDaemon {
      * come only after the schedule's first change.
      */
     void declareJob() throws IOException, InterruptedException {
-        var r = run.t.send(run.t.request("/api/v1/dirs" + run.layout().root()).PUT(java.net.http.HttpRequest.BodyPublishers
-                .noBody()));
+        String dir = "/api/v1/dirs" + TenplexCli.encode(run.layout().root().toString());
+        var r = run.t.send(run.t.request(dir).PUT(java.net.http.HttpRequest.BodyPublishers.noBody()));
         if (r.statusCode() >= 300) {
             throw new IllegalArgumentException("cannot create job " + run.job + " on " + run.t.addr + ": " + r.statusCode()
                     + " " + r.body().strip());

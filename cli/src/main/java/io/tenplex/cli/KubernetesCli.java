@@ -55,6 +55,7 @@ final class KubernetesCli implements Callable<Integer> {
         if (job == null || job.isBlank()) {
             throw new IllegalArgumentException("--job (or TENPLEX_JOB) is required");
         }
+        io.tenplex.store.JobNamespace.requireValidName(job);
         Map<String, String> labels = KubernetesAdapter.Settings.parseSelector(selector != null ? selector
                 : "tenplex.io/job=" + job);
         if (settleSeconds < 0 || saveTimeout < 1) {

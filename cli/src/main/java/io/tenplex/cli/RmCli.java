@@ -1,6 +1,7 @@
 package io.tenplex.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.tenplex.store.JobNamespace;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,6 +28,7 @@ final class RmCli implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        JobNamespace.requireValidName(job); // never DELETE /api/v1/jobs/ (every job) for an empty or odd name
         HttpResponse<String> r = t.delete("/api/v1/jobs" + TenplexCli.encode("/" + job));
         if (r.statusCode() != 200) {
             throw new IllegalArgumentException(error(r));

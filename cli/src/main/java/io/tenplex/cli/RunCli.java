@@ -105,6 +105,7 @@ final class RunCli implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        io.tenplex.store.JobNamespace.requireValidName(job);
         if (maxRestarts < 0) {
             throw new IllegalArgumentException("--max-restarts must be >= 0, got " + maxRestarts);
         }

@@ -136,6 +136,33 @@ class CliIT {
         }
     }
 
+    /**
+     * {@code tenplex rm ""} (a script's {@code tenplex rm $JOB} with {@code JOB} unset) and other names
+     * that are not a job's are refused before anything is sent: every job stays.
+     */
+    @Test
+    void rmEmptyName_isRefusedBeforeAsking_andKeepsEveryJob() throws Exception {
+        try (Daemon d = Daemon.start(new DaemonConfig("127.0.0.1", 0, 64L << 20, "test", null, null))) {
+            String addr = "http://127.0.0.1:" + d.address().getPort();
+            io.tenplex.client.TenplexClient c = new io.tenplex.client.TenplexClient(addr, null);
+            java.util.Map<String, ?> state = java.util.Map.of("w", new io.tenplex.client.Tensor("f32", new long[] {256},
+                    new byte[1024]));
+            c.saveRank("a", 10, 0, 1, state, null);
+            c.saveRank("b", 20, 0, 1, state, null);
+            for (String bad : java.util.List.of("", ".", "..", "/", "a/b", "a/", "x".repeat(256))) {
+                java.io.StringWriter err = new java.io.StringWriter();
+                CommandLine cl = TenplexCli.commandLine();
+                cl.setErr(new java.io.PrintWriter(err));
+                assertEquals(2, cl.execute("rm", "--addr", addr, bad), "rm '" + bad + "': " + err);
+                assertTrue(err.toString().startsWith("tenplex: bad job name '"), err.toString());
+                assertTrue(err.toString().contains("a job name is 1 to 255 bytes"), err.toString());
+            }
+            String jobs = run("jobs", "--addr", addr);
+            assertTrue(jobs.lines().anyMatch(l -> l.matches("a +10 .*step 10")), jobs);
+            assertTrue(jobs.lines().anyMatch(l -> l.matches("b +20 .*step 20")), jobs);
+        }
+    }
+
     @Test
     void verifyAndExport_generations() throws Exception {
         try (Daemon d = Daemon.start(new DaemonConfig("127.0.0.1", 0, 64L << 20, "test", null, null))) {

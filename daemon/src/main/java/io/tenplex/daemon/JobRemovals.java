@@ -45,9 +45,11 @@ final class JobRemovals {
         if (shared != null) {
             removal.add("shared memory", job -> {
                 int n = 0;
-                for (SharedSaves.Handout h : shared.describe(job)) {
-                    shared.release(job, h.id());
-                    n++;
+                for (SharedSaves.Handout h : shared.describe(job)) { // one its owner ended meanwhile is gone
+                    n += exists(() -> {
+                        shared.release(job, h.id());
+                        return null;
+                    }) ? 1 : 0;
                 }
                 return n > 0 ? n + " shared-memory handouts ended" : null;
             });

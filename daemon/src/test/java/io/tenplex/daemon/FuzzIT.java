@@ -30,9 +30,11 @@ import org.junit.jupiter.api.Test;
  * connections at once, some written slowly, on every route including the shared-memory, tiers,
  * streams and rehearsal routes of a job. It asserts that every connection gets an answer, that no
  * answer is a 5xx other than the documented refusals (507, out of memory budget; 503, the planning
- * pool's queue full), that the store outside the
- * fuzzer's scratch paths is byte-identical afterwards, and that once the scratch paths are removed
- * the memory accounting is back at its baseline.
+ * pool's queue full), that every request with a job name that is not one (empty, dots, encoded
+ * slashes, NUL, 300 characters; removal included) is a 4xx, that the store outside the fuzzer's scratch
+ * paths is byte-identical afterwards (another job's tree among it) and that job's generations, load and
+ * stop flag unchanged, and that once the scratch paths are removed the memory accounting is back at its
+ * baseline.
  *
  * <p>A few thousand requests by default (well under two minutes); {@code -Dtenplex.fuzz.requests=N}
  * runs more and {@code -Dtenplex.fuzz.seed=S} replays a run (the seed is printed).
@@ -40,6 +42,8 @@ import org.junit.jupiter.api.Test;
 class FuzzIT {
     private static final int REQUESTS = Integer.getInteger("tenplex.fuzz.requests", 3000);
     private static final int CLIENTS = 4;
+    /** A job the fuzzer never names: it must come through unchanged (its tree, generations, stop flag). */
+    private static final String KEPT = "kept";
     private static final Pattern USED = Pattern.compile("(?m)^tenplex_store_used_bytes (\\S+)$");
     /** 507: over the memory budget now; 503: the planning pool's queue is full (both documented, docs/API.md). */
     private static final java.util.Set<Integer> DOCUMENTED_5XX = java.util.Set.of(503, 507);
@@ -66,6 +70,8 @@ class FuzzIT {
         new Random(seed + 1).nextBytes(f);
         put("/api/v1/tensors/keep/w?dtype=f32&dims=1000,1000", w);
         put("/api/v1/files/keep/f", f);
+        byte[] k = keptJob(seed);
+        String keptBefore = keptState();
         String before = listing();
         long baseline = usedBytes();
         // a model for the fuzzer's job, so that plans, resource changes and parallelizers get past "no model"
@@ -106,6 +112,8 @@ class FuzzIT {
         assertArrayEquals(w, get("/api/v1/tensors/keep/w"));
         assertArrayEquals(f, get("/api/v1/files/keep/f"));
         assertEquals(before, listing(), "the store outside the fuzzer's paths changed");
+        assertEquals(keptBefore, keptState(), "job " + KEPT + " changed");
+        assertArrayEquals(k, get("/api/v1/tensors/job/" + KEPT + "/generations/5/0/w"), "job " + KEPT + "'s generation");
         send("DELETE", "/api/v1/datasets/" + HttpFuzzer.JOB);
         releaseSharedMemory();
         send("DELETE", "/api/v1/jobs/" + HttpFuzzer.JOB + "/streams");
@@ -138,7 +146,7 @@ class FuzzIT {
                     return k == 0 ? "connection closed without an answer" : null;
                 }
                 answered.incrementAndGet();
-                if (a.status() >= 500 && !DOCUMENTED_5XX.contains(a.status())) {
+                if (a.status() >= 500 && !DOCUMENTED_5XX.contains(a.status()) || r.badName() && a.status() / 100 != 4) {
                     String text = a.text();
                     return "answer " + (k + 1) + ": " + a.status() + " " + text.substring(0, Math.min(200, text.length()));
                 }
@@ -167,6 +175,28 @@ class FuzzIT {
                 return;
             }
         }
+    }
+
+    /** Another job than the fuzzer's: a complete generation (step 5) and a raised stop flag; its tensor's bytes. */
+    private byte[] keptJob(long seed) throws Exception {
+        byte[] k = new byte[64 << 10];
+        new Random(seed + 2).nextBytes(k);
+        put("/api/v1/tensors/job/" + KEPT + "/save/0/w?dtype=u8&dims=" + k.length, k);
+        for (String[] call : List.of(new String[] {"/saves/5/ranks/0", "{\"world\": 1}"},
+                new String[] {"/stop", "{\"reason\": \"kept\"}"})) {
+            var r = http.send(HttpRequest.newBuilder(URI.create(daemon.url() + "/api/v1/jobs/" + KEPT + call[0]))
+                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(call[1])).build(),
+                    BodyHandlers.ofString());
+            assertEquals(200, r.statusCode(), r.body());
+        }
+        return k;
+    }
+
+    /** What the daemon says of job {@link #KEPT}: its generations, what rank 0 loads, its stop flag. */
+    private String keptState() throws Exception {
+        return new String(get("/api/v1/jobs/" + KEPT + "/generations"), StandardCharsets.UTF_8) + "\n"
+                + new String(get("/api/v1/jobs/" + KEPT + "/load/0"), StandardCharsets.UTF_8) + "\n"
+                + new String(get("/api/v1/jobs/" + KEPT + "/stop"), StandardCharsets.UTF_8);
     }
 
     /** Ends every shared-memory reservation and pin the fuzzer left open (they hold budget until their lease). */

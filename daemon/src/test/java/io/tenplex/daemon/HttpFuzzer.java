@@ -17,14 +17,22 @@ import java.util.Random;
  * requests; the shared-memory, tiers, streams and rehearsal routes with their JSON and binary
  * (rehearsal batch, slot list, sample) bodies at the edges of int32 and int64. Every path it writes lies below {@link #SCRATCH} or job {@link #JOB}, and destructive
  * methods never carry {@code ..}, so whatever a request is allowed to do stays there: anything else
- * in the store must come through byte-identical.
+ * in the store must come through byte-identical. Requests with a job name that is not one
+ * ({@link #BAD_JOB_NAMES}: empty, dots, encoded slashes, NUL, over 255 bytes) go to every route that
+ * takes a job, removal included, and must each be refused with a 4xx ({@link Request#badName}).
  */
 final class HttpFuzzer {
     static final String SCRATCH = "/fuzz";
     static final String JOB = "fz";
+    /** Job names that are not a job's, as a request's path carries them (percent-encoded where a URL needs it). */
+    static final List<String> BAD_JOB_NAMES = List.of("", ".", "..", "%2E", "%2e%2E", "%2F", "%2f", "a%2Fb", JOB + "%2F",
+            "%2F" + JOB, "%2E%2E%2F" + JOB, "%00", JOB + "%00", "x".repeat(300), "%C3%A9".repeat(128));
 
-    /** One request as bytes, with whether its answer has no body (HEAD) and how many answers to read. */
-    record Request(String summary, byte[] bytes, boolean head, int answers) {}
+    /**
+     * One request as bytes, with whether its answer has no body (HEAD), how many answers to read, and
+     * whether it names a job that is not one (its answer must be a 4xx).
+     */
+    record Request(String summary, byte[] bytes, boolean head, int answers, boolean badName) {}
 
     private static final List<String> METHODS = List.of("GET", "HEAD", "PUT", "POST", "DELETE", "OPTIONS", "PATCH",
             "get", "TRACE", "CONNECT", "BREW", "");
@@ -68,6 +76,9 @@ final class HttpFuzzer {
     }
 
     Request next() {
+        if (rnd.nextInt(8) == 0) {
+            return badName();
+        }
         int pipelined = rnd.nextInt(12) == 0 ? 2 + rnd.nextInt(2) : 1;
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         StringBuilder summary = new StringBuilder();
@@ -83,7 +94,28 @@ final class HttpFuzzer {
                     .append(target, 0, Math.min(target.length(), 120)).append(" [").append(bytes.length).append(" B]");
         }
         // a HEAD among pipelined requests would make the answers hard to split: read only the first then
-        return new Request(summary.toString(), out.toByteArray(), head, head ? 1 : pipelined);
+        return new Request(summary.toString(), out.toByteArray(), head, head ? 1 : pipelined, false);
+    }
+
+    /**
+     * A request alone on its connection to a route that takes a job, with a name that is not one; a
+     * third of them remove the job ({@code tenplex rm}, or a step of it on another daemon's behalf).
+     */
+    private Request badName() {
+        String name = pick(BAD_JOB_NAMES);
+        boolean removal = rnd.nextInt(3) == 0;
+        String method = removal ? "DELETE" : pick(List.of("GET", "HEAD", "PUT", "POST", "DELETE"));
+        String target = switch (removal ? 0 : 1 + rnd.nextInt(5)) {
+            case 0, 1 -> "/api/v1/jobs/" + name + pick(List.of("", "/", "?local=true", "?local=true&dryRun=true",
+                    "?local=true&prepare=true", "?local=true&release=true"));
+            case 2 -> "/api/v1/jobs/" + name + "/" + pick(JOB_ROUTES);
+            case 3 -> "/api/v1/jobs/" + name + "/" + newerRoute();
+            case 4 -> "/stop?job=" + name + maybe("&step=" + number());
+            default -> "/api/v1/datasets/" + name + pick(List.of("", "/", "/mount", "/samples", "/files/dataset/rank-0/x"));
+        };
+        byte[] bytes = frame(method, target, body(target));
+        return new Request("bad name " + method + " " + target.substring(0, Math.min(target.length(), 120)) + " ["
+                + bytes.length + " B]", bytes, method.equals("HEAD"), 1, true);
     }
 
     private String method() {

@@ -68,6 +68,29 @@ class JobRemovalIT {
         }
     }
 
+    /**
+     * {@code tenplex rm} racing a save of the real Python client a few milliseconds apart, 150 times over
+     * REST and 150 times through shared memory (tests/python/remove_race.py): no 5xx, no generation
+     * listed complete that does not load the bytes saved as it, no job name left stuck.
+     */
+    @Test
+    void removeRacingSaves_overRestAndSharedMemory_neverListAGenerationThatDoesNotLoadItsBytes() throws Exception {
+        try (DaemonProcess d = DaemonProcess.start("--port", "0", "--memory-limit", "256m")) {
+            for (String mode : java.util.List.of("rest", "shared")) {
+                ProcessBuilder py = new ProcessBuilder("/usr/bin/python3", Path.of(System.getProperty("user.dir"))
+                        .getParent().resolve("tests/python/remove_race.py").toString(), "150", mode)
+                        .redirectErrorStream(true);
+                py.environment().put("TENPLEX_ADDR", d.url());
+                Process p = py.start();
+                String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                System.out.println(out);
+                assertEquals(0, p.waitFor(), mode + ":\n" + out);
+                assertTrue(out.strip().endsWith("OK"), out);
+            }
+            assertTrue(d.log().stream().noneMatch(l -> l.contains("internal error")), String.join("\n", d.log()));
+        }
+    }
+
     @Test
     void removeAcrossTwoDaemons_refusedWhileAChangeRuns_thenEverythingGone_andTheNameStartsClean() throws Exception {
         try (PeerDaemons c = PeerDaemons.start(2, "--memory-limit", "64m", "--checkpoint-dir",

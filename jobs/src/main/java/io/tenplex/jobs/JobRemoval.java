@@ -3,9 +3,11 @@ package io.tenplex.jobs;
 import io.tenplex.jobs.common.Broadcast;
 import io.tenplex.jobs.common.DaemonCallException;
 import io.tenplex.jobs.common.DaemonClient;
+import io.tenplex.jobs.generations.SavesInFlight;
 import io.tenplex.store.DeleteCounts;
 import io.tenplex.store.JobNamespace;
 import io.tenplex.store.StoreException;
+import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -69,20 +71,31 @@ public final class JobRemoval {
 
     /**
      * Removes {@code job} here and on every other daemon of the cluster ({@code given}, or the
-     * daemon's peers): checks all of them first, then removes it on the others, then here.
+     * daemon's peers): prepares all of them first ({@link #prepare}: each checks that it could, holds
+     * back the job's saves and waits for those in flight, so that no seal and no notice of one is in
+     * flight anywhere once all are prepared), then removes it on the others, then here.
      *
      * @throws StoreException not found when this daemon does not know the job; conflict naming
-     *     {@code tenplex cancel} while a change runs on any daemon (nothing removed)
+     *     {@code tenplex cancel} while a change runs on any daemon, or naming the saves still in flight
+     *     (nothing removed, the saves held back go on)
      * @throws IOException naming the daemons that could not remove it
      */
     public Answer removeEverywhere(String job, Map<Integer, InetSocketAddress> given)
             throws IOException, InterruptedException {
+        JobNamespace.requireValidName(job);
         jobs.requireKnown(job);
         Map<Integer, InetSocketAddress> others = new java.util.TreeMap<>(jobs.daemons(given));
         others.values().removeIf(this::isSelf);
-        check(job);
-        askFirst(job, others);
-        List<String> failed = wait(Broadcast.toAll(others, a -> client.removeJob(a, job, false)));
+        prepare(job);
+        try {
+            askFirst(job, others);
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            Broadcast.toAll(others, a -> client.removeJob(a, job, DaemonClient.RemovalStep.RELEASE));
+            release(job);
+            throw e;
+        }
+        List<String> failed = wait(Broadcast.toAll(others, a -> client.removeJob(a, job,
+                DaemonClient.RemovalStep.REMOVE)));
         Removed here = removeHere(job);
         if (!failed.isEmpty()) {
             throw new IOException("job " + job + " was removed here but not on " + String.join("; ", failed)
@@ -92,8 +105,23 @@ public final class JobRemoval {
         return new Answer(job, here, told);
     }
 
+    /**
+     * Prepares the job's removal here: {@link #check}s that it could, then holds back the job's saves
+     * and waits for those in flight ({@link SavesInFlight#prepare}) until the removal or {@link #release}.
+     */
+    public void prepare(String job) throws InterruptedException {
+        check(job);
+        jobs.savesInFlight().prepare(job, SavesInFlight.DEFAULT_WAIT);
+    }
+
+    /** Lets the saves held back by {@link #prepare} go on: the removal was refused elsewhere. */
+    public void release(String job) {
+        jobs.savesInFlight().release(JobNamespace.requireValidName(job));
+    }
+
     /** Refuses (conflict naming {@code tenplex cancel}) while something of the job runs here. */
     public void check(String job) {
+        JobNamespace.requireValidName(job);
         for (Function<String, String> b : busy) {
             String why = b.apply(job);
             if (why != null) {
@@ -103,9 +131,21 @@ public final class JobRemoval {
         }
     }
 
-    /** Removes what this daemon holds of the job (nothing held: nothing to do). */
+    /**
+     * Removes what this daemon holds of the job (nothing held: nothing to do): only ever below
+     * {@code /job/<job>} of a valid name. It excludes the job's seals and commits here
+     * ({@link SavesInFlight}): it waits for those in flight (at most {@link SavesInFlight#DEFAULT_WAIT}),
+     * and those that come meanwhile wait for it, then save into the clean job.
+     *
+     * @throws StoreException bad request for a name that is not a job's ({@link JobNamespace#requireValidName});
+     *     conflict naming the saves still in flight after the wait (nothing removed)
+     */
     public Removed removeHere(String job) throws IOException, InterruptedException {
         check(job);
+        return jobs.savesInFlight().excluding(job, SavesInFlight.DEFAULT_WAIT, () -> removeNow(job));
+    }
+
+    private Removed removeNow(String job) throws IOException, InterruptedException {
         jobs.stopFlags().forget(job);
         List<String> said = new ArrayList<>();
         List<String> failed = new ArrayList<>();
@@ -124,8 +164,9 @@ public final class JobRemoval {
                     + " again): " + String.join("; ", failed));
         }
         long bytes = 0;
-        if (store.stat(JobNamespace.root(job)).isPresent()) {
-            DeleteCounts d = store.delete(JobNamespace.root(job));
+        StorePath tree = JobNamespace.root(job); // one directory below /job, never /job itself
+        if (store.stat(tree).isPresent()) {
+            DeleteCounts d = store.delete(tree);
             bytes = d.bytes();
         }
         jobs.forget(job);
@@ -149,14 +190,16 @@ public final class JobRemoval {
     }
 
     /**
-     * Asks every other daemon whether it could remove the job (a dry run).
+     * Prepares the removal on every other daemon: whether it could remove the job, holding back the
+     * job's saves there ({@link #prepare}).
      *
-     * @throws StoreException conflict when one answered that a change of the job runs there
+     * @throws StoreException conflict when one answered that a change of the job runs there, or that
+     *     saves of it are still in flight
      * @throws IOException naming the daemons that did not answer or refused otherwise
      */
     private void askFirst(String job, Map<Integer, InetSocketAddress> others) throws IOException, InterruptedException {
         Map<Integer, java.util.concurrent.CompletableFuture<Void>> asked = new java.util.TreeMap<>();
-        others.forEach((w, a) -> asked.put(w, client.removeJob(a, job, true)));
+        others.forEach((w, a) -> asked.put(w, client.removeJob(a, job, DaemonClient.RemovalStep.PREPARE)));
         List<String> failed = new ArrayList<>();
         boolean busyThere = false;
         for (Map.Entry<Integer, java.util.concurrent.CompletableFuture<Void>> e : asked.entrySet()) {

@@ -11,6 +11,7 @@ import io.tenplex.jobs.durable.DurableCopies;
 import io.tenplex.jobs.generations.Generations;
 import io.tenplex.jobs.generations.JobMetrics;
 import io.tenplex.jobs.generations.LoadChoice;
+import io.tenplex.jobs.generations.SavesInFlight;
 import io.tenplex.jobs.generations.Sealed;
 import io.tenplex.jobs.reconfigure.InferredModels;
 import io.tenplex.jobs.reconfigure.JobModels;
@@ -30,6 +31,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -65,6 +67,7 @@ public final class Jobs implements Sealer {
     private final ReconfigurationPlanner planner;
     private final ChangeRegistry changes;
     private final SaveSealing sealing;
+    private final SavesInFlight inFlight = new SavesInFlight();
     private final AtomicInteger ids = new AtomicInteger();
 
     public Jobs(TensorStore store, DaemonClient client, RangeReads reads, JobExecutors exec, StopFlags flags) {
@@ -84,7 +87,7 @@ public final class Jobs implements Sealer {
         this.levels = new CheckpointLevels(store, generations, client, reads, exec, cluster);
         this.planner = new ReconfigurationPlanner(generations, models, levels.recovery(), cluster);
         this.changes = new ChangeRegistry(store, client, reads, exec, generations, cluster, retention, clock);
-        this.sealing = new SaveSealing(generations, client, cluster);
+        this.sealing = new SaveSealing(store, generations, client, cluster);
     }
 
     public StopFlags stopFlags() {
@@ -170,14 +173,47 @@ public final class Jobs implements Sealer {
      */
     public CompletableFuture<Sealed> seal(String job, long step, int rank, int world, JsonNode config,
             Map<Integer, InetSocketAddress> daemons) throws IOException {
-        return seal(job, step, rank, world, config, daemons, new JobLayout(job).savedRank(rank));
+        return seal(job, step, rank, world, config, daemons, OptionalInt.empty());
     }
 
-    /** As {@link #seal(String, long, int, int, JsonNode, Map)}, sealing the tree at {@code saved}. */
+    /**
+     * As {@link #seal(String, long, int, int, JsonNode, Map)}, with the number of entries (tensors and
+     * files) the rank wrote below {@code save/<rank>} when the request says: a tree that holds another
+     * number (the job was removed while the rank saved) is refused, a conflict, and nothing is sealed.
+     * The seal, until every daemon was told, excludes a removal of the job ({@link SavesInFlight}).
+     */
+    public CompletableFuture<Sealed> seal(String job, long step, int rank, int world, JsonNode config,
+            Map<Integer, InetSocketAddress> daemons, OptionalInt entries) throws IOException {
+        StorePath saved = new JobLayout(job).savedRank(rank);
+        SavesInFlight.Pass pass = enterSave(job, "the seal of rank " + rank + " of step " + step);
+        try {
+            entries.ifPresent(n -> sealing.checkEntries(job, step, rank, saved, n));
+            return sealing.seal(job, step, rank, world, config, daemons, saved).whenComplete((s, t) -> pass.close());
+        } catch (IOException | RuntimeException e) {
+            pass.close();
+            throw e;
+        }
+    }
+
+    /**
+     * As {@link #seal(String, long, int, int, JsonNode, Map)}, sealing the tree at {@code saved}; the
+     * caller holds a {@link #enterSave pass} for the job until the answer completes.
+     */
     @Override
     public CompletableFuture<Sealed> seal(String job, long step, int rank, int world, JsonNode config,
             Map<Integer, InetSocketAddress> daemons, StorePath saved) throws IOException {
         return sealing.seal(job, step, rank, world, config, daemons, saved);
+    }
+
+    /** Enters a save of {@code job} in flight here (it waits while a removal of the job runs). */
+    @Override
+    public SavesInFlight.Pass enterSave(String job, String what) {
+        return inFlight.enter(job, what);
+    }
+
+    /** The seals and commits in flight here, which a removal of their job excludes. */
+    public SavesInFlight savesInFlight() {
+        return inFlight;
     }
 
     /** What {@code rank} of {@code job} loads here: the newer of the latest generation and a reconfiguration's output. */
@@ -188,7 +224,10 @@ public final class Jobs implements Sealer {
 
     /** Ranks of a step were sealed on another daemon; whether the generation is complete. */
     public boolean sealed(String job, long step, List<Integer> ranks, int world, JsonNode config) throws IOException {
-        return generations.sealed(job, step, ranks, world, config);
+        try (SavesInFlight.Pass pass = inFlight.enterNotice(job, "the notice of the seal of ranks " + ranks + " of step "
+                + step)) {
+            return generations.sealed(job, step, ranks, world, config);
+        }
     }
 
     /** Starts this daemon's part of a plan (idempotent per plan: a known part is answered as it is). */

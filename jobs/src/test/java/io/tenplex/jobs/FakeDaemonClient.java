@@ -238,13 +238,14 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
     }
 
     @Override
-    public CompletableFuture<Void> removeJob(InetSocketAddress daemon, String job, boolean dryRun) {
+    public CompletableFuture<Void> removeJob(InetSocketAddress daemon, String job, RemovalStep step) {
         return at(daemon, () -> {
             JobRemoval r = new JobRemoval(d(daemon).store(), d(daemon).jobs(), this);
-            if (dryRun) {
-                r.check(job);
-            } else {
-                r.removeHere(job);
+            switch (step) {
+                case PREPARE -> r.prepare(job);
+                case RELEASE -> r.release(job);
+                case REMOVE -> r.removeHere(job);
+                default -> throw new IllegalArgumentException(step.toString());
             }
             return null;
         });

@@ -54,7 +54,18 @@ class JobLayoutTest {
     }
 
     @Test
-    void jobNameWithSlashIsRejected() {
-        assertThrows(IllegalArgumentException.class, () -> new JobLayout("a/b"));
+    void apiRoutes_encodeTheNameAsOneSegment() {
+        assertEquals("/api/v1/jobs/p%20q%25%3F%23/stop", new JobLayout("p q%?#").apiStop());
+        assertEquals("/api/v1/jobs/x%252F/saves/7/ranks/1", new JobLayout("x%2F").apiSaveRank(7, 1));
+        assertEquals("/api/v1/jobs/.hidden/stop", new JobLayout(".hidden").apiStop());
+    }
+
+    @Test
+    void jobNameThatIsNotOneDirectory_isRejected() {
+        for (String bad : new String[] {"a/b", "", ".", "..", "a\0b", "x".repeat(256)}) {
+            io.tenplex.store.StoreException e = assertThrows(io.tenplex.store.StoreException.class,
+                    () -> new JobLayout(bad), bad);
+            assertEquals(io.tenplex.store.StoreException.Kind.BAD_REQUEST, e.kind());
+        }
     }
 }

@@ -35,6 +35,7 @@ final class ControlCall extends Call {
 
     @Override
     void head(Exchange ex) {
+        refuseEncodedSlash(ex.query.rawPath());
         long declared = Uploads.contentLength(ex);
         limits = ex.rc.limits();
         int limit = limits.controlBody();
@@ -49,6 +50,20 @@ final class ControlCall extends Call {
         accounted = ex.rc.controlBytes();
         reserve(declared > 0 ? declared : 0);
         body = new byte[(int) Math.max(0, declared)];
+    }
+
+    /**
+     * Refuses a path with an encoded {@code /} ({@code %2F}): a segment of a control route (a job's
+     * name, an id) never contains one, and decoded it would split the segment in two, so that
+     * {@code DELETE /api/v1/jobs/a%2F} would name job {@code a}.
+     */
+    static void refuseEncodedSlash(String rawPath) {
+        int at = rawPath.toUpperCase(java.util.Locale.ROOT).indexOf("%2F");
+        if (at >= 0) {
+            throw HttpError.badRequest("an encoded '/' (%2F) in the path " + RequestHeads.describe(
+                    new IllegalArgumentException(rawPath)) + ": job names and the other segments of a job, dataset "
+                    + "or stop route never contain '/'");
+        }
     }
 
     private void reserve(long n) {

@@ -1,5 +1,6 @@
 package io.tenplex.store;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 
 /**
@@ -14,12 +15,74 @@ public final class JobNamespace {
     private JobNamespace() {
     }
 
-    /** The job's tree {@code /job/<job>}; a job name is one path component. */
-    public static StorePath root(String job) {
-        if (job.contains("/")) {
-            throw new IllegalArgumentException("job name '" + job + "' must not contain '/'");
+    /** The rule for a job's name, as errors and docs/API.md state it. */
+    public static final String NAME_RULE = "a job name is 1 to 255 bytes of UTF-8 without '/' or NUL, and is not "
+            + "'.' or '..'";
+    /** The most characters of a bad name an error quotes. */
+    private static final int QUOTED = 64;
+
+    /**
+     * What is wrong with {@code job} as a job's name ({@link #NAME_RULE}: exactly one path component
+     * below {@code /job}), or null when it is a valid name.
+     */
+    public static String nameProblem(String job) {
+        if (job == null || job.isEmpty()) {
+            return "it is empty";
         }
-        return StorePath.parse(ROOT + "/" + job);
+        if (job.equals(".") || job.equals("..")) {
+            return "'" + job + "' names a directory relative to another";
+        }
+        if (job.indexOf('/') >= 0) {
+            return "it contains '/'";
+        }
+        if (job.indexOf('\0') >= 0) {
+            return "it contains a NUL byte";
+        }
+        int bytes = job.getBytes(StandardCharsets.UTF_8).length;
+        return bytes > 255 ? "it is " + bytes + " bytes long" : null;
+    }
+
+    /**
+     * Checks a job's name where it enters (a route, a command) and wherever a job's tree is named.
+     *
+     * @return {@code job}
+     * @throws StoreException bad request (400) saying what is wrong with it
+     */
+    public static String requireValidName(String job) {
+        String problem = nameProblem(job);
+        if (problem != null) {
+            throw StoreException.badRequest("bad job name '" + quoted(job) + "': " + problem + " (" + NAME_RULE + ")");
+        }
+        return job;
+    }
+
+    /** A name as an error quotes it: control characters escaped, at most {@link #QUOTED} characters. */
+    private static String quoted(String job) {
+        if (job == null) {
+            return "";
+        }
+        StringBuilder b = new StringBuilder();
+        job.codePoints().limit(QUOTED).forEach(c -> {
+            if (c < 0x20 || c == 0x7f) {
+                b.append(String.format(java.util.Locale.ROOT, "\\x%02x", c));
+            } else {
+                b.appendCodePoint(c);
+            }
+        });
+        return job.codePointCount(0, job.length()) > QUOTED ? b + "..." : b.toString();
+    }
+
+    /**
+     * The job's tree {@code /job/<job>}: always exactly one component below {@code /job}.
+     *
+     * @throws StoreException bad request for a name that is not valid ({@link #requireValidName})
+     */
+    public static StorePath root(String job) {
+        StorePath root = StorePath.parse(ROOT + "/" + requireValidName(job));
+        if (root.parts().size() != 2) {
+            throw new IllegalStateException("job " + job + " resolved to " + root + ", not one directory below " + ROOT);
+        }
+        return root;
     }
 
     /** {@code relative} (e.g. {@code head.txt}, {@code save/0}) inside the job's tree. */

@@ -8,8 +8,10 @@ final class JobRoutes {
     private final String job;
 
     JobRoutes(String job) {
-        if (job == null || job.isEmpty() || job.contains("/") || job.equals(".") || job.equals("..")) {
-            throw new IllegalArgumentException("job name '" + job + "' cannot be a name in the store");
+        if (job == null || job.isEmpty() || job.contains("/") || job.equals(".") || job.equals("..")
+                || job.indexOf('\0') >= 0 || job.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 255) {
+            throw new IllegalArgumentException("job name '" + job + "' cannot be a name in the store (a job name is 1 "
+                    + "to 255 bytes of UTF-8 without '/' or NUL, and is not '.' or '..')");
         }
         this.job = job;
     }
@@ -20,7 +22,8 @@ final class JobRoutes {
     }
 
     private String api(String route) {
-        return "/api/v1/jobs/" + job + route;
+        return "/api/v1/jobs/" + java.net.URLEncoder.encode(job, java.nio.charset.StandardCharsets.UTF_8)
+                .replace("+", "%20") + route;
     }
 
     /** Seals one rank's save of a step. */

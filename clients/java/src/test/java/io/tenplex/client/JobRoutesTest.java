@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 class JobRoutesTest {
     @Test
     void routes_areTheDaemonsJobLayout() {
-        for (String job : new String[] {"gpt", "job-1", "a.b_c"}) {
+        for (String job : new String[] {"gpt", "job-1", "a.b_c", "p q", "x%2F", "r?s#t", "\u00e9", ".hidden"}) {
             JobRoutes r = new JobRoutes(job);
             JobLayout l = new JobLayout(job);
             assertEquals(l.savedRank(3).toString(), r.savedRank(3));
@@ -22,7 +22,7 @@ class JobRoutesTest {
 
     @Test
     void aJobNameThatCannotBeAPath_isRefused() {
-        for (String bad : new String[] {"", "a/b", "..", "."}) {
+        for (String bad : new String[] {"", "a/b", "..", ".", "a\0b", "x".repeat(256)}) {
             assertThrows(IllegalArgumentException.class, () -> new JobRoutes(bad));
         }
     }

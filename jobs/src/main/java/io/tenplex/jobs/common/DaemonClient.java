@@ -74,11 +74,22 @@ public interface DaemonClient {
     /** Clears a job's stop flag on a daemon. */
     CompletableFuture<Void> clearStop(InetSocketAddress daemon, String job);
 
-    /**
-     * Removes what a daemon holds of a job ({@link JobRemoval#removeHere}); with {@code dryRun}, only
-     * asks whether it could (fails with a conflict while a change of the job runs there).
-     */
-    CompletableFuture<Void> removeJob(InetSocketAddress daemon, String job, boolean dryRun);
+    /** A step of a job's removal on another daemon ({@code JobRemoval}). */
+    enum RemovalStep {
+        /**
+         * Whether it could remove the job (a conflict while a change of the job runs there), and if so
+         * hold back the job's saves there and wait for those in flight, until {@link #REMOVE} or
+         * {@link #RELEASE}.
+         */
+        PREPARE,
+        /** Let the saves held back by {@link #PREPARE} go on: the removal was refused elsewhere. */
+        RELEASE,
+        /** Remove what the daemon holds of the job ({@code JobRemoval.removeHere}). */
+        REMOVE
+    }
+
+    /** One step of a job's removal on {@code daemon}. */
+    CompletableFuture<Void> removeJob(InetSocketAddress daemon, String job, RemovalStep step);
 
     // What a scheduler adapter asks the coordinating daemon ({@code host:port}, or a URL with its scheme).
 

@@ -224,9 +224,14 @@ public record JobLayout(String job, String sourceDir, String outputDir) {
         return path(CURRENT);
     }
 
-    /** The job's API: {@code /api/v1/jobs/<job>} followed by {@code route} (e.g. {@code "/parts"}). */
+    /**
+     * The job's API: {@code /api/v1/jobs/<job>} followed by {@code route} (e.g. {@code "/parts"}), the
+     * name percent-encoded as one path segment, so that the daemon asked decodes the same name (a
+     * {@code %}, {@code ?}, {@code #} or space in it stays part of it).
+     */
     public String api(String route) {
-        return API_PREFIX + job + route;
+        return API_PREFIX + java.net.URLEncoder.encode(job, java.nio.charset.StandardCharsets.UTF_8).replace("+", "%20")
+                + route;
     }
 
     /** A plan part's route on a worker's daemon, with an action ({@code ""}, {@code "/prepare"}, ...). */

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tenplex.jobs.common.JobLayout;
 import io.tenplex.jobs.common.Limits;
 import io.tenplex.jobs.generations.Tiers;
+import io.tenplex.store.JobNamespace;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -49,8 +50,9 @@ final class DurableDir {
     }
 
     Path job(String job) {
-        if (job.isEmpty() || job.startsWith(".") || job.contains("/")) {
-            throw new IllegalArgumentException("job name '" + job + "' cannot name a directory");
+        String problem = JobNamespace.nameProblem(job);
+        if (problem != null) {
+            throw new IllegalArgumentException("job name '" + job + "' cannot name a directory: " + problem);
         }
         return root.resolve(JOBS).resolve(job);
     }
@@ -79,7 +81,7 @@ final class DurableDir {
         if (Files.isDirectory(dir)) {
             try (DirectoryStream<Path> s = Files.newDirectoryStream(dir)) {
                 s.forEach(p -> {
-                    if (Files.isDirectory(p) && !p.getFileName().toString().startsWith(".")) {
+                    if (Files.isDirectory(p) && JobNamespace.nameProblem(p.getFileName().toString()) == null) {
                         out.add(p.getFileName().toString());
                     }
                 });

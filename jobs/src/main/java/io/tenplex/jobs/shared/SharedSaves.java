@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.tenplex.jobs.common.JobLayout;
 import io.tenplex.jobs.common.Limits;
 import io.tenplex.jobs.generations.LoadChoice;
+import io.tenplex.jobs.generations.SavesInFlight;
 import io.tenplex.jobs.generations.Sealed;
 import io.tenplex.ptc.TensorMeta;
 import io.tenplex.store.DataRef;
@@ -206,9 +207,24 @@ public final class SharedSaves implements AutoCloseable {
      * Publishes a reservation as {@code rank}'s saved tree (its tensors plus {@code files}, listed in
      * {@code order} when given), replacing
      * what the rank saved before in one step, then seals it as {@code step} (see {@link Sealer#seal}).
-     * The reservation ends either way.
+     * The reservation ends either way. The commit, until every daemon was told of its seal, excludes a
+     * removal of the job: one that ran first ended the reservation (not found), one that comes later
+     * waits for it.
      */
     public CompletableFuture<Sealed> commit(String job, int rank, String id, long step, int world,
+            JsonNode config, Map<Integer, InetSocketAddress> daemons, Map<String, byte[]> files, List<String> order)
+            throws IOException {
+        SavesInFlight.Pass pass = jobs.enterSave(job, "the commit of shared-memory save " + id + " of rank " + rank
+                + " of step " + step);
+        try {
+            return commitNow(job, rank, id, step, world, config, daemons, files, order).whenComplete((s, t) -> pass.close());
+        } catch (IOException | RuntimeException e) {
+            pass.close();
+            throw e;
+        }
+    }
+
+    private CompletableFuture<Sealed> commitNow(String job, int rank, String id, long step, int world,
             JsonNode config, Map<Integer, InetSocketAddress> daemons, Map<String, byte[]> files, List<String> order)
             throws IOException {
         SharedSpaces.Space s = spaces.take(job, id);

@@ -33,9 +33,10 @@ public final class DatasetRoutes implements ControlHandler {
     public CompletableFuture<Response> handle(Request req) {
         try {
             String[] p = req.path().substring(PREFIX.length()).split("/", 3);
-            String job = p[0];
+            String job = io.tenplex.store.JobNamespace.requireValidName(p[0]);
             if (!JOB.matcher(job).matches()) {
-                throw new IllegalArgumentException("bad job name '" + job + "'");
+                throw new IllegalArgumentException("bad job name '" + job + "' for a dataset view (letters, digits, "
+                        + "'.', '_' and '-' only)");
             }
             String what = p.length > 1 ? p[1] : "";
             return switch (req.method() + " " + what) {

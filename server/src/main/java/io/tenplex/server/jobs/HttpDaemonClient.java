@@ -198,8 +198,13 @@ public final class HttpDaemonClient implements DaemonClient {
     }
 
     @Override
-    public CompletableFuture<Void> removeJob(InetSocketAddress daemon, String job, boolean dryRun) {
-        return tell(daemon, new JobLayout(job).api("?local=true" + (dryRun ? "&dryRun=true" : "")), "DELETE", null);
+    public CompletableFuture<Void> removeJob(InetSocketAddress daemon, String job, RemovalStep step) {
+        String query = switch (step) {
+            case PREPARE -> "?local=true&prepare=true";
+            case RELEASE -> "?local=true&release=true";
+            case REMOVE -> "?local=true";
+        };
+        return tell(daemon, new JobLayout(job).api(query), "DELETE", null);
     }
 
     @Override

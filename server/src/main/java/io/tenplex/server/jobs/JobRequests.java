@@ -54,6 +54,15 @@ final class JobRequests {
         return Limits.intIn(b, "world", 0, 1, Limits.MAX_RANKS, "");
     }
 
+    /**
+     * {@code entries} (optional): how many tensors and files the rank wrote below {@code save/<rank>}
+     * before its seal; the seal refuses a tree that holds another number.
+     */
+    static java.util.OptionalInt entries(JsonNode b) {
+        return b.path("entries").isMissingNode() || b.path("entries").isNull() ? java.util.OptionalInt.empty()
+                : java.util.OptionalInt.of(Limits.intIn(b, "entries", -1, 0, Integer.MAX_VALUE, ""));
+    }
+
     /** {@code ranks}: a list of integer ranks, at most {@link Limits#MAX_RANKS}. */
     static List<Integer> ranks(JsonNode b) {
         if (b.path("ranks").size() > Limits.MAX_RANKS) {

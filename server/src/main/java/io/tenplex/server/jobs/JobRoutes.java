@@ -14,6 +14,7 @@ import io.tenplex.jobs.reconfigure.PartRunner;
 import io.tenplex.jobs.reconfigure.Reconfiguration;
 import io.tenplex.server.ControlHandler;
 import io.tenplex.server.control.WorkerPlan;
+import io.tenplex.store.JobNamespace;
 import io.tenplex.store.StoreException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -99,14 +100,23 @@ public final class JobRoutes implements ControlHandler {
     @Override
     public CompletableFuture<Response> handle(Request req) {
         try {
-            String[] p = req.path().substring(PREFIX.length()).split("/");
-            new JobLayout(p[0]); // checks the job's name
-            return route(p[0], p, req);
+            String[] p = segments(req.path());
+            return route(JobNamespace.requireValidName(p[0]), p, req);
         } catch (IOException e) {
             return CompletableFuture.failedFuture(new IllegalArgumentException("bad control message: " + e.getMessage()));
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
+    }
+
+    /**
+     * The segments of a job route's path after {@code /api/v1/jobs/}: the job's name first ({@code ""}
+     * when the path has none, as {@code /api/v1/jobs/} or {@code /api/v1/jobs//stop}); a trailing
+     * {@code /} adds none.
+     */
+    static String[] segments(String path) {
+        String[] p = path.substring(PREFIX.length()).split("/");
+        return p.length == 0 ? new String[] {""} : p;
     }
 
     private CompletableFuture<Response> route(String job, String[] p, Request req) throws IOException {
@@ -182,16 +192,26 @@ public final class JobRoutes implements ControlHandler {
 
     /**
      * {@code DELETE /api/v1/jobs/<job>}: removes the job on every daemon of the cluster;
-     * {@code ?local=true}: only here ({@code &dryRun=true}: only whether it could, 409 while a change runs).
+     * {@code ?local=true}: only here ({@code &dryRun=true}: only whether it could, 409 while a change runs;
+     * {@code &prepare=true}: that, then hold back the job's saves until the removal, and wait for those in
+     * flight; {@code &release=true}: let them go on).
      */
     private Response remove(String job, Request req) {
         try {
             if (!"true".equals(req.param("local"))) {
                 return json(200, removal.removeEverywhere(job, java.util.Map.of()));
             }
-            if ("true".equals(req.param("dryRun"))) {
-                removal.check(job);
+            if ("true".equals(req.param("dryRun")) || "true".equals(req.param("prepare"))) {
+                if ("true".equals(req.param("prepare"))) {
+                    removal.prepare(job);
+                } else {
+                    removal.check(job);
+                }
                 return json(200, java.util.Map.of("job", job, "removable", true));
+            }
+            if ("true".equals(req.param("release"))) {
+                removal.release(job);
+                return json(200, java.util.Map.of("job", job, "released", true));
             }
             return json(200, removal.removeHere(job));
         } catch (IOException e) {
@@ -297,8 +317,8 @@ public final class JobRoutes implements ControlHandler {
     private CompletableFuture<Response> seal(String job, long step, int rank, Request req) throws IOException {
         JsonNode b = JobRequests.object(req);
         int world = JobRequests.world(b);
-        return jobs.seal(job, step, rank, world, b.get("config"), io.tenplex.jobs.common.ConfigJson.daemons(b.get("daemons")))
-                .thenApply(s -> sealReply(s, rank));
+        return jobs.seal(job, step, rank, world, b.get("config"), io.tenplex.jobs.common.ConfigJson.daemons(b.get("daemons")),
+                JobRequests.entries(b)).thenApply(s -> sealReply(s, rank));
     }
 
     /** A seal's answer: 200, or 502 naming the daemons that were not told. */

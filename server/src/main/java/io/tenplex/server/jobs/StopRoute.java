@@ -41,7 +41,7 @@ public final class StopRoute implements ControlHandler {
             OptionalLong step = StopFlags.step(req.param("step"));
             String job = req.param("job");
             if (job != null) {
-                requireKnown.accept(job);
+                requireKnown.accept(io.tenplex.store.JobNamespace.requireValidName(job));
             }
             boolean stop = job == null ? flags.anyStops(step) : flags.shouldStop(job, step);
             return CompletableFuture.completedFuture(new Response(200, "text/plain; charset=utf-8",
