@@ -17,12 +17,13 @@ import uuid
 
 from .errors import TenplexError
 from .wire.http_client import Client
+from .wire.routes import job_route
 
 ENDED = 1
 
 
 def _path(job, what=""):
-    return "/api/v1/jobs/%s/streams%s" % (job, "/" + what if what else "")
+    return "%s/streams%s" % (job_route(job), "/" + what if what else "")
 
 
 def _client(client, addr):
