@@ -110,6 +110,11 @@ def report(client, job, step, rank, background=True):
                     if e.status not in (429, 503) or attempt == BUSY_RETRIES:
                         raise
                     time.sleep(0.2 * 2 ** attempt)  # the daemon is busy (many ranks report at once): again later
+        except TenplexError as e:
+            # 404: this daemon ran no change that moved the step (a rank of another worker's daemon in a
+            # multi-worker job, or a change cancelled after the stop): nothing to join it with here
+            (log.info if e.status == 404 else log.warning)(
+                "tenplex: the downtime report of rank %s (step %s) was not taken: %s", rank, step, e)
         except Exception as e:  # noqa: BLE001 - a measurement never stops training
             log.warning("tenplex: the downtime report of rank %s (step %s) was not taken: %s", rank, step, e)
         finally:
