@@ -195,9 +195,83 @@ def test_store_host_process_and_live_handover():
         assert host.wait(timeout=10) == 0, "the store helper ends at the end of its input"
 
 
+WATCHED = """
+import os, sys, time
+sys.path.insert(0, %r)
+from tenplex import rank_env
+print("watching" if rank_env.watch_launcher(interval=0.05) else "not watching", flush=True)
+print("watching twice" if rank_env.watch_launcher(interval=0.05) else "once per process", flush=True)
+time.sleep(120)
+"""
+
+LAUNCHER = """
+import os, subprocess, sys
+env = dict(os.environ, TENPLEX_LAUNCHER_PID=str(os.getpid()), RANK="1", TENPLEX_JOB="w")
+child = subprocess.Popen([sys.executable, "-c", sys.argv[1]], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+print(child.pid, flush=True)
+sys.stdout.write(child.stdout.readline().decode() + child.stdout.readline().decode())
+sys.stdout.flush()
+child.wait()
+"""
+
+
+def _running(pid):
+    """Whether ``pid`` runs (not gone, not a zombie)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _await_gone(pid, seconds):
+    deadline = time.time() + seconds
+    while _running(pid) and time.time() < deadline:
+        time.sleep(0.05)  # polling a process that is not our child (no wait() for it)
+    return not _running(pid)
+
+
+def test_rank_exits_when_its_launcher_is_gone():
+    """A rank started with TENPLEX_LAUNCHER_PID is ended once its launcher is SIGKILLed (its watcher says so
+    and exits too); once per process; without the variable nothing is watched; a launcher id that now names
+    a process started at another time (the id reused) counts as gone; a watcher exits with its rank."""
+    import signal
+
+    from tenplex import rank_env
+
+    code = WATCHED % os.path.join(HERE, "..", "..", "clients", "python")
+    launcher = subprocess.Popen([sys.executable, "-c", LAUNCHER, code], stdout=subprocess.PIPE, text=True)
+    child = int(launcher.stdout.readline())
+    assert launcher.stdout.readline().strip() == "watching"
+    assert launcher.stdout.readline().strip() == "once per process"
+    watchers = [int(p) for p in open("/proc/%d/task/%d/children" % (child, child)).read().split()]
+    assert len(watchers) == 1, watchers
+    os.kill(launcher.pid, signal.SIGKILL)
+    launcher.wait()
+    assert _await_gone(child, 20), "the rank outlived its launcher by 20 s"
+    assert _await_gone(watchers[0], 10), "the watcher outlived its rank"
+
+    assert rank_env.watch_launcher(env={}) is None, "nothing to watch without TENPLEX_LAUNCHER_PID"
+    # the watcher itself, for a rank (here a sleeping process) whose launcher id names another process
+    rank = subprocess.Popen(["sleep", "60"])
+    me = rank_env._started(os.getpid())
+    argv = [sys.executable, "-S", "-c", rank_env._WATCHER, str(os.getpid()), "another start", str(rank.pid),
+            rank_env._started(rank.pid), "0.01", "rank 9 of job w"]
+    watcher = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    assert rank.wait(timeout=10) == -signal.SIGTERM, "a launcher id reused by another process: the rank is ended"
+    assert "rank 9 of job w: the launcher (pid %d) is gone; ending it" % os.getpid() in watcher.stderr, watcher.stderr
+    # and one whose launcher runs: it exits when the rank does, the rank untouched
+    rank = subprocess.Popen(["sleep", "0.3"])
+    argv[4:7] = [me, str(rank.pid), rank_env._started(rank.pid)]
+    watcher = subprocess.Popen(argv)
+    assert rank.wait(timeout=10) == 0
+    assert watcher.wait(timeout=10) == 0, "the watcher exits with its rank"
+
+
 if __name__ == "__main__":
     test_serve_protocol()
     test_config()
     test_rebuild_marked_once_after_a_regroup()
     test_store_host_process_and_live_handover()
+    test_rank_exits_when_its_launcher_is_gone()
     print("OK")

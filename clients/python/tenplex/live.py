@@ -35,6 +35,7 @@ import sys
 
 from . import checkpoint, downtime, live_auth, stop
 from .errors import TenplexError
+from .rank_env import watch_launcher
 
 T = TypeVar("T")
 
@@ -87,6 +88,7 @@ def elastic(train: Callable[[Config], T], backend: str = "gloo") -> T:
     (``gloo`` or ``nccl``)."""
     import torch.distributed as dist
 
+    watch_launcher()  # a rank of tenplex run does not outlive it
     cfg = Config.from_env()
     if not cfg.live:
         dist.init_process_group(backend, rank=cfg.rank, world_size=cfg.world)

@@ -9,7 +9,7 @@ from typing import Any, Dict, Optional
 
 from . import downtime
 from .errors import TenplexError, UnknownJob
-from .rank_env import env_int, job_name
+from .rank_env import env_int, job_name, watch_launcher
 from .wire import routes, torch_values
 from .wire.http_client import Client, client_for
 
@@ -23,8 +23,10 @@ def should_stop(job: Optional[str] = None, step: Optional[int] = None, group: An
     daemon and the answer is broadcast, so all ranks agree; call it from every rank.
 
     It also marks a reconfiguration's downtime (:mod:`tenplex.downtime`): the first step after a load
-    and the stop step."""
+    and the stop step. Under ``tenplex run`` the rank ends when the launcher is gone
+    (:func:`tenplex.rank_env.watch_launcher`)."""
     global _stop_seen
+    watch_launcher()
     stop = torch_values.agree(lambda: _ask_stop(job, step, client, addr, token), group)
     downtime.on_step(lambda: client_for(client, addr, token), job, step, env_int("RANK", 0))
     if stop:

@@ -1,6 +1,7 @@
 """The rank processes a pod launcher in live mode started on its pod, by rank: started, seen to exit, and
 ended when a change relaunches them (:mod:`tenplex.launchers.pod_live`)."""
 
+import os
 import subprocess
 import time
 
@@ -14,7 +15,9 @@ class RankProcesses:
         self.procs = {}
 
     def start(self, rank, command, env):
-        self.procs[rank] = subprocess.Popen(command, env=dict(env, TENPLEX_SPAWN_TIME="%.6f" % time.time()))
+        # TENPLEX_LAUNCHER_PID: the rank exits when this launcher is gone (tenplex.rank_env.watch_launcher)
+        self.procs[rank] = subprocess.Popen(command, env=dict(env, TENPLEX_SPAWN_TIME="%.6f" % time.time(),
+                                                              TENPLEX_LAUNCHER_PID=str(os.getpid())))
 
     def alive(self):
         return sorted(self.procs)

@@ -45,6 +45,9 @@ final class CliErrors implements CommandLine.IExecutionExceptionHandler {
         if (e instanceof FileSystemException f) {
             return f.getFile() + ": " + (f.getReason() != null ? f.getReason() : "cannot be read");
         }
+        if (e instanceof TenplexCli.ConnectionLost) {
+            return e.getMessage();
+        }
         if (e instanceof TenplexException t) {
             return t.getMessage();
         }

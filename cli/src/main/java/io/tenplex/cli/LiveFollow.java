@@ -38,6 +38,11 @@ final class LiveFollow {
     private boolean fellBack;
     /** The daemon's id of the change the roles now handed out are for (null at a stop entry). */
     private String changeId;
+    /**
+     * How the last change ended for the summary ({@code live} or {@code relaunched: <why>}): a handover
+     * whose new group then does not form becomes a relaunch ({@link #formed}).
+     */
+    private String[] lastHow = {""};
 
     LiveFollow(RunCli run) {
         this.run = run;
@@ -136,11 +141,13 @@ final class LiveFollow {
             summary.add(() -> failedLine);
             return;
         }
+        String[] said = {how};
+        lastHow = said;
         String path = run.layout().apiResourceChange(change);
         Downtimes.Finished f = new Downtimes.Finished(String.format(Locale.ROOT, "step %s: %s -> %s, ",
                 status.path("generation").asText(), before, config), path, status);
         downtimes.watch(path, status.path("generation").asText());
-        summary.add(() -> f.head() + Downtimes.report(f.now(run.t)) + ", " + how);
+        summary.add(() -> f.head() + Downtimes.report(f.now(run.t)) + ", " + said[0]);
     }
 
     /** The job ended before the change's step: ranks started ahead leave. */
@@ -195,6 +202,9 @@ final class LiveFollow {
             return true;
         }
         if (!fellBack) {
+            if (lastHow[0].equals("live")) { // the handover's group did not form: the change ended in a relaunch
+                lastHow[0] = "relaunched: " + why;
+            }
             relaunchFresh(start, config, perWorker, i, why);
             why = awaitGroup();
             if (why == null) {

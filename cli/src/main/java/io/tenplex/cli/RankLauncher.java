@@ -94,6 +94,8 @@ final class RankLauncher {
         env.put("TENPLEX_CONFIG", cfg.toString());
         env.put("TENPLEX_SEGMENT", Integer.toString(segment));
         env.put("TENPLEX_SPAWN_TIME", String.format(java.util.Locale.ROOT, "%.6f", System.currentTimeMillis() / 1e3));
+        // a rank that calls tenplex.elastic or should_stop exits when this launcher is gone (SIGKILLed: it cannot end them)
+        env.put("TENPLEX_LAUNCHER_PID", Long.toString(ProcessHandle.current().pid()));
         return pb;
     }
 

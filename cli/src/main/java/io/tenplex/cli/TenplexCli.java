@@ -113,6 +113,12 @@ public final class TenplexCli implements Callable<Integer> {
                 return link().http().send(b.build(), HttpResponse.BodyHandlers.ofString());
             } catch (java.net.ConnectException e) {
                 throw new IllegalArgumentException("cannot connect to " + addr + " (is tenplexd running?)");
+            } catch (java.net.http.HttpTimeoutException e) {
+                throw e;
+            } catch (IOException e) { // e.g. the daemon ended (killed, restarted) while it had the request
+                HttpRequest r = b.build();
+                throw new ConnectionLost("lost the connection to " + addr + " during " + r.method() + " " + r.uri().getPath()
+                        + " (did tenplexd end or restart?): " + e.getMessage(), e);
             }
         }
 
@@ -338,6 +344,13 @@ public final class TenplexCli implements Callable<Integer> {
         CommandLine cl = new CommandLine(new TenplexCli());
         cl.setExecutionExceptionHandler(new CliErrors());
         return cl;
+    }
+
+    /** A connection to the daemon that broke under a request: said in one line ({@link CliErrors}). */
+    static final class ConnectionLost extends IOException {
+        ConnectionLost(String message, IOException cause) {
+            super(message, cause);
+        }
     }
 
     public static void main(String[] args) {

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.tenplex.daemon.Daemon;
 import io.tenplex.daemon.DaemonConfig;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -204,12 +203,7 @@ class LiveReconfigurationIT {
     }
 
     private String python(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("/usr/bin/python3"));
-        cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(0, p.waitFor(), out);
-        return out;
+        return LiveProcesses.python(dir, args);
     }
 
     private static JsonNode lastJson(String out) throws Exception {

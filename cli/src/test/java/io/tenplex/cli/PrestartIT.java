@@ -267,11 +267,6 @@ class PrestartIT {
     }
 
     private String python(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("/usr/bin/python3"));
-        cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(0, p.waitFor(), out);
-        return out;
+        return LiveProcesses.python(dir, args);
     }
 }

@@ -123,6 +123,11 @@ public final class DaemonProcess implements AutoCloseable {
         return process.pid();
     }
 
+    /** Whether the process runs. */
+    public boolean running() {
+        return process.isAlive();
+    }
+
     /** Whether the process still runs; its exit status otherwise. */
     java.util.OptionalInt exitStatus() {
         return process.isAlive() ? java.util.OptionalInt.empty() : java.util.OptionalInt.of(process.exitValue());
