@@ -5,17 +5,17 @@ numpy and torch scalars, empty, 0-d, non-contiguous and strided tensors. Each en
 from its saved state and stepped once (``resume``), so that a resumed step is compared too.
 
 :func:`same` compares two states as ``torch.load``'s and ``tenplex.load``'s results must agree:
-the same types at every place (containers, leaves, tensor classes, dtypes) and the same values
-(tensors bit for bit, NaN equal to NaN)."""
+the same types at every place (containers, leaves, tensor classes, dtypes) and the same values:
+tensors, arrays and floats bit for bit (raw bytes: -0.0 is not +0.0, NaNs differ by payload)."""
 
 import argparse
 import collections
 import dataclasses
 import enum
 import io
-import math
 import pathlib
 import random
+import struct
 
 import numpy as np
 import torch
@@ -249,6 +249,30 @@ def _tensors():
             "grad": torch.ones(2, requires_grad=True), "ints": torch.arange(5, dtype=torch.int16)}
 
 
+_INTS = {torch.float16: torch.int16, torch.bfloat16: torch.int16, torch.float32: torch.int32,
+         torch.float64: torch.int64}
+
+
+def _bits(patterns, dtype):
+    """A tensor of ``dtype`` whose elements have the given bit patterns (unsigned hex)."""
+    n = torch.finfo(dtype).bits
+    return torch.tensor([p - (1 << n) if p >> (n - 1) else p for p in patterns], dtype=_INTS[dtype]).view(dtype)
+
+
+def _float_bits():
+    """Values that only a bitwise comparison tells apart: -0.0 beside +0.0, NaNs with distinct
+    payloads and signs (quiet and signalling), infinities and a subnormal, in every float width."""
+    f32 = _bits([0x0, 0x80000000, 0x7FC00000, 0x7FC00001, 0x7FC0BEEF, 0xFFC00003, 0x7F800001, 0xFF800000, 0x1],
+                torch.float32)
+    f64 = _bits([0x0, 0x8000000000000000, 0x7FF8000000000000, 0x7FF800000000ABCD, 0xFFF8000000000007,
+                 0x7FF0000000000001], torch.float64)
+    f16 = _bits([0x0, 0x8000, 0x7E00, 0x7E01, 0xFE02, 0x7C01], torch.float16)
+    bf16 = _bits([0x0, 0x8000, 0x7FC0, 0x7FC1, 0xFFC2, 0x7F81], torch.bfloat16)
+    return {"f32": f32, "f64": f64, "f16": f16, "bf16": bf16, "f32_strided": f32[1::2],
+            "c64": torch.complex(f32[:4], f32[4:8]), "np_f32": f32.numpy().copy(), "np_f64": f64.numpy()[::-1].copy(),
+            "np_neg_zero": np.float64(-0.0), "np_nan": f64.numpy()[3], "neg_zero": -0.0}
+
+
 def _torch_saves(name):
     model = _model()
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
@@ -268,10 +292,17 @@ def entries():
     out.append(Entry("configs", _configs))
     out.append(Entry("containers", _containers))
     out.append(Entry("tensors", _tensors))
+    out.append(Entry("float bits", _float_bits))
     return out
 
 
 # ---------------------------------------------------------------- comparison
+
+
+def tensor_bytes(t):
+    """A tensor's elements as raw bytes, in order (numpy has no bf16: its bits as int16)."""
+    t = t.detach().cpu().contiguous()
+    return (t.view(torch.int16) if t.dtype == torch.bfloat16 else t).numpy().tobytes()
 
 
 def same(a, b, path="/", ordered=True):
@@ -282,14 +313,13 @@ def same(a, b, path="/", ordered=True):
         assert (a.dtype, a.shape, a.requires_grad) == (b.dtype, b.shape, b.requires_grad), \
             "%s: %s%s grad=%s vs %s%s grad=%s" % (path, a.dtype, list(a.shape), a.requires_grad, b.dtype,
                                                   list(b.shape), b.requires_grad)
-        x, y = a.detach(), b.detach()
-        if x.dtype == torch.bfloat16:
-            x, y = x.view(torch.int16), y.view(torch.int16)
-        assert x.numel() == 0 or torch.equal(x, y) or (x.is_floating_point() and torch.equal(x.isnan(), y.isnan())
-                                                      and torch.equal(x.nan_to_num(), y.nan_to_num())), path
+        assert tensor_bytes(a) == tensor_bytes(b), "%s: %s vs %s" % (path, a, b)
     elif isinstance(a, (np.ndarray, np.generic)):
         assert a.dtype == b.dtype and np.shape(a) == np.shape(b), "%s: %s vs %s" % (path, a.dtype, b.dtype)
-        assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), path
+        if a.dtype.kind == "O":
+            assert np.array_equal(a, b), path
+        else:
+            assert np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes(), "%s: %r vs %r" % (path, a, b)
     elif isinstance(a, dict):
         if ordered or type(a) is not dict:
             assert list(a) == list(b), "%s: keys %s vs %s" % (path, list(a), list(b))
@@ -304,7 +334,7 @@ def same(a, b, path="/", ordered=True):
         for i, (x, y) in enumerate(zip(a, b)):
             same(x, y, "%s%d/" % (path, i), ordered)
     elif isinstance(a, float):
-        assert (math.isnan(a) and math.isnan(b)) or a == b, "%s: %r vs %r" % (path, a, b)
+        assert struct.pack("<d", a) == struct.pack("<d", b), "%s: %r vs %r" % (path, a, b)
     elif isinstance(a, argparse.Namespace) or dataclasses.is_dataclass(a):
         same(vars(a), vars(b), path, ordered)
     elif callable(a) and hasattr(a, "__func__"):

@@ -1,10 +1,12 @@
 """The round-trip suite against a real daemon (TENPLEX_ADDR): every checkpoint of the catalogue
 (state_catalogue.py: every torch optimizer and LR scheduler, GradScaler and RNG states, configs,
 containers, scalars, empty, 0-d and strided tensors) saved by ``tenplex.save`` and loaded by
-``tenplex.load`` comes back as ``torch.save``/``torch.load`` give it back, types and values; so
-does the state each saves after one resumed step. Refused states raise ``TypeError``/``ValueError``
-naming the key before anything is written (the previous save still loads); ``allow_pickle`` opts in
-on both sides. Prints OK at the end; any failure raises."""
+``tenplex.load`` comes back as ``torch.save``/``torch.load`` give it back, types and values bit for
+bit (-0.0, NaN payloads); so does the state each saves after one resumed step. Refused states raise
+``TypeError``/``ValueError`` naming the key before anything is written (the previous save still
+loads); ``allow_pickle`` opts in on both sides. Every save and load takes the pass's way: through
+shared memory (no fallback to REST, no tensor read over REST), or over REST with ``TENPLEX_SHM=0``.
+Prints OK at the end; any failure raises."""
 
 import io
 import os
@@ -26,6 +28,8 @@ warnings.simplefilter("ignore")  # schedulers' deprecation warnings (step(epoch)
 ADDR = os.environ["TENPLEX_ADDR"]
 c = tenplex.Client(ADDR)
 JOB = "types-%d" % os.getpid()  # run twice by TenplexdIT (shared memory, REST)
+WAY = "rest" if os.environ.get("TENPLEX_SHM", "1").lower() in ("0", "off", "false", "no") else "shared_memory"
+ways = {"saves": 0, "loads": 0}
 
 
 class Opaque:
@@ -45,10 +49,26 @@ def torch_round_trip(state):
     return torch.load(buf)
 
 
+def saved(state, step, **kw):
+    """``tenplex.save``, checked to have gone the pass's way."""
+    tenplex.save(state, job=JOB, step=step, rank=0, world=1, client=c, **kw)
+    went = tenplex.last_saved()
+    assert (went["step"], went["via"]) == (step, WAY), (WAY, went)
+    ways["saves"] += 1
+
+
+def loaded(**kw):
+    """``tenplex.load``, checked to have gone the pass's way (through shared memory: every tensor)."""
+    state, at = tenplex.load(job=JOB, rank=0, client=c, **kw)
+    went = tenplex.last_loaded()
+    assert went["via"] == WAY and (went["rest_tensors"] == 0) == (WAY == "shared_memory"), (WAY, went)
+    ways["loads"] += 1
+    return state, at
+
+
 def save_load(state, step, **kw):
-    tenplex.save(state, job=JOB, step=step, rank=0, world=1, client=c, **{k: v for k, v in kw.items()
-                                                                        if k == "allow_pickle"})
-    got, at = tenplex.load(job=JOB, rank=0, client=c, **kw)
+    saved(state, step, **{k: v for k, v in kw.items() if k == "allow_pickle"})
+    got, at = loaded(**kw)
     assert at == step, (at, step)
     return got
 
@@ -87,12 +107,12 @@ assert anneal.__func__ is torch.optim.lr_scheduler.OneCycleLR._annealing_cos and
 
 # ---- as_torch: None gives back what was saved; True every tensor as torch, False as numpy
 mixed = {"np": np.arange(3.0), "t": torch.arange(3.0), "s": np.float64(2.0)}
-tenplex.save(mixed, job=JOB, step=3, rank=0, world=1, client=c)
-as_saved, _ = tenplex.load(job=JOB, rank=0, client=c)
+saved(mixed, 3)
+as_saved, _ = loaded()
 assert (type(as_saved["np"]), type(as_saved["t"]), type(as_saved["s"])) == (np.ndarray, torch.Tensor, np.float64)
-all_torch, _ = tenplex.load(job=JOB, rank=0, client=c, as_torch=True)
+all_torch, _ = loaded(as_torch=True)
 assert all(type(v) is torch.Tensor for v in all_torch.values()), all_torch
-all_numpy, _ = tenplex.load(job=JOB, rank=0, client=c, as_torch=False)
+all_numpy, _ = loaded(as_torch=False)
 assert all(isinstance(v, (np.ndarray, np.generic)) for v in all_numpy.values()), all_numpy
 
 # ---- refusals: a TypeError or ValueError naming the key, before anything is written
@@ -114,15 +134,16 @@ for key, bad in refused.items():
     assert "allow_pickle" in msg or key == "scheduler/_scale_fn_ref", msg
 for bad_key in ({(1, 2): 0}, {0.5: 1}):
     assert "(a " in raises(ValueError, tenplex.save, {"k": bad_key}, job=JOB, step=4, rank=0, world=1, client=c)
-still, at = tenplex.load(job=JOB, rank=0, client=c)
+still, at = loaded()
 assert at == 3 and np.array_equal(still["np"], mixed["np"]), at  # the previous save still loads
 
 # ---- allow_pickle: the explicit opt-in, on saving and on loading
 opted = {"x": {"opaque": Opaque([1, 2]), "words": np.array(["a", "bc"]), "c64": torch.ones(2, dtype=torch.complex64)}}
-tenplex.save(opted, job=JOB, step=5, rank=0, world=1, client=c, allow_pickle=True)
+saved(opted, 5, allow_pickle=True)
 msg = raises(tenplex.TenplexError, tenplex.load, job=JOB, rank=0, client=c)
 assert "allow_pickle=True" in msg and "'x/" in msg, msg
-back, _ = tenplex.load(job=JOB, rank=0, client=c, allow_pickle=True)
+back, _ = loaded(allow_pickle=True)
 cat.same(torch_round_trip(opted), back)
 
+print("%d saves and %d loads went %s" % (ways["saves"], ways["loads"], WAY.replace("_", " ")))
 print("OK")

@@ -15,7 +15,7 @@ by concept, with the layers below it in subpackages (docs/ARCHITECTURE.md, "The 
 keep working."""
 
 from . import client  # noqa: F401  (the former module path)
-from .checkpoint import SaveHandle, last_loaded, load, save, wait_saves
+from .checkpoint import SaveHandle, last_loaded, last_saved, load, save, wait_saves
 from .data import RankDataset, RankReader, sample_order
 from .describe import check as check_spec, describe, shard
 from .errors import ConfigMismatch, NoCheckpoint, TenplexError, UnknownJob, UnsavableState
@@ -30,7 +30,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     # checkpoints and the stop flag
-    "save", "load", "should_stop", "wait_saves", "last_loaded", "SaveHandle",
+    "save", "load", "should_stop", "wait_saves", "last_loaded", "last_saved", "SaveHandle",
     # live reconfiguration
     "elastic", "Config",
     # datasets

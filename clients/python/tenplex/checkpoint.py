@@ -98,7 +98,10 @@ def save(state: Any, job: Optional[str] = None, step: int = 0, rank: Optional[in
     seal = _seal_body(world, config)
     if not blocking:
         c = _own_client(c)
-    finish = _marked(_copy_state(c, job, rank, step, entries, seal, shared, blocking), c, job, step, rank)
+    global _last_saved
+    via, copied = _copy_state(c, job, rank, step, entries, seal, shared, blocking)
+    _last_saved = {"job": job, "rank": rank, "step": step, "via": via}
+    finish = _marked(copied, c, job, step, rank)
     if blocking:
         return finish()
     global _pending
@@ -133,7 +136,8 @@ def _store_spec(c, job, spec, path=None):
 
 def _copy_state(c, job, rank, step, entries, seal, use_shared, blocking):
     """Copies the state where it goes (shared memory, or host memory for a REST save in the
-    background); returns what finishes the save (publish and seal)."""
+    background); returns the way it went (``"shared_memory"`` or ``"rest"``) and what finishes the
+    save (publish and seal)."""
     if entries is not None and use_shared is not False and shm.available(c):
         tensors = [(rel, obj) for rel, kind, obj in entries if kind == "tensor"]
         files = [(rel, payload) for rel, kind, payload in entries if kind == "file"]
@@ -146,13 +150,13 @@ def _copy_state(c, job, rank, step, entries, seal, use_shared, blocking):
                 shm.release(c, job, res["id"])
                 raise
             order = [rel for rel, _, _ in entries]
-            return lambda: shm.commit(c, job, rank, res, step, seal, order)
+            return "shared_memory", lambda: shm.commit(c, job, rank, res, step, seal, order)
     if use_shared is True and entries is not None:
         raise TenplexError("shared memory was asked for (shared=True), but the daemon at %s has none usable from "
                            "this process" % c.addr)
     if entries is not None and not blocking:
         entries = [(rel, kind, _snapshot(obj) if kind == "tensor" else obj) for rel, kind, obj in entries]
-    return lambda: _rest_save(c, job, rank, step, entries, seal)
+    return "rest", lambda: _rest_save(c, job, rank, step, entries, seal)
 
 
 def _own_client(c):
@@ -252,6 +256,7 @@ def wait_saves(timeout: Optional[float] = None) -> Optional[Dict[str, Any]]:
 atexit.register(lambda: _pending is not None and _pending._ended.wait())
 
 _last_loaded = None
+_last_saved = None
 
 
 def load(job: Optional[str] = None, rank: Optional[int] = None, client: Optional[Client] = None,
@@ -289,22 +294,23 @@ def load(job: Optional[str] = None, rank: Optional[int] = None, client: Optional
     if config is None and os.environ.get("TENPLEX_CONFIG"):
         config = json.loads(os.environ["TENPLEX_CONFIG"])
     targets = {} if into is None else {rel: t for rel, kind, t in tree_codec.flatten(into) if kind == "tensor"}
-    choice = None
+    choice, over_rest = None, []
     if shared is not False and shm.available(c):
         pinned = shm.pin(c, job, rank)
         if pinned is not None:
             try:
                 _check_config(c, job, rank, pinned, config)
-                state = restore.from_pin(c, pinned, targets, as_torch, allow_pickle)
+                state = restore.from_pin(c, pinned, targets, as_torch, allow_pickle, over_rest)
             finally:
                 shm.release(c, job, pinned["id"])
             choice = pinned
+    via = "shared_memory" if choice is not None else "rest"
     if choice is None:
         choice = _choice(c, job, rank)
         _check_config(c, job, rank, choice, config)
-        state = restore.from_rest(c, choice["path"], targets, as_torch, allow_pickle)
+        state = restore.from_rest(c, choice["path"], targets, as_torch, allow_pickle, over_rest)
     _last_loaded = {"job": job, "rank": rank, "step": int(choice["step"]), "source": choice["source"],
-                    "path": choice["path"]}
+                    "path": choice["path"], "via": via, "rest_tensors": len(over_rest)}
     log.info("tenplex: rank %d of job %s loaded step %d from the %s at %s", rank, job, _last_loaded["step"],
              choice["source"], choice["path"])
     downtime.on_loaded(_last_loaded["step"])
@@ -340,5 +346,15 @@ def _choice(c, job, rank):
 
 def last_loaded() -> Optional[Dict[str, Any]]:
     """What the last :func:`load` of this process loaded: ``job``, ``rank``, ``step``, ``source``
-    (``"generation"`` or ``"reconfiguration"``) and ``path``; ``None`` before any."""
+    (``"generation"`` or ``"reconfiguration"``), ``path``, ``via`` (``"shared_memory"``: pinned in
+    the daemon's shared memory, or ``"rest"``) and ``rest_tensors`` (how many tensors were read over
+    REST: all of a REST load; in a pinned load those the daemon holds outside shared memory);
+    ``None`` before any."""
     return None if _last_loaded is None else dict(_last_loaded)
+
+
+def last_saved() -> Optional[Dict[str, Any]]:
+    """How the last :func:`save` of this process went: ``job``, ``rank``, ``step`` and ``via``
+    (``"shared_memory"``: copied into a segment the daemon reserved, or ``"rest"``), known once the
+    state is copied (before an asynchronous save has ended); ``None`` before any."""
+    return None if _last_saved is None else dict(_last_saved)

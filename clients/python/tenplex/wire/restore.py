@@ -56,9 +56,10 @@ def _unflatten(entries, prefix, read_file_fn, read_tensor_fn, targets, as_torch,
                            lambda v: id(v) in own)
 
 
-def from_pin(c, pinned, targets, as_torch, allow_pickle=False):
+def from_pin(c, pinned, targets, as_torch, allow_pickle=False, over_rest=None):
     """The state of a pinned load: tensors copied out of the daemon's shared memory (into
-    ``targets``, relative path to tensor, where given), others and large files over REST."""
+    ``targets``, relative path to tensor, where given), others and large files over REST (the paths
+    of tensors read over REST are appended to ``over_rest``, where given)."""
     prefix = pinned["path"].rstrip("/")
     by_path = {prefix + "/" + e["path"]: e for e in pinned["entries"]}
     check_targets({e["path"]: (e["dtype"], e["shape"]) for e in pinned["entries"] if e["type"] == "tensor"}, targets)
@@ -75,6 +76,8 @@ def from_pin(c, pinned, targets, as_torch, allow_pickle=False):
         m = shared_memory.mapping_of(e)
         if m is not None:
             return shared_memory.copy_out(m, e, target, read_torch)
+        if over_rest is not None:
+            over_rest.append(le["path"])
         value = read_tensor(c, le["path"], e["dtype"], tuple(e["shape"]), read_torch)
         return value if target is None else _into(value, target)
 
@@ -85,8 +88,9 @@ def from_pin(c, pinned, targets, as_torch, allow_pickle=False):
     return state
 
 
-def from_rest(c, prefix, targets, as_torch, allow_pickle=False):
-    """The state below the store path ``prefix``, read over REST (into ``targets`` where given)."""
+def from_rest(c, prefix, targets, as_torch, allow_pickle=False, over_rest=None):
+    """The state below the store path ``prefix``, read over REST (into ``targets`` where given; the
+    tensors' paths appended to ``over_rest``, where given)."""
     entries = listing(c, prefix)
     root = prefix.rstrip("/") + "/"
     check_targets({e["path"][len(root):]: (e["dtype"], e["shape"]) for e in entries if e["type"] == "tensor"},
@@ -95,6 +99,8 @@ def from_rest(c, prefix, targets, as_torch, allow_pickle=False):
     read_torch = reads_torch(as_torch)
 
     def tensor(e):
+        if over_rest is not None:
+            over_rest.append(e["path"])
         value = read_tensor(c, e["path"], e["dtype"], tuple(e["shape"]), read_torch)
         target = targets.get(e["path"][len(root):])
         return value if target is None else _into(value, target)

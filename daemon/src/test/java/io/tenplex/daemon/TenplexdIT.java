@@ -89,8 +89,10 @@ class TenplexdIT {
     /**
      * The round-trip suite: every checkpoint of tests/python/state_catalogue.py (torch's optimizers, LR
      * schedulers, RNG states, configs, containers, scalars, views) loads back as torch.load gives it,
-     * types and values, before and after a resumed step; refusals name the key; through shared memory
-     * and over REST; complex tensors (c64, c128) bit for bit, range reads, and split by a T change.
+     * types and values bit for bit (-0.0, NaN payloads), before and after a resumed step; refusals name
+     * the key; every save and load through shared memory in the first pass (no fallback to REST) and over
+     * REST in the second ({@code TENPLEX_SHM=0}); complex tensors (c64, c128) bit for bit, range reads, and
+     * split by a T change.
      */
     @Test
     void pythonStateTypes_roundTripAsTorchLoad_overSharedMemoryAndRest() throws Exception {
