@@ -18,7 +18,8 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code bench/gpu-check} as CI runs it: {@code pack} makes the bundle a bare GPU host needs (under
  * 64 MiB), and {@code run --device cpu} starts tenplexd from that bundle (its jlinked JRE) and runs
  * every check on the CPU: the stop flag in a real gloo group (NCCL and mixed groups skipped with the
- * reason), exact round trips of every dtype, the state benchmark, DTensor (skipped on torch 1.13,
+ * reason), exact round trips of every dtype, the state benchmark (its load gives back every tensor of the
+ * saved state bit for bit), DTensor (skipped on torch 1.13,
  * saying why) and the README's elastic example under {@code tenplex run} from the bundle, against its
  * static run. Everything but CUDA is exercised on every change.
  */
@@ -65,8 +66,18 @@ class GpuCheckIT {
         JsonNode elastic = checks.get("elastic").get("figures");
         assertEquals(60, elastic.get("steps").asInt());
         assertTrue(elastic.get("max_tensor_rel_diff").asDouble() <= 1e-9, elastic.toString());
-        assertTrue(checks.get("state").get("figures").get("rows").has("tenplex load into existing tensors"));
+        assertStateVerified(checks.get("state").get("figures"));
         assertEquals(0, report.get("jvm_crash_files").size());
         assertTrue(out.contains("| check | result | s | what |"), out);
+    }
+
+    /** The state row: the load gave back every tensor of the saved state bit for bit (all of them, by count and bytes). */
+    private static void assertStateVerified(JsonNode figures) {
+        assertTrue(figures.get("rows").has("tenplex load into existing tensors"), figures.toString());
+        JsonNode state = figures.get("state");
+        JsonNode verified = figures.get("verified");
+        assertTrue(verified != null && state.get("tensors").asInt() > 0, figures.toString());
+        assertEquals(state.get("tensors").asInt(), verified.get("tensors").asInt(), "tensors compared bit for bit");
+        assertEquals(state.get("GB").asDouble(), verified.get("bytes").asLong() / 1e9, 5e-4, "bytes compared");
     }
 }
