@@ -22,21 +22,22 @@ enum ChaosFault {
     DURABLE_FLIP,
     /** Cut a durable generation's pack or manifest short, then restart its daemon. */
     DURABLE_TRUNCATE,
-    /** Flip a byte of a shared-memory segment of worker 0 (the bytes of committed tensors). */
-    SHM_FLIP,
-    /** Cut a shared-memory segment of worker 0 short (its mapping then faults on access). */
-    SHM_TRUNCATE,
-    /** Fill worker 0's small tmpfs (its shared-memory directory) for a while. */
-    TMPFS_FILL;
-
     /**
-     * Kinds on by default: every kind the daemon survives with every invariant holding. Off: {@link
-     * #SHM_FLIP}, bytes a process of the daemon's user writes into a committed segment (a 200 with
-     * other bytes whose x-tensor-crc32c does not match, so a verifying client refuses them; the daemon
-     * does not prevent such writes, see docs/DECISIONS.md). See docs/DURABLE.md, "The chaos test".
+     * Flip a byte of a shared-memory segment of worker 0 (the bytes of committed tensors): a process of
+     * the daemon's user may write into a segment it was handed; the bytes must then never be served as
+     * good (their x-tensor-crc32c does not match them) nor moved or flushed as good.
      */
-    static final Set<ChaosFault> DEFAULTS = EnumSet.of(KILL, KILL_MID_FLUSH, KILL_MID_RECONFIGURATION, KILL_MID_COMMIT,
-            DURABLE_FLIP, DURABLE_TRUNCATE, SHM_TRUNCATE, TMPFS_FILL);
+    SHM_FLIP,
+    /** Cut a committed shared-memory segment of worker 0 short: the kernel must refuse it (the segment is sealed). */
+    SHM_TRUNCATE,
+    /**
+     * Hold shared-memory reservations on worker 0 until it refuses one, just before a shared save: the
+     * refusal must be 507 {@code insufficient_storage}; the save then goes over REST.
+     */
+    SHM_EXHAUST;
+
+    /** Kinds on by default: all of them. See docs/DURABLE.md, "The chaos test". */
+    static final Set<ChaosFault> DEFAULTS = EnumSet.allOf(ChaosFault.class);
 
     /** The property's name for this kind: lower case with dashes, e.g. {@code kill-mid-flush}. */
     String wireName() {

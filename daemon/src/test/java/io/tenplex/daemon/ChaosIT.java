@@ -23,22 +23,27 @@ import java.util.Random;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.Test;
+import java.util.stream.LongStream;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * A bounded chaos test: four daemon processes with partner copies and a durable directory each, a
  * driver that saves (over REST and through shared memory), reconfigures and recovers a job in a loop
  * while the chaos thread ({@link ChaosMonkey}) SIGKILLs and restarts daemons (at random and timed
- * mid-flush, mid-reconfiguration, mid-commit), damages durable files and shared-memory segments and
- * fills worker 0's small tmpfs. After every operation: every rank's load holds exactly what was
- * saved or is a reported loss ({@link ChaosLedger}), every daemon serves, no JVM crash file exists.
- * At the end the job is deleted and every daemon's {@code tenplex_store_used_bytes} is back at its
- * baseline.
+ * mid-flush, mid-reconfiguration, mid-commit), damages durable files and shared-memory segments (a
+ * truncation must be refused, changed bytes never served as good) and exhausts worker 0's shared
+ * memory (a 507). After every operation: every rank's load holds exactly what was saved or is a
+ * reported loss ({@link ChaosLedger}), every daemon serves, no JVM crash file exists, and an operation
+ * that failed names the fault that made it fail. At the end every enabled fault kind must have been
+ * injected ({@link #cover}), the end state must be complete ({@link ChaosEnd}), and after the job is
+ * deleted every daemon's {@code tenplex_store_used_bytes} is back at its baseline.
  *
- * <p>{@code -Dchaos.seed=S} replays a run (random by default; printed at the start and in every
- * failure), {@code -Dchaos.minutes=N} runs longer than the default two, {@code -Dchaos.faults=a,b}
- * picks the fault kinds ({@link ChaosFault}; {@code all}, {@code default}). See docs/DURABLE.md, "The chaos test".
+ * <p>By default it runs the fixed seeds {@link #FIXED_SEEDS}; {@code -Dchaos.seed=S} replays one
+ * (printed at the start and in every failure), {@code -Dchaos.minutes=N} runs N minutes per seed (with
+ * a random seed unless one is given: a soak run), {@code -Dchaos.faults=a,b} picks the fault kinds
+ * ({@link ChaosFault}; {@code all}, {@code default}). See docs/DURABLE.md, "The chaos test".
  */
 class ChaosIT {
     private static final MegatronLayout.Shape GPT = MegatronLayout.Shape.gpt(2, 64, 8, 1000, 16);
@@ -64,17 +69,36 @@ class ChaosIT {
     private long nextStep = 10;
     private int sealedCount;
     private int sharedSaves;
+    /** Reconfigurations and recoveries that committed ({@code done}), by kind. */
+    private final Map<String, Integer> committed = new java.util.TreeMap<>();
+    /** How long before an operation a fault may have caused it to fail (a restarted daemon catching up). */
+    private static final long BLAME_NANOS = 30_000_000_000L;
 
-    @Test
-    void savesLoadsReconfigurationsAndRecoveries_underKillsAndDamage_keepEveryAcknowledgedGeneration(@TempDir Path dir)
-            throws Exception {
-        seed = Long.getLong("chaos.seed", new Random().nextLong());
-        double minutes = Double.parseDouble(System.getProperty("chaos.minutes", "2"));
+    /**
+     * Seeds that together inject every kind of fault, run every time (each for {@code chaos.minutes}, default
+     * 1.5; a kind a seed's random choices did not reach is injected at its end, see {@link #cover}).
+     */
+    private static final long[] FIXED_SEEDS = {1L, 20261128L};
+
+    /** {@code -Dchaos.seed=S}: that seed; {@code -Dchaos.minutes=N} without it: a random seed (a soak run); else the fixed seeds. */
+    static LongStream seeds() {
+        if (System.getProperty("chaos.seed") != null) {
+            return LongStream.of(Long.getLong("chaos.seed"));
+        }
+        return System.getProperty("chaos.minutes") != null ? LongStream.of(new Random().nextLong()) : LongStream.of(FIXED_SEEDS);
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("seeds")
+    void savesLoadsReconfigurationsAndRecoveries_underKillsAndDamage_keepEveryAcknowledgedGeneration(long seed,
+            @TempDir Path dir) throws Exception {
+        this.seed = seed;
+        double minutes = Double.parseDouble(System.getProperty("chaos.minutes", "1.5"));
         faults = ChaosFault.parse(System.getProperty("chaos.faults"));
         System.out.println("ChaosIT: seed " + seed + " (-Dchaos.seed=" + seed + "), " + minutes + " minutes, faults "
                 + faults.stream().map(ChaosFault::wireName).toList());
         rnd = new Random(seed);
-        ledger = new ChaosLedger(model, CONFIGS);
+        ledger = new ChaosLedger(model);
         long deadline = System.nanoTime() + (long) (minutes * 60e9) - 35_000_000_000L; // room for start and end
         cluster = ChaosCluster.start(dir);
         try {
@@ -90,12 +114,16 @@ class ChaosIT {
             int op = 0;
             while (System.nanoTime() < deadline && violations.size() < 10) {
                 long t0 = System.nanoTime();
-                String what = operation();
+                String what = operation(null, null);
                 check(++op, what + " [" + (System.nanoTime() - t0) / 1_000_000 + " ms]");
             }
             monkey.close();
+            op = cover(op);
             check(++op, "the end (chaos stopped)");
+            violations.addAll(ChaosEnd.durableRetention(cluster, 2));
+            violations.addAll(ChaosEnd.openSegments(cluster));
             deleteJobAndCheckMemory(baseline);
+            violations.addAll(ChaosEnd.processes(cluster));
             report(op);
         } catch (Exception | AssertionError e) {
             throw new AssertionError("ChaosIT seed " + seed + " (-Dchaos.seed=" + seed + "): " + e.getMessage(), e);
@@ -107,29 +135,80 @@ class ChaosIT {
         }
     }
 
-    /** Runs one operation chosen by the seed; a line saying what it was and how it ended. */
-    private String operation() throws Exception {
+    /**
+     * After the chaos: every enabled kind not injected yet is injected now (up to three tries each), and
+     * a reconfiguration and a recovery are run until one of each committed; what is still missing then is
+     * a violation (the run must have exercised what it claims). The number of operations so far.
+     */
+    private int cover(int op) throws Exception {
+        for (ChaosFault f : faults) {
+            for (int i = 0; i < 4 && monkey.injected().getOrDefault(f, 0) == 0; i++) {
+                String kind = ChaosMonkey.random(f) && f != ChaosFault.SHM_FLIP && f != ChaosFault.SHM_TRUNCATE ? null
+                        : f == ChaosFault.KILL_MID_RECONFIGURATION || f == ChaosFault.KILL_MID_COMMIT ? "reconfigure" : "save";
+                if (kind == null) {
+                    monkey.inject(f);
+                    check(++op, "coverage: " + f.wireName() + " injected");
+                } else if (kind.equals("reconfigure")) { // after a fresh save: every rank's tree on every daemon
+                    check(++op, "coverage of " + f.wireName() + ", first: " + operation("save", null));
+                    check(++op, "coverage of " + f.wireName() + ": " + operation(kind, f));
+                } else {
+                    check(++op, "coverage of " + f.wireName() + ": " + operation(kind, f));
+                }
+            }
+        }
+        for (String kind : List.of("reconfigure", "recover")) {
+            for (int i = 0; i < 3 && committed.getOrDefault(kind, 0) == 0; i++) {
+                check(++op, "coverage: " + operation(kind, null));
+            }
+        }
+        violations.addAll(ChaosEnd.minimums(faults, monkey.injected(), ledger.acknowledged(), committed));
+        return op;
+    }
+
+    /**
+     * Runs one operation ({@code kind}, or chosen by the seed when null; {@code force}: a fault it must
+     * inject); a line saying what it was and how it ended. An operation that failed, whose status is
+     * unknown or that left staging behind is a violation unless a fault was injected in the 30 s before
+     * it or during it (named in the line).
+     */
+    private String operation(String kind, ChaosFault force) throws Exception {
         int r = ledger.acknowledged() < 0 ? 0 : rnd.nextInt(10);
-        String kind = r < 6 ? "save" : r < 9 ? "reconfigure" : "recover";
+        kind = kind != null ? kind : r < 6 ? "save" : r < 9 ? "reconfigure" : "recover";
         ops.merge(kind, 1, Integer::sum);
+        long since = System.nanoTime() - BLAME_NANOS;
         String outcome;
         try {
             outcome = switch (kind) {
-                case "save" -> save(nextStep++);
-                case "reconfigure" -> reconfigure(CONFIGS.get(rnd.nextInt(CONFIGS.size())));
-                default -> recover(CONFIGS.get(rnd.nextInt(CONFIGS.size())));
+                case "save" -> save(nextStep++, force);
+                case "reconfigure" -> reconfigure(CONFIGS.get(rnd.nextInt(CONFIGS.size())), force);
+                default -> recover(CONFIGS.get(rnd.nextInt(CONFIGS.size())), force);
             };
         } catch (java.io.IOException e) { // a daemon killed under the request
             outcome = "failed: " + e;
         }
-        if (outcome.startsWith("failed")) {
+        if (!kind.equals("save") && outcome.matches("(to|onto) \\S+: (done|committed)(?!.*staging still held).*")) {
+            committed.merge(kind, 1, Integer::sum);
+        }
+        boolean wrong = outcome.startsWith("failed") || outcome.contains(": failed") || outcome.contains(": aborted")
+                || outcome.contains("status unknown")
+                || outcome.contains("staging still held") || outcome.contains("not durable everywhere");
+        if (wrong) {
             failedOps.add(kind + " " + outcome);
+            List<String> named = monkey.notesSince(since);
+            if (named.isEmpty()) {
+                violations.add(kind + " " + outcome + ": no fault was injected in the 30 s before it or during it");
+            } else {
+                outcome += " {faults in the 30 s before or during it: " + named + "}";
+            }
         }
         return kind + ": " + outcome;
     }
 
-    /** Saves generation {@code step} in a random configuration, rank r on worker r; waits for it to be durable. */
-    private String save(long step) throws Exception {
+    /**
+     * Saves generation {@code step} in a random configuration, rank r on worker r; waits for it to be
+     * durable. {@code force}: a fault kind the save must inject (null: as the seed chooses).
+     */
+    private String save(long step, ChaosFault force) throws Exception {
         ParallelConfig c = CONFIGS.get(rnd.nextInt(CONFIGS.size()));
         Ptc ptc = Ptc.packed(model, c, 1);
         Map<String, byte[]> full = ReferenceInterpreter.fullTensors(ptc, seed ^ step);
@@ -141,14 +220,20 @@ class ChaosIT {
         }
         // offered before the first seal: from then on any daemon may serve it
         ledger.sealed(new ChaosLedger.Generation(step, c, full, trees));
-        boolean viaShm = rnd.nextInt(2) == 0;
-        boolean midFlush = faults.contains(ChaosFault.KILL_MID_FLUSH) && rnd.nextInt(4) == 0;
+        boolean viaShm = rnd.nextInt(2) == 0 || force == ChaosFault.SHM_FLIP || force == ChaosFault.SHM_TRUNCATE
+                || force == ChaosFault.SHM_EXHAUST;
+        List<String> held = viaShm && faults.contains(ChaosFault.SHM_EXHAUST) && (rnd.nextInt(3) == 0
+                || force == ChaosFault.SHM_EXHAUST) ? monkey.exhaust() : List.of();
+        boolean midFlush = faults.contains(ChaosFault.KILL_MID_FLUSH) && (rnd.nextInt(4) == 0
+                || force == ChaosFault.KILL_MID_FLUSH);
         long flushDelayNanos = rnd.nextInt(40) * 1_000_000L;
         String failed = null;
         String firstFailure = "";
         int attempt = 0;
         for (; attempt < 4; attempt++) { // as a trainer would: a failed save is saved and sealed again
             failed = saveOnce(step, ptc, config, trees, viaShm && attempt == 0);
+            monkey.release(held);
+            held = List.of();
             if (failed == null) {
                 break;
             }
@@ -159,7 +244,7 @@ class ChaosIT {
             return "failed: " + failed;
         }
         sealedCount++;
-        damageCommittedSegment(viaShm);
+        damageCommittedSegment(viaShm, force);
         if (midFlush) {
             long t0 = System.nanoTime();
             monkey.killWhen(ChaosFault.KILL_MID_FLUSH, () -> System.nanoTime() - t0 >= flushDelayNanos, 1);
@@ -169,27 +254,21 @@ class ChaosIT {
                 + tries;
     }
 
-    /** Between a shared save's reservation and its writes: sometimes fills worker 0's tmpfs (when enabled). */
-    private void maybeFill() {
-        try {
-            if (faults.contains(ChaosFault.TMPFS_FILL) && rnd.nextInt(3) == 0) {
-                monkey.injectNow(ChaosFault.TMPFS_FILL);
-            }
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    /** After a save through shared memory: sometimes flips or cuts the segment it committed (when enabled). */
-    private void damageCommittedSegment(boolean viaShm) throws Exception {
+    /** After a save through shared memory: sometimes (or when {@code force} is one) flips or cuts the segment it committed. */
+    private void damageCommittedSegment(boolean viaShm, ChaosFault force) throws Exception {
         List<ChaosFault> shm = new ArrayList<>();
         for (ChaosFault f : List.of(ChaosFault.SHM_FLIP, ChaosFault.SHM_TRUNCATE)) {
             if (faults.contains(f)) {
                 shm.add(f);
             }
         }
-        if (viaShm && !shm.isEmpty() && rnd.nextBoolean()) {
-            monkey.injectNow(shm.get(rnd.nextInt(shm.size())));
+        ChaosFault f = shm.contains(force) ? force : !viaShm || shm.isEmpty() || !rnd.nextBoolean() ? null
+                : shm.get(rnd.nextInt(shm.size()));
+        if (viaShm && f != null) {
+            if (f == ChaosFault.SHM_FLIP) {
+                ledger.flipsInjected();
+            }
+            monkey.injectNow(f);
         }
     }
 
@@ -204,7 +283,7 @@ class ChaosIT {
             for (int rank = 0; rank < ChaosCluster.WORKERS; rank++) {
                 HttpResponse<byte[]> sealed = null;
                 if (rank == 0 && viaShm) {
-                    ChaosSaves.Shared shared = saves.sharedSave(0, 0, step, config, ptc, trees.get(0), this::maybeFill);
+                    ChaosSaves.Shared shared = saves.sharedSave(0, 0, step, config, ptc, trees.get(0), () -> { });
                     sealed = shared.committed();
                     sharedSaves += sealed != null ? 1 : 0;
                     if (shared.refused() != null) {
@@ -287,7 +366,8 @@ class ChaosIT {
     }
 
     /** Reconfigures the current generation into {@code to} (coordinated by worker 0), maybe with a timed kill. */
-    private String reconfigure(ParallelConfig to) throws Exception {
+    private String reconfigure(ParallelConfig to, ChaosFault force) throws Exception {
+        ledger.requested(to);
         String body = "{\"model\": " + ModelSpecJson.write(model) + ", \"to\": " + ProcessCluster.config(to, 1, 0)
                 + ", \"preparedTimeoutMillis\": 2000}";
         HttpResponse<byte[]> r = cluster.send(0, "POST", "/api/v1/jobs/" + JOB + "/reconfigure",
@@ -296,12 +376,13 @@ class ChaosIT {
             return "failed: reconfigure answered " + ChaosSaves.summary(r);
         }
         String status = JSON.readTree(r.body()).path("status").asText();
-        timedKill(status, "state");
+        timedKill(status, "state", force);
         return "to " + to + ": " + awaitEnd(status, "state") + settle();
     }
 
     /** A resource change with {@code recover: true} onto the four workers in {@code to}: the current generation moved. */
-    private String recover(ParallelConfig to) throws Exception {
+    private String recover(ParallelConfig to, ChaosFault force) throws Exception {
+        ledger.requested(to);
         String body = "{\"devices\": [[0,0],[1,0],[2,0],[3,0]], \"config\": {\"tp\": " + to.tp() + ", \"pp\": " + to.pp()
                 + ", \"dp\": " + to.dp() + "}, \"recover\": true}";
         HttpResponse<byte[]> r = cluster.send(0, "POST", "/api/v1/jobs/" + JOB + "/resources",
@@ -310,22 +391,22 @@ class ChaosIT {
             return "failed: resources answered " + ChaosSaves.summary(r);
         }
         String status = JSON.readTree(r.body()).path("status").asText();
-        timedKill(status, "reconfiguration.state");
+        timedKill(status, "reconfiguration.state", force);
         return "onto " + to + ": " + awaitEnd(status, "state") + settle();
     }
 
-    /** With the timed kill kinds enabled, sometimes kills a daemon when the status shows the chosen phase. */
-    private void timedKill(String status, String field) throws Exception {
+    /** With the timed kill kinds enabled, sometimes (or when {@code force} is one) kills a daemon at the chosen phase. */
+    private void timedKill(String status, String field, ChaosFault force) throws Exception {
         List<ChaosFault> timed = new ArrayList<>();
         for (ChaosFault f : List.of(ChaosFault.KILL_MID_RECONFIGURATION, ChaosFault.KILL_MID_COMMIT)) {
             if (faults.contains(f)) {
                 timed.add(f);
             }
         }
-        if (timed.isEmpty() || rnd.nextInt(2) == 0) {
+        if (timed.isEmpty() || (!timed.contains(force) && rnd.nextInt(2) == 0)) {
             return;
         }
-        ChaosFault f = timed.get(rnd.nextInt(timed.size()));
+        ChaosFault f = timed.contains(force) ? force : timed.get(rnd.nextInt(timed.size()));
         String phase = f == ChaosFault.KILL_MID_COMMIT ? "committing" : "executing";
         monkey.killWhen(f, () -> phase.equals(state(status, field)), 30);
     }
@@ -408,6 +489,7 @@ class ChaosIT {
                     found.add("a load or read was cut off (connection dropped): " + e);
                 }
             }
+            found.addAll(monkey.breaches());
             for (String f : found) {
                 violations.add("after #" + op + " (" + what + "): " + f);
             }
@@ -474,7 +556,9 @@ class ChaosIT {
                 + " failed under faults; " + total + " faults injected " + injected + "; " + sealedCount
                 + " generations sealed (" + sharedSaves + " rank-0 saves through shared memory), newest acknowledged "
                 + ledger.acknowledged() + "; " + ledger.generationsChecked() + " generations checked in "
-                + ledger.loadsChecked() + " loads (" + ledger.lossesReported() + " with a reported loss)");
+                + ledger.loadsChecked() + " loads (" + ledger.lossesReported() + " with a reported loss, " + ledger.flipsDetected()
+                + " serving changed segment bytes that their checksum refused); committed " + committed + "; losses named "
+                + "only in a daemon's log, not in its generations' status: " + ledger.lossesOnlyLogged());
         monkey.notes().forEach(n -> System.out.println("ChaosIT fault " + n));
         failedOps.forEach(f -> System.out.println("ChaosIT failed op " + f));
         sharedRefusals.forEach(f -> System.out.println("ChaosIT shared save went over REST: " + f));

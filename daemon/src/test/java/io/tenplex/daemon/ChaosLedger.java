@@ -27,8 +27,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *       sharding of a sealed generation's tensors into one of the configurations the driver asked for;</li>
  *   <li>and when that step is older than the newest acknowledged one, a reason for the loss: the
  *       generation's entry in {@code GET .../generations} says it was lost ({@code lost} or
- *       {@code damaged}), or the daemon logged it as {@code DAMAGED}, not restored, or superseded
- *       (a recovery went back to an older generation);</li>
+ *       {@code damaged}), or (counted apart, {@link #lossesOnlyLogged}) only its log names it;</li>
  *   <li>{@code 404 not_found} (nothing to load) only under the same condition.</li>
  * </ul>
  * Anything else (other bytes, an unknown step, a silent fallback) is a violation.
@@ -39,8 +38,16 @@ final class ChaosLedger {
     /** A sealed generation: its step, configuration, full tensors and every rank's tree. */
     record Generation(long step, ParallelConfig config, Map<String, byte[]> full, List<Map<String, byte[]>> trees) {}
 
+    /** Configurations the driver asked a reconfiguration or recovery for, in order (a generation's output is cut into one asked after it). */
+    private final List<ParallelConfig> requested = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Per sealed step, how many requests had been made when it was sealed. */
+    private final Map<Long, Integer> requestsAtSeal = new ConcurrentHashMap<>();
+    /** Whether bytes changed in a committed segment (SHM_FLIP) may be served: only with a checksum that refuses them. */
+    private volatile boolean flipsInjected;
+    private final java.util.concurrent.atomic.AtomicInteger flipsDetected = new java.util.concurrent.atomic.AtomicInteger();
+    private final java.util.Set<String> lossesOnlyLogged = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
     private final Model model;
-    private final List<ParallelConfig> configs;
     private final Map<Long, Generation> sealed = new ConcurrentHashMap<>();
     private final Map<String, Map<String, byte[]>> sharded = new ConcurrentHashMap<>();
     private volatile long acked = -1;
@@ -48,13 +55,28 @@ final class ChaosLedger {
     private int loadsChecked;
     private final java.util.concurrent.atomic.AtomicInteger lossesReported = new java.util.concurrent.atomic.AtomicInteger();
 
-    ChaosLedger(Model model, List<ParallelConfig> configs) {
+    ChaosLedger(Model model) {
         this.model = model;
-        this.configs = configs;
     }
 
     void sealed(Generation g) {
+        requestsAtSeal.put(g.step(), requested.size());
         sealed.put(g.step(), g);
+    }
+
+    /** The driver asked for the current generation in configuration {@code to}. */
+    void requested(ParallelConfig to) {
+        requested.add(to);
+    }
+
+    /** Bytes of committed segments were changed: loads may serve them, with a checksum that refuses them. */
+    void flipsInjected() {
+        flipsInjected = true;
+    }
+
+    /** Loads that served changed bytes whose x-tensor-crc32c refused them (a verifying client's error). */
+    int flipsDetected() {
+        return flipsDetected.get();
     }
 
     void acknowledged(long step) {
@@ -113,13 +135,19 @@ final class ChaosLedger {
         seen.add(step);
         Map<String, byte[]> got;
         java.util.Set<String> badChecksums = new java.util.TreeSet<>();
+        java.util.Set<String> files = new java.util.TreeSet<>();
         try {
-            got = tree(c, w, a.path("path").asText(), badChecksums);
+            got = tree(c, w, a.path("path").asText(), badChecksums, files);
         } catch (AssertionError e) {
             return "load named " + a + " but its tree cannot be read: " + e.getMessage();
         }
         String wrong = source.equals("generation") ? differs(g.trees().get(rank), got, false)
-                : source.equals("reconfiguration") ? movedDiffers(g, rank, got) : "unknown source '" + source + "'";
+                : source.equals("reconfiguration") ? movedDiffers(g, rank, got, files) : "unknown source '" + source + "'";
+        if (wrong != null && flipsInjected && !badChecksums.isEmpty() && differing(g, rank, got, source).stream()
+                .allMatch(badChecksums::contains)) {
+            flipsDetected.incrementAndGet(); // changed in a segment, refused by its checksum: never served as good
+            return null;
+        }
         if (wrong != null) {
             return "DIFFERENT BYTES in " + source + " step " + step + " at " + a.path("path").asText() + ": " + wrong
                     + (badChecksums.isEmpty() ? " (every x-tensor-crc32c matches the bytes sent: undetectable by a client)"
@@ -137,12 +165,17 @@ final class ChaosLedger {
         return null;
     }
 
-    /** Whether worker {@code w} says that generation {@code step} was lost: in its generations' status, or its log. */
+    /**
+     * Whether worker {@code w} reports generation {@code step} lost: its entry in the generations' status
+     * carries {@code lost} (or {@code damaged}), the daemon's structured report; or, counted apart
+     * ({@link #lossesOnlyLogged}), only its log names the step as damaged or not restored.
+     */
     private boolean lossReported(ChaosCluster c, int w, long step) throws Exception {
         HttpResponse<byte[]> r = c.get(w, "/api/v1/jobs/" + ChaosSaves.JOB + "/generations");
         if (r.statusCode() == 200) {
             for (JsonNode g : JSON.readTree(r.body()).path("generations")) {
                 if (g.path("step").asLong() == step && (g.hasNonNull("lost") || g.hasNonNull("damaged"))) {
+                    lossesReported.incrementAndGet();
                     return true;
                 }
             }
@@ -152,9 +185,52 @@ final class ChaosLedger {
                 || l.contains("no intact durable generation") || l.contains("superseded"))
                 && l.matches(".*\\b" + s + "\\b.*"));
         if (logged) {
-            lossesReported.incrementAndGet();
+            lossesOnlyLogged.add("worker " + w + " step " + step);
         }
         return logged;
+    }
+
+    /** Losses the daemon named only in its log, not in the generations' status (as "worker W step S"). */
+    java.util.Set<String> lossesOnlyLogged() {
+        return lossesOnlyLogged;
+    }
+
+    /**
+     * The output's copies of the tied word embeddings on the last pipeline stage ({@code
+     * word_embeddings_for_head}, with their optimizer states) that the source generation did not hold
+     * (saved with one stage): the daemon makes them from the embedding. Removed from {@code tensors} when
+     * the weight holds the embedding's bytes (checked where the target has one tensor-parallel rank: then
+     * the copy is the whole embedding; the optimizer states of the copy are the daemon's to choose, not
+     * checked here); what is wrong about them, else null.
+     */
+    private static String tiedHead(Generation g, ParallelConfig to, Map<String, byte[]> got, java.util.Set<String> tensors,
+            java.util.Set<String> expected) {
+        for (String k : List.copyOf(tensors)) {
+            if (!k.contains("word_embeddings_for_head") || expected.contains(k) || g.full().containsKey(k)) {
+                continue;
+            }
+            byte[] embedding = g.full().get(k.replace("word_embeddings_for_head", "language_model.embedding.word_embeddings"));
+            if (embedding == null) {
+                return k + " is not in the model's sharding and has no embedding to come from";
+            }
+            if (to.tp() == 1 && !k.startsWith("optimizer.") && !Arrays.equals(embedding, got.get(k))) {
+                return k + " (the tied head's copy) differs from the embedding's bytes";
+            }
+            tensors.remove(k);
+        }
+        return null;
+    }
+
+    /** The paths whose bytes differ from what the load should hold (the sealed tree, or for an output every tensor). */
+    private static java.util.Set<String> differing(Generation g, int rank, Map<String, byte[]> got, String source) {
+        java.util.Set<String> out = new java.util.TreeSet<>();
+        Map<String, byte[]> want = source.equals("generation") ? g.trees().get(rank) : Map.of();
+        for (var e : got.entrySet()) {
+            if (!source.equals("generation") || !Arrays.equals(want.get(e.getKey()), e.getValue())) {
+                out.add(e.getKey());
+            }
+        }
+        return out;
     }
 
     /**
@@ -162,8 +238,8 @@ final class ChaosLedger {
      * body whose {@code x-tensor-crc32c} does not match it is recorded in {@code badChecksums} (a
      * verifying client, as the Python one, refuses it).
      */
-    private static Map<String, byte[]> tree(ChaosCluster c, int w, String path, java.util.Set<String> badChecksums)
-            throws Exception {
+    private static Map<String, byte[]> tree(ChaosCluster c, int w, String path, java.util.Set<String> badChecksums,
+            java.util.Set<String> files) throws Exception {
         Map<String, byte[]> t = new TreeMap<>();
         HttpResponse<byte[]> l = c.get(w, "/api/v1/dirs" + path + "?recursive=true");
         if (l.statusCode() != 200) {
@@ -184,6 +260,9 @@ final class ChaosLedger {
                     badChecksums.add(p.substring(path.length() + 1));
                 }
                 t.put(p.substring(path.length() + 1), b.body());
+                if (type.equals("file")) {
+                    files.add(p.substring(path.length() + 1));
+                }
             }
         }
         return t;
@@ -207,18 +286,34 @@ final class ChaosLedger {
         return null;
     }
 
-    /** Null when {@code got}'s tensors are those of {@code g} sharded into one of the driver's configurations. */
-    private String movedDiffers(Generation g, int rank, Map<String, byte[]> got) {
+    /**
+     * Null when {@code got}'s tensors are exactly those of {@code g} sharded into a configuration the
+     * driver asked for after it sealed {@code g} (no other tensors; {@code files} are the output's files).
+     */
+    private String movedDiffers(Generation g, int rank, Map<String, byte[]> got, java.util.Set<String> files) {
         List<String> tried = new ArrayList<>();
-        for (ParallelConfig to : configs) {
+        java.util.Set<String> tensors = new java.util.TreeSet<>(got.keySet());
+        tensors.removeAll(files);
+        List<ParallelConfig> asked = requested.subList(requestsAtSeal.getOrDefault(g.step(), 0), requested.size());
+        for (ParallelConfig to : new java.util.LinkedHashSet<>(asked)) {
             Map<String, byte[]> want = sharded.computeIfAbsent(g.step() + "/" + to + "/" + rank, k -> {
                 Ptc ptc = Ptc.packed(model, to, 1);
                 Map<String, byte[]> m = new TreeMap<>();
                 ReferenceInterpreter.shard(ptc, g.full()).get(rank).forEach((key, b) -> m.put(key, b.data()));
                 return m;
             });
-            if (!want.keySet().stream().allMatch(got::containsKey)) {
-                tried.add(to + ": other tensors");
+            String head = tiedHead(g, to, got, tensors, want.keySet());
+            if (head != null) {
+                tried.add(to + ": " + head);
+                continue;
+            }
+            if (!want.keySet().equals(tensors)) {
+                java.util.Set<String> missing = new java.util.TreeSet<>(want.keySet());
+                missing.removeAll(tensors);
+                java.util.Set<String> extra = new java.util.TreeSet<>(tensors);
+                extra.removeAll(want.keySet());
+                tried.add(to + ": other tensors (" + missing.size() + " missing, e.g. " + missing.stream().limit(2).toList()
+                        + "; " + extra.size() + " not of it, e.g. " + extra.stream().limit(2).toList() + ")");
                 continue;
             }
             String d = differs(want, got, true);
@@ -227,6 +322,7 @@ final class ChaosLedger {
             }
             tried.add(to + ": " + d);
         }
-        return "matches no configuration's sharding of step " + g.step() + ": " + tried;
+        return "matches no requested configuration's sharding of step " + g.step() + " (asked after it: " + asked + "): "
+                + tried;
     }
 }

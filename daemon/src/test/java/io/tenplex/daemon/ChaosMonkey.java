@@ -32,7 +32,10 @@ final class ChaosMonkey implements AutoCloseable {
     final ReentrantLock quiet = new ReentrantLock();
     private volatile boolean stop;
     private volatile Throwable died;
-    private Path filler;
+    private final List<String> breaches = new ArrayList<>();
+    /** Every fault injected, in order, as a line. */
+    private final List<String> log = new ArrayList<>();
+    private final List<Long> logTimes = new ArrayList<>();
 
     ChaosMonkey(ChaosCluster cluster, java.util.Set<ChaosFault> enabled, long seed) {
         this.cluster = cluster;
@@ -47,9 +50,7 @@ final class ChaosMonkey implements AutoCloseable {
     }
 
     private void run() {
-        List<ChaosFault> random = enabled.stream().filter(f -> f == ChaosFault.KILL || f == ChaosFault.DURABLE_FLIP
-                || f == ChaosFault.DURABLE_TRUNCATE || f == ChaosFault.SHM_FLIP || f == ChaosFault.SHM_TRUNCATE
-                || f == ChaosFault.TMPFS_FILL).toList();
+        List<ChaosFault> random = enabled.stream().filter(ChaosMonkey::random).toList();
         try {
             while (!stop && !random.isEmpty()) {
                 long pause;
@@ -90,21 +91,49 @@ final class ChaosMonkey implements AutoCloseable {
         }
     }
 
-    private void inject(ChaosFault f) throws Exception {
-        switch (f) {
-            case KILL -> kill(pick(ChaosCluster.WORKERS), f);
-            case DURABLE_FLIP, DURABLE_TRUNCATE -> damageDurable(f);
-            case SHM_FLIP, SHM_TRUNCATE -> damageSegment(f, false);
-            case TMPFS_FILL -> fillTmpfs();
-            default -> throw new IllegalStateException("not a random fault: " + f);
+    /** The kinds the chaos thread injects at random moments (the others the driver times). */
+    static boolean random(ChaosFault f) {
+        return f == ChaosFault.KILL || f == ChaosFault.DURABLE_FLIP || f == ChaosFault.DURABLE_TRUNCATE
+                || f == ChaosFault.SHM_FLIP || f == ChaosFault.SHM_TRUNCATE;
+    }
+
+    /** Injects a random kind now (also the driver's, for a kind the run has not seen yet); under {@link #quiet}. */
+    void inject(ChaosFault f) throws Exception {
+        quiet.lock();
+        try {
+            switch (f) {
+                case KILL -> kill(pick(ChaosCluster.WORKERS), f);
+                case DURABLE_FLIP, DURABLE_TRUNCATE -> damageDurable(f);
+                case SHM_FLIP, SHM_TRUNCATE -> damageSegment(f, false);
+                default -> throw new IllegalStateException("not a random fault: " + f);
+            }
+        } finally {
+            quiet.unlock();
         }
     }
 
     private synchronized void count(ChaosFault f, String note) {
         injected.merge(f, 1, Integer::sum);
-        if (note != null) {
-            notes.add(f.wireName() + ": " + note);
+        String line = f.wireName() + ": " + (note != null ? note : "injected");
+        notes.add(line);
+        log.add(line);
+        logTimes.add(System.nanoTime());
+    }
+
+    /** How many faults were injected so far. */
+    synchronized int total() {
+        return log.size();
+    }
+
+    /** The faults injected at {@code System.nanoTime()} {@code since} or later, each as a line. */
+    synchronized List<String> notesSince(long since) {
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < log.size(); i++) {
+            if (logTimes.get(i) >= since) {
+                out.add(log.get(i));
+            }
         }
+        return out;
     }
 
     private void kill(int w, ChaosFault why) throws Exception {
@@ -188,23 +217,70 @@ final class ChaosMonkey implements AutoCloseable {
     }
 
     /**
-     * Injects {@code f} now, between the driver's steps: {@link ChaosFault#SHM_FLIP} or {@link
-     * ChaosFault#SHM_TRUNCATE} on the segment written last (the one a shared save just committed), or
-     * {@link ChaosFault#TMPFS_FILL} (filled, if it is not full already).
+     * Injects {@link ChaosFault#SHM_FLIP} or {@link ChaosFault#SHM_TRUNCATE} on the segment written last
+     * (the one a shared save just committed), between the driver's steps.
      */
     void injectNow(ChaosFault f) throws Exception {
         quiet.lock();
         try {
-            if (f == ChaosFault.TMPFS_FILL) {
-                if (filler == null) {
-                    fillTmpfs();
-                }
-            } else {
-                damageSegment(f, true);
-            }
+            damageSegment(f, true);
         } finally {
             quiet.unlock();
         }
+    }
+
+    /**
+     * {@link ChaosFault#SHM_EXHAUST}: reserves 8 MiB segments on worker 0 until it refuses one; the
+     * reservations held (for {@link #release}). A refusal other than 507 {@code insufficient_storage}
+     * is a breach.
+     */
+    List<String> exhaust() throws Exception {
+        List<String> held = new ArrayList<>();
+        String reserve = "{\"pid\": " + ProcessHandle.current().pid() + ", \"start\": " + selfStart()
+                + ", \"lease\": 120, \"tensors\": [{\"path\": \"fill.numpy.ndarray\", \"dtype\": \"u8\", "
+                + "\"shape\": [8388608]}], \"files\": []}";
+        for (int i = 0; i < 64; i++) {
+            var r = cluster.send(0, "POST", "/api/v1/jobs/" + ChaosSaves.JOB + "/shared/saves/99",
+                    reserve.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            if (r.statusCode() == 201) {
+                held.add(new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.body()).path("id").asText());
+                continue;
+            }
+            String code = r.headers().firstValue("X-Tenplex-Error-Code").orElse("-");
+            if (r.statusCode() == 507 && code.equals("insufficient_storage")) {
+                count(ChaosFault.SHM_EXHAUST, "worker 0 refused the reservation after " + held.size() + " of 8 MiB: 507");
+            } else {
+                breach("a reservation beyond worker 0's memory was answered " + ChaosSaves.summary(r)
+                        + " instead of 507 insufficient_storage");
+            }
+            return held;
+        }
+        breach("worker 0 took 64 reservations of 8 MiB under a budget of 160 MiB");
+        return held;
+    }
+
+    /** Ends the reservations {@link #exhaust} held. */
+    void release(List<String> held) throws Exception {
+        for (String id : held) {
+            cluster.send(0, "DELETE", "/api/v1/jobs/" + ChaosSaves.JOB + "/shared/" + id, null);
+        }
+    }
+
+    private static long selfStart() throws IOException {
+        String stat = Files.readString(Path.of("/proc/self/stat"));
+        return Long.parseLong(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[19]);
+    }
+
+    /** Something the daemon must never do, seen by a fault (a violation of the run). */
+    private synchronized void breach(String what) {
+        breaches.add(what);
+    }
+
+    /** The breaches seen since the last call (forgotten). */
+    synchronized List<String> breaches() {
+        List<String> out = List.copyOf(breaches);
+        breaches.clear();
+        return out;
     }
 
     /** Flips a byte of, or cuts short, one of worker 0's shared-memory segments (the newest when {@code newest}). */
@@ -229,6 +305,8 @@ final class ChaosMonkey implements AutoCloseable {
                     count(f, seg.getFileName() + " at " + at + " of " + len + ": refused (" + refused.getMessage() + ")");
                     return;
                 }
+                breach("a committed segment " + seg + " (" + Files.readSymbolicLink(seg) + ") could be cut from " + len
+                        + " to " + at + " bytes: its seals are gone");
             }
             count(f, seg.getFileName() + " at " + at + " of " + len);
         } catch (IOException e) {
@@ -270,24 +348,6 @@ final class ChaosMonkey implements AutoCloseable {
         }
     }
 
-    /** Fills worker 0's tmpfs with a file (the next call removes it again). */
-    private void fillTmpfs() throws IOException {
-        if (filler != null) {
-            Files.deleteIfExists(filler);
-            filler = null;
-            return;
-        }
-        filler = cluster.tmpfs().resolve("filler");
-        byte[] mb = new byte[1 << 20];
-        try (var out = Files.newOutputStream(filler)) {
-            while (true) {
-                out.write(mb);
-            }
-        } catch (IOException full) {
-            count(ChaosFault.TMPFS_FILL, "filled after " + Files.size(filler) + " bytes");
-        }
-    }
-
     /** What was injected, by kind. */
     synchronized Map<ChaosFault, Integer> injected() {
         return new EnumMap<>(injected);
@@ -306,8 +366,5 @@ final class ChaosMonkey implements AutoCloseable {
     public void close() throws Exception {
         stop = true;
         thread.join(TimeUnit.MINUTES.toMillis(2));
-        if (filler != null) {
-            Files.deleteIfExists(filler);
-        }
     }
 }

@@ -71,6 +71,7 @@ final class Downloads {
                 OptionalInt crc = read.isContiguous() ? ref.crc32c(read.firstOffset(), read.byteSize())
                         : OptionalInt.empty();
                 if (crc.isEmpty() && Exchange.truthy(ex.header(WANT_CRC_HEADER))) {
+                    read.verifyShared(); // a checksum of bytes changed in a segment after the commit would vouch for them
                     crc = OptionalInt.of(computeCrc(ref, meta, region)); // one pass over the region's memory
                 }
                 if (crc.isPresent()) {

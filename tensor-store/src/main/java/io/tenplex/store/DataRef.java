@@ -92,6 +92,39 @@ public final class DataRef implements AutoCloseable {
         return sums == null ? OptionalInt.empty() : sums.range(offset, length);
     }
 
+    /**
+     * Checks the bytes of every checksum block that {@code [offset, offset+length)} touches against the
+     * CRC32C stored when they were committed, when they lie in a shared-memory segment: a process of
+     * the daemon's user can write into a segment it was handed after the commit, and such bytes must not
+     * be moved or served as the tensor's. Other memory is the daemon's own (nothing to check).
+     *
+     * @throws StoreException ({@code CONFLICT}) when a block's bytes changed
+     */
+    public void verifyShared(long offset, long length) {
+        if (blob == null || sums == null || length <= 0 || blob.sharedLocation().isEmpty()) {
+            return;
+        }
+        int bs = sums.blockSize();
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        for (long b = offset / bs; b <= (offset + length - 1) / bs; b++) {
+            long off = b * bs;
+            long len = Math.min(bs, blob.size() - off);
+            crc.reset();
+            for (ByteBuffer v : blob.views(off, len)) {
+                crc.update(v);
+            }
+            if ((int) crc.getValue() != sums.block((int) b)) {
+                throw changedSinceCommit(off, len);
+            }
+        }
+    }
+
+    private StoreException changedSinceCommit(long off, long len) {
+        return new StoreException(StoreException.Kind.CONFLICT, path + ": bytes " + off + ".." + (off + len)
+                + " changed in its shared-memory segment after they were committed (their CRC32C no longer matches): "
+                + "not used; save the step again");
+    }
+
     /** Per-block checksums, or null for sidecars. */
     public BlockChecksums checksums() {
         return sums;

@@ -94,6 +94,23 @@ public final class RegionRead {
         return firstOffset;
     }
 
+    /** Byte offset in the tensor just past the region's last byte (the region lies in {@code [firstOffset, endOffset)}). */
+    public long endOffset() {
+        if (total == 0) {
+            return firstOffset;
+        }
+        long end = firstOffset + runBytes;
+        for (int d = 0; d < outer; d++) {
+            end += (sizes[d] - 1) * strides[d];
+        }
+        return end;
+    }
+
+    /** Checks the region's bytes against their committed checksums when they are in shared memory ({@link DataRef#verifyShared}). */
+    public void verifyShared() {
+        data.verifyShared(firstOffset, endOffset() - firstOffset);
+    }
+
     /** True when the next bytes come from a run long enough to be served as a view. */
     public boolean nextIsView() {
         return remaining() > 0 && runBytes - inRun >= Math.min(VIEW_MIN, remaining());

@@ -51,6 +51,7 @@ public final class StoreSource implements ShardSource {
                 throw new IOException("local shard " + key + " of rank " + rank + " [" + region + "] has "
                         + read.byteSize() + " bytes, expected " + dst.remaining());
             }
+            read.verifyShared(); // bytes a client changed in its segment after the commit are never moved as good
             read.copy(dst);
             return OptionalInt.empty(); // a memory copy needs no transfer checksum
         } catch (StoreException | IllegalArgumentException e) {
