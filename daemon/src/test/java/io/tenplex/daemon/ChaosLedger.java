@@ -142,9 +142,10 @@ final class ChaosLedger {
             return "load named " + a + " but its tree cannot be read: " + e.getMessage();
         }
         String wrong = source.equals("generation") ? differs(g.trees().get(rank), got, false)
-                : source.equals("reconfiguration") ? movedDiffers(g, rank, got, files) : "unknown source '" + source + "'";
-        if (wrong != null && flipsInjected && !badChecksums.isEmpty() && differing(g, rank, got, source).stream()
-                .allMatch(badChecksums::contains)) {
+                : source.equals("reconfiguration") ? movedDiffers(g, rank, got, files, badChecksums)
+                : "unknown source '" + source + "'";
+        if (wrong != null && source.equals("generation") && flipsInjected && !badChecksums.isEmpty()
+                && badChecksums.containsAll(differing(g.trees().get(rank), got))) {
             flipsDetected.incrementAndGet(); // changed in a segment, refused by its checksum: never served as good
             return null;
         }
@@ -216,12 +217,11 @@ final class ChaosLedger {
         return null;
     }
 
-    /** The paths whose bytes differ from what the load should hold (the sealed tree, or for an output every tensor). */
-    private static java.util.Set<String> differing(Generation g, int rank, Map<String, byte[]> got, String source) {
+    /** The paths of {@code got} whose bytes differ from (or are not in) {@code want}. */
+    private static java.util.Set<String> differing(Map<String, byte[]> want, Map<String, byte[]> got) {
         java.util.Set<String> out = new java.util.TreeSet<>();
-        Map<String, byte[]> want = source.equals("generation") ? g.trees().get(rank) : Map.of();
         for (var e : got.entrySet()) {
-            if (!source.equals("generation") || !Arrays.equals(want.get(e.getKey()), e.getValue())) {
+            if (!Arrays.equals(want.get(e.getKey()), e.getValue())) {
                 out.add(e.getKey());
             }
         }
@@ -283,9 +283,12 @@ final class ChaosLedger {
 
     /**
      * Null when {@code got}'s tensors are exactly those of {@code g} sharded into a configuration the
-     * driver asked for after it sealed {@code g} (no other tensors; {@code files} are the output's files).
+     * driver asked for after it sealed {@code g} (no other tensors; {@code files} are the output's files),
+     * or when every tensor that differs from that sharding was served with an {@code x-tensor-crc32c} that
+     * refuses it ({@code badChecksums}: a segment the output links was changed, as the flips do).
      */
-    private String movedDiffers(Generation g, int rank, Map<String, byte[]> got, java.util.Set<String> files) {
+    private String movedDiffers(Generation g, int rank, Map<String, byte[]> got, java.util.Set<String> files,
+            java.util.Set<String> badChecksums) {
         List<String> tried = new ArrayList<>();
         java.util.Set<String> tensors = new java.util.TreeSet<>(got.keySet());
         tensors.removeAll(files);
@@ -313,6 +316,13 @@ final class ChaosLedger {
             }
             String d = differs(want, got, true);
             if (d == null) {
+                return null;
+            }
+            Map<String, byte[]> gotTensors = new TreeMap<>(got);
+            gotTensors.keySet().retainAll(tensors);
+            java.util.Set<String> changed = differing(want, gotTensors);
+            if (flipsInjected && !badChecksums.isEmpty() && badChecksums.containsAll(changed)) {
+                flipsDetected.incrementAndGet(); // changed in a segment the output links, refused by its checksum
                 return null;
             }
             tried.add(to + ": " + d);

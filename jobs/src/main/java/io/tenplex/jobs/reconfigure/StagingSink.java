@@ -4,6 +4,7 @@ import io.tenplex.jobs.common.JobLayout;
 import io.tenplex.ptc.DType;
 import io.tenplex.ptc.Shape;
 import io.tenplex.ptc.TensorMeta;
+import io.tenplex.store.DataRef;
 import io.tenplex.store.TensorStore;
 import io.tenplex.store.memory.Blob;
 import io.tenplex.store.memory.BlockChecksums;
@@ -15,7 +16,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Binds the executor's sink port to a daemon's store: new shards are assembled in off-heap memory
  * and published under the plan's staging path when complete (with their block checksums); kept
- * shards are linked to the saved ones without copying. {@link #abort()} frees unfinished shards.
+ * shards are linked to the saved ones without copying, once their segment-backed bytes are checked against
+ * the CRC32C of their commit. {@link #abort()} frees unfinished shards.
  */
 public final class StagingSink implements ShardSink {
     private final TensorStore store;
@@ -47,6 +49,10 @@ public final class StagingSink implements ShardSink {
 
     @Override
     public void keep(int rank, String key, int sourceRank, String sourceKey) {
+        try (DataRef saved = store.openTensor(paths.saved(sourceRank, sourceKey))) {
+            // a kept shard is the saved one's memory: bytes changed in its segment after the commit are not kept as good
+            saved.verifyShared(0, saved.meta().byteSize());
+        }
         store.link(paths.saved(sourceRank, sourceKey), paths.staged(plan, rank, key), true);
     }
 
