@@ -6,15 +6,20 @@ import io.tenplex.jobs.common.ParallelConfigJson;
 import io.tenplex.ptc.ParallelConfig;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 
 /**
  * The prototype's {@code schedule.json}: a list of {@code {"step": S, "size": N}} (or {@code "time"}
  * in minutes instead of {@code step}); size 0 stops the job. As an extension an entry may fix the
  * configuration with {@code tp}, {@code pp} and {@code dp} (their product is the size), which the
- * prototype's table cannot express when two entries have the same size.
+ * prototype's table cannot express when two entries have the same size. Any other key is refused, with
+ * the nearest known key suggested, so that a misspelt key is not silently ignored.
  */
 public final class Schedule {
+    /** The keys an entry may have; any other is refused (a misspelt key would otherwise be ignored). */
+    static final List<String> KEYS = List.of("step", "time", "size", "tp", "pp", "dp");
+
     /** One entry: when (a step or minutes since the start), the size, and an optional fixed configuration. */
     public record Entry(long step, double minutes, int size, ParallelConfig config) {
         public boolean byStep() {
@@ -75,6 +80,7 @@ public final class Schedule {
 
     /** One entry, checked on its own ({@code bySteps}: what the entries before it use, or null for the first). */
     private static Entry entry(JsonNode e, String where, Boolean bySteps) {
+        checkKeys(e, where);
         boolean step = e.has("step");
         if (step == e.has("time")) {
             throw new IllegalArgumentException(where + ": give exactly one of \"step\" and \"time\"");
@@ -83,6 +89,9 @@ public final class Schedule {
             throw new IllegalArgumentException(where + ": a schedule uses either steps or times, not both");
         }
         JsonNode s = e.path("size");
+        if (s.isMissingNode()) {
+            throw new IllegalArgumentException(where + ": \"size\" is missing");
+        }
         if (!s.canConvertToInt() || s.asInt() < 0) {
             throw new IllegalArgumentException(where + ": \"size\" must be an integer >= 0 (0 stops the job)");
         }
@@ -108,5 +117,50 @@ public final class Schedule {
             }
         }
         return new Entry(at, minutes, s.asInt(), config);
+    }
+
+    /** Refuses an entry that is not an object or has a key outside {@link #KEYS}, naming the nearest known key. */
+    private static void checkKeys(JsonNode e, String where) {
+        if (!e.isObject()) {
+            throw new IllegalArgumentException(where + ": an entry is a JSON object, not " + e);
+        }
+        for (Iterator<String> names = e.fieldNames(); names.hasNext(); ) {
+            String key = names.next();
+            if (KEYS.contains(key)) {
+                continue;
+            }
+            String nearest = null;
+            int best = 3;
+            for (String known : KEYS) {
+                int d = distance(key, known);
+                if (d < best) {
+                    best = d;
+                    nearest = known;
+                }
+            }
+            String hint = nearest == null ? "" : " (did you mean \"" + nearest + "\"?)";
+            throw new IllegalArgumentException(where + ": unknown key \"" + key + "\"" + hint + "; known keys: "
+                    + String.join(", ", KEYS));
+        }
+    }
+
+    /** Levenshtein distance: the fewest single-character insertions, deletions and substitutions. */
+    static int distance(String a, String b) {
+        int[] prev = new int[b.length() + 1];
+        int[] cur = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) {
+            prev[j] = j;
+        }
+        for (int i = 1; i <= a.length(); i++) {
+            cur[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                int sub = prev[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+                cur[j] = Math.min(sub, Math.min(prev[j], cur[j - 1]) + 1);
+            }
+            int[] t = prev;
+            prev = cur;
+            cur = t;
+        }
+        return prev[b.length()];
     }
 }
