@@ -101,6 +101,39 @@ final class JobOnDaemon {
         return run.t.post(run.layout().apiResources(), b.toString()).path("id").asText();
     }
 
+    /**
+     * Why the ranks, all exited, did not stop for {@code next}, read from the job's raised stop flag (call
+     * it before the change is cancelled: the flag goes with it): the script never asks it, asked it only
+     * before the step, or asked it and ended without a save.
+     */
+    NotStopped whyNotStopped(Schedule.Entry next) {
+        JsonNode f;
+        try {
+            f = run.t.get(run.layout().apiStop());
+        } catch (Exception e) {
+            return new NotStopped(false, "the ranks ended before it (the stop flag cannot be read: " + e.getMessage() + ")");
+        }
+        JsonNode a = f.path("asks");
+        if (!f.path("raised").asBoolean() || !a.isObject()) {
+            return new NotStopped(false, "the ranks ended before it");
+        }
+        long count = a.path("count").asLong();
+        if (count == 0) {
+            return new NotStopped(true, "the ranks ended and no rank asked the stop flag since it was raised: does the "
+                    + "script call tenplex.should_stop(job, step) before each step (docs/CLIENTS.md)?");
+        }
+        if (a.path("highestStep").isNumber() && next.byStep() && a.path("highestStep").asLong() < next.step()) {
+            return new NotStopped(false, "the ranks ended after step " + a.path("highestStep").asLong() + ", before "
+                    + next.when());
+        }
+        return new NotStopped(false, "the ranks asked the stop flag (" + count + " times) but ended without saving for "
+                + "it: does the script save (tenplex.save) and exit when tenplex.should_stop says stop?");
+    }
+
+    /** Why the ranks did not stop for an entry; {@code neverAsked}: no rank read the stop flag at all. */
+    record NotStopped(boolean neverAsked, String why) {
+    }
+
     void cancel(String change) {
         if (change == null) {
             return;

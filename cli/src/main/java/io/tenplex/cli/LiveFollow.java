@@ -43,12 +43,17 @@ final class LiveFollow {
      * whose new group then does not form becomes a relaunch ({@link #formed}).
      */
     private String[] lastHow = {""};
+    /** Why the ranks ended without saving for the pending change (read before it was cancelled), or null. */
+    private String notStopped;
+    /** The schedule followed. */
+    private Schedule schedule;
 
     LiveFollow(RunCli run) {
         this.run = run;
     }
 
     int follow(Schedule s, int perWorker, Parallelizer parallelizer, long start) throws Exception {
+        schedule = s;
         Schedule.Entry first = s.entries().get(0);
         config = first.config() != null ? first.config()
                 : parallelizer.choose(new Parallelizer.Request(first.size(), perWorker, run.daemon.storedModel(), 0));
@@ -62,6 +67,12 @@ final class LiveFollow {
             Schedule.Entry next = i + 1 < s.entries().size() ? s.entries().get(i + 1) : null;
             if (next == null) {
                 return last(start, config, perWorker, i);
+            }
+            if (run.running.alive() == 0) { // every rank exited 0 and no group formed: a script without tenplex.elastic
+                run.end(start, null);
+                run.notApplied(s, next, "the ranks ended without forming the live process group " + run.launcher.prefix
+                        + ": does the script use tenplex.elastic (docs/LIVE.md)?");
+                return finishSummary();
             }
             if (!next.byStep()) {
                 run.waitUntil(start, next.minutes());
@@ -91,7 +102,8 @@ final class LiveFollow {
             throws Exception {
         changeId = change;
         ChangeEvents ev = new ChangeEvents(run.t, run.layout().apiResourceChange(change), line -> run.log(start, line));
-        String failure = watch(start, ev, change, n);
+        notStopped = null;
+        String failure = watch(start, ev, change, n, next);
         JsonNode status = ev.read();
         while (status.path("state").asText().equals("reconfiguring")) {
             Thread.sleep(POLL_MILLIS);
@@ -115,6 +127,9 @@ final class LiveFollow {
         String why = failure != null ? failure : failed != null ? null
                 : LiveRoles.cannotContinue(Ptc.packedDevices(before.worldSize(), perWorker),
                         Ptc.packedDevices(config.worldSize(), perWorker));
+        if (failed != null) {
+            run.notApplied.add(RunCli.what(next) + ": " + failed);
+        }
         if (failed != null && why == null) {
             run.log(start, "live: " + failed + "; the ranks continue in place under " + before + " from "
                     + run.daemon.lastGeneration() + " (the job's last complete generation)");
@@ -156,6 +171,7 @@ final class LiveFollow {
         run.running.awaitAll(EXIT_SECONDS);
         run.log(start, "the job ended before " + next.when() + (status.path("error").isMissingNode() ? ""
                 : ": " + status.path("error").asText()));
+        run.notApplied(schedule, next, notStopped != null ? notStopped : status.path("error").asText("the ranks ended"));
         return finishSummary();
     }
 
@@ -165,7 +181,7 @@ final class LiveFollow {
         run.out.println("tenplex run: " + lines.stream().filter(l -> l.startsWith("step ")).count()
                 + " reconfiguration(s)");
         lines.forEach(l -> run.out.println("  " + l));
-        return 0;
+        return run.scheduleApplied();
     }
 
     /** The last segment: waits for every rank; a failure before its group formed relaunches every rank once. */
@@ -223,6 +239,9 @@ final class LiveFollow {
             if (failure != null) {
                 return failure + " exited with an error before the process group " + group + " formed";
             }
+            if (run.running.alive() == 0) {
+                return null; // every rank ended well: no group is coming (the caller tells the job ended)
+            }
             if (System.nanoTime() > due) {
                 return "the process group " + group + " did not form within " + (run.regroupTimeout + 60) + " s";
             }
@@ -245,7 +264,7 @@ final class LiveFollow {
      * formed, or every live rank waits and the change has not moved for a while) the change is cancelled.
      * What went wrong with a rank, or null.
      */
-    private String watch(long start, ChangeEvents ev, String change, int n) throws Exception {
+    private String watch(long start, ChangeEvents ev, String change, int n, Schedule.Entry next) throws Exception {
         String failure = null;
         long stalledSince = 0;
         while (true) {
@@ -265,6 +284,9 @@ final class LiveFollow {
             boolean allWait = failure != null && run.store.count(LiveRoles.waiting(n)) >= alive;
             stalledSince = allWait ? (stalledSince == 0 ? System.nanoTime() : stalledSince) : 0;
             if (run.running.alive(config.worldSize()) == 0 || (stalledSince != 0 && System.nanoTime() - stalledSince > STALLED_NANOS)) {
+                if (notStopped == null && run.running.alive(config.worldSize()) == 0) {
+                    notStopped = run.daemon.whyNotStopped(next).why();
+                }
                 run.daemon.cancel(change); // no save for this change is coming
             }
             Thread.sleep(POLL_MILLIS);
@@ -344,7 +366,11 @@ final class LiveFollow {
         changeId = null;
         tell(n, LiveRoles.leave("the job stopped at " + next.when()));
         run.running.awaitAll(EXIT_SECONDS);
+        JobOnDaemon.NotStopped unasked = run.daemon.whyNotStopped(next);
         run.end(start, next);
+        if (unasked.neverAsked()) { // it may have trained past the stop
+            run.notApplied(schedule, next, unasked.why());
+        }
     }
 
     /** Sets reconfiguration {@code n}'s answer to {@code role}, signed (the ranks refuse a role that is not). */

@@ -22,6 +22,8 @@ final class RelaunchFollow {
     private final RunCli run;
     /** The pending change's events, printed as they happen. */
     private ChangeEvents events;
+    /** Why the ranks ended without saving for the pending change (read before it was cancelled), or null. */
+    private String notStopped;
 
     RelaunchFollow(RunCli run) {
         this.run = run;
@@ -46,13 +48,18 @@ final class RelaunchFollow {
                 return 1;
             }
             if (next == null || next.stops()) {
+                JobOnDaemon.NotStopped unasked = next == null ? null : run.daemon.whyNotStopped(next);
                 run.end(start, next);
+                if (unasked != null && unasked.neverAsked()) { // it may have trained past the stop
+                    run.notApplied(s, next, unasked.why());
+                }
                 break;
             }
-            JsonNode status = finish(start, change);
+            JsonNode status = finish(start, change, next);
             run.pendingChange = null;
             if (status.path("state").asText().equals("failed") && status.path("generation").isNull()) {
                 run.log(start, "the job ended before " + next.when() + ": " + status.path("error").asText());
+                run.notApplied(s, next, notStopped != null ? notStopped : status.path("error").asText());
                 break;
             }
             if (!status.path("state").asText().equals("done")) {
@@ -68,7 +75,7 @@ final class RelaunchFollow {
         run.downtimes.close();
         run.out.println("tenplex run: " + summary.size() + " reconfiguration(s)");
         summary.forEach(f -> run.out.println("  " + f.head() + Downtimes.report(f.now(run.t))));
-        return 0;
+        return run.scheduleApplied();
     }
 
     /** Launches one segment under {@code config} and posts the next entry; the resource change's id, or null. */
@@ -100,12 +107,14 @@ final class RelaunchFollow {
      * Follows a resource change to its end (cancelling it when the job ended without saving for it); its
      * events are printed as they happen ({@link ChangeEvents}, from the moment it was posted).
      */
-    private JsonNode finish(long start, String change) throws Exception {
+    private JsonNode finish(long start, String change, Schedule.Entry next) throws Exception {
         ChangeEvents ev = events != null ? events : new ChangeEvents(run.t, run.layout().apiResourceChange(change),
                 line -> run.log(start, line));
         events = null;
         JsonNode s = ev.stopAndRead();
+        notStopped = null;
         if (s.path("state").asText().equals("stopping")) {
+            notStopped = run.daemon.whyNotStopped(next).why();
             run.daemon.cancel(change); // every process has exited: no save for this change is coming after this point
         }
         while (s.path("state").asText().equals("reconfiguring") || s.path("state").asText().equals("stopping")) {

@@ -26,7 +26,10 @@ import picocli.CommandLine;
  * resource lifecycle: stop flag, save, reconfigure), relaunches under the new configuration, and
  * prints what happened ({@link RelaunchFollow}; with {@code --live}, {@link LiveFollow}).
  */
-@Command(name = "run", description = "Run a training command locally and follow a schedule of resource changes.")
+@Command(name = "run", description = "Run a training command locally and follow a schedule of resource changes.",
+        exitCodeListHeading = "Exit status:%n", exitCodeList = {"0:every schedule entry applied, every rank ended well",
+            "1:a rank or a resource change failed", "2:a refusal (bad input, another job's state, the daemon gone)",
+            "3:the ranks ended before some entries were applied (each printed with why)"})
 final class RunCli implements Callable<Integer> {
     @CommandLine.Mixin
     TenplexCli.Target t;
@@ -94,6 +97,10 @@ final class RunCli implements Callable<Integer> {
     final PrintStream out = System.out;
     final Ranks running = new Ranks();
     int restarts;
+    /** The schedule's entries this run could not apply, each with why: the run then exits {@link #NOT_APPLIED}. */
+    final List<String> notApplied = new java.util.ArrayList<>();
+    /** The exit status of a run that ended without applying every entry of its schedule. */
+    static final int NOT_APPLIED = 3;
     /** The resource change this run posted and has not seen end, for a stop (SIGINT, SIGTERM) to cancel. */
     volatile String pendingChange;
     /** Whether this run raised a stop flag of its own (a schedule's stop entry) that is still up. */
@@ -191,6 +198,32 @@ final class RunCli implements Callable<Integer> {
             stopRaised = false;
         }
         log(start, "the job ended" + (next != null ? " (stopped at " + next.when() + ")" : ""));
+    }
+
+    /**
+     * Entry {@code e} of {@code s} was not applied ({@code why}); nor is any later one: the job has ended.
+     */
+    void notApplied(Schedule s, Schedule.Entry e, String why) {
+        notApplied.add(what(e) + ": " + why);
+        s.entries().stream().filter(l -> l.byStep() ? l.step() > e.step() : l.minutes() > e.minutes())
+                .forEach(l -> notApplied.add(what(l) + ": the job had ended"));
+    }
+
+    /** The run's exit status once its ranks ended well: 0, or {@link #NOT_APPLIED} (the entries printed) when some were not applied. */
+    int scheduleApplied() {
+        if (notApplied.isEmpty()) {
+            return 0;
+        }
+        out.println("tenplex run: " + notApplied.size() + " schedule entr" + (notApplied.size() == 1 ? "y" : "ies")
+                + " not applied (exit " + NOT_APPLIED + "):");
+        notApplied.forEach(l -> out.println("  " + l));
+        out.flush();
+        return NOT_APPLIED;
+    }
+
+    static String what(Schedule.Entry e) {
+        return "at " + e.when() + ", " + (e.stops() ? "stop" : "change to " + e.size() + " devices"
+                + (e.config() != null ? " as " + e.config() : ""));
     }
 
     static long workers(List<Device> devices) {

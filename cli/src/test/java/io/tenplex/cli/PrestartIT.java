@@ -134,9 +134,11 @@ class PrestartIT {
     void jobEndsBeforeTheChange_preStartedInterpretersExit0_andNoneIsLeftBehind() throws Exception {
         Path schedule = Files.writeString(dir.resolve("ends.json"), "[{\"step\": 0, \"size\": 1, \"tp\": 1, \"pp\": 1, "
                 + "\"dp\": 1}, {\"step\": 30, \"size\": 2, \"tp\": 1, \"pp\": 1, \"dp\": 2}]");
-        String text = ranks("ends", schedule, Files.createDirectories(dir.resolve("ends")), "3", "0.1", true);
+        String text = ranks(RunCli.NOT_APPLIED, "ends", schedule, Files.createDirectories(dir.resolve("ends")), "3", "0.1",
+                true);
         assertTrue(text.contains("] pre-started 2 interpreter(s) for the next configuration (pids "), text);
         assertTrue(text.contains("the job ended before step 30"), text);
+        assertTrue(text.contains("  at step 30, change to 2 devices as (T,P,D)=(1,1,2): the ranks ended after step "), text);
         assertToldToExit(text, 2);
     }
 
@@ -232,13 +234,18 @@ class PrestartIT {
 
     /** tenplex run of cli/src/test/resources/downtime_rank.py ({@code steps} steps of {@code seconds}). */
     private String ranks(String job, Path schedule, Path out, String steps, String seconds, boolean prestart) {
+        return ranks(0, job, schedule, out, steps, seconds, prestart);
+    }
+
+    /** As above; the run's exit status must be {@code status}. */
+    private String ranks(int status, String job, Path schedule, Path out, String steps, String seconds, boolean prestart) {
         List<String> args = new ArrayList<>(List.of("run", "--addr", addr, "--job", job, "--schedule", schedule.toString()));
         if (!prestart) {
             args.add("--no-prestart");
         }
         args.addAll(List.of("--", "/usr/bin/python3", ROOT.resolve("cli/src/test/resources/downtime_rank.py").toString(),
                 ROOT.resolve("clients/python").toString(), out.toString(), steps, seconds));
-        String text = CliIT.run(args.toArray(String[]::new));
+        String text = CliIT.run(status, args.toArray(String[]::new));
         System.out.println(text);
         return text;
     }

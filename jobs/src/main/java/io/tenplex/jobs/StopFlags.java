@@ -28,6 +28,21 @@ public final class StopFlags {
 
     private final Map<String, Flag> flags = new ConcurrentHashMap<>();
     private final Map<String, Long> raises = new ConcurrentHashMap<>();
+    /** Reads of each raised flag since it was raised (kept with the flag, dropped when it is cleared). */
+    private final Map<String, Asks> asks = new ConcurrentHashMap<>();
+
+    /**
+     * How ranks read a raised flag: how many reads since it was raised, and the most steps a read said
+     * were finished (null when no read gave {@code step}). A launcher whose ranks ended without
+     * saving for a change tells "the script never asks" from "it ended before the step" by it.
+     */
+    public record Asks(long count, Long highestStep) {
+        Asks plus(OptionalLong step) {
+            Long h = step.isEmpty() ? highestStep : Long.valueOf(highestStep == null ? step.getAsLong()
+                    : Math.max(highestStep, step.getAsLong()));
+            return new Asks(count + 1, h);
+        }
+    }
 
     /**
      * @throws IllegalArgumentException a negative step, a reason over {@link #MAX_REASON} characters,
@@ -47,6 +62,7 @@ public final class StopFlags {
         }
         makeRoomFor(job);
         flags.put(job, new Flag(atStep, reason, System.currentTimeMillis()));
+        asks.put(job, new Asks(0, null));
         raises.merge(job, 1L, Long::sum);
         JobMetrics.STOP_FLAGS.inc();
         JobMetrics.STOP_FLAGS_UP.set(flags.size());
@@ -81,6 +97,7 @@ public final class StopFlags {
     }
 
     public void clear(String job) {
+        asks.remove(job);
         if (flags.remove(job) != null) {
             JobMetrics.STOP_FLAGS_UP.set(flags.size());
             LOG.info("stop flag cleared job={}", job);
@@ -115,18 +132,36 @@ public final class StopFlags {
     public record Lowered(boolean stop, boolean raised, long raises) implements Status {
     }
 
-    /** A raised flag: from which step on ranks stop ({@code atStep} null: at once, always written), and why. */
-    public record Raised(boolean stop, boolean raised, long raises, Long atStep, String reason) implements Status {
+    /**
+     * A raised flag: from which step on ranks stop ({@code atStep} null: at once, always written), why,
+     * and how it has been read since it was raised ({@code asks}, not counting the read answered).
+     */
+    public record Raised(boolean stop, boolean raised, long raises, Long atStep, String reason, Asks asks)
+            implements Status {
     }
 
-    /** The flag as {@code GET /api/v1/jobs/<job>/stop} answers it. */
+    /** The flag as {@code GET /api/v1/jobs/<job>/stop} answers it (a read that is not counted as an ask). */
     public Status describe(String job, OptionalLong step) {
         Flag f = flags.get(job);
         if (f == null) {
             return new Lowered(false, false, raises(job));
         }
         return new Raised(f.stops(step), true, raises(job), f.atStep().isPresent() ? f.atStep().getAsLong() : null,
-                f.reason());
+                f.reason(), asks.getOrDefault(job, new Asks(0, null)));
+    }
+
+    /** A rank's read of the flag (finished {@code step} steps, when given): the flag's answer; counted in its asks. */
+    public Status ask(String job, OptionalLong step) {
+        Status s = describe(job, step);
+        asks.computeIfPresent(job, (j, a) -> a.plus(step));
+        return s;
+    }
+
+    /** The prototype's read ({@code GET /stop?job=}): whether a rank that finished {@code step} steps stops; counted. */
+    public boolean askStop(String job, OptionalLong step) {
+        boolean stop = shouldStop(job, step);
+        asks.computeIfPresent(job, (j, a) -> a.plus(step));
+        return stop;
     }
 
     public static OptionalLong step(String s) {

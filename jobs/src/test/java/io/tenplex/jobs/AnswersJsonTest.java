@@ -77,11 +77,14 @@ class AnswersJsonTest {
         StopFlags flags = new StopFlags();
         assertEquals("{\"stop\":false,\"raised\":false,\"raises\":0}", text(flags.describe("j", OptionalLong.empty())));
         flags.raise("j", OptionalLong.of(12), "resize");
-        assertEquals("{\"stop\":false,\"raised\":true,\"raises\":1,\"atStep\":12,\"reason\":\"resize\"}",
-                text(flags.describe("j", OptionalLong.of(11))));
-        flags.raise("j", OptionalLong.empty(), "now");
-        assertEquals("{\"stop\":true,\"raised\":true,\"raises\":2,\"atStep\":null,\"reason\":\"now\"}",
-                text(flags.describe("j", OptionalLong.of(11))));
+        assertEquals("{\"stop\":false,\"raised\":true,\"raises\":1,\"atStep\":12,\"reason\":\"resize\","
+                + "\"asks\":{\"count\":0,\"highestStep\":null}}", text(flags.ask("j", OptionalLong.of(11))));
+        flags.ask("j", OptionalLong.empty()); // a read without a step: counted, no step
+        assertEquals("{\"stop\":false,\"raised\":true,\"raises\":1,\"atStep\":12,\"reason\":\"resize\","
+                + "\"asks\":{\"count\":2,\"highestStep\":11}}", text(flags.describe("j", OptionalLong.of(11))));
+        flags.raise("j", OptionalLong.empty(), "now"); // a new raise: its asks start again
+        assertEquals("{\"stop\":true,\"raised\":true,\"raises\":2,\"atStep\":null,\"reason\":\"now\","
+                + "\"asks\":{\"count\":0,\"highestStep\":null}}", text(flags.describe("j", OptionalLong.of(11))));
         flags.clear("j");
         assertEquals("{\"stop\":false,\"raised\":false,\"raises\":2}", text(flags.describe("j", OptionalLong.empty())));
     }

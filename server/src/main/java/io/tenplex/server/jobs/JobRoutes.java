@@ -249,7 +249,7 @@ public final class JobRoutes implements ControlHandler {
         switch (req.method()) {
             case "GET":
                 jobs.requireKnown(job); // a rank asking about a misspelt job would otherwise run on forever
-                return json(200, flags.describe(job, StopFlags.step(req.param("step"))));
+                return json(200, flags.ask(job, StopFlags.step(req.param("step"))));
             case "POST": {
                 JsonNode b = JobRequests.object(req);
                 OptionalLong at = b.has("atStep") ? StopFlags.step(b.get("atStep").asText()) : OptionalLong.empty();

@@ -43,7 +43,7 @@ public final class StopRoute implements ControlHandler {
             if (job != null) {
                 requireKnown.accept(io.tenplex.store.JobNamespace.requireValidName(job));
             }
-            boolean stop = job == null ? flags.anyStops(step) : flags.shouldStop(job, step);
+            boolean stop = job == null ? flags.anyStops(step) : flags.askStop(job, step);
             return CompletableFuture.completedFuture(new Response(200, "text/plain; charset=utf-8",
                     (stop ? "stop" : "run").getBytes(StandardCharsets.UTF_8)));
         } catch (RuntimeException e) {
