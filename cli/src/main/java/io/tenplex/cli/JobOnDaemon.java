@@ -106,7 +106,7 @@ final class JobOnDaemon {
      * it before the change is cancelled: the flag goes with it): the script never asks it, asked it only
      * before the step, or asked it and ended without a save.
      */
-    NotStopped whyNotStopped(Schedule.Entry next) {
+    NotStopped whyNotStopped(Schedule.Entry next) { // next: null for a change that is not the schedule's
         JsonNode f;
         try {
             f = run.t.get(run.layout().apiStop());
@@ -122,7 +122,7 @@ final class JobOnDaemon {
             return new NotStopped(true, "the ranks ended and no rank asked the stop flag since it was raised: does the "
                     + "script call tenplex.should_stop(job, step) before each step (docs/CLIENTS.md)?");
         }
-        if (a.path("highestStep").isNumber() && next.byStep() && a.path("highestStep").asLong() < next.step()) {
+        if (a.path("highestStep").isNumber() && next != null && next.byStep() && a.path("highestStep").asLong() < next.step()) {
             return new NotStopped(false, "the ranks ended after step " + a.path("highestStep").asLong() + ", before "
                     + next.when());
         }
@@ -132,6 +132,37 @@ final class JobOnDaemon {
 
     /** Why the ranks did not stop for an entry; {@code neverAsked}: no rank read the stop flag at all. */
     record NotStopped(boolean neverAsked, String why) {
+    }
+
+    /** The ids of the job's resource changes the daemon keeps now. */
+    java.util.Set<String> changeIds() throws IOException, InterruptedException {
+        java.util.Set<String> out = new java.util.HashSet<>();
+        run.t.get(run.layout().apiResources()).path("changes").forEach(c -> out.add(c.path("id").asText()));
+        return out;
+    }
+
+    /**
+     * A resource change of the job that is not in {@code known} (posted by someone else, as {@code tenplex
+     * resize}, while the ranks ran), announced through {@code log}; null when there is none.
+     */
+    String newChange(java.util.Set<String> known, java.util.function.Consumer<String> log)
+            throws IOException, InterruptedException {
+        for (JsonNode c : run.t.get(run.layout().apiResources()).path("changes")) {
+            String id = c.path("id").asText();
+            if (!known.contains(id)) {
+                log.accept("resource change " + id + " was posted for job " + run.job + " while its ranks ran (tenplex "
+                        + "resize): following it");
+                return id;
+            }
+        }
+        return null;
+    }
+
+    /** Devices per worker of a change's new devices ({@code devices}: [[worker, device], ...]), else {@code fallback}. */
+    static int devicesPerWorker(JsonNode status, int fallback) {
+        java.util.Map<Integer, Integer> perWorker = new java.util.HashMap<>();
+        status.path("devices").forEach(d -> perWorker.merge(d.path(0).asInt(), 1, Integer::sum));
+        return perWorker.values().stream().mapToInt(Integer::intValue).max().orElse(fallback);
     }
 
     void cancel(String change) {

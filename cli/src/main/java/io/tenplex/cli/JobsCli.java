@@ -12,10 +12,12 @@ import picocli.CommandLine.Command;
 /**
  * {@code tenplex jobs}: the jobs a daemon holds, one line each, from its listing of {@code /job} and
  * each job's generations: the current (complete) generation and the (T,P,D) it was saved under, its
- * durable levels, the bytes of its trees on this daemon, and the newest step saved (complete or not).
+ * durable levels, the bytes of its trees on this daemon, and the newest step saved (complete or not); its
+ * state ({@link RunRecord#of}: running, stopping, reconfiguring, finished, failed, cancelled) and the
+ * reason of the last failure.
  */
-@Command(name = "jobs", description = "The jobs this daemon holds: current generation, its (T,P,D), durable levels, "
-        + "size and last save.")
+@Command(name = "jobs", description = "The jobs this daemon holds: state (with the reason of the last failure), "
+        + "current generation, its (T,P,D), durable levels, size and last save.")
 final class JobsCli implements Callable<Integer> {
     @CommandLine.Mixin
     TenplexCli.Target t;
@@ -37,8 +39,8 @@ final class JobsCli implements Callable<Integer> {
             System.out.println("no jobs");
             return 0;
         }
-        System.out.printf(Locale.ROOT, "%-24s %-8s %-10s %-16s %-11s %s%n", "JOB", "CURRENT", "(T,P,D)", "LEVELS", "SIZE",
-                "LAST SAVE");
+        System.out.printf(Locale.ROOT, "%-24s %-13s %-8s %-10s %-16s %-11s %-10s %s%n", "JOB", "STATE", "CURRENT",
+                "(T,P,D)", "LEVELS", "SIZE", "LAST SAVE", "REASON");
         for (String job : names) {
             System.out.println(line(job));
         }
@@ -67,7 +69,8 @@ final class JobsCli implements Callable<Integer> {
         for (JsonNode e : t.get("/api/v1/dirs/job" + route + "?recursive=true").path("entries")) {
             bytes += e.path("size").asLong(0);
         }
-        return String.format(Locale.ROOT, "%-24s %-8s %-10s %-16s %-11s %s", job, current, config, levels,
-                Human.bytes(bytes), last < 0 ? "-" : "step " + last);
+        String[] state = RunRecord.of(t, job);
+        return String.format(Locale.ROOT, "%-24s %-13s %-8s %-10s %-16s %-11s %-10s %s", job, state[0], current, config,
+                levels, Human.bytes(bytes), last < 0 ? "-" : "step " + last, state[1]).stripTrailing();
     }
 }

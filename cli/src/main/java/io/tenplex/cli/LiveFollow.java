@@ -7,9 +7,7 @@ import io.tenplex.jobs.common.ParallelConfigJson;
 import io.tenplex.ptc.Device;
 import io.tenplex.ptc.ParallelConfig;
 import io.tenplex.ptc.Ptc;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 
 /**
  * {@code tenplex run --live}: follows the schedule keeping the ranks' processes (docs/LIVE.md). At each
@@ -29,24 +27,24 @@ final class LiveFollow {
     private static final long STALLED_NANOS = 2_000_000_000L;
 
     private final RunCli run;
-    /** The summary's lines, read at the end (a reconfiguration's split is complete once its ranks reported). */
-    private final List<java.util.function.Supplier<String>> summary = new ArrayList<>();
-    private Downtimes downtimes;
+    /** The summary printed at the end. */
+    private LiveSummary summary;
     /** The configuration the ranks run under. */
     private ParallelConfig config;
     /** Whether this segment's ranks were already relaunched after a failure (a second failure is not retried here). */
     private boolean fellBack;
     /** The daemon's id of the change the roles now handed out are for (null at a stop entry). */
     private String changeId;
-    /**
-     * How the last change ended for the summary ({@code live} or {@code relaunched: <why>}): a handover
-     * whose new group then does not form becomes a relaunch ({@link #formed}).
-     */
-    private String[] lastHow = {""};
     /** Why the ranks ended without saving for the pending change (read before it was cancelled), or null. */
     private String notStopped;
     /** The schedule followed. */
     private Schedule schedule;
+    /**
+     * Whether the last change is posted again: it did not commit because a rank failed, and every rank
+     * was relaunched under the configuration before it (once per entry: {@code reposted}).
+     */
+    private boolean repost;
+    private boolean reposted;
 
     LiveFollow(RunCli run) {
         this.run = run;
@@ -58,21 +56,19 @@ final class LiveFollow {
         config = first.config() != null ? first.config()
                 : parallelizer.choose(new Parallelizer.Request(first.size(), perWorker, run.daemon.storedModel(), 0));
         run.daemon.refuseOtherConfiguration(config);
-        downtimes = new Downtimes(run.t, line -> run.log(start, line));
+        summary = new LiveSummary(run, start);
         launchAll(start, config, perWorker, 0, "launching");
+        int entry = 1; // the schedule's entry to post next
         for (int i = 0; ; i++) {
             if (!formed(start, perWorker, i)) {
                 return 1;
             }
-            Schedule.Entry next = i + 1 < s.entries().size() ? s.entries().get(i + 1) : null;
+            Schedule.Entry next = entry < s.entries().size() ? s.entries().get(entry) : null;
             if (next == null) {
                 return last(start, config, perWorker, i);
             }
             if (run.running.alive() == 0) { // every rank exited 0 and no group formed: a script without tenplex.elastic
-                run.end(start, null);
-                run.notApplied(s, next, "the ranks ended without forming the live process group " + run.launcher.prefix
-                        + ": does the script use tenplex.elastic (docs/LIVE.md)?");
-                return finishSummary();
+                return endedUnformed(start, next);
             }
             if (!next.byStep()) {
                 run.waitUntil(start, next.minutes());
@@ -85,7 +81,7 @@ final class LiveFollow {
                     + change + ", live reconfiguration " + n + ")" : ""));
             if (change == null) {
                 stop(start, n, next);
-                return finishSummary();
+                return summary.finish();
             }
             if (change != null && next.size() > config.worldSize()) {
                 startAhead(start, n, next.size(), perWorker);
@@ -94,7 +90,16 @@ final class LiveFollow {
             if (status != null) {
                 return status;
             }
+            entry += repost ? 0 : 1;
+            reposted = repost;
         }
+    }
+
+    private int endedUnformed(long start, Schedule.Entry next) throws java.io.IOException, InterruptedException {
+        run.end(start, null);
+        run.notApplied(schedule, next, "the ranks ended without forming the live process group " + run.launcher.prefix
+                + ": does the script use tenplex.elastic (docs/LIVE.md)?");
+        return summary.finish();
     }
 
     /** Follows change {@code n} to its end and hands over or relaunches; an exit status, or null to go on. */
@@ -118,6 +123,18 @@ final class LiveFollow {
         if (failure == null && run.running.alive(config.worldSize()) == 0 && !state.equals("done")) {
             return ended(start, n, next, status);
         }
+        return settle(start, change, n, next, perWorker, segment, status, failure);
+    }
+
+    /**
+     * Change {@code n} ended ({@code status}; {@code failure}: what went wrong with a rank, or null): the
+     * ranks continue in place, are handed over to the new configuration, or are all relaunched; a change
+     * that did not commit because a rank failed is posted again once ({@link #repost}). An exit status, or
+     * null to go on.
+     */
+    private Integer settle(long start, String change, int n, Schedule.Entry next, int perWorker, int segment,
+            JsonNode status, String failure) throws Exception {
+        String state = status.path("state").asText();
         ParallelConfig before = config;
         if (state.equals("done")) {
             config = ParallelConfigJson.parse(status.path("config"), "config ");
@@ -127,7 +144,8 @@ final class LiveFollow {
         String why = failure != null ? failure : failed != null ? null
                 : LiveRoles.cannotContinue(Ptc.packedDevices(before.worldSize(), perWorker),
                         Ptc.packedDevices(config.worldSize(), perWorker));
-        if (failed != null) {
+        repost = failed != null && failure != null && why != null && !reposted;
+        if (failed != null && !repost) {
             run.notApplied.add(RunCli.what(next) + ": " + failed);
         }
         if (failed != null && why == null) {
@@ -145,24 +163,16 @@ final class LiveFollow {
             relaunch(start, n, config, perWorker, segment, why);
         }
         String how = why == null ? "live" : "relaunched: " + why;
-        summarise(change, status, before, failed == null ? null : "at " + next.when() + ": not reconfigured ("
-                + failed + "), " + (why == null ? "continued in place under " + before : how), how);
-        return null;
-    }
-
-    /** The summary's line of a change: its split as the ranks reported it by the end, or {@code failedLine}. */
-    private void summarise(String change, JsonNode status, ParallelConfig before, String failedLine, String how) {
-        if (failedLine != null) {
-            summary.add(() -> failedLine);
-            return;
+        if (repost) {
+            run.log(start, "live: the change at " + next.when() + " is posted again for the relaunched ranks");
         }
-        String[] said = {how};
-        lastHow = said;
-        String path = run.layout().apiResourceChange(change);
-        Downtimes.Finished f = new Downtimes.Finished(String.format(Locale.ROOT, "step %s: %s -> %s, ",
-                status.path("generation").asText(), before, config), path, status);
-        downtimes.watch(path, status.path("generation").asText());
-        summary.add(() -> f.head() + Downtimes.report(f.now(run.t)) + ", " + said[0]);
+        if (failed != null) {
+            summary.failed("at " + next.when() + ": not reconfigured (" + failed + "), " + (why == null
+                    ? "continued in place under " + before : how) + (repost ? "; posted again" : ""));
+        } else {
+            summary.committed(change, status, before, config, how);
+        }
+        return null;
     }
 
     /** The job ended before the change's step: ranks started ahead leave. */
@@ -172,16 +182,7 @@ final class LiveFollow {
         run.log(start, "the job ended before " + next.when() + (status.path("error").isMissingNode() ? ""
                 : ": " + status.path("error").asText()));
         run.notApplied(schedule, next, notStopped != null ? notStopped : status.path("error").asText("the ranks ended"));
-        return finishSummary();
-    }
-
-    private int finishSummary() throws InterruptedException {
-        downtimes.close();
-        List<String> lines = summary.stream().map(java.util.function.Supplier::get).toList();
-        run.out.println("tenplex run: " + lines.stream().filter(l -> l.startsWith("step ")).count()
-                + " reconfiguration(s)");
-        lines.forEach(l -> run.out.println("  " + l));
-        return run.scheduleApplied();
+        return summary.finish();
     }
 
     /** The last segment: waits for every rank; a failure before its group formed relaunches every rank once. */
@@ -190,7 +191,7 @@ final class LiveFollow {
             int failed = run.running.waitForAll();
             if (failed == 0) {
                 run.end(start, null);
-                return finishSummary();
+                return summary.finish();
             }
             if (!fellBack && !groupFormed()) {
                 relaunchFresh(start, config, perWorker, i, "a rank exited with " + failed + " before the process group "
@@ -203,7 +204,7 @@ final class LiveFollow {
                 return 1;
             }
             run.end(start, null);
-            return finishSummary();
+            return summary.finish();
         }
     }
 
@@ -218,9 +219,7 @@ final class LiveFollow {
             return true;
         }
         if (!fellBack) {
-            if (lastHow[0].equals("live")) { // the handover's group did not form: the change ended in a relaunch
-                lastHow[0] = "relaunched: " + why;
-            }
+            summary.relaunched(why); // the handover's group did not form: the change ended in a relaunch
             relaunchFresh(start, config, perWorker, i, why);
             why = awaitGroup();
             if (why == null) {

@@ -39,6 +39,7 @@ final class RelaunchFollow {
         run.downtimes = new Downtimes(run.t, line -> run.log(start, line));
         for (int i = 0; ; i++) {
             Schedule.Entry next = i + 1 < s.entries().size() ? s.entries().get(i + 1) : null;
+            java.util.Set<String> known = run.daemon.changeIds();
             String change = segment(start, config, perWorker, i, next);
             int failed = run.waitWithRestarts(start, config, perWorker, i);
             if (failed != 0) {
@@ -47,19 +48,19 @@ final class RelaunchFollow {
                 run.pendingChange = null;
                 return 1;
             }
-            if (next == null || next.stops()) {
-                JobOnDaemon.NotStopped unasked = next == null ? null : run.daemon.whyNotStopped(next);
-                run.end(start, next);
-                if (unasked != null && unasked.neverAsked()) { // it may have trained past the stop
-                    run.notApplied(s, next, unasked.why());
-                }
+            change = next == null ? run.daemon.newChange(known, line -> run.log(start, line)) : change;
+            if (change == null) { // the end of the schedule (no tenplex resize came), or its stop entry
+                ended(s, start, next);
                 break;
             }
             JsonNode status = finish(start, change, next);
             run.pendingChange = null;
-            if (status.path("state").asText().equals("failed") && status.path("generation").isNull()) {
-                run.log(start, "the job ended before " + next.when() + ": " + status.path("error").asText());
-                run.notApplied(s, next, notStopped != null ? notStopped : status.path("error").asText());
+            if (List.of("failed", "cancelled").contains(status.path("state").asText()) && status.path("generation").isNull()) {
+                run.log(start, "the job ended before " + (next != null ? next.when() : "resource change " + change) + ": "
+                        + status.path("error").asText());
+                if (next != null) {
+                    run.notApplied(s, next, notStopped != null ? notStopped : status.path("error").asText());
+                }
                 break;
             }
             if (!status.path("state").asText().equals("done")) {
@@ -68,6 +69,7 @@ final class RelaunchFollow {
             }
             ParallelConfig before = config;
             config = ParallelConfigJson.parse(status.path("config"), "config ");
+            perWorker = next != null ? perWorker : JobOnDaemon.devicesPerWorker(status, perWorker);
             summary.add(new Downtimes.Finished(String.format(Locale.ROOT, "step %s: %s -> %s, ", status.path(
                     "generation").asText(), before, config), run.layout().apiResourceChange(change), status));
             run.downtimes.watch(run.layout().apiResourceChange(change), status.path("generation").asText());
@@ -76,6 +78,15 @@ final class RelaunchFollow {
         run.out.println("tenplex run: " + summary.size() + " reconfiguration(s)");
         summary.forEach(f -> run.out.println("  " + f.head() + Downtimes.report(f.now(run.t))));
         return run.scheduleApplied();
+    }
+
+    /** The job ended: at the end of the schedule, or at its stop entry (not applied when no rank asked the flag). */
+    private void ended(Schedule s, long start, Schedule.Entry next) throws Exception {
+        JobOnDaemon.NotStopped unasked = next == null ? null : run.daemon.whyNotStopped(next);
+        run.end(start, next);
+        if (unasked != null && unasked.neverAsked()) { // it may have trained past the stop
+            run.notApplied(s, next, unasked.why());
+        }
     }
 
     /** Launches one segment under {@code config} and posts the next entry; the resource change's id, or null. */

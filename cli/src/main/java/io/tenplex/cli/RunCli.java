@@ -34,9 +34,16 @@ final class RunCli implements Callable<Integer> {
     @CommandLine.Mixin
     TenplexCli.Target t;
 
-    @Option(names = "--schedule", required = true, description = "schedule.json: [{\"step\"|\"time\": .., \"size\": N "
-            + "(, \"tp\", \"pp\", \"dp\")}, ...].")
+    @Option(names = "--schedule", description = "schedule.json: [{\"step\"|\"time\": .., \"size\": N "
+            + "(, \"tp\", \"pp\", \"dp\")}, ...]. Without one: a static job of --nproc ranks, resizable with tenplex resize.")
     Path schedule;
+
+    @Option(names = {"--nproc", "--nproc-per-node"}, description = "Ranks of a job without --schedule (default: 1), "
+            + "as torchrun's --nproc-per-node.")
+    Integer nproc;
+
+    @Option(names = "--nnodes", description = "As torchrun's: tenplex run starts ranks on this host only, so 1 (or 1:1).")
+    String nnodes;
 
     @Option(names = "--job", description = "Job name (default: TENPLEX_JOB or 'job').")
     String job = System.getenv().getOrDefault("TENPLEX_JOB", "job");
@@ -93,6 +100,12 @@ final class RunCli implements Callable<Integer> {
     final RankLauncher launcher = new RankLauncher(this);
     /** The job on the daemon: what the run reads of it and asks of it. */
     final JobOnDaemon daemon = new JobOnDaemon(this);
+    /** What the run records of its job's state for tenplex jobs. */
+    final RunRecord record = new RunRecord(this);
+    /** Set once a signal stopped the run (the stop records the job as cancelled). */
+    private volatile boolean signalled;
+    /** The last line the run printed (a failure's exit names its reason there). */
+    private volatile String lastLine = "";
 
     final PrintStream out = System.out;
     final Ranks running = new Ranks();
@@ -116,7 +129,7 @@ final class RunCli implements Callable<Integer> {
         if (maxRestarts < 0) {
             throw new IllegalArgumentException("--max-restarts must be >= 0, got " + maxRestarts);
         }
-        Schedule s = Schedule.parse(TenplexCli.readJson(schedule, "--schedule").toString());
+        Schedule s = schedule();
         int perWorker = devicesPerWorker > 0 ? devicesPerWorker
                 : s.entries().stream().mapToInt(Schedule.Entry::size).max().orElse(1);
         Parallelizer parallelizer = paraConfig != null ? ParaConfigTable.parse(TenplexCli.readText(paraConfig, "--para-config"))
@@ -128,15 +141,23 @@ final class RunCli implements Callable<Integer> {
         }
         t.get("/api/v1/health");
         daemon.declareJob();
+        record.write("running", null);
         roles = RoleSigner.random(job);
         store = python == null ? null : live || storePython != null ? StoreHost.start(python) : StoreHost.startOptional(python, out);
         Thread hook = new Thread(this::stopped, "tenplex-run-stop");
         Runtime.getRuntime().addShutdownHook(hook);
+        int status = 1;
+        String failure = null;
         try {
             long start = System.nanoTime();
-            return live ? new LiveFollow(this).follow(s, perWorker, parallelizer, start)
+            status = live ? new LiveFollow(this).follow(s, perWorker, parallelizer, start)
                     : new RelaunchFollow(this).follow(s, perWorker, parallelizer, start);
+            return status;
+        } catch (Exception | Error e) {
+            failure = e.getMessage();
+            throw e;
         } finally {
+            recordEnd(status, failure);
             running.killAll();
             Prestarted.close(this);
             if (store != null) {
@@ -150,11 +171,45 @@ final class RunCli implements Callable<Integer> {
         }
     }
 
+    /** The schedule given, or for a job without one the single entry of --nproc ranks; bad options refused. */
+    private Schedule schedule() throws IOException {
+        if (nnodes != null && !nnodes.strip().equals("1") && !nnodes.strip().equals("1:1")) {
+            throw new IllegalArgumentException("--nnodes " + nnodes + ": tenplex run starts the ranks on this host only "
+                    + "(--nnodes 1); for several hosts run one daemon per host (docs/SCHEDULING.md)");
+        }
+        if (schedule != null) {
+            if (nproc != null) {
+                throw new IllegalArgumentException("--nproc with --schedule: the schedule's first entry sets the number "
+                        + "of ranks");
+            }
+            return Schedule.parse(TenplexCli.readJson(schedule, "--schedule").toString());
+        }
+        if (nproc != null && nproc < 1) {
+            throw new IllegalArgumentException("--nproc must be >= 1, got " + nproc);
+        }
+        if (live) {
+            throw new IllegalArgumentException("--live follows a --schedule; a job without one is resized by relaunching "
+                    + "its ranks (run it without --live, then tenplex resize)");
+        }
+        return Schedule.parse("[{\"step\": 0, \"size\": " + (nproc == null ? 1 : nproc) + "}]");
+    }
+
+    /** Records how the run ended ({@code failure}: an exception's message, else null), unless a signal stopped it. */
+    private void recordEnd(int status, String failure) {
+        if (signalled) {
+            return; // the stop records "cancelled"
+        }
+        record.write(status == 0 ? "finished" : "failed", status == 0 ? null : status == NOT_APPLIED
+                ? notApplied.size() + " schedule entr" + (notApplied.size() == 1 ? "y" : "ies") + " not applied; the first: "
+                + notApplied.get(0) : failure != null ? failure : lastLine);
+    }
+
     /**
      * The run was stopped (SIGINT, SIGTERM): its ranks end, and what it asked of the daemon is taken back,
      * so that the job can be run again at once (no change left waiting for saves, no stop flag up).
      */
     private void stopped() {
+        signalled = true;
         running.killAll();
         Prestarted.close(this);
         String change = pendingChange;
@@ -170,6 +225,7 @@ final class RunCli implements Callable<Integer> {
                 out.println("tenplex run: could not clear the stop flag of job " + job + ": " + e.getMessage());
             }
         }
+        record.write("cancelled", "tenplex run was stopped by a signal (SIGINT or SIGTERM)");
         out.flush();
     }
 
@@ -231,6 +287,7 @@ final class RunCli implements Callable<Integer> {
     }
 
     void log(long start, String what) {
+        lastLine = what;
         out.printf(Locale.ROOT, "[tenplex run %7.1fs] %s%n", (System.nanoTime() - start) / 1e9, what);
         out.flush();
     }

@@ -28,7 +28,7 @@ import picocli.CommandLine;
         scope = CommandLine.ScopeType.INHERIT, // every subcommand answers --help, -h (and --version)
         description = "Talk to tenplexd daemons: status, listings, reconfigurations, and a local demo.",
         subcommands = {CommandLine.HelpCommand.class, TenplexCli.Status.class, TenplexCli.Ls.class, JobsCli.class, TenplexCli.Reconfigure.class,
-            TenplexCli.PlanCmd.class, DatasetCli.class, RunCli.class, CancelCli.class, RmCli.class, KubernetesCli.class,
+            TenplexCli.PlanCmd.class, DatasetCli.class, RunCli.class, ResizeCli.class, CancelCli.class, RmCli.class, KubernetesCli.class,
             StateCli.Verify.class,
             StateCli.ExportCmd.class, Demo.class})
 public final class TenplexCli implements Callable<Integer> {

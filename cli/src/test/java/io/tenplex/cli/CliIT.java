@@ -110,7 +110,19 @@ class CliIT {
             String out = run("jobs", "--addr", addr);
             String line = out.lines().filter(l -> l.startsWith("done ")).findFirst().orElse("");
             assertTrue(out.startsWith("JOB "), out);
-            assertTrue(line.matches("done +60 +\\(1,2,1\\) +\\S+ +[0-9.]+ KiB +step 70"), out);
+            assertTrue(line.matches("done +- +60 +\\(1,2,1\\) +\\S+ +[0-9.]+ KiB +step 70"), out); // no launcher's record
+
+            // what a launcher records: running while its process lives, failed once it is gone without an end
+            Process gone = new ProcessBuilder("true").start();
+            gone.waitFor();
+            for (long pid : new long[] {ProcessHandle.current().pid(), gone.pid()}) {
+                c.putFile("/job/done/run.json", ("{\"state\": \"running\", \"launcher\": {\"pid\": " + pid
+                        + ", \"host\": \"" + RunRecord.host() + "\"}}").getBytes(java.nio.charset.StandardCharsets.UTF_8), true);
+                String jobs = run("jobs", "--addr", addr);
+                assertTrue(jobs.lines().anyMatch(l -> pid == gone.pid()
+                        ? l.matches("done +failed +60 .*step 70 +its launcher \\(tenplex run, pid " + pid + "\\) is gone "
+                        + "without recording an end") : l.matches("done +running +60 .*step 70")), jobs);
+            }
         }
     }
 
@@ -132,7 +144,7 @@ class CliIT {
             assertTrue(out.matches("removed job old here \\([0-9.]+ KiB of its tree\\)\\n"), out);
             assertEquals("no jobs\n", run("jobs", "--addr", addr));
             c.saveRank("old", 5, 0, 1, state, null); // an older step than the removed job's: a clean start
-            assertTrue(run("jobs", "--addr", addr).lines().anyMatch(l -> l.matches("old +5 .*step 5")));
+            assertTrue(run("jobs", "--addr", addr).lines().anyMatch(l -> l.matches("old +- +5 .*step 5")));
         }
     }
 
@@ -158,8 +170,8 @@ class CliIT {
                 assertTrue(err.toString().contains("a job name is 1 to 255 bytes"), err.toString());
             }
             String jobs = run("jobs", "--addr", addr);
-            assertTrue(jobs.lines().anyMatch(l -> l.matches("a +10 .*step 10")), jobs);
-            assertTrue(jobs.lines().anyMatch(l -> l.matches("b +20 .*step 20")), jobs);
+            assertTrue(jobs.lines().anyMatch(l -> l.matches("a +- +10 .*step 10")), jobs);
+            assertTrue(jobs.lines().anyMatch(l -> l.matches("b +- +20 .*step 20")), jobs);
         }
     }
 

@@ -1,6 +1,7 @@
 package io.tenplex.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -96,6 +97,10 @@ class LiveChaosIT {
         assertTrue(out.contains("relaunched: rank " + rank + " (exit 137)"), "the summary says the change ended in a "
                 + "relaunch: " + out);
         assertEquals(List.of(), before.newSince(), "processes left behind after " + fault);
+        assertFalse(out.contains("not applied"), "every schedule entry applied: " + out);
+        if (out.contains("not reconfigured (")) { // the change did not commit: posted again for the relaunched ranks
+            assertTrue(out.contains("is posted again for the relaunched ranks") && out.contains("; posted again"), out);
+        }
         assertStaticEquivalent(job);
     }
 

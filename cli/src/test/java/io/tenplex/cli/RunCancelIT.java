@@ -90,6 +90,10 @@ class RunCancelIT {
                     LockSupport.parkNanos(20_000_000L);
                 }
 
+                String during = CliIT.run("jobs", "--addr", addr);
+                assertTrue(during.lines().anyMatch(l -> l.matches("j +stopping .*resource change " + change.path("id")
+                        .asText())), during);
+
                 run.destroy(); // SIGTERM
                 assertTrue(run.waitFor(60, TimeUnit.SECONDS), "tenplex run ended");
                 String out = printed.call();
@@ -97,8 +101,11 @@ class RunCancelIT {
                         + " of job j"), out);
                 JsonNode status = json.readTree(send("GET", addr + change.path("status").asText() + "?wait=true", null)
                         .body());
-                assertEquals("failed", status.path("state").asText(), status.toString());
+                assertEquals("cancelled", status.path("state").asText(), status.toString());
                 assertFalse(raised(addr, "j"), "the stop flag is down");
+                String after = CliIT.run("jobs", "--addr", addr);
+                assertTrue(after.lines().anyMatch(l -> l.matches("j +cancelled .* tenplex run was stopped by a signal "
+                        + "\\(SIGINT or SIGTERM\\)")), after);
                 assertFalse(ProcessHandle.of(rankPid).map(ProcessHandle::isAlive).orElse(false), "the rank ended");
                 HttpResponse<String> next = send("POST", addr + "/api/v1/jobs/j/resources",
                         "{\"size\": 1, \"devicesPerWorker\": 1, \"atStep\": 5}");

@@ -32,6 +32,8 @@ class RunRestartIT {
             assertTrue(text.contains("a training process failed (exit 3); restarting all 2 processes from generation 3 "
                     + "(restart 1 of 2)"), text);
             assertFalse(text.contains("restart 2 of 2"), text);
+            String jobs = CliIT.run("jobs", "--addr", "127.0.0.1:" + d.address().getPort());
+            assertTrue(jobs.lines().anyMatch(l -> l.matches("r +finished +3 .*")), jobs);
         }
         for (int r = 0; r < 2; r++) {
             JsonNode first = TenplexCli.JSON.readTree(out.resolve("rank-" + r + "-1.json").toFile());
@@ -52,6 +54,9 @@ class RunRestartIT {
             assertTrue(text.contains("exit 5); restarting all 2 processes from the start (no complete generation "
                     + "yet) (restart 1 of 1)"), text);
             assertTrue(text.contains("a training process failed (exit 5); stopping"), text);
+            String jobs = CliIT.run("jobs", "--addr", "127.0.0.1:" + d.address().getPort());
+            assertTrue(jobs.lines().anyMatch(l -> l.matches("f +failed .* a training process failed \\(exit 5\\); "
+                    + "stopping")), jobs);
         }
     }
 }

@@ -71,6 +71,9 @@ class ScheduleAppliedIT {
             cmd.addAll(List.of(args));
             String text = CliIT.run(RunCli.NOT_APPLIED, cmd.toArray(String[]::new));
             System.out.println(text);
+            String jobs = CliIT.run("jobs", "--addr", "127.0.0.1:" + d.address().getPort());
+            assertTrue(jobs.lines().anyMatch(l -> l.matches(java.util.regex.Pattern.quote(job) + " +failed .* [0-9]+ "
+                    + "schedule entr(y|ies) not applied; the first: at step .*")), jobs);
             return text;
         }
     }

@@ -80,7 +80,7 @@ class ObservabilityIT {
         String status = json.readTree(waiting.body()).get("status").asText();
         assertEquals(200, send("DELETE", status, null).statusCode());
         JsonNode cancelled = cluster.await(status);
-        assertEquals("failed", cancelled.path("state").asText(), cancelled.toString());
+        assertEquals("cancelled", cancelled.path("state").asText(), cancelled.toString());
     }
 
     /** The first JSON log line whose message starts with {@code prefix}, waiting for it (the log is asynchronous). */

@@ -295,6 +295,11 @@ public final class Jobs implements Sealer {
         }
     }
 
+    /** Whether the job has a model spec or partition rules stored: without, only data-parallel changes are planned. */
+    public boolean described(String job) {
+        return models.described(job);
+    }
+
     /** The para-config table stored with the job (JSON text), if any. */
     public Optional<String> paraConfig(String job) {
         return SmallFiles.read(store, new JobLayout(job).paraConfig());

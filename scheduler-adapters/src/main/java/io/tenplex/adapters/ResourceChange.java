@@ -29,7 +29,8 @@ import java.util.concurrent.CompletableFuture;
  * relaunched ranks. A failure at any step clears the flag too, leaves the previous generation as it was.
  */
 public final class ResourceChange implements Registry.Finishing {
-    public enum State { STOPPING, RECONFIGURING, DONE, FAILED }
+    /** Where a change is; CANCELLED: taken back ({@code DELETE}, {@code tenplex cancel}) while it waited for the save. */
+    public enum State { STOPPING, RECONFIGURING, DONE, FAILED, CANCELLED }
 
     /**
      * What the scheduler asked for, parsed and checked before anything happens.
@@ -147,6 +148,8 @@ public final class ResourceChange implements Registry.Finishing {
     }
 
     private volatile long before = -1;
+    /** A size-only change of a job with no model or rules stored: data-parallel, decided at {@link #begin()}. */
+    volatile ParallelConfig dataParallel;
 
     /**
      * Raises the stop flag (on the caller's thread, so that it is up when the scheduler's request is
@@ -155,6 +158,10 @@ public final class ResourceChange implements Registry.Finishing {
     void begin() {
         JobMetrics.RESOURCE_CHANGES.labels("requested").inc();
         before = generations.current(job).orElse(-1);
+        if (dataParallel != null) {
+            log.event("no model spec or partition rules stored with job " + job + ": a change of its size alone is a "
+                    + "data-parallel change, to " + dataParallel);
+        }
         String reason = "resource change " + id + " to " + spec.devices().size() + " devices";
         stopFlag.raise(spec.atStep(), reason);
         log.event("stop flag raised" + (spec.atStep().isPresent() ? " for step " + spec.atStep().getAsLong() : "")
@@ -200,13 +207,14 @@ public final class ResourceChange implements Registry.Finishing {
         } catch (Exception e) {
             Throwable cause = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e;
             error = cause.getMessage();
-            log.event("failed: " + error);
-            state = State.FAILED;
+            boolean takenBack = cancelled && state == State.STOPPING;
+            log.event(takenBack ? error : "failed: " + error);
+            state = takenBack ? State.CANCELLED : State.FAILED;
         } finally {
             stopFlag.clear();
             log.event("stop flag cleared");
             log.phase("total", started);
-            JobMetrics.RESOURCE_CHANGES.labels(cancelled ? "cancelled" : state.name().toLowerCase(Locale.ROOT)).inc();
+            JobMetrics.RESOURCE_CHANGES.labels(state.name().toLowerCase(Locale.ROOT)).inc();
             finishedAt = System.nanoTime();
             finished.complete(null);
         }
@@ -250,7 +258,7 @@ public final class ResourceChange implements Registry.Finishing {
 
     /** The configuration asked for, or the parallelizer's choice. */
     private ParallelConfig choose() {
-        ParallelConfig c = spec.config();
+        ParallelConfig c = spec.config() != null ? spec.config() : dataParallel;
         if (c == null) {
             Model model = jobs.storedModel(job);
             c = spec.parallelizer().choose(new Parallelizer.Request(spec.devices().size(), spec.devicesPerWorker(),

@@ -50,7 +50,11 @@ public final class ResourceChanges {
                         + new io.tenplex.jobs.common.JobLayout(job).apiResourceChange(c.id()) + ")");
             }
         }
+        // a size-only change of a job without a description: data-parallel, or refused now (nothing raised yet)
+        io.tenplex.ptc.ParallelConfig dataParallel = SizeOnly.dataParallel(job, spec, jobs,
+                jobs.generations().current(job).orElse(-1));
         ResourceChange c = new ResourceChange(job, jobs.newId("r"), spec, jobs);
+        c.dataParallel = dataParallel;
         c.running = lastCommitted(job);
         changes.put(job, c.id(), c);
         c.listeners(listeners);

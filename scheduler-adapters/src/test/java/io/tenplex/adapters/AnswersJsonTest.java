@@ -39,7 +39,7 @@ class AnswersJsonTest {
         assertEquals("{\"id\":\"" + c.id() + "\",\"job\":\"j\",\"state\":\"failed\",\"error\":\"the ranks of job j did "
                 + "not all save within 0 s after the stop flag (is the job running and calling tenplex.should_stop?)\","
                 + "\"devices\":[[0,0],[0,1]],\"atStep\":null,\"generation\":null,\"from\":null,"
-                + "\"phaseMillis\":{\"total\":T},\"events\":[\"Ts stop flag raised; waiting for every rank to save "
+                + "\"phaseMillis\":{\"total\":T},\"events\":[\"Ts no model spec or partition rules stored with job j: a change of its size alone is a data-parallel change, to (T,P,D)=(1,1,2)\",\"Ts stop flag raised; waiting for every rank to save "
                 + "(generation after none)\",\"Ts not planned ahead: job j has no complete generation to take the "
                 + "configuration of the save from; planning after the save\",\"Ts failed: the ranks of job j did not all "
                 + "save within 0 s after the stop "
@@ -51,11 +51,11 @@ class AnswersJsonTest {
         ResourceChanges changes = new ResourceChanges(cluster.jobs(0));
         ResourceChange c = changes.start("j", json.readTree("{\"devices\": [[1, 0]], \"atStep\": 40}"));
         var cancelled = changes.cancel("j", c.id()).get(30, TimeUnit.SECONDS);
-        assertEquals("{\"id\":\"" + c.id() + "\",\"job\":\"j\",\"state\":\"failed\",\"error\":\"cancelled before every "
+        assertEquals("{\"id\":\"" + c.id() + "\",\"job\":\"j\",\"state\":\"cancelled\",\"error\":\"cancelled before every "
                 + "rank had saved\",\"devices\":[[1,0]],\"atStep\":40,\"generation\":null,\"from\":null,"
-                + "\"phaseMillis\":{\"total\":T},\"events\":[\"Ts stop flag raised for step 40; waiting for every rank "
+                + "\"phaseMillis\":{\"total\":T},\"events\":[\"Ts no model spec or partition rules stored with job j: a change of its size alone is a data-parallel change, to (T,P,D)=(1,1,1)\",\"Ts stop flag raised for step 40; waiting for every rank "
                 + "to save (generation after none)\",\"Ts not planned ahead: job j has no complete generation to take the "
-                + "configuration of the save from; planning after the save\",\"Ts failed: cancelled before every rank had "
+                + "configuration of the save from; planning after the save\",\"Ts cancelled before every rank had "
                 + "saved\","
                 + "\"Ts stop flag cleared\"]}", masked(cancelled));
     }

@@ -168,4 +168,28 @@ class ResourceChangesTest {
         assertEquals(0, changes.kept("j"));
         assertThrows(StoreException.class, () -> changes.get("j", c.id()));
     }
+
+    /**
+     * A size-only change of a job saved without a model spec or rules: its generation is under T = 2,
+     * so it is refused at the post (400), nothing raised and no change kept; a job with no generation (or
+     * a data-parallel one) gets (T,P,D) = (1,1,size) at once, named in its events.
+     */
+    @Test
+    void sizeOnly_withoutADescription_isDataParallel_orRefusedBeforeAnythingIsRaised() throws Exception {
+        saveAndSeal(); // generation 10 under (2,1,2), no model stored
+        ResourceChanges changes = new ResourceChanges(cluster.jobs(0));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> changes.start("j",
+                json.readTree("{\"size\": 2, \"devicesPerWorker\": 2}")));
+        assertTrue(e.getMessage().contains("job j has no model spec or partition rules stored and its generation 10 is "
+                + "under (T,P,D)=(2,1,2): a change of its size alone cannot be planned"), e.getMessage());
+        assertFalse(cluster.jobs(0).stopFlags().flag("j").isPresent(), "nothing raised");
+        assertEquals(0, changes.of("j").size(), "no change kept");
+
+        ResourceChange c = changes.start("fresh", json.readTree("{\"size\": 3, \"devicesPerWorker\": 4, "
+                + "\"saveTimeoutSeconds\": 0}"));
+        c.finished().get(30, TimeUnit.SECONDS);
+        assertTrue(c.describe().events().stream().anyMatch(l -> l.contains("no model spec or partition rules stored "
+                + "with job fresh: a change of its size alone is a data-parallel change, to (T,P,D)=(1,1,3)")),
+                String.valueOf(c.describe()));
+    }
 }

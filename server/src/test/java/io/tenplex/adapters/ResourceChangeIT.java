@@ -194,7 +194,7 @@ class ResourceChangeIT {
         HttpResponse<String> cancelled = send("DELETE", status, null);
         assertEquals(200, cancelled.statusCode(), cancelled.body());
         JsonNode c = json.readTree(cancelled.body());
-        assertEquals("failed", c.path("state").asText());
+        assertEquals("cancelled", c.path("state").asText());
         assertTrue(c.path("error").asText().contains("cancelled before every rank had saved"), c.toString());
         assertFalse(stopFlag(0).path("raised").asBoolean());
 

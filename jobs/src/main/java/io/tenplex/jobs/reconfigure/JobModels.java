@@ -38,6 +38,11 @@ public final class JobModels {
      * @param to the target configuration, when known: a job with neither spec nor rules is planned as a
      *     whole-tree copy when it and its generation's configuration have T = P = 1
      */
+    /** Whether the job has a model spec or partition rules stored (else only a data-parallel change can be planned). */
+    public boolean described(String job) {
+        return SmallFiles.read(store, new JobLayout(job).modelSpec()).isPresent() || inferred.rules(job).isPresent();
+    }
+
     public Model stored(String job, Map<Integer, InetSocketAddress> daemons, boolean keep, JsonNode to)
             throws IOException {
         Optional<String> spec = SmallFiles.read(store, new JobLayout(job).modelSpec());

@@ -1,0 +1,31 @@
+"""A rank for tenplex resize tests: loads the newest state (or starts at step 0), adds 1 to every
+element each step up to STEPS (a step every 20 ms), asks tenplex.should_stop before each step and
+saves and exits when told to. Each launch writes OUT/launch-<world>-<rank>.json (the step it loaded),
+the end OUT/end-<world>-<rank>.json (the step and the state)."""
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, sys.argv[2])
+import numpy as np  # noqa: E402
+import tenplex  # noqa: E402
+
+out, steps = sys.argv[1], int(sys.argv[3])
+rank, world, job = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), os.environ["TENPLEX_JOB"]
+c = tenplex.Client()
+try:
+    state, step = tenplex.load(job, rank, c)
+except tenplex.NoCheckpoint:
+    state, step = {"w": np.zeros(4)}, 0
+with open(os.path.join(out, "launch-%d-%d.json" % (world, rank)), "w") as f:
+    json.dump({"loaded": step}, f)
+while step < steps:
+    if tenplex.should_stop(job, step, client=c):
+        tenplex.save(state, job, step=step, rank=rank, world=world, client=c)
+        sys.exit(0)
+    step += 1
+    state["w"] = state["w"] + 1
+    time.sleep(0.02)
+with open(os.path.join(out, "end-%d-%d.json" % (world, rank)), "w") as f:
+    json.dump({"step": step, "w": [float(x) for x in state["w"]]}, f)
