@@ -1,6 +1,7 @@
 package io.tenplex.daemon;
 
 import io.netty.handler.ssl.SslContext;
+import io.tenplex.adapters.JobGauges;
 import io.tenplex.adapters.ResourceChanges;
 import io.tenplex.datasets.DatasetExecutors;
 import io.tenplex.datasets.DatasetService;
@@ -104,9 +105,7 @@ public final class Daemon implements AutoCloseable {
         StreamService streams = life.add("streams", new StreamService(new HttpStreamPeers(link),
                 tuning.streamMemory() == 0 ? StreamMemory.ofMaxHeap() : new StreamMemory(tuning.streamMemory())));
         streams.allowPeers(peerAddresses(cfg), cfg.sources()); // addresses in stream requests
-        rest.metrics().register(new StreamMetrics(streams));
-        ResourceChanges changes = new ResourceChanges(jobs).addCommitListener(new StreamResizes(streams,
-                () -> jobs.daemons(Map.of())));
+        ResourceChanges changes = resourceChanges(jobs, streams, rest);
         JobRoutes jobRoutes = new JobRoutes(jobs, changes, planning, shared).withStreams(new StreamRoutes(streams, link));
         rest.addControl(JobRoutes.PREFIX, jobRoutes);
         RehearsalService rehearsal = Rehearsal.wire(cfg, link, changes, jobRoutes, pools.jobBackground);
@@ -127,6 +126,18 @@ public final class Daemon implements AutoCloseable {
             life.start("fuse", () -> mount(new TenplexFuse(store, datasets), cfg.mount()));
         }
         return new Daemon(life, store, address);
+    }
+
+    /**
+     * The resource changes of the jobs (a committed one resizes the job's streams), with the streams' and
+     * the jobs' families in {@code /metrics}: the per-job gauges list only the jobs known at each scrape.
+     */
+    private static ResourceChanges resourceChanges(Jobs jobs, StreamService streams, RestServer rest) {
+        rest.metrics().register(new StreamMetrics(streams));
+        ResourceChanges changes = new ResourceChanges(jobs).addCommitListener(new StreamResizes(streams,
+                () -> jobs.daemons(Map.of())));
+        rest.metrics().register(new JobGauges(jobs, changes));
+        return changes;
     }
 
     /** Saves and loads through shared memory, when on (the directory exists) and possible here; null otherwise. */

@@ -148,6 +148,11 @@ class ObservabilityIT {
         });
         assertEquals(0.0, m.get("tenplex_reconfiguration_phase_seconds")
                 .sum("tenplex_reconfiguration_phase_seconds_count", Map.of("phase", "check")));
+        for (String family : List.of("tenplex_job_step", "tenplex_job_generation", "tenplex_job_world_size",
+                "tenplex_job_parallelism", "tenplex_job_change_pending", "tenplex_job_state")) {
+            assertTrue(m.containsKey(family) && m.get(family).samples().isEmpty(), family + " is declared, without jobs "
+                    + "without series");
+        }
         assertDashboardUses(m);
         d.awaitLine("ready on", 30);
         assertTrue(d.log().stream().noneMatch(l -> l.contains("FilterManager") || l.contains("HDF5 filter")),
@@ -174,6 +179,11 @@ class ObservabilityIT {
             n++;
         }
         assertTrue(n > 10, "series found in the dashboard: " + n);
+        for (String family : m.keySet()) { // the per-job gauges each have a panel
+            if (family.startsWith("tenplex_job_")) {
+                assertTrue(dashboard.contains(family), "the dashboard shows " + family);
+            }
+        }
     }
 
     private void assertMetrics(Map<String, PromText.Family> m) {
@@ -200,6 +210,10 @@ class ObservabilityIT {
         assertTrue(m.get("jvm_buffer_pool_used_bytes").sum("jvm_buffer_pool_used_bytes", Map.of("pool", "direct")) > 0);
         assertTrue(m.containsKey("jvm_memory_bytes_used") && m.containsKey("tenplex_store_used_bytes"), m.keySet()
                 .toString());
+        assertTrue(m.get("tenplex_job_generation").sum("tenplex_job_generation", Map.of("job", "j")) >= 10,
+                m.get("tenplex_job_generation").toString());
+        assertTrue(m.get("tenplex_job_world_size").sum("tenplex_job_world_size", Map.of("job", "j")) >= 1);
+        assertEquals(1, m.get("tenplex_job_state").sum("tenplex_job_state", Map.of("job", "j")), "one state");
         for (PromText.Sample s : m.get("tenplex_http_requests_total").samples()) {
             assertFalse("unknown".equals(s.labels().get("route")), s.toString());
         }

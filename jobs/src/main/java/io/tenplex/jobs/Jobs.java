@@ -87,7 +87,7 @@ public final class Jobs implements Sealer {
         this.levels = new CheckpointLevels(store, generations, client, reads, exec, cluster);
         this.planner = new ReconfigurationPlanner(generations, models, levels.recovery(), cluster);
         this.changes = new ChangeRegistry(store, client, reads, exec, generations, cluster, retention, clock);
-        this.sealing = new SaveSealing(store, generations, client, cluster);
+        this.sealing = new SaveSealing(store, generations, client, cluster, flags.activity());
     }
 
     public StopFlags stopFlags() {
@@ -100,6 +100,14 @@ public final class Jobs implements Sealer {
      */
     public void requireKnown(String job) {
         KnownJobs.require(store, generations, flags, job);
+    }
+
+    /**
+     * The jobs this daemon knows now (a tree under {@code /job}, saves on record, a stop flag raised here),
+     * sorted; read from memory only.
+     */
+    public java.util.SortedSet<String> knownJobs() {
+        return KnownJobs.names(store, generations, flags);
     }
 
     public Generations generations() {
@@ -226,7 +234,9 @@ public final class Jobs implements Sealer {
     public boolean sealed(String job, long step, List<Integer> ranks, int world, JsonNode config) throws IOException {
         try (SavesInFlight.Pass pass = inFlight.enterNotice(job, "the notice of the seal of ranks " + ranks + " of step "
                 + step)) {
-            return generations.sealed(job, step, ranks, world, config);
+            boolean complete = generations.sealed(job, step, ranks, world, config);
+            flags.activity().saved(job, step);
+            return complete;
         }
     }
 

@@ -25,12 +25,15 @@ final class SaveSealing {
     private final Generations generations;
     private final DaemonClient client;
     private final ClusterDefaults cluster;
+    private final RankActivity activity;
 
-    SaveSealing(TensorStore store, Generations generations, DaemonClient client, ClusterDefaults cluster) {
+    SaveSealing(TensorStore store, Generations generations, DaemonClient client, ClusterDefaults cluster,
+            RankActivity activity) {
         this.store = store;
         this.generations = generations;
         this.client = client;
         this.cluster = cluster;
+        this.activity = activity;
     }
 
     /**
@@ -67,6 +70,7 @@ final class SaveSealing {
             Map<Integer, InetSocketAddress> daemons, StorePath saved) throws IOException {
         long t = System.nanoTime();
         SealManifest manifest = generations.seal(job, step, rank, world, config, saved);
+        activity.saved(job, step);
         boolean complete = generations.sealed(job, step, List.of(rank), world, config);
         SaveEvents.sealed(job, step, rank, manifest.bytes(), System.nanoTime() - t);
         int tensors = manifest.tensors().size();

@@ -30,6 +30,8 @@ public final class StopFlags {
     private final Map<String, Long> raises = new ConcurrentHashMap<>();
     /** Reads of each raised flag since it was raised (kept with the flag, dropped when it is cleared). */
     private final Map<String, Asks> asks = new ConcurrentHashMap<>();
+    /** Every rank's read, raised flag or not: the steps they said they finished, when they last read. */
+    private final RankActivity activity = new RankActivity();
 
     /**
      * How ranks read a raised flag: how many reads since it was raised, and the most steps a read said
@@ -90,10 +92,16 @@ public final class StopFlags {
         return java.util.Set.copyOf(raises.keySet());
     }
 
-    /** Clears the job's flag and forgets that it was ever raised (the job was removed). */
+    /** Clears the job's flag and forgets that it was ever raised and what its ranks said (the job was removed). */
     public void forget(String job) {
         clear(job);
         raises.remove(job);
+        activity.forget(job);
+    }
+
+    /** What the ranks of each job said when they read their flag (and, told by the facade, when they saved). */
+    public RankActivity activity() {
+        return activity;
     }
 
     public void clear(String job) {
@@ -154,6 +162,7 @@ public final class StopFlags {
     public Status ask(String job, OptionalLong step) {
         Status s = describe(job, step);
         asks.computeIfPresent(job, (j, a) -> a.plus(step));
+        activity.read(job, step);
         return s;
     }
 
@@ -161,6 +170,7 @@ public final class StopFlags {
     public boolean askStop(String job, OptionalLong step) {
         boolean stop = shouldStop(job, step);
         asks.computeIfPresent(job, (j, a) -> a.plus(step));
+        activity.read(job, step);
         return stop;
     }
 
