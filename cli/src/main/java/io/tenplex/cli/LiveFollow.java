@@ -52,13 +52,11 @@ final class LiveFollow {
 
     int follow(Schedule s, int perWorker, Parallelizer parallelizer, long start) throws Exception {
         schedule = s;
-        Schedule.Entry first = s.entries().get(0);
-        config = first.config() != null ? first.config()
-                : parallelizer.choose(new Parallelizer.Request(first.size(), perWorker, run.daemon.storedModel(), 0));
-        run.daemon.refuseOtherConfiguration(config);
+        Resume from = Resume.of(run, s, perWorker, parallelizer, start);
+        config = from.config();
         summary = new LiveSummary(run, start);
         launchAll(start, config, perWorker, 0, "launching");
-        int entry = 1; // the schedule's entry to post next
+        int entry = from.next(); // the schedule's entry to post next
         for (int i = 0; ; i++) {
             if (!formed(start, perWorker, i)) {
                 return 1;

@@ -31,13 +31,11 @@ final class RelaunchFollow {
 
     /** Runs segment after segment of the schedule; the exit status. */
     int follow(Schedule s, int perWorker, Parallelizer parallelizer, long start) throws Exception {
-        Schedule.Entry first = s.entries().get(0);
-        ParallelConfig config = first.config() != null ? first.config()
-                : parallelizer.choose(new Parallelizer.Request(first.size(), perWorker, run.daemon.storedModel(), 0));
-        run.daemon.refuseOtherConfiguration(config);
+        Resume from = Resume.of(run, s, perWorker, parallelizer, start);
+        ParallelConfig config = from.config();
         List<Downtimes.Finished> summary = new ArrayList<>();
         run.downtimes = new Downtimes(run.t, line -> run.log(start, line));
-        for (int i = 0; ; i++) {
+        for (int i = from.next() - 1; ; i++) {
             Schedule.Entry next = i + 1 < s.entries().size() ? s.entries().get(i + 1) : null;
             java.util.Set<String> known = run.daemon.changeIds();
             String change = segment(start, config, perWorker, i, next);

@@ -102,6 +102,9 @@ final class RunCli implements Callable<Integer> {
     final JobOnDaemon daemon = new JobOnDaemon(this);
     /** What the run records of its job's state for tenplex jobs. */
     final RunRecord record = new RunRecord(this);
+    /** The schedule's fingerprint (the same command run again has the same), and the job's record before this run. */
+    String scheduleId;
+    com.fasterxml.jackson.databind.JsonNode previousRun;
     /** Set once a signal stopped the run (the stop records the job as cancelled). */
     private volatile boolean signalled;
     /** The last line the run printed (a failure's exit names its reason there). */
@@ -141,6 +144,8 @@ final class RunCli implements Callable<Integer> {
         }
         t.get("/api/v1/health");
         daemon.declareJob();
+        scheduleId = fingerprint(s);
+        previousRun = RunRecord.read(t, job);
         record.write("running", null);
         roles = RoleSigner.random(job);
         store = python == null ? null : live || storePython != null ? StoreHost.start(python) : StoreHost.startOptional(python, out);
@@ -169,6 +174,14 @@ final class RunCli implements Callable<Integer> {
                 // shutting down
             }
         }
+    }
+
+    /** SHA-256 of the schedule's entries, as they were parsed (whitespace and key order do not count). */
+    private static String fingerprint(Schedule s) throws java.security.NoSuchAlgorithmException {
+        StringBuilder b = new StringBuilder();
+        s.entries().forEach(e -> b.append(e).append('\n'));
+        return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(
+                b.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8)));
     }
 
     /** The schedule given, or for a job without one the single entry of --nproc ranks; bad options refused. */

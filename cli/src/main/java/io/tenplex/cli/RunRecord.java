@@ -36,6 +36,9 @@ final class RunRecord {
         l.put("pid", ProcessHandle.current().pid());
         l.put("host", host());
         r.put("updatedAtMillis", System.currentTimeMillis());
+        if (run.scheduleId != null) {
+            r.put("schedule", run.scheduleId);
+        }
         try {
             var res = run.t.send(run.t.request(path(run.job) + "?replace=true").PUT(HttpRequest.BodyPublishers.ofString(
                     r.toString())));
@@ -45,6 +48,16 @@ final class RunRecord {
             }
         } catch (Exception e) {
             run.out.println("tenplex run: could not record the job's state '" + state + "': " + e.getMessage());
+        }
+    }
+
+    /** The job's record as the last run left it, or null (none, or not readable as one). */
+    static JsonNode read(TenplexCli.Target t, String job) {
+        try {
+            var r = t.send(t.request(path(job)));
+            return r.statusCode() == 200 ? TenplexCli.JSON.readTree(r.body()) : null;
+        } catch (Exception e) {
+            return null;
         }
     }
 

@@ -65,7 +65,9 @@ final class SealManifests {
                 : new SealManifest(rank, step, 0, Map.of(), Map.of());
         if (!now.tensors().equals(sealed.tensors()) || !now.files().equals(sealed.files())) {
             throw StoreException.conflict("rank " + rank + " of job " + job + " already sealed a different state as step "
-                    + step + "; save with a newer step (a step is sealed once, generations never change)");
+                    + step + " (a step is sealed once, generations never change): save it as a newer step, or do not save "
+                    + "again when the rank has not trained since it loaded step " + step + " (tenplex.last_loaded() names "
+                    + "it; a rerun of tenplex run resumes after the steps already saved)");
         }
     }
 }
