@@ -1,6 +1,7 @@
 package io.tenplex.daemon;
 
 import io.netty.handler.ssl.SslContext;
+import io.tenplex.adapters.ChangeJournal;
 import io.tenplex.adapters.JobGauges;
 import io.tenplex.adapters.ResourceChanges;
 import io.tenplex.datasets.DatasetExecutors;
@@ -105,7 +106,7 @@ public final class Daemon implements AutoCloseable {
         StreamService streams = life.add("streams", new StreamService(new HttpStreamPeers(link),
                 tuning.streamMemory() == 0 ? StreamMemory.ofMaxHeap() : new StreamMemory(tuning.streamMemory())));
         streams.allowPeers(peerAddresses(cfg), cfg.sources()); // addresses in stream requests
-        ResourceChanges changes = resourceChanges(jobs, streams, rest);
+        ResourceChanges changes = resourceChanges(jobs, streams, rest, ChangeJournal.under(checkpoints), flags);
         JobRoutes jobRoutes = new JobRoutes(jobs, changes, planning, shared).withStreams(new StreamRoutes(streams, link));
         rest.addControl(JobRoutes.PREFIX, jobRoutes);
         RehearsalService rehearsal = Rehearsal.wire(cfg, link, changes, jobRoutes, pools.jobBackground);
@@ -132,11 +133,19 @@ public final class Daemon implements AutoCloseable {
      * The resource changes of the jobs (a committed one resizes the job's streams), with the streams' and
      * the jobs' families in {@code /metrics}: the per-job gauges list only the jobs known at each scrape.
      */
-    private static ResourceChanges resourceChanges(Jobs jobs, StreamService streams, RestServer rest) {
+    private static ResourceChanges resourceChanges(Jobs jobs, StreamService streams, RestServer rest,
+            ChangeJournal journal, StopFlags flags) {
         rest.metrics().register(new StreamMetrics(streams));
         ResourceChanges changes = new ResourceChanges(jobs).addCommitListener(new StreamResizes(streams,
                 () -> jobs.daemons(Map.of())));
         rest.metrics().register(new JobGauges(jobs, changes));
+        if (journal != null) { // the jobs' pending changes and raised flags are part of their durable state
+            List<ChangeJournal.Flag> kept = journal.flags();
+            flags.keepWith((job, f) -> journal.flag(job, f != null, f == null ? java.util.OptionalLong.empty()
+                    : f.atStep(), f == null ? "" : f.reason()));
+            kept.forEach(f -> flags.raise(f.job(), f.atStep(), f.reason()));
+            changes.withJournal(journal);
+        }
         return changes;
     }
 

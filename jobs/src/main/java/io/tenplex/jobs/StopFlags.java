@@ -27,6 +27,18 @@ public final class StopFlags {
     public static final int MAX_JOBS = 4096;
 
     private final Map<String, Flag> flags = new ConcurrentHashMap<>();
+    /** Keeps each raised flag across a restart (the checkpoint directory), or null. */
+    private volatile Keeper keeper;
+
+    /** Where raised flags are kept: told of each raise before it takes effect ({@code flag}) and each clear (null). */
+    public interface Keeper {
+        void kept(String job, Flag flag);
+    }
+
+    /** Keeps every raise and clear from now on with {@code k}. */
+    public void keepWith(Keeper k) {
+        keeper = k;
+    }
     private final Map<String, Long> raises = new ConcurrentHashMap<>();
     /** Reads of each raised flag since it was raised (kept with the flag, dropped when it is cleared). */
     private final Map<String, Asks> asks = new ConcurrentHashMap<>();
@@ -63,7 +75,12 @@ public final class StopFlags {
             return; // the same raise again (a coordinator also tells itself): not a new one
         }
         makeRoomFor(job);
-        flags.put(job, new Flag(atStep, reason, System.currentTimeMillis()));
+        Flag raised = new Flag(atStep, reason, System.currentTimeMillis());
+        Keeper k = keeper;
+        if (k != null) {
+            k.kept(job, raised); // kept first: a flag that cannot be kept is not raised
+        }
+        flags.put(job, raised);
         asks.put(job, new Asks(0, null));
         raises.merge(job, 1L, Long::sum);
         JobMetrics.STOP_FLAGS.inc();
@@ -107,6 +124,10 @@ public final class StopFlags {
     public void clear(String job) {
         asks.remove(job);
         if (flags.remove(job) != null) {
+            Keeper k = keeper;
+            if (k != null) {
+                k.kept(job, null);
+            }
             JobMetrics.STOP_FLAGS_UP.set(flags.size());
             LOG.info("stop flag cleared job={}", job);
         }

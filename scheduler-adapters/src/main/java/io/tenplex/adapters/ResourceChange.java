@@ -150,6 +150,13 @@ public final class ResourceChange implements Registry.Finishing {
     private volatile long before = -1;
     /** A size-only change of a job with no model or rules stored: data-parallel, decided at {@link #begin()}. */
     volatile ParallelConfig dataParallel;
+    /** Where the change is kept across a restart (null: not kept). */
+    volatile ChangeJournal journal;
+
+    /** The change was started again after a restart ({@code why}): its first event. */
+    void restored(String why) {
+        log.event(why);
+    }
 
     /**
      * Raises the stop flag (on the caller's thread, so that it is up when the scheduler's request is
@@ -211,13 +218,21 @@ public final class ResourceChange implements Registry.Finishing {
             log.event(takenBack ? error : "failed: " + error);
             state = takenBack ? State.CANCELLED : State.FAILED;
         } finally {
-            stopFlag.clear();
-            log.event("stop flag cleared");
-            log.phase("total", started);
-            JobMetrics.RESOURCE_CHANGES.labels(state.name().toLowerCase(Locale.ROOT)).inc();
-            finishedAt = System.nanoTime();
-            finished.complete(null);
+            ended();
         }
+    }
+
+    /** The change ended (in any state): its flag comes down, nothing of it is kept, its waiters are answered. */
+    private void ended() {
+        stopFlag.clear();
+        log.event("stop flag cleared");
+        if (journal != null) {
+            journal.ended(job, id);
+        }
+        log.phase("total", started);
+        JobMetrics.RESOURCE_CHANGES.labels(state.name().toLowerCase(Locale.ROOT)).inc();
+        finishedAt = System.nanoTime();
+        finished.complete(null);
     }
 
     /** Waits until every rank has saved a generation newer than the one before the change. */
@@ -234,6 +249,9 @@ public final class ResourceChange implements Registry.Finishing {
         }
         fromWorld = generations.world(job, g.getAsLong()); // before the generation: a report of it checks the world
         generation = g.getAsLong();
+        if (journal != null) {
+            journal.saved(job, id, generation); // a restart from here moves this generation without another save
+        }
         fromConfig = generations.config(job, generation);
         log.event("generation " + generation + " complete" + (fromConfig != null ? " under " + fromConfig : ""));
         if (fromConfig == null) {

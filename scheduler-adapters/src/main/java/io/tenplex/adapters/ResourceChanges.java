@@ -25,6 +25,8 @@ public final class ResourceChanges {
     private final Jobs jobs;
     private final Registry<ResourceChange> changes;
     private final List<CommitListener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Where the changes are kept across a restart (null: not kept). */
+    private volatile ChangeJournal journal;
 
     public ResourceChanges(Jobs jobs) {
         this(jobs, Jobs.RETENTION, System::nanoTime);
@@ -42,6 +44,11 @@ public final class ResourceChanges {
      * @throws StoreException conflict while another change of the job runs
      */
     public synchronized ResourceChange start(String job, JsonNode body) {
+        return start(job, body, jobs.newId("r"), null);
+    }
+
+    /** As {@link #start(String, JsonNode)} with the change's {@code id}; {@code restored}: why it is started again, or null. */
+    private ResourceChange start(String job, JsonNode body, String id, String restored) {
         ResourceChange.Spec spec = spec(job, body);
         for (ResourceChange c : changes.of(job)) {
             if (c.running()) {
@@ -53,8 +60,16 @@ public final class ResourceChanges {
         // a size-only change of a job without a description: data-parallel, or refused now (nothing raised yet)
         io.tenplex.ptc.ParallelConfig dataParallel = SizeOnly.dataParallel(job, spec, jobs,
                 jobs.generations().current(job).orElse(-1));
-        ResourceChange c = new ResourceChange(job, jobs.newId("r"), spec, jobs);
+        ResourceChange c = new ResourceChange(job, id, spec, jobs);
         c.dataParallel = dataParallel;
+        ChangeJournal j = journal;
+        if (j != null && restored == null) {
+            j.started(job, id, body); // kept before anything is raised or answered
+        }
+        c.journal = j;
+        if (restored != null) {
+            c.restored(restored);
+        }
         c.running = lastCommitted(job);
         changes.put(job, c.id(), c);
         c.listeners(listeners);
@@ -75,6 +90,34 @@ public final class ResourceChanges {
             }
         }
         return last;
+    }
+
+    /**
+     * Keeps every change from now on in {@code j} and starts again the ones it kept before this daemon
+     * started: one that waited for the save waits again, one whose save was complete moves the job's current
+     * generation ({@code recover}); one that cannot start again (its request refused now) is logged and dropped.
+     */
+    public synchronized ResourceChanges withJournal(ChangeJournal j) {
+        journal = j;
+        if (j == null) {
+            return this;
+        }
+        for (ChangeJournal.Pending p : j.pending()) {
+            JsonNode body = p.body();
+            if (p.generation() >= 0 && body.isObject()) {
+                ((com.fasterxml.jackson.databind.node.ObjectNode) body).put("recover", true);
+            }
+            try {
+                start(p.job(), body, p.id(), p.generation() >= 0 ? "started again after the daemon restarted: its save "
+                        + "(generation " + p.generation() + ") was complete, the job's current generation is moved"
+                        : "started again after the daemon restarted (kept in the checkpoint directory)");
+            } catch (RuntimeException e) {
+                org.slf4j.LoggerFactory.getLogger(ResourceChanges.class).warn("resource change {} of job {} kept from "
+                        + "before the restart cannot start again: {}", p.id(), p.job(), e.getMessage());
+                j.ended(p.job(), p.id());
+            }
+        }
+        return this;
     }
 
     /** Tells {@code l} of every change that commits from now on. */
@@ -125,6 +168,10 @@ public final class ResourceChanges {
     /** Forgets the finished changes of a job (with their ranks' downtime reports). */
     public void forget(String job) {
         changes.forget(job);
+        ChangeJournal j = journal;
+        if (j != null) {
+            j.forget(job);
+        }
     }
 
     /**
