@@ -69,7 +69,11 @@ def save(state: Any, job: Optional[str] = None, step: int = 0, rank: Optional[in
 
     ``spec`` (a model spec, e.g. from :func:`tenplex.describe`) is stored with the job by this
     process's first save of it (``/job/<job>/model.json`` on this rank's daemon), so that
-    reconfigurations need no spec in their request.
+    reconfigurations need no spec in their request. While a spec is stored, the daemon checks every
+    seal that names a ``config`` against it: a tensor the spec places on the rank but saved with
+    another dtype or shape than the spec's shard is refused with :class:`TenplexError` (400,
+    ``bad_request``) naming the tensor, its partition and both shapes; nothing is sealed, and a save
+    with a corrected spec (or state) at the same step seals.
 
     ``rules`` (partition rules, as for :func:`tenplex.describe`: a dict, a file, a shipped set's name
     or a list of them; ``rule_params`` fills their ``"${name}"`` numbers) are stored instead
@@ -118,20 +122,21 @@ def _marked(finish, c, job, step, rank):
     return run
 
 
-_specs_stored = set()
+_specs_stored = {}
 
 
 def _store_spec(c, job, spec, path=None):
     """Writes the model spec (or the rules, at ``path``) with the job once per process and daemon (a
-    later save skips it)."""
+    later save with the same one skips it; a changed one, e.g. corrected after the daemon refused a
+    seal for it, is written again)."""
     path = path or routes.model_file(job)
     key = (c.addr, path)
-    if key in _specs_stored:
-        return
     text = spec if isinstance(spec, str) else json.dumps(spec)
+    if _specs_stored.get(key) == text:
+        return
     c.request("PUT", routes.files_route(path), ok=(200, 201), params={"replace": "true"},
               data=text.encode("utf-8"), headers=c.upload_headers(text.encode("utf-8")))
-    _specs_stored.add(key)
+    _specs_stored[key] = text
 
 
 def _copy_state(c, job, rank, step, entries, seal, use_shared, blocking):

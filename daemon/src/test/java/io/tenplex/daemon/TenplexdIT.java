@@ -76,6 +76,18 @@ class TenplexdIT {
     }
 
     /**
+     * A save whose model spec contradicts the shards it carries (tests/python/test_save_description.py):
+     * refused at the save, over shared memory and over REST, with a message that names the tensor, its
+     * partition and both shapes; the same save with the right spec seals.
+     */
+    @Test
+    void pythonSave_withASpecThatContradictsTheShards_isRefusedAtTheSave() throws Exception {
+        String addr = start("--port", "0", "--memory-limit", "256m");
+        pythonAgainst(addr, "tests/python/test_save_description.py");
+        pythonAgainst(addr, java.util.Map.of("TENPLEX_SHM", "0"), "tests/python/test_save_description.py");
+    }
+
+    /**
      * The per-pod launcher in live mode (tests/python/test_launch_live.py): two launcher processes as two
      * pods, real resource changes on the daemon and real {@code tenplex.elastic} ranks; grow and shrink keep
      * the surviving ranks' processes, a rank that moves pods or fails during a change relaunches all.

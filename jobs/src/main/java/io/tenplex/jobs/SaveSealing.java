@@ -26,6 +26,7 @@ final class SaveSealing {
     private final DaemonClient client;
     private final ClusterDefaults cluster;
     private final RankActivity activity;
+    private final SavedShardCheck shards;
 
     SaveSealing(TensorStore store, Generations generations, DaemonClient client, ClusterDefaults cluster,
             RankActivity activity) {
@@ -34,6 +35,7 @@ final class SaveSealing {
         this.client = client;
         this.cluster = cluster;
         this.activity = activity;
+        this.shards = new SavedShardCheck(store);
     }
 
     /**
@@ -65,9 +67,14 @@ final class SaveSealing {
         }
     }
 
-    /** Seals {@code rank} of the save of {@code step} from the tree at {@code saved}, then tells {@code daemons}. */
+    /**
+     * Seals {@code rank} of the save of {@code step} from the tree at {@code saved}, then tells {@code daemons};
+     * a tree that contradicts the model spec stored with the job is refused first, nothing sealed
+     * ({@link SavedShardCheck}).
+     */
     CompletableFuture<Sealed> seal(String job, long step, int rank, int world, JsonNode config,
             Map<Integer, InetSocketAddress> daemons, StorePath saved) throws IOException {
+        shards.check(job, rank, config, saved);
         long t = System.nanoTime();
         SealManifest manifest = generations.seal(job, step, rank, world, config, saved);
         activity.saved(job, step);
