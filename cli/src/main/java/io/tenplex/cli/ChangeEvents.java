@@ -57,6 +57,16 @@ final class ChangeEvents {
         return read();
     }
 
+    /** Reads (its events printed as they come) until the change has ended; its final status. */
+    JsonNode untilEnded() throws Exception {
+        JsonNode s = read();
+        while (s.path("state").asText().equals("stopping") || s.path("state").asText().equals("reconfiguring")) {
+            Thread.sleep(POLL_MILLIS); // polling the daemon for new events, not waiting for a result
+            s = read();
+        }
+        return s;
+    }
+
     /** The change's status, its events not printed yet printed now. */
     synchronized JsonNode read() throws Exception {
         JsonNode s = t.get(path);

@@ -66,11 +66,7 @@ final class ResizeCli implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(hook);
         JsonNode s;
         try {
-            s = ev.read();
-            while (s.path("state").asText().equals("stopping") || s.path("state").asText().equals("reconfiguring")) {
-                Thread.sleep(ChangeEvents.POLL_MILLIS); // polling the daemon for new events, not waiting for a result
-                s = ev.read();
-            }
+            s = ev.untilEnded();
         } finally {
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);

@@ -92,12 +92,8 @@ record Resume(ParallelConfig config, int next) {
         String id = run.t.post(run.layout().apiResources(), b.toString()).path("id").asText();
         run.log(start, RunCli.what(at) + ": its step is saved but its change did not commit; applying it from that "
                 + "generation (resource change " + id + ", no stop flag)");
-        ChangeEvents ev = new ChangeEvents(run.t, run.layout().apiResourceChange(id), line -> run.log(start, line));
-        JsonNode st = ev.read();
-        while (st.path("state").asText().equals("stopping") || st.path("state").asText().equals("reconfiguring")) {
-            Thread.sleep(ChangeEvents.POLL_MILLIS); // polling the daemon for new events, not waiting for a result
-            st = ev.read();
-        }
+        JsonNode st = new ChangeEvents(run.t, run.layout().apiResourceChange(id), line -> run.log(start, line))
+                .untilEnded();
         if (!st.path("state").asText().equals("done")) {
             throw new IllegalStateException("resuming job " + run.job + ": " + RunCli.what(at) + " could not be applied "
                     + "from its saved generation: " + st.path("error").asText());

@@ -90,7 +90,8 @@ class ResizeIT {
         }
     }
 
-    private static void awaitFile(Path f, Process run) throws Exception {
+    /** Polls (up to 120 s, while {@code run} lives) until {@code f} holds something. */
+    static void awaitFile(Path f, Process run) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         while (!Files.exists(f) || Files.size(f) == 0) {
             assertTrue(run.isAlive() && System.nanoTime() < deadline, f + " never appeared");
@@ -98,7 +99,7 @@ class ResizeIT {
         }
     }
 
-    private static JsonNode read(Path f) throws Exception {
+    static JsonNode read(Path f) throws Exception {
         return TenplexCli.JSON.readTree(f.toFile());
     }
 }

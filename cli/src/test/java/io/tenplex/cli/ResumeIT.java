@@ -12,7 +12,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -46,9 +45,9 @@ class ResumeIT {
             Process first = new ProcessBuilder(java).redirectErrorStream(true).redirectOutput(dir.resolve("first.out")
                     .toFile()).start();
             try {
-                awaitFile(out.resolve("launch-2-1.json"), first); // the change at step 12 committed; 2 ranks run
-                awaitFile(out.resolve("launch-2-0.json"), first);
-                assertEquals(12, read(out.resolve("launch-2-0.json")).path("loaded").asLong());
+                ResizeIT.awaitFile(out.resolve("launch-2-1.json"), first); // the change at step 12 committed; 2 ranks run
+                ResizeIT.awaitFile(out.resolve("launch-2-0.json"), first);
+                assertEquals(12, ResizeIT.read(out.resolve("launch-2-0.json")).path("loaded").asLong());
                 assertEquals(0, new ProcessBuilder("kill", "-INT", Long.toString(first.pid())).start().waitFor());
                 assertTrue(first.waitFor(60, TimeUnit.SECONDS), "tenplex run ended on SIGINT");
             } finally {
@@ -64,8 +63,8 @@ class ResumeIT {
                     + "(T,P,D)=(1,1,2) from it; 1 schedule entry already applied, next at step 250, change to 1 devices"),
                     again);
             assertFalse(again.contains("at step 12,"), "no stop flag for step 12, saved already: " + again);
-            assertEquals(12, read(out.resolve("launch-2-0.json")).path("loaded").asLong(), "resumed from generation 12");
-            JsonNode end = read(out.resolve("end-1-0.json"));
+            assertEquals(12, ResizeIT.read(out.resolve("launch-2-0.json")).path("loaded").asLong(), "resumed from generation 12");
+            JsonNode end = ResizeIT.read(out.resolve("end-1-0.json"));
             assertEquals(STEPS, end.path("step").asInt());
             for (JsonNode w : end.path("w")) {
                 assertEquals(STEPS, w.asDouble(), "every step counted exactly once across the stop and the rerun: " + end);
@@ -79,17 +78,5 @@ class ResumeIT {
                     "/usr/bin/python3", "-c", "pass");
             assertTrue(err.contains("job again already has generation "), err);
         }
-    }
-
-    private static void awaitFile(Path f, Process run) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        while (!Files.exists(f) || Files.size(f) == 0) {
-            assertTrue(run.isAlive() && System.nanoTime() < deadline, f + " never appeared");
-            LockSupport.parkNanos(20_000_000L);
-        }
-    }
-
-    private static JsonNode read(Path f) throws Exception {
-        return TenplexCli.JSON.readTree(f.toFile());
     }
 }
