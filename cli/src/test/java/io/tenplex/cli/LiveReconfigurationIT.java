@@ -110,7 +110,7 @@ class LiveReconfigurationIT {
                  {"step": 8, "size": 3, "tp": 3, "pp": 1, "dp": 1},
                  {"step": 16, "size": 4, "tp": 1, "pp": 2, "dp": 2}]
                 """);
-        String out = run("abort", schedule, true, List.of());
+        String out = run(RunCli.NOT_APPLIED, "abort", schedule, true, List.of()); // its entry at step 8 was not applied
         assertTrue(out.contains("live: the resource change failed: layers.0.attn.qkv.weight: dim 0 of size 96 (4 units "
                 + "of 24) cannot be split into T=3 equal parts; the ranks continue in place under (T,P,D)=(2,1,1) from "
                 + "generation 8"), out);
@@ -119,6 +119,8 @@ class LiveReconfigurationIT {
         assertFalse(out.contains("relaunching"), out);
         assertTrue(out.contains("live: ranks 0-1 continue in place under (T,P,D)=(1,2,2), ranks 2-3 (started ahead) join"), out);
         assertTrue(out.contains("tenplex run: 1 reconfiguration(s)"), out);
+        assertTrue(out.contains("tenplex run: 1 schedule entry not applied (exit 3):\n  at step 8, change to 3 devices as "
+                + "(T,P,D)=(3,1,1): the resource change failed: "), out);
         assertStaticEquivalent("abort");
         assertEquals(1, startPids("abort").size(), "rank 0 keeps its process through the failed change");
     }
@@ -180,6 +182,11 @@ class LiveReconfigurationIT {
      * its first element is the fault, the rest are options of tenplex run).
      */
     private String run(String job, Path schedule, boolean live, List<String> fault) {
+        return run(0, job, schedule, live, fault);
+    }
+
+    /** As above; the run's exit status must be {@code status}. */
+    private String run(int status, String job, Path schedule, boolean live, List<String> fault) {
         List<String> args = new ArrayList<>(List.of("run", "--addr", addr, "--job", job, "--schedule", schedule.toString()));
         if (live) {
             args.add("--live");
@@ -193,7 +200,7 @@ class LiveReconfigurationIT {
         }
         args.addAll(List.of("--dataset", dir.resolve("data/index.txt").toString(), "--mount", dir.resolve("mnt")
                 .toString(), "--out", dir.resolve("out").toString(), "--steps", STEPS, "--plot", "none"));
-        String text = CliIT.run(args.toArray(String[]::new));
+        String text = CliIT.run(status, args.toArray(String[]::new));
         System.out.println(text);
         return text;
     }
