@@ -101,12 +101,24 @@ final class SavedShardCheck {
         return wrong;
     }
 
+    /** The last description placed: every rank of a generation seals under the same one (one parse, not one per rank). */
+    private record Placed(String spec, ParallelConfig config, Ptc ptc) {
+    }
+
+    private static volatile Placed last;
+
     /** The stored model as {@code c} saves it, placed; a description that cannot be placed is refused. */
     private static Ptc placed(String job, int rank, String spec, ParallelConfig c) {
+        Placed p = last;
+        if (p != null && p.config().equals(c) && p.spec().equals(spec)) {
+            return p.ptc();
+        }
         try {
             Model model = MegatronLayout.asSaved(ModelSpecJson.parse(spec), c.pp());
-            return new Ptc(model, c, RankLayout.MEGATRON, StageMap.uniform(model.layers(), c.pp()),
+            Ptc ptc = new Ptc(model, c, RankLayout.MEGATRON, StageMap.uniform(model.layers(), c.pp()),
                     Ptc.packedDevices(c.worldSize(), c.worldSize()));
+            last = new Placed(spec, c, ptc);
+            return ptc;
         } catch (IllegalArgumentException e) {
             throw refused(job, rank, "it cannot be placed under " + c + ": "
                     + e.getMessage());
