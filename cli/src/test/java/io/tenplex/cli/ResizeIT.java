@@ -43,6 +43,7 @@ class ResizeIT {
                 String up = CliIT.run("resize", "--addr", addr, "rz", "--tp", "1", "--pp", "1", "--dp", "2");
                 assertTrue(up.contains("] done: generation "), up);
                 awaitFile(out.resolve("launch-2-1.json"), run);
+                awaitFile(out.resolve("launch-2-0.json"), run); // each rank writes its own, in no order
                 // two ranks without a process group ask the flag each at its own step: a step ahead of both
                 long ahead = read(out.resolve("launch-2-0.json")).path("loaded").asLong() + 150;
                 String down = CliIT.run("resize", "--addr", addr, "rz", "--size", "1", "--at-step", Long.toString(ahead));
