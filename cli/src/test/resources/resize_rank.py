@@ -1,7 +1,8 @@
 """A rank for tenplex resize tests: loads the newest state (or starts at step 0), adds 1 to every
 element each step up to STEPS (a step every 20 ms), asks tenplex.should_stop before each step and
-saves and exits when told to. Each launch writes OUT/launch-<world>-<rank>.json (the step it loaded),
-the end OUT/end-<world>-<rank>.json (the step and the state)."""
+saves and exits when told to; with a fourth argument N it also saves every N steps and goes on.
+Each launch writes OUT/launch-<world>-<rank>.json (the step it loaded), the end
+OUT/end-<world>-<rank>.json (the step and the state)."""
 import json
 import os
 import sys
@@ -12,6 +13,7 @@ import numpy as np  # noqa: E402
 import tenplex  # noqa: E402
 
 out, steps = sys.argv[1], int(sys.argv[3])
+every = int(sys.argv[4]) if len(sys.argv) > 4 else 0
 rank, world, job = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), os.environ["TENPLEX_JOB"]
 c = tenplex.Client()
 try:
@@ -26,6 +28,8 @@ while step < steps:
         sys.exit(0)
     step += 1
     state["w"] = state["w"] + 1
+    if every and step % every == 0:
+        tenplex.save(state, job, step=step, rank=rank, world=world, client=c)
     time.sleep(0.02)
 with open(os.path.join(out, "end-%d-%d.json" % (world, rank)), "w") as f:
     json.dump({"step": step, "w": [float(x) for x in state["w"]]}, f)

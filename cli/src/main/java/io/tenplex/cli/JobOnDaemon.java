@@ -78,8 +78,13 @@ final class JobOnDaemon {
         return r.statusCode() == 200 ? ModelSpecJson.parse(r.body()) : null;
     }
 
-    /** Posts the entry to the daemon: a resource change (its id), or for size 0 the stop flag alone (null). */
-    String post(Schedule.Entry e, int perWorker, Path table) throws IOException, InterruptedException {
+    /**
+     * Posts the entry to the daemon: a resource change (its id), or for size 0 the stop flag alone (null).
+     * A change for the entry that the daemon already has waiting (posted by the run before this one, or
+     * kept across the daemon's restart) is followed instead, announced through {@code log}.
+     */
+    String post(Schedule.Entry e, int perWorker, Path table, java.util.function.Consumer<String> log)
+            throws IOException, InterruptedException {
         ObjectNode b = TenplexCli.JSON.createObjectNode();
         if (e.byStep()) {
             b.put("atStep", e.step());
@@ -90,6 +95,12 @@ final class JobOnDaemon {
             run.t.post(run.layout().apiStop(), b.toString());
             return null;
         }
+        String waiting = waitingFor(e);
+        if (waiting != null) {
+            log.accept("resource change " + waiting + " for " + e.when() + " is already waiting on the daemon (posted "
+                    + "before, or kept across the daemon's restart): following it");
+            return waiting;
+        }
         b.put("size", e.size());
         b.put("devicesPerWorker", perWorker);
         b.put("saveTimeoutSeconds", run.saveTimeout);
@@ -99,6 +110,29 @@ final class JobOnDaemon {
             b.putObject("parallelizer").set("table", TenplexCli.readJson(table, "--para-config"));
         }
         return run.t.post(run.layout().apiResources(), b.toString()).path("id").asText();
+    }
+
+    /**
+     * The id of a change of the job still waiting for its save at the entry's step, for the entry's number
+     * of devices (and its configuration, where the entry names one and the change has chosen), or null.
+     */
+    private String waitingFor(Schedule.Entry e) throws IOException, InterruptedException {
+        if (!e.byStep()) {
+            return null;
+        }
+        for (JsonNode c : run.t.get(run.layout().apiResources()).path("changes")) {
+            if (!c.path("state").asText().equals("stopping")) {
+                continue;
+            }
+            JsonNode s = run.t.get(c.path("status").asText());
+            JsonNode chosen = s.path("config");
+            boolean sameConfig = e.config() == null || !chosen.isObject() || (chosen.path("tp").asInt(1) == e.config().tp()
+                    && chosen.path("pp").asInt(1) == e.config().pp() && chosen.path("dp").asInt(1) == e.config().dp());
+            if (s.path("atStep").asLong(-1) == e.step() && s.path("devices").size() == e.size() && sameConfig) {
+                return c.path("id").asText();
+            }
+        }
+        return null;
     }
 
     /**

@@ -28,7 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The durable tier at its limits, with real daemon processes: steps of 19 digits (a step from
  * {@code time.time_ns()}) restored and retained; a second daemon refused a directory a live one holds,
  * and taking it once that one is killed; a full disk (a real small tmpfs) that makes room from the
- * oldest durable generation and never removes the newest; a damaged manifest (out-of-range fields, a
+ * oldest durable generation and never removes the newest, and refuses (507) a resource change or stop
+ * flag it cannot keep; a damaged manifest (out-of-range fields, a
  * FIFO) that costs its generation, not the daemon's start.
  */
 class DurableLimitsIT {
@@ -159,6 +160,7 @@ class DurableLimitsIT {
                     Map.of("job", "full")));
             assertTrue(Files.exists(job.resolve("40/manifest.json")), "the newest durable generation is never removed");
             assertFalse(Files.exists(job.resolve("50")), "the failed flush leaves nothing behind");
+            changeRefusedOnAFullDisk(small);
             assertEquals(137, daemon.signal("KILL"));
 
             start(small);
@@ -222,6 +224,43 @@ class DurableLimitsIT {
         python("check", "bad", "1", "10");
         python("check", "good", "1", "20");
         assertEquals(137, daemon.signal("KILL"));
+    }
+
+    /**
+     * With the checkpoint directory's disk filled, a resource change and a stop flag cannot be kept
+     * there: both are refused with 507 before anything is raised; with room again they are taken.
+     */
+    private void changeRefusedOnAFullDisk(Path small) throws Exception {
+        Path filler = small.resolve("filler");
+        try (var ch = java.nio.channels.FileChannel.open(filler, java.nio.file.StandardOpenOption.CREATE_NEW,
+                java.nio.file.StandardOpenOption.WRITE)) {
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(64 << 10);
+            while (true) {
+                b.clear();
+                ch.write(b); // until the file system is full
+            }
+        } catch (IOException full) {
+            assertTrue(String.valueOf(full.getMessage()).contains("No space left"), full.toString());
+        }
+        String change = "{\"size\": 1, \"devicesPerWorker\": 1, \"atStep\": 60, \"config\": {\"tp\": 1, \"pp\": 1, "
+                + "\"dp\": 1}}";
+        for (String[] post : new String[][] {{"/api/v1/jobs/full/resources", change},
+                {"/api/v1/jobs/full/stop", "{\"atStep\": 60, \"reason\": \"full disk\"}"}}) {
+            var r = http.send(HttpRequest.newBuilder(URI.create(daemon.url() + post[0])).POST(HttpRequest.BodyPublishers
+                    .ofString(post[1])).build(), BodyHandlers.ofString());
+            assertEquals(507, r.statusCode(), post[0] + ": " + r.body());
+            assertTrue(r.body().contains("no space left") && r.body().contains("nothing was raised"), r.body());
+        }
+        assertEquals(0, get("/api/v1/jobs/full/resources").path("changes").size(), "nothing started");
+        assertFalse(get("/api/v1/jobs/full/stop").path("raised").asBoolean(), "nothing raised");
+        Files.delete(filler);
+        var r = http.send(HttpRequest.newBuilder(URI.create(daemon.url() + "/api/v1/jobs/full/stop")).POST(HttpRequest
+                .BodyPublishers.ofString("{\"atStep\": 60, \"reason\": \"room again\"}")).build(), BodyHandlers.ofString());
+        assertEquals(2, r.statusCode() / 100, r.body());
+        assertTrue(Files.exists(small.resolve("changes/full/stop.json")), "kept once there is room");
+        http.send(HttpRequest.newBuilder(URI.create(daemon.url() + "/api/v1/jobs/full/stop")).DELETE().build(),
+                BodyHandlers.ofString());
+        assertFalse(Files.exists(small.resolve("changes/full/stop.json")), "cleared: no longer kept");
     }
 
     private JsonNode generation(String job, long step) throws Exception {

@@ -61,7 +61,7 @@ public final class ChangeJournal {
             ObjectNode n = (ObjectNode) JSON.readTree(f.toFile());
             n.put("generation", generation);
             write(f, n);
-        } catch (IOException | ClassCastException e) {
+        } catch (IOException | RuntimeException e) { // the change goes on; a restart would wait for the save again
             LOG.warn("resource change {} of job {}: its saved generation not kept: {}", id, job, e.toString());
         }
     }
@@ -158,6 +158,11 @@ public final class ChangeJournal {
             }
             Files.move(tmp, f, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (IOException e) {
+            if (io.tenplex.jobs.durable.DiskFull.is(e)) { // 507: the request is refused before anything is raised
+                throw new io.tenplex.store.StoreException(io.tenplex.store.StoreException.Kind.INSUFFICIENT_STORAGE,
+                        "no space left to keep " + f + " in the checkpoint directory (" + e.getMessage() + "): nothing "
+                        + "was raised or changed; free space there and ask again");
+            }
             throw new java.io.UncheckedIOException("cannot keep " + f + " in the checkpoint directory: " + e.getMessage(), e);
         }
     }

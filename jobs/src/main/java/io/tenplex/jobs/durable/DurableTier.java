@@ -6,6 +6,7 @@ import io.tenplex.store.StoreException;
 import io.tenplex.store.TensorStore;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -18,8 +19,9 @@ import org.slf4j.LoggerFactory;
  * L4, the durable tier of one daemon: flushes every complete generation of a job whose
  * {@code durableKeep} is positive to {@code DIR/jobs/<job>/} on a background executor (never on the
  * thread that completed it), differentially against the job's last flushed generation, then applies
- * retention and records {@link Tiers#DURABLE}; {@link #restore()} puts the durable generations back
- * when the daemon starts. Flushes run one at a time.
+ * retention, keeps the job's control files ({@link ControlFiles}: model spec, rules, run record) and
+ * records {@link Tiers#DURABLE}; {@link #restore()} puts the durable generations and their control
+ * files back when the daemon starts. Flushes run one at a time.
  */
 public final class DurableTier implements Generations.Listener {
     private static final Logger LOG = LoggerFactory.getLogger(DurableTier.class);
@@ -30,6 +32,7 @@ public final class DurableTier implements Generations.Listener {
     private final Generations generations;
     private final Flusher flusher;
     private final Restore restore;
+    private final ControlFiles control;
     private final Executor work;
     /** job to its last flushed (or restored) manifest: the base of the next differential flush. */
     private final Map<String, DurableManifest> last = new ConcurrentHashMap<>();
@@ -45,6 +48,7 @@ public final class DurableTier implements Generations.Listener {
         this.generations = generations;
         this.flusher = new Flusher(store, dir);
         this.restore = new Restore(dir, new Restorer(store, dir, repair), generations);
+        this.control = new ControlFiles(dir, store);
         this.work = work;
     }
 
@@ -59,13 +63,17 @@ public final class DurableTier implements Generations.Listener {
      *
      * @return per job, the steps restored
      */
-    public Map<String, java.util.List<Long>> restore() throws IOException {
-        Map<String, java.util.List<Long>> out = new java.util.LinkedHashMap<>();
+    public Map<String, List<Long>> restore() throws IOException {
+        Map<String, List<Long>> out = new java.util.LinkedHashMap<>();
         for (String job : dir.jobs()) {
             Restore.Outcome o = restore.job(job, keep(job));
             o.base().ifPresent(m -> last.put(job, m));
             if (!o.steps().isEmpty()) {
                 out.put(job, o.steps());
+                List<String> files = control.restore(job);
+                if (!files.isEmpty()) {
+                    LOG.info("control files of job {} restored: {}", job, files);
+                }
             }
         }
         return out;
@@ -140,6 +148,7 @@ public final class DurableTier implements Generations.Listener {
         while (true) {
             try {
                 Flusher.Result r = flusher.flush(job, step, base, generations.tiers().settings(job));
+                control.keep(job); // before the generation is reported durable: a restart that finds it finds them
                 last.put(job, r.manifest());
                 lastStats.put(job, r.stats());
                 tally.written.incrementAndGet();

@@ -17,6 +17,7 @@ import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
 import io.tenplex.store.memory.Allocator;
 import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -145,6 +146,33 @@ class DurableTierTest {
         assertEquals(List.of(Tiers.MEMORY, Tiers.DURABLE), b.generations.tiers().levels("j", 10));
         assertTrue(b.store.stat(StorePath.parse("/job/j/generations/10/manifests/1.json")).isPresent());
         assertTrue(b.generations.describe("j").generations().get(0).complete());
+    }
+
+    /**
+     * The job's model spec and run record flushed with its generation come back with it; a file the
+     * store no longer has is no longer kept; one the restarted store has already is left as it is; a
+     * removed job's are gone.
+     */
+    @Test
+    void controlFiles_areKeptWithTheGeneration_andRestoredWithIt() throws Exception {
+        Fixtures.putFile(a.store, "/job/j/model.json", "{\"layers\": []}".getBytes(StandardCharsets.UTF_8), true);
+        Fixtures.putFile(a.store, "/job/j/run.json", "{\"state\": \"running\"}".getBytes(StandardCharsets.UTF_8), true);
+        Fixtures.putFile(a.store, "/job/j/rules.json", "{}".getBytes(StandardCharsets.UTF_8), true);
+        saveAndSeal(10, Map.of("w", bytes((int) ODD.byteSize())), Map.of());
+        a.store.delete(StorePath.parse("/job/j/rules.json"));
+        saveAndSeal(20, Map.of("w", bytes((int) ODD.byteSize())), Map.of());
+        assertTrue(Files.isRegularFile(dir.resolve("jobs/j/control/model.json")));
+        assertFalse(Files.exists(dir.resolve("jobs/j/control/rules.json")), "removed from the store: not kept");
+
+        b = new Node();
+        Fixtures.putFile(b.store, "/job/j/run.json", "{\"state\": \"new\"}".getBytes(StandardCharsets.UTF_8), true);
+        assertEquals(Map.of("j", List.of(20L, 10L)), b.tier.restore());
+        assertEquals("{\"layers\": []}", new String(read(b.store, "/job/j/model.json"), StandardCharsets.UTF_8));
+        assertEquals("{\"state\": \"new\"}", new String(read(b.store, "/job/j/run.json"), StandardCharsets.UTF_8),
+                "what the store has already is left as it is");
+        assertTrue(b.store.stat(StorePath.parse("/job/j/rules.json")).isEmpty());
+        b.tier.remove("j");
+        assertFalse(Files.exists(dir.resolve("jobs/j/control")), "removed with the job");
     }
 
     @Test
