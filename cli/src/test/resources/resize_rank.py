@@ -2,7 +2,8 @@
 element each step up to STEPS (a step every 20 ms), asks tenplex.should_stop before each step and
 saves and exits when told to; with a fourth argument N it also saves every N steps and goes on.
 Each launch writes OUT/launch-<world>-<rank>.json (the step it loaded), the end
-OUT/end-<world>-<rank>.json (the step and the state)."""
+OUT/end-<world>-<rank>.json (the step and the state: every element, or its least and greatest for a
+state of more than 64; RESIZE_RANK_ELEMENTS sets its size, 4 by default)."""
 import json
 import os
 import sys
@@ -19,7 +20,7 @@ c = tenplex.Client()
 try:
     state, step = tenplex.load(job, rank, c)
 except tenplex.NoCheckpoint:
-    state, step = {"w": np.zeros(4)}, 0
+    state, step = {"w": np.zeros(int(os.environ.get("RESIZE_RANK_ELEMENTS", "4")))}, 0
 with open(os.path.join(out, "launch-%d-%d.json" % (world, rank)), "w") as f:
     json.dump({"loaded": step}, f)
 while step < steps:
@@ -32,4 +33,5 @@ while step < steps:
         tenplex.save(state, job, step=step, rank=rank, world=world, client=c)
     time.sleep(0.02)
 with open(os.path.join(out, "end-%d-%d.json" % (world, rank)), "w") as f:
-    json.dump({"step": step, "w": [float(x) for x in state["w"]]}, f)
+    w = state["w"] if state["w"].size <= 64 else [state["w"].min(), state["w"].max()]
+    json.dump({"step": step, "w": [float(x) for x in w]}, f)

@@ -91,7 +91,7 @@ record Resume(ParallelConfig config, int next) {
         b.put("recover", true);
         String id = run.t.post(run.layout().apiResources(), b.toString()).path("id").asText();
         run.log(start, RunCli.what(at) + ": its step is saved but its change did not commit; applying it from that "
-                + "generation (resource change " + id + ", no stop flag)");
+                + "generation (resource change " + id + "; no rank runs until it commits)");
         JsonNode st = new ChangeEvents(run.t, run.layout().apiResourceChange(id), line -> run.log(start, line))
                 .untilEnded();
         if (!st.path("state").asText().equals("done")) {

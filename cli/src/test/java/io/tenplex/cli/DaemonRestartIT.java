@@ -29,8 +29,9 @@ import org.junit.jupiter.api.io.TempDir;
  * non-zero with every process it started gone; the restarted daemon has the job's newest durable
  * generation, its run record and the waiting change (same id); the second run resumes from that
  * generation, follows the kept change instead of posting another, applies it at its step, and ends
- * with every step counted exactly once. Real daemon process (SIGKILL), the packaged {@code tenplex
- * run} as a process, real Python ranks saving every 20 steps.
+ * with every step counted exactly once. And a change that failed after its save, run again after a
+ * restart: applied from the saved generation. Real daemon processes (SIGKILL), the packaged {@code
+ * tenplex run} as a process, real Python ranks.
  */
 class DaemonRestartIT {
     private static final Path ROOT = Path.of(System.getProperty("user.dir")).getParent();
@@ -115,6 +116,66 @@ class DaemonRestartIT {
             }
             assertEquals("done", get(addr + "/api/v1/jobs/kept/resources/" + change).path("state").asText());
             assertTrue(CliIT.run("jobs", "--addr", addr).lines().anyMatch(l -> l.matches("kept +finished .*")));
+        } finally {
+            d.close();
+        }
+    }
+    /**
+     * A change whose save completed but whose move failed (the daemon's memory budget too small for the
+     * new ranks' shards), the daemon restarted on its directory with a larger budget, then the same
+     * command: the entry's step is saved and its change did not commit, so it is applied from that
+     * generation ({@code recover}, no stop flag raised again) and the ranks run on under the new
+     * configuration from it.
+     */
+    @Test
+    @Timeout(300)
+    void changeFailedAfterItsSave_theSameCommandAfterARestart_appliesItFromTheSavedGeneration(@TempDir Path dir)
+            throws Exception {
+        Path out = Files.createDirectories(dir.resolve("out"));
+        Path schedule = Files.writeString(dir.resolve("s.json"), "[{\"step\": 0, \"size\": 1, \"tp\": 1, \"pp\": 1, "
+                + "\"dp\": 1}, {\"step\": 12, \"size\": 2, \"tp\": 1, \"pp\": 1, \"dp\": 2}]");
+        String port = DaemonProcess.reservePeers(1).port(0);
+        String ckpt = dir.resolve("ckpt").toString();
+        DaemonProcess d = DaemonProcess.start("--port", port, "--memory-limit", "100m", "--checkpoint-dir", ckpt);
+        try {
+            String addr = d.url();
+            List<String> cmd = List.of("run", "--addr", addr, "--job", "failed", "--schedule", schedule.toString(), "--",
+                    "/usr/bin/python3", ROOT.resolve("cli/src/test/resources/resize_rank.py").toString(), out.toString(),
+                    ROOT.resolve("clients/python").toString(), "40");
+            List<String> java = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "-cp", Path.of(System.getProperty("user.dir")).resolve("target/tenplex.jar").toString(),
+                    "io.tenplex.cli.TenplexCli"));
+            java.addAll(cmd);
+            Path log = dir.resolve("first.out");
+            ProcessBuilder pb = new ProcessBuilder(java).redirectErrorStream(true).redirectOutput(log.toFile());
+            pb.environment().put("RESIZE_RANK_ELEMENTS", Integer.toString(8 << 20)); // 64 MiB of float64
+            Process first = pb.start();
+            try {
+                assertTrue(first.waitFor(180, TimeUnit.SECONDS), "the first run ends");
+            } finally {
+                first.destroyForcibly();
+            }
+            String said = Files.readString(log);
+            assertNotEquals(0, first.exitValue(), said);
+            assertTrue(said.contains("the resource change failed"), said);
+            LiveProcesses.awaitLevel(addr, "failed", 12, "durable", 120);
+            d.close();
+
+            d = DaemonProcess.start("--port", port, "--memory-limit", "1g", "--checkpoint-dir", ckpt);
+            String again = CliIT.run(cmd.toArray(String[]::new));
+            System.out.println(again);
+            assertTrue(again.contains("change to 2 devices as (T,P,D)=(1,1,2): its step is saved but its change did "
+                    + "not commit; applying it from that generation"), again);
+            assertTrue(again.contains("resuming under (T,P,D)=(1,1,2) from it"), again);
+            assertFalse(again.contains("stop flag raised for step 12"), again);
+            for (int rank = 0; rank < 2; rank++) {
+                assertEquals(12, ResizeIT.read(out.resolve("launch-2-" + rank + ".json")).path("loaded").asLong());
+            }
+            JsonNode end = ResizeIT.read(out.resolve("end-2-0.json"));
+            assertEquals(40, end.path("step").asInt());
+            for (JsonNode w : end.path("w")) {
+                assertEquals(40, w.asDouble(), "every step counted exactly once: " + end);
+            }
         } finally {
             d.close();
         }
