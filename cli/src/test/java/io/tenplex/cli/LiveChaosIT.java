@@ -180,6 +180,31 @@ class LiveChaosIT {
         assertGenerationsKept(durable, digest(job), true);
     }
 
+    /**
+     * Ctrl-C (a real SIGINT to the launcher) just after the first live change committed, then the same
+     * command: it resumes from that change's generation under the committed configuration, skips the
+     * entry, applies the next one live, and the run ends equal to the static run.
+     */
+    @Test
+    void sigintAfterALiveChange_theSameCommandResumes_equalToTheStaticRun() throws Exception {
+        String job = "live-again";
+        List<String> args = runArgs(job, dir.resolve("elastic.json"), "none", List.of(), List.of());
+        LiveProcesses.Launcher launcher = LiveProcesses.launcher(args, dir.resolve(job + ".log"));
+        try {
+            launcher.awaitLine("committed: ", 300);
+            assertEquals(0, new ProcessBuilder("kill", "-INT", Long.toString(launcher.process.pid())).start().waitFor());
+            assertTrue(launcher.process.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "tenplex run ended on SIGINT");
+        } finally {
+            launcher.endAll();
+        }
+        String again = CliIT.run(args.toArray(String[]::new));
+        System.out.println(again);
+        assertTrue(again.contains("job " + job + " has generation 8 (saved under (T,P,D)=(2,1,1)): resuming under "
+                + "(T,P,D)=(1,2,2) from it; 1 schedule entry already applied, next at step 16"), again);
+        assertFalse(again.contains("not applied"), again);
+        assertStaticEquivalent(job);
+    }
+
     /** The id of the resource change in the launcher's line {@code ... (resource change ID, live reconfiguration N)}. */
     private static String changeOf(String line) {
         return line.replaceFirst(".*\\(resource change ([^,]+),.*", "$1");
