@@ -316,10 +316,32 @@ def load(job: Optional[str] = None, rank: Optional[int] = None, client: Optional
         state = restore.from_rest(c, choice["path"], targets, as_torch, allow_pickle, over_rest)
     _last_loaded = {"job": job, "rank": rank, "step": int(choice["step"]), "source": choice["source"],
                     "path": choice["path"], "via": via, "rest_tensors": len(over_rest)}
+    if over_rest:
+        _slow_load(c, rank, job, over_rest, choice, via, shared)
     log.info("tenplex: rank %d of job %s loaded step %d from the %s at %s", rank, job, _last_loaded["step"],
              choice["source"], choice["path"])
     downtime.on_loaded(_last_loaded["step"])
     return state, _last_loaded["step"]
+
+
+def _slow_load(c, rank, job, over_rest, choice, via, shared):
+    """A load that read tensors over REST: why (the daemon's reason, or why shared memory was not used),
+    in the rank's log (a warning where shared memory could have served it), :func:`last_loaded` and the
+    rank's next downtime report."""
+    if via == "shared_memory":
+        why = choice.get("restReason") or "the daemon holds them outside shared memory"
+    elif shared is False or not shm.enabled():
+        why = "shared memory turned off (%s)" % ("shared=False" if shared is False else "TENPLEX_SHM=0")
+    else:
+        why = getattr(c, "_shm_why", None) or "shared memory not usable with this daemon"
+    what = "%d of the loaded tensors over REST" % len(over_rest) if via == "shared_memory" else \
+        "all %d tensors over REST" % len(over_rest)
+    _last_loaded["rest_reason"] = why
+    expected = shared is False or not shm.enabled()
+    (log.info if expected else log.warning)("tenplex: rank %d of job %s read %s, not from shared memory: %s",
+                                            rank, job, what, why)
+    if not expected:
+        downtime.note_slow("load", what, why)
 
 
 def _tpd(config):
@@ -353,8 +375,8 @@ def last_loaded() -> Optional[Dict[str, Any]]:
     """What the last :func:`load` of this process loaded: ``job``, ``rank``, ``step``, ``source``
     (``"generation"`` or ``"reconfiguration"``), ``path``, ``via`` (``"shared_memory"``: pinned in
     the daemon's shared memory, or ``"rest"``) and ``rest_tensors`` (how many tensors were read over
-    REST: all of a REST load; in a pinned load those the daemon holds outside shared memory);
-    ``None`` before any."""
+    REST: all of a REST load; in a pinned load those the daemon holds outside shared memory) with
+    ``rest_reason`` (why) where there were any; ``None`` before any."""
     return None if _last_loaded is None else dict(_last_loaded)
 
 

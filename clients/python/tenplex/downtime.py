@@ -31,6 +31,7 @@ BUSY_RETRIES = 4  # a background report answered 503 or 429 (the daemon busy) is
 
 log = logging.getLogger("tenplex")
 _marks = []
+_slow = []  # (phase, what, why): a phase that took a slower way than it could have, reported with the marks
 _lock = threading.Lock()
 # what the checkpoint calls saw: a stop not yet followed by a save, and the step a relaunched process loaded
 _auto = {"stopped": False, "loaded": None, "load_started": None, "rebuild_pending": False}
@@ -45,6 +46,16 @@ def mark(phase, at=None):
         _marks.append((phase, time.time() if at is None else float(at)))
 
 
+def note_slow(phase, what, why):
+    """Records that ``phase`` took a slower way than it could have (``what``: e.g. "12 tensors over REST")
+    and ``why``; the next report carries it to the daemon, whose split of the change lists it."""
+    if phase not in PHASES:
+        raise ValueError("unknown downtime phase %r (one of %s)" % (phase, ", ".join(PHASES)))
+    with _lock:
+        if all(p != phase for p, _, _ in _slow):
+            _slow.append((phase, str(what)[:160] or "?", str(why)[:600] or "?"))
+
+
 def marks():
     """The marks recorded in this process, oldest first: a list of ``(phase, wall_seconds)``."""
     with _lock:
@@ -52,9 +63,10 @@ def marks():
 
 
 def clear():
-    """Forgets the marks recorded so far (after they were reported)."""
+    """Forgets the marks (and slow paths) recorded so far (after they were reported)."""
     with _lock:
         del _marks[:]
+        del _slow[:]
 
 
 def spawn_time():
@@ -66,10 +78,12 @@ def spawn_time():
         return None
 
 
-def body(rank, step, taken):
-    """The report's JSON: ``rank``, ``step`` (the generation the reconfiguration moved), ``marks`` and,
-    for a process a launcher started, ``spawn``."""
+def body(rank, step, taken, slow=()):
+    """The report's JSON: ``rank``, ``step`` (the generation the reconfiguration moved), ``marks``, the
+    ``slow`` paths where there are any and, for a process a launcher started, ``spawn``."""
     b = {"rank": int(rank), "step": int(step), "marks": [[p, t] for p, t in taken]}
+    if slow:
+        b["slow"] = [{"phase": p, "what": w, "why": y} for p, w, y in slow]
     if spawn_time() is not None and not _auto.get("live") and any(p in ("relaunch", "load", "first_step")
                                                                    for p, _ in taken):
         b["spawn"] = spawn_time()
@@ -90,11 +104,12 @@ def report(client, job, step, rank, background=True):
         log.warning("tenplex: no job to report the downtime of rank %s to (pass job= or set TENPLEX_JOB)", rank)
         return None
     with _lock:
-        taken = list(_marks)
+        taken, slow = list(_marks), list(_slow)
         del _marks[:]
+        del _slow[:]
     if not taken:
         return None
-    payload = body(rank, step, taken)
+    payload = body(rank, step, taken, slow)
     if not background:
         return client.request("POST", routes.downtime_route(job), json=payload).json()
     own = client.clone()

@@ -76,7 +76,7 @@ def from_pin(c, pinned, targets, as_torch, allow_pickle=False, over_rest=None):
         m = shared_memory.mapping_of(e)
         if m is not None:
             return shared_memory.copy_out(m, e, target, read_torch)
-        if over_rest is not None:
+        if over_rest is not None and e.get("size", 1) != 0:  # an empty tensor has no bytes to read anywhere
             over_rest.append(le["path"])
         value = read_tensor(c, le["path"], e["dtype"], tuple(e["shape"]), read_torch)
         return value if target is None else _into(value, target)

@@ -56,9 +56,14 @@ def process_start():
         return 0
 
 
+def enabled():
+    """Whether shared memory is not turned off in the environment (``TENPLEX_SHM=0``)."""
+    return os.environ.get("TENPLEX_SHM", "1").lower() not in ("0", "off", "false", "no")
+
+
 def available(c):
     """Whether to try shared memory with the client ``c`` (not turned off, and not found unusable)."""
-    if os.environ.get("TENPLEX_SHM", "1").lower() in ("0", "off", "false", "no"):
+    if not enabled():
         return False
     return getattr(c, "_shm_usable", True)
 
@@ -67,6 +72,7 @@ def _unusable(c, why):
     if getattr(c, "_shm_usable", True):
         log.info("tenplex: shared memory of %s not usable here (%s); saving and loading over REST", c.addr, why)
     c._shm_usable = False
+    c._shm_why = why
 
 
 # ---------------------------------------------------------------- mappings

@@ -133,7 +133,22 @@ final class Downtimes {
             b.append(" (").append(d.path("ranksStarted").asInt()).append(" ranks reported their first step so far)");
         }
         return b.append("; ").append(s(d.path("waitForStopSeconds"))).append(" from the change to the stop step")
-                .toString();
+                .append(slow(d.path("slowPaths"))).toString();
+    }
+
+    /** The slow paths the ranks reported ("; slower: rank 1's load: 12 tensors over REST (why)"), at most 4. */
+    private static String slow(JsonNode paths) {
+        if (!paths.isArray() || paths.isEmpty()) {
+            return "";
+        }
+        StringBuilder b = new StringBuilder("; slower than it could be:");
+        for (int i = 0; i < Math.min(4, paths.size()); i++) {
+            JsonNode p = paths.get(i);
+            b.append(i == 0 ? " " : "; ").append("rank ").append(p.path("rank").asInt()).append("'s ")
+                    .append(NAMES.getOrDefault(p.path("phase").asText(), p.path("phase").asText())).append(": ")
+                    .append(p.path("what").asText()).append(" (").append(p.path("why").asText()).append(')');
+        }
+        return paths.size() > 4 ? b.append("; and ").append(paths.size() - 4).append(" more").toString() : b.toString();
     }
 
     private static String daemon(JsonNode d) {

@@ -156,6 +156,16 @@ class TenplexdIT {
     }
 
     /**
+     * A pinned load the daemon cannot copy into shared memory (its budget would not stay a quarter free)
+     * reads those tensors over REST and says why: the rank's log, last_loaded and its downtime report.
+     */
+    @Test
+    void pythonLoad_overRestForLackOfRoom_saysWhy() throws Exception {
+        String addr = start("--port", "0", "--memory-limit", "48m");
+        pythonAgainst(addr, "tests/python/test_slow_load.py");
+    }
+
+    /**
      * tenplex.describe and partition rules (refusals included), and examples/elastic_encoder.py (a
      * TransformerEncoder classifier) reconfigured (2,1,2) -> (1,2,2) -> (4,1,1) by the daemon with the
      * spec its first save stored: its final state equals its static run's within 1e-9 (fp64).

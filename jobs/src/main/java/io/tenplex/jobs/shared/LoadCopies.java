@@ -16,7 +16,9 @@ import org.slf4j.LoggerFactory;
  * that the client maps every tensor instead of asking for each over REST. Best effort: when the
  * memory budget has no room to spare for the copy now (it would leave less than a quarter of the
  * budget free: saves and reconfigurations need that memory more) or the system has none, those
- * tensors are read over REST as before. The copies are the pin's: nothing in the store changes, and they go when the pin ends.
+ * tensors are read over REST, and the pin says why ({@link Outcome#restReason}), so that the rank's log
+ * and its downtime report can. The copies are the pin's: nothing in the store changes, and they go
+ * when the pin ends.
  */
 final class LoadCopies {
     private static final Logger LOG = LoggerFactory.getLogger(LoadCopies.class);
@@ -27,13 +29,21 @@ final class LoadCopies {
     record Copied(SharedSegment segment, long[] offsets) {
     }
 
+    /** The copies, or (null) why the tensors are left to REST (null too when there was nothing to copy). */
+    record Outcome(Copied copied, String restReason) {
+        static final Outcome NOTHING = new Outcome(null, null);
+    }
+
     private LoadCopies() {
     }
 
-    /** Copies {@code refs} into one new segment; null when there is nothing to copy or no room now. */
-    static Copied copy(SharedSegments segments, List<DataRef> refs) {
-        if (segments == null || refs.isEmpty()) {
-            return null;
+    /** Copies {@code refs} into one new segment, or says why not (no room now, no shared memory). */
+    static Outcome copy(SharedSegments segments, List<DataRef> refs) {
+        if (refs.isEmpty()) {
+            return Outcome.NOTHING;
+        }
+        if (segments == null) {
+            return new Outcome(null, "the daemon has no shared memory to copy them into");
         }
         long[] offsets = new long[refs.size()];
         long at = SharedSegment.HEADER;
@@ -45,18 +55,19 @@ final class LoadCopies {
                 at = Math.addExact(at, size);
             }
         } catch (ArithmeticException e) {
-            return null; // no store holds that much: leave them to REST
+            return new Outcome(null, "their " + refs.size() + " tensors together are larger than any segment");
         }
-        if (!segments.roomToSpare(at - SharedSegment.HEADER, SPARE_SHARE)) {
-            LOG.debug("no room to spare for a load's {} copied tensors ({} bytes) now", refs.size(), at);
-            return null;
+        long bytes = at - SharedSegment.HEADER;
+        if (!segments.roomToSpare(bytes, SPARE_SHARE)) {
+            return refused(refs.size(), bytes, "copying them into shared memory (" + bytes + " bytes) would leave less "
+                    + "than 1/" + SPARE_SHARE + " of the daemon's memory budget free now (saves and reconfigurations "
+                    + "need it more; a larger --memory-limit avoids this)");
         }
         SharedSegment seg;
         try {
-            seg = segments.acquire(at - SharedSegment.HEADER);
+            seg = segments.acquire(bytes);
         } catch (OutOfBudgetException | IOException e) {
-            LOG.debug("no shared memory for a load's {} copied tensors ({} bytes) now: {}", refs.size(), at, e.toString());
-            return null;
+            return refused(refs.size(), bytes, "no shared memory for a copy of " + bytes + " bytes now: " + e.getMessage());
         }
         try {
             for (int i = 0; i < offsets.length; i++) {
@@ -72,6 +83,11 @@ final class LoadCopies {
             seg.release();
             throw e;
         }
-        return new Copied(seg, offsets);
+        return new Outcome(new Copied(seg, offsets), null);
+    }
+
+    private static Outcome refused(int tensors, long bytes, String why) {
+        LOG.info("a load's {} tensors outside shared memory ({} bytes) are left to REST: {}", tensors, bytes, why);
+        return new Outcome(null, why);
     }
 }

@@ -82,8 +82,13 @@ public final class SharedSaves implements AutoCloseable {
     }
 
     /** A pinned load: what {@link Sealer#loadChoice} chose, with its entries. */
+    /**
+     * A load pin's answer; {@code restReason}: why tensors of it are not in shared memory (read them over
+     * REST), null (left out of the JSON) when every tensor is.
+     */
     public record Pinned(String id, String path, long step, String source, List<PinnedEntry> entries,
-            long leaseSeconds) {
+            long leaseSeconds, @com.fasterxml.jackson.annotation.JsonInclude(
+                    com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL) String restReason) {
     }
 
     /** What a client sees of an open handout (a save reservation or a load pin). */
@@ -328,7 +333,7 @@ public final class SharedSaves implements AutoCloseable {
         StorePath root = StorePath.parse(choice.path());
         List<Entry> walked = new ArrayList<>();
         List<DataRef> refs = new ArrayList<>();
-        LoadCopies.Copied copies = null;
+        LoadCopies.Outcome copies = LoadCopies.Outcome.NOTHING;
         try {
             List<DataRef> toCopy = new ArrayList<>();
             for (Entry e : store.walk(root, false)) {
@@ -344,10 +349,10 @@ public final class SharedSaves implements AutoCloseable {
             refs.forEach(DataRef::close);
             throw e;
         }
-        List<PinnedEntry> entries = PinnedEntries.of(root, walked, refs, copies);
+        List<PinnedEntry> entries = PinnedEntries.of(root, walked, refs, copies.copied());
         long bytes = refs.stream().mapToLong(DataRef::size).sum();
-        Pin p = spaces.add(new Pin(job, rank, SharedSpaces.Owner.of(pid, start), lease, refs, bytes, copies));
-        return new Pinned(p.id, choice.path(), choice.step(), choice.source(), entries, lease);
+        Pin p = spaces.add(new Pin(job, rank, SharedSpaces.Owner.of(pid, start), lease, refs, bytes, copies.copied()));
+        return new Pinned(p.id, choice.path(), choice.step(), choice.source(), entries, lease, copies.restReason());
     }
 
     /** Ends handouts whose owner is gone or whose lease ran out, and deletes long-unused segments. */

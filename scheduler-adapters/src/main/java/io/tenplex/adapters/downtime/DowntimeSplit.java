@@ -23,10 +23,11 @@ import java.util.OptionalDouble;
  *     and {@code spawn} (from the commit to the last new process's start: the launcher's reaction)
  * @param ranksStopped ranks that reported the stop step
  * @param ranksStarted ranks that reported their first step under the new configuration
+ * @param slowPaths the phases of ranks that took a slower way, and why ({@link SlowPath}); null when none
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record DowntimeSplit(boolean complete, Double seconds, Double waitForStopSeconds, Map<String, Double> phases,
-        Map<String, Double> daemon, int ranksStopped, int ranksStarted) {
+        Map<String, Double> daemon, int ranksStopped, int ranksStarted, List<SlowPath> slowPaths) {
     /** The phases after the stop step, in order. */
     static final List<String> AFTER_STOP = RankReport.PHASES.subList(1, RankReport.PHASES.size());
 
@@ -53,8 +54,9 @@ public record DowntimeSplit(boolean complete, Double seconds, Double waitForStop
         }
         Double wait = stop.isPresent() ? Math.max(0, stop.getAsDouble() - t.postedAt()) : null;
         int started = m.ranks("first_step");
+        List<SlowPath> slow = m.slow();
         return new DowntimeSplit(stop.isPresent() && started >= newWorld && newWorld > 0, seconds, wait, phases,
-                daemon(m, t), m.ranks("stop"), started);
+                daemon(m, t), m.ranks("stop"), started, slow.isEmpty() ? null : slow);
     }
 
     private static OptionalDouble end(StepMarks m, ChangeTimes t, String phase) {

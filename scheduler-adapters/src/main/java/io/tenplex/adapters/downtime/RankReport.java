@@ -17,8 +17,9 @@ import java.util.Set;
  *     relaunch, load and first_step)
  * @param spawn when the launcher started the process (seconds since the epoch), or null
  * @param marks phase to the wall-clock time it ended, in the order of {@link #PHASES}
+ * @param slow the phases that took a slower way than they could have, and why ({@link SlowPath})
  */
-public record RankReport(int rank, long step, Double spawn, Map<String, Double> marks) {
+public record RankReport(int rank, long step, Double spawn, Map<String, Double> marks, List<SlowPath> slow) {
     /** The phases a rank marks, in the order they happen ({@code tenplex.downtime.PHASES}). */
     public static final List<String> PHASES = List.of("stop", "save", "commit", "regroup", "relaunch", "rebuild",
             "load", "first_step");
@@ -26,12 +27,13 @@ public record RankReport(int rank, long step, Double spawn, Map<String, Double> 
     public static final int MAX_BODY_BYTES = 16 * 1024;
     /** The latest wall-clock time a mark may carry (seconds since the epoch: the year 5138). */
     static final double MAX_WALL_SECONDS = 1e11;
-    private static final Set<String> FIELDS = Set.of("rank", "step", "spawn", "marks");
+    private static final Set<String> FIELDS = Set.of("rank", "step", "spawn", "marks", "slow");
 
     /**
      * Parses and checks a report: {@code rank} (0 to {@link Limits#MAX_RANKS} - 1), {@code step} (a
      * non-negative integer), optional {@code spawn} (seconds), {@code marks} (a list of at most one
-     * {@code [phase, seconds]} pair per phase). Anything else is refused with the value it got.
+     * {@code [phase, seconds]} pair per phase), optional {@code slow} ({@link SlowPath}). Anything else is
+     * refused with the value it got.
      *
      * @throws IllegalArgumentException a field missing, unknown or out of range
      */
@@ -43,7 +45,7 @@ public record RankReport(int rank, long step, Double spawn, Map<String, Double> 
             String f = it.next();
             if (!FIELDS.contains(f)) {
                 throw new IllegalArgumentException("unknown field \"" + f + "\" in a downtime report (expected: rank, "
-                        + "step, marks, spawn)");
+                        + "step, marks, spawn, slow)");
             }
         }
         if (!b.has("rank") || !b.has("step") || !b.has("marks")) {
@@ -55,7 +57,7 @@ public record RankReport(int rank, long step, Double spawn, Map<String, Double> 
             throw new IllegalArgumentException("\"step\" must be a non-negative integer, got " + s);
         }
         Double spawn = b.has("spawn") ? seconds(b.get("spawn"), "\"spawn\"") : null;
-        return new RankReport(rank, s.asLong(), spawn, marks(b.get("marks")));
+        return new RankReport(rank, s.asLong(), spawn, marks(b.get("marks")), SlowPath.parse(rank, b.get("slow")));
     }
 
     private static Map<String, Double> marks(JsonNode list) {

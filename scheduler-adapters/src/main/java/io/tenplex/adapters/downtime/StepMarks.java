@@ -13,7 +13,11 @@ import java.util.OptionalDouble;
 public final class StepMarks {
     private final Map<String, Map<Integer, Double>> byPhase = new LinkedHashMap<>();
     private final Map<Integer, Double> spawns = new HashMap<>();
+    /** The slow paths reported, the first of each (rank, phase), at most {@link #MAX_SLOW}. */
+    private final Map<String, SlowPath> slow = new LinkedHashMap<>();
     private int count;
+    /** Slow paths kept per step (more ranks than this reporting one are counted in the split, not listed). */
+    static final int MAX_SLOW = 64;
 
     StepMarks() {
     }
@@ -53,6 +57,16 @@ public final class StepMarks {
             spawns.put(r.rank(), r.spawn());
         }
         r.marks().forEach((p, t) -> byPhase.computeIfAbsent(p, k -> new HashMap<>()).put(r.rank(), t));
+        for (SlowPath p : r.slow()) {
+            if (slow.size() < MAX_SLOW) {
+                slow.putIfAbsent(p.rank() + "/" + p.phase(), p);
+            }
+        }
+    }
+
+    /** The slow paths the ranks reported, in the order they came. */
+    public java.util.List<SlowPath> slow() {
+        return java.util.List.copyOf(slow.values());
     }
 
     /** The times held (marks and spawns). */
@@ -64,6 +78,7 @@ public final class StepMarks {
         StepMarks c = new StepMarks();
         byPhase.forEach((p, m) -> c.byPhase.put(p, new HashMap<>(m)));
         c.spawns.putAll(spawns);
+        c.slow.putAll(slow);
         c.count = count;
         return c;
     }

@@ -94,4 +94,35 @@ class DowntimeSplitTest {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> report("{\"rank\": 0, \"step\": 1, \"marks\": "
                 + "[[\"warmup\", 5]]}")).getMessage().contains("warmup"));
     }
+    /** A rank's slow load (as tenplex.downtime reports it) is listed with the split, once per (rank, phase). */
+    @Test
+    void slowPaths_reportedWithTheMarks_areListedWithTheSplit() throws Exception {
+        ChangeTimes t = new ChangeTimes();
+        double s = now();
+        t.planned(1_000_000);
+        t.committed(2, 1);
+        ChangeReports r = new ChangeReports();
+        keep(r, report("{\"rank\": 0, \"step\": 3, \"marks\": [[\"stop\", " + (s - 2) + "], [\"save\", " + (s - 1.9)
+                + "]]}"));
+        String slow = "\"slow\": [{\"phase\": \"load\", \"what\": \"1 of the loaded tensors over REST\", \"why\": "
+                + "\"copying them into shared memory would leave less than 1/4 of the budget free\"}]";
+        keep(r, report("{\"rank\": 1, \"step\": 3, \"marks\": [[\"load\", " + (s - 0.5) + "]], " + slow + "}"));
+        keep(r, report("{\"rank\": 1, \"step\": 3, \"marks\": [[\"first_step\", " + (s - 0.4) + "]], "
+                + slow.replace("1 of", "2 of") + "}")); // the first report of (rank, phase) is kept
+        DowntimeSplit d = DowntimeSplit.join(r.of(3), t, 2);
+        assertEquals(List.of(new SlowPath(1, "load", "1 of the loaded tensors over REST", "copying them into shared "
+                + "memory would leave less than 1/4 of the budget free")), d.slowPaths());
+        assertTrue(json.writeValueAsString(d).contains("\"slowPaths\":[{\"rank\":1,\"phase\":\"load\""),
+                json.writeValueAsString(d));
+        assertNull(DowntimeSplit.join(new ChangeReports().of(3), t, 2).slowPaths(), "none: left out");
+        String[] bad = {"\"slow\": {}", "\"slow\": [1]", "\"slow\": [{\"phase\": \"warmup\", \"what\": \"x\", "
+                + "\"why\": \"y\"}]", "\"slow\": [{\"phase\": \"load\", \"what\": \"x\"}]", "\"slow\": [{\"phase\": "
+                + "\"load\", \"what\": \"x\", \"why\": \"y\", \"z\": 1}]", "\"slow\": [{\"phase\": \"load\", \"what\": \"x\", "
+                + "\"why\": \"" + "y".repeat(SlowPath.MAX_WHY + 1) + "\"}]", slow.replace("]", ", " + slow.substring(
+                slow.indexOf('{'), slow.lastIndexOf(']')) + "]")};
+        for (String b : bad) {
+            String body = "{\"rank\": 0, \"step\": 1, \"marks\": [], " + b + "}";
+            assertThrows(IllegalArgumentException.class, () -> report(body), body);
+        }
+    }
 }
