@@ -4,7 +4,7 @@ daemon (TENPLEX_ADDR). Usage: wire_speed.py [rounds] [state GB]
 * save: ``tenplex.upload`` of a state of odd-sized f32 tensors (``state GB`` in all, 2 by default) vs
   one PUT of a single tensor of the same bytes from one buffer;
 * load: ``tenplex.download`` of that state (every body checked against the CRC32C the daemon sends)
-  vs one GET of the single tensor streamed into a preallocated buffer and checked the same way;
+  vs one GET of the single tensor streamed into a preallocated buffer (the wire alone: unchecked);
 * small: ``tenplex.upload`` of 2000 tensors of 4 KiB vs one PUT of their bytes as one tensor.
 
 Rounds alternate ours and the single request; medians and the ratio (ours / single) are printed, with
@@ -42,15 +42,12 @@ def single_put(session, path, buf):
 def single_get(session, path, out):
     r = session.get(ADDR + "/api/v1/tensors" + path, stream=True)
     assert r.status_code == 200, r.text
-    view, got = memoryview(out), 0
+    view, got = memoryview(out), 0  # the raw wire: no checksum, no tree
     while got < len(view):
         n = r.raw.readinto(view[got:])
         assert n, "short body"
         got += n
     r.close()
-    sent = crc32c.parse(r.headers.get(crc32c.HEADER))
-    if sent is not None:
-        assert crc32c.crc32c(view) == sent, "checksum mismatch"
 
 
 def timed(f):

@@ -115,7 +115,8 @@ public final class Executor {
         // into this worker gets the same number of connections whatever the order of the shards, so a
         // source shared with other destinations is not monopolised by the one whose pieces come first.
         Map<Integer, Flow> bySource = new LinkedHashMap<>();
-        int kept = queue(part, sourceDevice, sink, progress, bySource);
+        List<ShardPlan[]> aliases = new java.util.ArrayList<>();
+        int kept = queue(part, sourceDevice, sink, progress, bySource, aliases);
         Phaser lanes = new Phaser(1);
         for (Map.Entry<Integer, Flow> flow : bySource.entrySet()) {
             Flow queue = flow.getValue();
@@ -128,8 +129,16 @@ public final class Executor {
             }
         }
         awaitLanes(lanes, tally);
+        long aliasedBytes = 0;
+        if (tally.failure.get() == null) {
+            for (ShardPlan[] a : aliases) { // the first of each content is complete now
+                sink.alias(a[0].destRank(), a[0].key(), a[1].destRank(), a[1].key());
+                progress.addAndGet(a[0].byteSize());
+                aliasedBytes += a[0].byteSize();
+            }
+        }
         ExecutionReport report = new ExecutionReport(part.size(), kept, tally.local.get(), tally.remote.get(),
-                tally.retries.get(), tally.corrupted.get(), System.nanoTime() - t0);
+                tally.retries.get(), tally.corrupted.get(), System.nanoTime() - t0, aliases.size(), aliasedBytes);
         Throwable f = tally.failure.get();
         if (f != null) { // the report goes with the failure: a failed part still tells its retries and corruptions
             throw new ExecutionFailedException(f instanceof ExecutionFailedException ? f.getMessage()
@@ -166,14 +175,20 @@ public final class Executor {
      * ({@link LateQueue}); answers how many were kept.
      */
     private int queue(List<ShardPlan> part, java.util.function.IntFunction<Device> sourceDevice, ShardSink sink,
-            AtomicLong progress, Map<Integer, Flow> bySource) {
+            AtomicLong progress, Map<Integer, Flow> bySource, List<ShardPlan[]> aliases) {
         int kept = 0;
+        Map<Object, ShardPlan> firsts = sink.aliases() ? new java.util.HashMap<>() : null;
         for (ShardPlan shard : part) {
             if (shard.pieces().size() == 1 && shard.pieces().get(0).kind() == Piece.Kind.KEEP) {
                 Piece p = shard.pieces().get(0);
                 sink.keep(shard.destRank(), shard.key(), p.sourceRank(), p.sourceKey());
                 progress.addAndGet(p.bytes());
                 kept++;
+                continue;
+            }
+            ShardPlan first = firsts == null || shard.pieces().isEmpty() ? null : firsts.putIfAbsent(content(shard), shard);
+            if (first != null) { // the same bytes as a shard assembled for another rank of this part
+                aliases.add(new ShardPlan[] {shard, first});
                 continue;
             }
             ByteBuffer buf = sink.open(shard.destRank(), shard.key(), shard.shape(), shard.dtype());
@@ -195,6 +210,20 @@ public final class Executor {
             }
         }
         return kept;
+    }
+
+    /**
+     * What a new shard's bytes are made of: its tensor, key, shape and type, padding, and for each piece
+     * the global region it holds and where it goes. Two shards with the same content have the same bytes:
+     * each piece is the same region of the same tensor, read from any of its replicas (as the plan does).
+     */
+    private static Object content(ShardPlan s) {
+        List<Object> pieces = new java.util.ArrayList<>(s.pieces().size() * 2);
+        for (Piece p : s.pieces()) {
+            pieces.add(p.global().toString());
+            pieces.add(java.util.Arrays.toString(p.destOffset()));
+        }
+        return List.of(s.tensor(), s.key(), s.shape().toString(), s.dtype().wireName(), s.padding().toString(), pieces);
     }
 
     /** One source worker's pieces: those readable at once, then the late ranks' as they become readable. */

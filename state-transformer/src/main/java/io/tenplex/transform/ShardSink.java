@@ -17,4 +17,21 @@ public interface ShardSink {
 
     /** Every piece of the shard has been written and verified. */
     void complete(int rank, String key);
+
+    /**
+     * Whether this sink can give a new shard the bytes of another new shard of the same part
+     * ({@link #alias}): the executor then assembles a shard that several ranks of one worker need
+     * (data-parallel replicas) once.
+     */
+    default boolean aliases() {
+        return false;
+    }
+
+    /**
+     * The new shard {@code key} of {@code rank} has exactly the bytes of the completed new shard
+     * {@code fromKey} of {@code fromRank}: share them (read-only), copy nothing.
+     */
+    default void alias(int rank, String key, int fromRank, String fromKey) {
+        throw new UnsupportedOperationException("this sink does not alias shards");
+    }
 }

@@ -70,7 +70,7 @@ class ExecutorTest {
     }
 
     /** Collects the new shards; keeps are resolved against the old shards. */
-    static final class FakeSink implements ShardSink {
+    static class FakeSink implements ShardSink {
         final Map<Integer, Map<String, ReferenceInterpreter.Bytes>> old;
         final Map<Integer, Map<String, byte[]>> done = new ConcurrentHashMap<>();
         final Map<String, ByteBuffer> open = new ConcurrentHashMap<>();
@@ -98,6 +98,68 @@ class ExecutorTest {
             b.get(0, data);
             done.computeIfAbsent(rank, r -> new ConcurrentHashMap<>()).put(key, data);
         }
+    }
+
+    /** A sink that shares one new shard's bytes with another (as the store links them). */
+    static final class AliasingSink extends FakeSink {
+        final Map<String, String> aliased = new ConcurrentHashMap<>();
+        final Set<String> opened = ConcurrentHashMap.newKeySet();
+
+        AliasingSink(Map<Integer, Map<String, ReferenceInterpreter.Bytes>> old) {
+            super(old);
+        }
+
+        @Override
+        public ByteBuffer open(int rank, String key, Shape shape, io.tenplex.ptc.DType dtype) {
+            opened.add(rank + "/" + key);
+            return super.open(rank, key, shape, dtype);
+        }
+
+        @Override
+        public boolean aliases() {
+            return true;
+        }
+
+        @Override
+        public void alias(int rank, String key, int fromRank, String fromKey) {
+            byte[] from = done.get(fromRank).get(fromKey);
+            assertTrue(from != null, "aliased before " + fromRank + "/" + fromKey + " was complete");
+            done.computeIfAbsent(rank, r -> new ConcurrentHashMap<>()).put(key, from);
+            aliased.put(rank + "/" + key, fromRank + "/" + fromKey);
+        }
+    }
+
+    /**
+     * (2,2,1) -> (1,1,4) on one worker: the four data-parallel ranks need the same shards, which are
+     * assembled once and shared by the other three (nothing opened, read or written for them); every
+     * rank's bytes are exact, and the bytes read are a quarter of the plan's.
+     */
+    @Test
+    void dataParallelReplicasOnOneWorker_areAssembledOnce_andShared() throws Exception {
+        Ptc from = ptc(2, 2, 1, 4);
+        Ptc to = ptc(1, 1, 4, 4);
+        Map<String, byte[]> full = ReferenceInterpreter.fullTensors(from, 13);
+        var old = ReferenceInterpreter.shard(from, full);
+        FakeSource source = new FakeSource(new ConcurrentHashMap<>(old));
+        AliasingSink sink = new AliasingSink(old);
+        Plan plan = Planner.plan(from, to);
+        ExecutionReport r = new Executor(source, pool, 3).run(plan, s -> true, sink);
+        var want = ReferenceInterpreter.shard(to, full);
+        for (int rank = 0; rank < 4; rank++) {
+            for (var e : want.get(rank).entrySet()) {
+                assertArrayEquals(e.getValue().data(), sink.done.get(rank).get(e.getKey()), rank + " " + e.getKey());
+            }
+        }
+        int perRank = want.get(0).size();
+        assertEquals(4 * perRank, sink.opened.size() + r.aliased() + r.kept(), r.toString());
+        for (String key : want.get(0).keySet()) { // rank 0 may keep a shard it held whole; the rest is assembled once
+            assertEquals(1, sink.opened.stream().filter(o -> o.endsWith("/" + key)).count(), key + " opened once");
+        }
+        assertTrue(r.aliased() > 0 && r.aliasedBytes() > r.localBytes(), "the replicas share: " + r);
+        assertEquals(r.aliased(), sink.aliased.size());
+        sink.aliased.keySet().forEach(k -> assertTrue(!sink.opened.contains(k), k + " opened although aliased"));
+        long planned = plan.report().intraWorker() + plan.report().onDevice();
+        assertTrue(r.localBytes() * 3 < planned, "read once, not four times: " + r.localBytes() + " of " + planned);
     }
 
     private void runAndCompare(Ptc from, Ptc to, FakeSource source, ExecutionReportCheck check) throws Exception {

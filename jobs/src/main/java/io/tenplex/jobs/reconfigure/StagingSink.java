@@ -17,7 +17,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * Binds the executor's sink port to a daemon's store: new shards are assembled in off-heap memory
  * and published under the plan's staging path when complete (with their block checksums); kept
  * shards are linked to the saved ones without copying, once their segment-backed bytes are checked against
- * the CRC32C of their commit. {@link #abort()} frees unfinished shards.
+ * the CRC32C of their commit; a shard with the bytes of another one of the part (a data-parallel
+ * replica) is linked to it. {@link #abort()} frees unfinished shards.
  */
 public final class StagingSink implements ShardSink {
     private final TensorStore store;
@@ -61,6 +62,17 @@ public final class StagingSink implements ShardSink {
         Open o = open.remove(rank + "/" + key);
         store.putTensor(paths.staged(plan, rank, key), o.meta(), o.blob(),
                 BlockChecksums.compute(o.blob(), store.checksumBlock()), true);
+    }
+
+    @Override
+    public boolean aliases() {
+        return true;
+    }
+
+    /** A data-parallel replica's shard: linked to the one assembled for another rank (the store counts it once). */
+    @Override
+    public void alias(int rank, String key, int fromRank, String fromKey) {
+        store.link(paths.staged(plan, fromRank, fromKey), paths.staged(plan, rank, key), true);
     }
 
     /** Frees shards that were opened but never completed. */
