@@ -214,16 +214,21 @@ public final class Executor {
 
     /**
      * What a new shard's bytes are made of: its tensor, key, shape and type, padding, and for each piece
-     * the global region it holds and where it goes. Two shards with the same content have the same bytes:
-     * each piece is the same region of the same tensor, read from any of its replicas (as the plan does).
+     * the ranks that hold its source (its replicas), the region of their shard it is and where it goes.
+     * Two shards with the same content have the same bytes: each piece is the same region of the same
+     * source shard, which the plan reads from any of its replicas. (A piece's {@code global} region is
+     * not used: a part decoded from the wire does not carry it.)
      */
     private static Object content(ShardPlan s) {
-        List<Object> pieces = new java.util.ArrayList<>(s.pieces().size() * 2);
+        List<Object> pieces = new java.util.ArrayList<>(s.pieces().size() * 3);
         for (Piece p : s.pieces()) {
-            pieces.add(p.global().toString());
+            int[] holders = p.replicas();
+            java.util.Arrays.sort(holders);
+            pieces.add(java.util.Arrays.toString(holders));
+            pieces.add(p.source());
             pieces.add(java.util.Arrays.toString(p.destOffset()));
         }
-        return List.of(s.tensor(), s.key(), s.shape().toString(), s.dtype().wireName(), s.padding().toString(), pieces);
+        return List.of(s.tensor(), s.key(), s.shape(), s.dtype().wireName(), s.padding(), pieces);
     }
 
     /** One source worker's pieces: those readable at once, then the late ranks' as they become readable. */

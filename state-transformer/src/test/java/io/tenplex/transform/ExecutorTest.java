@@ -162,6 +162,34 @@ class ExecutorTest {
         assertTrue(r.localBytes() * 3 < planned, "read once, not four times: " + r.localBytes() + " of " + planned);
     }
 
+    /**
+     * Shards that only look alike are not shared: a tensor-parallel split (each rank a different region of
+     * the same source shard) with an aliasing sink, the pieces as a part decoded from the wire carries
+     * them (no true global region), is byte-exact, and so is a change with replicas.
+     */
+    @Test
+    void aliasing_neverSharesShardsOfDifferentContent_evenWithoutGlobalRegions() throws Exception {
+        for (Ptc[] change : new Ptc[][] {{ptc(1, 1, 1, 4), ptc(4, 1, 1, 4)}, {ptc(2, 2, 1, 4), ptc(2, 1, 2, 4)},
+            {ptc(1, 1, 2, 4), ptc(2, 1, 2, 4)}}) {
+            Map<String, byte[]> full = ReferenceInterpreter.fullTensors(change[0], 17);
+            var old = ReferenceInterpreter.shard(change[0], full);
+            AliasingSink sink = new AliasingSink(old);
+            Plan plan = Planner.plan(change[0], change[1]);
+            java.util.List<ShardPlan> decoded = plan.shards().stream().map(s -> new ShardPlan(s.destRank(), s.destDevice(),
+                    s.tensor(), s.key(), s.shape(), s.dtype(), s.pieces().stream().map(p -> new Piece(p.kind(),
+                    p.sourceRank(), p.sourceDevice(), p.sourceKey(), p.source(), Region.at(p.destOffset(),
+                    p.source().shape().dims()), p.destOffset(), p.bytes(), p.replicas())).toList(), s.padding())).toList();
+            new Executor(new FakeSource(new ConcurrentHashMap<>(old)), pool, 3).run(decoded, plan::sourceDevice, sink,
+                    new java.util.concurrent.atomic.AtomicLong(), -1);
+            var want = ReferenceInterpreter.shard(change[1], full);
+            for (int rank = 0; rank < change[1].worldSize(); rank++) {
+                for (var e : want.get(rank).entrySet()) {
+                    assertArrayEquals(e.getValue().data(), sink.done.get(rank).get(e.getKey()), rank + " " + e.getKey());
+                }
+            }
+        }
+    }
+
     private void runAndCompare(Ptc from, Ptc to, FakeSource source, ExecutionReportCheck check) throws Exception {
         Map<String, byte[]> full = ReferenceInterpreter.fullTensors(from, 11);
         var old = ReferenceInterpreter.shard(from, full);
