@@ -98,11 +98,14 @@ def run(a):
             save_async().wait()
         report("tenplex save, blocking part (async)", timed(save_async, a.rounds, dev, before=tenplex.wait_saves))
         tenplex.wait_saves()
+        via = {"tenplex save, blocking part (async)": tenplex.last_saved()["via"]}
 
         def save_completed():
             step[0] += 1
             tenplex.save(st, job=job, step=step[0], client=c)
         report("tenplex save, completed (published, sealed)", timed(save_completed, a.rounds, dev))
+        via["tenplex save, completed (published, sealed)"] = tenplex.last_saved()["via"]
+        figures["via"] = via  # the way the timed saves went: shared_memory, or rest (a fallback)
         into = {"model": {k: torch.empty_like(v) for k, v in st["model"].items()},
                 "optimizer": {"state": {i: {k: torch.empty_like(v) for k, v in s.items()}
                                         for i, s in st["optimizer"]["state"].items()}}}

@@ -7,6 +7,9 @@ FAULT is one of
 * ``die-waiting:RANK``: rank RANK's first process exits with status 3 when it has saved for its first
   live reconfiguration and would wait for the commit (it has sealed: the generation completes and
   commits without it) while the other ranks wait;
+* ``die-before-save:RANK``: rank RANK's first process exits with status 3 when it has seen the stop for
+  its first live reconfiguration and is about to save (it has not saved: the generation cannot complete
+  without it) while the other ranks save and wait;
 * ``hang-regroup:RANK``: rank RANK's first process, told to continue in place, never joins the new
   process group (it waits forever), so the other ranks' group does not form in time;
 * ``kill-before-save:RANK``, ``kill-waiting:RANK``, ``kill-regroup:RANK``, ``kill-load:RANK``: rank
@@ -43,6 +46,16 @@ def inject(fault, rank):
             os._exit(3)
 
         live._wait_for_role = dying_wait
+    elif kind == "die-before-save" and int(args[0]) == rank:
+        save = tenplex.save
+
+        def dying_save(*a, **kw):
+            if stop.stop_seen():  # the save at the stop step of a change, not a periodic one
+                print("rank %d: exiting with 3 instead of saving for the change (injected)" % rank, flush=True)
+                os._exit(3)
+            return save(*a, **kw)
+
+        tenplex.save = dying_save
     elif kind == "hang-regroup" and int(args[0]) == rank:
         form = live._form
 
@@ -57,8 +70,8 @@ def inject(fault, rank):
         hold_before_save(":".join(args), rank)
     elif kind.startswith("kill-") and int(args[0]) == rank:
         kill_at(kind[len("kill-"):], rank)
-    elif kind not in ("none", "die-waiting", "hang-regroup", "hold-before-save", "kill-before-save", "kill-waiting", "kill-regroup",
-                      "kill-load"):
+    elif kind not in ("none", "die-waiting", "die-before-save", "hang-regroup", "hold-before-save", "kill-before-save",
+                      "kill-waiting", "kill-regroup", "kill-load"):
         sys.exit("live_faults.py: unknown fault %r" % fault)
 
 

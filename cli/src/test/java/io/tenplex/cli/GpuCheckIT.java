@@ -25,6 +25,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class GpuCheckIT {
     private static final Path ROOT = Path.of(System.getProperty("user.dir")).getParent();
+    /** The bound of a CPU run on each of the state row's three ratios to the floor ({@link #assertCpuPromises}). */
+    static final double CPU_X_FLOOR = 8.0;
 
     private static String run(Path dir, long minutes, String... args) throws Exception {
         Process p = new ProcessBuilder(args).directory(ROOT.toFile()).redirectErrorStream(true).start();
@@ -52,7 +54,7 @@ class GpuCheckIT {
         }
 
         String out = run(dir, 20, "bench/gpu-check", "run", pack.toString(), "--device", "cpu",
-                "--out", dir.resolve("out").toString(), "--budget", "900");
+                "--out", dir.resolve("out").toString(), "--budget", "900", "--rounds", "5");
         JsonNode report = new ObjectMapper().readTree(dir.resolve("out/gpu-check.json").toFile());
         JsonNode checks = report.get("checks");
         Map<String, String> want = Map.of("stop nccl", "skipped", "stop cpu:gloo,cuda:nccl", "skipped",
@@ -67,8 +69,33 @@ class GpuCheckIT {
         assertEquals(60, elastic.get("steps").asInt());
         assertTrue(elastic.get("max_tensor_rel_diff").asDouble() <= 1e-9, elastic.toString());
         assertStateVerified(checks.get("state").get("figures"));
+        assertCpuPromises(checks.get("state").get("figures"));
         assertEquals(0, report.get("jvm_crash_files").size());
         assertTrue(out.contains("| check | result | s | what |"), out);
+    }
+
+    /**
+     * What a CPU run of the state row can promise (docs/BENCHMARKS.md, "Which targets apply where"). The
+     * targets the benchmark prints (blocking save <= 1.5x the floor, completed <= 3x, load into tensors
+     * <= 2x) are for a GPU, whose floor is a device-to-host DMA of 4.25 GB; on the CPU the floor is a
+     * memory copy of 0.17 GB in about 30 ms, the fixed costs (the reservation request, the commit's
+     * round trip) are of its order and the daemon shares the cores, so the ratios measure 2.5-5.3 here.
+     * A CPU run promises: the timed saves went through shared memory (no silent REST fallback), and each
+     * of the three is within {@value #CPU_X_FLOOR}x the floor. The failure names every measured figure.
+     */
+    static void assertCpuPromises(JsonNode figures) {
+        String measured = "measured (median of " + figures.path("state").path("rounds").asText() + " rounds, "
+                + figures.path("state").path("GB").asText() + " GB): " + figures.path("summary") + "; rows "
+                + figures.path("rows") + "; saves went via " + figures.path("via");
+        for (String save : List.of("tenplex save, blocking part (async)", "tenplex save, completed (published, sealed)")) {
+            assertEquals("shared_memory", figures.path("via").path(save).asText(), save + " did not go through shared "
+                    + "memory; " + measured);
+        }
+        for (String ratio : List.of("blocking_x_floor", "completed_x_floor", "load_into_x_floor")) {
+            double x = figures.path("summary").path(ratio).asDouble(Double.NaN);
+            assertTrue(x <= CPU_X_FLOOR, ratio + " " + x + " above the CPU bound " + CPU_X_FLOOR + " (the GPU targets "
+                    + "1.5, 3 and 2 apply on a GPU); " + measured);
+        }
     }
 
     /** The state row: the load gave back every tensor of the saved state bit for bit (all of them, by count and bytes). */

@@ -26,8 +26,8 @@ import org.junit.jupiter.api.io.TempDir;
  * the configuration within it (2 -> 2: the ranks keep their default process group). The live
  * run must equal the relaunched run of the same schedule bit for bit and the static (1,1,1) run within
  * 1e-9 (parameters, Adam state, losses, sample order), keeping rank 0's process throughout. The
- * failures (a rank that dies while the others wait for the commit, a change that fails after the save,
- * a group that does not form in time) must each end in a relaunch of every rank that loses nothing:
+ * failures (a rank that dies before it has saved for a change, a rank that dies while the others wait for
+ * the commit, a change that fails after the save, a group that does not form in time) must each end in a relaunch of every rank that loses nothing:
  * the run still equals the static one.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -100,6 +100,22 @@ class LiveReconfigurationIT {
         assertTrue(out.contains("step 8: (T,P,D)=(2,1,1) -> (T,P,D)=(1,2,2)"), out);
         assertTrue(out.contains("live: ranks 0-1 continue in place under (T,P,D)=(1,1,2), ranks 2-3 leave"), out);
         assertStaticEquivalent("die");
+    }
+
+    @Test
+    void rankDiesBeforeItHasSaved_theChangeIsCancelled_everyRankIsRelaunched_andTheChangePostedAgain() throws Exception {
+        String out = run("die-unsaved", dir.resolve("elastic.json"), true, List.of("die-before-save:1"));
+        // generation 8 cannot complete without rank 1: the change is cancelled, nothing is lost, and it is made again
+        assertTrue(out.contains("rank 1 (exit 3) exited with an error during live reconfiguration 1"), out);
+        assertTrue(out.contains("relaunching all 2 processes under (T,P,D)=(2,1,1) from the start (no complete "
+                + "generation yet)"), out);
+        assertTrue(out.contains("live: the change at step 8 is posted again for the relaunched ranks"), out);
+        assertTrue(out.contains("at step 8: not reconfigured (the resource change cancelled: cancelled before every "
+                + "rank had saved), relaunched: rank 1 (exit 3) exited with an error during live reconfiguration 1; "
+                + "posted again"), out);
+        assertTrue(out.contains("tenplex run: 2 reconfiguration(s)"), out); // both changes made after the relaunch
+        assertFalse(out.contains("not applied"), "every schedule entry applied: " + out);
+        assertStaticEquivalent("die-unsaved");
     }
 
     @Test

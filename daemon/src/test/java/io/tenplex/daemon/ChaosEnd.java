@@ -48,6 +48,23 @@ final class ChaosEnd {
         return out;
     }
 
+    /** The outcome of durable damage the restarted daemon reports in its generations' status ({@code lost}). */
+    static final String REPORTED_LOST = "reported lost";
+
+    /**
+     * With {@code durable-truncate} on, at least one durable damage reported lost by the daemon's
+     * structured report ({@code lost} in {@code GET .../generations}); {@code outcomes}: durable damage by
+     * what the restarted daemon made of it (a damage that was not repaired and not reported is a breach of
+     * its own, seen when it happened).
+     */
+    static List<String> durableLosses(Set<ChaosFault> enabled, Map<String, Integer> outcomes) {
+        if (!enabled.contains(ChaosFault.DURABLE_TRUNCATE) || outcomes.getOrDefault(REPORTED_LOST, 0) > 0) {
+            return List.of();
+        }
+        return List.of("durable damage was injected (" + outcomes + ") but the daemons never reported a loss in "
+                + "GET .../generations (lost), not even after the coverage cut a manifest short");
+    }
+
     /** Each worker's durable directory of the job holds at most {@code keep} complete generations (its retention). */
     static List<String> durableRetention(ChaosCluster c, int keep) throws IOException {
         List<String> out = new ArrayList<>();

@@ -140,9 +140,11 @@ class ChaosIT {
     }
 
     /**
-     * After the chaos: every enabled kind not injected yet is injected now (up to three tries each), and
-     * a reconfiguration and a recovery are run until one of each committed; what is still missing then is
-     * a violation (the run must have exercised what it claims). The number of operations so far.
+     * After the chaos: every enabled kind not injected yet is injected now (up to three tries each); with
+     * {@code durable-truncate} on and no durable damage reported lost yet, a durable manifest is cut short
+     * after a fresh save (up to three tries: it must be reported lost); and a reconfiguration and a recovery
+     * are run until one of each committed; what is still missing then is a violation (the run must have
+     * exercised what it claims). The number of operations so far.
      */
     private int cover(int op) throws Exception {
         for (ChaosFault f : faults) {
@@ -160,6 +162,12 @@ class ChaosIT {
                 }
             }
         }
+        for (int i = 0; i < 3 && faults.contains(ChaosFault.DURABLE_TRUNCATE)
+                && monkey.durableOutcomes().getOrDefault(ChaosEnd.REPORTED_LOST, 0) == 0; i++) {
+            check(++op, "coverage of a reported durable loss, first: " + operation("save", null));
+            monkey.damageDurableManifest(); // no peer's copy repairs a manifest: the loss must be reported
+            check(++op, "coverage: a durable manifest cut short, then " + monkey.durableOutcomes());
+        }
         for (String kind : List.of("reconfigure", "recover")) {
             for (int i = 0; i < 3 && committed.getOrDefault(kind, 0) == 0; i++) {
                 calm = true; // from a fresh save no fault touches: the change itself must commit
@@ -172,6 +180,7 @@ class ChaosIT {
             }
         }
         violations.addAll(ChaosEnd.minimums(faults, monkey.injected(), ledger.acknowledged(), committed));
+        violations.addAll(ChaosEnd.durableLosses(faults, monkey.durableOutcomes()));
         return op;
     }
 
@@ -572,8 +581,8 @@ class ChaosIT {
                 + " generations sealed (" + sharedSaves + " rank-0 saves through shared memory), newest acknowledged "
                 + ledger.acknowledged() + "; " + ledger.generationsChecked() + " generations checked in "
                 + ledger.loadsChecked() + " loads (" + ledger.lossesReported() + " with a reported loss, " + ledger.flipsDetected()
-                + " serving changed segment bytes that their checksum refused); committed " + committed + "; losses named "
-                + "only in a daemon's log, not in its generations' status: " + ledger.lossesOnlyLogged());
+                + " serving changed segment bytes that their checksum refused); committed " + committed
+                + "; durable damage: " + monkey.durableOutcomes());
         monkey.notes().forEach(n -> System.out.println("ChaosIT fault " + n));
         failedOps.forEach(f -> System.out.println("ChaosIT failed op " + f));
         sharedRefusals.forEach(f -> System.out.println("ChaosIT shared save went over REST: " + f));

@@ -25,9 +25,10 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>{@code 200} naming a generation the driver sealed, whose tree holds exactly the sealed bytes
  *       (every path, every byte), or a reconfiguration's output whose tensors are exactly the
  *       sharding of a sealed generation's tensors into one of the configurations the driver asked for;</li>
- *   <li>and when that step is older than the newest acknowledged one, a reason for the loss: the
- *       generation's entry in {@code GET .../generations} says it was lost ({@code lost} or
- *       {@code damaged}), or (counted apart, {@link #lossesOnlyLogged}) only its log names it;</li>
+ *   <li>and when that step is older than the newest acknowledged one, a reason for the loss in the
+ *       daemon's structured report: the newest acknowledged generation's entry in
+ *       {@code GET .../generations} carries {@code lost} ({@link #lostReason}). A log line naming the
+ *       step is not a report (a client cannot read it); it is only quoted in the violation;</li>
  *   <li>{@code 404 not_found} (nothing to load) only under the same condition.</li>
  * </ul>
  * Anything else (other bytes, an unknown step, a silent fallback) is a violation.
@@ -45,7 +46,6 @@ final class ChaosLedger {
     /** Whether bytes changed in a committed segment (SHM_FLIP) may be served: only with a checksum that refuses them. */
     private volatile boolean flipsInjected;
     private final java.util.concurrent.atomic.AtomicInteger flipsDetected = new java.util.concurrent.atomic.AtomicInteger();
-    private final java.util.Set<String> lossesOnlyLogged = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     private final Model model;
     private final Map<Long, Generation> sealed = new ConcurrentHashMap<>();
@@ -120,7 +120,8 @@ final class ChaosLedger {
         long newest = acked;
         if (r.statusCode() == 404 && "not_found".equals(r.headers().firstValue("X-Tenplex-Error-Code").orElse(""))) {
             return newest < 0 || lossReported(c, w, newest) ? null : "acknowledged generation " + newest
-                    + " lost without a reason: load answered " + ChaosSaves.summary(r);
+                    + " lost without a reason in the generations' status: load answered " + ChaosSaves.summary(r)
+                    + loggedOnly(c, w, newest);
         }
         if (r.statusCode() != 200) {
             return "load answered " + ChaosSaves.summary(r) + " (expected 200, or 404 not_found with a reported loss)";
@@ -161,39 +162,57 @@ final class ChaosLedger {
             return "silent fallback: generation " + newest + " was acknowledged (durable on every daemon), load serves "
                     + source + " step " + step + " with no loss reported (generations: "
                     + new String(c.get(w, "/api/v1/jobs/" + ChaosSaves.JOB + "/generations").body(), StandardCharsets.UTF_8)
-                    + ")";
+                    + ")" + loggedOnly(c, w, newest);
+        }
+        return null;
+    }
+
+    /** Whether worker {@code w} reports generation {@code step} lost in its generations' status (counted). */
+    private boolean lossReported(ChaosCluster c, int w, long step) throws Exception {
+        if (lostReason(c, w, step) != null) {
+            lossesReported.incrementAndGet();
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * Why worker {@code w} says it lost generation {@code step}: the {@code lost} field of the step's
+     * entry in {@code GET .../generations}, the daemon's structured report; null when it reports no loss
+     * (or does not answer 200).
+     */
+    static String lostReason(ChaosCluster c, int w, long step) throws Exception {
+        JsonNode g = generation(c, w, step);
+        return g != null && g.hasNonNull("lost") ? g.path("lost").asText() : null;
+    }
+
+    /** The entry of {@code step} in worker {@code w}'s {@code GET .../generations}, or null (absent, or not 200). */
+    static JsonNode generation(ChaosCluster c, int w, long step) throws Exception {
+        return entry(c.get(w, "/api/v1/jobs/" + ChaosSaves.JOB + "/generations"), step);
+    }
+
+    /** The entry of {@code step} in an answer of {@code GET .../generations}, or null (absent, or not 200). */
+    static JsonNode entry(HttpResponse<byte[]> r, long step) throws java.io.IOException {
+        if (r.statusCode() == 200) {
+            for (JsonNode g : JSON.readTree(r.body()).path("generations")) {
+                if (g.path("step").asLong() == step) {
+                    return g;
+                }
+            }
         }
         return null;
     }
 
     /**
-     * Whether worker {@code w} reports generation {@code step} lost: its entry in the generations' status
-     * carries {@code lost} (or {@code damaged}), the daemon's structured report; or, counted apart
-     * ({@link #lossesOnlyLogged}), only its log names the step as damaged or not restored.
+     * For a violation's message: the lines of worker {@code w}'s log that name {@code step} as damaged, not
+     * restored or superseded (a loss only the log tells of is not reported: clients read the status).
      */
-    private boolean lossReported(ChaosCluster c, int w, long step) throws Exception {
-        HttpResponse<byte[]> r = c.get(w, "/api/v1/jobs/" + ChaosSaves.JOB + "/generations");
-        if (r.statusCode() == 200) {
-            for (JsonNode g : JSON.readTree(r.body()).path("generations")) {
-                if (g.path("step").asLong() == step && (g.hasNonNull("lost") || g.hasNonNull("damaged"))) {
-                    lossesReported.incrementAndGet();
-                    return true;
-                }
-            }
-        }
+    private static String loggedOnly(ChaosCluster c, int w, long step) {
         String s = Long.toString(step);
-        boolean logged = c.currentLog(w).stream().anyMatch(l -> (l.contains("DAMAGED") || l.contains("not restored")
-                || l.contains("no intact durable generation") || l.contains("superseded"))
-                && l.matches(".*\\b" + s + "\\b.*"));
-        if (logged) {
-            lossesOnlyLogged.add("worker " + w + " step " + step);
-        }
-        return logged;
-    }
-
-    /** Losses the daemon named only in its log, not in the generations' status (as "worker W step S"). */
-    java.util.Set<String> lossesOnlyLogged() {
-        return lossesOnlyLogged;
+        List<String> lines = c.currentLog(w).stream().filter(l -> (l.contains("DAMAGED") || l.contains("not restored")
+                || l.contains("no intact durable generation") || l.contains("superseded")) && l.matches(".*\\b" + s + "\\b.*"))
+                .limit(3).toList();
+        return lines.isEmpty() ? "" : "; only its log names the loss: " + lines;
     }
 
     /**

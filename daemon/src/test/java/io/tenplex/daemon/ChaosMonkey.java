@@ -36,6 +36,8 @@ final class ChaosMonkey implements AutoCloseable {
     /** Every fault injected, in order, as a line. */
     private final List<String> log = new ArrayList<>();
     private final List<Long> logTimes = new ArrayList<>();
+    /** Durable damage by what the restarted daemon made of it ({@link #afterDurableDamage}). */
+    private final Map<String, Integer> durableOutcomes = new java.util.TreeMap<>();
 
     ChaosMonkey(ChaosCluster cluster, java.util.Set<ChaosFault> enabled, long seed) {
         this.cluster = cluster;
@@ -103,7 +105,7 @@ final class ChaosMonkey implements AutoCloseable {
         try {
             switch (f) {
                 case KILL -> kill(pick(ChaosCluster.WORKERS), f);
-                case DURABLE_FLIP, DURABLE_TRUNCATE -> damageDurable(f);
+                case DURABLE_FLIP, DURABLE_TRUNCATE -> damageDurable(f, false);
                 case SHM_FLIP, SHM_TRUNCATE -> damageSegment(f, false);
                 default -> throw new IllegalStateException("not a random fault: " + f);
             }
@@ -166,15 +168,20 @@ final class ChaosMonkey implements AutoCloseable {
         return false;
     }
 
-    /** Flips a byte of, or cuts short, a file of the newest durable generation of a random worker; restarts it. */
-    private void damageDurable(ChaosFault f) throws Exception {
+    /**
+     * Flips a byte of, or cuts short, a file of the newest durable generation of a random worker (its
+     * manifest when {@code manifest}); restarts it and checks what it made of it ({@link #afterDurableDamage}).
+     */
+    private void damageDurable(ChaosFault f, boolean manifest) throws Exception {
         int w = pick(ChaosCluster.WORKERS);
         Path job = cluster.durable(w).resolve("jobs").resolve(ChaosSaves.JOB);
-        List<Path> files = newestGenerationFiles(job, f == ChaosFault.DURABLE_FLIP);
+        List<Path> files = newestGenerationFiles(job, f == ChaosFault.DURABLE_FLIP).stream()
+                .filter(p -> !manifest || p.getFileName().toString().equals("manifest.json")).toList();
         if (files.isEmpty()) {
             return;
         }
         Path file = files.get(pick(files.size()));
+        long step = Long.parseLong(file.getParent().getFileName().toString());
         try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
             long len = raf.length();
             if (len == 0) {
@@ -192,6 +199,54 @@ final class ChaosMonkey implements AutoCloseable {
             count(f, "worker " + w + " " + job.relativize(file) + " at " + at + " of " + len);
         }
         cluster.killAndRestart(w);
+        afterDurableDamage(f, w, step);
+    }
+
+    /**
+     * What worker {@code w}, just restarted, made of the damage to its durable copy of {@code step}, from
+     * its {@code GET .../generations}: restored as {@code durable} (the damage repaired from a peer's copy:
+     * no effect), sealed again since (the driver's retry), or not restored: then its entry must carry
+     * {@code lost}, the daemon's structured report of the loss; a loss it does not report is a breach.
+     */
+    private void afterDurableDamage(ChaosFault f, int w, long step) throws Exception {
+        var answer = cluster.get(w, "/api/v1/jobs/" + ChaosSaves.JOB + "/generations");
+        com.fasterxml.jackson.databind.JsonNode g = ChaosLedger.entry(answer, step);
+        String outcome;
+        if (g != null && g.hasNonNull("lost")) {
+            outcome = ChaosEnd.REPORTED_LOST;
+        } else if (g != null && g.path("levels").toString().contains("\"durable\"")) {
+            outcome = "restored (repaired)";
+        } else if (g != null && g.path("sealedRanks").size() > 0) {
+            outcome = "sealed again since";
+        } else {
+            outcome = "not restored, not reported";
+            breach("worker " + w + " did not restore its damaged durable copy of step " + step + " (" + f.wireName()
+                    + ") and does not report it lost in GET .../generations: " + (answer.statusCode() != 200
+                    ? "it answered " + ChaosSaves.summary(answer) : g == null ? "no entry" : g));
+        }
+        synchronized (this) {
+            durableOutcomes.merge(outcome, 1, Integer::sum);
+            notes.add(f.wireName() + ": worker " + w + " step " + step + " after the restart: " + outcome
+                    + (g != null && g.hasNonNull("lost") ? " (" + g.path("lost").asText() + ")" : ""));
+        }
+    }
+
+    /** Durable damage by what the restarted daemon made of it ({@link #afterDurableDamage}). */
+    synchronized Map<String, Integer> durableOutcomes() {
+        return new java.util.TreeMap<>(durableOutcomes);
+    }
+
+    /**
+     * Cuts the manifest of a random worker's newest durable generation short and restarts it (a damage no
+     * peer's copy repairs: the daemon must report the loss); under {@link #quiet}.
+     */
+    void damageDurableManifest() throws Exception {
+        quiet.lock();
+        try {
+            damageDurable(ChaosFault.DURABLE_TRUNCATE, true);
+        } finally {
+            quiet.unlock();
+        }
     }
 
     /** The newest step directory's pack (and, unless {@code packOnly}, manifest) of a job's durable directory. */

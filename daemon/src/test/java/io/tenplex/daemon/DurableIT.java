@@ -21,7 +21,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * L4 with real daemon processes: a daemon killed with SIGKILL and started again on its checkpoint
- * directory serves the last complete generation bit for bit, never a half-flushed or damaged one;
+ * directory serves the last complete generation bit for bit, never a half-flushed or damaged one, and
+ * reports every damaged one lost (also when none is left);
  * the differential flush writes exactly the blocks whose CRC32C changed.
  */
 class DurableIT {
@@ -76,6 +77,23 @@ class DurableIT {
         assertTrue(daemon.log().stream().anyMatch(l -> l.contains("DAMAGED") && l.contains("step=20")),
                 String.join("\n", daemon.log()));
         python("check", "10");
+        assertEquals(137, daemon.signal("KILL"));
+
+        Files.writeString(dir.resolve("jobs/dur/10/manifest.json"), "{\"format\": \"tenpl"); // the last intact one cut short
+        start();
+        // nothing of the job is left on this daemon, and its generations' status still says what it lost and why
+        JsonNode generations = getOrNull("/api/v1/jobs/" + JOB + "/generations");
+        assertTrue(generations != null, "GET .../generations answered 404 for a job whose every generation was lost:\n"
+                + String.join("\n", daemon.log()));
+        for (long step : List.of(10L, 20L)) {
+            JsonNode g = null;
+            for (JsonNode e : generations.path("generations")) {
+                g = e.path("step").asLong() == step ? e : g;
+            }
+            assertTrue(g != null && g.path("lost").asText().contains("durable copy damaged"), step + ": " + generations);
+        }
+        assertEquals(404, http.send(HttpRequest.newBuilder(URI.create(daemon.url() + "/api/v1/jobs/" + JOB + "/load/0"))
+                .build(), BodyHandlers.ofString()).statusCode(), "nothing to load");
     }
 
     /**

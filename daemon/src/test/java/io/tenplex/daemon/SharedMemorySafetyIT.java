@@ -23,7 +23,10 @@ import org.junit.jupiter.api.io.TempDir;
  * another user, segments truncated before the commit and before a checksummed range read, the tmpfs
  * full at the commit, memory kept for reuse neither counted as used nor refusing a save). Also: a
  * segment the system cannot allocate is refused at the reservation with 507 once kept segments were
- * given back, and the daemon lives.
+ * given back, and the daemon lives; so is a segment beyond the daemon's file descriptors (each segment is
+ * a memory file it holds open: its {@code RLIMIT_NOFILE} lowered with {@code prlimit --pid}), the store
+ * unchanged by the refusal and the daemon serving, and saving through shared memory again once the
+ * limit is back.
  */
 class SharedMemorySafetyIT {
     private static final Path ROOT = Path.of(System.getProperty("user.dir")).getParent();
@@ -86,6 +89,74 @@ class SharedMemorySafetyIT {
         try (var files = Files.list(shm)) {
             assertEquals(0, files.count()); // nothing is made in the directory
         }
+    }
+
+    @Test
+    void segmentsBeyondTheDescriptorLimit_areRefusedWith507_storeUnchanged_andTheDaemonServes() throws Exception {
+        daemon = DaemonProcess.start("--port", "0", "--memory-limit", "64m", "--shm-dir", shm.toString());
+        // one connection, opened before the limit is lowered: every request below goes over it
+        HttpClient one = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+        String small = "{\"tensors\":[{\"path\":\"w.numpy.ndarray\",\"dtype\":\"f32\",\"shape\":[1000]}]}";
+        long baseline = usedBytes(one);
+        String pid = Long.toString(daemon.pid());
+        String limits = Files.readAllLines(Path.of("/proc", pid, "limits")).stream()
+                .filter(l -> l.startsWith("Max open files")).findFirst().orElseThrow();
+        String[] soft = limits.replace("Max open files", "").trim().split("\\s+");
+        long open;
+        try (var fds = Files.list(Path.of("/proc", pid, "fd"))) {
+            open = fds.count();
+        }
+        // each segment is a memory file the daemon holds open: descriptors run out long before its 64 MiB
+        run("prlimit", "--pid", pid, "--nofile=" + (open + 8) + ":" + soft[1]);
+        List<String> held = new java.util.ArrayList<>();
+        HttpResponse<String> refused = null;
+        long usedBefore = usedBytes(one);
+        try {
+            for (int i = 0; i < 40 && refused == null; i++) {
+                HttpResponse<String> r = send(one, "POST", "/api/v1/jobs/k/shared/saves/0", small);
+                if (r.statusCode() == 201) {
+                    held.add(r.body().replaceAll(".*\"id\":\"([0-9a-f]+)\".*", "$1"));
+                    usedBefore = usedBytes(one);
+                } else {
+                    refused = r;
+                }
+            }
+            assertTrue(refused != null, held.size() + " segments reserved under a limit of " + (open + 8) + " descriptors");
+            assertEquals(507, refused.statusCode(), "after " + held.size() + " segments: " + refused.body() + "\ndaemon log:\n"
+                    + String.join("\n", daemon.log()));
+            assertEquals("insufficient_storage", refused.headers().firstValue("X-Tenplex-Error-Code").orElse(""),
+                    refused.body());
+            // the refusal changed nothing: the reservations held are open, their bytes (only) counted
+            assertEquals(usedBefore, usedBytes(one));
+            String shared = send(one, "GET", "/api/v1/jobs/k/shared", null).body();
+            assertEquals(held.size(), shared.split("\"id\":").length - 1, shared);
+            assertEquals(200, send(one, "GET", "/api/v1/health", null).statusCode()); // it serves, still limited
+        } finally {
+            run("prlimit", "--pid", pid, "--nofile=" + soft[0] + ":" + soft[1]);
+        }
+        for (String id : held) {
+            assertEquals(200, send(one, "DELETE", "/api/v1/jobs/k/shared/" + id, null).statusCode());
+        }
+        assertEquals(200, get("/api/v1/health").statusCode()); // a new connection
+        HttpResponse<String> again = post("/api/v1/jobs/k/shared/saves/0", small);
+        assertEquals(201, again.statusCode(), again.body());
+        assertEquals(200, send(one, "DELETE", "/api/v1/jobs/k/shared/" + again.body().replaceAll(
+                ".*\"id\":\"([0-9a-f]+)\".*", "$1"), null).statusCode());
+        assertEquals(baseline, usedBytes(one));
+    }
+
+    private long usedBytes(HttpClient c) throws IOException, InterruptedException {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^tenplex_store_used_bytes (\\S+)$")
+                .matcher(send(c, "GET", "/metrics", null).body());
+        assertTrue(m.find(), "no tenplex_store_used_bytes");
+        return (long) Double.parseDouble(m.group(1));
+    }
+
+    private HttpResponse<String> send(HttpClient c, String method, String path, String body)
+            throws IOException, InterruptedException {
+        return c.send(HttpRequest.newBuilder(URI.create(daemon.url() + path)).method(method, body == null
+                ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body)).build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     private HttpResponse<String> post(String path, String body) throws IOException, InterruptedException {

@@ -13,7 +13,9 @@ import java.util.TreeSet;
 /**
  * Which jobs a daemon knows: those with a tree under {@code /job} (made by a first save, a stored
  * model, or {@code PUT /api/v1/dirs/job/<job>}), those with saves on record (sealed on another
- * daemon and told here) and those whose stop flag a peer has raised here.
+ * daemon and told here), those with a lost generation on record (a restart that found every durable
+ * copy damaged: {@code GET .../generations} reports the losses) and those whose stop flag a peer has
+ * raised here.
  * Routes that act on an existing job refuse the others with 404 and the known names, so a typo in a
  * job's name is an error instead of a change that waits forever.
  */
@@ -27,6 +29,7 @@ final class KnownJobs {
     static SortedSet<String> names(TensorStore store, Generations generations, StopFlags flags) {
         SortedSet<String> out = new TreeSet<>(flags.jobs());
         out.addAll(generations.jobs());
+        out.addAll(generations.lost().jobs());
         StorePath root = StorePath.parse("/job");
         if (store.stat(root).map(e -> e.type() == EntryType.DIR).orElse(false)) {
             for (Entry e : store.list(root, false)) {
@@ -39,7 +42,7 @@ final class KnownJobs {
     /** @throws StoreException not found (404), naming the known jobs, when the daemon does not know {@code job} */
     static void require(TensorStore store, Generations generations, StopFlags flags, String job) {
         if (store.stat(JobNamespace.root(job)).isPresent() || flags.jobs().contains(job)
-                || generations.jobs().contains(job)) {
+                || generations.jobs().contains(job) || generations.lost().jobs().contains(job)) {
             return;
         }
         SortedSet<String> known = names(store, generations, flags);

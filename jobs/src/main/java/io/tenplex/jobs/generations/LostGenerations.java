@@ -38,6 +38,11 @@ public final class LostGenerations {
         return new TreeMap<>(lost.getOrDefault(job, new TreeMap<>()));
     }
 
+    /** The jobs with a lost generation on record (a daemon that lost every generation of a job still reports them). */
+    public synchronized java.util.Set<String> jobs() {
+        return new java.util.TreeSet<>(lost.keySet());
+    }
+
     /** Forgets the job (its tree was deleted). */
     public synchronized void forget(String job) {
         lost.remove(job);

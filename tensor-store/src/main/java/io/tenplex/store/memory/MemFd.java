@@ -22,6 +22,8 @@ final class MemFd {
     /** The seals every segment carries. */
     static final int SEALS = F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW;
     private static final int EINTR = 4;
+    private static final int ENFILE = 23;
+    private static final int EMFILE = 24;
     private static final int ENOMEM = 12;
     private static final int EFBIG = 27;
     private static final int ENOSPC = 28;
@@ -67,14 +69,21 @@ final class MemFd {
      * A new memory file of {@code size} bytes, every page allocated, sealed against size changes;
      * its descriptor, owned by the caller ({@link #close}).
      *
-     * @throws OutOfBudgetException when the system cannot provide the bytes now (ENOSPC, ENOMEM, EFBIG)
+     * @throws OutOfBudgetException when the system cannot provide the bytes now (ENOSPC, ENOMEM, EFBIG),
+     *     or the descriptor that holds them (EMFILE, ENFILE: every segment is a file the daemon holds open)
      * @throws IOException when memory files cannot be made here at all
      */
     static int create(String name, long size) throws IOException {
         LibC c = lib();
         int fd = c.memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
         if (fd < 0) {
-            throw new IOException("memfd_create: " + error(errno()));
+            int err = errno();
+            if (err == EMFILE || err == ENFILE) {
+                throw new OutOfBudgetException("cannot open a shared-memory segment of " + size + " bytes: memfd_create: "
+                        + error(err) + " (the daemon holds a descriptor per segment; save over REST, or end "
+                        + "reservations and pins)", true);
+            }
+            throw new IOException("memfd_create: " + error(err));
         }
         try {
             int sized = c.ftruncate(fd, size) == 0 ? 0 : errno();
