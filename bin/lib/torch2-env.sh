@@ -68,8 +68,14 @@ remove_tree() {
 }
 
 TMP=""
-# Removes an unfinished build (on any exit before the rename).
+BUILDER=""
+# Ends a debootstrap still running (its whole session) and removes an unfinished build (on any exit
+# before the rename).
 discard_tmp() {
+    if [ -n "$BUILDER" ]; then
+        kill -TERM -- -"$BUILDER" 2>/dev/null || true
+        wait "$BUILDER" 2>/dev/null || true
+    fi
     if [ -n "$TMP" ] && [ -e "$TMP" ]; then
         remove_tree "$TMP"
     fi
@@ -100,11 +106,16 @@ build() {
     trap 'exit 130' INT TERM
     started=$(date +%s)
     echo "torch2-env: building $SUITE into $ROOT from $MIRROR ($PACKAGES)"
-    if ! debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$TMP" "$MIRROR" >"$parent/.$base.log" 2>&1; then
+    # in the background and waited for, so that a signal ends the build now (not when debootstrap is done)
+    setsid debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$TMP" "$MIRROR" >"$parent/.$base.log" 2>&1 &
+    BUILDER=$!
+    if ! wait "$BUILDER"; then
+        BUILDER=""
         tail -n 30 "$parent/.$base.log" >&2
         echo "torch2-env: debootstrap failed (full log: $parent/.$base.log)" >&2
         return 1
     fi
+    BUILDER=""
     unmount_under "$TMP"
     rm -f -- "$TMP/var/cache/apt/archives/"*.deb
     cp /etc/hosts "$TMP/etc/hosts"
