@@ -101,7 +101,7 @@ def load(a, rank):
     with open(latest) as f:
         step = f.read().strip()
     own, first = (os.path.join(d, step, "rank-%d.pt" % r) for r in (rank, 0))
-    return torch.load(own if os.path.exists(own) else first)
+    return torch.load(own if os.path.exists(own) else first, weights_only=False)  # our own files (RNG, args)
 
 
 def save(a, rank, world, st, step):

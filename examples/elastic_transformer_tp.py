@@ -119,7 +119,8 @@ def load_files(d_dir, parts, t, d):
     with open(latest) as f:
         old = json.load(f)
     index = d if d < old["dp"] else 0
-    saved = [torch.load(os.path.join(d_dir, str(old["step"]), "rank-%d.pt" % (index * old["tp"] + u)))
+    saved = [torch.load(os.path.join(d_dir, str(old["step"]), "rank-%d.pt" % (index * old["tp"] + u)),
+                        weights_only=False)  # our own files (RNG, args): torch 2.6 defaults to True
              for u in range(old["tp"])]
 
     def recut(name, pieces):

@@ -67,7 +67,7 @@ def run(model, store, schedule, tmp, job):
         if i and store == "tenplex":
             reconfigure(job, dp)
         launch(job, model, dp, until, store, out)
-    final = torch.load(out)
+    final = torch.load(out, weights_only=False)  # the run's own file (torch 2.6 defaults to True)
     final.pop("args")  # says which store it ran with
     return final
 

@@ -84,7 +84,10 @@ tenplex.elastic(train)
 HOSTILE = r'''
 import datetime, sys
 import torch.distributed as dist
-s = dist.TCPStore("127.0.0.1", int(sys.argv[1]), None, False, datetime.timedelta(seconds=30))
+try:  # torch 2.x built without libuv (Debian's) refuses its default backend
+    s = dist.TCPStore("127.0.0.1", int(sys.argv[1]), None, False, datetime.timedelta(seconds=30), use_libuv=False)
+except TypeError:  # torch 1.13: no such option
+    s = dist.TCPStore("127.0.0.1", int(sys.argv[1]), None, False, datetime.timedelta(seconds=30))
 for op, key, value in zip(sys.argv[2::3], sys.argv[3::3], sys.argv[4::3]):
     s.set(key, value) if op == "set" else s.add(key, int(value))
 print("hostile: done", flush=True)

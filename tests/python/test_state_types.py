@@ -46,7 +46,7 @@ def torch_round_trip(state):
     buf = io.BytesIO()
     torch.save(state, buf)
     buf.seek(0)
-    return torch.load(buf)
+    return torch.load(buf, weights_only=False)  # the test's own bytes; torch 2.6 defaults to True
 
 
 def saved(state, step, **kw):
@@ -102,8 +102,12 @@ assert isinstance(got["scheduler MultiStepLR"]["scheduler"]["milestones"], __imp
 assert type(got["tensors"]["np_scalars"]["f32"]) is np.float32 and type(got["tensors"]["np_arrays"]["a"]) is np.ndarray
 assert type(got["tensors"]["param"]) is torch.nn.Parameter and got["configs"]["hparams"]["dtype"] is torch.float32
 assert got["configs"]["config"].out == pathlib.Path("/tmp/out") and got["configs"]["mode"] is cat.Mode.TRAIN
-anneal = got["scheduler OneCycleLR"]["scheduler"]["anneal_func"]
-assert anneal.__func__ is torch.optim.lr_scheduler.OneCycleLR._annealing_cos and anneal(1.0, 0.0, 0.5) == 0.5
+one_cycle = got["scheduler OneCycleLR"]["scheduler"]
+if "anneal_func" in ref["scheduler OneCycleLR"]["scheduler"]:  # torch 1.13 keeps a bound method in its state
+    anneal = one_cycle["anneal_func"]
+    assert anneal.__func__ is torch.optim.lr_scheduler.OneCycleLR._annealing_cos and anneal(1.0, 0.0, 0.5) == 0.5
+else:  # torch 2.x keeps the method's name
+    assert one_cycle["_anneal_func_type"] == "cos", one_cycle
 
 # ---- as_torch: None gives back what was saved; True every tensor as torch, False as numpy
 mixed = {"np": np.arange(3.0), "t": torch.arange(3.0), "s": np.float64(2.0)}
@@ -128,6 +132,8 @@ refused = {
     "x/dd": {"x": {"dd": __import__("collections").defaultdict(lambda: 0)}},
     "x/gen": {"x": {"gen": np.random.default_rng(0)}},
 }
+if "_scale_fn_ref" not in cyclic.state_dict():  # torch 2.x leaves the WeakMethod out of the state: it saves
+    del refused["scheduler/_scale_fn_ref"]
 for key, bad in refused.items():
     msg = raises((TypeError, ValueError), tenplex.save, bad, job=JOB, step=4, rank=0, world=1, client=c)
     assert repr(key) in msg, (key, msg)

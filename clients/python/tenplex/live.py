@@ -34,6 +34,7 @@ import os
 import sys
 
 from . import checkpoint, downtime, live_auth, stop
+from .c10d import tcp_store
 from .errors import TenplexError
 from .rank_env import watch_launcher
 
@@ -165,8 +166,8 @@ def _store(timeout):
     """A client of the launcher's rendezvous store (``MASTER_ADDR``, ``MASTER_PORT``)."""
     import torch.distributed as dist
 
-    return dist.TCPStore(os.environ.get("MASTER_ADDR", "127.0.0.1"), int(os.environ["MASTER_PORT"]), None, False,
-                         datetime.timedelta(seconds=timeout))
+    return tcp_store(dist, os.environ.get("MASTER_ADDR", "127.0.0.1"), int(os.environ["MASTER_PORT"]), None, False,
+                     datetime.timedelta(seconds=timeout))
 
 
 def _wait_for_role(store, n, cfg, secret):

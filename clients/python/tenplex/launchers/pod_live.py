@@ -30,6 +30,7 @@ import time
 from . import pod_roles as roles
 from . import pod_signed as signed
 from .. import live_auth
+from ..c10d import tcp_store
 from ..checkpoint import stop_state
 from .assignment import current_assignment, live_secret, log
 from .rank_processes import RankProcesses
@@ -241,8 +242,8 @@ class LiveLauncher:
         if host:
             self.retired.clear()  # a store hosted before is done with (its ranks were relaunched): free the port
             log("hosting the rendezvous store at %s:%d" % (addr, self.args.master_port))
-            return dist.TCPStore(addr, self.args.master_port, None, True, t, wait_for_workers=False)
-        return dist.TCPStore(addr, self.args.master_port, None, False, t)
+            return tcp_store(dist, addr, self.args.master_port, None, True, t, wait_for_workers=False)
+        return tcp_store(dist, addr, self.args.master_port, None, False, t)
 
     def _retire(self, a):
         """This launcher hosted the store under the previous assignment and does not under ``a``: the

@@ -15,6 +15,7 @@ import subprocess
 import time
 
 from . import prestart
+from ..c10d import tcp_store
 
 
 def applies(command):
@@ -114,8 +115,8 @@ class HostedStore:
             import torch.distributed as dist
 
             self.store = None  # the one hosted before (if any) frees its port first
-            self.store = dist.TCPStore(addr, self.port, None, True, datetime.timedelta(seconds=900),
-                                       wait_for_workers=False)
+            self.store = tcp_store(dist, addr, self.port, None, True, datetime.timedelta(seconds=900),
+                                   wait_for_workers=False)
             self.addr = addr
             self.log("hosting the rendezvous store at %s:%d" % (addr, self.port))
         return {"TORCHELASTIC_USE_AGENT_STORE": "True", "TORCHELASTIC_RESTART_COUNT": tag}

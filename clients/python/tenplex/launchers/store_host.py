@@ -100,7 +100,10 @@ def host_store(dist, host, port, timeout):
         return store, host
     else:
         s.close()
-    store = dist.TCPStore(host, port, None, True, timeout, wait_for_workers=False)
+    try:  # the classic backend, as above: a torch built without libuv refuses the default (torch >= 2.4)
+        store = dist.TCPStore(host, port, None, True, timeout, wait_for_workers=False, use_libuv=False)
+    except TypeError:  # torch 1.13: no such option
+        store = dist.TCPStore(host, port, None, True, timeout, wait_for_workers=False)
     found = listening(store.port)
     return store, host if found and all(a in LOOPBACK for a in found) else "*"
 

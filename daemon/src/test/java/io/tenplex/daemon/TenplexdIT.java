@@ -200,13 +200,9 @@ class TenplexdIT {
     }
 
     private static void pythonAgainst(String addr, java.util.Map<String, String> env, String script) throws Exception {
-        ProcessBuilder py = new ProcessBuilder("/usr/bin/python3", ROOT.resolve(script).toString()).redirectErrorStream(true);
-        py.environment().put("TENPLEX_ADDR", addr);
-        py.environment().putAll(env);
-        Process p = py.start();
-        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(0, p.waitFor(), output);
-        assertTrue(output.strip().endsWith("OK"), output);
+        java.util.Map<String, String> all = new java.util.HashMap<>(env);
+        all.put("TENPLEX_ADDR", addr);
+        PythonScripts.run(PythonScripts.HOST, all, script);
     }
 
     @Test
