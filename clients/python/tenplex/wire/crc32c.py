@@ -2,11 +2,12 @@
 ``x-tensor-crc32c`` (8 lower-case hex digits) and accepts on uploads.
 
 A native implementation is used when one is installed: the ``crc32c`` package (Debian:
-``python3-crc32c``; SSE 4.2 / ARMv8 instructions where the CPU has them, several GB/s), or
-``google_crc32c``, or ``crcmod`` with its C extension (Debian: ``python3-crcmod``; a table, about
-0.5 GB/s). :data:`IMPLEMENTATION` names the one in use. Without one, a pure
-Python table is used: correct but slow (a few MB/s), so :data:`FAST` tells callers whether
-verifying large bodies is cheap.
+``python3-crc32c``: SSE 4.2 / ARMv8 instructions where its build uses them, else a software
+routine; Debian bookworm's build is software, about 1.6 GB/s here against crcmod's 0.24), or
+``google_crc32c``, or ``crcmod`` with its C extension (Debian: ``python3-crcmod``; a byte-wise
+table). :data:`IMPLEMENTATION` names the one in use. Without one, a pure Python table is used:
+correct but slow (a few MB/s), so :data:`FAST` tells callers whether verifying large bodies is
+cheap.
 """
 
 HEADER = "x-tensor-crc32c"
@@ -41,7 +42,7 @@ try:
         return _native.crc32c(data, crc)
 
     FAST = True
-    IMPLEMENTATION = "crc32c (hardware where the CPU has it)"
+    IMPLEMENTATION = "crc32c (%s)" % ("hardware" if getattr(_native, "hardware_based", False) else "software")
 except ImportError:
     try:
         import google_crc32c as _g  # noqa: E402
