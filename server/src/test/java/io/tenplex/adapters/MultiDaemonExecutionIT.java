@@ -150,8 +150,10 @@ class MultiDaemonExecutionIT {
         Plan plan = Planner.plan(from, to);
         List<ExecutionReport> r = execute(plan, to, "p1");
         assertStaged(to, full, "p1");
-        assertEquals(plan.report().interWorker(), r.stream().mapToLong(ExecutionReport::remoteBytes).sum());
-        assertTrue(plan.report().interWorker() > 0);
+        long remote = r.stream().mapToLong(ExecutionReport::remoteBytes).sum();
+        long aliased = r.stream().mapToLong(ExecutionReport::aliasedRemoteBytes).sum();
+        assertEquals(plan.report().interWorker(), remote + aliased, "fetched, or shared from a replica fetched once");
+        assertTrue(remote > 0 && aliased > 0, r.toString());
     }
 
     /** Shards of 1 MiB and more whose sizes are not page multiples (1,200,000 bytes and the like). */
@@ -177,7 +179,9 @@ class MultiDaemonExecutionIT {
         List<ExecutionReport> r = execute(plan, to, "p2");
         assertStaged(to, full, "p2");
         assertEquals(0, r.get(0).localBytes());
-        assertEquals(plan.report().interWorker(), r.get(0).remoteBytes());
+        assertEquals(plan.report().interWorker(), r.get(0).remoteBytes() + r.get(0).aliasedRemoteBytes());
+        assertEquals(r.get(0).remoteBytes(), r.get(0).aliasedRemoteBytes(), "two data-parallel replicas per stage on "
+                + "worker 2: each fetched once");
     }
 
     @Test

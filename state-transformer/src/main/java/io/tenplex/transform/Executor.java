@@ -130,15 +130,21 @@ public final class Executor {
         }
         awaitLanes(lanes, tally);
         long aliasedBytes = 0;
+        long aliasedRemote = 0;
         if (tally.failure.get() == null) {
             for (ShardPlan[] a : aliases) { // the first of each content is complete now
                 sink.alias(a[0].destRank(), a[0].key(), a[1].destRank(), a[1].key());
                 progress.addAndGet(a[0].byteSize());
                 aliasedBytes += a[0].byteSize();
+                int here = worker >= 0 ? worker : a[0].destDevice().worker();
+                for (Piece p : a[0].pieces()) {
+                    aliasedRemote += first(p, sourceDevice).worker() == here ? 0 : p.bytes();
+                }
             }
         }
         ExecutionReport report = new ExecutionReport(part.size(), kept, tally.local.get(), tally.remote.get(),
-                tally.retries.get(), tally.corrupted.get(), System.nanoTime() - t0, aliases.size(), aliasedBytes);
+                tally.retries.get(), tally.corrupted.get(), System.nanoTime() - t0, aliases.size(), aliasedBytes,
+                aliasedRemote);
         Throwable f = tally.failure.get();
         if (f != null) { // the report goes with the failure: a failed part still tells its retries and corruptions
             throw new ExecutionFailedException(f instanceof ExecutionFailedException ? f.getMessage()
