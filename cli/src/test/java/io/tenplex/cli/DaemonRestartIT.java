@@ -120,6 +120,7 @@ class DaemonRestartIT {
             d.close();
         }
     }
+
     /**
      * A change whose save completed but whose move failed (the daemon's memory budget too small for the
      * new ranks' shards), the daemon restarted on its directory with a larger budget, then the same
