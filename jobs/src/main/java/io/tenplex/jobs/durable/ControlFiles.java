@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * ({@code rules.json}) a reconfiguration of a restored generation plans from, and the run record
  * ({@code run.json}) by which the same {@code tenplex run} command, run again, knows its job. Written
  * after each flush (whole or not at all: a temporary file, forced, then moved over it), removed with
- * the job's directory, and put back into the store at restore where the store has none.
+ * the job's directory, and put back into the store at restore where the store has none. A file
+ * unchanged since it was last written is not written again.
  */
 final class ControlFiles {
     private static final Logger LOG = LoggerFactory.getLogger(ControlFiles.class);
@@ -36,6 +37,8 @@ final class ControlFiles {
 
     private final DurableDir dir;
     private final TensorStore store;
+    /** job/name to the SHA-256 of what was last written there: a flush rewrites only what changed. */
+    private final java.util.Map<String, String> written = new java.util.concurrent.ConcurrentHashMap<>();
 
     ControlFiles(DurableDir dir, TensorStore store) {
         this.dir = dir;
@@ -54,8 +57,13 @@ final class ControlFiles {
             try {
                 Optional<String> text = read(job, name);
                 if (text.isEmpty()) {
+                    written.remove(job + "/" + name);
                     Files.deleteIfExists(f);
                     continue;
+                }
+                String digest = sha256(text.get());
+                if (digest.equals(written.get(job + "/" + name)) && Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)) {
+                    continue; // unchanged since it was last kept
                 }
                 Files.createDirectories(d);
                 Path tmp = d.resolve(name + ".tmp");
@@ -65,10 +73,21 @@ final class ControlFiles {
                     ch.force(true);
                 }
                 Files.move(tmp, f, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                written.put(job + "/" + name, digest);
             } catch (IOException | RuntimeException e) {
+                written.remove(job + "/" + name);
                 LOG.warn("control file {} of job {} not kept in {}{}: {}", name, job, d, DiskFull.is(e) ? " (no space "
                         + "left)" : "", e.toString());
             }
+        }
+    }
+
+    private static String sha256(String text) {
+        try {
+            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e); // every JDK has SHA-256
         }
     }
 
