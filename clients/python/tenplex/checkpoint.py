@@ -315,7 +315,8 @@ def load(job: Optional[str] = None, rank: Optional[int] = None, client: Optional
         _check_config(c, job, rank, choice, config)
         state = restore.from_rest(c, choice["path"], targets, as_torch, allow_pickle, over_rest)
     _last_loaded = {"job": job, "rank": rank, "step": int(choice["step"]), "source": choice["source"],
-                    "path": choice["path"], "via": via, "rest_tensors": len(over_rest)}
+                    "path": choice["path"], "via": via, "rest_tensors": len(over_rest),
+                    "copied_bytes": int(choice.get("copiedBytes", 0))}
     if over_rest:
         _slow_load(c, rank, job, over_rest, choice, via, shared)
     log.info("tenplex: rank %d of job %s loaded step %d from the %s at %s", rank, job, _last_loaded["step"],
@@ -376,7 +377,9 @@ def last_loaded() -> Optional[Dict[str, Any]]:
     (``"generation"`` or ``"reconfiguration"``), ``path``, ``via`` (``"shared_memory"``: pinned in
     the daemon's shared memory, or ``"rest"``) and ``rest_tensors`` (how many tensors were read over
     REST: all of a REST load; in a pinned load those the daemon holds outside shared memory) with
-    ``rest_reason`` (why) where there were any; ``None`` before any."""
+    ``rest_reason`` (why) where there were any, and ``copied_bytes`` (what the daemon copied into
+    shared memory for this load: 0 when every tensor was mapped where it lies, as a saved or moved
+    state is); ``None`` before any."""
     return None if _last_loaded is None else dict(_last_loaded)
 
 

@@ -98,7 +98,7 @@ final class CoordinatorBenchClient implements DaemonClient, AutoCloseable {
     }
 
     private static PartStatus status(String planId, String state) {
-        return new PartStatus(planId, state, "", 0, 0, 0, 0, 0, 0, 0);
+        return new PartStatus(planId, state, "", 0, 0, 0, 0, 0, 0, 0, null);
     }
 
     @Override

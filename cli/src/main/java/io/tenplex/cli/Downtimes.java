@@ -133,7 +133,7 @@ final class Downtimes {
             b.append(" (").append(d.path("ranksStarted").asInt()).append(" ranks reported their first step so far)");
         }
         return b.append("; ").append(s(d.path("waitForStopSeconds"))).append(" from the change to the stop step")
-                .append(slow(d.path("slowPaths"))).toString();
+                .append(slow(d.path("slowPaths"))).append(slowMoves(d.path("slowMoves"))).toString();
     }
 
     /** The slow paths the ranks reported ("; slower: rank 1's load: 12 tensors over REST (why)"), at most 4. */
@@ -149,6 +149,14 @@ final class Downtimes {
                     .append(p.path("what").asText()).append(" (").append(p.path("why").asText()).append(')');
         }
         return paths.size() > 4 ? b.append("; and ").append(paths.size() - 4).append(" more").toString() : b.toString();
+    }
+
+    /** The workers whose part of the move took slower memory ("; the move on worker 0: 695.0 MB into ..."). */
+    private static String slowMoves(JsonNode byWorker) {
+        StringBuilder b = new StringBuilder();
+        byWorker.fields().forEachRemaining(e -> b.append("; the move on worker ").append(e.getKey()).append(": ")
+                .append(e.getValue().asText()));
+        return b.toString();
     }
 
     private static String daemon(JsonNode d) {

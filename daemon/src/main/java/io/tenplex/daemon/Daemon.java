@@ -165,6 +165,7 @@ public final class Daemon implements AutoCloseable {
         }
         SharedSegments segments = life.add("shared memory", new SharedSegments(dir, store.allocator()));
         SharedSaves shared = life.add("shared saves", new SharedSaves(jobs, store, segments, pools.sharedWork));
+        jobs.setMoveSegments(segments); // moved shards where a load on this host maps them
         var reaper = pools.inDoubtTimer.scheduleWithFixedDelay(() -> reap(shared), 1, 1, TimeUnit.SECONDS);
         life.add("shared-memory reaper", reaper, () -> reaper.cancel(false));
         return shared;

@@ -156,6 +156,17 @@ class TenplexdIT {
     }
 
     /**
+     * A reconfiguration's moved state is loaded from the shared memory the move wrote: three data-parallel
+     * ranks map the same bytes (one copy for the worker), no load copies or reads over REST, and the
+     * reconfiguration's status says the move touched new memory.
+     */
+    @Test
+    void pythonLoad_ofAMovedState_mapsTheMovesOwnMemory_oncePerWorker() throws Exception {
+        String addr = start("--port", "0", "--memory-limit", "64m");
+        pythonAgainst(addr, "tests/python/test_moved_loads.py");
+    }
+
+    /**
      * A pinned load the daemon cannot copy into shared memory (its budget would not stay a quarter free)
      * reads those tensors over REST and says why: the rank's log, last_loaded and its downtime report.
      */

@@ -30,6 +30,7 @@ final class ChangeRegistry {
     private final ClusterDefaults cluster;
     private final Registry<PartRunner> parts;
     private final Registry<Reconfiguration> reconfigurations;
+    private volatile io.tenplex.store.memory.SharedSegments moveSegments;
 
     /** @param clock nanoseconds, for the registries' retention (tests advance it) */
     ChangeRegistry(TensorStore store, DaemonClient client, RangeReads reads, JobExecutors exec, Generations generations,
@@ -44,6 +45,11 @@ final class ChangeRegistry {
         this.reconfigurations = new Registry<>(retention, Jobs.MAX_FINISHED, clock);
     }
 
+    /** Where moves place new shards: the daemon's shared memory, or null for private memory. */
+    void setMoveSegments(io.tenplex.store.memory.SharedSegments segments) {
+        moveSegments = segments;
+    }
+
     /** How long finished parts and reconfigurations are kept. */
     void setRetention(Duration retention) {
         parts.setRetention(retention);
@@ -53,7 +59,7 @@ final class ChangeRegistry {
     /** Starts this daemon's part of a plan (idempotent per plan: a known part is answered as it is). */
     PartRunner startPart(PlanPart part) {
         PartRunner.Context ctx = new PartRunner.Context(store, client, reads, exec.readers(),
-                exec.background(), exec.timer(), cluster.preparedTimeout(), generations);
+                exec.background(), exec.timer(), cluster.preparedTimeout(), generations, moveSegments);
         return parts.computeIfAbsent(part.job(), part.planId(), () -> new PartRunner(part, ctx));
     }
 

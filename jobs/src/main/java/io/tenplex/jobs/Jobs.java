@@ -114,6 +114,14 @@ public final class Jobs implements Sealer {
         return generations;
     }
 
+    /**
+     * The daemon's shared memory, where moves place new shards so that a load on this host maps them
+     * without a copy (null: private memory).
+     */
+    public void setMoveSegments(io.tenplex.store.memory.SharedSegments segments) {
+        changes.setMoveSegments(segments);
+    }
+
     /** L2: the partner copies this daemon keeps of the generations of its jobs. */
     public io.tenplex.jobs.tiers.PartnerCopies partnerCopies() {
         return levels.partnerCopies();

@@ -204,6 +204,7 @@ public final class ResourceChange implements Registry.Finishing {
             }
             Map<String, Long> rp = r.describe().phaseMillis();
             times.committed(rp.getOrDefault("check", 0L) + rp.getOrDefault("execute", 0L), rp.getOrDefault("commit", 0L));
+            times.slowMoves(slowMoves(r.describe().workers()));
             if (r.step() != generation) {
                 log.event("generation " + generation + " could not be recovered: generation " + r.step() + " was instead");
                 generation = r.step();
@@ -336,6 +337,17 @@ public final class ResourceChange implements Registry.Finishing {
     int newWorld() {
         ParallelConfig c = chosen;
         return c == null ? 0 : c.worldSize();
+    }
+
+    /** By worker, the notes of the parts whose move took slower memory than it could have. */
+    private static Map<Integer, String> slowMoves(Map<String, io.tenplex.jobs.reconfigure.ReconfigurationStatus.Worker> ws) {
+        Map<Integer, String> out = new java.util.TreeMap<>();
+        ws.forEach((w, s) -> {
+            if (s.slowMemory() != null) {
+                out.put(Integer.parseInt(w), s.slowMemory());
+            }
+        });
+        return out;
     }
 
     ChangeTimes times() {

@@ -184,6 +184,7 @@ public final class Executor {
             AtomicLong progress, Map<Integer, Flow> bySource, List<ShardPlan[]> aliases) {
         int kept = 0;
         Map<Object, ShardPlan> firsts = sink.aliases() ? new java.util.HashMap<>() : null;
+        List<ShardPlan> opened = new java.util.ArrayList<>();
         for (ShardPlan shard : part) {
             if (shard.pieces().size() == 1 && shard.pieces().get(0).kind() == Piece.Kind.KEEP) {
                 Piece p = shard.pieces().get(0);
@@ -195,9 +196,15 @@ public final class Executor {
             ShardPlan first = firsts == null || shard.pieces().isEmpty() ? null : firsts.putIfAbsent(content(shard), shard);
             if (first != null) { // the same bytes as a shard assembled for another rank of this part
                 aliases.add(new ShardPlan[] {shard, first});
-                continue;
+            } else {
+                opened.add(shard);
             }
-            ByteBuffer buf = sink.open(shard.destRank(), shard.key(), shard.shape(), shard.dtype());
+        }
+        sink.expect(opened.stream().mapToLong(ShardPlan::byteSize).toArray());
+        for (ShardPlan shard : opened) {
+            long covered = shard.pieces().stream().mapToLong(Piece::bytes).sum();
+            ByteBuffer buf = sink.open(shard.destRank(), shard.key(), shard.shape(), shard.dtype(),
+                    shard.padding().isEmpty() && covered == shard.byteSize());
             if (shard.pieces().isEmpty()) {
                 sink.complete(shard.destRank(), shard.key()); // all padding
                 continue;

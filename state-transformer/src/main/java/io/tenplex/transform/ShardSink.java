@@ -12,6 +12,21 @@ public interface ShardSink {
      */
     ByteBuffer open(int rank, String key, Shape shape, DType dtype);
 
+    /**
+     * As {@link #open(int, String, Shape, DType)}; {@code tiled}: the shard's pieces write every one of
+     * its bytes (it has no padding), so the buffer need not be zeroed.
+     */
+    default ByteBuffer open(int rank, String key, Shape shape, DType dtype, boolean tiled) {
+        return open(rank, key, shape, dtype);
+    }
+
+    /**
+     * The sizes in bytes of the shards that will be opened next, in the order they will be opened
+     * (called once per run, before the first open): a sink may take its memory for all of them at once.
+     */
+    default void expect(long[] sizes) {
+    }
+
     /** The new shard is the source rank's old shard unchanged (a keep): alias it, copy nothing. */
     void keep(int rank, String key, int sourceRank, String sourceKey);
 

@@ -54,7 +54,7 @@ public final class PartRunner implements Registry.Finishing {
     /** What a part runs with: the daemon's store, the other daemons, and the executors it uses. */
     public record Context(TensorStore store, DaemonClient client, RangeReads reads, ExecutorService readers,
             ExecutorService background, ScheduledExecutorService timer, Duration defaultPreparedTimeout,
-            Generations generations) {
+            Generations generations, io.tenplex.store.memory.SharedSegments segments) {
     }
 
     private final PlanPart part;
@@ -68,6 +68,8 @@ public final class PartRunner implements Registry.Finishing {
     private volatile State state = State.EXECUTING;
     private volatile String error = "";
     private volatile ExecutionReport report;
+    /** Why the new shards took slower memory than recycled shared memory, or null ({@link StagingSink#slowMemory}). */
+    private volatile String slowMemory;
     private final ScheduledExecutorService timer;
     private final Duration preparedTimeout;
     private final InDoubt.Ask inDoubt;
@@ -94,7 +96,7 @@ public final class PartRunner implements Registry.Finishing {
         ShardSource source = rebuilt.around(new StoreSource(store, part.worker(), paths,
                 new PeerSource(ctx.reads(), daemons, paths, PIECE_TIMEOUT)), new StoreSource(store, part.worker(),
                 paths::streamed, new PeerSource(ctx.reads(), daemons, paths::streamed, PIECE_TIMEOUT)), PIECE_TIMEOUT);
-        StagingSink sink = new StagingSink(store, paths, part.planId());
+        StagingSink sink = new StagingSink(store, paths, part.planId(), ctx.segments());
         this.executed = CompletableFuture.runAsync(() -> execute(source, sink, daemons, ctx.readers()), ctx.background());
     }
 
@@ -103,6 +105,12 @@ public final class PartRunner implements Registry.Finishing {
         try {
             report = new Executor(source, readers, 2, part.flowRates(), rebuilt.ranks()).run(part.shards(),
                     r -> part.sourceDevices().get(r), sink, done, part.worker());
+            sink.finish();
+            slowMemory = sink.slowMemory();
+            if (slowMemory != null) {
+                LOG.info("job={} plan={} worker={}: the move was slower than it could be: {}", part.job(), part.planId(),
+                        part.worker(), slowMemory);
+            }
             copyValues(daemons);
             for (PlanPart.Generated g : part.generated()) {
                 SmallFiles.put(store, paths.staged(part.planId(), g.destRank(), g.path()), g.content());
@@ -277,9 +285,9 @@ public final class PartRunner implements Registry.Finishing {
         ExecutionReport r = report;
         String name = state.name().toLowerCase(Locale.ROOT);
         if (r == null) {
-            return new PartStatus(part.planId(), name, error, total, done.get(), 0, 0, 0, 0, 0);
+            return new PartStatus(part.planId(), name, error, total, done.get(), 0, 0, 0, 0, 0, null);
         }
         return new PartStatus(part.planId(), name, error, total, done.get(), r.localBytes(), r.remoteBytes(), r.retries(),
-                r.corrupted(), r.nanos());
+                r.corrupted(), r.nanos(), slowMemory);
     }
 }

@@ -22,11 +22,11 @@ public record ReconfigurationStatus(String job, String plan, String from, String
     /** A destination worker's part, as last heard ({@code executeMillis} null until it executed). */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Worker(String state, long bytesDone, long bytesTotal, long localBytes, long remoteBytes, int retries,
-            int corrupted, Long executeMillis) {
+            int corrupted, Long executeMillis, String slowMemory) {
 
         static Worker of(PartStatus p) {
             return new Worker(p.state(), p.bytesDone(), p.bytesTotal(), p.localBytes(), p.remoteBytes(), p.retries(),
-                    p.corrupted(), p.executeNanos() > 0 ? p.executeNanos() / 1_000_000 : null);
+                    p.corrupted(), p.executeNanos() > 0 ? p.executeNanos() / 1_000_000 : null, p.slowMemory());
         }
     }
 

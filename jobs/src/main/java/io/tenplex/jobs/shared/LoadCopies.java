@@ -25,8 +25,8 @@ final class LoadCopies {
     /** A copy is made only when it leaves this share of the budget free (1/4). */
     static final int SPARE_SHARE = 4;
 
-    /** The segment holding the copies (one reference, the caller's) and each copy's offset in it. */
-    record Copied(SharedSegment segment, long[] offsets) {
+    /** The segment holding the copies (one reference, the caller's), each copy's offset in it, and their bytes. */
+    record Copied(SharedSegment segment, long[] offsets, long bytes) {
     }
 
     /** The copies, or (null) why the tensors are left to REST (null too when there was nothing to copy). */
@@ -50,7 +50,7 @@ final class LoadCopies {
         try {
             for (int i = 0; i < offsets.length; i++) {
                 long size = refs.get(i).size();
-                at = SharedSaves.align(at, size);
+                at = SharedSegment.align(at, size);
                 offsets[i] = at;
                 at = Math.addExact(at, size);
             }
@@ -83,7 +83,7 @@ final class LoadCopies {
             seg.release();
             throw e;
         }
-        return new Outcome(new Copied(seg, offsets), null);
+        return new Outcome(new Copied(seg, offsets, refs.stream().mapToLong(DataRef::size).sum()), null);
     }
 
     private static Outcome refused(int tensors, long bytes, String why) {

@@ -41,7 +41,6 @@ public final class SharedSaves implements AutoCloseable {
     public static final int MAX_INLINE_FILE = 1 << 20;
     /** Bytes of files inline in one pin's answer, at most; the rest are read over REST. */
     public static final int MAX_INLINE_TOTAL = 16 << 20;
-    private static final int SMALL = 4096;
 
     /**
      * An entry a save will write: its path relative to the rank's tree, and what it is: a tensor
@@ -84,11 +83,13 @@ public final class SharedSaves implements AutoCloseable {
     /** A pinned load: what {@link Sealer#loadChoice} chose, with its entries. */
     /**
      * A load pin's answer; {@code restReason}: why tensors of it are not in shared memory (read them over
-     * REST), null (left out of the JSON) when every tensor is.
+     * REST), null (left out of the JSON) when every tensor is; {@code copiedBytes}: the bytes the pin
+     * copied into shared memory of its own (tensors held elsewhere), 0 when every tensor is mapped where
+     * it lies (saved through shared memory, or placed there by a reconfiguration's move).
      */
     public record Pinned(String id, String path, long step, String source, List<PinnedEntry> entries,
             long leaseSeconds, @com.fasterxml.jackson.annotation.JsonInclude(
-                    com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL) String restReason) {
+                    com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL) String restReason, long copiedBytes) {
     }
 
     /** What a client sees of an open handout (a save reservation or a load pin). */
@@ -163,7 +164,7 @@ public final class SharedSaves implements AutoCloseable {
         for (Wanted w : entries) {
             entryPath(layout, w.path(), seen);
             long size = w.bytes();
-            at = align(at, size);
+            at = SharedSegment.align(at, size);
             placed.add(new Placed(w.path(), at, size));
             try {
                 at = Math.addExact(at, size);
@@ -185,11 +186,6 @@ public final class SharedSaves implements AutoCloseable {
             (entries.get(i).meta() != null ? tensors : files).add(placed.get(i));
         }
         return new Reserved(r.id, seg.file().toString(), seg.nonce(), seg.capacity(), tensors, files, lease);
-    }
-
-    static long align(long at, long size) {
-        long a = size >= SMALL ? SMALL : 64;
-        return (at + a - 1) / a * a;
     }
 
     /** The store path of an entry below the rank's staging tree; refuses bad and duplicate paths. */
@@ -352,7 +348,8 @@ public final class SharedSaves implements AutoCloseable {
         List<PinnedEntry> entries = PinnedEntries.of(root, walked, refs, copies.copied());
         long bytes = refs.stream().mapToLong(DataRef::size).sum();
         Pin p = spaces.add(new Pin(job, rank, SharedSpaces.Owner.of(pid, start), lease, refs, bytes, copies.copied()));
-        return new Pinned(p.id, choice.path(), choice.step(), choice.source(), entries, lease, copies.restReason());
+        return new Pinned(p.id, choice.path(), choice.step(), choice.source(), entries, lease, copies.restReason(),
+                copies.copied() == null ? 0 : copies.copied().bytes());
     }
 
     /** Ends handouts whose owner is gone or whose lease ran out, and deletes long-unused segments. */

@@ -71,6 +71,77 @@ class StagingSinkTest {
         a.close();
     }
 
+    /**
+     * New shards lie in shared memory a load maps (one segment for the part); the first move touches new
+     * memory and says so; once those shards are gone the next move recycles the segment, with no note, and
+     * a padded shard there reads zeros where the old bytes were, while a tiled one is not zeroed first.
+     */
+    @Test
+    void newShards_lieInSharedMemory_recycledOnTheNextMove_zeroedWhereThePlanLeavesPadding() throws Exception {
+        Allocator a = new Allocator(64L << 20, 1 << 20);
+        try (SharedSegments segs = new SharedSegments(dir, a); TensorStore store = new TensorStore(a, BLOCK)) {
+            io.tenplex.ptc.Shape shape = io.tenplex.ptc.Shape.of(1001, 7);
+            StagingSink first = new StagingSink(store, PATHS, "p1", segs);
+            first.expect(new long[] {1001 * 7 * 4, 1001 * 7 * 4});
+            for (int r = 0; r < 2; r++) {
+                ByteBuffer buf = first.open(r, "w", shape, DType.F32, true);
+                while (buf.hasRemaining()) {
+                    buf.put((byte) 0x5a); // what the pieces write
+                }
+                first.complete(r, "w");
+            }
+            first.finish();
+            String note = first.slowMemory();
+            assertTrue(note != null && note.contains("into 1 new shared-memory segment") && note.contains("first time"),
+                    String.valueOf(note));
+            java.nio.file.Path file;
+            try (DataRef moved = store.openTensor(PATHS.staged("p1", 0, "w"));
+                    DataRef other = store.openTensor(PATHS.staged("p1", 1, "w"))) {
+                file = moved.sharedLocation().orElseThrow().file();
+                assertEquals(file, other.sharedLocation().orElseThrow().file(), "one segment for the part");
+            }
+            store.delete(PATHS.staging("p1")); // the next generation replaced them: the segment is kept
+
+            StagingSink next = new StagingSink(store, PATHS, "p2", segs);
+            next.expect(new long[] {1001 * 7 * 4, 1001 * 7 * 4});
+            ByteBuffer padded = next.open(0, "w", shape, DType.F32, false);
+            byte[] got = new byte[padded.remaining()];
+            padded.duplicate().get(got);
+            assertArrayEquals(new byte[got.length], got, "padding reads zeros, not the last move's bytes");
+            ByteBuffer tiled = next.open(1, "w", shape, DType.F32, true);
+            assertEquals(0x5a, tiled.get(100), "a tiled shard is not zeroed first: its pieces write every byte");
+            next.complete(0, "w");
+            next.complete(1, "w");
+            next.finish();
+            assertEquals(null, next.slowMemory(), "recycled shared memory: nothing slower to say");
+            try (DataRef moved = store.openTensor(PATHS.staged("p2", 0, "w"))) {
+                assertEquals(file, moved.sharedLocation().orElseThrow().file(), "the same segment, recycled");
+            }
+            store.delete(PATHS.staging("p2"));
+        }
+        a.close();
+    }
+
+    /** Without shared memory the shards go to private memory, and the note says a load copies them again. */
+    @Test
+    void withoutSharedMemory_privateMemory_andTheNoteSaysWhy() throws Exception {
+        Allocator a = new Allocator(64L << 20, 1 << 20);
+        try (TensorStore store = new TensorStore(a, BLOCK)) {
+            StagingSink sink = new StagingSink(store, PATHS, "p1", null);
+            sink.expect(new long[] {4000});
+            sink.open(0, "w", io.tenplex.ptc.Shape.of(1000), DType.F32, true);
+            sink.complete(0, "w");
+            sink.finish();
+            assertTrue(sink.slowMemory().startsWith("4.0 kB into private memory, which a load copies again"),
+                    sink.slowMemory());
+            assertTrue(sink.slowMemory().contains("the daemon has no shared memory"), sink.slowMemory());
+            try (DataRef moved = store.openTensor(PATHS.staged("p1", 0, "w"))) {
+                assertTrue(moved.sharedLocation().isEmpty());
+            }
+        }
+        a.close();
+    }
+
     /** Writes {@code bytes} at {@code offset} through a mapping of its own, as a client process does. */
     private static void write(Path file, long offset, byte[] bytes) throws Exception {
         try (var raf = new RandomAccessFile(file.toFile(), "rw"); FileChannel ch = raf.getChannel()) {

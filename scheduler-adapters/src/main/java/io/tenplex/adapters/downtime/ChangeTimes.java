@@ -1,5 +1,7 @@
 package io.tenplex.adapters.downtime;
 
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -14,6 +16,7 @@ public final class ChangeTimes {
     private volatile long moveMillis = -1;
     private volatile long commitMillis = -1;
     private final AtomicBoolean recorded = new AtomicBoolean();
+    private volatile Map<Integer, String> slowMoves;
 
     /** Planning (choosing the configuration and the plan) took {@code nanos}. */
     public void planned(long nanos) {
@@ -30,6 +33,16 @@ public final class ChangeTimes {
         this.moveMillis = moveMillis;
         this.commitMillis = commitMillis;
         committedAt = System.currentTimeMillis() / 1e3;
+    }
+
+    /** By worker, why its part of the move took slower memory than it could have ({@link DowntimeSplit#slowMoves}). */
+    public void slowMoves(Map<Integer, String> byWorker) {
+        slowMoves = byWorker.isEmpty() ? null : Map.copyOf(new TreeMap<>(byWorker));
+    }
+
+    /** Null when no part's move was slower than it could be. */
+    Map<Integer, String> slowMoves() {
+        return slowMoves == null ? null : new TreeMap<>(slowMoves);
     }
 
     double postedAt() {

@@ -24,10 +24,13 @@ import java.util.OptionalDouble;
  * @param ranksStopped ranks that reported the stop step
  * @param ranksStarted ranks that reported their first step under the new configuration
  * @param slowPaths the phases of ranks that took a slower way, and why ({@link SlowPath}); null when none
+ * @param slowMoves by worker, why its part of the move took slower memory than recycled shared memory
+ *     (new memory, first touched by the move, or private memory a load copies again); null when none did
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record DowntimeSplit(boolean complete, Double seconds, Double waitForStopSeconds, Map<String, Double> phases,
-        Map<String, Double> daemon, int ranksStopped, int ranksStarted, List<SlowPath> slowPaths) {
+        Map<String, Double> daemon, int ranksStopped, int ranksStarted, List<SlowPath> slowPaths,
+        Map<Integer, String> slowMoves) {
     /** The phases after the stop step, in order. */
     static final List<String> AFTER_STOP = RankReport.PHASES.subList(1, RankReport.PHASES.size());
 
@@ -56,7 +59,7 @@ public record DowntimeSplit(boolean complete, Double seconds, Double waitForStop
         int started = m.ranks("first_step");
         List<SlowPath> slow = m.slow();
         return new DowntimeSplit(stop.isPresent() && started >= newWorld && newWorld > 0, seconds, wait, phases,
-                daemon(m, t), m.ranks("stop"), started, slow.isEmpty() ? null : slow);
+                daemon(m, t), m.ranks("stop"), started, slow.isEmpty() ? null : slow, t.slowMoves());
     }
 
     private static OptionalDouble end(StepMarks m, ChangeTimes t, String phase) {

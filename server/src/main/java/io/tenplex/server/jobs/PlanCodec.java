@@ -56,16 +56,21 @@ public final class PlanCodec {
                 wp.getPreparedTimeoutMillis(), wp.getRebuildingList());
     }
 
+    /** The longest note of a part's status taken from a peer (characters); longer ones are cut. */
+    static final int MAX_NOTE = 600;
+
     public static io.tenplex.server.control.PartStatus encode(PartStatus s) {
         return io.tenplex.server.control.PartStatus.newBuilder().setPlanId(s.planId()).setState(s.state())
                 .setError(s.error()).setBytesTotal(s.bytesTotal()).setBytesDone(s.bytesDone())
                 .setLocalBytes(s.localBytes()).setRemoteBytes(s.remoteBytes()).setRetries(s.retries())
-                .setCorrupted(s.corrupted()).setExecuteNanos(s.executeNanos()).build();
+                .setCorrupted(s.corrupted()).setExecuteNanos(s.executeNanos())
+                .setSlowMemory(s.slowMemory() == null ? "" : s.slowMemory()).build();
     }
 
     public static PartStatus decode(io.tenplex.server.control.PartStatus s) {
         return new PartStatus(s.getPlanId(), s.getState(), s.getError(), s.getBytesTotal(), s.getBytesDone(),
-                s.getLocalBytes(), s.getRemoteBytes(), s.getRetries(), s.getCorrupted(), s.getExecuteNanos());
+                s.getLocalBytes(), s.getRemoteBytes(), s.getRetries(), s.getCorrupted(), s.getExecuteNanos(),
+                s.getSlowMemory().length() <= MAX_NOTE ? s.getSlowMemory() : s.getSlowMemory().substring(0, MAX_NOTE) + "...");
     }
 
     private static io.tenplex.server.control.Device device(io.tenplex.ptc.Device d) {

@@ -103,7 +103,8 @@ class PlanCodecTest {
 
     @Test
     void aStatus_roundTrips() {
-        PartStatus s = new PartStatus("p7-abc", "prepared", "", 1 << 20, 1 << 19, 100, 200, 3, 1, 123_456_789L);
+        PartStatus s = new PartStatus("p7-abc", "prepared", "", 1 << 20, 1 << 19, 100, 200, 3, 1, 123_456_789L,
+                "1.0 MB into 1 new shared-memory segment");
         assertEquals(s, PlanCodec.decode(PlanCodec.encode(s)));
     }
 

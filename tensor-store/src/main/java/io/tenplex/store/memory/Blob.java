@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Writes are not synchronised: a blob is filled by one writer before it is published.
  */
 public final class Blob {
+    private static final ByteBuffer ZEROS = ByteBuffer.allocateDirect(1 << 20).asReadOnlyBuffer();
     private final Allocator owner;
     private final BlobBacking.Memory memory;
     private final ByteBuffer[] chunks;
@@ -63,6 +64,18 @@ public final class Blob {
 
     public int refCount() {
         return refs.get();
+    }
+
+    /** Sets every byte to zero (memory reused from earlier data, where zeros are expected). */
+    public void zero() {
+        long left = size;
+        for (int i = 0; left > 0; i++) {
+            int len = (int) Math.min(left, chunks[i].capacity());
+            for (int at = 0; at < len; at += ZEROS.capacity()) {
+                chunks[i].put(at, ZEROS, 0, Math.min(ZEROS.capacity(), len - at));
+            }
+            left -= len;
+        }
     }
 
     /** Copies {@code src}'s remaining bytes to {@code offset}; advances {@code src}. */

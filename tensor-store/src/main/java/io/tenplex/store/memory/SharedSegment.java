@@ -29,6 +29,9 @@ public final class SharedSegment {
     public static final int HEADER = 4096;
     private static final String MAGIC = "TENPLEX-SHM 1\n";
 
+    /** Data of at least this many bytes starts on a page; smaller data on a 64-byte line. */
+    private static final int PAGE = 4096;
+
     /** Where a blob's bytes lie: in {@code file} (of {@code capacity} bytes) at {@code offset}. */
     public record Location(Path file, String nonce, long capacity, long offset) {
     }
@@ -94,6 +97,15 @@ public final class SharedSegment {
         SharedSegment s = new SharedSegment(owner, fd, nonce, capacity, window, ch, windows);
         s.writeHeader();
         return s;
+    }
+
+    /**
+     * Where data of {@code size} bytes placed at or after {@code at} starts: on a page when it is at
+     * least a page long, else on a 64-byte line (so that every tensor a client maps is aligned for its type).
+     */
+    public static long align(long at, long size) {
+        long a = size >= PAGE ? PAGE : 64;
+        return (at + a - 1) / a * a;
     }
 
     /** (Re)writes the header, so a segment a careless client wrote over is handed out intact. */

@@ -82,11 +82,28 @@ public final class SharedSegments implements AutoCloseable, Allocator.Keeper {
      * @throws IOException when the segment cannot be made
      */
     public SharedSegment acquire(long dataBytes) throws IOException {
-        if (dataBytes < 0 || dataBytes > Long.MAX_VALUE / 4) {
-            throw new IllegalArgumentException("cannot reserve " + dataBytes + " bytes of shared memory");
+        return acquire(dataBytes, dataBytes).segment();
+    }
+
+    /** A segment and whether it was kept for reuse (its pages touched before) rather than made now. */
+    public record Acquired(SharedSegment segment, boolean recycled) {
+    }
+
+    /**
+     * A segment with room for at least {@code minData} and, where one is kept, for up to about
+     * {@code wantData} data bytes: the kept one closest to {@code wantData} of those with room for
+     * {@code minData} and at most twice {@code wantData}, else a new one for {@code wantData}. One
+     * reference is the caller's.
+     *
+     * @throws OutOfBudgetException when the budget, or the system's memory, cannot take it now
+     * @throws IOException when the segment cannot be made
+     */
+    public Acquired acquire(long minData, long wantData) throws IOException {
+        if (minData < 0 || wantData < minData || wantData > Long.MAX_VALUE / 4) {
+            throw new IllegalArgumentException("cannot reserve " + minData + " to " + wantData + " bytes of shared memory");
         }
-        long capacity = (SharedSegment.HEADER + dataBytes + GRAIN - 1) / GRAIN * GRAIN;
-        SharedSegment reused = takeKept(capacity);
+        long want = capacity(wantData);
+        SharedSegment reused = takeKept(capacity(minData), want);
         if (reused != null) {
             try {
                 allocator.reserveExternal(reused.capacity());
@@ -96,26 +113,31 @@ public final class SharedSegments implements AutoCloseable, Allocator.Keeper {
                 throw e;
             }
             reused.writeHeader();
-            return reused.retain();
+            return new Acquired(reused.retain(), true);
         }
-        allocator.reserveExternal(capacity);
+        allocator.reserveExternal(want);
         try {
-            SharedSegment s = create(capacity);
+            SharedSegment s = create(want);
             synchronized (this) {
                 live++;
             }
-            return s.retain();
+            return new Acquired(s.retain(), false);
         } catch (IOException | RuntimeException e) {
-            allocator.releaseExternal(capacity);
+            allocator.releaseExternal(want);
             throw e;
         }
     }
 
-    private synchronized SharedSegment takeKept(long capacity) {
+    private static long capacity(long dataBytes) {
+        return (SharedSegment.HEADER + dataBytes + GRAIN - 1) / GRAIN * GRAIN;
+    }
+
+    /** The kept segment of at least {@code min} and at most {@code 2 * want} bytes closest to {@code want}, or null. */
+    private synchronized SharedSegment takeKept(long min, long want) {
         int best = -1;
         for (int i = 0; i < kept.size(); i++) {
             long c = kept.get(i).segment.capacity();
-            if (c >= capacity && c <= 2 * capacity && (best < 0 || c < kept.get(best).segment.capacity())) {
+            if (c >= min && c <= 2 * want && (best < 0 || closer(c, kept.get(best).segment.capacity(), want))) {
                 best = i;
             }
         }
@@ -126,6 +148,14 @@ public final class SharedSegments implements AutoCloseable, Allocator.Keeper {
         SharedSegment s = kept.remove(best).segment;
         keptBytes -= s.capacity();
         return s;
+    }
+
+    /** Whether capacity {@code c} suits {@code want} better than {@code than}: the smallest with room, else the largest. */
+    private static boolean closer(long c, long than, long want) {
+        if ((c >= want) != (than >= want)) {
+            return c >= want;
+        }
+        return c >= want ? c < than : c > than;
     }
 
     private synchronized void notLive() {

@@ -1,0 +1,117 @@
+package io.tenplex.store.memory;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Blobs the daemon writes into shared memory itself: laid out in as few segments as the expected sizes
+ * need, aligned for a client's mapping, recycled from kept segments (old bytes and all) before new
+ * ones are made, and counted once against the budget.
+ */
+class SharedArenaTest {
+    @TempDir
+    Path dir;
+
+    private static final long[] ODD = {3, 10_007, 64, 1 << 20, 4095, 4096, 1};
+
+    private static byte[] read(Path file, long offset, int n) throws Exception {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            ByteBuffer b = ByteBuffer.allocate(n);
+            ch.read(b, offset);
+            return b.array();
+        }
+    }
+
+    @Test
+    void expectedBlobs_shareOneNewSegment_alignedAndMappableByAClient() throws Exception {
+        Allocator a = new Allocator(64L << 20, 1 << 20);
+        try (SharedSegments segs = new SharedSegments(dir, a); SharedArena arena = new SharedArena(segs, a)) {
+            arena.expect(ODD);
+            List<Blob> blobs = new ArrayList<>();
+            for (long size : ODD) {
+                Blob b = arena.take(size);
+                assertFalse(arena.recycled());
+                byte[] data = new byte[(int) size];
+                java.util.Arrays.fill(data, (byte) (size % 251 + 1));
+                b.write(0, ByteBuffer.wrap(data));
+                blobs.add(b);
+            }
+            SharedSegment.Location first = blobs.get(0).sharedLocation().orElseThrow();
+            for (int i = 0; i < blobs.size(); i++) {
+                SharedSegment.Location loc = blobs.get(i).sharedLocation().orElseThrow();
+                assertEquals(first.file(), loc.file(), "one segment for all the expected blobs");
+                assertEquals(0, loc.offset() % (ODD[i] >= 4096 ? 4096 : 64), "aligned: " + loc);
+                byte[] seen = read(loc.file(), loc.offset(), (int) ODD[i]); // as a client maps it
+                for (byte x : seen) {
+                    assertEquals((byte) (ODD[i] % 251 + 1), x);
+                }
+            }
+            assertEquals(1, arena.freshSegments());
+            assertEquals(0, arena.recycledBytes());
+            assertEquals(first.capacity(), arena.freshBytes());
+            assertEquals(first.capacity(), a.usedBytes(), "the segment counts once, not again per blob");
+            arena.close();
+            assertEquals(1, segs.liveSegments(), "the blobs hold the segment");
+            blobs.forEach(Blob::release);
+            assertEquals(0, segs.liveSegments());
+            assertEquals(first.capacity(), segs.keptBytes(), "kept for reuse");
+        }
+    }
+
+    @Test
+    void keptSegments_areTakenFirst_evenSmallerOnes_andANewOneOnlyForTheRest() throws Exception {
+        Allocator a = new Allocator(64L << 20, 1 << 20);
+        try (SharedSegments segs = new SharedSegments(dir, a)) {
+            SharedSegment small = segs.acquire(3L << 20); // what an earlier save left: 3 MiB + header
+            Blob old = small.blob(a, SharedSegment.HEADER, 1 << 20);
+            old.write(0, ByteBuffer.wrap(new byte[] {42, 42, 42}));
+            old.release();
+            small.release();
+            long kept = segs.keptBytes();
+            assertTrue(kept > 0);
+            try (SharedArena arena = new SharedArena(segs, a)) {
+                long[] sizes = {1 << 20, 1 << 20, 5L << 20};
+                arena.expect(sizes);
+                Blob b0 = arena.take(sizes[0]);
+                assertTrue(arena.recycled(), "the kept 3 MiB segment is taken though 7 MiB are expected");
+                assertEquals(42, b0.views(0, 1)[0].get(0), "a recycled segment's old bytes are there until written");
+                b0.zero();
+                assertEquals(0, b0.views(0, 1)[0].get(0));
+                Blob b1 = arena.take(sizes[1]);
+                assertTrue(arena.recycled());
+                Blob b2 = arena.take(sizes[2]); // does not fit the rest of the kept one
+                assertFalse(arena.recycled());
+                assertEquals(kept, arena.recycledBytes());
+                assertEquals(1, arena.freshSegments());
+                assertTrue(arena.freshBytes() >= sizes[2] && arena.freshBytes() < sizes[2] + (2L << 20), "sized for the rest");
+                assertEquals(b0.sharedLocation().orElseThrow().file(), b1.sharedLocation().orElseThrow().file());
+                assertFalse(b0.sharedLocation().orElseThrow().file().equals(b2.sharedLocation().orElseThrow().file()));
+                List.of(b0, b1, b2).forEach(Blob::release);
+            }
+            assertEquals(0, segs.liveSegments());
+        }
+    }
+
+    @Test
+    void noRoomInTheBudget_isOutOfBudget_andNothingIsHeld() throws Exception {
+        Allocator a = new Allocator(4L << 20, 1 << 20);
+        try (SharedSegments segs = new SharedSegments(dir, a); SharedArena arena = new SharedArena(segs, a)) {
+            arena.expect(new long[] {8L << 20});
+            assertThrows(OutOfBudgetException.class, () -> arena.take(8L << 20));
+            assertEquals(0, a.usedBytes());
+            assertEquals(0, segs.liveSegments());
+            assertThrows(IllegalArgumentException.class, () -> arena.take(-1));
+        }
+    }
+}
