@@ -159,6 +159,13 @@ def init_full(a):
     return full
 
 
+def local_shape(shape, part, T):
+    """The shape of one tensor-parallel rank's shard of a parameter of ``shape``."""
+    if part["kind"] != "split":
+        return tuple(shape)
+    return tuple(n // T if d == part["dim"] else n for d, n in enumerate(shape))
+
+
 def shard(t, part, tp, T):
     if part["kind"] != "split":
         return t.clone()
@@ -226,26 +233,66 @@ class ReduceFromTP(torch.autograd.Function):
         return g, None
 
 
+# The tensors of the configuration this process trained last, by global name (and ("exp_avg", name) for
+# Adam's moments): in live mode the next configuration's Stage takes the storage of each one whose shape
+# is unchanged, and the load overwrites it, so no memory new to the process is touched for it.
+KEPT = {}
+
+
+def kept_or_empty(key, shape):
+    """The kept tensor ``key`` when it has ``shape`` (on this device), else a new uninitialised one."""
+    t = KEPT.get(key)
+    if t is not None and tuple(t.shape) == tuple(shape) and t.device == DEVICE and t.dtype == torch.float64:
+        return t
+    return torch.empty(shape, dtype=torch.float64, device=DEVICE)
+
+
 class Stage(torch.nn.Module):
-    """The layers of one pipeline stage, holding this tensor-parallel rank's shards."""
+    """The layers of one pipeline stage, holding this tensor-parallel rank's shards. Its parameters are
+    built uninitialised (or on the kept tensors of the last configuration): a load fills them, or
+    ``init_from_seed`` does for a new job; nothing is initialised only to be overwritten."""
 
     def __init__(self, a, T, P, tp, pp, tp_group):
         super().__init__()
-        self.a, self.T, self.tp_group = a, T, tp_group
+        self.a, self.T, self.tp, self.tp_group = a, T, tp, tp_group
         self.first, self.last = pp == 0, pp == P - 1
         per = a.layers // P
         self.global_layers = list(range(pp * per, (pp + 1) * per))
         self.heads = a.heads // T
-        full = init_full(a)
-        spec = global_params(a)
+        self.spec = global_params(a)
         self.names = {}  # local name -> global name
-        for name in spec:
+        for name, (shape, _, part) in self.spec.items():
             local = self._local(name)
             if local is None:
                 continue
             self.names[local] = name
             self.register_parameter(local.replace(".", "__"),
-                                    torch.nn.Parameter(shard(full[name], spec[name][2], tp, T).to(DEVICE)))
+                                    torch.nn.Parameter(kept_or_empty(name, local_shape(shape, part, T))))
+
+    def init_from_seed(self):
+        """The initial values of a new job: this rank's shards of the whole model's (init_full)."""
+        full = init_full(self.a)
+        with torch.no_grad():
+            for local, p in self.named().items():
+                name = self.names[local]
+                p.copy_(shard(full[name], self.spec[name][2], self.tp, self.T))
+
+    def kept_moments(self):
+        """Adam's moments as ``into=`` for a load: the kept tensors of the same shape, by local name."""
+        out = {}
+        for k in ("exp_avg", "exp_avg_sq"):
+            out[k] = {local: KEPT[(k, name)] for local, name in self.names.items()
+                      if (k, name) in KEPT and KEPT[(k, name)].shape == self.p(local).shape}
+        return out
+
+    def keep(self, opt):
+        """What the next configuration of this process may reuse: the parameters and their moments."""
+        KEPT.clear()
+        for local, p in self.named().items():
+            KEPT[self.names[local]] = p.detach()
+            for k in ("exp_avg", "exp_avg_sq"):
+                if k in opt.state.get(p, {}):
+                    KEPT[(k, self.names[local])] = opt.state[p][k]
 
     def _local(self, name):
         if name.startswith("layers."):
@@ -274,7 +321,8 @@ class Stage(torch.nn.Module):
                     raise KeyError("the loaded state has no %s (it has %s)" % (local, sorted(state)[:5]))
                 if state[local].shape != p.shape:
                     raise ValueError("%s: loaded %s, expected %s" % (local, tuple(state[local].shape), tuple(p.shape)))
-                p.copy_(state[local])
+                if state[local].data_ptr() != p.data_ptr():  # loaded into= the parameter: already there
+                    p.copy_(state[local])
 
     def forward(self, h, tokens=None):
         a = self.a
@@ -346,13 +394,15 @@ def train(a, cfg):
 
     stage = Stage(a, T, P, tp, pp, tp_group)
     opt = torch.optim.Adam(list(stage.named().values()), lr=a.lr)
-    try:
-        state, step = tenplex.load(job, rank, client)
+    try:  # straight into the parameters and the kept moments; the loaded moments become Adam's state
+        state, step = tenplex.load(job, rank, client, into={"model": stage.state(), "optimizer": stage.kept_moments()})
         stage.load(state["model"])
-        tenplex.load_optimizer_state_by_name(opt, stage.named(), state["optimizer"])
+        tenplex.load_optimizer_state_by_name(opt, stage.named(), state["optimizer"], copy=False)
         how = "loaded step %d from tenplex" % step
     except tenplex.NoCheckpoint:
+        stage.init_from_seed()
         step, how = 0, "initialised from seed %d" % a.seed
+    KEPT.clear()  # what this configuration did not take is freed
     local_batch = a.global_batch // D
     if cfg.local_rank == 0:  # the first rank on each worker mounts at its daemon
         client.request("POST", "/api/v1/datasets/%s/mount" % job, json={
@@ -388,6 +438,7 @@ def train(a, cfg):
             hold(rank, step)
 
     save(a, job, stage, opt, step, rank, world, dp, client, "end" if step >= a.steps else "stop")
+    stage.keep(opt)
     if rank == 0 and step >= a.steps and a.plot != "none":
         plot(a, job)
 

@@ -4,7 +4,8 @@ daemon (TENPLEX_ADDR). Usage: wire_speed.py [rounds] [state GB]
 * save: ``tenplex.upload`` of a state of odd-sized f32 tensors (``state GB`` in all, 2 by default) vs
   one PUT of a single tensor of the same bytes from one buffer;
 * load: ``tenplex.download`` of that state (every body checked against the CRC32C the daemon sends)
-  vs one GET of the single tensor streamed into a preallocated buffer (the wire alone: unchecked);
+  vs one GET of the single tensor streamed into a preallocated buffer (the wire alone: unchecked, read
+  straight into the buffer; ``WIRE_URLLIB3_READ=1``: through urllib3's ``readinto``, which copies);
 * small: ``tenplex.upload`` of 2000 tensors of 4 KiB vs one PUT of their bytes as one tensor.
 
 Rounds alternate ours and the single request; medians and the ratio (ours / single) are printed, with
@@ -18,7 +19,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-if os.environ.get("WIRE_NO_CRC32C") == "1":
+if os.environ.get("WIRE_NO_CRC32C") == "1":  # and no ISA-L: the next implementation after both
+    os.environ["TENPLEX_NO_ISAL"] = "1"
     sys.modules["crc32c"] = None  # an import of it raises ImportError
 sys.path.insert(0, os.environ.get("TENPLEX_CLIENT") or os.path.join(HERE, "..", "..", "clients", "python"))
 
@@ -33,6 +35,11 @@ if "://" not in ADDR:
     ADDR = "http://" + ADDR
 
 
+# the single GET reads with http.client's readinto, straight into its buffer (urllib3's readinto makes a
+# bytes object of each read first); WIRE_URLLIB3_READ=1: with urllib3's, as a plain requests user would
+RAW_FP = os.environ.get("WIRE_URLLIB3_READ") != "1"
+
+
 def single_put(session, path, buf):
     r = session.put(ADDR + "/api/v1/tensors" + path, params={"dtype": "uint8", "dims": str(len(buf)),
                                                             "replace": "true"}, data=memoryview(buf))
@@ -42,9 +49,10 @@ def single_put(session, path, buf):
 def single_get(session, path, out):
     r = session.get(ADDR + "/api/v1/tensors" + path, stream=True)
     assert r.status_code == 200, r.text
-    view, got = memoryview(out), 0  # the raw wire: no checksum, no tree
+    view, got = memoryview(out), 0  # the raw wire: no checksum, no tree, straight into the buffer
+    read = r.raw._fp.readinto if RAW_FP else r.raw.readinto
     while got < len(view):
-        n = r.raw.readinto(view[got:])
+        n = read(view[got:])
         assert n, "short body"
         got += n
     r.close()

@@ -162,6 +162,37 @@ for o, n in ((opt, net), (opt2, net2)):
 for (k, a), (_, b) in zip(net.state_dict().items(), net2.state_dict().items()):
     assert torch.equal(a, b), k  # same lr (restored from param_groups), same moments, same step
 
+# ---- copy=False loads in place: the loaded tensors become the state (no deep copy), stepping equal to
+# load_state_dict's; the saved lr wins over the new optimizer's; a wrong group count changes nothing
+loaded = {k: ({n: t.clone() for n, t in v.items()} if isinstance(v, dict) else v) for k, v in saved["optimizer"].items()}
+net3 = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Tanh(), torch.nn.Linear(3, 1)).double()
+net3.load_state_dict(saved["model"])
+opt3 = torch.optim.Adam(net3.parameters(), lr=0.5)
+named3 = dict(net3.named_parameters())
+bad = dict(loaded, param_groups=loaded["param_groups"] * 2)
+try:
+    tenplex.load_optimizer_state_by_name(opt3, named3, bad, copy=False)
+    raise AssertionError("two saved groups for one were taken")
+except ValueError as e:
+    assert "2 parameter groups, the optimizer 1" in str(e), e
+assert not opt3.state and opt3.param_groups[0]["lr"] == 0.5, "a refused load changed the optimizer"
+tenplex.load_optimizer_state_by_name(opt3, named3, loaded, copy=False)
+assert opt3.param_groups[0]["lr"] == 0.01
+for name, p in named3.items():
+    assert opt3.state[p]["exp_avg"] is loaded["exp_avg"][name], "in place: the loaded tensor is the state"
+net4 = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Tanh(), torch.nn.Linear(3, 1)).double()
+net4.load_state_dict(saved["model"])
+opt4 = torch.optim.Adam(net4.parameters(), lr=0.5)
+tenplex.load_optimizer_state_by_name(opt4, dict(net4.named_parameters()), saved["optimizer"])
+for o, n in ((opt3, net3), (opt4, net4)):
+    for _ in range(3):
+        o.zero_grad()
+        n(x).pow(2).mean().backward()
+        o.step()
+for (k, a), (_, b) in zip(net3.state_dict().items(), net4.state_dict().items()):
+    assert torch.equal(a, b), k
+assert opt4.state_dict()["state"][0]["step"] == opt3.state_dict()["state"][0]["step"]
+
 # ---- pip install from the checkout (pyproject.toml, setuptools backend), offline: no index, no build
 # isolation (which would download setuptools), and none of this machine's pip configuration (no local
 # wheel directories); the commands are the ones docs/CLIENTS.md gives

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import tree_codec, shared_memory, torch_values
 from ..errors import TenplexError
-from .transfer import listing, read_file, read_tensor, reads_torch
+from .transfer import listing, read_file, read_tensor, read_tensors, reads_torch
 
 log = logging.getLogger("tenplex")
 
@@ -97,11 +97,12 @@ def from_rest(c, prefix, targets, as_torch, allow_pickle=False, over_rest=None):
                   targets)
 
     read_torch = reads_torch(as_torch)
+    read = read_tensors(c, entries, read_torch)
 
     def tensor(e):
         if over_rest is not None:
             over_rest.append(e["path"])
-        value = read_tensor(c, e["path"], e["dtype"], tuple(e["shape"]), read_torch)
+        value = read.pop(e["path"])
         target = targets.get(e["path"][len(root):])
         return value if target is None else _into(value, target)
 

@@ -183,19 +183,74 @@ def _param_state(names, by_name):
 
 
 def load_optimizer_state_by_name(optimizer: Any, named_parameters: Iterable[Tuple[str, Any]],
-                                 by_name: Mapping[str, Any]) -> None:
+                                 by_name: Mapping[str, Any], copy: bool = True) -> None:
     """The inverse of :func:`optimizer_state_by_name`: loads state keyed by name into ``optimizer``
-    (whose parameters are those of ``named_parameters``, possibly other shards than were saved)."""
+    (whose parameters are those of ``named_parameters``, possibly other shards than were saved).
+
+    ``copy=True`` goes through ``optimizer.load_state_dict``, which deep-copies every tensor.
+    ``copy=False`` loads in place: the tensors of ``by_name`` become the optimizer's state (cast to
+    their parameter's dtype and device as ``load_state_dict`` casts them, which copies nothing when
+    they match) and the saved settings update the optimizer's parameter groups; no second copy of the
+    state is made. Pass a state of its own (what :func:`tenplex.load` returned), never tensors another
+    optimizer still steps. An optimizer whose class overrides ``load_state_dict``, or that has
+    load_state_dict hooks, is loaded through ``load_state_dict`` either way."""
     names = _names(named_parameters)
-    sd = optimizer.state_dict()
     groups = by_name.get("param_groups")
-    if groups is not None and len(groups) != len(sd["param_groups"]):
-        raise ValueError("saved state has %d parameter groups, the optimizer %d" % (len(groups), len(sd["param_groups"])))
+    if groups is not None and len(groups) != len(optimizer.param_groups):
+        raise ValueError("saved state has %d parameter groups, the optimizer %d"
+                         % (len(groups), len(optimizer.param_groups)))
+    if copy or not _plain_load(optimizer):
+        _load_through_state_dict(optimizer, names, by_name, groups)
+        return
+    state = {}
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            if id(p) not in names:
+                raise ValueError("an optimizer parameter has no name in named_parameters")
+            st = _param_state(names[id(p)], by_name)
+            if st:
+                state[p] = {k: _cast(p, k, v, group) for k, v in st.items()}
+    for gi, group in enumerate(optimizer.param_groups):  # nothing failed: change the optimizer now
+        if groups is not None:
+            group.update({k: (tuple(v) if isinstance(v, list) and k == "betas" else v)
+                          for k, v in groups[gi].items() if k != "params"})
+    optimizer.state.clear()
+    optimizer.state.update(state)
+
+
+def _plain_load(optimizer):
+    """Whether ``optimizer`` loads as torch's base class does, with no hooks (so an in-place load is equal)."""
+    own = type(optimizer).load_state_dict
+    base = torch.optim.Optimizer.load_state_dict
+    hooks = [getattr(optimizer, h, None) for h in ("_optimizer_load_state_dict_pre_hooks",
+                                                     "_optimizer_load_state_dict_post_hooks")]
+    return getattr(own, "__func__", own) is getattr(base, "__func__", base) and not any(h for h in hooks if h)
+
+
+def _cast(param, key, value, group):
+    """A state value as ``Optimizer.load_state_dict`` casts it: floating state to the parameter's dtype,
+    everything to its device; ``step`` as it is (to float32 on the parameter's device for a capturable
+    or fused optimizer, as torch 2 does)."""
+    if not isinstance(value, torch.Tensor):
+        return value
+    if key == "step":
+        if group.get("capturable") or group.get("fused"):
+            return value.to(dtype=torch.float32, device=param.device)
+        return value
+    if param.is_floating_point():
+        return value.to(dtype=param.dtype, device=param.device)
+    return value.to(device=param.device)
+
+
+def _load_through_state_dict(optimizer, names, by_name, groups):
+    sd = optimizer.state_dict()
     state = {}
     for gi, (group, sd_group) in enumerate(zip(optimizer.param_groups, sd["param_groups"])):
         if groups is not None:
             sd_group.update({k: (tuple(v) if isinstance(v, list) and k == "betas" else v) for k, v in groups[gi].items()})
         for p, pos in zip(group["params"], sd_group["params"]):
+            if id(p) not in names:
+                raise ValueError("an optimizer parameter has no name in named_parameters")
             st = _param_state(names[id(p)], by_name)
             if st:
                 state[pos] = st
