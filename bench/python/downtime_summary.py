@@ -4,13 +4,72 @@ sum of save + move + load (the daemon's move, the ranks' save and load), then th
 reconfigurations and rounds of each mode. The last line is
 ``downtime: live X s, relaunch Y s, relaunch/live R, live/(save+move+load) Q``; with cold runs (relaunch
 with --no-prestart) a line before it compares them with the relaunch runs (pre-started interpreters).
-Usage: downtime_summary.py MODE=FILE [MODE=FILE ...]   (MODE: live, relaunch or cold; a mode may repeat)"""
+With ``--model FLAGS --schedule FILE`` (the example's model flags and the schedule), each reconfiguration
+also gets the bytes its save, move and load touched (bench/python/phase_bytes.py) and each phase's ratio
+to the machine's memory-copy floor for them; with a run's training log (``MODE=FILE,LOG``: the example's
+``<job>.jsonl``) the steady step (median interval between consecutive steps of one configuration, the
+first two after each start left out) and the first step's ratio to it; and a line per live
+reconfiguration with issue 41's targets.
+Usage: downtime_summary.py [--model FLAGS --schedule FILE] MODE=FILE[,LOG] [...]
+(MODE: live, relaunch or cold; a mode may repeat)"""
 import json
+import os
+import shlex
 import statistics
 import sys
 
+CONTEXT = {}  # model, schedule and floor when given
 
-def rows(mode, path):
+
+def steady_step(log):
+    """The median seconds between consecutive steps of one configuration (the first two after each
+    start, which pay the start's costs, left out), from the example's log; None without one."""
+    if not log:
+        return None
+    with open(log) as f:
+        recs = [json.loads(line) for line in f if line.strip()]
+    gaps, last, since_start = [], None, 0
+    for r in recs:
+        if r.get("event") == "start":
+            last, since_start = None, 0
+            continue
+        if "step" not in r or "loss" not in r:
+            continue
+        since_start += 1
+        if last is not None and last["config"] == r["config"] and since_start > 2:
+            gaps.append(r["time"] - last["time"])
+        last = r
+    return statistics.median(gaps) if gaps else None
+
+
+def configs(generation):
+    """(old, new) (T, P, D) of the schedule's change at ``generation``, or None."""
+    sched = CONTEXT.get("schedule")
+    if not sched:
+        return None
+    entries = sorted(sched, key=lambda e: e["step"])
+    for prev, e in zip(entries, entries[1:]):
+        if e["step"] == generation:
+            return tuple(prev[k] for k in ("tp", "pp", "dp")), tuple(e[k] for k in ("tp", "pp", "dp"))
+    return None
+
+
+def touched(mode, generation, phases, move):
+    """The phases' bytes and their ratio to the floor, as text and as {phase: ratio}."""
+    cfg = configs(generation)
+    if cfg is None or "model" not in CONTEXT:
+        return "", {}
+    import phase_bytes
+    b = phase_bytes.phase_bytes(CONTEXT["model"], *cfg)
+    secs = {"save": phases.get("save", 0), "move": move, "load": phases.get("load", 0)}
+    ratio = {k: secs[k] / (b[k] / CONTEXT["floor"] / 1e9) for k in b}
+    return ("; touched: " + ", ".join("%s %.2f GB (%.1fx floor)" % (k, b[k] / 1e9, ratio[k]) for k in b)
+            + " %s -> %s" % cfg), ratio
+
+
+def rows(mode, arg):
+    path, _, log = arg.partition(",")
+    steady = steady_step(log)
     with open(path) as f:
         status = json.load(f)
     for r in status["reconfigurations"]:
@@ -22,10 +81,25 @@ def rows(mode, path):
         p, daemon = d["phases"], d.get("daemon", {})
         smv = p.get("save", 0) + daemon.get("move", 0) + p.get("load", 0)
         split = ", ".join("%s %.3f" % (k, v) for k, v in p.items())
-        print("%-8s %-12s step %4s: downtime %.3f s, save+move+load %.3f s (%s; plan %.3f, move %.3f)"
+        text, ratio = touched(mode, r.get("generation"), p, daemon.get("move", 0))
+        print("%-8s %-12s step %4s: downtime %.3f s, save+move+load %.3f s (%s; plan %.3f, move %.3f)%s"
               % (mode, status["job"], r.get("generation"), d["seconds"], smv, split, daemon.get("plan", 0),
-                 daemon.get("move", 0)))
+                 daemon.get("move", 0), text))
+        for k, v in (d.get("slowMoves") or {}).items():
+            print("         the move on worker %s: %s" % (k, v))
+        if steady is not None and "first_step" in p:
+            print("         steady step %.3f s, first step %.2fx it" % (steady, p["first_step"] / steady))
+        if mode == "live" and steady is not None and ratio:
+            bound = 1.5 * smv + steady + 0.5
+            print("         targets: downtime %.2f <= %.2f (1.5 x save+move+load + a step + 0.5 s): %s; each phase "
+                  "<= 3x floor: %s; first step <= 1.2x steady: %s"
+                  % (d["seconds"], bound, ok(d["seconds"] <= bound), ok(max(ratio.values()) <= 3),
+                     ok(p["first_step"] <= 1.2 * steady)))
         yield d["seconds"], smv, p.get("relaunch")
+
+
+def ok(b):
+    return "met" if b else "NOT met"
 
 
 def median(xs):
@@ -38,6 +112,19 @@ def fmt(x):
 
 def main(argv):
     got = {"live": [], "relaunch": [], "cold": []}
+    argv = list(argv)
+    while argv and argv[0] in ("--model", "--schedule"):
+        flag, value = argv.pop(0), argv.pop(0)
+        if flag == "--model":
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            import phase_bytes
+            CONTEXT["model"] = phase_bytes.model_args(shlex.split(value))
+            CONTEXT["floor"] = phase_bytes.copy_floor_gbps()
+            print("memory-copy floor: %.2f GB/s; state %.2f GB" % (CONTEXT["floor"],
+                                                                phase_bytes.state_bytes(CONTEXT["model"]) / 1e9))
+        else:
+            with open(value) as f:
+                CONTEXT["schedule"] = json.load(f)
     for a in argv:
         mode, path = a.split("=", 1)
         got[mode].extend(rows(mode, path))

@@ -64,8 +64,8 @@ def _isal_crc32c(data, crc=0):
         import numpy as np
         try:
             a = np.frombuffer(data, dtype=np.uint8)
-        except (TypeError, ValueError):  # not a contiguous byte buffer: a copy of its bytes
-            a = np.frombuffer(bytes(memoryview(data)), dtype=np.uint8)
+        except (TypeError, ValueError, BufferError):  # not a contiguous buffer: a copy of its bytes, in C order
+            a = np.frombuffer(memoryview(data).tobytes(), dtype=np.uint8)
         addr, n, keep = a.ctypes.data, a.nbytes, a
     c = (crc ^ 0xFFFFFFFF) & 0xFFFFFFFF
     if isinstance(addr, bytes):
