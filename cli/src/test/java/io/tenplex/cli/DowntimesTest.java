@@ -17,5 +17,10 @@ class DowntimesTest {
         String none = d.replaceFirst(", \"slowPaths\".*\\]", "");
         assertEquals("downtime 2.500 s: save 0.500 s, commit wait 1.000 s (move 0.750 s), load 1.000 s; 1.250 s from the "
                 + "change to the stop step", Downtimes.split(TenplexCli.JSON.readTree(none)));
+        String moved = none.replace("}}", "}, \"slowMoves\": {\"0\": \"695.0 MB into 1 new shared-memory segment, "
+                + "touched for the first time (kept 0 B)\"}}");
+        assertEquals("downtime 2.500 s: save 0.500 s, commit wait 1.000 s (move 0.750 s), load 1.000 s; 1.250 s from the "
+                + "change to the stop step; the move on worker 0: 695.0 MB into 1 new shared-memory segment, touched for "
+                + "the first time (kept 0 B)", Downtimes.split(TenplexCli.JSON.readTree(moved)));
     }
 }

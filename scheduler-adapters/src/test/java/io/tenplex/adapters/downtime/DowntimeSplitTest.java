@@ -115,6 +115,14 @@ class DowntimeSplitTest {
         assertTrue(json.writeValueAsString(d).contains("\"slowPaths\":[{\"rank\":1,\"phase\":\"load\""),
                 json.writeValueAsString(d));
         assertNull(DowntimeSplit.join(new ChangeReports().of(3), t, 2).slowPaths(), "none: left out");
+        assertNull(d.slowMoves(), "no move note: left out");
+        assertTrue(!json.writeValueAsString(d).contains("slowMoves"), json.writeValueAsString(d));
+        t.slowMoves(java.util.Map.of(1, "2.0 MB into private memory, which a load copies again (x)", 0,
+                "695.0 MB into 1 new shared-memory segment, touched for the first time (y)"));
+        DowntimeSplit moved = DowntimeSplit.join(r.of(3), t, 2);
+        assertEquals(List.of(0, 1), List.copyOf(moved.slowMoves().keySet()), "by worker, in order");
+        assertTrue(json.writeValueAsString(moved).contains("\"slowMoves\":{\"0\":\"695.0 MB into 1 new shared-memory"),
+                json.writeValueAsString(moved));
         String[] bad = {"\"slow\": {}", "\"slow\": [1]", "\"slow\": [{\"phase\": \"warmup\", \"what\": \"x\", "
                 + "\"why\": \"y\"}]", "\"slow\": [{\"phase\": \"load\", \"what\": \"x\"}]", "\"slow\": [{\"phase\": "
                 + "\"load\", \"what\": \"x\", \"why\": \"y\", \"z\": 1}]", "\"slow\": [{\"phase\": \"load\", \"what\": \"x\", "
