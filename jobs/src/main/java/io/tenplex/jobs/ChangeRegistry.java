@@ -22,6 +22,7 @@ import java.util.function.Supplier;
  * daemon's defaults), finding, counting and forgetting them.
  */
 final class ChangeRegistry {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ChangeRegistry.class);
     private final TensorStore store;
     private final DaemonClient client;
     private final RangeReads reads;
@@ -48,6 +49,36 @@ final class ChangeRegistry {
     /** Where moves place new shards: the daemon's shared memory, or null for private memory. */
     void setMoveSegments(io.tenplex.store.memory.SharedSegments segments) {
         moveSegments = segments;
+    }
+
+    /**
+     * Touches, in the background, the shared memory this daemon's part of a change planned ahead will
+     * write ({@link io.tenplex.store.memory.SharedSegments#prewarm}), while the job trains towards its
+     * stop step: the move then writes into recycled memory. Best effort: a failure is logged.
+     */
+    void prewarm(io.tenplex.jobs.reconfigure.PlanAhead ahead, java.util.OptionalInt self) {
+        io.tenplex.store.memory.SharedSegments segments = moveSegments;
+        io.tenplex.transform.Plan plan = ahead.madePlan();
+        if (segments == null || plan == null || self.isEmpty()) {
+            return;
+        }
+        int w = self.getAsInt();
+        long[] sizes = io.tenplex.transform.Executor.newShardSizes(plan.shards().stream()
+                .filter(s -> s.destDevice().worker() == w).toList());
+        long bytes = io.tenplex.store.memory.SharedArena.layout(sizes, 0);
+        try {
+            exec.background().execute(() -> {
+                try {
+                    if (segments.prewarm(bytes)) {
+                        LOG.info("touched {} bytes of shared memory ahead of the move of {} -> {}", bytes, plan.from(), plan.to());
+                    }
+                } catch (java.io.IOException | RuntimeException e) {
+                    LOG.info("shared memory not touched ahead of the move of {} -> {}: {}", plan.from(), plan.to(), e.toString());
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closing
+        }
     }
 
     /** How long finished parts and reconfigurations are kept. */

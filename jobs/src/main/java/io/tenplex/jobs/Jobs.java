@@ -288,7 +288,9 @@ public final class Jobs implements Sealer {
 
     /** Plans before the state is saved (nothing stored or started): for {@link #reconfigure(ReconfigureRequest, PlanAhead)}. */
     public PlanAhead planAhead(ReconfigureRequest r) throws IOException {
-        return planner.planAhead(r);
+        PlanAhead ahead = planner.planAhead(r);
+        changes.prewarm(ahead, cluster.selfWorker());
+        return ahead;
     }
 
     /** Plans a reconfiguration and starts coordinating it in the background. */

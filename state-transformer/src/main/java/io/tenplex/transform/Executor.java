@@ -183,22 +183,12 @@ public final class Executor {
     private int queue(List<ShardPlan> part, java.util.function.IntFunction<Device> sourceDevice, ShardSink sink,
             AtomicLong progress, Map<Integer, Flow> bySource, List<ShardPlan[]> aliases) {
         int kept = 0;
-        Map<Object, ShardPlan> firsts = sink.aliases() ? new java.util.HashMap<>() : null;
         List<ShardPlan> opened = new java.util.ArrayList<>();
-        for (ShardPlan shard : part) {
-            if (shard.pieces().size() == 1 && shard.pieces().get(0).kind() == Piece.Kind.KEEP) {
-                Piece p = shard.pieces().get(0);
-                sink.keep(shard.destRank(), shard.key(), p.sourceRank(), p.sourceKey());
-                progress.addAndGet(p.bytes());
-                kept++;
-                continue;
-            }
-            ShardPlan first = firsts == null || shard.pieces().isEmpty() ? null : firsts.putIfAbsent(content(shard), shard);
-            if (first != null) { // the same bytes as a shard assembled for another rank of this part
-                aliases.add(new ShardPlan[] {shard, first});
-            } else {
-                opened.add(shard);
-            }
+        for (ShardPlan shard : PartShards.classify(part, sink.aliases(), aliases, opened)) {
+            Piece p = shard.pieces().get(0);
+            sink.keep(shard.destRank(), shard.key(), p.sourceRank(), p.sourceKey());
+            progress.addAndGet(p.bytes());
+            kept++;
         }
         sink.expect(opened.stream().mapToLong(ShardPlan::byteSize).toArray());
         for (ShardPlan shard : opened) {
@@ -226,22 +216,11 @@ public final class Executor {
     }
 
     /**
-     * What a new shard's bytes are made of: its tensor, key, shape and type, padding, and for each piece
-     * the ranks that hold its source (its replicas), the region of their shard it is and where it goes.
-     * Two shards with the same content have the same bytes: each piece is the same region of the same
-     * source shard, which the plan reads from any of its replicas. (A piece's {@code global} region is
-     * not used: a part decoded from the wire does not carry it.)
+     * The sizes of the new shards a run of {@code part} assembles, in the order it opens them, when its
+     * sink aliases replicas (what it will {@link ShardSink#expect}): for taking their memory ahead of the run.
      */
-    private static Object content(ShardPlan s) {
-        List<Object> pieces = new java.util.ArrayList<>(s.pieces().size() * 3);
-        for (Piece p : s.pieces()) {
-            int[] holders = p.replicas();
-            java.util.Arrays.sort(holders);
-            pieces.add(java.util.Arrays.toString(holders));
-            pieces.add(p.source());
-            pieces.add(java.util.Arrays.toString(p.destOffset()));
-        }
-        return List.of(s.tensor(), s.key(), s.shape(), s.dtype().wireName(), s.padding(), pieces);
+    public static long[] newShardSizes(List<ShardPlan> part) {
+        return PartShards.newShardSizes(part);
     }
 
     /** One source worker's pieces: those readable at once, then the late ranks' as they become readable. */

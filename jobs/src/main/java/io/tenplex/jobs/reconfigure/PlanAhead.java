@@ -79,6 +79,11 @@ public final class PlanAhead {
         }
     }
 
+    /** The plan made, or null. */
+    public synchronized Plan madePlan() {
+        return plan;
+    }
+
     /** Whether a plan was made (a change whose inputs could not be resolved yet has none). */
     public synchronized boolean planned() {
         return plan != null;

@@ -83,9 +83,14 @@ public final class SharedArena implements AutoCloseable {
 
     /** Data bytes the expected blobs from {@code i} on take when placed from a segment's start. */
     private long layoutFrom(int i) {
+        return layout(expected, i);
+    }
+
+    /** Data bytes blobs of {@code sizes} (from index {@code from} on) take when placed from a segment's start. */
+    public static long layout(long[] sizes, int from) {
         long end = SharedSegment.HEADER;
-        for (int k = i; k < expected.length; k++) {
-            end = SharedSegment.align(end, expected[k]) + expected[k];
+        for (int k = from; k < sizes.length; k++) {
+            end = SharedSegment.align(end, sizes[k]) + sizes[k];
         }
         return end - SharedSegment.HEADER;
     }

@@ -128,6 +128,34 @@ public final class SharedSegments implements AutoCloseable, Allocator.Keeper {
         }
     }
 
+    /**
+     * Makes a segment of {@code dataBytes} and touches its pages now, ahead of a move that will need
+     * them, then keeps it for reuse (a move takes kept segments first: its writes then touch no new
+     * memory). Nothing is made when a kept segment already fits or when it would leave less than a
+     * quarter of the budget free.
+     *
+     * @return whether a segment was made
+     */
+    public boolean prewarm(long dataBytes) throws IOException {
+        long want = capacity(dataBytes);
+        synchronized (this) {
+            if (dataBytes <= 0 || kept.stream().anyMatch(k -> k.segment.capacity() >= want
+                    && k.segment.capacity() <= 2 * want)) {
+                return false;
+            }
+        }
+        if (!roomToSpare(dataBytes, 4)) {
+            return false;
+        }
+        SharedSegment s = acquire(dataBytes, dataBytes).segment();
+        try {
+            s.touch();
+        } finally {
+            s.release(); // kept, its pages touched
+        }
+        return true;
+    }
+
     private static long capacity(long dataBytes) {
         return (SharedSegment.HEADER + dataBytes + GRAIN - 1) / GRAIN * GRAIN;
     }

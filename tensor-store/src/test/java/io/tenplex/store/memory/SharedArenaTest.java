@@ -103,6 +103,30 @@ class SharedArenaTest {
         }
     }
 
+    /** A segment touched ahead of a move is kept (not counted as used) and the move's arena recycles it. */
+    @Test
+    void aPrewarmedSegment_isKept_andTheArenaRecyclesIt_noNewMemory() throws Exception {
+        Allocator a = new Allocator(64L << 20, 1 << 20);
+        try (SharedSegments segs = new SharedSegments(dir, a)) {
+            long[] sizes = {3_000_001, 5_000_003};
+            assertTrue(segs.prewarm(SharedArena.layout(sizes, 0)));
+            assertEquals(0, a.usedBytes(), "kept, not used");
+            assertTrue(segs.keptBytes() >= 8_000_004);
+            assertFalse(segs.prewarm(SharedArena.layout(sizes, 0)), "a kept segment already fits");
+            assertFalse(segs.prewarm(60L << 20), "it would leave less than a quarter of the budget free");
+            try (SharedArena arena = new SharedArena(segs, a)) {
+                arena.expect(sizes);
+                Blob b0 = arena.take(sizes[0]);
+                Blob b1 = arena.take(sizes[1]);
+                assertTrue(arena.recycled());
+                assertEquals(0, arena.freshSegments());
+                assertEquals(0, b1.views(0, 1)[0].get(0), "touched, still zero");
+                b0.release();
+                b1.release();
+            }
+        }
+    }
+
     @Test
     void noRoomInTheBudget_isOutOfBudget_andNothingIsHeld() throws Exception {
         Allocator a = new Allocator(4L << 20, 1 << 20);
