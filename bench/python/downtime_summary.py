@@ -7,7 +7,7 @@ with --no-prestart) a line before it compares them with the relaunch runs (pre-s
 With ``--model FLAGS --schedule FILE`` (the example's model flags and the schedule), each reconfiguration
 also gets the bytes its save, move and load touched (bench/python/phase_bytes.py) and each phase's ratio
 to the machine's memory-copy floor for them; with a run's training log (``MODE=FILE,LOG``: the example's
-``<job>.jsonl``) the steady step (median interval between consecutive steps of one configuration, the
+``<job>.jsonl``) the new configuration's steady step (median interval between its consecutive steps, the
 first two after each start left out) and the first step's ratio to it; and a line per live
 reconfiguration with issue 41's targets.
 Usage: downtime_summary.py [--model FLAGS --schedule FILE] MODE=FILE[,LOG] [...]
@@ -22,13 +22,14 @@ CONTEXT = {}  # model, schedule and floor when given
 
 
 def steady_step(log):
-    """The median seconds between consecutive steps of one configuration (the first two after each
-    start, which pay the start's costs, left out), from the example's log; None without one."""
+    """By configuration (a (T, P, D) tuple), the median seconds between consecutive steps under it (the
+    first two after each start, which pay the start's costs, left out), from the example's log; None
+    without one."""
     if not log:
         return None
     with open(log) as f:
         recs = [json.loads(line) for line in f if line.strip()]
-    gaps, last, since_start = [], None, 0
+    gaps, last, since_start = {}, None, 0
     for r in recs:
         if r.get("event") == "start":
             last, since_start = None, 0
@@ -37,9 +38,9 @@ def steady_step(log):
             continue
         since_start += 1
         if last is not None and last["config"] == r["config"] and since_start > 2:
-            gaps.append(r["time"] - last["time"])
+            gaps.setdefault(tuple(r["config"]), []).append(r["time"] - last["time"])
         last = r
-    return statistics.median(gaps) if gaps else None
+    return {c: statistics.median(g) for c, g in gaps.items()} or None
 
 
 def configs(generation):
@@ -82,19 +83,21 @@ def rows(mode, arg):
         smv = p.get("save", 0) + daemon.get("move", 0) + p.get("load", 0)
         split = ", ".join("%s %.3f" % (k, v) for k, v in p.items())
         text, ratio = touched(mode, r.get("generation"), p, daemon.get("move", 0))
+        cfg = configs(r.get("generation"))
+        step_of = steady.get(cfg[1]) if steady and cfg else None
         print("%-8s %-12s step %4s: downtime %.3f s, save+move+load %.3f s (%s; plan %.3f, move %.3f)%s"
               % (mode, status["job"], r.get("generation"), d["seconds"], smv, split, daemon.get("plan", 0),
                  daemon.get("move", 0), text))
         for k, v in (d.get("slowMoves") or {}).items():
             print("         the move on worker %s: %s" % (k, v))
-        if steady is not None and "first_step" in p:
-            print("         steady step %.3f s, first step %.2fx it" % (steady, p["first_step"] / steady))
-        if mode == "live" and steady is not None and ratio:
-            bound = 1.5 * smv + steady + 0.5
+        if step_of is not None and "first_step" in p:
+            print("         steady step under %s %.3f s, first step %.2fx it" % (cfg[1], step_of, p["first_step"] / step_of))
+        if mode == "live" and step_of is not None and ratio:
+            bound = 1.5 * smv + step_of + 0.5
             print("         targets: downtime %.2f <= %.2f (1.5 x save+move+load + a step + 0.5 s): %s; each phase "
                   "<= 3x floor: %s; first step <= 1.2x steady: %s"
                   % (d["seconds"], bound, ok(d["seconds"] <= bound), ok(max(ratio.values()) <= 3),
-                     ok(p["first_step"] <= 1.2 * steady)))
+                     ok(p["first_step"] <= 1.2 * step_of)))
         yield d["seconds"], smv, p.get("relaunch")
 
 

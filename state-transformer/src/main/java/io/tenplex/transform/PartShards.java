@@ -12,6 +12,11 @@ final class PartShards {
     private PartShards() {
     }
 
+    /** Whether {@code shard} is kept in place: one piece, the old shard unchanged. */
+    static boolean isKeep(ShardPlan shard) {
+        return shard.pieces().size() == 1 && shard.pieces().get(0).kind() == Piece.Kind.KEEP;
+    }
+
     /**
      * The sizes of the new shards a run of {@code part} assembles, in the order it opens them, when its
      * sink aliases replicas (what it will {@link ShardSink#expect}): for taking their memory ahead of the run.
