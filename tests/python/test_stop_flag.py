@@ -55,5 +55,6 @@ with tempfile.TemporaryDirectory() as tmp:
         assert not tenplex.should_stop("pyflag", 5, client=c)
     finally:
         dist.destroy_process_group()
+        del store  # before its directory goes: a FileStore's destructor opens its file again
 
 print("OK")

@@ -35,14 +35,25 @@ public final class PythonScripts {
      * Runs {@code python script} (a path relative to the repository) with {@code env} added to this
      * process's environment; it must exit 0 and end its output with OK. Returns its output.
      */
+    /** The longest a script may run (the longest here, the pod launchers' chaos, takes about 3 minutes). */
+    static final long SCRIPT_MINUTES = 15;
+
     public static String run(List<String> python, Map<String, String> env, String script) throws Exception {
         List<String> cmd = new ArrayList<>(python);
         cmd.add(ROOT.resolve(script).toString());
-        ProcessBuilder py = new ProcessBuilder(cmd).redirectErrorStream(true);
+        java.nio.file.Path log = java.nio.file.Files.createTempFile("python-script", ".log");
+        ProcessBuilder py = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
         py.environment().putAll(env);
         Process p = py.start();
-        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(0, p.waitFor(), String.join(" ", cmd) + " " + env + "\n" + output);
+        boolean ended = p.waitFor(SCRIPT_MINUTES, java.util.concurrent.TimeUnit.MINUTES);
+        if (!ended) { // a hung script fails with what it said, instead of holding the suite until CI's limit
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly().waitFor();
+        }
+        String output = java.nio.file.Files.readString(log, StandardCharsets.UTF_8);
+        java.nio.file.Files.deleteIfExists(log);
+        assertTrue(ended, String.join(" ", cmd) + " did not end within " + SCRIPT_MINUTES + " minutes; it said:\n" + output);
+        assertEquals(0, p.exitValue(), String.join(" ", cmd) + " " + env + "\n" + output);
         assertTrue(output.strip().endsWith("OK"), output);
         return output;
     }
