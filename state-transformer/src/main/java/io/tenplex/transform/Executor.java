@@ -133,10 +133,8 @@ public final class Executor {
         long aliasedRemote = 0;
         if (tally.failure.get() == null) {
             for (ShardPlan[] a : aliases) { // the first of each content is complete now
-                if (!PartShards.isKeep(a[1])) { // a kept one's were aliased at once (queue)
-                    sink.alias(a[0].destRank(), a[0].key(), a[1].destRank(), a[1].key());
-                    progress.addAndGet(a[0].byteSize());
-                }
+                sink.alias(a[0].destRank(), a[0].key(), a[1].destRank(), a[1].key());
+                progress.addAndGet(a[0].byteSize());
                 aliasedBytes += a[0].byteSize();
                 int here = worker >= 0 ? worker : a[0].destDevice().worker();
                 for (Piece p : a[0].pieces()) {
@@ -191,12 +189,6 @@ public final class Executor {
             sink.keep(shard.destRank(), shard.key(), p.sourceRank(), p.sourceKey());
             progress.addAndGet(p.bytes());
             kept++;
-        }
-        for (ShardPlan[] a : aliases) { // a whole copy of a kept shard: complete now, without waiting for any read
-            if (PartShards.isKeep(a[1])) {
-                sink.alias(a[0].destRank(), a[0].key(), a[1].destRank(), a[1].key());
-                progress.addAndGet(a[0].byteSize());
-            }
         }
         sink.expect(opened.stream().mapToLong(ShardPlan::byteSize).toArray());
         for (ShardPlan shard : opened) {

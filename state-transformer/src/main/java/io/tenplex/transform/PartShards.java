@@ -5,8 +5,8 @@ import java.util.Map;
 
 /**
  * How a part's new shards divide before a run: those kept in place (a saved shard unchanged), those
- * with the bytes of another shard of the part (a data-parallel replica assembled once, or a whole copy of
- * a kept shard: the sink aliases them) and those to assemble.
+ * with the bytes of another shard of the part (a data-parallel replica assembled once: the sink aliases
+ * them) and those to assemble.
  */
 final class PartShards {
     private PartShards() {
@@ -35,20 +35,9 @@ final class PartShards {
             List<ShardPlan> opened) {
         List<ShardPlan> keeps = new java.util.ArrayList<>();
         Map<Object, ShardPlan> firsts = aliasing ? new java.util.HashMap<>() : null;
-        Map<String, ShardPlan> kept = new java.util.HashMap<>(); // by source key and rank
         for (ShardPlan shard : part) {
-            if (shard.pieces().size() == 1 && shard.pieces().get(0).kind() == Piece.Kind.KEEP) {
+            if (isKeep(shard)) {
                 keeps.add(shard);
-                kept.put(shard.pieces().get(0).sourceKey() + "@" + shard.pieces().get(0).sourceRank(), shard);
-            }
-        }
-        for (ShardPlan shard : part) {
-            if (shard.pieces().size() == 1 && shard.pieces().get(0).kind() == Piece.Kind.KEEP) {
-                continue;
-            }
-            ShardPlan keep = aliasing ? keptCopy(shard, kept) : null;
-            if (keep != null) { // a whole copy of a shard this part keeps: the bytes of the kept one
-                aliases.add(new ShardPlan[] {shard, keep});
                 continue;
             }
             ShardPlan first = firsts == null || shard.pieces().isEmpty() ? null : firsts.putIfAbsent(content(shard), shard);
@@ -59,29 +48,6 @@ final class PartShards {
             }
         }
         return keeps;
-    }
-
-    /**
-     * The kept shard of {@code kept} whose bytes {@code shard} copies whole, or null: one piece of all
-     * its bytes (no padding) from a source shard that the part keeps for another rank (held by one of
-     * the piece's replicas, with the same shape and type: so the whole of it).
-     */
-    private static ShardPlan keptCopy(ShardPlan shard, Map<String, ShardPlan> kept) {
-        if (kept.isEmpty() || shard.pieces().size() != 1 || !shard.padding().isEmpty()) {
-            return null;
-        }
-        Piece p = shard.pieces().get(0);
-        if (p.bytes() != shard.byteSize()) {
-            return null;
-        }
-        for (int holder : p.replicas()) {
-            ShardPlan k = kept.get(p.sourceKey() + "@" + holder);
-            if (k != null && k.shape().equals(shard.shape()) && k.dtype() == shard.dtype()
-                    && k.pieces().get(0).bytes() == p.bytes()) {
-                return k;
-            }
-        }
-        return null;
     }
 
     /**

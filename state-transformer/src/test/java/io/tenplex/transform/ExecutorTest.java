@@ -104,7 +104,6 @@ class ExecutorTest {
     static final class AliasingSink extends FakeSink {
         final Map<String, String> aliased = new ConcurrentHashMap<>();
         final Set<String> opened = ConcurrentHashMap.newKeySet();
-        final Set<String> kept = ConcurrentHashMap.newKeySet();
 
         AliasingSink(Map<Integer, Map<String, ReferenceInterpreter.Bytes>> old) {
             super(old);
@@ -114,12 +113,6 @@ class ExecutorTest {
         public ByteBuffer open(int rank, String key, Shape shape, io.tenplex.ptc.DType dtype) {
             opened.add(rank + "/" + key);
             return super.open(rank, key, shape, dtype);
-        }
-
-        @Override
-        public void keep(int rank, String key, int sourceRank, String sourceKey) {
-            kept.add(rank + "/" + key);
-            super.keep(rank, key, sourceRank, sourceKey);
         }
 
         @Override
@@ -138,9 +131,8 @@ class ExecutorTest {
 
     /**
      * (2,2,1) -> (1,1,4) on one worker: the four data-parallel ranks need the same shards, which are
-     * assembled once and shared by the other three (nothing opened, read or written for them); a shard
-     * a rank keeps whole is not assembled at all: the others share the kept one. Every rank's bytes are
-     * exact, and the bytes read are a quarter of the plan's at most.
+     * assembled once and shared by the other three (nothing opened, read or written for them); every
+     * rank's bytes are exact, and the bytes read are a quarter of the plan's.
      */
     @Test
     void dataParallelReplicasOnOneWorker_areAssembledOnce_andShared() throws Exception {
@@ -160,19 +152,9 @@ class ExecutorTest {
         }
         int perRank = want.get(0).size();
         assertEquals(4 * perRank, sink.opened.size() + r.aliased() + r.kept(), r.toString());
-        int keptShared = 0;
-        for (String key : want.get(0).keySet()) { // a rank may keep a shard it held whole; the rest is assembled once
-            boolean keptWhole = sink.kept.stream().anyMatch(k -> k.endsWith("/" + key));
-            assertEquals(keptWhole ? 0 : 1, sink.opened.stream().filter(o -> o.endsWith("/" + key)).count(),
-                    key + (keptWhole ? " kept by a rank: never assembled" : " opened once"));
-            for (int rank = 0; keptWhole && rank < 4; rank++) { // its own kept copy, or one another rank keeps
-                String shared = sink.aliased.get(rank + "/" + key);
-                assertTrue(sink.kept.contains(rank + "/" + key) || shared != null && sink.kept.contains(shared),
-                        "rank " + rank + " keeps or shares a kept " + key + ": " + shared);
-                keptShared += shared != null ? 1 : 0;
-            }
+        for (String key : want.get(0).keySet()) { // rank 0 may keep a shard it held whole; the rest is assembled once
+            assertEquals(1, sink.opened.stream().filter(o -> o.endsWith("/" + key)).count(), key + " opened once");
         }
-        assertTrue(keptShared > 0, "ranks that do not keep a shard share a kept one: " + sink.aliased);
         assertTrue(r.aliased() > 0 && r.aliasedBytes() > r.localBytes(), "the replicas share: " + r);
         assertEquals(r.aliased(), sink.aliased.size());
         sink.aliased.keySet().forEach(k -> assertTrue(!sink.opened.contains(k), k + " opened although aliased"));
