@@ -115,7 +115,15 @@ def agree(ask, group=None):
     if dist.get_rank() == src:
         flag[0] = int(ask())
     dist.broadcast(flag, src=src, group=group)
+    # gloo's worker thread drops its reference to the flag after the broadcast returns. Were ours gone
+    # first, that thread would free the tensor's Python object and need the GIL, which
+    # destroy_process_group holds while it joins the thread: a deadlock seen under torch 2.6. The
+    # last flag stays referenced here until the next call replaces it.
+    _LAST_FLAG[:] = [flag]
     return bool(flag[0])
+
+
+_LAST_FLAG = []
 
 
 # ---------------------------------------------------------------- optimizer state by parameter name
