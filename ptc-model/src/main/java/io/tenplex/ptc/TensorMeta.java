@@ -1,9 +1,11 @@
 package io.tenplex.ptc;
 
 import java.nio.charset.StandardCharsets;
+import java.util.regex.Pattern;
 
 /** What a tensor is without its bytes: element type and shape, hence its byte size. */
 public record TensorMeta(DType dtype, Shape shape) {
+    private static final Pattern LINES = Pattern.compile("\\R");
 
     public TensorMeta {
         if (dtype == null || shape == null) {
@@ -43,7 +45,7 @@ public record TensorMeta(DType dtype, Shape shape) {
 
     /** Parses a sidecar (see {@link #toSidecar()}); trailing blank lines are ignored. */
     public static TensorMeta parseSidecar(String text) {
-        String[] lines = text.strip().split("\\R");
+        String[] lines = LINES.split(text.strip());
         if (lines.length < 2) {
             throw new IllegalArgumentException("sidecar needs a dtype line and a rank line, got: '" + text + "'");
         }

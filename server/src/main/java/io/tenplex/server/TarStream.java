@@ -8,6 +8,7 @@ import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +30,7 @@ final class TarStream implements AutoCloseable {
     static final int MIN_LANDING = 64 << 10;
     /** Most bytes of PAX and GNU long-name records ahead of the entries. */
     static final int MAX_META = 1 << 20;
+    private static final byte[] ZERO_RECORD = new byte[RECORD];
 
     private enum State { HEADER, DATA, META, SKIP, END }
 
@@ -134,7 +136,7 @@ final class TarStream implements AutoCloseable {
     }
 
     private void header() {
-        if (isZeros(record)) {
+        if (Arrays.mismatch(record, ZERO_RECORD) < 0) {
             state = State.END; // the end-of-archive record: what follows is not read
             return;
         }
@@ -281,15 +283,6 @@ final class TarStream implements AutoCloseable {
         writers.clear();
         files.clear();
         return u;
-    }
-
-    private static boolean isZeros(byte[] b) {
-        for (byte x : b) {
-            if (x != 0) {
-                return false;
-            }
-        }
-        return true;
     }
 
     @Override

@@ -8,8 +8,11 @@ import io.tenplex.store.memory.BlobWriter;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * {@code POST /upload} with {@code application/x-tar}: unpacks every entry under {@code prefix}, all
@@ -91,23 +94,29 @@ final class TarUpload extends Call {
 
     /** The entries to publish: a file with a matching sidecar is a tensor, and that sidecar is not stored. */
     private static List<TensorStore.Put> puts(Map<StorePath, BlobWriter> files) {
-        List<TensorStore.Put> puts = new ArrayList<>();
+        Map<StorePath, TensorMeta> tensors = new HashMap<>();
+        Set<StorePath> sidecars = new HashSet<>();
         for (Map.Entry<StorePath, BlobWriter> f : files.entrySet()) {
             StorePath p = f.getKey();
-            BlobWriter sidecar = files.get(p.parent().child(p.name() + ".meta"));
-            TensorMeta meta = sidecar == null ? null : sidecarMeta(sidecar, f.getValue().size());
-            if (p.name().endsWith(".meta") && isSidecarOfTensor(files, p)) {
+            if (p.isRoot()) {
                 continue;
             }
-            puts.add(new TensorStore.Put(p, meta, f.getValue().take(), f.getValue().checksums()));
+            StorePath sidecarPath = p.parent().child(p.name() + ".meta");
+            BlobWriter sidecar = files.get(sidecarPath);
+            TensorMeta meta = sidecar == null ? null : sidecarMeta(sidecar, f.getValue().size());
+            if (meta != null) {
+                tensors.put(p, meta);
+                sidecars.add(sidecarPath);
+            }
+        }
+        List<TensorStore.Put> puts = new ArrayList<>(files.size() - sidecars.size());
+        for (Map.Entry<StorePath, BlobWriter> f : files.entrySet()) {
+            StorePath p = f.getKey();
+            if (!sidecars.contains(p)) {
+                puts.add(new TensorStore.Put(p, tensors.get(p), f.getValue().take(), f.getValue().checksums()));
+            }
         }
         return puts;
-    }
-
-    private static boolean isSidecarOfTensor(Map<StorePath, BlobWriter> files, StorePath p) {
-        StorePath data = p.parent().child(p.name().substring(0, p.name().length() - ".meta".length()));
-        BlobWriter d = files.get(data);
-        return d != null && sidecarMeta(files.get(p), d.size()) != null;
     }
 
     private static TensorMeta sidecarMeta(BlobWriter sidecar, long dataSize) {

@@ -42,19 +42,23 @@ final class PutCheck {
      */
     static void checkAncestors(Tree tree, StorePath dir) {
         Tree.Node at = tree.root;
-        StorePath walked = StorePath.root();
-        for (String part : dir.parts()) {
-            walked = walked.child(part);
-            Tree.Node next = ((Tree.Dir) at).children.get(part);
+        List<String> parts = dir.parts();
+        for (int i = 0; i < parts.size(); i++) {
+            Tree.Node next = ((Tree.Dir) at).children.get(parts.get(i));
             if (next == null) {
-                Tree.checkNotSidecarOfTensor((Tree.Dir) at, part, walked);
+                Tree.checkNotSidecarOfTensor((Tree.Dir) at, parts.get(i), upTo(dir, i));
                 return;
             }
             if (next instanceof Tree.Data d) {
-                throw StoreException.notADirectory(walked + " is a " + d.type().jsonName() + ", not a directory");
+                throw StoreException.notADirectory(upTo(dir, i) + " is a " + d.type().jsonName() + ", not a directory");
             }
             at = next;
         }
+    }
+
+    /** The first {@code i + 1} components of {@code dir}. */
+    private static StorePath upTo(StorePath dir, int i) {
+        return StorePath.parse(String.join("/", dir.parts().subList(0, i + 1)));
     }
 
     /**

@@ -3,6 +3,7 @@ package io.tenplex.store;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * A validated absolute path in the namespace. Parsing follows the wire protocol: split on {@code /},
@@ -12,6 +13,7 @@ import java.util.List;
 public final class StorePath {
     private static final StorePath ROOT = new StorePath(List.of());
     private final List<String> parts;
+    private int hash; // 0: not computed yet (a path's list hash is recomputed at most once)
 
     private StorePath(List<String> parts) {
         this.parts = parts;
@@ -27,22 +29,31 @@ public final class StorePath {
             throw StoreException.badRequest("missing path");
         }
         List<String> out = new ArrayList<>();
-        for (String p : text.split("/")) {
-            if (p.isEmpty()) {
-                continue;
+        int from = 0;
+        int n = text.length();
+        while (from <= n) {
+            int slash = text.indexOf('/', from);
+            int end = slash < 0 ? n : slash;
+            if (end > from) {
+                out.add(component(text.substring(from, end), () -> text));
             }
-            if (p.equals(".") || p.equals("..")) {
-                throw StoreException.badRequest("path '" + text + "' contains '" + p + "' (relative components are not allowed)");
-            }
-            if (p.indexOf('\0') >= 0) {
-                throw StoreException.badRequest("path '" + text.replace("\0", "\\0") + "' contains a NUL byte");
-            }
-            if (p.getBytes(StandardCharsets.UTF_8).length > 255) {
-                throw StoreException.badRequest("path component '" + p.substring(0, 16) + "...' is longer than 255 bytes");
-            }
-            out.add(p);
+            from = end + 1;
         }
         return out.isEmpty() ? ROOT : new StorePath(List.copyOf(out));
+    }
+
+    /** {@code p}, a non-empty component (of the path {@code whole} names) without a slash, when it is allowed. */
+    private static String component(String p, Supplier<String> whole) {
+        if (p.equals(".") || p.equals("..")) {
+            throw StoreException.badRequest("path '" + whole.get() + "' contains '" + p + "' (relative components are not allowed)");
+        }
+        if (p.indexOf('\0') >= 0) {
+            throw StoreException.badRequest("path '" + whole.get().replace("\0", "\\0") + "' contains a NUL byte");
+        }
+        if (p.length() > 255 / 3 && p.getBytes(StandardCharsets.UTF_8).length > 255) {
+            throw StoreException.badRequest("path component '" + p.substring(0, 16) + "...' is longer than 255 bytes");
+        }
+        return p;
     }
 
     public boolean isRoot() {
@@ -63,9 +74,14 @@ public final class StorePath {
     }
 
     public StorePath child(String name) {
-        List<String> p = new ArrayList<>(parts);
-        p.add(name);
-        return parse(String.join("/", p)); // validates the new component
+        if (name.isEmpty() || name.indexOf('/') >= 0) {
+            List<String> p = new ArrayList<>(parts);
+            p.add(name);
+            return parse(String.join("/", p)); // as a path of several components (or none)
+        }
+        String[] p = parts.toArray(new String[parts.size() + 1]);
+        p[parts.size()] = component(name, () -> (isRoot() ? "" : toString()) + "/" + name);
+        return new StorePath(List.of(p));
     }
 
     /** {@code other} resolved below this path. */
@@ -82,7 +98,12 @@ public final class StorePath {
 
     @Override
     public int hashCode() {
-        return parts.hashCode();
+        int h = hash;
+        if (h == 0) {
+            h = parts.hashCode();
+            hash = h;
+        }
+        return h;
     }
 
     /** Absolute form, e.g. {@code /job/x/iter}; {@code /} for the root. */
