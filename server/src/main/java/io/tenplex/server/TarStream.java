@@ -149,6 +149,11 @@ final class TarStream implements AutoCloseable {
             metaHeader(type == 'g' ? global : local);
             return;
         }
+        PlainUstar.File plain = global.size() == 0 && local.size() == 0 ? PlainUstar.read(record) : null;
+        if (plain != null) {
+            file(resolved(plain.name()), plain.name(), plain.size());
+            return;
+        }
         TarArchiveEntry e = parse();
         if (e == null) {
             throw HttpError.badRequest("not a valid tar archive: an entry header could not be read");
@@ -202,8 +207,7 @@ final class TarStream implements AutoCloseable {
 
     /** A directory to make, or a file whose data goes into a new writer. */
     private void entry(TarArchiveEntry e) {
-        StorePath p = prefix.resolve(StorePath.parse(e.getName()));
-        DaemonOwned.check(p);
+        StorePath p = resolved(e.getName());
         if (e.isDirectory()) {
             dirs.add(p);
             data(State.SKIP, e.getSize());
@@ -217,11 +221,23 @@ final class TarStream implements AutoCloseable {
             throw HttpError.badRequest("archive entry '" + e.getName() + "' is a sparse file (not supported: "
                     + "archive it as a regular file)");
         }
-        writer = BlobWriter.allocate(allocator, e.getSize(), block);
+        file(p, e.getName(), e.getSize());
+    }
+
+    /** An entry's name below the prefix, when a client may write there. */
+    private StorePath resolved(String entryName) {
+        StorePath p = prefix.resolve(StorePath.parse(entryName));
+        DaemonOwned.check(p);
+        return p;
+    }
+
+    /** A file entry: its data goes into a new writer. */
+    private void file(StorePath p, String entryName, long size) {
+        writer = BlobWriter.allocate(allocator, size, block);
         writers.add(writer);
         path = p;
-        name = e.getName();
-        data(State.DATA, e.getSize());
+        name = entryName;
+        data(State.DATA, size);
     }
 
     /** Expects {@code size} bytes of data in {@code next}, then their padding to a whole record. */
