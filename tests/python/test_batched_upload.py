@@ -133,6 +133,21 @@ except tenplex.TenplexError as e:
     assert e.status in (413, 507) and e.code in ("insufficient_storage", "too_large"), (e.status, e.code, str(e))
 c.request("DELETE", "/api/v1/dirs/job/pybatch/s4", params={"recursive": "true"})
 
+# an archive built while it is sent has the bytes and the length of the one built first, every time it
+# is iterated (a request sent again), for every kind of member: short, long and non-ASCII names, bodies
+# below and above the size sent from their own memory, empty tensors, files
+mixed = {"a": np.arange(7, dtype=np.int16), "big": torch.ones(40000), "z": np.zeros(0, dtype=np.float64),
+         "\u00e9": np.arange(3.0), "L" * 120: np.arange(5, dtype=np.uint8), "s": "text", "n": 5}
+mixed_leaves = batched_upload.prepare(tree_codec.flatten(mixed, False))
+eager = b"".join(bytes(p) for p in batched_upload.archive(mixed_leaves))
+lazy = batched_upload.Archive(batched_upload.members(mixed_leaves))
+for _ in range(2):
+    assert b"".join(bytes(p) for p in lazy) == eager and len(lazy) == len(eager), (len(lazy), len(eager))
+tenplex.upload(mixed, "/job/pybatch/mixed", client=c)
+back = tenplex.download("/job/pybatch/mixed", client=c)
+assert back["n"] == 5 and back["s"] == "text" and torch.equal(back["big"], mixed["big"]), back.keys()
+assert np.array_equal(back["L" * 120], mixed["L" * 120]) and np.array_equal(back["\u00e9"], mixed["\u00e9"])
+
 # a failure in any job of run_parallel surfaces, whichever thread ran it
 def boom(cl):
     raise RuntimeError("job failed")

@@ -126,48 +126,73 @@ def _sidecar(dtype, shape):
     return ("%s\n%d\n" % (dtype, len(shape)) + "".join("%d\n" % d for d in shape)).encode("ascii")
 
 
-class _Archive:
-    """The pieces of a tar archive being built: small members are written one after the other into
-    blocks of about 1 MiB (a header, a small body and its padding cost one append each, not a piece
-    of their own), bodies of 64 KiB and more stay pieces sent from their own memory."""
-
-    def __init__(self):
-        self.pieces = []
-        self.block = bytearray()
-
-    def add(self, name, body):
+def _blocks(members):
+    """The pieces of a tar archive of ``(name, body)`` members, made as they are asked for: small
+    members are written one after the other into blocks of about 1 MiB (a header, a small body and its
+    padding cost one append each, not a piece of their own), bodies of 64 KiB and more stay pieces
+    sent from their own memory; the end records close the last block."""
+    block = bytearray()
+    for name, body in members:
         n = len(body)
-        self.block += _header(name, n)
+        block += _header(name, n)
         if n >= _DIRECT:
-            self.pieces.append(self.block)
-            self.pieces.append(body)
-            self.block = bytearray()
+            yield block
+            yield body
+            block = bytearray()
         else:
-            self.block += body
+            block += body
         pad = -n % _BLOCK
         if pad:
-            self.block += _ZEROS[:pad]
-        if len(self.block) >= _JOINED:
-            self.pieces.append(self.block)
-            self.block = bytearray()
+            block += _ZEROS[:pad]
+        if len(block) >= _JOINED:
+            yield block
+            block = bytearray()
+    block += _ZEROS
+    yield block
 
-    def finish(self):
-        self.block += _ZEROS
-        self.pieces.append(self.block)
-        return self.pieces
+
+class Archive:
+    """A tar archive's body whose pieces are built while it is sent (:func:`_blocks` on each
+    iteration), so the daemon reads the first blocks while the next are made. Its length is known
+    before the first piece: ``requests`` sends it with a Content-Length, unchunked."""
+
+    def __init__(self, members):
+        self.members = members
+        self.length = sum(_header_size(name) + len(body) + (-len(body) % _BLOCK) for name, body in members) + len(_ZEROS)
+
+    def __len__(self):
+        return self.length
+
+    def __iter__(self):
+        sent = 0
+        for piece in _blocks(self.members):
+            sent += len(piece)
+            yield piece
+        if sent != self.length:  # the Content-Length went ahead: a mismatch would cut the next request
+            raise AssertionError("archive of %d bytes announced as %d" % (sent, self.length))
+
+
+def _header_size(name):
+    raw = name.encode("utf-8", "surrogateescape")
+    return _BLOCK if len(raw) <= 100 and name.isascii() else len(_header(name, 0))
+
+
+def members(leaves):
+    """``(name, body)`` archive members of ``leaves`` (tensors as data + ``.meta`` sidecar)."""
+    out = []
+    for rel, kind, payload, _ in leaves:
+        if kind == "tensor":
+            a, dtype, shape = tree_codec.as_array(payload)
+            out.append((rel, tree_codec.byte_view(a)))
+            out.append((rel + ".meta", _sidecar(dtype, shape)))
+        else:
+            out.append((rel, memoryview(payload)))
+    return out
 
 
 def archive(leaves):
     """The pieces of a tar archive of ``leaves`` (tensors as data + ``.meta`` sidecar)."""
-    out = _Archive()
-    for rel, kind, payload, _ in leaves:
-        if kind == "tensor":
-            a, dtype, shape = tree_codec.as_array(payload)
-            out.add(rel, tree_codec.byte_view(a))
-            out.add(rel + ".meta", _sidecar(dtype, shape))
-        else:
-            out.add(rel, memoryview(payload))
-    return out.finish()
+    return list(_blocks(members(leaves)))
 
 
 def skeleton(leaves):
@@ -175,23 +200,24 @@ def skeleton(leaves):
     creates every name in the state's order (a listing comes back in creation order, and a
     replacement keeps its place, so dict keys load in the order they were saved even though the
     content then arrives in any order) and refuses, all or nothing, what exists without replace."""
-    out = _Archive()
-    for rel, _, _, _ in leaves:
-        out.add(rel, b"")
-    return out.finish()
+    return list(_blocks([(rel, b"") for rel, _, _, _ in leaves]))
 
 
 def post(c, prefix, pieces, replace):
-    """Stores the archive ``pieces`` below ``prefix`` in one request, all or nothing."""
+    """Stores the archive ``pieces`` (a list, or an :class:`Archive`) below ``prefix`` in one request,
+    all or nothing. With checksums on, the pieces are made first (their CRC32C goes in a header)."""
+    if isinstance(pieces, Archive) and c.checksums:
+        pieces = list(pieces)
     headers = dict(c.upload_headers(pieces), **_TAR)
     if replace:
         headers["x-replace"] = "true"
-    c.request("POST", "/upload", params={"prefix": prefix}, data=Pieces(pieces), headers=headers)
+    body = pieces if isinstance(pieces, Archive) else Pieces(pieces)
+    c.request("POST", "/upload", params={"prefix": prefix}, data=body, headers=headers)
 
 
 def post_archive(c, prefix, leaves, replace):
     """Stores ``leaves`` below ``prefix`` in one request, all or nothing; returns their payload bytes."""
-    post(c, prefix, archive(leaves), replace)
+    post(c, prefix, Archive(members(leaves)), replace)
     return sum(n for _, _, _, n in leaves)
 
 
