@@ -312,7 +312,7 @@ def main(a):
     dist.barrier()
     if rank == 0:
         log(a, job, {"event": "saved", "step": step, "config": [T, P, D]})
-    dist.destroy_process_group()
+    tenplex.end_process_group()
 
 
 def train_step(a, stage, opt, tokens, labels, c, rank):

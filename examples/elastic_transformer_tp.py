@@ -196,7 +196,7 @@ def main(a):
     if a.out and rank == 0:
         torch.save(st, a.out)
     dist.barrier()
-    dist.destroy_process_group()
+    tenplex.end_process_group()
 
 
 if __name__ == "__main__":

@@ -55,7 +55,7 @@ def trainer(a):
             tenplex.save(state, job=a.job, step=i + 1, rank=a.rank, world=a.world, config=config, addr=a.addr)
             saves.append((i + 1, s0, time.monotonic()))
             dist.barrier()
-    dist.destroy_process_group()
+    tenplex.end_process_group()
     with open(a.out, "w") as f:
         json.dump({"steps": steps, "saves": saves}, f)
 

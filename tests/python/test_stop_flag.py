@@ -57,7 +57,7 @@ try:
     requests.delete(ADDR + "/api/v1/jobs/pyflag/stop").raise_for_status()
     assert not tenplex.should_stop("pyflag", 5, client=c)
 finally:
-    dist.destroy_process_group()
+    tenplex.end_process_group()
 
 faulthandler.cancel_dump_traceback_later()
 print("OK")

@@ -19,7 +19,7 @@ from .checkpoint import SaveHandle, last_loaded, last_saved, load, save, wait_sa
 from .data import RankDataset, RankReader, sample_order
 from .describe import check as check_spec, describe, shard
 from .errors import ConfigMismatch, NoCheckpoint, TenplexError, UnknownJob, UnsavableState
-from .live import Config, elastic
+from .live import Config, elastic, end_process_group
 from .rules import DescriptionError
 from .stop import should_stop
 from .wire.http_client import Client
@@ -32,7 +32,7 @@ __all__ = [
     # checkpoints and the stop flag
     "save", "load", "should_stop", "wait_saves", "last_loaded", "last_saved", "SaveHandle",
     # live reconfiguration
-    "elastic", "Config",
+    "elastic", "Config", "end_process_group",
     # datasets
     "RankReader", "RankDataset", "sample_order",
     # model specs

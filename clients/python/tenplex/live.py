@@ -37,6 +37,7 @@ from . import checkpoint, downtime, live_auth, stop
 from .c10d import tcp_store
 from .errors import TenplexError
 from .rank_env import watch_launcher
+from .wire import torch_values
 
 T = TypeVar("T")
 
@@ -96,7 +97,7 @@ def elastic(train: Callable[[Config], T], backend: str = "gloo") -> T:
         try:
             return train(cfg)
         finally:
-            dist.destroy_process_group()  # an asynchronous save still running ends before exit (atexit)
+            torch_values.destroy_group(dist)  # an asynchronous save still running ends before exit (atexit)
     secret = os.environ.pop("TENPLEX_LIVE_SECRET", None) or None  # not inherited by what train starts
     store = _store(_seconds("TENPLEX_LIVE_TIMEOUT", 900.0))
     n = int(os.environ.get("TENPLEX_LIVE_NEXT", "1"))
@@ -110,10 +111,20 @@ def elastic(train: Callable[[Config], T], backend: str = "gloo") -> T:
         result = train(cfg)
         checkpoint.wait_saves()
         if not stop.stop_seen():
-            dist.destroy_process_group()
+            torch_values.destroy_group(dist)
             return result
         cfg = _take_role(dist, backend, (store, secret), n, cfg, grouped=True)
         n += 1
+
+
+def end_process_group(group: Any = None) -> None:
+    """``torch.distributed.destroy_process_group(group)`` that cannot hang on torch 2.x's gloo: torch up
+    to 2.7 destroys a group holding the GIL while it waits for gloo's threads, one of which may need the
+    GIL to free a tensor a collective just used (``torch_values.destroy_group``). :func:`elastic`
+    ends its groups this way; call it where a script ends its own."""
+    import torch.distributed as dist
+
+    torch_values.destroy_group(dist, group)
 
 
 def _take_role(dist, backend, authenticated, n, cfg, grouped):
@@ -126,7 +137,7 @@ def _take_role(dist, backend, authenticated, n, cfg, grouped):
     if grouped and "relaunch" not in role and "leave" not in role and role["world"] == cfg.world:
         return _keep_group(dist, store, role, cfg)
     if grouped:
-        dist.destroy_process_group()
+        torch_values.destroy_group(dist)
     if "relaunch" in role:
         _say(cfg, "relaunched by the launcher: %s" % role["relaunch"])
         sys.exit(0)
@@ -159,7 +170,7 @@ def _end_subgroups(dist):
     default = c10d._get_default_group()
     for g in list(table or ()):
         if g is not default:
-            dist.destroy_process_group(g)
+            torch_values.destroy_group(dist, g)
 
 
 def _store(timeout):

@@ -126,6 +126,28 @@ def agree(ask, group=None):
 _LAST_FLAG = []
 
 
+def destroy_group(dist, group=None):
+    """``dist.destroy_process_group(group)`` without torch 2.x's deadlock: there the group's wrapper is
+    destroyed holding the GIL and joins gloo's worker threads, one of which may need the GIL to free
+    a tensor that the caller's code dropped right after a collective (``x = tensor(...);
+    all_reduce(x)`` in a loop that then ends): a hang seen about once in ten under torch 2.6. The
+    group's backends are held here until the wrapper is gone; their own Python objects release the
+    GIL when they are destroyed, so the threads are joined without it. torch 1.13's groups are their
+    own backends and are destroyed the same way."""
+    c10d = dist.distributed_c10d
+    pg = group if group is not None else c10d._get_default_group()
+    held = [pg]
+    for device in ("cpu", "cuda"):
+        try:
+            held.append(pg._get_backend(torch.device(device)))
+        except (AttributeError, RuntimeError, ValueError):
+            pass
+    dist.destroy_process_group(group)
+    del pg, group
+    held.pop(0)  # the wrapper first (its backends stay referenced), then the backends
+    held.clear()
+
+
 # ---------------------------------------------------------------- optimizer state by parameter name
 
 def _names(named_parameters):
