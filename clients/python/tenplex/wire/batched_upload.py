@@ -108,9 +108,25 @@ _TAIL = bytes(_BLOCK - 265)
 _FIXED_SUM = sum(_MODE_IDS + _MTIME + _BLANK_SUM + _TYPE_LINK + _MAGIC)
 
 
+_HEADERS = {}
+_HEADERS_KEPT = 1 << 16
+
+
 def _header(name, size):
-    """A tar header for a regular file: a plain ustar block for an ASCII name of up to 100 bytes
-    (built from fixed parts, its checksum summed over the two that vary), else tarfile's PAX form."""
+    """A tar header for a regular file, kept for the next archive of the same name and size (a job
+    saves the same tree again and again); at most :data:`_HEADERS_KEPT` are kept."""
+    key = (name, size)
+    h = _HEADERS.get(key)
+    if h is None:
+        if len(_HEADERS) >= _HEADERS_KEPT:
+            _HEADERS.clear()
+        h = _HEADERS[key] = _make_header(name, size)
+    return h
+
+
+def _make_header(name, size):
+    """A plain ustar block for an ASCII name of up to 100 bytes (built from fixed parts, its checksum
+    summed over the two that vary), else tarfile's PAX form."""
     raw = name.encode("utf-8", "surrogateescape")
     if len(raw) > 100 or not name.isascii():
         info = tarfile.TarInfo(name)
