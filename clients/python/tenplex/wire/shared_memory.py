@@ -314,6 +314,11 @@ def pin(c, job, rank):
     return r.json()
 
 
+def torch_view_of(m, entry):
+    """A pinned tensor's bytes in mapping ``m`` as a read-only torch view (``None`` when torch lacks its dtype)."""
+    return _torch_view(m, entry["dtype"], list(entry["shape"]), entry["offset"])
+
+
 def mapping_of(entry):
     """The read mapping of a pinned tensor's segment, or ``None`` when it is not in shared memory."""
     if not entry.get("file"):

@@ -81,6 +81,13 @@ class Torch2PythonIT {
     }
 
     @Test
+    void dcpStorage_dtensorStatesSavedAtTwo_loadAtOneTwoFour_asDcpsOwnFiles_underTorch2() throws Exception {
+        start("256m");
+        run("tests/python/test_dcp.py");
+        run(REST, "tests/python/test_dcp.py");
+    }
+
+    @Test
     void podLaunchers_restartAndLiveModes_underTorch2() throws Exception {
         start("256m");
         run("tests/python/test_launch.py");

@@ -1,0 +1,226 @@
+"""torch.distributed.checkpoint through tenplex.dcp against a real daemon (TENPLEX_ADDR), under torch 2.x.
+
+* DTensor states (Shard(0), Shard(1), Replicate(), a plain tensor, non-tensor values; odd sizes, a NaN
+  with a payload, bf16 and f16) saved at world 2 by real gloo processes load at worlds 1, 2 and 4 bit for
+  bit as DCP's own FileSystemWriter/FileSystemReader give them, and equal to the saved values;
+* ``dcp.async_save`` through the same writer loads the same way;
+* a save whose coordinator fails before its metadata is written never completes: the previous
+  generation is the one that loads;
+* metadata that is not ours, names a dtype torch lacks or a chunk outside its tensor is refused; a pickled
+  value that torch's restricted unpickler refuses is not unpickled (nothing it names runs) unless the
+  reader allows pickles.
+
+Prints OK at the end; any failure raises."""
+
+import argparse
+import datetime
+import faulthandler
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python"))
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+import torch.distributed.checkpoint as dcp  # noqa: E402
+
+import tenplex  # noqa: E402
+import tenplex.dcp  # noqa: E402
+
+faulthandler.dump_traceback_later(int(os.environ.get("TENPLEX_HANG_S", "300")), exit=True)
+
+SHAPES = {"w": ((7, 5), torch.float32, "shard0"), "emb": ((3, 9), torch.float64, "shard1"),
+          "b": ((5,), torch.bfloat16, "replicate"), "count": ((5, 3), torch.int64, "shard0"),
+          "h": ((6,), torch.float16, "plain")}
+
+
+def global_values(step):
+    g = torch.Generator().manual_seed(1000 + step)
+    out = {}
+    for name, (shape, dtype, _) in SHAPES.items():
+        if dtype.is_floating_point:
+            out[name] = torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
+        else:
+            out[name] = torch.randint(-2**40, 2**40, shape, generator=g, dtype=dtype)
+    out["w"].view(-1).view(torch.int32)[3] = 0x7fc01234  # a NaN with a payload
+    return out
+
+
+def state_at(step, zero=False):
+    """The state the ranks of the current group hold (DTensors on a mesh of the whole group)."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Replicate, Shard, distribute_tensor
+    mesh = init_device_mesh("cpu", (dist.get_world_size(),))
+    place = {"shard0": [Shard(0)], "shard1": [Shard(1)], "replicate": [Replicate()]}
+    model = {}
+    for name, value in global_values(step).items():
+        value = torch.zeros_like(value) if zero else value
+        kind = SHAPES[name][2]
+        model[name] = value.clone() if kind == "plain" else distribute_tensor(value, mesh, place[kind])
+    return {"model": model, "step": -1 if zero else step,
+            "extra": {"lr": 0.0 if zero else 0.5 * step, "names": [] if zero else ["a", "b%d" % step]}}
+
+
+def bits(t):
+    return t.detach().contiguous().view(-1).view(torch.uint8)
+
+
+def local(t):
+    return t.to_local() if hasattr(t, "to_local") else t
+
+
+def worker(args):
+    dist.init_process_group("gloo", init_method="file://" + args.store, rank=args.rank, world_size=args.world,
+                            timeout=datetime.timedelta(seconds=60))
+    try:
+        if args.mode == "async":
+            dcp.async_save(state_at(args.step), storage_writer=tenplex.dcp.Writer(job=args.job, step=args.step)).result()
+            dcp.save(state_at(args.step), storage_writer=dcp.FileSystemWriter(args.dir))
+        elif args.mode in ("save", "fail"):
+            writer = tenplex.dcp.Writer(job=args.job, step=args.step)
+            if args.mode == "fail":
+                writer = FailingWriter(job=args.job, step=args.step)
+            try:
+                dcp.save(state_at(args.step), storage_writer=writer)
+            except Exception:  # noqa: BLE001 (the failure this mode injects)
+                if args.mode != "fail":
+                    raise
+            if args.mode == "save":
+                dcp.save(state_at(args.step), storage_writer=dcp.FileSystemWriter(args.dir))
+        else:
+            ours, theirs = state_at(args.step, zero=True), state_at(args.step, zero=True)
+            dcp.load(ours, storage_reader=tenplex.dcp.Reader(job=args.job))
+            dcp.load(theirs, storage_reader=dcp.FileSystemReader(args.dir))
+            want = global_values(args.step)
+            for name in SHAPES:
+                a, b = ours["model"][name], theirs["model"][name]
+                assert torch.equal(bits(local(a)), bits(local(b))), (name, args.world, args.rank)
+                full = a.full_tensor() if hasattr(a, "full_tensor") else a
+                assert torch.equal(bits(full), bits(want[name])), (name, args.world)
+            assert ours["step"] == theirs["step"] == args.step, (ours["step"], theirs["step"])
+            assert ours["extra"] == theirs["extra"] == {"lr": 0.5 * args.step, "names": ["a", "b%d" % args.step]}
+    finally:
+        tenplex.end_process_group()
+
+
+class FailingWriter(tenplex.dcp.Writer):
+    """A coordinator that fails after every rank wrote, before the metadata: the fault at the end of a save."""
+
+    def finish(self, metadata, results):
+        raise RuntimeError("injected: the coordinator fails before writing the metadata")
+
+
+def run_world(mode, world, job, step, tmp):
+    store = tempfile.mktemp(dir=tmp, prefix="store-")
+    procs = [subprocess.Popen([sys.executable, __file__, "--worker", mode, "--rank", str(r), "--world", str(world),
+                               "--store", store, "--job", job, "--step", str(step), "--dir", os.path.join(tmp, "fs-%d" % step)])
+             for r in range(world)]
+    codes = [p.wait(timeout=240) for p in procs]
+    assert codes == [0] * world, (mode, world, codes)
+
+
+def hostile(job):
+    """Metadata and values a neighbour could put in a job's tree."""
+    def refused(meta, words):
+        tenplex.save({tenplex.dcp.METADATA: meta}, job=job, step=hostile.step, rank=0, world=1)
+        hostile.step += 1
+        try:
+            tenplex.dcp.Reader(job=job).read_metadata()
+        except tenplex.TenplexError as e:
+            assert words in str(e), (words, str(e))
+            return
+        raise AssertionError("metadata was read: %r" % meta[:80])
+    good = {"format": "tenplex-dcp/1", "planner": None, "storage": [], "storage_meta": None,
+            "entries": {"x": {"kind": "tensor", "dtype": "float32", "requires_grad": False,
+                              "memory_format": "contiguous_format", "pin_memory": False, "size": [4],
+                              "chunks": [{"offsets": [0], "sizes": [4]}]}}}
+    import pickle
+    refused(pickle.dumps({"a": 1}), "malformed")
+    refused(json.dumps(dict(good, format="other")).encode(), "not a tenplex-dcp/1 document")
+    bad = json.loads(json.dumps(good))
+    bad["entries"]["x"]["dtype"] = "_C"
+    refused(json.dumps(bad).encode(), "names dtype '_C'")
+    bad["entries"]["x"]["dtype"] = "float32"
+    bad["entries"]["x"]["chunks"] = [{"offsets": [2], "sizes": [3]}]
+    refused(json.dumps(bad).encode(), "lies outside its size")
+    bad["entries"]["x"]["chunks"] = [{"offsets": [0], "sizes": [4]}]
+    bad["planner"] = {"x": [["builtins.eval", "x"]]}
+    refused(json.dumps(bad).encode(), "a key path holds")
+
+
+hostile.step = 1
+MARK = []
+
+
+def _mark(path):
+    open(path, "w").close()
+    return "ran"
+
+
+class Evil:
+    """Pickles as a call of ``_mark``: what a hostile tree's bytes could make a trainer run."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (_mark, (self.path,))
+
+
+def pickles(job, tmp):
+    marker = os.path.join(tmp, "ran")
+    dcp.save({"t": torch.arange(3.0), "obj": Evil(marker)}, storage_writer=tenplex.dcp.Writer(job=job, step=1))
+    assert not os.path.exists(marker)
+    target = {"t": torch.zeros(3), "obj": None}
+    try:
+        dcp.load(target, storage_reader=tenplex.dcp.Reader(job=job))
+        raise AssertionError("a pickle the restricted unpickler refuses was loaded")
+    except BaseException as e:  # noqa: BLE001 (DCP wraps the reader's error in a CheckpointException, a BaseException)
+        assert "restricted unpickler" in str(e), str(e)
+    assert not os.path.exists(marker), "the pickle ran"
+    dcp.load(target, storage_reader=tenplex.dcp.Reader(job=job, allow_pickle=True))
+    assert os.path.exists(marker) and target["obj"] == "ran" and torch.equal(target["t"], torch.arange(3.0))
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="tenplex-dcp-")
+    try:
+        job = "dcp-%d" % os.getpid()
+        run_world("save", 2, job, 10, tmp)
+        assert tenplex.stop.generations(job)["current"] == 10
+        for world in (1, 2, 4):
+            run_world("load", world, job, 10, tmp)
+        run_world("fail", 2, job, 20, tmp)
+        gens = tenplex.stop.generations(job)
+        assert gens["current"] == 10, gens
+        assert [g["complete"] for g in gens["generations"] if g["step"] == 20] == [False], gens
+        run_world("load", 2, job, 10, tmp)  # the previous generation loads
+        run_world("async", 2, job, 30, tmp)
+        run_world("load", 4, job, 30, tmp)
+        hostile("dcp-hostile-%d" % os.getpid())
+        pickles("dcp-pickle-%d" % os.getpid(), tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("OK")
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser()
+    p.add_argument("--worker")
+    p.add_argument("--rank", type=int)
+    p.add_argument("--world", type=int)
+    p.add_argument("--store")
+    p.add_argument("--job")
+    p.add_argument("--step", type=int)
+    p.add_argument("--dir")
+    a = p.parse_args()
+    if a.worker:
+        a.mode = a.worker
+        worker(a)
+    else:
+        main()
