@@ -3,6 +3,7 @@
 * DTensor states (Shard(0), Shard(1), Replicate(), a plain tensor, non-tensor values; odd sizes, a NaN
   with a payload, bf16 and f16) saved at world 2 by real gloo processes load at worlds 1, 2 and 4 bit for
   bit as DCP's own FileSystemWriter/FileSystemReader give them, and equal to the saved values;
+* with a second daemon (TENPLEX_ADDR2), ranks saved on two daemons load at world 3 from both;
 * ``dcp.async_save`` through the same writer loads the same way;
 * a save whose coordinator fails before its metadata is written never completes: the previous
   generation is the one that loads;
@@ -74,15 +75,33 @@ def local(t):
     return t.to_local() if hasattr(t, "to_local") else t
 
 
+def _tensors(obj):
+    if isinstance(obj, dict):
+        return [t for v in obj.values() for t in _tensors(v)]
+    return [obj] if isinstance(obj, torch.Tensor) else []
+
+
+def _daemon_of(rank):
+    """The daemon a saving rank writes to: with TENPLEX_DAEMONS (two daemons), rank r's is r's worker's."""
+    daemons = json.loads(os.environ.get("TENPLEX_DAEMONS", "{}"))
+    return daemons.get(str(rank % max(1, len(daemons))), os.environ["TENPLEX_ADDR"])
+
+
 def worker(args):
     dist.init_process_group("gloo", init_method="file://" + args.store, rank=args.rank, world_size=args.world,
                             timeout=datetime.timedelta(seconds=60))
     try:
         if args.mode == "async":
-            dcp.async_save(state_at(args.step), storage_writer=tenplex.dcp.Writer(job=args.job, step=args.step)).result()
+            writer, state = tenplex.dcp.Writer(job=args.job, step=args.step), state_at(args.step)
+            pending = dcp.async_save(state, storage_writer=writer)
+            for t in _tensors(state):  # training goes on at once: the save holds its own copy
+                local(t).fill_(7)
+            pending.result()
+            shm = os.environ.get("TENPLEX_SHM") != "0"
+            assert writer.staged_via == ("shared_memory" if shm else "host"), writer.staged_via
             dcp.save(state_at(args.step), storage_writer=dcp.FileSystemWriter(args.dir))
         elif args.mode in ("save", "fail"):
-            writer = tenplex.dcp.Writer(job=args.job, step=args.step)
+            writer = tenplex.dcp.Writer(job=args.job, step=args.step, addr=_daemon_of(args.rank))
             if args.mode == "fail":
                 writer = FailingWriter(job=args.job, step=args.step)
             try:
@@ -202,6 +221,17 @@ def main():
         run_world("load", 2, job, 10, tmp)  # the previous generation loads
         run_world("async", 2, job, 30, tmp)
         run_world("load", 4, job, 30, tmp)
+        second = os.environ.get("TENPLEX_ADDR2")
+        if second:  # ranks saved on two daemons load from both, at another world size
+            hosts = [a.split("://")[-1] for a in (os.environ["TENPLEX_ADDR"], second)]  # host:port, as launchers give them
+            os.environ["TENPLEX_DAEMONS"] = json.dumps({"0": hosts[0], "1": hosts[1]})
+            two = job + "-two"
+            run_world("save", 2, two, 40, tmp)
+            for addr in (os.environ["TENPLEX_ADDR"], second):
+                assert tenplex.stop.generations(two, tenplex.Client(addr))["current"] == 40
+            assert tenplex.stop.generations(two, tenplex.Client(second))["generations"][0]["localRanks"] == [1]
+            run_world("load", 3, two, 40, tmp)
+            del os.environ["TENPLEX_DAEMONS"]
         hostile("dcp-hostile-%d" % os.getpid())
         pickles("dcp-pickle-%d" % os.getpid(), tmp)
     finally:

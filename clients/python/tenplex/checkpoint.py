@@ -113,6 +113,22 @@ def save(state: Any, job: Optional[str] = None, step: int = 0, rank: Optional[in
     return _pending
 
 
+def save_unconfigured(state, job, step, rank, world, client, shared=None):
+    """Saves and seals ``state`` (or nothing, for ``None``) as ``rank`` of a step of ``world`` ranks that has
+    no parallel configuration (a DCP checkpoint's ranks): as a blocking :func:`save`, but without a
+    launcher's ``TENPLEX_CONFIG`` in the seal, and with no model spec or rules. The daemon's seal answer."""
+    wait_saves()
+    entries = None if state is None else tree_codec.flatten(state, False)
+    _, finish = _copy_state(client, job, rank, step, entries, seal_body(world), shared, True)
+    return finish()
+
+
+def seal_body(world):
+    """The seal of a rank of a ``world``-rank step without a parallel configuration (every daemon of
+    ``TENPLEX_DAEMONS`` is told of it)."""
+    return _seal_body(world, None)
+
+
 def _marked(finish, c, job, step, rank):
     """``finish``, then the downtime's save mark (when the save follows a stop: :mod:`tenplex.downtime`)."""
     def run():

@@ -26,6 +26,7 @@ bytes only when torch's restricted unpickler (``weights_only=True``) accepts the
 classes or functions, which could run code, are refused with :class:`TenplexError` unless the reader
 was made with ``allow_pickle=True``."""
 
+import base64
 import dataclasses
 import io
 import json
@@ -35,19 +36,21 @@ import numpy as np
 
 try:
     import torch
+    import torch.distributed as dist
     from torch.distributed.checkpoint import StorageReader, StorageWriter
+    from torch.distributed.checkpoint.staging import AsyncStager
     from torch.distributed.checkpoint.planner import LoadItemType, WriteItemType
     from torch.distributed.checkpoint.storage import WriteResult
 except (ImportError, AttributeError) as _e:  # torch 1.13 on Python 3.11: DCP does not import
     raise ImportError("tenplex.dcp needs torch.distributed.checkpoint of torch 2.x (%s)" % _e) from None
 
-from . import checkpoint
+from . import checkpoint, dcp_stage
 from .errors import NoCheckpoint, TenplexError
 from .rank_env import job_name
 from .stop import generations
 from .wire import dcp_metadata, routes, torch_values, tree_codec
 from .wire import shared_memory as shm
-from .wire.http_client import Client, client_for
+from .wire.http_client import Client, base_url, client_for
 from .wire.transfer import body_into, read_file
 
 METADATA = "dcp_metadata"
@@ -61,23 +64,29 @@ def _done(value):
     return f
 
 
-class Writer(StorageWriter):
+class Writer(StorageWriter, AsyncStager):
     """Saves a DCP checkpoint as step ``step`` of ``job`` (default ``TENPLEX_JOB``). ``shared``, ``client``,
-    ``addr`` and ``token`` are :func:`tenplex.save`'s."""
+    ``addr`` and ``token`` are :func:`tenplex.save`'s. For ``dcp.async_save`` it is also DCP's stager: the
+    state is staged straight into the daemon's shared memory (:mod:`tenplex.dcp_stage`); ``process_group``
+    is the group that ``async_save`` is given (default: the default group)."""
 
-    def __init__(self, job=None, step=None, client=None, addr=None, token=None, shared=None):
+    _synchronize_after_execute = False  # staging is done when stage() returns
+
+    def __init__(self, job=None, step=None, client=None, addr=None, token=None, shared=None, process_group=None):
         super().__init__()
         if step is None or type(step) is not int or step < 0:
             raise ValueError("tenplex.dcp.Writer needs step=<the training step>, a non-negative int (got %r)" % (step,))
         self.job = job_name(job)
         self.step = step
         self.shared = shared
+        self.process_group = process_group
         self._client = client_for(client, addr, token)
-        self._coordinator = False
-        self._held = None
+        self._world = None
+        self._staged = None
+        self.staged_via = None  # where stage() put the state: "shared_memory" or "host"
 
     def reset(self, checkpoint_id=None):
-        self._held = None
+        self._world = None
 
     @classmethod
     def validate_checkpoint_id(cls, checkpoint_id):
@@ -86,52 +95,83 @@ class Writer(StorageWriter):
     def storage_meta(self):
         return None
 
+    def stage(self, state_dict):
+        """The state for ``async_save`` to save: its tensors copied into the daemon's shared memory (when
+        usable from here, else into host memory), so that training may change its own at once."""
+        self._release_staged()
+        if self.shared is not False:
+            rank = dist.get_rank(self.process_group) if dist.is_available() and dist.is_initialized() else 0
+            got = dcp_stage.stage(self._client, self.job, rank, state_dict)
+            if got is not None:
+                state_dict, self._staged = got
+                self.staged_via = "shared_memory"
+                return state_dict
+        self.staged_via = "host"
+        return dcp_stage.stage_in_host(state_dict)
+
+    def synchronize_staging(self):
+        pass  # stage() copies before it returns
+
     def set_up_storage_writer(self, is_coordinator, *args, **kwargs):
-        self._coordinator = is_coordinator
+        pass
 
     def prepare_local_plan(self, plan):
         return plan
 
     def prepare_global_plan(self, plans):
-        """Gives every rank its index and the number of ranks (the generation's world)."""
+        """Gives every rank its index and the number of ranks."""
         return [dataclasses.replace(p, storage_data={"rank": i, "world": len(plans)}) for i, p in enumerate(plans)]
 
     def write_data(self, plan, planner):
-        where = plan.storage_data
-        rank, world = where["rank"], where["world"]
-        state, results = {}, []
+        """Saves and seals the rank's tensors as rank ``rank`` of a generation of ``world + 1`` ranks (the
+        last holds the metadata); values that are not tensors go to the coordinator in the results."""
+        rank, world = plan.storage_data["rank"], plan.storage_data["world"]
+        self._world = world
+        results, tensors = [], []
         for n, item in enumerate(plan.items):
             data = planner.resolve_data(item)
-            name = "t%d" % n
             if item.type == WriteItemType.BYTE_IO:
                 value = bytes(data.getbuffer())
-                size = len(value)
+                results.append(WriteResult(index=item.index, size_in_bytes=len(value),
+                                           storage_data={"bytes": base64.b64encode(value).decode("ascii")}))
             else:
-                value = data.detach()
-                size = value.numel() * value.element_size()
-            state[name] = value
-            results.append((item.index, size, name))
-        keys = {name: tree_codec.flatten({name: value}, False)[0][0] for name, value in state.items()}
-        written = [WriteResult(index=i, size_in_bytes=size, storage_data={"rank": rank, "key": keys[name]})
-                   for i, size, name in results]
-        if self._coordinator:
-            self._held = (rank, world, state)  # saved and sealed with the metadata, last
+                tensors.append((item, "t%d" % n, data.detach()))
+        staged, self._staged = self._staged, None
+        keys = None
+        if staged is not None and staged.rank == rank:
+            keys = staged.keys_for([t for _, _, t in tensors])
+        if keys is not None:
+            staged.commit(self.step, world + 1)
         else:
-            self._save(rank, world, state)
-        return _done(written)
+            if staged is not None:
+                staged.release()
+            state = {name: t for _, name, t in tensors}
+            keys = [tree_codec.flatten({name: t}, False)[0][0] for _, name, t in tensors]
+            checkpoint.save_unconfigured(state or None, self.job, self.step, rank, world + 1, self._client, self.shared)
+        results += [WriteResult(index=item.index, size_in_bytes=t.numel() * t.element_size(),
+                                storage_data={"rank": rank, "key": key}) for (item, _, t), key in zip(tensors, keys)]
+        return _done(results)
 
     def finish(self, metadata, results):
-        rank, world, state = self._held
-        self._held = None
-        where = {}
+        """Writes the values that are not tensors and the metadata as the last rank, and seals it: the
+        generation is complete only now."""
+        meta_rank = self._world
+        files, where = {}, {}
         for rs in results:
-            where.update({r.index: r.storage_data for r in rs})
-        state = dict(state, **{METADATA: dcp_metadata.encode(metadata, where)})
-        self._save(rank, world, state)
+            for r in rs:
+                if "bytes" in r.storage_data:
+                    name = "b%d" % len(files)
+                    files[name] = base64.b64decode(r.storage_data["bytes"])
+                    where[r.index] = {"rank": meta_rank, "key": tree_codec.flatten({name: b""}, False)[0][0]}
+                else:
+                    where[r.index] = r.storage_data
+        files[METADATA] = dcp_metadata.encode(metadata, where)
+        checkpoint.save_unconfigured(files, self.job, self.step, meta_rank, meta_rank + 1, self._client, self.shared)
 
-    def _save(self, rank, world, state):
-        checkpoint.save(state or None, job=self.job, step=self.step, rank=rank, world=world, client=self._client,
-                        shared=self.shared)
+    def _release_staged(self):
+        if self._staged is not None:
+            self._staged.release()
+            self._staged = None
 
 
 class Reader(StorageReader):
@@ -145,7 +185,7 @@ class Reader(StorageReader):
         self._client = client_for(client, addr, token)
         if daemons is None and os.environ.get("TENPLEX_DAEMONS"):
             daemons = list(json.loads(os.environ["TENPLEX_DAEMONS"]).values())
-        self._daemons = [a for a in (daemons or []) if a != self._client.addr]
+        self._daemons = [a for a in (daemons or []) if base_url(a) != self._client.addr]
         self._holders = {}
         self._storage = {}
         self._loaded_step = None
@@ -168,20 +208,17 @@ class Reader(StorageReader):
         return int(current)
 
     def read_metadata(self):
+        """The metadata in the last rank of the generation (the rank the coordinator sealed last)."""
         step = self._step()
         self._loaded_step = step
-        info = self._generation(self._client, step)
-        for rank in sorted(info.get("localRanks", [])) or [0]:
-            path = "%s/%d/%s.bytes" % (routes.generation_dir(self.job, step), rank, METADATA)
-            r = self._client.request("HEAD", routes.files_route(path), ok=(200, 404))
-            if r.status_code == 200:
-                return dcp_metadata.decode(read_file(self._client, path))
-        for c in self._peers():
-            for rank in sorted(self._generation(c, step).get("localRanks", [])):
-                path = "%s/%d/%s.bytes" % (routes.generation_dir(self.job, step), rank, METADATA)
-                if c.request("HEAD", routes.files_route(path), ok=(200, 404)).status_code == 200:
-                    return dcp_metadata.decode(read_file(c, path))
-        raise NoCheckpoint("generation %d of job %r holds no DCP checkpoint (no %s)" % (step, self.job, METADATA))
+        self._holders = {}
+        rank = int(self._generation(self._client, step)["world"]) - 1
+        path = "%s/%d/%s.bytes" % (routes.generation_dir(self.job, step), rank, METADATA)
+        c = self._holder(rank)
+        if c.request("HEAD", routes.files_route(path), ok=(200, 404)).status_code == 404:
+            raise NoCheckpoint("generation %d of job %r holds no DCP checkpoint (no %s in rank %d)"
+                               % (step, self.job, METADATA, rank))
+        return dcp_metadata.decode(read_file(c, path))
 
     def _generation(self, c, step):
         info = generations(self.job, c)

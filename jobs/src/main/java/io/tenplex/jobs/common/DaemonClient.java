@@ -19,11 +19,7 @@ import java.util.concurrent.CompletableFuture;
  */
 public interface DaemonClient {
     static InetSocketAddress address(String hostPort) {
-        int colon = hostPort.lastIndexOf(':');
-        if (colon < 0) {
-            throw new IllegalArgumentException("daemon address '" + hostPort + "' is not host:port");
-        }
-        return new InetSocketAddress(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)));
+        return DaemonAddress.parse(hostPort);
     }
 
     /** The actions a coordinator (or a part in doubt) asks of a prepared or executing part. */
