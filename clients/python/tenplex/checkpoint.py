@@ -12,15 +12,14 @@ from __future__ import annotations
 
 from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
-import atexit
 import json
 import logging
 import os
-import threading
 
 import numpy as np
 
-from . import downtime
+from . import background_save, downtime
+from .background_save import SaveHandle, wait_saves  # noqa: F401 (the training API's names, also from here)
 from . import rules as rules_module
 from .errors import ConfigMismatch, NoCheckpoint, TenplexError
 from .rank_env import env_int, job_name
@@ -108,24 +107,19 @@ def save(state: Any, job: Optional[str] = None, step: int = 0, rank: Optional[in
     finish = _marked(copied, c, job, step, rank)
     if blocking:
         return finish()
-    global _pending
-    _pending = SaveHandle(job, step, rank, finish)
-    return _pending
+    return background_save.start(job, step, rank, finish)
 
 
 def save_unconfigured(state, job, step, rank, world, client, shared=None):
-    """Saves and seals ``state`` (or nothing, for ``None``) as ``rank`` of a step of ``world`` ranks that has
-    no parallel configuration (a DCP checkpoint's ranks): as a blocking :func:`save`, but without a
-    launcher's ``TENPLEX_CONFIG`` in the seal, and with no model spec or rules. The daemon's seal answer."""
+    """A blocking :func:`save` of ``rank`` of a ``world``-rank step that has no parallel configuration (a DCP
+    checkpoint's ranks): no ``TENPLEX_CONFIG`` in the seal, no spec or rules. The daemon's seal answer."""
     wait_saves()
     entries = None if state is None else tree_codec.flatten(state, False)
-    _, finish = _copy_state(client, job, rank, step, entries, seal_body(world), shared, True)
-    return finish()
+    return _copy_state(client, job, rank, step, entries, seal_body(world), shared, True)[1]()
 
 
 def seal_body(world):
-    """The seal of a rank of a ``world``-rank step without a parallel configuration (every daemon of
-    ``TENPLEX_DAEMONS`` is told of it)."""
+    """The seal of a rank of a step without a parallel configuration (told to ``TENPLEX_DAEMONS``' daemons)."""
     return _seal_body(world, None)
 
 
@@ -204,77 +198,6 @@ def _rest_save(c, job, rank, step, entries, seal):
     seal = dict(seal, entries=0 if entries is None else len(entries))
     return c.request("POST", routes.seal_route(job, step, rank), json=seal).json()
 
-
-class SaveHandle:
-    """A save running in the background (``save(..., blocking=False)``): :meth:`wait` returns the
-    daemon's seal answer or raises the save's error; :meth:`done` says whether it has ended."""
-
-    def __init__(self, job, step, rank, finish):
-        self.job, self.step, self.rank = job, step, rank
-        self._ended = threading.Event()
-        self._result = None
-        self._error = None
-        self._reported = False
-        self._thread = threading.Thread(target=self._run, args=(finish,), name="tenplex-save-%s" % step, daemon=True)
-        self._thread.start()
-
-    def _run(self, finish):
-        try:
-            self._result = finish()
-        except BaseException as e:  # noqa: BLE001 - handed to whoever waits
-            self._error = e
-        finally:
-            self._ended.set()
-
-    def done(self) -> bool:
-        return self._ended.is_set()
-
-    def wait(self, timeout: Optional[float] = None) -> Dict[str, Any]:
-        """The seal answer, once the save has ended; raises its error, or ``TimeoutError``."""
-        if not self._ended.wait(timeout):
-            raise TimeoutError("the save of step %s of job %s has not ended after %ss" % (self.step, self.job, timeout))
-        if self._error is not None:
-            self._reported = True  # the caller saw it: the next save does not raise it again
-            raise self._error
-        return self._result
-
-    result = wait
-
-    def exception(self, timeout: Optional[float] = None) -> Optional[BaseException]:
-        """The save's error (``None`` when it succeeded), once it has ended."""
-        try:
-            self.wait(timeout)
-            return None
-        except TimeoutError:
-            raise
-        except BaseException as e:  # noqa: BLE001
-            return e
-
-
-_pending = None
-
-
-def wait_saves(timeout: Optional[float] = None) -> Optional[Dict[str, Any]]:
-    """Waits for this process's asynchronous save, if one runs; raises its error (once)."""
-    global _pending
-    h = _pending
-    if h is None:
-        return None
-    reported = h._reported
-    try:
-        return h.wait(timeout)
-    except TimeoutError:
-        raise
-    except BaseException as e:
-        if reported:
-            return None
-        raise TenplexError("the asynchronous save of step %s of job %s failed: %s" % (h.step, h.job, e)) from e
-    finally:
-        if h.done() and _pending is h:
-            _pending = None
-
-
-atexit.register(lambda: _pending is not None and _pending._ended.wait())
 
 _last_loaded = None
 _last_saved = None

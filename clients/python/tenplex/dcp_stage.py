@@ -61,13 +61,20 @@ class Staged:
         self.client, self.job, self.rank, self.res = client, job, rank, res
         self._names = names
         self._by_ptr = {v.data_ptr(): (n, v) for n, v in zip(names, views) if v.numel()}
+        self._empty = [(n, v) for n, v in zip(names, views) if not v.numel()]
         self._ended = False
 
     def keys_for(self, tensors):
-        """The staged entry of each tensor (each must be a whole staged view), or ``None``."""
-        keys = []
+        """The staged entry of each tensor (each must be a whole staged view; an empty tensor is any
+        staged empty one of its dtype and shape), or ``None``."""
+        keys, empty = [], list(self._empty)
         for t in tensors:
-            got = self._by_ptr.get(t.data_ptr()) if t.numel() else None
+            if not t.numel():
+                got = next((e for e in empty if e[1].shape == t.shape and e[1].dtype == t.dtype), None)
+                if got is not None:
+                    empty.remove(got)
+            else:
+                got = self._by_ptr.get(t.data_ptr())
             if got is None or got[1].shape != t.shape or got[1].dtype != t.dtype or not t.is_contiguous():
                 return None
             keys.append(got[0])
@@ -97,7 +104,7 @@ def stage(client, job, rank, state_dict):
     """``(staged state, Staged)``, or ``None`` when the daemon's shared memory is not usable from here."""
     if not shm.available(client):
         return None
-    tensors = [t for t in _tensor_leaves(state_dict, []) if t.numel()]
+    tensors = _tensor_leaves(state_dict, [])
     seen, unique = set(), []
     for t in tensors:  # a tensor held twice is staged once
         if id(t) not in seen:
@@ -118,9 +125,4 @@ def stage(client, job, rank, state_dict):
     except BaseException:
         shm.release(client, job, res["id"])
         raise
-    by_id = {id(t): v for t, v in zip(unique, views)}
-    import torch
-    for t in _tensor_leaves(state_dict, []):
-        if id(t) not in by_id:  # empty tensors: nothing to stage
-            by_id[id(t)] = torch.empty_like(_local(t), device="cpu")
-    return _rebuilt(state_dict, by_id), Staged(client, job, rank, res, names, views)
+    return _rebuilt(state_dict, {id(t): v for t, v in zip(unique, views)}), Staged(client, job, rank, res, names, views)

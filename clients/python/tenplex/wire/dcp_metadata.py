@@ -24,10 +24,19 @@ def _torch():
 
 
 def _dims(values, what):
-    out = [int(v) for v in values]
-    if len(out) > _MAX_DIMS or any(v < 0 for v in out):
-        raise TenplexError("DCP metadata: bad %s %r" % (what, list(values)))
-    return out
+    """A list of sizes or offsets: each an int from 0 to 2^62, at most 64 of them."""
+    if not isinstance(values, (list, tuple)) or len(values) > _MAX_DIMS or not all(
+            type(v) is int and 0 <= v < (1 << 62) for v in values):
+        raise TenplexError("DCP metadata: bad %s %r" % (what, values if isinstance(values, (list, tuple)) else [values]))
+    return list(values)
+
+
+def _key(key):
+    """Where an item is stored, relative to its rank's tree: no absolute path, no empty, ``.`` or ``..`` part."""
+    if not isinstance(key, str) or key.startswith("/") or "\\" in key or any(
+            part in ("", ".", "..") for part in key.split("/")):
+        raise TenplexError("DCP metadata: stored key %r is not a path inside a rank's tree" % (key,))
+    return key
 
 
 def _dtype_name(torch, dtype):
@@ -45,8 +54,9 @@ def _tensor_entry(torch, fqn, m):
     if fmt is None:
         raise TenplexError("DCP metadata: %s has memory format %s" % (fqn, p.memory_format))
     return {"kind": "tensor", "dtype": _dtype_name(torch, p.dtype), "requires_grad": bool(p.requires_grad),
-            "memory_format": fmt, "pin_memory": bool(p.pin_memory), "size": _dims(m.size, "size"),
-            "chunks": [{"offsets": _dims(c.offsets, "offsets"), "sizes": _dims(c.sizes, "sizes")} for c in m.chunks]}
+            "memory_format": fmt, "pin_memory": bool(p.pin_memory), "size": _dims(list(m.size), "size"),
+            "chunks": [{"offsets": _dims(list(c.offsets), "offsets"), "sizes": _dims(list(c.sizes), "sizes")}
+                       for c in m.chunks]}
 
 
 def _planner_data(data):
@@ -77,7 +87,7 @@ def encode(metadata, storage_data):
             entries[fqn] = {"kind": "bytes"}
         else:
             raise TenplexError("DCP metadata: %s has storage metadata of type %s" % (fqn, type(m).__name__))
-    where = [{"fqn": i.fqn, "offset": None if i.offset is None else _dims(i.offset, "offset"), "index": i.index,
+    where = [{"fqn": i.fqn, "offset": None if i.offset is None else _dims(list(i.offset), "offset"), "index": i.index,
               "rank": int(s["rank"]), "key": str(s["key"])} for i, s in storage_data.items()]
     sm = metadata.storage_meta
     meta = None if sm is None else {k: None if getattr(sm, k) is None else str(getattr(sm, k))
@@ -138,8 +148,13 @@ def decode(body):
         storage = {}
         for s in doc["storage"]:
             offset = None if s["offset"] is None else torch.Size(_dims(s["offset"], "offset"))
-            index = None if s["index"] is None else int(s["index"])
-            storage[md.MetadataIndex(str(s["fqn"]), offset, index)] = {"rank": int(s["rank"]), "key": str(s["key"])}
+            index = s["index"]
+            if index is not None and type(index) is not int:
+                raise TenplexError("DCP metadata: index %r of %s" % (index, s["fqn"]))
+            rank = s["rank"]
+            if type(rank) is not int or rank < 0:
+                raise TenplexError("DCP metadata: rank %r of %s" % (rank, s["fqn"]))
+            storage[md.MetadataIndex(str(s["fqn"]), offset, index)] = {"rank": rank, "key": _key(s["key"])}
         sm = doc.get("storage_meta")
         meta = None if sm is None else md.StorageMeta(**{k: sm.get(k) for k in ("checkpoint_id", "save_id", "load_id")})
     except TenplexError:

@@ -81,12 +81,14 @@ class Torch2PythonIT {
     }
 
     @Test
-    void dcpStorage_dtensorStatesSavedAtTwo_loadAtOneTwoFour_asDcpsOwnFiles_underTorch2() throws Exception {
+    void dcpStorage_dtensorStatesSavedAtTwo_loadAtOneTwoFour_asDcpsOwnFiles_hostileTreesRefused_underTorch2() throws Exception {
         start("256m");
         try (DaemonProcess second = DaemonProcess.start("--port", "0", "--memory-limit", "128m")) {
             run(Map.of("TENPLEX_ADDR2", second.url()), "tests/python/test_dcp.py");
         }
         run(REST, "tests/python/test_dcp.py");
+        run("tests/python/test_dcp_hostile.py");
+        run(REST, "tests/python/test_dcp_hostile.py");
     }
 
     @Test
