@@ -83,7 +83,7 @@ def run(a):
         report("torch.load from %s to %s" % (a.shm, dev),
                timed(lambda: torch.load(path, map_location=dev, weights_only=False), a.rounds, dev))
         os.remove(path)
-        dcp_rows(st, tmp, a, dev, report, figures, dist)
+        dcp_rows(st, tmp, a, dev, report, figures, dist, c)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -188,9 +188,10 @@ def verify_load(st, into, job, c, step):
     return {"tensors": len(want), "bytes": sum(t.numel() * t.element_size() for t in want.values())}
 
 
-def dcp_rows(st, tmp, a, dev, report, figures, dist):
+def dcp_rows(st, tmp, a, dev, report, figures, dist, c):
     """torch.distributed.checkpoint save, load (into the state's own tensors) and async_save, where
-    this torch has them (async_save needs a process group with a CPU backend)."""
+    this torch has them (async_save needs a process group with a CPU backend), to /dev/shm and through
+    tenplex.dcp."""
     try:
         import torch.distributed.checkpoint as dcp
         dcp.save, dcp.load  # noqa: B018 - torch < 2.2 has neither
@@ -217,11 +218,30 @@ def dcp_rows(st, tmp, a, dev, report, figures, dist):
             t = time.perf_counter()
             futures.pop().result()
             figures["dcp_async_tail_s"] = round(time.perf_counter() - t, 4)
+        tenplex_dcp_rows(st, a, dev, report, figures, dcp, c)
     except Exception as e:  # noqa: BLE001 - a torch without these features: recorded, the rest goes on
         figures["dcp"] = "failed: %s" % str(e).splitlines()[0][:200]
         print("torch.distributed.checkpoint: %s" % figures["dcp"], flush=True)
     finally:
         dist.destroy_process_group()
+
+
+def tenplex_dcp_rows(st, a, dev, report, figures, dcp, c):
+    """The same DCP calls with tenplex.dcp as the storage (and, for async_save, the stager)."""
+    import tenplex.dcp
+    job, step, futures = "gpu-check-dcp-%d" % os.getpid(), [0], []
+
+    def writer():
+        step[0] += 1
+        return tenplex.dcp.Writer(job=job, step=step[0], client=c)
+    report("DCP save through tenplex.dcp", timed(lambda: dcp.save(st, storage_writer=writer()), a.rounds, dev))
+    report("DCP load through tenplex.dcp (in place)",
+           timed(lambda: dcp.load(st, storage_reader=tenplex.dcp.Reader(job=job, client=c)), a.rounds, dev))
+    report("DCP async_save through tenplex.dcp, blocking part",
+           timed(lambda: futures.append(dcp.async_save(st, storage_writer=writer())), a.rounds, dev,
+                 before=lambda: futures and futures.pop().result()))
+    futures.pop().result()
+    figures["tenplex_dcp_job"] = job
 
 
 def extra(ap):
