@@ -2,7 +2,8 @@
 daemon (TENPLEX_ADDR), under torch 2.x, in one process (DCP without a process group):
 
 * metadata that is not ours, names a dtype torch lacks, a chunk outside its tensor, a key outside the
-  rank's tree or a rank outside the generation is refused, and the caller's state is left as it was;
+  rank's tree, a rank outside the generation, or sizes that its chunks or the stored tensors do not
+  hold is refused, and the caller's state is left as it was;
 * a pickled value that torch's restricted unpickler refuses is not unpickled (nothing it names runs),
   nor one that asks for memory by naming ``bytearray``, unless the reader allows pickles; a refused
   load changes nothing in the caller's state;
@@ -86,7 +87,11 @@ def metadata():
     for key in ("../../../../%s/generations/1/0/secret.numpy.ndarray" % other, "/job/%s/x" % other, "a//b", "./t0"):
         load_refused(bad(lambda d: d["storage"][0].update(key=key)), "is not a path inside a rank's tree")
     load_refused(bad(lambda d: d["storage"][0].update(rank=3)), "in rank 3 of a generation of 1 ranks")
-    load_refused(bad(lambda d: d["storage"][0].update(key="t9.numpy.ndarray")), "does not hold")
+    load_refused(bad(lambda d: d["storage"][0].update(key="t9.numpy.ndarray")), "is not stored as a tensor")
+    # what DCP would size by the metadata (an empty state's tensors) must be what is stored
+    load_refused(bad(lambda d: d["entries"]["x"].update(size=[1 << 40])), "asks for 1099511627776")
+    load_refused(bad(lambda d: d["entries"]["x"].update(size=[3], chunks=[{"offsets": [0], "sizes": [3]}])),
+                 "stored as f32 [4]")
     load_refused(bad(lambda d: d["entries"]["x"].update(dtype="float64")), "stored as f32", torch.float64)
 
 

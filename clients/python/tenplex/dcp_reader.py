@@ -140,7 +140,50 @@ class Reader(StorageReader):
         if c.request("HEAD", routes.files_route(path), ok=(200, 404)).status_code == 404:
             raise NoCheckpoint("generation %d of job %r holds no DCP checkpoint (no %s in rank %d)"
                                % (self._loaded_step, self.job, METADATA, rank))
-        return dcp_metadata.decode(read_file(c, path))
+        metadata = dcp_metadata.decode(read_file(c, path))
+        self._check_trees(metadata)
+        return metadata
+
+    def _check_trees(self, metadata):
+        """Checks the metadata against the saved trees before DCP sizes anything by it: every tensor's
+        chunks tile its size, and each is stored, in a rank of the generation, with its dtype and sizes;
+        every value is a stored file."""
+        from torch.distributed.checkpoint.metadata import TensorStorageMetadata
+        stored = {}
+        for index, where in metadata.storage_data.items():
+            if not 0 <= where["rank"] < self._world:
+                raise TenplexError("DCP metadata of job %r places %s in rank %d of a generation of %d ranks"
+                                   % (self.job, index.fqn, where["rank"], self._world))
+            stored[(index.fqn, None if index.offset is None else tuple(index.offset))] = where
+        for fqn, m in metadata.state_dict_metadata.items():
+            if not isinstance(m, TensorStorageMetadata):
+                self._entry(stored.get((fqn, None)), fqn, "file")
+                continue
+            volume = sum(int(np.prod(ch.sizes, dtype=object)) for ch in m.chunks)
+            if volume != int(np.prod(list(m.size), dtype=object)):
+                raise TenplexError("DCP metadata of job %r: the chunks of %s hold %d elements, its size %s asks "
+                                   "for %d" % (self.job, fqn, volume, list(m.size), int(np.prod(list(m.size), dtype=object))))
+            for ch in m.chunks:
+                e = self._entry(stored.get((fqn, tuple(ch.offsets))), fqn, "tensor")
+                if list(e["shape"]) != list(ch.sizes) or _torch_dtype(e["dtype"]) != m.properties.dtype:
+                    raise TenplexError("DCP metadata of job %r: the chunk of %s at %s is %s %s, stored as %s %s"
+                                       % (self.job, fqn, list(ch.offsets), m.properties.dtype, list(ch.sizes),
+                                          e["dtype"], e["shape"]))
+
+    def _entry(self, where, fqn, kind):
+        """The listing entry of a stored item (a ``kind``), or a refusal naming ``fqn``."""
+        e = None if where is None else self._listed(where["rank"]).get(
+            "%s/%d/%s" % (routes.generation_dir(self.job, self._loaded_step), where["rank"], where["key"]))
+        if e is None or e.get("type") != kind:
+            raise TenplexError("DCP metadata of job %r: %s is not stored as a %s where the metadata says" % (self.job, fqn, kind))
+        return e
+
+    def _listed(self, rank):
+        """The saved rank's tree, by absolute path (listed once per load)."""
+        if rank not in self._listings:
+            prefix = "%s/%d" % (routes.generation_dir(self.job, self._loaded_step), rank)
+            self._listings[rank] = {e["path"]: e for e in listing(self._holder(rank), prefix)}
+        return self._listings[rank]
 
     def _generation(self, c):
         for g in generations(self.job, c).get("generations", []):
@@ -237,10 +280,7 @@ class Reader(StorageReader):
         pinned = self._pin(c, rank)
         entry = None if pinned is None else next((e for e in pinned["entries"] if e["path"] == key), None)
         if entry is None:
-            if rank not in self._listings:
-                prefix = "%s/%d" % (routes.generation_dir(self.job, self._loaded_step), rank)
-                self._listings[rank] = {e["path"]: e for e in listing(c, prefix)}
-            entry = self._listings[rank].get(path)
+            entry = self._listed(rank).get(path)
         if entry is None or entry.get("type") != "tensor":
             raise TenplexError("%s: the DCP metadata names a tensor that the saved tree does not hold" % path)
         m = shm.mapping_of(entry) if entry.get("file") else None
