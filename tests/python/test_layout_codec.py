@@ -207,4 +207,21 @@ assert http_client.error_of("GET", "/x", Answer(500, "boom", {})).code is None
 j = http_client.error_of("GET", "/api/v1/files/t", Answer(404, '{"error":"/t is a tensor","code":"wrong_type"}', {
     "Content-Type": "application/json", "X-Tenplex-Error-Code": "wrong_type"}))
 assert (j.reason, j.code) == ("/t is a tensor", "wrong_type"), (j.reason, j.code)  # the reason, not the JSON body
+
+# ---- a DTensor's recorded layout: the box each mesh coordinate holds, as DTensor cuts it (torch.chunk
+# pieces along each sharded dim, mesh dimension after mesh dimension; an empty piece past the end)
+from tenplex.wire import dtensor_layout as dl  # noqa: E402
+assert [dl.box([7, 5], [4], ["S0"], [c]) for c in range(4)] == [
+    ([0, 0], [2, 5]), ([2, 0], [2, 5]), ([4, 0], [2, 5]), ([6, 0], [1, 5])]
+assert [dl.box([5], [4], ["S0"], [c])[1] for c in range(4)] == [[2], [2], [1], [0]]  # 5 = 2+2+1+0
+assert dl.box([9], [4], ["S0"], [3]) == ([9], [0])  # 9 = 3+3+3+0: the last piece is empty, at the end
+assert dl.box([5, 3], [2, 2], ["S0", "S0"], [1, 1]) == ([4, 0], [1, 3])  # 5 -> 3+2, then 2 -> 1+1
+assert dl.box([7, 5], [2, 2], ["S0", "S1"], [1, 0]) == ([4, 0], [3, 3])
+assert dl.box([3, 9], [2, 2], ["R", "S0"], [1, 1]) == ([2, 0], [1, 9])
+assert dl.coordinates([2, 3])[4] == [1, 1] and dl.index([1, 1], [2, 3]) == 4
+good = {"shape": [7, 5], "mesh": [2, 2], "placements": ["S0", "R"], "coord": [1, 0]}
+assert dl.checked(good, 4, "w")["ranks"] == [0, 1, 2, 3]
+for bad in ({"mesh": [1 << 21]}, {"mesh": [1 << 11, 1 << 11]}, {"placements": ["S2", "R"]}, {"coord": [2, 0]},
+            {"ranks": [0, 1, 2, 4]}, {"ranks": [0, 1]}, {"shape": [-1, 5]}, {"shape": [True, 5]}, {"mesh": [0, 2]}):
+    raises(TenplexError, dl.checked, dict(good, **bad), 4, "w")
 print("OK")

@@ -24,7 +24,7 @@ from . import rules as rules_module
 from .errors import ConfigMismatch, NoCheckpoint, TenplexError
 from .rank_env import env_int, job_name
 from .stop import generations, should_stop, stop_state  # noqa: F401 (the calls' former module)
-from .wire import restore, routes, torch_values, tree_codec
+from .wire import dtensor_layout, restore, routes, torch_values, tree_codec
 from .wire import shared_memory as shm
 from .wire.http_client import ERROR_CODE_HEADER, Client, client_for
 from .wire.transfer import upload_entries
@@ -80,6 +80,10 @@ def save(state: Any, job: Optional[str] = None, step: int = 0, rank: Optional[in
     shards of the job's newest complete generation at its first reconfiguration (docs/PTC.md). A job
     whose configurations all have T = P = 1 needs neither.
 
+    A ``DTensor`` is stored as its local shard with its layout (global shape, device mesh, placements,
+    this rank's mesh coordinate) recorded beside it, so that :func:`load` reshards it to another mesh
+    without a spec; ``rank`` must then be the process's global rank (docs/CLIENTS.md, "DTensor states").
+
     Types other than the plain ones are recorded beside the tree so that :func:`load` gives back
     what ``torch.load`` would; a value that cannot be kept exactly raises ``TypeError`` (or
     ``ValueError`` for a key) naming its key before anything is written. ``allow_pickle=True`` stores
@@ -97,7 +101,7 @@ def save(state: Any, job: Optional[str] = None, step: int = 0, rank: Optional[in
     if config is None and os.environ.get("TENPLEX_CONFIG"):
         config = json.loads(os.environ["TENPLEX_CONFIG"])
     # a refused state fails here, before any change
-    entries = None if state is None else tree_codec.flatten(state, allow_pickle)
+    entries = None if state is None else dtensor_layout.for_save(tree_codec.flatten(state, allow_pickle), rank, world)
     seal = _seal_body(world, config)
     if not blocking:
         c = _own_client(c)
@@ -225,6 +229,10 @@ def load(job: Optional[str] = None, rank: Optional[int] = None, client: Optional
     pickles (``save(..., allow_pickle=True)``); a pickle runs code when loaded, so without it such a
     leaf raises :class:`TenplexError` naming its key.
 
+    ``into`` holding ``DTensor``s: each is filled with the box of the global tensor its own mesh and
+    placements give this rank, read from the job's newest complete generation whatever mesh saved it
+    (:mod:`tenplex.dtensor_load`; no ``config`` check, no collective).
+
     ``config`` (default ``TENPLEX_CONFIG``): the rank's parallel configuration. A generation saved
     under another (T, P, D) (a job name used again, a relaunch before the reconfiguration) raises
     :class:`ConfigMismatch` naming both, before anything is read."""
@@ -238,6 +246,9 @@ def load(job: Optional[str] = None, rank: Optional[int] = None, client: Optional
     if config is None and os.environ.get("TENPLEX_CONFIG"):
         config = json.loads(os.environ["TENPLEX_CONFIG"])
     targets = {} if into is None else {rel: t for rel, kind, t in tree_codec.flatten(into) if kind == "tensor"}
+    dtensors = {rel: t for rel, t in targets.items() if dtensor_layout.is_dtensor(t)}
+    if dtensors:
+        return _load_dtensors(c, job, rank, targets, dtensors, as_torch, shared, allow_pickle)
     choice, over_rest = None, []
     if shared is not False and shm.available(c):
         pinned = shm.pin(c, job, rank)
@@ -260,6 +271,19 @@ def load(job: Optional[str] = None, rank: Optional[int] = None, client: Optional
         _slow_load(c, rank, job, over_rest, choice, via, shared)
     log.info("tenplex: rank %d of job %s loaded step %d from the %s at %s", rank, job, _last_loaded["step"],
              choice["source"], choice["path"])
+    downtime.on_loaded(_last_loaded["step"])
+    return state, _last_loaded["step"]
+
+
+def _load_dtensors(c, job, rank, targets, dtensors, as_torch, shared, allow_pickle):
+    """A load into a state that holds DTensors: resharded from the newest generation (:mod:`tenplex.dtensor_load`)."""
+    global _last_loaded
+    from . import dtensor_load
+    others = {rel: t for rel, t in targets.items() if rel not in dtensors}
+    state, _last_loaded = dtensor_load.load(c, job, rank, others, dtensors, as_torch, allow_pickle, shared)
+    log.info("tenplex: rank %d of job %s loaded step %d: %d DTensors resharded from saved ranks %s (%d pieces)",
+             rank, job, _last_loaded["step"], _last_loaded["dtensors"], _last_loaded["from_ranks"],
+             _last_loaded["pieces"])
     downtime.on_loaded(_last_loaded["step"])
     return state, _last_loaded["step"]
 

@@ -50,16 +50,18 @@ def _into(value, target):
     return target
 
 
-def _unflatten(entries, prefix, read_file_fn, read_tensor_fn, targets, as_torch, allow_pickle):
-    own = {id(t) for t in targets.values()}
+def _unflatten(entries, prefix, read_file_fn, read_tensor_fn, targets, as_torch, allow_pickle, skip=None):
+    own = {id(t) for t in list(targets.values()) + list((skip or {}).values())}
     return tree_codec.unflatten(entries, prefix, read_file_fn, read_tensor_fn, as_torch, allow_pickle,
                            lambda v: id(v) in own)
 
 
-def from_pin(c, pinned, targets, as_torch, allow_pickle=False, over_rest=None):
+def from_pin(c, pinned, targets, as_torch, allow_pickle=False, over_rest=None, skip=None):
     """The state of a pinned load: tensors copied out of the daemon's shared memory (into
     ``targets``, relative path to tensor, where given), others and large files over REST (the paths
-    of tensors read over REST are appended to ``over_rest``, where given)."""
+    of tensors read over REST are appended to ``over_rest``, where given). ``skip``: relative path to
+    the value given back in a tensor's place without reading it (a tensor its caller fills)."""
+    skip = skip or {}
     prefix = pinned["path"].rstrip("/")
     by_path = {prefix + "/" + e["path"]: e for e in pinned["entries"]}
     check_targets({e["path"]: (e["dtype"], e["shape"]) for e in pinned["entries"] if e["type"] == "tensor"}, targets)
@@ -72,6 +74,8 @@ def from_pin(c, pinned, targets, as_torch, allow_pickle=False, over_rest=None):
 
     def tensor(le):
         e = by_path[le["path"]]
+        if e["path"] in skip:
+            return skip[e["path"]]
         target = targets.get(e["path"])
         m = shared_memory.mapping_of(e)
         if m is not None:
@@ -82,28 +86,31 @@ def from_pin(c, pinned, targets, as_torch, allow_pickle=False, over_rest=None):
         return value if target is None else _into(value, target)
 
     read_torch = reads_torch(as_torch)
-    state = _unflatten(listing, prefix, file_bytes, tensor, targets, as_torch, allow_pickle)
+    state = _unflatten(listing, prefix, file_bytes, tensor, targets, as_torch, allow_pickle, skip)
     if any(torch_values.is_tensor(t) and t.is_cuda for t in targets.values()):
         torch_values.torch.cuda.synchronize()  # device copies end before the pin is released
     return state
 
 
-def from_rest(c, prefix, targets, as_torch, allow_pickle=False, over_rest=None):
+def from_rest(c, prefix, targets, as_torch, allow_pickle=False, over_rest=None, skip=None):
     """The state below the store path ``prefix``, read over REST (into ``targets`` where given; the
-    tensors' paths appended to ``over_rest``, where given)."""
+    tensors' paths appended to ``over_rest``, where given; ``skip`` as for :func:`from_pin`)."""
     entries = listing(c, prefix)
     root = prefix.rstrip("/") + "/"
+    skip = skip or {}
     check_targets({e["path"][len(root):]: (e["dtype"], e["shape"]) for e in entries if e["type"] == "tensor"},
                   targets)
 
     read_torch = reads_torch(as_torch)
-    read = read_tensors(c, entries, read_torch)
+    read = read_tensors(c, [e for e in entries if e["path"][len(root):] not in skip], read_torch)
 
     def tensor(e):
+        if e["path"][len(root):] in skip:
+            return skip[e["path"][len(root):]]
         if over_rest is not None:
             over_rest.append(e["path"])
         value = read.pop(e["path"])
         target = targets.get(e["path"][len(root):])
         return value if target is None else _into(value, target)
 
-    return _unflatten(entries, prefix, lambda path: read_file(c, path), tensor, targets, as_torch, allow_pickle)
+    return _unflatten(entries, prefix, lambda path: read_file(c, path), tensor, targets, as_torch, allow_pickle, skip)

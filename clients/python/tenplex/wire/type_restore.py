@@ -180,7 +180,16 @@ def _size(torch, value):
     return torch.Size(value)
 
 
+def _dtensor(value, tag, path, opts):
+    if opts["keep"](value):  # the caller's DTensor, filled by tenplex.dtensor_load
+        return value
+    raise TenplexError("%r was saved as a DTensor (global shape %s on a mesh of %s); load it into a DTensor: "
+                       "tenplex.load(..., into=state) with a DTensor there, on the mesh it should have now"
+                       % (where(path), tag.get("shape"), tag.get("mesh")))
+
+
 _RESTORE = {
+    "DTensor": _dtensor,
     "ndarray": _ndarray,
     "np.scalar": _np_scalar,
     "Parameter": _torch_tensor,

@@ -26,7 +26,7 @@ import pickle
 
 import numpy as np
 
-from . import safe_classes, torch_values
+from . import dtensor_layout, safe_classes, torch_values
 from ..errors import TenplexError
 
 TYPES = "types"
@@ -171,6 +171,9 @@ def tensor_tag(obj, path):
     tensor whose values the store cannot hold."""
     if torch_values.is_tensor(obj):
         torch = torch_values.torch
+        if dtensor_layout.is_dtensor(obj):  # its local shard is stored, its layout in the tag
+            _check_dtype(torch_values.short_dtype(obj.dtype) is not None, obj.dtype, path)
+            return dtensor_layout.tag(obj, where(path))
         if obj.layout != torch.strided:
             raise Unsupported("cannot save the %s tensor at %r: only dense (strided) tensors can be stored; "
                               "save t.to_dense() or %s" % (obj.layout, where(path), PICKLE_HINT))

@@ -92,6 +92,14 @@ class Torch2PythonIT {
     }
 
     @Test
+    void dtensorStates_withoutADescription_reshardAcrossMeshes_asDcpDoes_forgedLayoutsRefused_underTorch2()
+            throws Exception {
+        start("256m");
+        run("tests/python/test_dtensor_state.py");
+        run(REST, "tests/python/test_dtensor_state.py");
+    }
+
+    @Test
     void podLaunchers_restartAndLiveModes_underTorch2() throws Exception {
         start("256m");
         run("tests/python/test_launch.py");

@@ -1,0 +1,208 @@
+"""DTensor states through tenplex.save / tenplex.load without a description, against a real daemon
+(TENPLEX_ADDR), under torch 2.x, with real gloo processes:
+
+* a state of DTensors (Shard(0), Shard(1), Replicate(); odd sizes that leave a rank an empty shard, a
+  NaN with a payload, bf16, f64, i64), a plain tensor and plain values, saved on a mesh of (2,), loads
+  on (4,), is saved there and loads on (1,); one saved on a 2-D mesh (2,2) (Shard(0)+Shard(1),
+  Replicate+Shard, Shard(0) twice, Shard(1)+Replicate) loads on (1,4): each rank's local shard is bit for
+  bit what DCP's own FileSystemWriter/FileSystemReader give for the same change, and the full tensors
+  equal the saved values;
+* a saved layout that is malformed, names ranks outside the generation, or disagrees with the stored
+  shard or the caller's tensor is refused, naming the key, and the caller's DTensors keep their values;
+  a DTensor saved as another rank than its mesh coordinate's, or with a Partial placement, is refused
+  before anything is written.
+
+Prints OK at the end; any failure raises."""
+
+import argparse
+import datetime
+import faulthandler
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python"))
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+import torch.distributed.checkpoint as dcp  # noqa: E402
+
+import tenplex  # noqa: E402
+from tenplex import checkpoint  # noqa: E402
+from tenplex.wire import tree_codec  # noqa: E402
+
+faulthandler.dump_traceback_later(int(os.environ.get("TENPLEX_HANG_S", "300")), exit=True)
+
+SHAPES = {"w": ((7, 5), torch.float32), "emb": ((3, 9), torch.float64), "b": ((5,), torch.bfloat16),
+          "count": ((5, 3), torch.int64), "h": ((6,), torch.float16)}
+ONE_D = {"w": "S0", "emb": "S1", "b": "R", "count": "S0"}
+TWO_D = {"w": "S0,S1", "emb": "R,S0", "b": "S0,S0", "count": "S1,R"}
+
+
+def global_values(step):
+    g = torch.Generator().manual_seed(2000 + step)
+    out = {}
+    for name, (shape, dtype) in SHAPES.items():
+        if dtype.is_floating_point:
+            out[name] = torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
+        else:
+            out[name] = torch.randint(-2**40, 2**40, shape, generator=g, dtype=dtype)
+    out["w"].view(-1).view(torch.int32)[3] = 0x7fc01234  # a NaN with a payload
+    return out
+
+
+def placements(text):
+    from torch.distributed.tensor import Replicate, Shard
+    return [Replicate() if p == "R" else Shard(int(p[1:])) for p in text.split(",")]
+
+
+def state_of(mesh_shape, values, step):
+    """DTensors of ``values`` on a mesh of ``mesh_shape`` (``values`` None: zeros), with a plain tensor and values."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import distribute_tensor
+    mesh = init_device_mesh("cpu", mesh_shape)
+    layouts = ONE_D if len(mesh_shape) == 1 else TWO_D
+    model = {}
+    for name, (shape, dtype) in SHAPES.items():
+        v = torch.zeros(shape, dtype=dtype) if values is None else values[name]
+        model[name] = v.clone() if name not in layouts else distribute_tensor(v, mesh, placements(layouts[name]))
+    return {"model": model, "step": step, "extra": {"lr": 0.5 * step, "names": ["a", "b%d" % step]}}
+
+
+def bits(t):
+    return t.detach().contiguous().view(-1).view(torch.uint8)
+
+
+def local(t):
+    return t.to_local() if hasattr(t, "to_local") else t
+
+
+def worker(a):
+    dist.init_process_group("gloo", init_method="file://" + a.store, rank=a.rank, world_size=a.world,
+                            timeout=datetime.timedelta(seconds=60))
+    try:
+        mesh = tuple(int(n) for n in a.mesh.split("x"))
+        if a.mode == "save":
+            state = state_of(mesh, global_values(a.step), a.step)
+            tenplex.save(state, job=a.job, step=a.step, rank=a.rank, world=a.world)
+            dcp.save(state, storage_writer=dcp.FileSystemWriter(a.dir + "-%d" % a.step))
+            return
+        ours, theirs = state_of(mesh, None, -1), state_of(mesh, None, -1)
+        got, step = tenplex.load(job=a.job, rank=a.rank, into=ours)
+        assert step == a.step, (step, a.step)
+        dcp.load(theirs, storage_reader=dcp.FileSystemReader(a.dir + "-%d" % a.step))
+        made = a.values or a.step  # the step whose values the saved state holds
+        want = global_values(made)
+        for name in SHAPES:
+            x, y = got["model"][name], theirs["model"][name]
+            assert x is ours["model"][name] or name == "h", name  # loaded in place
+            assert torch.equal(bits(local(x)), bits(local(y))), (name, mesh, a.rank)
+            full = x.full_tensor() if hasattr(x, "full_tensor") else x
+            assert torch.equal(bits(full), bits(want[name])), (name, mesh)
+        assert got["step"] == theirs["step"] == made and got["extra"] == theirs["extra"], (got["extra"], theirs["extra"])
+        info = tenplex.last_loaded()
+        assert info["dtensors"] == len(ONE_D) and info["pieces"] >= 1, info  # an empty shard reads nothing
+        assert info["via"] == ("rest" if os.environ.get("TENPLEX_SHM") == "0" else "shared_memory"), info
+        if mesh == (1,):
+            assert info["from_ranks"] == list(range(int(a.saved_world))), info  # every saved rank holds a part
+        if a.then_save:  # the loaded state saved again on this mesh
+            tenplex.save(got, job=a.job, step=a.then_save, rank=a.rank, world=a.world)
+            dcp.save(got, storage_writer=dcp.FileSystemWriter(a.dir + "-%d" % a.then_save))
+    finally:
+        tenplex.end_process_group()
+
+
+def refused(call, words):
+    try:
+        call()
+    except Exception as e:  # noqa: BLE001
+        assert words in str(e), (words, str(e)[-600:])
+        return
+    raise AssertionError("not refused: expected %r" % words)
+
+
+def hostile(a):
+    """One process: forged layouts in saved trees are refused and change nothing; so are unsavable DTensors."""
+    from torch.distributed.tensor import Partial
+    dist.init_process_group("gloo", init_method="file://" + a.store, rank=0, world_size=1)
+    try:
+        c = tenplex.Client(os.environ["TENPLEX_ADDR"])
+        good = state_of((1,), global_values(1), 1)
+        entries = tree_codec.flatten(good)
+        meta = next(p for rel, kind, p in entries if rel == "model/dir.meta")
+        cases = [({"mesh": [1 << 21]}, "mesh is not"), ({"ranks": [5]}, "ranks is not a list"),
+                 ({"placements": ["S7"]}, "placements"), ({"coord": [3]}, "coordinate"),
+                 ({"shape": [7, 6]}, "in the checkpoint"), ({"mesh": [2], "coord": [1], "ranks": [0, 0]}, "gives rank 0 the box"),
+                 ({"t": "DTensor", "shape": "x"}, "malformed")]
+        for step, (change, words) in enumerate(cases, start=10):
+            lines = meta.decode().split("\n")
+            i = lines.index("types") + 1
+            tags = json.loads(lines[i])
+            tags["w"].update(change)
+            lines[i] = json.dumps(tags)
+            bad = [(rel, kind, (("\n".join(lines)).encode() if rel == "model/dir.meta" else p)) for rel, kind, p in entries]
+            bad = [(rel, kind, local(p)) for rel, kind, p in bad]
+            job = "dt-forged-%d-%d" % (os.getpid(), step)
+            checkpoint._copy_state(c, job, 0, step, bad, checkpoint.seal_body(1), None, True)[1]()
+            into = state_of((1,), None, -1)
+            refused(lambda: tenplex.load(job=job, rank=0, into=into), words)
+            assert all(not local(t).any() for t in into["model"].values()), change  # nothing changed
+            c.request("DELETE", "/api/v1/dirs/job/%s" % job, ok=(200, 404), params={"recursive": "true"})
+        refused(lambda: tenplex.save(good, job="dt-wrong-rank-%d" % os.getpid(), step=1, rank=1, world=2),
+                "its device mesh places this process at rank 0")
+        from torch.distributed.tensor import DTensor
+        partial = DTensor.from_local(torch.ones(2), good["model"]["w"].device_mesh, [Partial()])
+        refused(lambda: tenplex.save({"p": partial}, job="dt-partial-%d" % os.getpid(), step=1, rank=0, world=1),
+                "Partial")
+        refused(lambda: tenplex.load(job="dt-forged-none-%d" % os.getpid(), rank=0, into=state_of((1,), None, -1)),
+                "is not known")
+        saved = "dt-plain-%d" % os.getpid()
+        tenplex.save(good, job=saved, step=1, rank=0, world=1)
+        refused(lambda: tenplex.load(job=saved, rank=0), "load it into a DTensor")
+    finally:
+        tenplex.end_process_group()
+
+
+def run_world(mode, world, mesh, job, step, tmp, saved_world=0, then_save=0, values=0):
+    store = tempfile.mktemp(dir=tmp, prefix="store-")
+    procs = [subprocess.Popen([sys.executable, __file__, "--worker", mode, "--rank", str(r), "--world", str(world),
+                               "--mesh", mesh, "--store", store, "--job", job, "--step", str(step),
+                               "--dir", os.path.join(tmp, "fs"), "--saved-world", str(saved_world),
+                               "--then-save", str(then_save), "--values", str(values)]) for r in range(world)]
+    codes = [p.wait(timeout=240) for p in procs]
+    assert codes == [0] * world, (mode, world, mesh, codes)
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="tenplex-dtensor-")
+    try:
+        job = "dtensor-%d" % os.getpid()
+        run_world("save", 2, "2", job, 10, tmp)
+        run_world("load", 4, "4", job, 10, tmp, saved_world=2, then_save=20)
+        run_world("load", 1, "1", job, 20, tmp, saved_world=4, values=10)
+        two = job + "-2d"
+        run_world("save", 4, "2x2", two, 30, tmp)
+        run_world("load", 4, "1x4", two, 30, tmp, saved_world=4)
+        run_world("hostile", 1, "1", job, 0, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("OK")
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser()
+    for name, kind in (("--worker", str), ("--rank", int), ("--world", int), ("--mesh", str), ("--store", str),
+                       ("--job", str), ("--step", int), ("--dir", str), ("--saved-world", int), ("--then-save", int), ("--values", int)):
+        p.add_argument(name, type=kind)
+    a = p.parse_args()
+    if a.worker == "hostile":
+        hostile(a)
+    elif a.worker:
+        a.mode = a.worker
+        worker(a)
+    else:
+        main()
