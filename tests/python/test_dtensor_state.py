@@ -10,7 +10,9 @@
 * a saved layout that is malformed, names ranks outside the generation, or disagrees with the stored
   shard or the caller's tensor is refused, naming the key, and the caller's DTensors keep their values;
   a DTensor saved as another rank than its mesh coordinate's, or with a Partial placement, is refused
-  before anything is written.
+  before anything is written;
+* an FSDP2 model's and its Adam's state (``fully_shard``: uneven ``Shard(0)`` DTensors; DCP's
+  ``get_state_dict``) saved at world 2 loads at world 3 as DCP loads it.
 
 Prints OK at the end; any failure raises."""
 
@@ -116,6 +118,52 @@ def worker(a):
         tenplex.end_process_group()
 
 
+def fsdp_model(mesh_shape, seed, grads_seed):
+    """A small model sharded by FSDP2 (``fully_shard``: every parameter a DTensor ``Shard(0)``, 7 and 3 rows
+    over the mesh: uneven) and its Adam, stepped once with the gradients of ``grads_seed`` (set by hand:
+    FSDP2's forward needs a device stream that the CPU lacks), and its state dicts (DCP's ``get_state_dict``)."""
+    from torch.distributed.checkpoint.state_dict import get_state_dict
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+    from torch.distributed.tensor import distribute_tensor
+    mesh = init_device_mesh("cpu", mesh_shape)
+    torch.manual_seed(seed)
+    model = torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.ReLU(), torch.nn.Linear(7, 3))
+    for layer in (model[0], model[2], model):
+        fully_shard(layer, mesh=mesh)
+    opt = torch.optim.Adam(model.parameters(), lr=0.1)
+    g = torch.Generator().manual_seed(grads_seed)
+    for p in model.parameters():
+        p.grad = distribute_tensor(torch.randn(p.shape, generator=g), mesh, p.placements)
+    opt.step()
+    m, o = get_state_dict(model, opt)
+    return {"model": m, "optim": o}
+
+
+def fsdp(a):
+    """FSDP2 states: saved at world 2, loaded at 3 as DCP loads them."""
+    dist.init_process_group("gloo", init_method="file://" + a.store, rank=a.rank, world_size=a.world,
+                            timeout=datetime.timedelta(seconds=60))
+    try:
+        if a.mode == "fsdp-save":
+            state = fsdp_model((a.world,), 0, 5)
+            tenplex.save(state, job=a.job, step=a.step, rank=a.rank, world=a.world)
+            dcp.save(state, storage_writer=dcp.FileSystemWriter(a.dir + "-%d" % a.step))
+            return
+        ours, theirs = fsdp_model((a.world,), 1, 6), fsdp_model((a.world,), 1, 6)
+        got, _ = tenplex.load(job=a.job, rank=a.rank, into=ours)
+        dcp.load(theirs, storage_reader=dcp.FileSystemReader(a.dir + "-%d" % a.step))
+        pairs = [(k, got["model"][k], theirs["model"][k]) for k in theirs["model"]]
+        for fqn, st in theirs["optim"]["state"].items():
+            pairs += [("%s.%s" % (fqn, k), got["optim"]["state"][fqn][k], v) for k, v in st.items()]
+        for name, x, y in pairs:
+            assert type(x) is type(y) and torch.equal(bits(local(x)), bits(local(y))), (name, a.rank)
+        assert got["optim"]["param_groups"] == theirs["optim"]["param_groups"]
+        assert len(pairs) == 4 * 4, len(pairs)  # 4 parameters; step, exp_avg, exp_avg_sq of each
+    finally:
+        tenplex.end_process_group()
+
+
 def refused(call, words):
     try:
         call()
@@ -187,6 +235,8 @@ def main():
         two = job + "-2d"
         run_world("save", 4, "2x2", two, 30, tmp)
         run_world("load", 4, "1x4", two, 30, tmp, saved_world=4)
+        run_world("fsdp-save", 2, "2", job + "-fsdp", 40, tmp)
+        run_world("fsdp-load", 3, "3", job + "-fsdp", 40, tmp)
         run_world("hostile", 1, "1", job, 0, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -201,6 +251,9 @@ if __name__ == "__main__":
     a = p.parse_args()
     if a.worker == "hostile":
         hostile(a)
+    elif a.worker.startswith("fsdp") if a.worker else False:
+        a.mode = a.worker
+        fsdp(a)
     elif a.worker:
         a.mode = a.worker
         worker(a)
