@@ -33,7 +33,8 @@ def load(c, job, rank, targets, dtensors, as_torch, allow_pickle, shared):
         pinned = src.pin(own)
         entries = _entries(src, own, pinned)
         tags = _tags(src, own, entries, dtensors)
-        plans = {rel: _plan(src, rel, dt, tags.get(rel), entries.get(rel), own, rank)
+        memo = {}  # tensors of one layout (a model's layers) share their pieces
+        plans = {rel: _plan(src, rel, dt, tags.get(rel), entries.get(rel), own, rank, memo)
                  for rel, dt in dtensors.items() if rel in entries}
         missing = [rel for rel in dtensors if rel not in entries]
         if missing:
@@ -82,7 +83,7 @@ def _tags(src, rank, entries, dtensors):
     return out
 
 
-def _plan(src, rel, dt, tag, entry, own, rank):
+def _plan(src, rel, dt, tag, entry, own, rank, memo):
     """The pieces that fill ``dt``'s local box: ``(saved rank, key, source offsets, target offsets,
     lengths, shared-memory view or None)``, each checked against the tensor stored there."""
     where = type_tags.where(rel[:-len(tree_codec.TENSOR)])
@@ -101,7 +102,11 @@ def _plan(src, rel, dt, tag, entry, own, rank):
         raise TenplexError("%r: its saved layout gives rank %d the box %s, but the rank stored %s"
                            % (where, own, own_box, entry["shape"]))
     toff, tsize = dtensor_layout.box(shape, mesh, names, coord)
-    return [_checked_piece(src, rel, where, dt.dtype, p) for p in _pieces(saved, toff, tsize, rank)]
+    key = (tuple(saved["shape"]), tuple(saved["mesh"]), tuple(saved["placements"]), tuple(saved["ranks"]),
+           tuple(toff), tuple(tsize))
+    if key not in memo:
+        memo[key] = _pieces(saved, toff, tsize, rank)
+    return [_checked_piece(src, rel, where, dt.dtype, p) for p in memo[key]]
 
 
 def _pieces(saved, toff, tsize, rank):
