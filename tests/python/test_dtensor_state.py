@@ -7,8 +7,10 @@
   Replicate+Shard, Shard(0) twice, Shard(1)+Replicate) loads on (1,4): each rank's local shard is bit for
   bit what DCP's own FileSystemWriter/FileSystemReader give for the same change, and the full tensors
   equal the saved values;
-* a saved layout that is malformed, names ranks outside the generation, or disagrees with the stored
-  shard or the caller's tensor is refused, naming the key, and the caller's DTensors keep their values;
+* a saved layout that is malformed, names ranks outside the generation or a rank twice, disagrees with
+  the stored shard, with another rank's layout or with the caller's tensor is refused, naming the key,
+  and the caller's DTensors keep their values; so is a plain or meta-device tensor of ``into`` where a
+  DTensor's shard is stored; a DTensor that only another rank's tree holds (a pipeline stage's) loads;
   a DTensor saved as another rank than its mesh coordinate's, or with a Partial placement, is refused
   before anything is written;
 * an FSDP2 model's and its Adam's state (``fully_shard``: uneven ``Shard(0)`` DTensors; DCP's
@@ -35,7 +37,7 @@ import torch.distributed.checkpoint as dcp  # noqa: E402
 
 import tenplex  # noqa: E402
 from tenplex import checkpoint  # noqa: E402
-from tenplex.wire import tree_codec  # noqa: E402
+from tenplex.wire import tree_codec, type_tags  # noqa: E402
 
 faulthandler.dump_traceback_later(int(os.environ.get("TENPLEX_HANG_S", "300")), exit=True)
 
@@ -184,7 +186,7 @@ def hostile(a):
         meta = next(p for rel, kind, p in entries if rel == "model/dir.meta")
         cases = [({"mesh": [1 << 21]}, "mesh is not"), ({"ranks": [5]}, "ranks is not a list"),
                  ({"placements": ["S7"]}, "placements"), ({"coord": [3]}, "coordinate"),
-                 ({"shape": [7, 6]}, "in the checkpoint"), ({"mesh": [2], "coord": [1], "ranks": [0, 0]}, "gives rank 0 the box"),
+                 ({"shape": [7, 6]}, "in the checkpoint"), ({"mesh": [2], "coord": [1], "ranks": [0, 0]}, "name a rank twice"),
                  ({"t": "DTensor", "shape": "x"}, "malformed")]
         for step, (change, words) in enumerate(cases, start=10):
             lines = meta.decode().split("\n")
@@ -211,8 +213,59 @@ def hostile(a):
         saved = "dt-plain-%d" % os.getpid()
         tenplex.save(good, job=saved, step=1, rank=0, world=1)
         refused(lambda: tenplex.load(job=saved, rank=0), "load it into a DTensor")
+        two_rank_trees(c, good["model"]["w"].device_mesh)
     finally:
         tenplex.end_process_group()
+
+
+def forge(c, job, trees):
+    """A generation of ``len(trees)`` ranks written by this process: rank r holds ``{"model": leaves}``,
+    ``leaves``: name -> (tensor, its recorded tag or None)."""
+    for r, leaves in trees.items():
+        tags = {n: t for n, (v, t) in leaves.items() if t}
+        entries = [("model/dir.meta", "file", "\n".join(["dict", str(len(leaves))] + type_tags.meta_lines(tags)).encode())]
+        entries += [("model/%s.numpy.ndarray" % n, "tensor", v) for n, (v, t) in leaves.items()]
+        checkpoint._copy_state(c, job, r, 1, entries, checkpoint.seal_body(len(trees)), None, True)[1]()
+
+
+def tag(coord, ranks=None, mesh=(2,), shape=(8, 4)):
+    t = {"t": "DTensor", "shape": list(shape), "mesh": list(mesh), "placements": ["S0"] * len(mesh),
+         "coord": list(coord), "device": "cpu"}
+    return t if ranks is None else dict(t, ranks=ranks)
+
+
+def two_rank_trees(c, mesh):
+    """Generations of two ranks whose layouts disagree with each other or with what they store are refused
+    (and change nothing); a plain or meta-device tensor of into where a DTensor's shard is stored is refused;
+    a DTensor that only another rank's tree holds (a pipeline stage's) loads from it."""
+    from torch.distributed.tensor import Shard, distribute_tensor
+    w = torch.arange(32, dtype=torch.float32).reshape(8, 4)
+    into = lambda: {"model": {"w": distribute_tensor(torch.zeros(8, 4), mesh, [Shard(0)])}}  # noqa: E731
+    cases = [({0: (w[:4], tag([0])), 1: (w[4:], tag([1]))}, None),
+             ({0: (w[:4], tag([1], ranks=[1, 0])), 1: (w[4:], tag([1]))}, "record different layouts"),
+             ({0: (w[:4], tag([0])), 1: (w[4:], tag([0]))}, "records itself at mesh coordinate"),
+             ({0: (w, tag([0])), 1: (w[4:], tag([1]))}, "gives rank 0 the box"),
+             ({0: (w[:4], tag([0])), 1: (w[4:].double(), tag([1]))}, "rank stored")]
+    for i, (trees, words) in enumerate(cases):
+        job = "dt-two-%d-%d" % (os.getpid(), i)
+        forge(c, job, {r: {"w": leaf} for r, leaf in trees.items()})
+        x = into()
+        if words is None:
+            tenplex.load(job=job, rank=0, into=x)
+            assert torch.equal(local(x["model"]["w"]), w)
+            refused(lambda: tenplex.load(job=job, rank=0, into={"model": {"w": torch.zeros(4, 4)}}),
+                    "saved as a shard of a DTensor")
+            meta = distribute_tensor(torch.empty(8, 4, device="meta"), mesh, [Shard(0)])
+            refused(lambda: tenplex.load(job=job, rank=0, into={"model": {"w": meta}}), "meta device")
+            continue
+        refused(lambda: tenplex.load(job=job, rank=0, into=x), words)
+        assert not local(x["model"]["w"]).any(), words
+    job = "dt-stages-%d" % os.getpid()
+    forge(c, job, {0: {"l0": (w, tag([0], [0], (1,)))}, 1: {"l1": (w + 100, tag([0], [1], (1,)))}})
+    x = {"model": {n: distribute_tensor(torch.zeros(8, 4), mesh, [Shard(0)]) for n in ("l0", "l1")}}
+    got, _ = tenplex.load(job=job, rank=0, into=x)
+    assert torch.equal(local(x["model"]["l0"]), w) and torch.equal(local(x["model"]["l1"]), w + 100)
+    assert got["model"]["l1"] is x["model"]["l1"], sorted(got["model"])
 
 
 def run_world(mode, world, mesh, job, step, tmp, saved_world=0, then_save=0, values=0):

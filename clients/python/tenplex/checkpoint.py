@@ -248,7 +248,7 @@ def load(job: Optional[str] = None, rank: Optional[int] = None, client: Optional
     targets = {} if into is None else {rel: t for rel, kind, t in tree_codec.flatten(into) if kind == "tensor"}
     dtensors = {rel: t for rel, t in targets.items() if dtensor_layout.is_dtensor(t)}
     if dtensors:
-        return _load_dtensors(c, job, rank, targets, dtensors, as_torch, shared, allow_pickle)
+        return _load_dtensors(c, job, rank, into, targets, dtensors, as_torch, shared, allow_pickle)
     choice, over_rest = None, []
     if shared is not False and shm.available(c):
         pinned = shm.pin(c, job, rank)
@@ -275,12 +275,12 @@ def load(job: Optional[str] = None, rank: Optional[int] = None, client: Optional
     return state, _last_loaded["step"]
 
 
-def _load_dtensors(c, job, rank, targets, dtensors, as_torch, shared, allow_pickle):
+def _load_dtensors(c, job, rank, into, targets, dtensors, as_torch, shared, allow_pickle):
     """A load into a state that holds DTensors: resharded from the newest generation (:mod:`tenplex.dtensor_load`)."""
     global _last_loaded
     from . import dtensor_load
     others = {rel: t for rel, t in targets.items() if rel not in dtensors}
-    state, _last_loaded = dtensor_load.load(c, job, rank, others, dtensors, as_torch, allow_pickle, shared)
+    state, _last_loaded = dtensor_load.load(c, job, rank, into, others, dtensors, as_torch, allow_pickle, shared)
     log.info("tenplex: rank %d of job %s loaded step %d: %d DTensors resharded from saved ranks %s (%d pieces)",
              rank, job, _last_loaded["step"], _last_loaded["dtensors"], _last_loaded["from_ranks"],
              _last_loaded["pieces"])

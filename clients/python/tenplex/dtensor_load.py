@@ -7,7 +7,7 @@ box and reads only those byte ranges, from the daemon's shared memory where the 
 pinned on this host, else as range reads from whichever daemon holds it (peers from ``TENPLEX_DAEMONS``).
 
 The rank's other leaves come from its own saved tree when the generation has the rank, else from rank
-0's. Everything is checked before the caller's tensors change: each saved layout against the shards it
+0's; a DTensor that the rank's tree lacks (a pipeline stage's) is found in the ranks that hold it. Everything is checked before the caller's tensors change: each saved layout against the shards it
 describes (dtype, global shape, every piece's stored shape), and the caller's DTensors against their
 own layouts."""
 
@@ -22,24 +22,23 @@ from .wire.transfer import read_file
 log = logging.getLogger("tenplex")
 
 
-def load(c, job, rank, targets, dtensors, as_torch, allow_pickle, shared):
+def load(c, job, rank, into, targets, dtensors, as_torch, allow_pickle, shared):
     """``(state, what was loaded)``; ``targets``: the other tensors of ``into``, ``dtensors`` its DTensors
     (relative path to tensor)."""
     src = GenerationSource(c, job)
     src.shared = shared is not False
     step = src.open()
     own = rank if rank < src.world else 0
+    trees = _Trees(src)
     try:
         pinned = src.pin(own)
-        entries = _entries(src, own, pinned)
-        tags = _tags(src, own, entries, dtensors)
         memo = {}  # tensors of one layout (a model's layers) share their pieces
-        plans = {rel: _plan(src, rel, dt, tags.get(rel), entries.get(rel), own, rank, memo)
-                 for rel, dt in dtensors.items() if rel in entries}
-        missing = [rel for rel in dtensors if rel not in entries]
+        plans = {rel: _plan(trees, rel, dt, own, rank, memo) for rel, dt in dtensors.items()}
+        missing = [rel for rel, plan in plans.items() if plan is None]
         if missing:
-            log.warning("tenplex: %d DTensors of into are not in the checkpoint (kept as they are), e.g. %s",
+            log.warning("tenplex: %d DTensors of into are in no rank of the checkpoint (kept as they are), e.g. %s",
                         len(missing), missing[0])
+        plans = {rel: plan for rel, plan in plans.items() if plan is not None}
         over_rest = []
         if pinned is not None:
             state = restore.from_pin(c, pinned, targets, as_torch, allow_pickle, over_rest, skip=dtensors)
@@ -47,6 +46,9 @@ def load(c, job, rank, targets, dtensors, as_torch, allow_pickle, shared):
             state = restore.from_rest(src.holder(own), src.rank_dir(own), targets, as_torch, allow_pickle,
                                       over_rest, skip=dtensors)
         pieces = _fill(src, dtensors, plans)
+        for rel in plans:
+            if rel not in trees.entries(own):  # found in another rank's tree: in the state too
+                _insert(state, into, rel[:-len(tree_codec.TENSOR)].split("/"), dtensors[rel])
     finally:
         src.unpin()
     ranks = sorted({p[0] for plan in plans.values() for p in plan})
@@ -55,58 +57,99 @@ def load(c, job, rank, targets, dtensors, as_torch, allow_pickle, shared):
                    "copied_bytes": 0, "dtensors": len(plans), "pieces": pieces, "from_ranks": ranks}
 
 
-def _entries(src, rank, pinned):
-    """The saved rank's entries by path relative to its tree."""
-    if pinned is not None:
-        return {e["path"]: e for e in pinned["entries"]}
-    root = src.rank_dir(rank) + "/"
-    return {p[len(root):]: e for p, e in src.listed(rank).items()}
+class _Trees:
+    """The saved ranks' entries (by path relative to the rank's tree) and leaf tags, read once each."""
 
+    def __init__(self, src):
+        self.src, self._entries, self._dirs = src, {}, {}
 
-def _tags(src, rank, entries, dtensors):
-    """The saved tags of the leaves at ``dtensors``' places, from the ``dir.meta`` of their directories."""
-    by_dir, out = {}, {}
-    for rel in dtensors:
+    def entries(self, rank):
+        if rank not in self._entries:
+            pinned = self.src.pin(rank)
+            root = self.src.rank_dir(rank) + "/"
+            self._entries[rank] = {e["path"]: e for e in pinned["entries"]} if pinned is not None else \
+                {p[len(root):]: e for p, e in self.src.listed(rank).items()}
+        return self._entries[rank]
+
+    def tag(self, rank, rel):
+        """The tag recorded for the leaf ``rel`` of a saved rank's tree (None: a plain tensor)."""
         parent, _, leaf = rel.rpartition("/")
-        if parent not in by_dir:
+        if (rank, parent) not in self._dirs:
             meta = (parent + "/" if parent else "") + tree_codec.DIR_META
-            e, lines = entries.get(meta), []
+            e, lines = self.entries(rank).get(meta), []
             if e is not None:
-                data = e.get("data")
-                raw = base64.b64decode(data) if data is not None else read_file(src.holder(rank), "%s/%s" % (src.rank_dir(rank), meta))
-                try:
-                    lines = raw.decode("utf-8").split("\n")
-                except UnicodeDecodeError as err:
-                    raise TenplexError("the dir.meta of %r is not text: %s" % (type_tags.where(parent), err)) from None
-            by_dir[parent] = type_tags.parse_meta(lines, parent)[2]
-        out[rel] = by_dir[parent].get(leaf[:-len(tree_codec.TENSOR)] if leaf.endswith(tree_codec.TENSOR) else leaf)
-    return out
+                raw = base64.b64decode(e["data"]) if e.get("data") is not None else \
+                    read_file(self.src.holder(rank), "%s/%s" % (self.src.rank_dir(rank), meta))
+                lines = tree_codec.dir_meta_lines(raw, parent)
+            self._dirs[(rank, parent)] = type_tags.parse_meta(lines, parent)[2]
+        return self._dirs[(rank, parent)].get(leaf[:-len(tree_codec.TENSOR)] if leaf.endswith(tree_codec.TENSOR) else leaf)
+
+    def holder_of(self, rel, first):
+        """The saved rank whose tree holds ``rel``: ``first``, else the lowest that does (a pipeline stage's
+        tensors are in their stage's ranks only), else None."""
+        if rel in self.entries(first):
+            return first
+        return next((r for r in range(self.src.world) if r != first and rel in self.entries(r)), None)
 
 
-def _plan(src, rel, dt, tag, entry, own, rank, memo):
-    """The pieces that fill ``dt``'s local box: ``(saved rank, key, source offsets, target offsets,
-    lengths, shared-memory view or None)``, each checked against the tensor stored there."""
-    where = type_tags.where(rel[:-len(tree_codec.TENSOR)])
+def _where(rel):
+    return type_tags.where(rel[:-len(tree_codec.TENSOR)] if rel.endswith(tree_codec.TENSOR) else rel)
+
+
+def _saved_layout(trees, t, rel, where):
+    """The layout saved rank ``t`` recorded for ``rel``, checked: its coordinate is the one its ranks give ``t``."""
+    tag, entry = trees.tag(t, rel), trees.entries(t)[rel]
     if entry.get("type") != "tensor":
         raise TenplexError("%r is not a tensor in the checkpoint; into holds a DTensor there" % where)
-    if isinstance(tag, dict) and tag.get("t") == "DTensor":
-        saved = dtensor_layout.checked(tag, src.world, where)
-    else:  # a whole tensor, saved by this rank's source
-        saved = {"shape": list(entry["shape"]), "mesh": [], "placements": [], "coord": [], "ranks": [own]}
+    if not (isinstance(tag, dict) and tag.get("t") == "DTensor"):
+        return {"shape": list(entry["shape"]), "mesh": [], "placements": [], "coord": [], "ranks": [t]}, entry
+    saved = dtensor_layout.checked(tag, trees.src.world, where)
+    at = saved["ranks"][dtensor_layout.index(saved["coord"], saved["mesh"])]
+    if at != t:
+        raise TenplexError("%r: rank %d of the checkpoint records itself at mesh coordinate %s, which its ranks give "
+                           "to rank %d" % (where, t, saved["coord"], at))
+    return saved, entry
+
+
+def _plan(trees, rel, dt, own, rank, memo):
+    """The pieces that fill ``dt``'s local box: ``(saved rank, key, source offsets, target offsets,
+    lengths, shared-memory view or None)``, each checked against the tensor and layout stored there; None
+    when no saved rank holds ``rel``."""
+    where = _where(rel)
+    t = trees.holder_of(rel, own)
+    if t is None:
+        return None
+    saved, entry = _saved_layout(trees, t, rel, where)
     shape, mesh, names, coord, _ = dtensor_layout.layout(dt, where)
+    dtensor_layout.refuse_unwritable(dt, where)
     if shape != saved["shape"] or torch_dtype(entry["dtype"]) != dt.dtype:
         raise TenplexError("%r is %s%s in the checkpoint, %s%s in into" % (where, entry["dtype"], saved["shape"],
                                                                            dt.dtype, shape))
     own_box = dtensor_layout.box(saved["shape"], saved["mesh"], saved["placements"], saved["coord"])[1]
     if own_box != list(entry["shape"]):
         raise TenplexError("%r: its saved layout gives rank %d the box %s, but the rank stored %s"
-                           % (where, own, own_box, entry["shape"]))
+                           % (where, t, own_box, entry["shape"]))
     toff, tsize = dtensor_layout.box(shape, mesh, names, coord)
     key = (tuple(saved["shape"]), tuple(saved["mesh"]), tuple(saved["placements"]), tuple(saved["ranks"]),
            tuple(toff), tuple(tsize))
     if key not in memo:
         memo[key] = _pieces(saved, toff, tsize, rank)
-    return [_checked_piece(src, rel, where, dt.dtype, p) for p in memo[key]]
+    return [_checked_piece(trees, rel, where, dt.dtype, saved, t, p) for p in memo[key]]
+
+
+def _insert(state, into, names, value):
+    """Puts ``value`` in ``state`` at the place its names have in ``into`` (through dicts; dicts made where
+    missing). A place inside a list is left as it is (``into`` itself holds the filled DTensor)."""
+    for i, name in enumerate(names):
+        if not (isinstance(into, dict) and isinstance(state, dict)):
+            return
+        key = next((k for k in into if str(k) == name), None)
+        if key is None:
+            return
+        if i == len(names) - 1:
+            state[key] = value
+            return
+        state, into = state.setdefault(key, {}), into[key]
 
 
 def _pieces(saved, toff, tsize, rank):
@@ -131,9 +174,15 @@ def _pieces(saved, toff, tsize, rank):
     return out
 
 
-def _checked_piece(src, rel, where, dtype, piece):
+def _checked_piece(trees, rel, where, dtype, saved, t, piece):
     r, soff, doff, lengths, size = piece
-    short, shape, view = src.stored(r, rel)
+    if r != t:  # the holder of another part recorded the same layout, at its own coordinate
+        other, _ = _saved_layout(trees, r, rel, where)
+        if any(other[k] != saved[k] for k in ("shape", "mesh", "placements", "ranks")):
+            raise TenplexError("%r: ranks %d and %d of the checkpoint record different layouts (%s; %s)"
+                               % (where, t, r, {k: saved[k] for k in ("shape", "mesh", "placements")},
+                                  {k: other[k] for k in ("shape", "mesh", "placements")}))
+    short, shape, view = trees.src.stored(r, rel)
     if shape != size or torch_dtype(short) != dtype:
         raise TenplexError("%r: its saved layout gives rank %d the box %s of %s, but the rank stored %s %s"
                            % (where, r, size, dtype, short, shape))

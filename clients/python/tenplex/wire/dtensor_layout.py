@@ -121,6 +121,23 @@ def index(coord, mesh):
     return i
 
 
+def is_part(t):
+    """Whether a saved tag is a DTensor's that other coordinates hold other parts of (a ``Shard`` over more
+    than one coordinate)."""
+    return isinstance(t, dict) and t.get("t") == "DTensor" and any(
+        isinstance(n, str) and n.startswith("S") and m != 1 for n, m in zip(t.get("placements") or [], t.get("mesh") or []))
+
+
+def refuse_unwritable(obj, where):
+    """Refuses (before anything is copied) a DTensor whose local shard cannot take the loaded bytes."""
+    t = obj.to_local()
+    why = "is on the meta device: materialise the model first (e.g. model.to_empty(device=...))" \
+        if t.device.type == "meta" else "is an inference-mode tensor" if t.is_inference() else \
+        "is an expanded view (a stride of 0)" if any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape)) else None
+    if why:
+        raise TenplexError("cannot load the DTensor at %r: its local shard %s" % (where, why))
+
+
 def coordinates(mesh):
     """Every coordinate of a mesh, in row-major order (its index is its place in ``ranks``)."""
     out = [[]]
@@ -159,6 +176,8 @@ def checked(t, world, where):
         _ints(ranks, "ranks", 0, max(world, 1))
         if len(ranks) != math.prod(mesh):
             raise ValueError("%d ranks for a mesh of %d coordinates" % (len(ranks), math.prod(mesh)))
+        if len(set(ranks)) != len(ranks):
+            raise ValueError("ranks %.100r name a rank twice" % (ranks,))
     except ValueError as e:
         raise TenplexError("%r was saved as a DTensor whose layout is malformed or outside the generation of %d "
                            "ranks: %s" % (where, world, e)) from None

@@ -6,7 +6,7 @@ import logging
 
 import numpy as np
 
-from . import tree_codec, shared_memory, torch_values
+from . import dtensor_layout, tree_codec, shared_memory, torch_values, type_tags
 from ..errors import TenplexError
 from .transfer import listing, read_file, read_tensor, read_tensors, reads_torch
 
@@ -41,6 +41,25 @@ def check_targets(tensors, targets):
                     len(missing), missing[0])
 
 
+def refuse_shard_targets(targets, dir_meta):
+    """Refuses, before anything is copied, a plain tensor of ``into`` where the tree holds a DTensor's
+    shard (other ranks hold the other parts; it loads into a DTensor). ``dir_meta(dir)``: the bytes of a
+    directory's ``dir.meta``, or None."""
+    tags = {}
+    for rel in targets:
+        parent, _, leaf = rel.rpartition("/")
+        if parent not in tags:
+            raw = dir_meta(parent)
+            tags[parent] = {} if raw is None else type_tags.parse_meta(tree_codec.dir_meta_lines(raw, parent), parent)[2]
+        if dtensor_layout.is_part(tags[parent].get(leaf[:-len(tree_codec.TENSOR)])):
+            raise TenplexError("%r was saved as a shard of a DTensor; into holds a plain tensor there: load it into "
+                               "a DTensor (on the mesh it should have now)" % type_tags.where(rel[:-len(tree_codec.TENSOR)] if rel.endswith(tree_codec.TENSOR) else rel))
+
+
+def _meta_path(parent):
+    return (parent + "/" if parent else "") + tree_codec.DIR_META
+
+
 def _into(value, target):
     """``value`` (read over REST) copied into ``target``."""
     if torch_values.is_tensor(target):
@@ -72,6 +91,9 @@ def from_pin(c, pinned, targets, as_torch, allow_pickle=False, over_rest=None, s
         e = by_path[path]
         return base64.b64decode(e["data"]) if e.get("data") is not None else read_file(c, path)
 
+    refuse_shard_targets(targets, lambda d: file_bytes(prefix + "/" + _meta_path(d))
+                         if prefix + "/" + _meta_path(d) in by_path else None)
+
     def tensor(le):
         e = by_path[le["path"]]
         if e["path"] in skip:
@@ -101,6 +123,18 @@ def from_rest(c, prefix, targets, as_torch, allow_pickle=False, over_rest=None, 
     check_targets({e["path"][len(root):]: (e["dtype"], e["shape"]) for e in entries if e["type"] == "tensor"},
                   targets)
 
+    metas, listed = {}, {e["path"] for e in entries}
+
+    def file_bytes(path):  # a dir.meta read for the check below is read once
+        return metas.pop(path) if path in metas else read_file(c, path)
+
+    def dir_meta(d):
+        path = root + _meta_path(d)
+        if path in listed and path not in metas:
+            metas[path] = read_file(c, path)
+        return metas.get(path)
+
+    refuse_shard_targets(targets, dir_meta)
     read_torch = reads_torch(as_torch)
     read = read_tensors(c, [e for e in entries if e["path"][len(root):] not in skip], read_torch)
 
@@ -113,4 +147,4 @@ def from_rest(c, prefix, targets, as_torch, allow_pickle=False, over_rest=None, 
         target = targets.get(e["path"][len(root):])
         return value if target is None else _into(value, target)
 
-    return _unflatten(entries, prefix, lambda path: read_file(c, path), tensor, targets, as_torch, allow_pickle, skip)
+    return _unflatten(entries, prefix, file_bytes, tensor, targets, as_torch, allow_pickle, skip)

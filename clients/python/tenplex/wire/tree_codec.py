@@ -288,7 +288,7 @@ def unflatten(entries, prefix, read_file, read_tensor, as_torch=None, allow_pick
                 raise TenplexError("%r is both a value and a directory" % "/".join(parts[:-1]))
         leaf = parts[-1]
         if leaf == DIR_META:
-            markers["/".join(parts[:-1])] = _meta_lines(read_file(e["path"]), "/".join(parts[:-1]))
+            markers["/".join(parts[:-1])] = dir_meta_lines(read_file(e["path"]), "/".join(parts[:-1]))
         elif e["type"] == "tensor":
             node[leaf[:-len(TENSOR)] if leaf.endswith(TENSOR) else leaf] = read_tensor(e)
         else:
@@ -301,7 +301,7 @@ def unflatten(entries, prefix, read_file, read_tensor, as_torch=None, allow_pick
         raise TenplexError("the tree below %s is nested too deeply to load" % prefix) from None
 
 
-def _meta_lines(data, path):
+def dir_meta_lines(data, path):
     try:
         return data.decode("utf-8").split("\n")
     except UnicodeDecodeError as e:
