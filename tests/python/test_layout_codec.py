@@ -222,6 +222,7 @@ assert dl.coordinates([2, 3])[4] == [1, 1] and dl.index([1, 1], [2, 3]) == 4
 good = {"shape": [7, 5], "mesh": [2, 2], "placements": ["S0", "R"], "coord": [1, 0]}
 assert dl.checked(good, 4, "w")["ranks"] == [0, 1, 2, 3]
 for bad in ({"mesh": [1 << 21]}, {"mesh": [1 << 11, 1 << 11]}, {"placements": ["S2", "R"]}, {"coord": [2, 0]},
-            {"ranks": [0, 1, 2, 4]}, {"ranks": [0, 1]}, {"shape": [-1, 5]}, {"shape": [True, 5]}, {"mesh": [0, 2]}):
+            {"ranks": [0, 1, 2, 4]}, {"ranks": [0, 1]}, {"ranks": [0, 1, 1, 2]}, {"placements": ["S01", "R"]},
+            {"shape": [-1, 5]}, {"shape": [True, 5]}, {"mesh": [0, 2]}):
     raises(TenplexError, dl.checked, dict(good, **bad), 4, "w")
 print("OK")

@@ -40,7 +40,8 @@ def placement_names(placements, ndim, where):
         elif kind == "Replicate":
             out.append("R")
         else:
-            raise Unsupported("the DTensor at %r cannot be kept exactly: its placement %s (%s) is not Shard(d) or Replicate()%s"
+            raise Unsupported("the DTensor at %r has the placement %s (%s), which tenplex does not record (only "
+                              "Shard(d) and Replicate())%s"
                               % (where, kind, p, "; call .redistribute(mesh, [Replicate()]) or .full_tensor() to take "
                                  "the pending sum first" if kind == "Partial" else ""))
     return out
@@ -107,7 +108,8 @@ def for_save(entries, rank, world):
             if ranks[at] != rank or max(ranks) >= world:
                 raise Unsupported("cannot save the DTensor at %r as rank %d of %d: its device mesh places this process "
                                   "at rank %d and spans ranks up to %d; save with rank= the process's global rank and "
-                                  "world= the world size" % (rel, rank, world, ranks[at], max(ranks)))
+                                  "world= the world size" % (rel[:-len(".numpy.ndarray")], rank, world, ranks[at],
+                                                             max(ranks)))
             p = local(p)
         out.append((rel, kind, p))
     return out
@@ -165,7 +167,7 @@ def checked(t, world, where):
             raise ValueError("a mesh of %s has more than %d coordinates" % (mesh, MAX_MESH))
         names = t.get("placements")
         if not isinstance(names, list) or len(names) != len(mesh) or not all(
-                isinstance(n, str) and (n == "R" or n[:1] == "S" and n[1:].isdigit() and int(n[1:]) < len(shape))
+                isinstance(n, str) and (n == "R" or n in ["S%d" % d for d in range(len(shape))])
                 for n in names):
             raise ValueError("placements %.100r are not one of R, S<dim> per mesh dimension" % (names,))
         coord = t.get("coord")
