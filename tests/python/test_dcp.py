@@ -29,6 +29,7 @@ import torch.distributed as dist  # noqa: E402
 import torch.distributed.checkpoint as dcp  # noqa: E402
 
 import tenplex  # noqa: E402
+from seeded_values import seeded  # noqa: E402
 import tenplex.dcp  # noqa: E402
 
 faulthandler.dump_traceback_later(int(os.environ.get("TENPLEX_HANG_S", "300")), exit=True)
@@ -39,15 +40,7 @@ SHAPES = {"w": ((7, 5), torch.float32, "shard0"), "emb": ((3, 9), torch.float64,
 
 
 def global_values(step):
-    g = torch.Generator().manual_seed(1000 + step)
-    out = {}
-    for name, (shape, dtype, _) in SHAPES.items():
-        if dtype.is_floating_point:
-            out[name] = torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
-        else:
-            out[name] = torch.randint(-2**40, 2**40, shape, generator=g, dtype=dtype)
-    out["w"].view(-1).view(torch.int32)[3] = 0x7fc01234  # a NaN with a payload
-    return out
+    return seeded({n: (s, d) for n, (s, d, _) in SHAPES.items()}, 1000 + step)
 
 
 def state_at(step, zero=False):

@@ -36,6 +36,7 @@ import torch.distributed as dist  # noqa: E402
 import torch.distributed.checkpoint as dcp  # noqa: E402
 
 import tenplex  # noqa: E402
+from seeded_values import seeded  # noqa: E402
 from tenplex import checkpoint  # noqa: E402
 from tenplex.wire import tree_codec, type_tags  # noqa: E402
 
@@ -48,15 +49,7 @@ TWO_D = {"w": "S0,S1", "emb": "R,S0", "b": "S0,S0", "count": "S1,R"}
 
 
 def global_values(step):
-    g = torch.Generator().manual_seed(2000 + step)
-    out = {}
-    for name, (shape, dtype) in SHAPES.items():
-        if dtype.is_floating_point:
-            out[name] = torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
-        else:
-            out[name] = torch.randint(-2**40, 2**40, shape, generator=g, dtype=dtype)
-    out["w"].view(-1).view(torch.int32)[3] = 0x7fc01234  # a NaN with a payload
-    return out
+    return seeded(SHAPES, 2000 + step)
 
 
 def placements(text):
