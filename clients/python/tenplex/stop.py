@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
-from . import downtime
+from . import downtime, rendezvous_exit
 from .errors import TenplexError, UnknownJob
 from .rank_env import env_int, job_name, watch_launcher
 from .wire import routes, torch_values
@@ -24,13 +24,16 @@ def should_stop(job: Optional[str] = None, step: Optional[int] = None, group: An
 
     It also marks a reconfiguration's downtime (:mod:`tenplex.downtime`): the first step after a load
     and the stop step. Under ``tenplex run`` the rank ends when the launcher is gone
-    (:func:`tenplex.rank_env.watch_launcher`)."""
+    (:func:`tenplex.rank_env.watch_launcher`); under ``torchrun --rdzv-backend tenplex`` a rank told to stop
+    for a change of the job's nodes waits at exit for its agent to start the next round
+    (:mod:`tenplex.rendezvous_exit`)."""
     global _stop_seen
     watch_launcher()
     stop = torch_values.agree(lambda: _ask_stop(job, step, client, addr, token), group)
     downtime.on_step(lambda: client_for(client, addr, token), job, step, env_int("RANK", 0))
     if stop:
         downtime.on_stop()
+        rendezvous_exit.hold_after_stop()
     _stop_seen = _stop_seen or stop
     return stop
 

@@ -114,6 +114,12 @@ def downtime_route(job):
     return job_route(job) + "/downtime"
 
 
+def rendezvous_route(job, what=""):
+    """The job's torchrun rendezvous: GET its state (``?node=``); ``what`` ``join``, ``store``, ``target``,
+    ``close`` (POST)."""
+    return job_route(job) + "/rendezvous" + ("/" + what if what else "")
+
+
 def load_route(job, rank):
     """What ``rank`` loads: the path, step and source the daemon chose (GET)."""
     return "%s/load/%d" % (job_route(job), rank)

@@ -4,6 +4,8 @@ import io.netty.handler.ssl.SslContext;
 import io.tenplex.adapters.ChangeJournal;
 import io.tenplex.adapters.JobGauges;
 import io.tenplex.adapters.ResourceChanges;
+import io.tenplex.adapters.rendezvous.Rendezvous;
+import io.tenplex.adapters.rendezvous.RendezvousJobs;
 import io.tenplex.datasets.DatasetExecutors;
 import io.tenplex.datasets.DatasetService;
 import io.tenplex.datasets.rehearsal.RehearsalService;
@@ -13,6 +15,7 @@ import io.tenplex.fuse.TenplexFuse;
 import io.tenplex.jobs.JobExecutors;
 import io.tenplex.jobs.Jobs;
 import io.tenplex.jobs.StopFlags;
+import io.tenplex.jobs.common.JobLayout;
 import io.tenplex.jobs.durable.DurableMetrics;
 import io.tenplex.jobs.durable.DurableTier;
 import io.tenplex.jobs.durable.SharedDurableDirs;
@@ -23,6 +26,7 @@ import io.tenplex.server.datasets.HttpShardPeers;
 import io.tenplex.server.datasets.RehearsalMetrics;
 import io.tenplex.server.jobs.HttpDaemonClient;
 import io.tenplex.server.jobs.JobRoutes;
+import io.tenplex.server.jobs.RendezvousRoutes;
 import io.tenplex.server.jobs.NettyRangeReads;
 import io.tenplex.server.jobs.PlanningPool;
 import io.tenplex.server.jobs.StopRoute;
@@ -109,6 +113,7 @@ public final class Daemon implements AutoCloseable {
         ResourceChanges changes = resourceChanges(jobs, streams, rest, ChangeJournal.under(checkpoints), flags);
         JobRoutes jobRoutes = new JobRoutes(jobs, changes, planning, shared).withStreams(new StreamRoutes(streams, link));
         rest.addControl(JobRoutes.PREFIX, jobRoutes);
+        java.util.concurrent.atomic.AtomicReference<String> self = rendezvous(jobRoutes, jobs, changes, store);
         RehearsalService rehearsal = Rehearsal.wire(cfg, link, changes, jobRoutes, pools.jobBackground);
         rest.metrics().register(new RehearsalMetrics(rehearsal));
         jobRoutes.withRemoval(JobRemovals.wire(new io.tenplex.jobs.JobRemoval(store, jobs, new HttpDaemonClient(link,
@@ -118,6 +123,7 @@ public final class Daemon implements AutoCloseable {
         rest.addControl(DatasetRoutes.PREFIX, new DatasetRoutes(datasets));
         InetSocketAddress address = rest.start(cfg.bind(), cfg.port());
         jobs.setSelfAddress(address); // parts in doubt ask the coordinator here
+        self.set(address.getHostString() + ":" + address.getPort());
         streams.setSelf(address.getHostString(), address.getPort());
         rehearsal.setSelfAddress(address.getHostString() + ":" + address.getPort());
         if (cfg.peers().isEmpty()) {
@@ -150,6 +156,15 @@ public final class Daemon implements AutoCloseable {
     }
 
     /** Saves and loads through shared memory, when on (the directory exists) and possible here; null otherwise. */
+    /** Serves the torchrun rendezvous of the jobs; the answer takes this daemon's address once it serves. */
+    private static java.util.concurrent.atomic.AtomicReference<String> rendezvous(JobRoutes routes, Jobs jobs,
+            ResourceChanges changes, TensorStore store) {
+        java.util.concurrent.atomic.AtomicReference<String> self = new java.util.concurrent.atomic.AtomicReference<>();
+        routes.addGroup(RendezvousRoutes.SEGMENT, new RendezvousRoutes(new Rendezvous(RendezvousJobs.of(jobs, changes,
+                job -> store.mkdirs(new JobLayout(job).root()))), self::get));
+        return self;
+    }
+
     private static SharedSaves sharedSaves(DaemonConfig.Tuning tuning, TensorStore store, Jobs jobs,
             DaemonExecutors pools, Lifecycle life) {
         java.nio.file.Path dir = tuning.sharedMemory();

@@ -1,0 +1,170 @@
+package io.tenplex.adapters.rendezvous;
+
+import io.tenplex.store.StoreException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.LongSupplier;
+import java.util.regex.Pattern;
+
+/**
+ * The torchrun rendezvous of this daemon's jobs ({@code torchrun --rdzv-backend tenplex --rdzv-id JOB}):
+ * one {@link RendezvousRun} per job. A run that closed (the job ended) is replaced by a new one when a
+ * node it does not know joins: the job runs again. Thread-safe.
+ */
+public final class Rendezvous {
+    /** At most this many jobs have a run; the oldest closed one goes first. */
+    static final int MAX_RUNS = 4096;
+    /** A torchrun node has at most this many processes, a run at most this many nodes. */
+    static final int MAX_NPROC = 4096;
+    static final int MAX_NODES = 1024;
+    private static final Pattern NODE = Pattern.compile("[A-Za-z0-9._:@-]{1,128}");
+
+    /** What a node says when it joins. */
+    public record Join(String node, int nproc, String daemon, int minNodes, int maxNodes, double lastCallSeconds,
+            double keepAliveSeconds) {
+        /** @throws IllegalArgumentException a value out of its range (the message says which) */
+        public Join {
+            Rendezvous.node(node);
+            if (nproc < 1 || nproc > MAX_NPROC) {
+                throw new IllegalArgumentException("\"nproc\" must be 1 to " + MAX_NPROC + ", got " + nproc);
+            }
+            if (minNodes < 1 || maxNodes < minNodes || maxNodes > MAX_NODES) {
+                throw new IllegalArgumentException("\"minNodes\" and \"maxNodes\" must satisfy 1 <= minNodes <= maxNodes <= "
+                        + MAX_NODES + ", got " + minNodes + ":" + maxNodes);
+            }
+            seconds("lastCallSeconds", lastCallSeconds);
+            seconds("keepAliveSeconds", keepAliveSeconds);
+            if (keepAliveSeconds < 1) {
+                throw new IllegalArgumentException("\"keepAliveSeconds\" must be at least 1, got " + keepAliveSeconds);
+            }
+        }
+    }
+
+    private final RendezvousJobs jobs;
+    private final LongSupplier clock;
+    private final Map<String, RendezvousRun> runs = new LinkedHashMap<>();
+
+    public Rendezvous(RendezvousJobs jobs) {
+        this(jobs, System::nanoTime);
+    }
+
+    /** @param clock nanoseconds, comparable with what {@link RendezvousJobs#lastStopRead} answers */
+    Rendezvous(RendezvousJobs jobs, LongSupplier clock) {
+        this.jobs = jobs;
+        this.clock = clock;
+    }
+
+    /** @throws IllegalArgumentException not a node id (1 to 128 of letters, digits and {@code ._:@-}) */
+    public static String node(String node) {
+        if (node == null || !NODE.matcher(node).matches()) {
+            throw new IllegalArgumentException("a node id is 1 to 128 letters, digits and . _ : @ -, got "
+                    + (node == null ? "none" : "'" + node.substring(0, Math.min(64, node.length())) + "'"));
+        }
+        return node;
+    }
+
+    private static void seconds(String field, double s) {
+        if (!(s >= 0 && s <= 3600)) {
+            throw new IllegalArgumentException("\"" + field + "\" must be 0 to 3600 seconds, got " + s);
+        }
+    }
+
+    /**
+     * {@code j.node} asks to be in the job's next round.
+     *
+     * @throws StoreException conflict: the run closed (the job ended) and knows the node, or its bounds differ
+     */
+    public synchronized RendezvousStatus join(String job, Join j) {
+        long now = clock.getAsLong();
+        RendezvousRun run = runs.get(job);
+        if (run != null && run.closed() && !run.knows(j.node())) {
+            runs.remove(job);
+            run = null;
+        }
+        if (run == null) {
+            makeRoom();
+            run = new RendezvousRun(job, new RendezvousRun.Bounds(j.minNodes(), j.maxNodes(),
+                    nanos(j.lastCallSeconds()), nanos(j.keepAliveSeconds())), jobs);
+            runs.put(job, run);
+        }
+        if (run.closed()) {
+            throw StoreException.conflict("the rendezvous of job " + job + " is closed: the job ended");
+        }
+        if (run.bounds.minNodes() != j.minNodes() || run.bounds.maxNodes() != j.maxNodes()) {
+            throw StoreException.conflict("the rendezvous of job " + job + " runs with " + run.bounds.minNodes() + ":"
+                    + run.bounds.maxNodes() + " nodes; node " + j.node() + " asks for " + j.minNodes() + ":"
+                    + j.maxNodes() + " (torchrun --nnodes must be the same on every node)");
+        }
+        int nproc = run.nprocBesides(j.node());
+        if (nproc != 0 && nproc != j.nproc()) {
+            throw StoreException.conflict("the nodes of job " + job + " run " + nproc + " processes each; node " + j.node()
+                    + " has " + j.nproc() + " (torchrun --nproc-per-node must be the same on every node)");
+        }
+        int asked = run.join(j.node(), j.nproc(), j.daemon(), now);
+        return run.status(j.node()).asked(asked);
+    }
+
+    /** The job's run as {@code node} sees it (null: any node); hearing from the node keeps it alive. */
+    public synchronized RendezvousStatus status(String job, String node) {
+        RendezvousRun run = run(job);
+        long now = clock.getAsLong();
+        if (node != null) {
+            run.heard(node, now);
+        }
+        run.tick(now);
+        return run.status(node);
+    }
+
+    /** Node 0 of {@code round} publishes where the round's store is. */
+    public synchronized RendezvousStatus store(String job, String node, int round, String address) {
+        RendezvousRun run = run(job);
+        run.heard(node, clock.getAsLong());
+        try {
+            run.store(node, round, address);
+        } catch (IllegalStateException e) {
+            throw StoreException.conflict(e.getMessage());
+        }
+        return run.status(node);
+    }
+
+    /** The job may have {@code nodes} nodes from now on (a scheduler's decision). */
+    public synchronized RendezvousStatus target(String job, int nodes) {
+        RendezvousRun run = run(job);
+        run.target(nodes, clock.getAsLong());
+        return run.status(null);
+    }
+
+    /** The job ended: its run closes. */
+    public synchronized RendezvousStatus close(String job) {
+        RendezvousRun run = run(job);
+        run.close();
+        return run.status(null);
+    }
+
+    /** Forgets the job's run (the job was removed). */
+    public synchronized void forget(String job) {
+        runs.remove(job);
+    }
+
+    private RendezvousRun run(String job) {
+        RendezvousRun run = runs.get(job);
+        if (run == null) {
+            throw StoreException.notFound("job " + job + " has no rendezvous on this daemon (no torchrun node joined it)");
+        }
+        return run;
+    }
+
+    private void makeRoom() {
+        if (runs.size() < MAX_RUNS) {
+            return;
+        }
+        String drop = runs.entrySet().stream().filter(e -> e.getValue().closed()).map(Map.Entry::getKey).findFirst()
+                .orElseThrow(() -> new StoreException(StoreException.Kind.CONFLICT, "this daemon holds the rendezvous"
+                        + " of " + MAX_RUNS + " running jobs; none can start until one ends"));
+        runs.remove(drop);
+    }
+
+    private static long nanos(double seconds) {
+        return (long) (seconds * 1e9);
+    }
+}

@@ -1,0 +1,135 @@
+package io.tenplex.server.jobs;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.adapters.rendezvous.Rendezvous;
+import io.tenplex.jobs.common.DaemonClient;
+import io.tenplex.server.ControlHandler;
+import io.tenplex.store.StoreException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * {@code /api/v1/jobs/<job>/rendezvous} (the job routes hand it over): the torchrun rendezvous of a job
+ * ({@link Rendezvous}). {@code GET ?node=} the run as a node sees it (hearing from the node);
+ * {@code POST .../join} a node asks for the next round; {@code POST .../store} node 0 of a round says where
+ * its store is; {@code POST .../target} a scheduler sets how many nodes the job has; {@code POST .../close}
+ * the job ended. A malformed request is a 400, a run the daemon does not hold a 404, a closed run or a
+ * node that is not node 0 a 409; nothing changes then.
+ */
+public final class RendezvousRoutes implements ControlHandler {
+    public static final String SEGMENT = "rendezvous";
+    private static final double DEFAULT_LAST_CALL = 1;
+    private static final double DEFAULT_KEEP_ALIVE = 15;
+
+    private final Rendezvous rendezvous;
+    private final java.util.function.Supplier<String> self;
+    private final ObjectMapper json = new ObjectMapper();
+
+    /** @param self this daemon's {@code host:port}: a node's daemon when it names none */
+    public RendezvousRoutes(Rendezvous rendezvous, java.util.function.Supplier<String> self) {
+        this.rendezvous = rendezvous;
+        this.self = self;
+    }
+
+    @Override
+    public CompletableFuture<Response> handle(Request req) {
+        try {
+            return CompletableFuture.completedFuture(answer(req));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private Response answer(Request req) {
+        String[] p = req.path().split("/"); // "", api, v1, jobs, <job>, rendezvous[, what]
+        String job = p[4];
+        String what = p.length == 6 ? "" : p.length == 7 ? p[6] : null;
+        if (what == null || !p[5].equals(SEGMENT)) {
+            throw StoreException.notFound("no rendezvous route " + req.method() + " " + req.path());
+        }
+        boolean post = req.method().equals("POST");
+        if (what.isEmpty() && req.method().equals("GET")) {
+            String node = req.param("node");
+            return json(rendezvous.status(job, node == null ? null : Rendezvous.node(node)));
+        }
+        if (!post || what.isEmpty()) {
+            return Response.text(405, req.method() + " not allowed on " + req.path() + " (GET .../rendezvous, POST "
+                    + ".../rendezvous/join, /store, /target, /close)");
+        }
+        JsonNode b = body(req);
+        return switch (what) {
+            case "join" -> json(rendezvous.join(job, join(b)));
+            case "store" -> json(rendezvous.store(job, Rendezvous.node(text(b, "node")), integer(b, "round", 1,
+                    Integer.MAX_VALUE), address(text(b, "address"))));
+            case "target" -> json(rendezvous.target(job, integer(b, "nodes", 1, Integer.MAX_VALUE)));
+            case "close" -> json(rendezvous.close(job));
+            default -> throw StoreException.notFound("no rendezvous route POST " + req.path()
+                    + " (join, store, target, close)");
+        };
+    }
+
+    private Rendezvous.Join join(JsonNode b) {
+        String daemon = b.has("daemon") ? address(text(b, "daemon")) : self.get();
+        return new Rendezvous.Join(text(b, "node"), integer(b, "nproc", 1, Integer.MAX_VALUE),
+                daemon, integer(b, "minNodes", 1, Integer.MAX_VALUE), integer(b, "maxNodes", 1, Integer.MAX_VALUE),
+                seconds(b, "lastCallSeconds", DEFAULT_LAST_CALL), seconds(b, "keepAliveSeconds", DEFAULT_KEEP_ALIVE));
+    }
+
+    private JsonNode body(Request req) {
+        try {
+            JsonNode b = json.readTree(req.body());
+            if (b == null || !b.isObject()) {
+                throw new IllegalArgumentException("a rendezvous request is a JSON object");
+            }
+            return b;
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalArgumentException("a rendezvous request must be JSON: " + e.getOriginalMessage());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static String text(JsonNode b, String f) {
+        JsonNode v = b.get(f);
+        if (v == null || !v.isTextual()) {
+            throw new IllegalArgumentException("\"" + f + "\" must be a string");
+        }
+        return v.asText();
+    }
+
+    private static int integer(JsonNode b, String f, int min, int max) {
+        JsonNode v = b.get(f);
+        if (v == null || !v.isIntegralNumber() || !v.canConvertToInt() || v.asInt() < min || v.asInt() > max) {
+            throw new IllegalArgumentException("\"" + f + "\" must be an integer from " + min + " to " + max + ", got "
+                    + v);
+        }
+        return v.asInt();
+    }
+
+    private static double seconds(JsonNode b, String f, double dflt) {
+        JsonNode v = b.get(f);
+        if (v == null) {
+            return dflt;
+        }
+        if (!v.isNumber()) {
+            throw new IllegalArgumentException("\"" + f + "\" must be a number of seconds, got " + v);
+        }
+        return v.asDouble();
+    }
+
+    private static String address(String hostPort) {
+        DaemonClient.address(hostPort); // host:port, or refused
+        return hostPort;
+    }
+
+    private Response json(Object o) {
+        try {
+            return new Response(200, "application/json", json.writeValueAsString(o).getBytes(StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
