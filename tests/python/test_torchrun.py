@@ -189,6 +189,7 @@ def lost_node(tmp):
     wait_until("the survivor alone", lambda: at_world(out, 2, r2), timeout=180, procs=[a])
     st = rendezvous(job)
     assert any("not heard from" in e for e in st["events"]), st
+    assert any("moves the job's current generation" in e for e in st["events"]), st
     changes = c.request("GET", "/api/v1/jobs/%s/resources" % job).json()["changes"]
     assert changes[-1]["state"] == "done", changes
     open(os.path.join(out, "finish"), "w").close()
@@ -226,25 +227,36 @@ def hostile():
     refused(404, lambda: rendezvous(job))  # nothing was kept
     st = post("join", join)
     assert st["state"] == "gathering" and st["asked"] == 1 and st["rank"] == -1, st
+    secret = st["secret"]
+    as_n1 = {"node": "n1", "secret": secret}
+    assert len(secret) == 32 and "secret" not in rendezvous(job), st
+    assert "secret" not in c.request("GET", route, params=as_n1).json()
     assert "the same on every node" in refused(409, lambda: post("join", dict(join, node="n2", maxNodes=3)))
     assert "--nproc-per-node" in refused(409, lambda: post("join", dict(join, node="n2", nproc=3)))
+    assert "another agent's" in refused(409, lambda: post("join", join))  # n1 again, without its secret
+    assert "another agent's" in refused(409, lambda: post("join", dict(join, secret="0" * 32)))
     st = post("join", dict(join, node="n2"))  # the second node completes the round at once
     assert st["round"] == 1 and st["rank"] == 1 and st["world"] == 4, st
     assert st["config"]["dp"] == 4 and st["config"]["devices"] == [[0, 0], [0, 1], [0, 2], [0, 3]], st
-    refused(409, lambda: post("store", {"node": "n2", "round": 1, "address": "127.0.0.1:9"}))  # not node 0
-    refused(409, lambda: post("store", {"node": "n1", "round": 2, "address": "127.0.0.1:9"}))
-    refused(400, lambda: post("store", {"node": "n1", "round": 1, "address": "a store"}))
+    mine = {"node": "n1", "secret": secret, "round": 1, "address": "127.0.0.1:9"}
+    refused(409, lambda: post("store", dict(mine, secret=st["secret"], node="n2")))  # not node 0
+    refused(409, lambda: post("store", dict(mine, round=2)))
+    refused(409, lambda: post("store", dict(mine, secret=st["secret"])))  # n2's secret
+    refused(409, lambda: post("store", {"node": "n1", "round": 1, "address": "127.0.0.1:9"}))  # none
+    refused(409, lambda: c.request("GET", route, params={"node": "n1", "secret": "x"}))
+    refused(400, lambda: post("store", dict(mine, address="a store")))
     for nodes in (0, 3, "2"):
         refused(400, lambda: post("target", {"nodes": nodes}))
     refused(404, lambda: post("leave", {}))
     refused(405, lambda: c.request("DELETE", route))
-    assert "store" not in rendezvous(job, "n1")
-    post("store", {"node": "n1", "round": 1, "address": "127.0.0.1:9"})
-    st = rendezvous(job, "n1")
+    assert "store" not in c.request("GET", route, params=as_n1).json()
+    refused(409, lambda: rendezvous(job, "n1"))  # the node's status, without its secret
+    post("store", mine)
+    st = c.request("GET", route, params=as_n1).json()
     assert st["rank"] == 0 and st["store"] == "127.0.0.1:9" and st["target"] == 2, st
     refused(400, lambda: c.request("GET", "/api/v1/jobs/%2E%2E/rendezvous"))
     assert post("close", {})["state"] == "closed"
-    assert "closed" in refused(409, lambda: post("join", join))  # a node of the ended run
+    assert "closed" in refused(409, lambda: post("join", dict(join, secret=secret)))  # a node of the ended run
     st = post("join", dict(join, node="n3", lastCallSeconds=0))  # a new node: the job runs again
     assert st["round"] == 1 and st["members"] == [{"node": "n3", "nproc": 2, "daemon": HOSTPORT}], st
 

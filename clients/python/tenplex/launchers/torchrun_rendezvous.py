@@ -111,6 +111,7 @@ class _Rounds:
         self._keep_alive = float(params.get("keep_alive", 15))
         self._join_timeout = float(params.get("join_timeout", 600))
         self._node = _node_id()
+        self._secret = None  # the first join answers it; the node's later calls carry it
         self._client = Client("http://" + self._endpoint, timeout=30)
         self._lock = threading.Lock()
         self._round = 0
@@ -124,8 +125,16 @@ class _Rounds:
     def _ask(self, method, what="", body=None):
         with self._lock:  # one requests session, shared with the heartbeat thread
             if method == "GET":
-                return self._client.request("GET", routes.rendezvous_route(self._job), params={"node": self._node}).json()
-            return self._client.request("POST", routes.rendezvous_route(self._job, what), json=body or {}).json()
+                params = {"node": self._node}
+                if self._secret:
+                    params["secret"] = self._secret
+                return self._client.request("GET", routes.rendezvous_route(self._job), params=params).json()
+            body = dict(body or {})
+            if self._secret and "node" in body:
+                body["secret"] = self._secret
+            st = self._client.request("POST", routes.rendezvous_route(self._job, what), json=body).json()
+            self._secret = st.get("secret") or self._secret
+            return st
 
     def _heartbeat(self):
         while not self._closed:

@@ -62,6 +62,11 @@ final class DaemonJobs implements RendezvousJobs {
     }
 
     @Override
+    public long highestStep(String job) {
+        return jobs.stopFlags().activity().of(job).map(s -> s.highestStep()).orElse(-1L);
+    }
+
+    @Override
     public Current current(String job) {
         OptionalLong g = jobs.generations().current(job);
         if (g.isEmpty()) {

@@ -20,7 +20,7 @@ public final class Rendezvous {
     private static final Pattern NODE = Pattern.compile("[A-Za-z0-9._:@-]{1,128}");
 
     /** What a node says when it joins. */
-    public record Join(String node, int nproc, String daemon, int minNodes, int maxNodes, double lastCallSeconds,
+    public record Join(String node, String secret, int nproc, String daemon, int minNodes, int maxNodes, double lastCallSeconds,
             double keepAliveSeconds) {
         /** @throws IllegalArgumentException a value out of its range (the message says which) */
         public Join {
@@ -100,27 +100,40 @@ public final class Rendezvous {
             throw StoreException.conflict("the nodes of job " + job + " run " + nproc + " processes each; node " + j.node()
                     + " has " + j.nproc() + " (torchrun --nproc-per-node must be the same on every node)");
         }
-        int asked = run.join(j.node(), j.nproc(), j.daemon(), now);
-        return run.status(j.node()).asked(asked);
+        int asked;
+        try {
+            asked = run.join(j.node(), j.secret(), j.nproc(), j.daemon(), now);
+        } catch (IllegalStateException e) {
+            throw StoreException.conflict(e.getMessage());
+        }
+        return run.status(j.node()).answer(asked, run.secret(j.node()));
     }
 
-    /** The job's run as {@code node} sees it (null: any node); hearing from the node keeps it alive. */
-    public synchronized RendezvousStatus status(String job, String node) {
+    /**
+     * The job's run as {@code node} sees it (null: any node); hearing from the node (with its secret) keeps it alive.
+     *
+     * @throws StoreException conflict: {@code secret} is not the node's
+     */
+    public synchronized RendezvousStatus status(String job, String node, String secret) {
         RendezvousRun run = run(job);
         long now = clock.getAsLong();
         if (node != null) {
-            run.heard(node, now);
+            try {
+                run.heard(node, secret, now);
+            } catch (IllegalStateException e) {
+                throw StoreException.conflict(e.getMessage());
+            }
         }
         run.tick(now);
         return run.status(node);
     }
 
     /** Node 0 of {@code round} publishes where the round's store is. */
-    public synchronized RendezvousStatus store(String job, String node, int round, String address) {
+    public synchronized RendezvousStatus store(String job, String node, String secret, int round, String address) {
         RendezvousRun run = run(job);
-        run.heard(node, clock.getAsLong());
         try {
-            run.store(node, round, address);
+            run.heard(node, secret, clock.getAsLong());
+            run.store(node, secret, round, address);
         } catch (IllegalStateException e) {
             throw StoreException.conflict(e.getMessage());
         }

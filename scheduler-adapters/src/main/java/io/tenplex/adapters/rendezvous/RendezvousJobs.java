@@ -36,6 +36,9 @@ public interface RendezvousJobs {
     /** When a rank of the job last read its stop flag ({@link System#nanoTime()}; 0: never since the daemon started). */
     long lastStopRead(String job);
 
+    /** The most steps a rank of the job said it finished or saved (-1: none said since the daemon started). */
+    long highestStep(String job);
+
     /** The job's current complete generation, or null. */
     Current current(String job);
 

@@ -2,8 +2,12 @@ package io.tenplex.adapters.rendezvous;
 
 /** A torchrun node (one agent) of a job's rendezvous: what it said when it joined, and when it was last heard. */
 final class RendezvousNode {
+    private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
+
     final String id;
     final long arrived;
+    /** What the node's later calls carry: its first join answered it, and nobody else learns it. */
+    final String secret;
     int nproc;
     String daemon;
     long seen;
@@ -14,5 +18,14 @@ final class RendezvousNode {
         this.id = id;
         this.arrived = now;
         this.seen = now;
+        byte[] b = new byte[16];
+        RANDOM.nextBytes(b);
+        this.secret = java.util.HexFormat.of().formatHex(b);
+    }
+
+    /** Whether {@code s} is the node's secret (compared in constant time). */
+    boolean is(String s) {
+        return s != null && java.security.MessageDigest.isEqual(secret.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                s.getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
 }

@@ -78,8 +78,12 @@ final class RendezvousRun {
     }
 
     /** {@code node} asks to be in the next round (its agent starts, or restarts its workers); answers that round. */
-    int join(String node, int nproc, String daemon, long now) {
-        RendezvousNode n = nodes.computeIfAbsent(node, id -> new RendezvousNode(id, now));
+    int join(String node, String secret, int nproc, String daemon, long now) {
+        RendezvousNode n = nodes.get(node);
+        if (n != null && !n.is(secret)) {
+            throw new IllegalStateException(notYours(node));
+        }
+        n = n != null ? n : nodes.computeIfAbsent(node, id -> new RendezvousNode(id, now));
         boolean member = round > 0 && members.contains(n) && n.waitsFor == 0;
         n.nproc = nproc;
         n.daemon = daemon;
@@ -95,12 +99,25 @@ final class RendezvousRun {
         return asked;
     }
 
-    /** {@code node} is alive (any call of it). */
-    void heard(String node, long now) {
+    /** {@code node} is alive (any call of it that carries its secret). */
+    void heard(String node, String secret, long now) {
         RendezvousNode n = nodes.get(node);
+        if (n != null && !n.is(secret)) {
+            throw new IllegalStateException(notYours(node));
+        }
         if (n != null) {
             n.seen = now;
         }
+    }
+
+    /** The secret of a node (for the answer to its join). */
+    String secret(String node) {
+        return nodes.get(node).secret;
+    }
+
+    private String notYours(String node) {
+        return "node " + node + " of job " + job + "'s rendezvous is another agent's: a node's calls carry the "
+                + "secret its first join answered";
     }
 
     /** The job ended (an agent's workers succeeded): nodes still waiting are told so. */
@@ -120,7 +137,11 @@ final class RendezvousRun {
     }
 
     /** Node 0 of {@code round} says where the round's store is. */
-    void store(String node, int forRound, String address) {
+    void store(String node, String secret, int forRound, String address) {
+        RendezvousNode n = nodes.get(node);
+        if (n != null && !n.is(secret)) {
+            throw new IllegalStateException(notYours(node));
+        }
         if (forRound != round || members.isEmpty() || !members.get(0).id.equals(node) || gathering()) {
             throw new IllegalStateException("node " + node + " is not node 0 of round " + forRound + " of job " + job
                     + " (round " + round + " is the last that formed)");
@@ -270,7 +291,10 @@ final class RendezvousRun {
             return;
         }
         if (jobs.lastStopRead(job) > formedAt) {
-            startChange(ids(next), body(next, false));
+            // the ranks stop after the newest step they reported, so that their save is newer than the current generation
+            RendezvousJobs.Current cur = jobs.current(job);
+            startChange(ids(next), body(next, false).put("atStep", Math.max(jobs.highestStep(job), cur == null ? -1
+                    : cur.step()) + 1));
         } else {
             restartFor = round + 1; // the ranks do not save with tenplex: torchrun restarts them, as its own rendezvous does
         }
@@ -351,6 +375,6 @@ final class RendezvousRun {
         String state = closed ? "closed" : change != null ? "reconfiguring" : gathering() ? "gathering" : "complete";
         return new RendezvousStatus(job, round, state, ordered.stream().map(m -> new RendezvousStatus.Member(m.id,
                 m.nproc, m.daemon)).toList(), rank, standby, world(members), config, store, waiting, target,
-                bounds.minNodes(), bounds.maxNodes(), change == null ? null : change.id(), error, List.copyOf(events), null);
+                bounds.minNodes(), bounds.maxNodes(), change == null ? null : change.id(), error, List.copyOf(events), null, null);
     }
 }

@@ -21,18 +21,19 @@ import java.util.List;
  * @param events what happened, oldest first (the last {@value RendezvousRun#MAX_EVENTS})
  * @param asked in the answer to a join: the round the node asked to be in (it is in it once {@code round}
  *     reached it and {@code rank} is not -1); else null
+ * @param secret in the answer to a join: what the node's later calls carry ({@code secret}); else null
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record RendezvousStatus(String job, int round, String state, List<Member> members, int rank, boolean standby,
         int world, JsonNode config, String store, int waiting, int target, int minNodes, int maxNodes, String change,
-        String error, List<String> events, Integer asked) {
+        String error, List<String> events, Integer asked, String secret) {
     /** A node of the round, in rank order. */
     public record Member(String node, int nproc, String daemon) {
     }
 
-    /** This answer with {@code asked}. */
-    RendezvousStatus asked(int round) {
+    /** This answer to a join: the round the node asked for, and its secret. */
+    RendezvousStatus answer(int round, String secret) {
         return new RendezvousStatus(job, round(), state, members, rank, standby, world, config, store, waiting, target,
-                minNodes, maxNodes, change, error, events, round);
+                minNodes, maxNodes, change, error, events, round, secret);
     }
 }

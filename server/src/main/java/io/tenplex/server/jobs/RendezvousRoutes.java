@@ -13,11 +13,12 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * {@code /api/v1/jobs/<job>/rendezvous} (the job routes hand it over): the torchrun rendezvous of a job
- * ({@link Rendezvous}). {@code GET ?node=} the run as a node sees it (hearing from the node);
+ * ({@link Rendezvous}). {@code GET ?node=&secret=} the run as a node sees it (hearing from the node: the
+ * secret its first join answered);
  * {@code POST .../join} a node asks for the next round; {@code POST .../store} node 0 of a round says where
  * its store is; {@code POST .../target} a scheduler sets how many nodes the job has; {@code POST .../close}
  * the job ended. A malformed request is a 400, a run the daemon does not hold a 404, a closed run or a
- * node that is not node 0 a 409; nothing changes then.
+ * node that is not node 0, or a node's call without its secret, a 409; nothing changes then.
  */
 public final class RendezvousRoutes implements ControlHandler {
     public static final String SEGMENT = "rendezvous";
@@ -53,7 +54,7 @@ public final class RendezvousRoutes implements ControlHandler {
         boolean post = req.method().equals("POST");
         if (what.isEmpty() && req.method().equals("GET")) {
             String node = req.param("node");
-            return json(rendezvous.status(job, node == null ? null : Rendezvous.node(node)));
+            return json(rendezvous.status(job, node == null ? null : Rendezvous.node(node), req.param("secret")));
         }
         if (!post || what.isEmpty()) {
             return Response.text(405, req.method() + " not allowed on " + req.path() + " (GET .../rendezvous, POST "
@@ -62,8 +63,8 @@ public final class RendezvousRoutes implements ControlHandler {
         JsonNode b = body(req);
         return switch (what) {
             case "join" -> json(rendezvous.join(job, join(b)));
-            case "store" -> json(rendezvous.store(job, Rendezvous.node(text(b, "node")), integer(b, "round", 1,
-                    Integer.MAX_VALUE), address(text(b, "address"))));
+            case "store" -> json(rendezvous.store(job, Rendezvous.node(text(b, "node")), optional(b, "secret"),
+                    integer(b, "round", 1, Integer.MAX_VALUE), address(text(b, "address"))));
             case "target" -> json(rendezvous.target(job, integer(b, "nodes", 1, Integer.MAX_VALUE)));
             case "close" -> json(rendezvous.close(job));
             default -> throw StoreException.notFound("no rendezvous route POST " + req.path()
@@ -73,7 +74,7 @@ public final class RendezvousRoutes implements ControlHandler {
 
     private Rendezvous.Join join(JsonNode b) {
         String daemon = b.has("daemon") ? address(text(b, "daemon")) : self.get();
-        return new Rendezvous.Join(text(b, "node"), integer(b, "nproc", 1, Integer.MAX_VALUE),
+        return new Rendezvous.Join(text(b, "node"), optional(b, "secret"), integer(b, "nproc", 1, Integer.MAX_VALUE),
                 daemon, integer(b, "minNodes", 1, Integer.MAX_VALUE), integer(b, "maxNodes", 1, Integer.MAX_VALUE),
                 seconds(b, "lastCallSeconds", DEFAULT_LAST_CALL), seconds(b, "keepAliveSeconds", DEFAULT_KEEP_ALIVE));
     }
@@ -98,6 +99,10 @@ public final class RendezvousRoutes implements ControlHandler {
             throw new IllegalArgumentException("\"" + f + "\" must be a string");
         }
         return v.asText();
+    }
+
+    private static String optional(JsonNode b, String f) {
+        return b.has(f) ? text(b, f) : null;
     }
 
     private static int integer(JsonNode b, String f, int min, int max) {
