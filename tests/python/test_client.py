@@ -201,6 +201,9 @@ assert os.path.exists(os.path.join(SRC, "pyproject.toml")) and not os.path.exist
 OFFLINE = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
 OFFLINE.update(PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
 SHOW = "import tenplex, importlib.metadata as m; print(tenplex.__version__, m.version('tenplex'), tenplex.__file__)"
+# torchrun finds the rendezvous backend through the installed distribution's entry point, and calls what it loads
+HANDLER = ("import importlib.metadata as m; e = [x for x in m.entry_points(group='torchrun.handlers') if x.name == "
+           "'tenplex']; assert len(e) == 1, e; make = e[0].load()(); print(e[0].value, make.__module__, make.__name__)")
 
 
 def pip(*args):
@@ -219,6 +222,10 @@ with tempfile.TemporaryDirectory() as d:
     pip(d + "/venv/bin/pip", "install", "--no-index", "--no-build-isolation", src)
     v = subprocess.run([d + "/venv/bin/python", "-c", SHOW], capture_output=True, text=True, cwd=d)
     assert v.returncode == 0 and v.stdout.startswith("0.1.0 0.1.0 ") and "site-packages" in v.stdout, v.stdout + v.stderr
+    v = subprocess.run([d + "/venv/bin/python", "-c", HANDLER], capture_output=True, text=True, cwd=d)
+    assert v.returncode == 0 and v.stdout.split() == ["tenplex.launchers.torchrun_rendezvous:handler_creator",
+                                                      "tenplex.launchers.torchrun_rendezvous", "create_handler"], \
+        v.stdout + v.stderr
     # 2. no venv: Debian's python3 into a target directory put on PYTHONPATH (dependencies from Debian)
     pip("/usr/bin/python3", "-m", "pip", "install", "--no-index", "--no-build-isolation", "--no-deps",
         "--target", d + "/target", src)

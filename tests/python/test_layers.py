@@ -29,7 +29,7 @@ ENTRY_POINTS = {"tenplex", "tenplex.client", "tenplex.launch", "tenplex.plot"}
 API = {"tenplex.checkpoint", "tenplex.stop", "tenplex.live", "tenplex.live_auth", "tenplex.downtime", "tenplex.data",
        "tenplex.streams", "tenplex.rehearsal", "tenplex.describe", "tenplex.rules", "tenplex.rank_env",
        "tenplex.c10d", "tenplex.dcp", "tenplex.dcp_stage", "tenplex.dcp_reader", "tenplex.background_save",
-       "tenplex.generation_source", "tenplex.dtensor_load"}
+       "tenplex.generation_source", "tenplex.dtensor_load", "tenplex.rendezvous_exit"}
 MAY_IMPORT = {
     "entry": {"entry", "launchers", "api", "wire", "tools", "errors"},
     "launchers": {"launchers", "api", "wire", "errors"},

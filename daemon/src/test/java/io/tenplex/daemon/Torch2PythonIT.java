@@ -11,7 +11,8 @@ import org.junit.jupiter.api.Test;
  * TenplexdIT's Python suites again under torch 2.6 (Debian trixie's python3-torch in the chroot of
  * bin/lib/torch2-env.sh, run by bin/lib/torch2-python) against a real daemon on the host, over loopback
  * and shared memory as under torch 1.13: the client, its install, state types, shared memory, the
- * launchers, data-parallel and described reconfigurations. Skipped with the reason where that
+ * launchers, data-parallel and described reconfigurations; and what only torch 2 has: DCP, DTensor states,
+ * and torchrun's {@code tenplex} rendezvous backend. Skipped with the reason where that
  * environment does not exist, failed instead where {@code TENPLEX_REQUIRE_TORCH2=1} (CI). docs/TORCH.md
  * lists the suites and why these.
  */
@@ -97,6 +98,13 @@ class Torch2PythonIT {
         start("256m");
         run("tests/python/test_dtensor_state.py");
         run(REST, "tests/python/test_dtensor_state.py");
+    }
+
+    @Test
+    void torchrunRendezvous_daemonDecidesRounds_growShrinkAndLostNode_hostileRequestsRefused_underTorch2()
+            throws Exception {
+        start("256m");
+        run("tests/python/test_torchrun.py");
     }
 
     @Test
