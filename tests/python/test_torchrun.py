@@ -13,7 +13,8 @@ through the ``torchrun.handlers`` entry point of a ``tenplex`` distribution (a d
 - A node lost with its workers (its process group SIGKILLed): the other node's workers fail, its agent
   restarts them, the lost node is dropped once not heard from, and the round of the survivor first moves
   the last complete generation to its world; the weights still equal the one-process run.
-- Hostile requests to the rendezvous routes are refused with 4xx and change nothing.
+- Hostile requests to the rendezvous routes are refused with 4xx and change nothing; a node's calls need
+  the secret its first join answered; removing the job removes its rendezvous.
 
 Prints OK at the end; any failure raises."""
 
@@ -259,6 +260,8 @@ def hostile():
     assert "closed" in refused(409, lambda: post("join", dict(join, secret=secret)))  # a node of the ended run
     st = post("join", dict(join, node="n3", lastCallSeconds=0))  # a new node: the job runs again
     assert st["round"] == 1 and st["members"] == [{"node": "n3", "nproc": 2, "daemon": HOSTPORT}], st
+    c.request("DELETE", "/api/v1/jobs/%s" % job)  # tenplex rm: the rendezvous goes with the job
+    assert "no rendezvous" in refused(404, lambda: rendezvous(job))
 
 
 def main():

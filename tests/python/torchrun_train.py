@@ -57,7 +57,7 @@ def plain(out):
     with open(os.path.join(out, "plain-%d.json" % dist.get_rank()), "w") as f:
         json.dump({"rank": dist.get_rank(), "world": dist.get_world_size(), "sum": t.item(),
                    "env_world": int(os.environ["WORLD_SIZE"]), "job": os.environ.get("TENPLEX_JOB")}, f)
-    dist.destroy_process_group()
+    dist.destroy_process_group()  # t, the collective's tensor, is still held (docs/TORCH.md)
 
 
 def elastic(out, pace, save_every):
@@ -88,7 +88,7 @@ def elastic(out, pace, save_every):
     if done.item() and rank == 0:
         with open(os.path.join(out, "final.json"), "w") as f:
             json.dump({"step": step, "w": w.tolist(), "reference": reference(step).tolist()}, f)
-    dist.destroy_process_group()
+    tenplex.end_process_group()  # cannot hang on torch 2.x's gloo (docs/TORCH.md)
 
 
 if __name__ == "__main__":

@@ -113,17 +113,16 @@ public final class Daemon implements AutoCloseable {
         ResourceChanges changes = resourceChanges(jobs, streams, rest, ChangeJournal.under(checkpoints), flags);
         JobRoutes jobRoutes = new JobRoutes(jobs, changes, planning, shared).withStreams(new StreamRoutes(streams, link));
         rest.addControl(JobRoutes.PREFIX, jobRoutes);
-        java.util.concurrent.atomic.AtomicReference<String> self = rendezvous(jobRoutes, jobs, changes, store);
+        Rendezvous rendezvous = rendezvous(jobRoutes, jobs, changes, store);
         RehearsalService rehearsal = Rehearsal.wire(cfg, link, changes, jobRoutes, pools.jobBackground);
         rest.metrics().register(new RehearsalMetrics(rehearsal));
         jobRoutes.withRemoval(JobRemovals.wire(new io.tenplex.jobs.JobRemoval(store, jobs, new HttpDaemonClient(link,
-                tuning.coordinatorTimeout())), changes, durable, streams, datasets, rehearsal, shared));
+                tuning.coordinatorTimeout())), changes, durable, streams, datasets, rehearsal, shared, rendezvous));
         rest.addControl(StopRoute.PATH, new StopRoute(flags, jobs::requireKnown));
         datasets.setDefaultPeers(peerAddresses(cfg));
         rest.addControl(DatasetRoutes.PREFIX, new DatasetRoutes(datasets));
         InetSocketAddress address = rest.start(cfg.bind(), cfg.port());
         jobs.setSelfAddress(address); // parts in doubt ask the coordinator here
-        self.set(address.getHostString() + ":" + address.getPort());
         streams.setSelf(address.getHostString(), address.getPort());
         rehearsal.setSelfAddress(address.getHostString() + ":" + address.getPort());
         if (cfg.peers().isEmpty()) {
@@ -156,13 +155,11 @@ public final class Daemon implements AutoCloseable {
     }
 
     /** Saves and loads through shared memory, when on (the directory exists) and possible here; null otherwise. */
-    /** Serves the torchrun rendezvous of the jobs; the answer takes this daemon's address once it serves. */
-    private static java.util.concurrent.atomic.AtomicReference<String> rendezvous(JobRoutes routes, Jobs jobs,
-            ResourceChanges changes, TensorStore store) {
-        java.util.concurrent.atomic.AtomicReference<String> self = new java.util.concurrent.atomic.AtomicReference<>();
-        routes.addGroup(RendezvousRoutes.SEGMENT, new RendezvousRoutes(new Rendezvous(RendezvousJobs.of(jobs, changes,
-                job -> store.mkdirs(new JobLayout(job).root()))), self::get));
-        return self;
+    /** Serves the torchrun rendezvous of the jobs (a node that names no daemon has this one). */
+    private static Rendezvous rendezvous(JobRoutes routes, Jobs jobs, ResourceChanges changes, TensorStore store) {
+        Rendezvous r = new Rendezvous(RendezvousJobs.of(jobs, changes, job -> store.mkdirs(new JobLayout(job).root())));
+        routes.addGroup(RendezvousRoutes.SEGMENT, new RendezvousRoutes(r, jobs::selfAddress));
+        return r;
     }
 
     private static SharedSaves sharedSaves(DaemonConfig.Tuning tuning, TensorStore store, Jobs jobs,

@@ -1,6 +1,7 @@
 package io.tenplex.daemon;
 
 import io.tenplex.adapters.ResourceChanges;
+import io.tenplex.adapters.rendezvous.Rendezvous;
 import io.tenplex.datasets.DatasetService;
 import io.tenplex.datasets.rehearsal.RehearsalService;
 import io.tenplex.datasets.streams.StreamService;
@@ -11,7 +12,8 @@ import io.tenplex.store.StoreException;
 
 /**
  * Wires {@code tenplex rm}: what each component keeps of a job outside its tree (durable files,
- * streams, dataset mounts, rehearsal buffers, shared-memory handouts, finished resource changes) is
+ * streams, dataset mounts, rehearsal buffers, shared-memory handouts, the torchrun rendezvous, finished
+ * resource changes) is
  * removed with it, and a running resource change refuses the removal.
  */
 final class JobRemovals {
@@ -20,7 +22,7 @@ final class JobRemovals {
 
     /** @param durable null without a checkpoint directory; @param shared null without shared memory */
     static JobRemoval wire(JobRemoval removal, ResourceChanges changes, DurableTier durable, StreamService streams,
-            DatasetService datasets, RehearsalService rehearsal, SharedSaves shared) {
+            DatasetService datasets, RehearsalService rehearsal, SharedSaves shared, Rendezvous rendezvous) {
         removal.addBusyCheck(job -> changes.of(job).stream().filter(c -> c.finishedAt() == 0).findFirst()
                 .map(c -> "resource change " + c.id() + " of job " + job + " is running (" + c.describe().state() + ")")
                 .orElse(null));
@@ -54,6 +56,7 @@ final class JobRemovals {
                 return n > 0 ? n + " shared-memory handouts ended" : null;
             });
         }
+        removal.add("rendezvous", job -> rendezvous.forget(job) ? "torchrun rendezvous forgotten" : null);
         removal.add("resource changes", job -> {
             changes.forget(job);
             return null;

@@ -171,6 +171,11 @@ public final class Jobs implements Sealer {
         cluster.setSelfAddress(address);
     }
 
+    /** This daemon's {@code host:port} as others reach it ({@code ""} until it serves). */
+    public String selfAddress() {
+        return cluster.selfAddress();
+    }
+
     /** {@code given}, or the daemon's defaults when it names none. */
     public Map<Integer, InetSocketAddress> daemons(Map<Integer, InetSocketAddress> given) {
         return cluster.daemons(given);

@@ -154,9 +154,9 @@ public final class Rendezvous {
         return run.status(null);
     }
 
-    /** Forgets the job's run (the job was removed). */
-    public synchronized void forget(String job) {
-        runs.remove(job);
+    /** Forgets the job's run (the job was removed); whether there was one. */
+    public synchronized boolean forget(String job) {
+        return runs.remove(job) != null;
     }
 
     private RendezvousRun run(String job) {
