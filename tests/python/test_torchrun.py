@@ -260,6 +260,10 @@ def hostile():
     assert "closed" in refused(409, lambda: post("join", dict(join, secret=secret)))  # a node of the ended run
     st = post("join", dict(join, node="n3", lastCallSeconds=0))  # a new node: the job runs again
     assert st["round"] == 1 and st["members"] == [{"node": "n3", "nproc": 2, "daemon": HOSTPORT}], st
+    # a resource change posted around the rendezvous would stop ranks that no next round restarts
+    assert "rendezvous/target" in refused(409, lambda: c.request(
+        "POST", "/api/v1/jobs/%s/resources" % job, json={"size": 2, "devicesPerWorker": 2}))
+    assert c.request("GET", "/api/v1/jobs/%s/stop" % job).json()["raised"] is False
     c.request("DELETE", "/api/v1/jobs/%s" % job)  # tenplex rm: the rendezvous goes with the job
     assert "no rendezvous" in refused(404, lambda: rendezvous(job))
 

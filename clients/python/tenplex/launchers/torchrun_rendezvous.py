@@ -103,7 +103,11 @@ class _Rounds:
     def __init__(self, params):
         self._job = job_name(params.run_id)
         self._endpoint = _host_port(params.endpoint)
-        self._daemon = _host_port(params.get("daemon") or os.environ.get("TENPLEX_ADDR") or self._endpoint)
+        daemon = params.get("daemon") or os.environ.get("TENPLEX_ADDR") or self._endpoint
+        self._daemon = _host_port(daemon)
+        # https where the daemons serve TLS (docs/API.md, "TLS and tokens"): given as https:// URLs
+        self._scheme = "https" if (params.endpoint or "").startswith("https://") else "http"
+        self._daemon_scheme = "https" if str(daemon).startswith("https://") else self._scheme
         self._addr = params.local_addr or _route_addr(self._endpoint)
         self._min, self._max = int(params.min_nodes), int(params.max_nodes)
         self._nproc = _nproc(params)
@@ -112,7 +116,8 @@ class _Rounds:
         self._join_timeout = float(params.get("join_timeout", 600))
         self._node = _node_id()
         self._secret = None  # the first join answers it; the node's later calls carry it
-        self._client = Client("http://" + self._endpoint, timeout=30)
+        self._client = Client("%s://%s" % (self._scheme, self._endpoint), timeout=30)
+        self._unheard = 0.0  # when the daemon last failed to answer num_nodes_waiting (0: it answers)
         self._lock = threading.Lock()
         self._round = 0
         self._closed = False
@@ -166,7 +171,19 @@ class _Rounds:
         self._ask("POST", "close")
 
     def num_nodes_waiting(self):
-        return int(self._ask("GET").get("waiting", 0))
+        """Above 0 when the daemon wants the round's workers restarted. A daemon that does not answer leaves
+        the workers running (said once a minute on stderr): the round goes on, and the daemon drops this
+        node if it stays silent past the keep-alive."""
+        try:
+            n = int(self._ask("GET").get("waiting", 0))
+            self._unheard = 0.0
+            return n
+        except TenplexError as e:
+            if time.monotonic() - self._unheard > 60:
+                self._unheard = time.monotonic()
+                sys.stderr.write("tenplex rendezvous: job %s: the daemon does not answer (%s); the workers go on\n"
+                                 % (self._job, e))
+            return 0
 
     def shutdown(self):
         self._closed = True
@@ -252,9 +269,9 @@ class _Rounds:
         for m in st["members"]:
             if m["daemon"] not in daemons:
                 daemons.append(m["daemon"])
-        env = {"TENPLEX_ADDR": "http://" + self._daemon, "TENPLEX_JOB": self._job,
+        env = {"TENPLEX_ADDR": "%s://%s" % (self._daemon_scheme, self._daemon), "TENPLEX_JOB": self._job,
                "TENPLEX_TP": str(config.get("tp", 1)), "TENPLEX_PP": str(config.get("pp", 1)),
-               "TENPLEX_DP": str(config.get("dp", st["world"])), "TENPLEX_RDZV_ADDR": "http://" + self._endpoint,
+               "TENPLEX_DP": str(config.get("dp", st["world"])), "TENPLEX_RDZV_ADDR": "%s://%s" % (self._scheme, self._endpoint),
                "TENPLEX_RDZV_ROUND": str(st["round"]), "TENPLEX_CONFIG": json.dumps(config)}
         os.environ.update(env)
         if len(daemons) > 1:

@@ -159,6 +159,7 @@ public final class Daemon implements AutoCloseable {
     private static Rendezvous rendezvous(JobRoutes routes, Jobs jobs, ResourceChanges changes, TensorStore store) {
         Rendezvous r = new Rendezvous(RendezvousJobs.of(jobs, changes, job -> store.mkdirs(new JobLayout(job).root())));
         routes.addGroup(RendezvousRoutes.SEGMENT, new RendezvousRoutes(r, jobs::selfAddress));
+        routes.withChangeGuard(r::refusesChanges);
         return r;
     }
 

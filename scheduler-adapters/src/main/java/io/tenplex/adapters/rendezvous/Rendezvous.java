@@ -154,6 +154,21 @@ public final class Rendezvous {
         return run.status(null);
     }
 
+    /**
+     * Why a resource change of {@code job} may not be posted directly (null: it may): a torchrun job whose
+     * run is open decides its nodes here, and its ranks, stopped by a change it did not make, would exit
+     * with no next round, which torchrun takes for the end of training.
+     */
+    public synchronized String refusesChanges(String job) {
+        RendezvousRun run = runs.get(job);
+        if (run == null || run.closed()) {
+            return null;
+        }
+        return "job " + job + " runs under torchrun, whose nodes its rendezvous decides: change them with POST "
+                + new io.tenplex.jobs.common.JobLayout(job).api("/rendezvous/target") + " {\"nodes\": N}, or by "
+                + "starting or stopping a torchrun node";
+    }
+
     /** Forgets the job's run (the job was removed); whether there was one. */
     public synchronized boolean forget(String job) {
         return runs.remove(job) != null;

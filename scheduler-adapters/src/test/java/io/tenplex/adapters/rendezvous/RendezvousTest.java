@@ -255,7 +255,10 @@ class RendezvousTest {
         jobs.lastStopRead = now + 1;
         RendezvousStatus b = join("b", null, 1, 2);
         assertTrue(as("b", b.secret()).standby());
+        assertTrue(r.refusesChanges("j").contains("/api/v1/jobs/j/rendezvous/target"));
+        assertNull(r.refusesChanges("other"));
         assertEquals("closed", r.close("j").state());
+        assertNull(r.refusesChanges("j"));
         assertEquals("closed", as("b", b.secret()).state());
         assertThrows(StoreException.class, () -> join("b", b.secret(), 1, 2));
         RendezvousStatus c = r.join("j", new Rendezvous.Join("c", null, 2, "127.0.0.1:20010", 1, 2, 0, 5));

@@ -65,6 +65,8 @@ public final class JobRoutes implements ControlHandler {
     /** Route groups of other modules under {@code /api/v1/jobs/<job>/<segment>}, by segment. */
     private final java.util.Map<String, ControlHandler> groups = new java.util.concurrent.ConcurrentHashMap<>();
     private volatile io.tenplex.jobs.JobRemoval removal;
+    /** Why a resource change of a job may not be posted here (null: it may). */
+    private volatile java.util.function.Function<String, String> changeGuard = job -> null;
 
     /** @param planning where planning, sealing and part decoding run (owned by the caller) */
     public JobRoutes(Jobs jobs, ResourceChanges changes, PlanningPool planning) {
@@ -89,6 +91,12 @@ public final class JobRoutes implements ControlHandler {
     /** Serves {@code DELETE /api/v1/jobs/<job>} with {@code r} (without one, the route answers 404). */
     public JobRoutes withRemoval(io.tenplex.jobs.JobRemoval r) {
         this.removal = r;
+        return this;
+    }
+
+    /** Refuses {@code POST .../resources} of a job for which {@code why} answers a reason (409, nothing raised). */
+    public JobRoutes withChangeGuard(java.util.function.Function<String, String> why) {
+        this.changeGuard = why;
         return this;
     }
 
@@ -278,6 +286,10 @@ public final class JobRoutes implements ControlHandler {
     /** {@code POST .../resources}: starts a resource change; 202 with its id and status URL (409 while one runs). */
     private Response startChange(String job, Request req) throws IOException {
         jobs.requireKnown(job); // a change for a misspelt job would raise a flag no rank ever reads
+        String refused = changeGuard.apply(job);
+        if (refused != null) {
+            throw StoreException.conflict(refused);
+        }
         ResourceChange c = changes.start(job, JobRequests.object(req));
         return json(202, new ChangeStarted(c.id(), new JobLayout(job).apiResourceChange(c.id())));
     }
