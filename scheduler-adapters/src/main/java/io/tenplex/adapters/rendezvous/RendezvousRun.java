@@ -19,7 +19,7 @@ import java.util.Map;
  * members keep their order; newcomers follow by arrival; nodes beyond {@code target} wait (standby).
  *
  * <p>While a round runs, a newcomer (or a new target) changes who should be in it. When the job's ranks
- * read their stop flag in this round (they save with tenplex), the rendezvous first posts a resource
+ * save with tenplex (they read its stop flag, or it has a complete generation), the rendezvous first posts a resource
  * change to the nodes of the next round: the ranks save at the stop step, the daemon moves the state,
  * and only then are the agents asked to restart ({@code waiting} > 0). Otherwise they are asked at once,
  * as torch's own rendezvous does. A round that forms with another world than the job's current
@@ -43,7 +43,6 @@ final class RendezvousRun {
     private List<RendezvousNode> members = List.of();
     private JsonNode config;
     private String store;
-    private long formedAt;
     private int restartFor;
     private long lastJoin;
     private boolean closed;
@@ -175,7 +174,7 @@ final class RendezvousRun {
         if (gathering()) {
             form(now);
         } else if (round > 0) {
-            regroup(now);
+            regroup();
         }
     }
 
@@ -243,11 +242,11 @@ final class RendezvousRun {
             }
             c = cur == null ? null : cur.config();
         }
-        become(next, c, now);
+        become(next, c);
     }
 
     /** Round {@code round + 1} forms with {@code next}, under {@code c}'s (T,P,D) (null: data-parallel). */
-    private void become(List<RendezvousNode> next, JsonNode c, long now) {
+    private void become(List<RendezvousNode> next, JsonNode c) {
         round++;
         members = List.copyOf(ordered(next));
         ParallelConfig pc = c == null || !c.has("tp") ? ParallelConfig.of(1, 1, world(members))
@@ -256,7 +255,6 @@ final class RendezvousRun {
         event("round " + round + " formed: nodes " + ids(members) + ", world " + world(members) + ", (T,P,D)=("
                 + pc.tp() + "," + pc.pp() + "," + pc.dp() + ")");
         store = null;
-        formedAt = now;
         restartFor = round;
         preparedFor = null;
         for (RendezvousNode n : nodes.values()) {
@@ -282,7 +280,7 @@ final class RendezvousRun {
     }
 
     /** While a round runs: when the nodes it should have differ, a change (or at once, a restart) regroups them. */
-    private void regroup(long now) {
+    private void regroup() {
         List<RendezvousNode> want = new ArrayList<>();
         members.stream().filter(nodes::containsValue).forEach(want::add);
         nodes.values().stream().filter(n -> n.waitsFor == round + 1 && !want.contains(n)).forEach(want::add);
@@ -290,7 +288,7 @@ final class RendezvousRun {
         if (ids(next).equals(ids(members)) || next.size() < bounds.minNodes() || ids(next).equals(refusedFor)) {
             return;
         }
-        if (jobs.lastStopRead(job) > formedAt) {
+        if (jobs.lastStopRead(job) > 0 || jobs.current(job) != null) { // its ranks save with tenplex
             // the ranks stop after the newest step they reported, so that their save is newer than the current generation
             RendezvousJobs.Current cur = jobs.current(job);
             startChange(ids(next), body(next, false).put("atStep", Math.max(jobs.highestStep(job), cur == null ? -1
