@@ -255,6 +255,9 @@ def hostile():
     post("store", mine)
     st = c.request("GET", route, params=as_n1).json()
     assert st["rank"] == 0 and st["store"] == "127.0.0.1:9" and st["target"] == 2, st
+    brief = c.request("GET", route, params=dict(as_n1, brief="true")).json()
+    assert brief["rank"] == 0 and brief["store"] == "127.0.0.1:9" and brief["waiting"] == 0, brief
+    assert not {"members", "config", "events"} & set(brief), brief
     refused(400, lambda: c.request("GET", "/api/v1/jobs/%2E%2E/rendezvous"))
     assert post("close", {})["state"] == "closed"
     assert "closed" in refused(409, lambda: post("join", dict(join, secret=secret)))  # a node of the ended run

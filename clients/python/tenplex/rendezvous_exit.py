@@ -38,7 +38,7 @@ def _wait_for_next_round(addr, job, round_, poll=0.2, patience=600.0):
     end = time.monotonic() + patience
     while time.monotonic() < end:
         try:
-            st = c.request("GET", routes.rendezvous_route(job)).json()
+            st = c.request("GET", routes.rendezvous_route(job), params={"brief": "true"}).json()
         except Exception as e:  # noqa: BLE001 - at exit, a daemon that is gone ends the wait
             sys.stderr.write("tenplex: rank %s: the rendezvous of job %s cannot be asked (%s); exiting\n"
                              % (os.environ.get("RANK", "?"), job, e))

@@ -21,7 +21,7 @@ several daemons, and ``TENPLEX_RDZV_ADDR``, ``TENPLEX_RDZV_ROUND``.
 ``--rdzv-conf`` keys: ``daemon``; ``last_call_timeout`` (seconds a round waits for more nodes once it has
 ``--nnodes``' minimum, default 1); ``keep_alive`` (seconds after which a node not heard from is dropped,
 default 15); ``join_timeout`` (seconds a node waits for a round, default 600; standby nodes wait without
-limit); ``nproc`` (the node's processes, when it is not torchrun's ``--nproc-per-node``)."""
+limit); ``poll`` (seconds between the agent's questions whether to restart, default 0.5); ``nproc`` (the node's processes, when it is not torchrun's ``--nproc-per-node``)."""
 
 import json
 import os
@@ -114,6 +114,8 @@ class _Rounds:
         self._last_call = float(params.get("last_call_timeout", 1))
         self._keep_alive = float(params.get("keep_alive", 15))
         self._join_timeout = float(params.get("join_timeout", 600))
+        self._poll = float(params.get("poll", 0.5))
+        self._waiting = (0.0, 0)  # when num_nodes_waiting last asked the daemon, and its answer
         self._node = _node_id()
         self._secret = None  # the first join answers it; the node's later calls carry it
         self._client = Client("%s://%s" % (self._scheme, self._endpoint), timeout=30)
@@ -127,10 +129,13 @@ class _Rounds:
 
     # ------------------------------------------------------------ the daemon
 
-    def _ask(self, method, what="", body=None):
+    def _ask(self, method, what="", body=None, brief=True):
+        """A request of this node; a GET is ``brief`` (no members, configuration or events) unless told."""
         with self._lock:  # one requests session, shared with the heartbeat thread
             if method == "GET":
                 params = {"node": self._node}
+                if brief:
+                    params["brief"] = "true"
                 if self._secret:
                     params["secret"] = self._secret
                 return self._client.request("GET", routes.rendezvous_route(self._job), params=params).json()
@@ -171,12 +176,16 @@ class _Rounds:
         self._ask("POST", "close")
 
     def num_nodes_waiting(self):
-        """Above 0 when the daemon wants the round's workers restarted. A daemon that does not answer leaves
-        the workers running (said once a minute on stderr): the round goes on, and the daemon drops this
-        node if it stays silent past the keep-alive."""
+        """Above 0 when the daemon wants the round's workers restarted; asked at most every ``poll`` seconds
+        (torchrun asks every ``--monitor-interval``, 0.1 s). A daemon that does not answer leaves the workers
+        running (said once a minute on stderr): the round goes on, and the daemon drops this node if it
+        stays silent past the keep-alive."""
+        if time.monotonic() - self._waiting[0] < self._poll:
+            return self._waiting[1]
         try:
             n = int(self._ask("GET").get("waiting", 0))
             self._unheard = 0.0
+            self._waiting = (time.monotonic(), n)
             return n
         except TenplexError as e:
             if time.monotonic() - self._unheard > 60:
@@ -195,12 +204,22 @@ class _Rounds:
             return False
 
     def next_rendezvous(self):
-        from torch.distributed.elastic.rendezvous import RendezvousTimeoutError
-
         st = self._ask("POST", "join", {"node": self._node, "nproc": self._nproc, "daemon": self._daemon,
                                         "minNodes": self._min, "maxNodes": self._max,
                                         "lastCallSeconds": self._last_call, "keepAliveSeconds": self._keep_alive})
         want = st["asked"]
+        while True:
+            self._await_round(st, want)
+            st = self._ask("GET", brief=False)  # the members and configuration, once
+            if st["round"] >= want and st["rank"] >= 0 and st.get("store"):
+                self._waiting = (0.0, 0)
+                return self._info(st)
+
+    def _await_round(self, st, want):
+        """Polls until this node is in round ``want`` or later and the round's store is known; node 0
+        hosts the store meanwhile. A standby node waits without limit, others ``join_timeout``."""
+        from torch.distributed.elastic.rendezvous import RendezvousTimeoutError
+
         end = time.monotonic() + self._join_timeout
         said = None
         while not (st["round"] >= want and st["rank"] >= 0 and st.get("store")):
@@ -218,7 +237,6 @@ class _Rounds:
                                              "join_timeout): %s" % (self._job, self._node, self._join_timeout, st))
             time.sleep(0.1)
             st = self._ask("GET")
-        return self._info(st)
 
     # ------------------------------------------------------------ a round
 

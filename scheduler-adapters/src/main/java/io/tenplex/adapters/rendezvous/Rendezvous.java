@@ -106,7 +106,7 @@ public final class Rendezvous {
         } catch (IllegalStateException e) {
             throw StoreException.conflict(e.getMessage());
         }
-        return run.status(j.node()).answer(asked, run.secret(j.node()));
+        return run.status(j.node(), false).answer(asked, run.secret(j.node()));
     }
 
     /**
@@ -115,6 +115,11 @@ public final class Rendezvous {
      * @throws StoreException conflict: {@code secret} is not the node's
      */
     public synchronized RendezvousStatus status(String job, String node, String secret) {
+        return status(job, node, secret, false);
+    }
+
+    /** As {@link #status(String, String, String)}; {@code brief}: without members, configuration and events. */
+    public synchronized RendezvousStatus status(String job, String node, String secret, boolean brief) {
         RendezvousRun run = run(job);
         long now = clock.getAsLong();
         if (node != null) {
@@ -125,7 +130,7 @@ public final class Rendezvous {
             }
         }
         run.tick(now);
-        return run.status(node);
+        return run.status(node, brief);
     }
 
     /** Node 0 of {@code round} publishes where the round's store is. */
@@ -137,21 +142,21 @@ public final class Rendezvous {
         } catch (IllegalStateException e) {
             throw StoreException.conflict(e.getMessage());
         }
-        return run.status(node);
+        return run.status(node, false);
     }
 
     /** The job may have {@code nodes} nodes from now on (a scheduler's decision). */
     public synchronized RendezvousStatus target(String job, int nodes) {
         RendezvousRun run = run(job);
         run.target(nodes, clock.getAsLong());
-        return run.status(null);
+        return run.status(null, false);
     }
 
     /** The job ended: its run closes. */
     public synchronized RendezvousStatus close(String job) {
         RendezvousRun run = run(job);
         run.close();
-        return run.status(null);
+        return run.status(null, false);
     }
 
     /**

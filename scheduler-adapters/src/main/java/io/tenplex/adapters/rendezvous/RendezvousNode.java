@@ -13,6 +13,9 @@ final class RendezvousNode {
     long seen;
     /** The round it asked to be in (0: none: it is in the current round, or it has not asked). */
     int waitsFor;
+    /** The last round it was a member of (0: none), and its rank there. */
+    int memberOf;
+    int rank;
 
     RendezvousNode(String id, long now) {
         this.id = id;

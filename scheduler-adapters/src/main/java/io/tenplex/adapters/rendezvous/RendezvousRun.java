@@ -83,7 +83,7 @@ final class RendezvousRun {
             throw new IllegalStateException(notYours(node));
         }
         n = n != null ? n : nodes.computeIfAbsent(node, id -> new RendezvousNode(id, now));
-        boolean member = round > 0 && members.contains(n) && n.waitsFor == 0;
+        boolean member = round > 0 && member(n) && n.waitsFor == 0;
         n.nproc = nproc;
         n.daemon = daemon;
         n.seen = now;
@@ -184,8 +184,8 @@ final class RendezvousRun {
             if (now - n.seen > bounds.keepAliveNanos()) {
                 it.remove();
                 event("node " + n.id + " was not heard from for " + bounds.keepAliveNanos() / 1_000_000_000L
-                        + " s: dropped" + (members.contains(n) ? "; the next round forms without it" : ""));
-                if (members.contains(n) && restartFor <= round) {
+                        + " s: dropped" + (member(n) ? "; the next round forms without it" : ""));
+                if (member(n) && restartFor <= round) {
                     restartFor = round + 1;
                 }
             }
@@ -216,7 +216,7 @@ final class RendezvousRun {
 
     private void form(long now) {
         List<RendezvousNode> asked = asked();
-        if (asked.size() < bounds.minNodes() || members.stream().anyMatch(m -> nodes.containsValue(m) && m.waitsFor
+        if (asked.size() < bounds.minNodes() || members.stream().anyMatch(m -> alive(m) && m.waitsFor
                 != round + 1)) {
             return; // a live node of this round has not restarted yet
         }
@@ -249,6 +249,10 @@ final class RendezvousRun {
     private void become(List<RendezvousNode> next, JsonNode c) {
         round++;
         members = List.copyOf(ordered(next));
+        for (int i = 0; i < members.size(); i++) {
+            members.get(i).memberOf = round;
+            members.get(i).rank = i;
+        }
         ParallelConfig pc = c == null || !c.has("tp") ? ParallelConfig.of(1, 1, world(members))
                 : ParallelConfigJson.parse(c, "the job's configuration ");
         config = ParallelConfigJson.placement(pc, devices(members, new ArrayList<>()));
@@ -258,21 +262,31 @@ final class RendezvousRun {
         restartFor = round;
         preparedFor = null;
         for (RendezvousNode n : nodes.values()) {
-            n.waitsFor = members.contains(n) ? 0 : n.waitsFor == 0 ? 0 : round + 1; // the others wait on
+            n.waitsFor = member(n) ? 0 : n.waitsFor == 0 ? 0 : round + 1; // the others wait on
         }
         jobs.makeKnown(job);
+    }
+
+    /** Whether {@code n} is a member of the last round that formed. */
+    private boolean member(RendezvousNode n) {
+        return round > 0 && n.memberOf == round;
+    }
+
+    /** Whether {@code n} is still known (not dropped). */
+    private boolean alive(RendezvousNode n) {
+        return nodes.get(n.id) == n;
     }
 
     /** The nodes that asked for the next round: this round's members first, in their order, then by arrival. */
     private List<RendezvousNode> asked() {
         List<RendezvousNode> out = new ArrayList<>();
         for (RendezvousNode m : members) {
-            if (nodes.containsValue(m) && m.waitsFor == round + 1) {
+            if (alive(m) && m.waitsFor == round + 1) {
                 out.add(m);
             }
         }
         for (RendezvousNode n : nodes.values()) {
-            if (n.waitsFor == round + 1 && !out.contains(n)) {
+            if (n.waitsFor == round + 1 && !member(n)) {
                 out.add(n);
             }
         }
@@ -282,8 +296,8 @@ final class RendezvousRun {
     /** While a round runs: when the nodes it should have differ, a change (or at once, a restart) regroups them. */
     private void regroup() {
         List<RendezvousNode> want = new ArrayList<>();
-        members.stream().filter(nodes::containsValue).forEach(want::add);
-        nodes.values().stream().filter(n -> n.waitsFor == round + 1 && !want.contains(n)).forEach(want::add);
+        members.stream().filter(this::alive).forEach(want::add);
+        nodes.values().stream().filter(n -> n.waitsFor == round + 1 && !member(n)).forEach(want::add);
         List<RendezvousNode> next = want.subList(0, Math.min(target, want.size()));
         if (ids(next).equals(ids(members)) || next.size() < bounds.minNodes() || ids(next).equals(refusedFor)) {
             return;
@@ -329,13 +343,15 @@ final class RendezvousRun {
     /** The devices of nodes in rank order; {@code workers} gets the daemon of each worker number. */
     private static List<Device> devices(List<RendezvousNode> ordered, List<String> workers) {
         List<Device> out = new ArrayList<>();
+        Map<String, Integer> worker = new LinkedHashMap<>();
         Map<String, Integer> local = new LinkedHashMap<>();
         for (RendezvousNode n : ordered) {
-            if (!workers.contains(n.daemon)) {
-                workers.add(n.daemon);
-            }
+            int w = worker.computeIfAbsent(n.daemon, d -> {
+                workers.add(d);
+                return workers.size() - 1;
+            });
             for (int i = 0; i < n.nproc; i++) {
-                out.add(new Device(workers.indexOf(n.daemon), local.merge(n.daemon, 1, Integer::sum) - 1));
+                out.add(new Device(w, local.merge(n.daemon, 1, Integer::sum) - 1));
             }
         }
         return out;
@@ -343,14 +359,10 @@ final class RendezvousRun {
 
     /** Nodes in rank order: the round's order, with the nodes of one daemon next to each other. */
     static List<RendezvousNode> ordered(List<RendezvousNode> in) {
-        List<String> daemons = new ArrayList<>();
-        in.forEach(n -> {
-            if (!daemons.contains(n.daemon)) {
-                daemons.add(n.daemon);
-            }
-        });
+        Map<String, Integer> first = new java.util.HashMap<>();
+        in.forEach(n -> first.putIfAbsent(n.daemon, first.size()));
         List<RendezvousNode> out = new ArrayList<>(in);
-        out.sort(java.util.Comparator.comparingInt(n -> daemons.indexOf(n.daemon)));
+        out.sort(java.util.Comparator.comparingInt(n -> first.get(n.daemon)));
         return out;
     }
 
@@ -362,17 +374,17 @@ final class RendezvousRun {
         return ns.stream().map(n -> n.id).toList();
     }
 
-    /** The run as {@code node} sees it. */
-    RendezvousStatus status(String node) {
-        RendezvousNode n = nodes.get(node);
-        List<RendezvousNode> ordered = members;
-        int rank = n != null && n.waitsFor == 0 ? ordered.indexOf(n) : -1;
+    /** The run as {@code node} sees it; {@code brief}: without the members, configuration and events. */
+    RendezvousStatus status(String node, boolean brief) {
+        RendezvousNode n = node == null ? null : nodes.get(node);
+        int rank = n != null && n.waitsFor == 0 && member(n) ? n.rank : -1;
         boolean standby = n != null && n.waitsFor > round && !gathering() && change == null;
-        long newcomers = nodes.values().stream().filter(x -> x.waitsFor == round + 1 && !members.contains(x)).count();
+        long newcomers = nodes.values().stream().filter(x -> x.waitsFor == round + 1 && !member(x)).count();
         int waiting = restartFor > round && round > 0 ? (int) Math.max(1, newcomers) : 0;
         String state = closed ? "closed" : change != null ? "reconfiguring" : gathering() ? "gathering" : "complete";
-        return new RendezvousStatus(job, round, state, ordered.stream().map(m -> new RendezvousStatus.Member(m.id,
-                m.nproc, m.daemon)).toList(), rank, standby, world(members), config, store, waiting, target,
-                bounds.minNodes(), bounds.maxNodes(), change == null ? null : change.id(), error, List.copyOf(events), null, null);
+        return new RendezvousStatus(job, round, state, brief ? null : members.stream().map(m -> new RendezvousStatus
+                .Member(m.id, m.nproc, m.daemon)).toList(), rank, standby, world(members), brief ? null : config, store,
+                waiting, target, bounds.minNodes(), bounds.maxNodes(), change == null ? null : change.id(), error,
+                brief ? null : List.copyOf(events), null, null);
     }
 }

@@ -14,7 +14,8 @@ import java.util.concurrent.CompletableFuture;
 /**
  * {@code /api/v1/jobs/<job>/rendezvous} (the job routes hand it over): the torchrun rendezvous of a job
  * ({@link Rendezvous}). {@code GET ?node=&secret=} the run as a node sees it (hearing from the node: the
- * secret its first join answered);
+ * secret its first join answered; {@code &brief=true}: without members, configuration and events, what the
+ * agents poll);
  * {@code POST .../join} a node asks for the next round; {@code POST .../store} node 0 of a round says where
  * its store is; {@code POST .../target} a scheduler sets how many nodes the job has; {@code POST .../close}
  * the job ended. A malformed request is a 400, a run the daemon does not hold a 404, a closed run or a
@@ -54,7 +55,8 @@ public final class RendezvousRoutes implements ControlHandler {
         boolean post = req.method().equals("POST");
         if (what.isEmpty() && req.method().equals("GET")) {
             String node = req.param("node");
-            return json(rendezvous.status(job, node == null ? null : Rendezvous.node(node), req.param("secret")));
+            return json(rendezvous.status(job, node == null ? null : Rendezvous.node(node), req.param("secret"),
+                    "true".equals(req.param("brief"))));
         }
         if (!post || what.isEmpty()) {
             return Response.text(405, req.method() + " not allowed on " + req.path() + " (GET .../rendezvous, POST "
