@@ -17,6 +17,8 @@ public final class Rendezvous {
     /** A torchrun node has at most this many processes, a run at most this many nodes. */
     static final int MAX_NPROC = 4096;
     static final int MAX_NODES = 1024;
+    /** The most nodes the runs of this daemon know together. */
+    static final int MAX_KNOWN = 16384;
     private static final Pattern NODE = Pattern.compile("[A-Za-z0-9._:@-]{1,128}");
 
     /** What a node says when it joins. */
@@ -82,7 +84,7 @@ public final class Rendezvous {
             run = null;
         }
         if (run == null) {
-            makeRoom();
+            makeRoom(now);
             run = new RendezvousRun(job, new RendezvousRun.Bounds(j.minNodes(), j.maxNodes(),
                     nanos(j.lastCallSeconds()), nanos(j.keepAliveSeconds())), jobs);
             runs.put(job, run);
@@ -99,6 +101,9 @@ public final class Rendezvous {
         if (nproc != 0 && nproc != j.nproc()) {
             throw StoreException.conflict("the nodes of job " + job + " run " + nproc + " processes each; node " + j.node()
                     + " has " + j.nproc() + " (torchrun --nproc-per-node must be the same on every node)");
+        }
+        if (!run.knows(j.node()) && runs.values().stream().mapToInt(RendezvousRun::known).sum() >= MAX_KNOWN) {
+            throw StoreException.conflict("this daemon's rendezvous know " + MAX_KNOWN + " nodes, the most they keep");
         }
         int asked;
         try {
@@ -187,13 +192,14 @@ public final class Rendezvous {
         return run;
     }
 
-    private void makeRoom() {
+    /** Keeps at most {@link #MAX_RUNS} runs: drops a closed one, else one whose nodes were all dropped. */
+    private void makeRoom(long now) {
         if (runs.size() < MAX_RUNS) {
             return;
         }
-        String drop = runs.entrySet().stream().filter(e -> e.getValue().closed()).map(Map.Entry::getKey).findFirst()
-                .orElseThrow(() -> new StoreException(StoreException.Kind.CONFLICT, "this daemon holds the rendezvous"
-                        + " of " + MAX_RUNS + " running jobs; none can start until one ends"));
+        String drop = runs.entrySet().stream().filter(e -> e.getValue().closed() || e.getValue().idle(now))
+                .map(Map.Entry::getKey).findFirst().orElseThrow(() -> new StoreException(StoreException.Kind.CONFLICT,
+                        "this daemon holds the rendezvous of " + MAX_RUNS + " running jobs; none can start until one ends"));
         runs.remove(drop);
     }
 

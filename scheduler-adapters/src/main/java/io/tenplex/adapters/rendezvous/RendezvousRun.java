@@ -1,10 +1,14 @@
 package io.tenplex.adapters.rendezvous;
 
+import static io.tenplex.adapters.rendezvous.RoundLayout.body;
+import static io.tenplex.adapters.rendezvous.RoundLayout.devices;
+import static io.tenplex.adapters.rendezvous.RoundLayout.ids;
+import static io.tenplex.adapters.rendezvous.RoundLayout.ordered;
+import static io.tenplex.adapters.rendezvous.RoundLayout.world;
+
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tenplex.jobs.common.ParallelConfigJson;
-import io.tenplex.ptc.Device;
 import io.tenplex.ptc.ParallelConfig;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -72,6 +76,22 @@ final class RendezvousRun {
         return nodes.values().stream().filter(n -> !n.id.equals(node)).mapToInt(n -> n.nproc).findFirst().orElse(0);
     }
 
+    /** The most nodes a run keeps: its members and as many waiting (at least 8). */
+    int maxKnown() {
+        return bounds.maxNodes() + Math.max(8, bounds.maxNodes());
+    }
+
+    /** Whether no node of the run is left once those not heard from are dropped. */
+    boolean idle(long now) {
+        expire(now);
+        return nodes.isEmpty();
+    }
+
+    /** How many nodes the run knows now. */
+    int known() {
+        return nodes.size();
+    }
+
     boolean knows(String node) {
         return nodes.containsKey(node);
     }
@@ -81,6 +101,13 @@ final class RendezvousRun {
         RendezvousNode n = nodes.get(node);
         if (n != null && !n.is(secret)) {
             throw new IllegalStateException(notYours(node));
+        }
+        if (n == null && nodes.size() >= maxKnown()) {
+            expire(now);
+            if (nodes.size() >= maxKnown()) {
+                throw new IllegalStateException("job " + job + "'s rendezvous knows " + nodes.size() + " nodes, the most "
+                        + "a run of at most " + bounds.maxNodes() + " nodes keeps (the others wait until one is dropped)");
+            }
         }
         n = n != null ? n : nodes.computeIfAbsent(node, id -> new RendezvousNode(id, now));
         boolean member = round > 0 && member(n) && n.waitsFor == 0;
@@ -138,8 +165,9 @@ final class RendezvousRun {
     /** Node 0 of {@code round} says where the round's store is. */
     void store(String node, String secret, int forRound, String address) {
         RendezvousNode n = nodes.get(node);
-        if (n != null && !n.is(secret)) {
-            throw new IllegalStateException(notYours(node));
+        if (n == null || !n.is(secret)) {
+            throw new IllegalStateException(n == null ? "node " + node + " is not in job " + job + "'s rendezvous"
+                    : notYours(node));
         }
         if (forRound != round || members.isEmpty() || !members.get(0).id.equals(node) || gathering()) {
             throw new IllegalStateException("node " + node + " is not node 0 of round " + forRound + " of job " + job
@@ -325,54 +353,6 @@ final class RendezvousRun {
         }
     }
 
-    /** A resource change's request: the nodes' devices, worker by worker (a worker is a daemon). */
-    private static ObjectNode body(List<RendezvousNode> next, boolean recover) {
-        ObjectNode b = JsonNodeFactory.instance.objectNode();
-        List<String> workers = new ArrayList<>();
-        b.set("devices", ParallelConfigJson.devices(devices(ordered(next), workers)));
-        ObjectNode daemons = b.putObject("daemons");
-        for (int w = 0; w < workers.size(); w++) {
-            daemons.put(Integer.toString(w), workers.get(w));
-        }
-        if (recover) {
-            b.put("recover", true);
-        }
-        return b;
-    }
-
-    /** The devices of nodes in rank order; {@code workers} gets the daemon of each worker number. */
-    private static List<Device> devices(List<RendezvousNode> ordered, List<String> workers) {
-        List<Device> out = new ArrayList<>();
-        Map<String, Integer> worker = new LinkedHashMap<>();
-        Map<String, Integer> local = new LinkedHashMap<>();
-        for (RendezvousNode n : ordered) {
-            int w = worker.computeIfAbsent(n.daemon, d -> {
-                workers.add(d);
-                return workers.size() - 1;
-            });
-            for (int i = 0; i < n.nproc; i++) {
-                out.add(new Device(w, local.merge(n.daemon, 1, Integer::sum) - 1));
-            }
-        }
-        return out;
-    }
-
-    /** Nodes in rank order: the round's order, with the nodes of one daemon next to each other. */
-    static List<RendezvousNode> ordered(List<RendezvousNode> in) {
-        Map<String, Integer> first = new java.util.HashMap<>();
-        in.forEach(n -> first.putIfAbsent(n.daemon, first.size()));
-        List<RendezvousNode> out = new ArrayList<>(in);
-        out.sort(java.util.Comparator.comparingInt(n -> first.get(n.daemon)));
-        return out;
-    }
-
-    private static int world(List<RendezvousNode> ns) {
-        return ns.stream().mapToInt(n -> n.nproc).sum();
-    }
-
-    private static List<String> ids(List<RendezvousNode> ns) {
-        return ns.stream().map(n -> n.id).toList();
-    }
 
     /** The run as {@code node} sees it; {@code brief}: without the members, configuration and events. */
     RendezvousStatus status(String node, boolean brief) {

@@ -247,6 +247,17 @@ class RendezvousTest {
     }
 
     @Test
+    void aRunKeepsBoundedNodes_andDropsThoseNotHeardFrom() {
+        join("a", null, 1, 2);
+        for (int i = 0; i < 9; i++) {
+            join("w" + i, null, 1, 2); // 2 members and 8 waiting at most
+        }
+        assertTrue(assertThrows(StoreException.class, () -> join("x", null, 1, 2)).getMessage().contains("knows 10"));
+        now += 6 * S; // none heard from: all dropped, room again
+        assertEquals(-1, join("x", null, 1, 2).rank());
+    }
+
+    @Test
     void aClosedRun_endsItsStandbyNodes_andANewNodeStartsTheJobAgain() {
         RendezvousStatus a = join("a", null, 1, 2);
         now += 2 * S;
