@@ -221,7 +221,7 @@ def hostile():
     assert "no rendezvous" in refused(404, lambda: rendezvous(job))
     for bad in ({"node": "../x"}, {"nproc": 0}, {"nproc": 1 << 40}, {"minNodes": 3}, {"maxNodes": 0},
                 {"daemon": "http://127.0.0.1:1"}, {"lastCallSeconds": "soon"}, {"lastCallSeconds": -1},
-                {"keepAliveSeconds": 0}, {"node": 7}):
+                {"keepAliveSeconds": 0}, {"keepAliveSeconds": 301}, {"node": 7}, {"nproc": 4096, "maxNodes": 1024}):
         refused(400, lambda: post("join", dict(join, **bad)))
     refused(400, lambda: c.request("POST", route + "/join", data=b"{not json", headers={"content-type": "application/json"}))
     refused(400, lambda: c.request("POST", route + "/join", json=[1, 2]))
@@ -259,8 +259,24 @@ def hostile():
     assert brief["rank"] == 0 and brief["store"] == "127.0.0.1:9" and brief["waiting"] == 0, brief
     assert not {"members", "config", "events"} & set(brief), brief
     refused(400, lambda: c.request("GET", "/api/v1/jobs/%2E%2E/rendezvous"))
-    assert post("close", {})["state"] == "closed"
+    refused(400, lambda: post("close", {}))
+    refused(409, lambda: post("close", {"node": "n1"}))  # without its secret
+    refused(409, lambda: post("close", {"node": "nobody"}))  # not a node of the run
+    refused(409, lambda: post("close", {"node": "n1", "secret": secret + "0"}))
+    strict = {"content-type": "application/json"}
+    refused(400, lambda: c.request("POST", route + "/target", data=b'{"nodes": 2} {"nodes": 1}', headers=strict))
+    refused(400, lambda: c.request("POST", route + "/target", data=b'{"nodes": 2, "nodes": 1}', headers=strict))
+    refused(404, lambda: c.request("POST", route + "/nothing", data=b"not json", headers=strict))
+    long = c.session.post(ADDR + route + "/join", json=dict(join, node="n9", daemon="h" * (5 << 20) + ":1"))
+    assert long.status_code == 400 and len(long.content) < 1000, (long.status_code, len(long.content))
+    for node in (".", ".."):
+        refused(400, lambda: post("join", dict(join, node=node)))
+    assert c.request("GET", route, params=as_n1).json()["target"] == 2  # nothing of that changed the run
+    assert post("close", as_n1)["state"] == "closed"
+    refused(409, lambda: post("target", {"nodes": 1}))  # a closed run takes nothing
+    refused(409, lambda: post("store", mine))
     assert "closed" in refused(409, lambda: post("join", dict(join, secret=secret)))  # a node of the ended run
+    assert "gone" in refused(409, lambda: post("join", dict(join, node="n3", secret=secret)))  # the old run's
     st = post("join", dict(join, node="n3", lastCallSeconds=0))  # a new node: the job runs again
     assert st["round"] == 1 and st["members"] == [{"node": "n3", "nproc": 2, "daemon": HOSTPORT}], st
     # a resource change posted around the rendezvous would stop ranks that no next round restarts

@@ -173,7 +173,7 @@ class _Rounds:
             return self._closed
 
     def set_closed(self):
-        self._ask("POST", "close")
+        self._ask("POST", "close", {"node": self._node})
 
     def num_nodes_waiting(self):
         """Above 0 when the daemon wants the round's workers restarted; asked at most every ``poll`` seconds
@@ -197,7 +197,7 @@ class _Rounds:
     def shutdown(self):
         self._closed = True
         try:
-            self._ask("POST", "close")
+            self._ask("POST", "close", {"node": self._node})
             return True
         except TenplexError as e:
             sys.stderr.write("tenplex rendezvous: could not close job %s's rendezvous: %s\n" % (self._job, e))

@@ -1,5 +1,6 @@
 package io.tenplex.adapters.rendezvous;
 
+import io.tenplex.jobs.common.Limits;
 import io.tenplex.store.StoreException;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -17,6 +18,8 @@ public final class Rendezvous {
     /** A torchrun node has at most this many processes, a run at most this many nodes. */
     static final int MAX_NPROC = 4096;
     static final int MAX_NODES = 1024;
+    /** The longest a node not heard from is kept (a silent node holds a place meanwhile). */
+    static final int MAX_KEEP_ALIVE = 300;
     /** The most nodes the runs of this daemon know together. */
     static final int MAX_KNOWN = 16384;
     private static final Pattern NODE = Pattern.compile("[A-Za-z0-9._:@-]{1,128}");
@@ -34,10 +37,15 @@ public final class Rendezvous {
                 throw new IllegalArgumentException("\"minNodes\" and \"maxNodes\" must satisfy 1 <= minNodes <= maxNodes <= "
                         + MAX_NODES + ", got " + minNodes + ":" + maxNodes);
             }
+            if ((long) nproc * maxNodes > Limits.MAX_RANKS) {
+                throw new IllegalArgumentException("a run of " + maxNodes + " nodes of " + nproc + " processes could have "
+                        + (long) nproc * maxNodes + " ranks; a job has at most " + Limits.MAX_RANKS);
+            }
             seconds("lastCallSeconds", lastCallSeconds);
             seconds("keepAliveSeconds", keepAliveSeconds);
-            if (keepAliveSeconds < 1) {
-                throw new IllegalArgumentException("\"keepAliveSeconds\" must be at least 1, got " + keepAliveSeconds);
+            if (keepAliveSeconds < 1 || keepAliveSeconds > MAX_KEEP_ALIVE) {
+                throw new IllegalArgumentException("\"keepAliveSeconds\" must be 1 to " + MAX_KEEP_ALIVE + ", got "
+                        + keepAliveSeconds);
             }
         }
     }
@@ -56,9 +64,9 @@ public final class Rendezvous {
         this.clock = clock;
     }
 
-    /** @throws IllegalArgumentException not a node id (1 to 128 of letters, digits and {@code ._:@-}) */
+    /** @throws IllegalArgumentException not a node id (1 to 128 of letters, digits and {@code ._:@-}, not . or ..) */
     public static String node(String node) {
-        if (node == null || !NODE.matcher(node).matches()) {
+        if (node == null || !NODE.matcher(node).matches() || node.equals(".") || node.equals("..")) {
             throw new IllegalArgumentException("a node id is 1 to 128 letters, digits and . _ : @ -, got "
                     + (node == null ? "none" : "'" + node.substring(0, Math.min(64, node.length())) + "'"));
         }
@@ -79,16 +87,35 @@ public final class Rendezvous {
     public synchronized RendezvousStatus join(String job, Join j) {
         long now = clock.getAsLong();
         RendezvousRun run = runs.get(job);
-        if (run != null && run.closed() && !run.knows(j.node())) {
-            runs.remove(job);
-            run = null;
+        boolean fresh = run == null || run.closed() && !run.knows(j.node());
+        if (fresh && j.secret() != null) {
+            throw StoreException.conflict("node " + j.node() + " carries a secret of a run of job " + job + " that is "
+                    + "gone (closed and replaced, or removed with the job): join without it as a new node");
         }
-        if (run == null) {
+        if (!fresh) {
+            check(run, job, j);
+        }
+        if ((fresh || !run.knows(j.node())) && runs.values().stream().mapToInt(RendezvousRun::known).sum() >= MAX_KNOWN) {
+            throw StoreException.conflict("this daemon's rendezvous know " + MAX_KNOWN + " nodes, the most they keep");
+        }
+        if (fresh) {
+            runs.remove(job);
             makeRoom(now);
             run = new RendezvousRun(job, new RendezvousRun.Bounds(j.minNodes(), j.maxNodes(),
                     nanos(j.lastCallSeconds()), nanos(j.keepAliveSeconds())), jobs);
-            runs.put(job, run);
+            runs.put(job, run); // every check passed: a refused join leaves no run behind
         }
+        int asked;
+        try {
+            asked = run.join(j.node(), j.secret(), j.nproc(), j.daemon(), now);
+        } catch (IllegalStateException e) {
+            throw StoreException.conflict(e.getMessage());
+        }
+        return run.status(j.node(), false).answer(asked, run.secret(j.node()));
+    }
+
+    /** The checks of a join to an existing run, before anything changes. */
+    private static void check(RendezvousRun run, String job, Join j) {
         if (run.closed()) {
             throw StoreException.conflict("the rendezvous of job " + job + " is closed: the job ended");
         }
@@ -102,16 +129,6 @@ public final class Rendezvous {
             throw StoreException.conflict("the nodes of job " + job + " run " + nproc + " processes each; node " + j.node()
                     + " has " + j.nproc() + " (torchrun --nproc-per-node must be the same on every node)");
         }
-        if (!run.knows(j.node()) && runs.values().stream().mapToInt(RendezvousRun::known).sum() >= MAX_KNOWN) {
-            throw StoreException.conflict("this daemon's rendezvous know " + MAX_KNOWN + " nodes, the most they keep");
-        }
-        int asked;
-        try {
-            asked = run.join(j.node(), j.secret(), j.nproc(), j.daemon(), now);
-        } catch (IllegalStateException e) {
-            throw StoreException.conflict(e.getMessage());
-        }
-        return run.status(j.node(), false).answer(asked, run.secret(j.node()));
     }
 
     /**
@@ -140,7 +157,7 @@ public final class Rendezvous {
 
     /** Node 0 of {@code round} publishes where the round's store is. */
     public synchronized RendezvousStatus store(String job, String node, String secret, int round, String address) {
-        RendezvousRun run = run(job);
+        RendezvousRun run = open(job);
         try {
             run.heard(node, secret, clock.getAsLong());
             run.store(node, secret, round, address);
@@ -152,14 +169,22 @@ public final class Rendezvous {
 
     /** The job may have {@code nodes} nodes from now on (a scheduler's decision). */
     public synchronized RendezvousStatus target(String job, int nodes) {
-        RendezvousRun run = run(job);
+        RendezvousRun run = open(job);
         run.target(nodes, clock.getAsLong());
         return run.status(null, false);
     }
 
-    /** The job ended: its run closes. */
-    public synchronized RendezvousStatus close(String job) {
+    /** The job ended: its run closes; only a node of the run (with its secret) closes it. */
+    public synchronized RendezvousStatus close(String job, String node, String secret) {
         RendezvousRun run = run(job);
+        try {
+            run.heard(node, secret, clock.getAsLong());
+        } catch (IllegalStateException e) {
+            throw StoreException.conflict(e.getMessage());
+        }
+        if (!run.knows(node)) {
+            throw StoreException.conflict("node " + node + " is not in job " + job + "'s rendezvous: only its nodes close it");
+        }
         run.close();
         return run.status(null, false);
     }
@@ -182,6 +207,15 @@ public final class Rendezvous {
     /** Forgets the job's run (the job was removed); whether there was one. */
     public synchronized boolean forget(String job) {
         return runs.remove(job) != null;
+    }
+
+    /** The job's run; a conflict once it closed. */
+    private RendezvousRun open(String job) {
+        RendezvousRun run = run(job);
+        if (run.closed()) {
+            throw StoreException.conflict("the rendezvous of job " + job + " is closed: the job ended");
+        }
+        return run;
     }
 
     private RendezvousRun run(String job) {

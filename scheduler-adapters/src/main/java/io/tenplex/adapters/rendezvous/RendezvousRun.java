@@ -45,7 +45,7 @@ final class RendezvousRun {
     private int target;
     private int round;
     private List<RendezvousNode> members = List.of();
-    private JsonNode config;
+    private ParallelConfig config;
     private String store;
     private int restartFor;
     private long lastJoin;
@@ -283,7 +283,7 @@ final class RendezvousRun {
         }
         ParallelConfig pc = c == null || !c.has("tp") ? ParallelConfig.of(1, 1, world(members))
                 : ParallelConfigJson.parse(c, "the job's configuration ");
-        config = ParallelConfigJson.placement(pc, devices(members, new ArrayList<>()));
+        config = pc;
         event("round " + round + " formed: nodes " + ids(members) + ", world " + world(members) + ", (T,P,D)=("
                 + pc.tp() + "," + pc.pp() + "," + pc.dp() + ")");
         store = null;
@@ -363,7 +363,8 @@ final class RendezvousRun {
         int waiting = restartFor > round && round > 0 ? (int) Math.max(1, newcomers) : 0;
         String state = closed ? "closed" : change != null ? "reconfiguring" : gathering() ? "gathering" : "complete";
         return new RendezvousStatus(job, round, state, brief ? null : members.stream().map(m -> new RendezvousStatus
-                .Member(m.id, m.nproc, m.daemon)).toList(), rank, standby, world(members), brief ? null : config, store,
+                .Member(m.id, m.nproc, m.daemon)).toList(), rank, standby, world(members), brief || config == null ? null
+                : ParallelConfigJson.placement(config, devices(members, new ArrayList<>())), store,
                 waiting, target, bounds.minNodes(), bounds.maxNodes(), change == null ? null : change.id(), error,
                 brief ? null : List.copyOf(events), null, null);
     }

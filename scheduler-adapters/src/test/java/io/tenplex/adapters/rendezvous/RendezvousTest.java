@@ -242,6 +242,12 @@ class RendezvousTest {
         assertThrows(IllegalArgumentException.class, () -> new Rendezvous.Join("a", null, 0, "h:1", 1, 3, 1, 5));
         assertThrows(IllegalArgumentException.class, () -> new Rendezvous.Join("a", null, 2, "h:1", 2, 1, 1, 5));
         assertThrows(IllegalArgumentException.class, () -> new Rendezvous.Join("a", null, 2, "h:1", 1, 3, 1, 0.5));
+        assertThrows(IllegalArgumentException.class, () -> new Rendezvous.Join("a", null, 2, "h:1", 1, 3, 1, 301));
+        assertThrows(IllegalArgumentException.class, () -> new Rendezvous.Join("..", null, 2, "h:1", 1, 3, 1, 5));
+        assertThrows(IllegalArgumentException.class, () -> new Rendezvous.Join("a", null, 4096, "h:1", 1, 1024, 1, 5));
+        assertThrows(StoreException.class, () -> r.status("other", null, null));
+        // a refused join leaves no run behind
+        assertThrows(StoreException.class, () -> r.join("other", new Rendezvous.Join("z", "a secret", 2, "h:1", 1, 1, 1, 5)));
         assertThrows(StoreException.class, () -> r.status("other", null, null));
         assertEquals(3, r.target("j", 3).target());
     }
@@ -268,10 +274,17 @@ class RendezvousTest {
         assertTrue(as("b", b.secret()).standby());
         assertTrue(r.refusesChanges("j").contains("/api/v1/jobs/j/rendezvous/target"));
         assertNull(r.refusesChanges("other"));
-        assertEquals("closed", r.close("j").state());
+        assertThrows(StoreException.class, () -> r.close("j", "b", null)); // only a node, with its secret
+        assertThrows(StoreException.class, () -> r.close("j", "nobody", null));
+        assertEquals("complete", as("a", a.secret()).state());
+        assertEquals("closed", r.close("j", "b", b.secret()).state());
+        assertThrows(StoreException.class, () -> r.target("j", 2));
+        assertThrows(StoreException.class, () -> r.store("j", "a", a.secret(), 1, "127.0.0.1:9"));
         assertNull(r.refusesChanges("j"));
         assertEquals("closed", as("b", b.secret()).state());
         assertThrows(StoreException.class, () -> join("b", b.secret(), 1, 2));
+        // a secret of the closed run does not carry over to a new one
+        assertThrows(StoreException.class, () -> r.join("j", new Rendezvous.Join("c", a.secret(), 2, "h:1", 1, 2, 0, 5)));
         RendezvousStatus c = r.join("j", new Rendezvous.Join("c", null, 2, "127.0.0.1:20010", 1, 2, 0, 5));
         assertEquals(1, c.round());
         assertEquals(List.of("c"), c.members().stream().map(RendezvousStatus.Member::node).toList());

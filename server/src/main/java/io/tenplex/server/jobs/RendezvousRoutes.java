@@ -18,7 +18,7 @@ import java.util.concurrent.CompletableFuture;
  * agents poll);
  * {@code POST .../join} a node asks for the next round; {@code POST .../store} node 0 of a round says where
  * its store is; {@code POST .../target} a scheduler sets how many nodes the job has; {@code POST .../close}
- * the job ended. A malformed request is a 400, a run the daemon does not hold a 404, a closed run or a
+ * a node of the run (with its secret) says the job ended. A malformed request is a 400, a run the daemon does not hold a 404, a closed run or a
  * node that is not node 0, or a node's call without its secret, a 409; nothing changes then.
  */
 public final class RendezvousRoutes implements ControlHandler {
@@ -28,7 +28,12 @@ public final class RendezvousRoutes implements ControlHandler {
 
     private final Rendezvous rendezvous;
     private final java.util.function.Supplier<String> self;
-    private final ObjectMapper json = new ObjectMapper();
+    /** Strict: a body with data after its object, or a key given twice, is refused rather than half read. */
+    private final ObjectMapper json = new ObjectMapper()
+            .enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+    /** The longest {@code host:port} taken (a longer one is refused without being echoed). */
+    private static final int MAX_ADDRESS = 300;
 
     /** @param self this daemon's {@code host:port}: a node's daemon when it names none */
     public RendezvousRoutes(Rendezvous rendezvous, java.util.function.Supplier<String> self) {
@@ -62,13 +67,16 @@ public final class RendezvousRoutes implements ControlHandler {
             return Response.text(405, req.method() + " not allowed on " + req.path() + " (GET .../rendezvous, POST "
                     + ".../rendezvous/join, /store, /target, /close)");
         }
+        if (!java.util.Set.of("join", "store", "target", "close").contains(what)) {
+            throw StoreException.notFound("no rendezvous route POST " + req.path() + " (join, store, target, close)");
+        }
         JsonNode b = body(req);
         return switch (what) {
             case "join" -> json(rendezvous.join(job, join(b)));
             case "store" -> json(rendezvous.store(job, Rendezvous.node(text(b, "node")), optional(b, "secret"),
                     integer(b, "round", 1, Integer.MAX_VALUE), address(text(b, "address"))));
             case "target" -> json(rendezvous.target(job, integer(b, "nodes", 1, Integer.MAX_VALUE)));
-            case "close" -> json(rendezvous.close(job));
+            case "close" -> json(rendezvous.close(job, Rendezvous.node(text(b, "node")), optional(b, "secret")));
             default -> throw StoreException.notFound("no rendezvous route POST " + req.path()
                     + " (join, store, target, close)");
         };
@@ -128,6 +136,10 @@ public final class RendezvousRoutes implements ControlHandler {
     }
 
     private static String address(String hostPort) {
+        if (hostPort.length() > MAX_ADDRESS) {
+            throw new IllegalArgumentException("an address is host:port of at most " + MAX_ADDRESS + " characters, got "
+                    + hostPort.length());
+        }
         DaemonClient.address(hostPort); // host:port, or refused
         return hostPort;
     }
