@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tenplex.adapters.rendezvous.Rendezvous;
 import io.tenplex.jobs.common.DaemonClient;
+import io.tenplex.jobs.common.Limits;
 import io.tenplex.server.ControlHandler;
 import io.tenplex.store.StoreException;
 import java.io.IOException;
@@ -115,13 +116,9 @@ public final class RendezvousRoutes implements ControlHandler {
         return b.has(f) ? text(b, f) : null;
     }
 
+    /** A required integer field in [min, max] (the project's check, which abbreviates what it quotes). */
     private static int integer(JsonNode b, String f, int min, int max) {
-        JsonNode v = b.get(f);
-        if (v == null || !v.isIntegralNumber() || !v.canConvertToInt() || v.asInt() < min || v.asInt() > max) {
-            throw new IllegalArgumentException("\"" + f + "\" must be an integer from " + min + " to " + max + ", got "
-                    + v);
-        }
-        return v.asInt();
+        return Limits.intIn(b, f, min - 1, min, max, "");
     }
 
     private static double seconds(JsonNode b, String f, double dflt) {
