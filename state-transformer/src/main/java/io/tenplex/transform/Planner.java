@@ -139,7 +139,7 @@ public final class Planner {
         throw new IllegalArgumentException("tensor " + name + " of the new configuration has no source in the old one");
     }
 
-    private static void checkSameModel(Ptc from, Ptc to) {
+    static void checkSameModel(Ptc from, Ptc to) {
         for (TensorSpec t : to.model().tensors()) {
             TensorSpec s = source(from, to, t.name());
             if (!s.shape().equals(t.shape()) || s.dtype() != t.dtype() || !s.partition().equals(t.partition())) {
