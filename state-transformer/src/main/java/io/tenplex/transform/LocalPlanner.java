@@ -24,6 +24,13 @@ public final class LocalPlanner {
     private LocalPlanner() {
     }
 
+    /**
+     * A daemon's own part and the digest of the whole change's choices: every daemon that planned the
+     * same change alike has the same digest, so comparing digests finds a daemon that planned it
+     * differently (a version skew, a bug) before any byte moves.
+     */
+    public record OwnPart(Plan plan, String digest) {}
+
     /** As {@link #planFor(Ptc, Ptc, Map, int)} without partner copies. */
     public static Plan planFor(Ptc from, Ptc to, int worker) {
         return planFor(from, to, Map.of(), worker);
@@ -37,6 +44,11 @@ public final class LocalPlanner {
      *     model order), with the whole change's report
      */
     public static Plan planFor(Ptc from, Ptc to, Map<Integer, List<Integer>> copies, int worker) {
+        return part(from, to, copies, worker).plan();
+    }
+
+    /** As {@link #planFor(Ptc, Ptc, Map, int)}, with the digest of the whole change's choices. */
+    public static OwnPart part(Ptc from, Ptc to, Map<Integer, List<Integer>> copies, int worker) {
         Planner.checkSameModel(from, to);
         PairBalance b = new PairBalance(from, to, copies);
         int[] chosen = b.run(worker);
@@ -55,8 +67,8 @@ public final class LocalPlanner {
         }
         PlanReport report = new PlanReport(b.onDevice, b.intra, b.inter, b.inter, b.kept, byWorker(b.workerIds, b.sent),
                 byWorker(b.destWorkerIds, b.received));
-        return new Plan(from.config(), to.config(), part.table(), values(from, to, ranks), report, from.devices(),
-                to.devices(), Planner.tensorKeys(from));
+        return new OwnPart(new Plan(from.config(), to.config(), part.table(), values(from, to, ranks), report,
+                from.devices(), to.devices(), Planner.tensorKeys(from)), b.digest());
     }
 
     /** The value copies of the given new ranks. */

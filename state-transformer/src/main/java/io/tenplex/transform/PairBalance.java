@@ -152,7 +152,44 @@ final class PairBalance {
         for (int r = 0; r < runs.size(); r++) {
             choose(order, runs.get(r)[0], runs.get(r)[1], counts.get(r), own, chosen);
         }
+        digest = digest(order, runs, counts);
         return chosen;
+    }
+
+    /** The digest of the whole change's choices (after {@link #run}): equal on every daemon that planned it alike. */
+    String digest() {
+        return digest;
+    }
+
+    private String digest;
+
+    /**
+     * Hashes what every daemon must agree on: the planner's version, both placements, every pair (its
+     * bytes and how its ranks read it), the deal (each run's pairs and what each holder serves) and the
+     * resulting loads. A daemon that read the change differently (a version skew, a bug) gets another.
+     */
+    private String digest(Integer[] order, List<int[]> runs, List<long[]> counts) {
+        PlanDigest d = new PlanDigest("tenplex local plan v1 " + from.config() + " -> " + to.config());
+        from.devices().forEach(x -> d.add(x.worker()).add(x.local()));
+        to.devices().forEach(x -> d.add(x.worker()).add(x.local()));
+        for (int i = 0; i < pairReads.size(); i++) {
+            CellReads cr = pairReads.get(i);
+            d.add(pairBytes[i]).add(setIds.get(pairHolders.get(i))).add(cr.splitRanks).add(cr.localRanks)
+                    .add(cr.remoteRanks).add(cr.units.length);
+        }
+        for (int r = 0; r < runs.size(); r++) {
+            d.add(order[runs.get(r)[0]]).add(runs.get(r)[1] - runs.get(r)[0]);
+            for (long c : counts.get(r)) {
+                d.add(c);
+            }
+        }
+        for (long x : sent) {
+            d.add(x);
+        }
+        for (long x : received) {
+            d.add(x);
+        }
+        return d.add(onDevice).add(intra).add(inter).add(kept).hex();
     }
 
     private void enumerate() {

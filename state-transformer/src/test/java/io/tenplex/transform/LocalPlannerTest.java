@@ -60,8 +60,11 @@ class LocalPlannerTest {
         var want = ReferenceInterpreter.shard(to, full);
         Map<Integer, Long> sent = new HashMap<>();
         Map<Integer, Long> received = new HashMap<>();
+        Set<String> digests = new HashSet<>();
         for (int w : whole.destWorkers()) {
-            Plan part = LocalPlanner.planFor(from, to, copies, w);
+            LocalPlanner.OwnPart own = LocalPlanner.part(from, to, copies, w);
+            digests.add(own.digest());
+            Plan part = own.plan();
             assertSameShards(s, whole.shardsOf(w), part.shards(), from, copies);
             assertEquals(sources(part), sources(LocalPlanner.planFor(from, to, copies, w)), "planned again, " + s);
             assertSameTotals(whole.report(), part.report(), s);
@@ -75,9 +78,24 @@ class LocalPlannerTest {
                     part.values());
             fetched(part, w, sent, received);
         }
+        assertEquals(1, digests.size(), "every worker's digest of the change is the same: " + s);
         PlanReport any = LocalPlanner.planFor(from, to, copies, to.device(0).worker()).report();
         assertEquals(any.sentByWorker(), sent, "each worker's sent bytes are what the parts read from it, " + s);
         assertEquals(any.receivedByWorker(), received, s.toString());
+    }
+
+    /** Another placement of the new ranks, or a partner copy more, is another change: another digest. */
+    @org.junit.jupiter.api.Test
+    void digest_namesTheChange() {
+        Model m = PlannerPropertiesTest.randomModel(7);
+        Ptc from = PlannerPropertiesTest.ptc(m, io.tenplex.ptc.ParallelConfig.of(2, 2, 2), 2, 0);
+        Ptc to = PlannerPropertiesTest.ptc(m, io.tenplex.ptc.ParallelConfig.of(1, 2, 4), 2, 0);
+        Ptc moved = PlannerPropertiesTest.ptc(m, io.tenplex.ptc.ParallelConfig.of(1, 2, 4), 2, 1);
+        String d = LocalPlanner.part(from, to, Map.of(), 0).digest();
+        assertEquals(d, LocalPlanner.part(from, to, Map.of(), 3).digest());
+        assertEquals(64, d.length());
+        assertTrue(!d.equals(LocalPlanner.part(from, moved, Map.of(), 1).digest()));
+        assertTrue(!d.equals(LocalPlanner.part(from, to, Map.of(0, List.of(5)), 0).digest()));
     }
 
     /**
