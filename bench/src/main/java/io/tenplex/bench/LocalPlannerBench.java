@@ -1,9 +1,12 @@
 package io.tenplex.bench;
 
+import io.tenplex.jobs.common.ChangeSpec;
+import io.tenplex.jobs.common.ConfigJson;
 import io.tenplex.ptc.MegatronLayout;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ParallelConfig;
 import io.tenplex.ptc.Ptc;
+import io.tenplex.server.jobs.ChangeSpecCodec;
 import io.tenplex.transform.LocalPlanner;
 import io.tenplex.transform.Plan;
 import io.tenplex.transform.Planner;
@@ -29,8 +32,9 @@ public final class LocalPlannerBench {
         int max = args.length > 0 ? Integer.parseInt(args[0]) : 16384;
         int maxWhole = args.length > 1 ? Integer.parseInt(args[1]) : 4096;
         System.out.println("| devices | daemons | pieces | whole plan (one coordinator) | own part (one daemon) | own pieces"
-                + " | heap after GC holding a part | busiest sender, part's balance / whole plan's |");
-        System.out.println("|---|---|---|---|---|---|---|---|");
+                + " | heap after GC holding a part | busiest sender, part's balance / whole plan's | change definition"
+                + " (bytes per daemon) |");
+        System.out.println("|---|---|---|---|---|---|---|---|---|");
         for (int n = 512; n <= max; n *= 2) {
             run(ParallelConfig.of(8, 8, n / 64), ParallelConfig.of(8, 4, n / 32), n <= maxWhole);
         }
@@ -70,9 +74,23 @@ public final class LocalPlannerBench {
             pieces = String.format(Locale.ROOT, "%,d", plan.pieceCount());
             balance = String.format(Locale.ROOT, ", %.4f", mine.report().maxSent() / (double) plan.report().maxSent());
         }
-        System.out.printf(Locale.ROOT, "| %s -> %s: %d | %d | %s | %s | **%.3f s** | %,d | %d MiB | %s%s |%n", a, b,
-                a.worldSize(), daemons, pieces, wholeTime, part.get(2), mine.pieceCount(), heap >> 20,
-                String.format(Locale.ROOT, "%.2f GiB", mine.report().maxSent() / (double) (1L << 30)), balance);
+        System.out.printf(Locale.ROOT, "| %s -> %s: %d | %d | %s | %s | **%.3f s** | %,d | %d MiB | %s%s | %,d |%n", a,
+                b, a.worldSize(), daemons, pieces, wholeTime, part.get(2), mine.pieceCount(), heap >> 20,
+                String.format(Locale.ROOT, "%.2f GiB", mine.report().maxSent() / (double) (1L << 30)), balance,
+                definitionBytes(a, b));
+    }
+
+    /** The change's definition as daemons exchange it ({@link ChangeSpecCodec}), with an address per worker. */
+    private static int definitionBytes(ParallelConfig a, ParallelConfig b) {
+        List<io.tenplex.ptc.Device> from = Ptc.packedDevices(a.worldSize(), 8);
+        List<io.tenplex.ptc.Device> to = Ptc.packedDevices(b.worldSize(), 8);
+        java.util.Map<Integer, String> daemons = new java.util.TreeMap<>();
+        to.forEach(d -> daemons.put(d.worker(), "10.1." + (d.worker() >> 8) + "." + (d.worker() & 255) + ":20010"));
+        List<Integer> participants = List.copyOf(daemons.keySet());
+        ChangeSpec c = new ChangeSpec("gpt3", "r1-0123456789abcdef", 150_000, "ab".repeat(32),
+                new ConfigJson.Placed(a, from), new ConfigJson.Placed(b, to), daemons, java.util.Map.of(), "gen/150000",
+                100_000_000_000L, participants, "10.1.0.0:20010", 60_000);
+        return ChangeSpecCodec.encode(c).getSerializedSize();
     }
 
     private static Model model(ParallelConfig c) {

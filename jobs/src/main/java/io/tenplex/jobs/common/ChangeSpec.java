@@ -1,0 +1,23 @@
+package io.tenplex.jobs.common;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What defines a change, for a daemon that plans its own part of it ({@code transform.LocalPlanner}):
+ * the job, the change, the step it moves, the model by digest (its description travels once per job),
+ * both configurations with the device of every rank, the workers' addresses, the partner copies read
+ * when recovering, where the old state is, the link rate that paces reads, and the two-phase
+ * completion's participants (the first is the commit point), coordinator and prepared timeout. No
+ * piece is named: its size grows with devices and workers, not with the model.
+ */
+public record ChangeSpec(String job, String changeId, long step, String modelDigest, ConfigJson.Placed from,
+        ConfigJson.Placed to, Map<Integer, String> daemons, Map<Integer, List<Integer>> copies, String sourceDir,
+        long linkRate, List<Integer> participants, String coordinator, long preparedTimeoutMillis) {
+
+    public ChangeSpec {
+        daemons = Map.copyOf(daemons);
+        copies = Map.copyOf(copies);
+        participants = List.copyOf(participants);
+    }
+}

@@ -1,0 +1,158 @@
+package io.tenplex.server.jobs;
+
+import io.tenplex.jobs.common.ChangeSpec;
+import io.tenplex.jobs.common.ConfigJson;
+import io.tenplex.jobs.common.Limits;
+import io.tenplex.ptc.Device;
+import io.tenplex.ptc.ParallelConfig;
+import io.tenplex.server.control.DeviceRun;
+import io.tenplex.server.control.Placement;
+import io.tenplex.server.control.Workers;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * A {@link ChangeSpec} as the protobuf message daemons exchange, and back. Decoding checks every
+ * number that sizes memory before anything is allocated (world sizes, device runs, copies), so a
+ * forged message is refused with the value and the limit named, never allocated for.
+ */
+public final class ChangeSpecCodec {
+    /** The longest address, job name, change id, directory or coordinator taken from a message (characters). */
+    static final int MAX_TEXT = 300;
+
+    private ChangeSpecCodec() {
+    }
+
+    public static io.tenplex.server.control.ChangeSpec encode(ChangeSpec c) {
+        var b = io.tenplex.server.control.ChangeSpec.newBuilder().setJob(c.job()).setChangeId(c.changeId())
+                .setStep(c.step()).setModelDigest(c.modelDigest()).setFrom(placement(c.from())).setTo(placement(c.to()))
+                .putAllDaemons(c.daemons()).setSourceDir(c.sourceDir()).setLinkRate(c.linkRate())
+                .addAllParticipants(c.participants()).setCoordinator(c.coordinator())
+                .setPreparedTimeoutMillis(c.preparedTimeoutMillis());
+        c.copies().forEach((rank, ws) -> b.putCopies(rank, Workers.newBuilder().addAllWorkers(ws).build()));
+        return b.build();
+    }
+
+    private static Placement placement(ConfigJson.Placed p) {
+        ParallelConfig c = p.config();
+        Placement.Builder b = Placement.newBuilder().setTp(c.tp()).setPp(c.pp()).setDp(c.dp()).setEp(c.ep())
+                .setSequenceParallel(c.sequenceParallel());
+        List<Device> ds = p.devices();
+        int i = 0;
+        while (i < ds.size()) {
+            int j = i + 1;
+            while (j < ds.size() && ds.get(j).worker() == ds.get(i).worker()
+                    && ds.get(j).local() == ds.get(i).local() + (j - i)) {
+                j++;
+            }
+            b.addDevices(DeviceRun.newBuilder().setWorker(ds.get(i).worker()).setFirstLocal(ds.get(i).local())
+                    .setCount(j - i));
+            i = j;
+        }
+        return b.build();
+    }
+
+    /**
+     * The change a message describes, checked first.
+     *
+     * @throws IllegalArgumentException naming the value and the limit
+     */
+    public static ChangeSpec decode(io.tenplex.server.control.ChangeSpec m) {
+        text(m.getJob(), "job", false);
+        text(m.getChangeId(), "change id", false);
+        text(m.getSourceDir(), "source dir", true);
+        text(m.getCoordinator(), "coordinator", true);
+        if (!m.getModelDigest().matches("[0-9a-f]{64}")) {
+            throw new IllegalArgumentException("model digest must be 64 lowercase hex digits");
+        }
+        if (m.getStep() < 0 || m.getLinkRate() < 0) {
+            throw new IllegalArgumentException("step and link rate must not be negative");
+        }
+        if (m.getPreparedTimeoutMillis() < 0 || m.getPreparedTimeoutMillis() > Limits.MAX_PREPARED_TIMEOUT_MILLIS) {
+            throw new IllegalArgumentException("prepared timeout must be in [0, " + Limits.MAX_PREPARED_TIMEOUT_MILLIS
+                    + "] ms");
+        }
+        ConfigJson.Placed from = placed(m.getFrom(), "from");
+        ConfigJson.Placed to = placed(m.getTo(), "to");
+        Map<Integer, String> daemons = new TreeMap<>();
+        if (m.getDaemonsCount() > Limits.MAX_RANKS) {
+            throw new IllegalArgumentException(m.getDaemonsCount() + " daemons, over the limit of " + Limits.MAX_RANKS);
+        }
+        m.getDaemonsMap().forEach((w, a) -> {
+            worker(w, "daemon");
+            daemons.put(w, text(a, "address of worker " + w, false));
+        });
+        if (m.getParticipantsCount() > Limits.MAX_RANKS) {
+            throw new IllegalArgumentException(m.getParticipantsCount() + " participants, over the limit of "
+                    + Limits.MAX_RANKS);
+        }
+        m.getParticipantsList().forEach(w -> worker(w, "participant"));
+        return new ChangeSpec(m.getJob(), m.getChangeId(), m.getStep(), m.getModelDigest(), from, to, daemons,
+                copies(m, from.devices().size()), m.getSourceDir(), m.getLinkRate(), m.getParticipantsList(),
+                m.getCoordinator(), m.getPreparedTimeoutMillis());
+    }
+
+    private static ConfigJson.Placed placed(Placement p, String which) {
+        String where = "\"" + which + "\": ";
+        long world = (long) p.getTp() * p.getPp() * p.getDp();
+        if (p.getTp() < 1 || p.getPp() < 1 || p.getDp() < 1 || p.getEp() < 1 || world > Limits.MAX_RANKS) {
+            throw new IllegalArgumentException(where + "(T,P,D,E) = (" + p.getTp() + "," + p.getPp() + "," + p.getDp()
+                    + "," + p.getEp() + ") must be at least 1 each, with at most " + Limits.MAX_RANKS + " ranks");
+        }
+        ParallelConfig config = new ParallelConfig(p.getTp(), p.getPp(), p.getDp(), p.getEp(), p.getSequenceParallel());
+        long placed = 0;
+        for (DeviceRun r : p.getDevicesList()) {
+            placed += r.getCount();
+            if (r.getCount() < 1 || placed > world || r.getWorker() < 0 || r.getWorker() >= Limits.MAX_WORKER
+                    || r.getFirstLocal() < 0 || (long) r.getFirstLocal() + r.getCount() > Limits.MAX_WORKER) {
+                throw new IllegalArgumentException(where + "device run (worker " + r.getWorker() + ", local "
+                        + r.getFirstLocal() + ", count " + r.getCount() + ") is out of range or places more than its "
+                        + world + " ranks");
+            }
+        }
+        if (placed != world) {
+            throw new IllegalArgumentException(where + "devices place " + placed + " ranks of " + world);
+        }
+        List<Device> devices = new ArrayList<>((int) world);
+        for (DeviceRun r : p.getDevicesList()) {
+            for (int i = 0; i < r.getCount(); i++) {
+                devices.add(new Device(r.getWorker(), r.getFirstLocal() + i));
+            }
+        }
+        if (devices.stream().distinct().count() != world) {
+            throw new IllegalArgumentException(where + "two ranks are placed on one device");
+        }
+        return new ConfigJson.Placed(config, devices);
+    }
+
+    private static Map<Integer, List<Integer>> copies(io.tenplex.server.control.ChangeSpec m, int oldRanks) {
+        long entries = 0;
+        Map<Integer, List<Integer>> out = new TreeMap<>();
+        for (var e : m.getCopiesMap().entrySet()) {
+            entries += e.getValue().getWorkersCount();
+            if (e.getKey() < 0 || e.getKey() >= oldRanks || entries > 4L * oldRanks) {
+                throw new IllegalArgumentException("copies: rank " + e.getKey() + " is not an old rank, or more than "
+                        + 4 * oldRanks + " copies are listed");
+            }
+            e.getValue().getWorkersList().forEach(w -> worker(w, "copy of rank " + e.getKey()));
+            out.put(e.getKey(), List.copyOf(e.getValue().getWorkersList()));
+        }
+        return out;
+    }
+
+    private static void worker(int w, String what) {
+        if (w < 0 || w >= Limits.MAX_WORKER) {
+            throw new IllegalArgumentException(what + ": worker " + w + " is not in [0, " + (Limits.MAX_WORKER - 1) + "]");
+        }
+    }
+
+    private static String text(String s, String what, boolean emptyOk) {
+        if (s.length() > MAX_TEXT || (!emptyOk && s.isEmpty())) {
+            throw new IllegalArgumentException(what + " must be " + (emptyOk ? "" : "non-empty and ") + "at most " + MAX_TEXT
+                    + " characters");
+        }
+        return s;
+    }
+}

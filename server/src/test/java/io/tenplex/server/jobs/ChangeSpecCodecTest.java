@@ -1,0 +1,117 @@
+package io.tenplex.server.jobs;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tenplex.jobs.common.ChangeSpec;
+import io.tenplex.jobs.common.ConfigJson;
+import io.tenplex.ptc.Device;
+import io.tenplex.ptc.ParallelConfig;
+import io.tenplex.ptc.Ptc;
+import io.tenplex.server.control.DeviceRun;
+import io.tenplex.server.control.Placement;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A change's definition crosses the wire and comes back equal, small at thousands of devices; a
+ * forged one is refused, naming what is wrong, before anything is allocated for it.
+ */
+class ChangeSpecCodecTest {
+    private static final String DIGEST = "ab".repeat(32);
+
+    static ChangeSpec spec(ParallelConfig a, ParallelConfig b, List<Device> from, List<Device> to,
+            Map<Integer, List<Integer>> copies) {
+        Map<Integer, String> daemons = new TreeMap<>();
+        from.forEach(d -> daemons.put(d.worker(), "10.1." + (d.worker() >> 8) + "." + (d.worker() & 255) + ":20010"));
+        to.forEach(d -> daemons.put(d.worker(), "10.1." + (d.worker() >> 8) + "." + (d.worker() & 255) + ":20010"));
+        List<Integer> participants = to.stream().map(Device::worker).distinct().sorted().toList();
+        return new ChangeSpec("gpt", "r1-0123456789abcdef", 1500, DIGEST, new ConfigJson.Placed(a, from),
+                new ConfigJson.Placed(b, to), daemons, copies, "gen/1500", 100_000_000_000L, participants,
+                "10.1.0.0:20010", 60_000);
+    }
+
+    private static ChangeSpec roundTrip(ChangeSpec c) {
+        try {
+            return ChangeSpecCodec.decode(io.tenplex.server.control.ChangeSpec.parseFrom(
+                    ChangeSpecCodec.encode(c).toByteArray()));
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    @Test
+    void packedAndScatteredPlacements_comeBackEqual() {
+        ParallelConfig a = new ParallelConfig(2, 2, 4, 2, true);
+        ParallelConfig b = ParallelConfig.of(4, 1, 2);
+        List<Device> scattered = new ArrayList<>(Ptc.packedDevices(8, 3));
+        Collections.shuffle(scattered, new Random(5));
+        ChangeSpec c = spec(a, b, Ptc.packedDevices(16, 4), scattered, Map.of(3, List.of(7, 9), 0, List.of(2)));
+        assertEquals(c, roundTrip(c));
+        assertEquals(4, ChangeSpecCodec.encode(c).getFrom().getDevicesCount(), "a packed placement is a run per worker");
+    }
+
+    /** At 4096 devices on 512 workers the whole definition is a few KiB; at 16384 it still is tens. */
+    @Test
+    void aChangeOfThousandsOfDevices_isSmall() {
+        ChangeSpec c = spec(ParallelConfig.of(8, 8, 64), ParallelConfig.of(8, 4, 128), Ptc.packedDevices(4096, 8),
+                Ptc.packedDevices(4096, 8), Map.of());
+        int bytes = ChangeSpecCodec.encode(c).getSerializedSize();
+        assertTrue(bytes < 32 * 1024, bytes + " bytes");
+        assertEquals(c, roundTrip(c));
+        ChangeSpec big = spec(ParallelConfig.of(8, 8, 256), ParallelConfig.of(8, 4, 512), Ptc.packedDevices(16384, 8),
+                Ptc.packedDevices(16384, 8), Map.of());
+        assertTrue(ChangeSpecCodec.encode(big).getSerializedSize() < 128 * 1024);
+    }
+
+    private static String refusal(java.util.function.UnaryOperator<io.tenplex.server.control.ChangeSpec.Builder> forge) {
+        ChangeSpec c = spec(ParallelConfig.of(2, 1, 2), ParallelConfig.of(1, 1, 4), Ptc.packedDevices(4, 2),
+                Ptc.packedDevices(4, 4), Map.of());
+        var m = forge.apply(ChangeSpecCodec.encode(c).toBuilder()).build();
+        return assertThrows(IllegalArgumentException.class, () -> ChangeSpecCodec.decode(m)).getMessage();
+    }
+
+    private static Placement.Builder runs(int tp, int pp, int dp, DeviceRun... runs) {
+        Placement.Builder p = Placement.newBuilder().setTp(tp).setPp(pp).setDp(dp).setEp(1);
+        for (DeviceRun r : runs) {
+            p.addDevices(r);
+        }
+        return p;
+    }
+
+    private static DeviceRun run(int worker, int local, int count) {
+        return DeviceRun.newBuilder().setWorker(worker).setFirstLocal(local).setCount(count).build();
+    }
+
+    @Test
+    void forgedDefinitions_areRefusedNamingWhat() {
+        assertTrue(refusal(b -> b.setTo(runs(65536, 65536, 2, run(0, 0, 1)))).contains("at most 16384 ranks"));
+        assertTrue(refusal(b -> b.setTo(runs(1, 1, 4, run(0, 0, Integer.MAX_VALUE)))).contains("places more than"));
+        assertTrue(refusal(b -> b.setTo(runs(1, 1, 4, run(0, 0, 2), run(0, 0, 2)))).contains("one device"));
+        assertTrue(refusal(b -> b.setTo(runs(1, 1, 4, run(0, 0, 3)))).contains("place 3 ranks of 4"));
+        assertTrue(refusal(b -> b.setTo(runs(1, 1, 4, run(0, Integer.MAX_VALUE - 1, 4)))).contains("out of range"));
+        assertTrue(refusal(b -> b.setTo(runs(1, 1, 4, run(-1, 0, 4)))).contains("out of range"));
+        assertTrue(refusal(b -> b.setTo(runs(0, 1, 4, run(0, 0, 4)))).contains("at least 1"));
+        assertTrue(refusal(b -> b.setTo(runs(1, 1, 4, run(0, 0, 4)).setEp(3))).contains("must divide"));
+        assertTrue(refusal(b -> b.setModelDigest("xyz")).contains("model digest"));
+        assertTrue(refusal(b -> b.setJob("")).contains("job"));
+        assertTrue(refusal(b -> b.setJob("j".repeat(301))).contains("at most 300"));
+        assertTrue(refusal(b -> b.setStep(-1)).contains("negative"));
+        assertTrue(refusal(b -> b.setPreparedTimeoutMillis(Long.MAX_VALUE)).contains("prepared timeout"));
+        assertTrue(refusal(b -> b.putDaemons(-5, "x:1")).contains("worker -5"));
+        assertTrue(refusal(b -> b.addParticipants(1 << 20)).contains("participant"));
+        assertTrue(refusal(b -> b.putCopies(4, io.tenplex.server.control.Workers.newBuilder().addWorkers(1).build()))
+                .contains("rank 4 is not an old rank"));
+        var many = io.tenplex.server.control.Workers.newBuilder();
+        for (int i = 0; i < 17; i++) {
+            many.addWorkers(i);
+        }
+        assertTrue(refusal(b -> b.putCopies(0, many.build())).contains("more than 16 copies"));
+    }
+}
