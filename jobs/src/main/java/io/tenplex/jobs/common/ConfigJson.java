@@ -43,8 +43,21 @@ public final class ConfigJson {
         return ptc(stored, c, "to", MegatronLayout::forStages);
     }
 
+    /** As {@link #source(Model, JsonNode)}, for a configuration already placed (a change's definition). */
+    public static Ptc source(Model stored, Placed p) {
+        return ptc(stored, p, "from", MegatronLayout::asSaved);
+    }
+
+    /** As {@link #target(Model, JsonNode)}, for a configuration already placed. */
+    public static Ptc target(Model stored, Placed p) {
+        return ptc(stored, p, "to", MegatronLayout::forStages);
+    }
+
     private static Ptc ptc(Model stored, JsonNode c, String which, BiFunction<Model, Integer, Model> forStages) {
-        Placed p = placed(c, which);
+        return ptc(stored, placed(c, which), which, forStages);
+    }
+
+    private static Ptc ptc(Model stored, Placed p, String which, BiFunction<Model, Integer, Model> forStages) {
         String where = "\"" + which + "\": ";
         Model model = forStages.apply(stored, p.config().pp());
         Limits.planSize(p.devices().size(), p.config().pp(), model.tensors().size(), where);

@@ -68,6 +68,40 @@ public final class FlowRates {
         return rates;
     }
 
+    /**
+     * The rates of the flows into {@code worker} of a part its daemon planned itself
+     * ({@code transform.LocalPlanner}): its own flows, a remote piece counted once however many of the
+     * worker's ranks need it (they share one fetch), over the time the busiest worker of the whole
+     * change needs, as the part's report gives it (a remote piece counted the same way).
+     *
+     * @return source worker -> bytes/s, empty when nothing crosses workers
+     */
+    public static Map<Integer, Long> ownRates(Plan part, int worker, long linkBitsPerSecond) {
+        if (linkBitsPerSecond <= 0) {
+            throw new IllegalArgumentException("link rate must be positive");
+        }
+        Map<Integer, Long> in = new TreeMap<>();
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        for (ShardPlan s : part.shardsOf(worker)) {
+            for (Piece p : s.pieces()) {
+                int source = p.sourceDevice() != null ? p.sourceDevice().worker() : part.sourceDevice(p.sourceRank()).worker();
+                if (source != worker && p.kind() != Piece.Kind.KEEP
+                        && seen.add(s.tensor() + " " + p.sourceKey() + p.global() + java.util.Arrays.toString(p.replicas()))) {
+                    in.merge(source, p.bytes(), Long::sum);
+                }
+            }
+        }
+        long busiest = Math.max(part.report().maxSent(), part.report().receivedByWorker().values().stream()
+                .mapToLong(Long::longValue).max().orElse(0));
+        Map<Integer, Long> rates = new TreeMap<>();
+        if (busiest == 0) {
+            return rates;
+        }
+        double seconds = busiest / (linkBitsPerSecond / 8.0 * USABLE);
+        in.forEach((source, bytes) -> rates.put(source, Math.max(1, (long) Math.ceil(bytes / seconds))));
+        return rates;
+    }
+
     /** Parses a link rate in bits per second: a number, or with tc's units {@code kbit}, {@code mbit}, {@code gbit}. */
     public static long parse(String text) {
         String t = text.trim().toLowerCase(Locale.ROOT);

@@ -43,7 +43,7 @@ class PlanPartsTest {
     }
 
     /** Every old rank's flat tree, listed as a daemon lists it (each rank its own strings). */
-    private static Map<Integer, CheckpointLayout> sources(Ptc from) {
+    static Map<Integer, CheckpointLayout> sources(Ptc from) {
         Map<Integer, CheckpointLayout> out = new TreeMap<>();
         for (int r = 0; r < from.worldSize(); r++) {
             List<CheckpointLayout.Item> items = new ArrayList<>();

@@ -1,0 +1,59 @@
+package io.tenplex.jobs.reconfigure;
+
+import io.tenplex.jobs.common.ChangeSpec;
+import io.tenplex.jobs.common.CheckpointLayout;
+import io.tenplex.jobs.common.ConfigJson;
+import io.tenplex.jobs.common.PlanPart;
+import io.tenplex.ptc.Model;
+import io.tenplex.ptc.Ptc;
+import io.tenplex.transform.LocalPlanner;
+import java.net.InetSocketAddress;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * A daemon's own part of a change, built by that daemon from the change's definition
+ * ({@link ChangeSpec}): both PTCs from the model and the placements, its own shards planned
+ * ({@link LocalPlanner}), bound to the saved layouts of the old ranks it reads, and paced from the
+ * whole change's loads, which every daemon computes alike. The part is the one a coordinator would
+ * have sent (the same shards, pieces, values and files), except which replica serves a remote piece.
+ */
+public final class LocalParts {
+    private LocalParts() {
+    }
+
+    /** The part, and the digest of the whole change's choices (equal on every daemon that planned it alike). */
+    public record Built(PlanPart part, String digest) {}
+
+    /**
+     * @param layouts the saved layout of every old rank the part reads (and that saved something)
+     * @throws IllegalArgumentException when the model cannot be cut as a configuration says, or a
+     *     piece's holders saved no such tensor
+     */
+    public static Built build(ChangeSpec spec, Model model, int worker, Map<Integer, CheckpointLayout> layouts) {
+        Ptc from = ConfigJson.source(model, spec.from());
+        Ptc to = ConfigJson.target(model, spec.to());
+        LocalPlanner.OwnPart own = LocalPlanner.part(from, to, spec.copies(), worker);
+        PlanPaths.Result bound = PlanPaths.bind(own.plan(), layouts);
+        Map<Integer, Long> rates = spec.linkRate() > 0 ? FlowRates.ownRates(bound.plan(), worker, spec.linkRate())
+                : Map.of();
+        PlanParts.Header h = new PlanParts.Header(spec.job(), spec.changeId(), spec.step(), unresolved(spec.daemons()));
+        PlanPart part = PlanParts.peerToPeer(h, worker, bound.plan(), from.worldSize(), spec.sourceDir(),
+                bound.generated()).withFlowRates(rates).coordinated(spec.participants(), spec.coordinator(),
+                        spec.changeId(), spec.preparedTimeoutMillis());
+        return new Built(part, own.digest());
+    }
+
+    /** The addresses as given (host:port), not looked up: the part names them as the change did. */
+    private static Map<Integer, InetSocketAddress> unresolved(Map<Integer, String> daemons) {
+        Map<Integer, InetSocketAddress> out = new TreeMap<>();
+        daemons.forEach((w, a) -> {
+            int colon = a.lastIndexOf(':');
+            if (colon <= 0) {
+                throw new IllegalArgumentException("address of worker " + w + " is not host:port");
+            }
+            out.put(w, InetSocketAddress.createUnresolved(a.substring(0, colon), Integer.parseInt(a.substring(colon + 1))));
+        });
+        return out;
+    }
+}
