@@ -89,7 +89,8 @@ public final class LocalPlannerBench {
         List<Integer> participants = List.copyOf(daemons.keySet());
         ChangeSpec c = new ChangeSpec("gpt3", "r1-0123456789abcdef", 150_000, "ab".repeat(32),
                 new ConfigJson.Placed(a, from), new ConfigJson.Placed(b, to), daemons, java.util.Map.of(), "gen/150000",
-                100_000_000_000L, participants, "10.1.0.0:20010", 60_000);
+                100_000_000_000L, participants, "10.1.0.0:20010", 60_000,
+                List.of("01".repeat(32), "02".repeat(32), "03".repeat(32)), from.stream().map(d -> 1).toList());
         return ChangeSpecCodec.encode(c).getSerializedSize();
     }
 

@@ -113,11 +113,17 @@ public final class ProcessCluster implements AutoCloseable {
     /** Posts a reconfiguration to worker 0's daemon; returns its status URL. */
     public String reconfigure(String job, String from, String to, Map<Integer, InetSocketAddress> addrs, long step)
             throws Exception {
+        return reconfigure(job, from, to, addrs, step, "");
+    }
+
+    /** As {@link #reconfigure(String, String, String, Map, long)}, with more fields ({@code , "k": v}) in the request. */
+    public String reconfigure(String job, String from, String to, Map<Integer, InetSocketAddress> addrs, long step,
+            String more) throws Exception {
         StringBuilder d = new StringBuilder("{");
         addrs.forEach((w, a) -> d.append(d.length() > 1 ? "," : "").append('"').append(w).append("\": \"127.0.0.1:")
                 .append(a.getPort()).append('"'));
         String body = "{\"model\": " + ModelSpecJson.write(model) + ", \"from\": " + from + ", \"to\": " + to
-                + ", \"daemons\": " + d + "}, \"step\": " + step + "}";
+                + ", \"daemons\": " + d + "}, \"step\": " + step + more + "}";
         HttpResponse<byte[]> r = send(HttpRequest.newBuilder(URI.create(daemons.get(0).url() + JobRoutes.PREFIX + job
                 + "/reconfigure")).POST(HttpRequest.BodyPublishers.ofString(body)));
         assertEquals(202, r.statusCode(), new String(r.body(), StandardCharsets.UTF_8));

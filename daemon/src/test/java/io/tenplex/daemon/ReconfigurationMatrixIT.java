@@ -53,19 +53,44 @@ class ReconfigurationMatrixIT {
     })
     void reconfiguration_isByteExact(String job, String a, int perA, int firstA, String b, int perB, int firstB)
             throws Exception {
+        run(job, a, perA, firstA, b, perB, firstB, "");
+    }
+
+    /**
+     * The same changes with every daemon planning its own part from the change's definition (issue 42):
+     * as byte-exact, with the same bytes, and each daemon's plan digest the same.
+     */
+    @ParameterizedTest(name = "{0}: {1} on {2}x from {3} -> {4} on {5}x from {6}, planned by every daemon")
+    @CsvSource({
+        "dp-up-local,       2/2/1, 2, 0, 2/2/2, 2, 0",
+        "tp-up-local,       2/2/1, 2, 0, 4/2/1, 4, 0",
+        "pp-up-local,       2/2/1, 4, 0, 2/4/1, 4, 0",
+        "combined-local,    4/2/1, 2, 0, 2/2/2, 2, 0",
+        "scale-down-local,  2/2/2, 2, 0, 2/2/1, 4, 0",
+        "disjoint-local,    2/2/1, 2, 0, 2/2/1, 2, 2",
+    })
+    void plannedByEveryDaemon_isByteExact(String job, String a, int perA, int firstA, String b, int perB, int firstB)
+            throws Exception {
+        JsonNode r = run(job, a, perA, firstA, b, perB, firstB, ", \"planning\": \"local\"");
+        assertTrue(r.path("mode").asText().contains("each daemon planning its own part"), r.toString());
+    }
+
+    private static JsonNode run(String job, String a, int perA, int firstA, String b, int perB, int firstB, String more)
+            throws Exception {
         ParallelConfig from = config(a);
         ParallelConfig to = config(b);
         Ptc fromPtc = Ptc.packed(MODEL, from, perA);
         Map<String, byte[]> full = cluster.save(job, fromPtc, firstA);
         JsonNode r = cluster.await(cluster.reconfigure(job, ProcessCluster.config(from, perA, firstA),
-                ProcessCluster.config(to, perB, firstB), cluster.addresses(), 7));
+                ProcessCluster.config(to, perB, firstB), cluster.addresses(), 7, more));
         assertEquals("committed", r.get("state").asText(), r.toString());
         assertEquals(r.at("/report/lowerBoundBytes").asLong(), r.at("/report/interWorkerBytes").asLong(), r.toString());
         cluster.assertLoaded(job, cluster.daemons, Ptc.packed(MODEL, to, perB), firstB, full);
-        if (job.equals("disjoint")) { // nothing was kept: every byte crossed to workers 2 and 3
+        if (job.startsWith("disjoint")) { // nothing was kept: every byte crossed to workers 2 and 3
             assertTrue(r.at("/workers/2/remoteBytes").asLong() > 0 && r.at("/workers/3/remoteBytes").asLong() > 0,
                     r.toString());
             assertEquals(0, r.at("/report/keptBytes").asLong(), r.toString());
         }
+        return r;
     }
 }

@@ -121,11 +121,20 @@ final class ChangeRegistry {
         String id = newId.get();
         Reconfiguration c = new Reconfiguration(r.job(), id, p.plan(), p.from(), daemons, p.step(), client,
                 new Reconfiguration.Source(p.sourceDir(), r.central(), r.linkRate().orElse(cluster.linkRate()), p.origins(),
-                        p.rebuilding()),
+                        p.rebuilding(), r.plannedLocally() ? definedLocally(r, p) : null),
                 new Reconfiguration.InDoubtInfo(coordinator, prepared));
         reconfigurations.put(r.job(), id, c);
         c.start(exec.background());
         return c;
+    }
+
+    /** What every daemon plans its own part from; refused where that is not built yet. */
+    private static Reconfiguration.Defined definedLocally(ReconfigureRequest r, ReconfigurationPlanner.Planned p) {
+        if (r.central() >= 0 || !p.origins().isEmpty() || p.defined() == null) {
+            throw new IllegalArgumentException("\"planning\": \"local\" does not cover central mode or a recovery "
+                    + "around lost workers yet; plan it centrally (leave \"planning\" out)");
+        }
+        return p.defined();
     }
 
     /** @throws StoreException not found when this daemon coordinates no such reconfiguration (any more) */

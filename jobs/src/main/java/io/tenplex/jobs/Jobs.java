@@ -254,6 +254,22 @@ public final class Jobs implements Sealer {
     }
 
     /** Starts this daemon's part of a plan (idempotent per plan: a known part is answered as it is). */
+    /**
+     * Plans and starts this daemon's part of a change it was given the definition of
+     * ({@link io.tenplex.jobs.reconfigure.LocalParts}), as {@code worker}; or answers the descriptions it lacks.
+     */
+    public io.tenplex.jobs.common.DaemonClient.ChangeAnswer startChange(io.tenplex.jobs.common.ChangeSpec spec,
+            int worker) {
+        return io.tenplex.jobs.reconfigure.LocalParts.start(spec, descriptions, worker, p -> startPart(p).status());
+    }
+
+    /** The descriptions (models, saved layouts) changes name by digest, as this daemon keeps them. */
+    public io.tenplex.jobs.reconfigure.Descriptions descriptions() {
+        return descriptions;
+    }
+
+    private final io.tenplex.jobs.reconfigure.Descriptions descriptions = new io.tenplex.jobs.reconfigure.Descriptions();
+
     public PartRunner startPart(PlanPart part) {
         return changes.startPart(part);
     }

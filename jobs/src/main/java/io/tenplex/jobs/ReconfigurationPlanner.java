@@ -25,9 +25,9 @@ import java.util.OptionalLong;
 final class ReconfigurationPlanner {
     /** A plan with its source; {@code origins}: where each old rank is read when recovering (else empty). */
     record Planned(Plan plan, Ptc from, String sourceDir, long step, Map<Integer, String> origins,
-            Rebuilding rebuilding) {
+            Rebuilding rebuilding, io.tenplex.jobs.reconfigure.Reconfiguration.Defined defined) {
         Planned(Plan plan, Ptc from, String sourceDir, long step, Map<Integer, String> origins) {
-            this(plan, from, sourceDir, step, origins, Rebuilding.NONE);
+            this(plan, from, sourceDir, step, origins, Rebuilding.NONE, null);
         }
     }
 
@@ -103,9 +103,11 @@ final class ReconfigurationPlanner {
                         around.sources().sourceDir(), around.step(), origins,
                         new Rebuilding(around.sources().rebuilt(), around.sources().rebuilding(),
                                 (rank, level) -> around.sources().origins().get(rank).from(level).toString(),
-                                around.sources().release()));
+                                around.sources().release()), null);
             }
         }
-        return new Planned(PlanAhead.plan(ahead, from, to), from, sourceDir, step, Map.of());
+        return new Planned(PlanAhead.plan(ahead, from, to), from, sourceDir, step, Map.of(), Rebuilding.NONE,
+                new io.tenplex.jobs.reconfigure.Reconfiguration.Defined(model, new ConfigJson.Placed(to.config(),
+                        to.devices())));
     }
 }

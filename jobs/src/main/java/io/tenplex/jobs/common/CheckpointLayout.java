@@ -111,6 +111,11 @@ public final class CheckpointLayout {
         }
     }
 
+    /** The listed entries it was read from, in listing order. */
+    public List<Item> items() {
+        return items;
+    }
+
     public static CheckpointLayout of(List<Item> items) {
         return new CheckpointLayout(items);
     }

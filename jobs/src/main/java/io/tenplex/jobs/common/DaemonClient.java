@@ -45,6 +45,29 @@ public interface DaemonClient {
     /** Hands a daemon its part of a plan (idempotent per plan); completes with the part's first status. */
     CompletableFuture<PartStatus> postPart(InetSocketAddress daemon, PlanPart part);
 
+    /**
+     * A daemon's answer to a change's definition: its part's first status and the digest of the whole
+     * change's choices as it planned them, or (status null) the descriptions it lacks.
+     */
+    record ChangeAnswer(PartStatus status, String planDigest, List<String> missing) {
+        public ChangeAnswer {
+            missing = List.copyOf(missing);
+        }
+    }
+
+    /**
+     * Hands a daemon a change's definition: it plans its own part ({@code worker}'s) and starts it
+     * (idempotent per change), or answers which descriptions it lacks.
+     */
+    default CompletableFuture<ChangeAnswer> postChange(InetSocketAddress daemon, int worker, ChangeSpec spec) {
+        return CompletableFuture.failedFuture(new UnsupportedOperationException("this client does not post changes"));
+    }
+
+    /** Keeps a description (a model's, a saved layout's) on a daemon under its digest. */
+    default CompletableFuture<Void> putDescription(InetSocketAddress daemon, String job, String digest, byte[] bytes) {
+        return CompletableFuture.failedFuture(new UnsupportedOperationException("this client does not send descriptions"));
+    }
+
     /** Asks a part to prepare (completes once it is executed), commit or abort. */
     CompletableFuture<PartStatus> partAction(InetSocketAddress daemon, String job, String planId, PartAction action);
 

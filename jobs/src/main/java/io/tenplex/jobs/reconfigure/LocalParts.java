@@ -3,11 +3,14 @@ package io.tenplex.jobs.reconfigure;
 import io.tenplex.jobs.common.ChangeSpec;
 import io.tenplex.jobs.common.CheckpointLayout;
 import io.tenplex.jobs.common.ConfigJson;
+import io.tenplex.jobs.common.DaemonClient;
 import io.tenplex.jobs.common.PlanPart;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.Ptc;
 import io.tenplex.transform.LocalPlanner;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -42,6 +45,35 @@ public final class LocalParts {
                 bound.generated()).withFlowRates(rates).coordinated(spec.participants(), spec.coordinator(),
                         spec.changeId(), spec.preparedTimeoutMillis());
         return new Built(part, own.digest());
+    }
+
+    /**
+     * Plans and starts this daemon's part of a change from the descriptions it keeps, or answers
+     * which of them it lacks (nothing is started then).
+     *
+     * @param start starts a part (idempotent per change) and answers its first status
+     */
+    public static DaemonClient.ChangeAnswer start(ChangeSpec spec, Descriptions kept, int worker,
+            java.util.function.Function<PlanPart, io.tenplex.jobs.common.PartStatus> start) {
+        List<String> missing = kept.missing(spec.descriptions());
+        byte[] model = kept.get(spec.modelDigest());
+        List<byte[]> described = new ArrayList<>();
+        for (String d : spec.layoutDigests()) {
+            described.add(kept.get(d)); // dropped meanwhile: null, then asked for again
+        }
+        if (!missing.isEmpty() || model == null || described.contains(null)) {
+            return new DaemonClient.ChangeAnswer(null, "", missing.isEmpty() ? kept.missing(spec.descriptions()) : missing);
+        }
+        List<CheckpointLayout> layouts = described.stream().map(Descriptions::layout).toList();
+        Map<Integer, CheckpointLayout> byRank = new TreeMap<>();
+        for (int r = 0; r < spec.rankLayouts().size(); r++) {
+            int i = spec.rankLayouts().get(r);
+            if (i >= 0) {
+                byRank.put(r, layouts.get(i));
+            }
+        }
+        Built b = build(spec, Descriptions.model(model), worker, byRank);
+        return new DaemonClient.ChangeAnswer(start.apply(b.part()), b.digest(), List.of());
     }
 
     /** The addresses as given (host:port), not looked up: the part names them as the change did. */

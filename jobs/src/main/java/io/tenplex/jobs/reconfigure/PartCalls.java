@@ -46,9 +46,38 @@ final class PartCalls {
     boolean executeParts(List<Integer> workers, IntFunction<PlanPart> part, String planId) {
         List<CompletableFuture<PartStatus>> sent = PartPosts.postAll(workers, w -> part.apply(w).coordinated(workers,
                 inDoubt.coordinator(), id, inDoubt.preparedTimeoutMillis()), (w, p) -> client.postPart(daemons.get(w), p));
+        return collect(workers, sent) && prepareAll(workers, planId);
+    }
+
+    /**
+     * Posts the change's definition to each worker, whose daemon plans and starts its own part
+     * ({@link ChangePosts}); checks that every daemon planned the same choices (the digests agree: a
+     * version skew or a bug must never move wrong bytes), then prepares them all; false when any failed.
+     */
+    boolean executeChanges(List<Integer> workers, io.tenplex.jobs.common.ChangeSpec spec,
+            Map<String, byte[]> descriptions) {
+        var answers = ChangePosts.postAll(workers, spec, descriptions, daemons, client);
+        List<CompletableFuture<PartStatus>> sent = new ArrayList<>();
+        answers.forEach(a -> sent.add(a.thenApply(DaemonClient.ChangeAnswer::status)));
         if (!collect(workers, sent)) {
             return false;
         }
+        Map<String, List<Integer>> byDigest = new java.util.TreeMap<>();
+        for (int i = 0; i < workers.size(); i++) {
+            byDigest.computeIfAbsent(answers.get(i).join().planDigest(), d -> new ArrayList<>()).add(workers.get(i));
+        }
+        if (byDigest.size() > 1) {
+            StringBuilder why = new StringBuilder("the daemons planned the change differently (a version skew?):");
+            byDigest.forEach((d, ws) -> why.append(" workers ").append(ws.size() > 8 ? ws.subList(0, 8) + "..." : ws)
+                    .append(" digest ").append(d, 0, Math.min(12, d.length())).append(';'));
+            progress.fail(why.substring(0, why.length() - 1));
+            return false;
+        }
+        return prepareAll(workers, id);
+    }
+
+    /** Prepares every worker's part once all are started; false when any failed. */
+    private boolean prepareAll(List<Integer> workers, String planId) {
         rebuilding.onFailure(why -> { // the parts' reads of its ranks would wait for nothing: abort them at once
             if (progress.error().isEmpty()) {
                 progress.fail(why);

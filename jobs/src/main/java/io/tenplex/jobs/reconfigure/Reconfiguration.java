@@ -34,11 +34,23 @@ public final class Reconfiguration implements Registry.Finishing {
      * and the old ranks still being rebuilt from parity meanwhile (read last, once published).
      */
     public record Source(String sourceDir, int central, long linkRate, Map<Integer, String> origins,
-            Rebuilding rebuilding) {
+            Rebuilding rebuilding, Defined local) {
         public Source {
             origins = Map.copyOf(origins);
         }
+
+        /** Planned centrally: the coordinator sends every part. */
+        public Source(String sourceDir, int central, long linkRate, Map<Integer, String> origins, Rebuilding rebuilding) {
+            this(sourceDir, central, linkRate, origins, rebuilding, null);
+        }
     }
+
+    /**
+     * What a change's definition needs beyond the plan, when every daemon plans its own part: the model
+     * as stored with the job (each side's PTC is made from it as the coordinator's was) and the new
+     * placement.
+     */
+    public record Defined(io.tenplex.ptc.Model stored, io.tenplex.jobs.common.ConfigJson.Placed to) {}
 
     private final String job;
     private final String id;
@@ -52,6 +64,8 @@ public final class Reconfiguration implements Registry.Finishing {
     private final long linkRate;
     private final Map<Integer, String> origins;
     private final Rebuilding rebuilding;
+    private final Defined local;
+    private final InDoubtInfo inDoubt;
     private volatile long finishedAt;
     private final CompletableFuture<Void> finished = new CompletableFuture<>();
     private final ChangeProgress progress = new ChangeProgress();
@@ -65,6 +79,8 @@ public final class Reconfiguration implements Registry.Finishing {
         this.linkRate = source.linkRate();
         this.origins = new java.util.concurrent.ConcurrentSkipListMap<>(source.origins()); // updated once rebuilt
         this.rebuilding = source.rebuilding();
+        this.local = source.local();
+        this.inDoubt = inDoubt;
         this.central = source.central();
         this.job = job;
         this.id = id;
@@ -109,6 +125,24 @@ public final class Reconfiguration implements Registry.Finishing {
         return finishedAt;
     }
 
+    /** The old configuration's PTC, as planned from. */
+    Ptc from() {
+        return from;
+    }
+
+    /** The change's definition for every daemon to plan its own part of (null when planned centrally). */
+    Defined local() {
+        return local;
+    }
+
+    /** The parts' addresses, the source directory, link rate and two-phase completion, as the parts get them. */
+    io.tenplex.jobs.common.ChangeSpec spec(String modelDigest, List<String> layoutDigests, List<Integer> rankLayouts) {
+        return new io.tenplex.jobs.common.ChangeSpec(job, id, step, modelDigest, new io.tenplex.jobs.common.ConfigJson
+                .Placed(from.config(), from.devices()), local.to(), new PlanParts.Header(job, id, step, daemons)
+                        .addresses(), Map.of(), sourceDir, linkRate, plan.destWorkers(), inDoubt.coordinator(),
+                inDoubt.preparedTimeoutMillis(), layoutDigests, rankLayouts);
+    }
+
     /** Runs the whole reconfiguration on {@code background}. */
     public void start(ExecutorService background) {
         long started = System.nanoTime();
@@ -134,14 +168,15 @@ public final class Reconfiguration implements Registry.Finishing {
         Map<Integer, CheckpointLayout> sources = checks.listSources();
         CarriedValues.requireEqual(plan, sources, client, new JobLayout(job, sourceDir, "load"), checks.holders(),
                 rebuilding.pending()); // the ranks being rebuilt are compared once published
-        PlanPaths.Result bound = PlanPaths.bind(plan, sources);
+        PlanPaths.Result bound = local != null ? null : PlanPaths.bind(plan, sources); // else each daemon binds its own
         phase("check", t);
         state = State.EXECUTING;
         t = System.nanoTime();
         List<Integer> workers = plan.destWorkers();
         boolean ok;
         try {
-            ok = execute(workers, bound, t) && checks.rebuiltChecked(sources);
+            ok = (local != null ? executeLocal(workers, sources) : execute(workers, bound, t))
+                    && checks.rebuiltChecked(sources);
         } catch (RuntimeException | Error e) { // a part that could not be built or sent: abort those sent
             progress.fail(reason(e));
             abortAll(workers, t);
@@ -166,6 +201,12 @@ public final class Reconfiguration implements Registry.Finishing {
     private String reason(Throwable e) {
         return e instanceof OutOfMemoryError o ? PlanHeap.ranOut(o, plan)
                 : e.getMessage() == null ? e.toString() : e.getMessage();
+    }
+
+    /** Every daemon plans its own part from the change's definition; then all are prepared. */
+    private boolean executeLocal(List<Integer> workers, Map<Integer, CheckpointLayout> sources) {
+        LocalDefinition d = LocalDefinition.of(this, sources);
+        return calls.executeChanges(workers, d.spec(), d.descriptions());
     }
 
     /** Sends every part and prepares it (central mode: the central part first); whether all prepared. */
@@ -212,7 +253,8 @@ public final class Reconfiguration implements Registry.Finishing {
         Map<String, ReconfigurationStatus.Worker> workers = progress.workers();
         return new ReconfigurationStatus(job, id, plan.from().toString(), plan.to().toString(),
                 state.name().toLowerCase(java.util.Locale.ROOT), central >= 0 ? "central (worker " + central + ")"
-                        : "peer-to-peer", new JobLayout(job, sourceDir, "load").source().toString(),
+                        : local != null ? "peer-to-peer, each daemon planning its own part" : "peer-to-peer",
+                new JobLayout(job, sourceDir, "load").source().toString(),
                 linkRate > 0 && central < 0 ? linkRate : null, error(), phases, workers,
                 ReconfigurationStatus.Report.of(plan.report()), origins.isEmpty() ? null : origins);
     }

@@ -19,13 +19,31 @@ import java.util.OptionalLong;
  * @param linkRate the link rate in bits/s, or empty for the daemon's
  * @param preparedTimeoutMillis how long prepared parts wait, or empty for the daemon's
  * @param coordinator the address parts in doubt ask ({@code host:port}), or null for this daemon
+ * @param planning {@code "local"}: every daemon plans its own part from the change's definition;
+ *     {@code "central"} or null: the coordinator plans and sends every part
  */
 public record ReconfigureRequest(String job, String modelSpec, JsonNode from, JsonNode to, OptionalLong generation,
         boolean fromSave, OptionalLong step, Map<Integer, InetSocketAddress> daemons, int central, OptionalLong linkRate,
-        OptionalLong preparedTimeoutMillis, String coordinator) {
+        OptionalLong preparedTimeoutMillis, String coordinator, String planning) {
 
     public ReconfigureRequest {
         daemons = Map.copyOf(daemons);
+        if (planning != null && !planning.equals("local") && !planning.equals("central")) {
+            throw new IllegalArgumentException("\"planning\" must be \"local\" or \"central\", not " + planning);
+        }
+    }
+
+    /** As the canonical constructor, planned centrally. */
+    public ReconfigureRequest(String job, String modelSpec, JsonNode from, JsonNode to, OptionalLong generation,
+            boolean fromSave, OptionalLong step, Map<Integer, InetSocketAddress> daemons, int central, OptionalLong linkRate,
+            OptionalLong preparedTimeoutMillis, String coordinator) {
+        this(job, modelSpec, from, to, generation, fromSave, step, daemons, central, linkRate, preparedTimeoutMillis,
+                coordinator, null);
+    }
+
+    /** Whether every daemon plans its own part. */
+    public boolean plannedLocally() {
+        return "local".equals(planning);
     }
 
     /** A reconfiguration of a complete generation to {@code to}, everything else by default. */

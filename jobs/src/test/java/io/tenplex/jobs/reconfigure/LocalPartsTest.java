@@ -40,7 +40,8 @@ class LocalPartsTest {
         to.forEach(d -> daemons.put(d.worker(), "10.0.0." + d.worker() + ":20010"));
         List<Integer> participants = to.stream().map(Device::worker).distinct().sorted().toList();
         return new ChangeSpec("j", "r7", 30, "00".repeat(32), new ConfigJson.Placed(A, from),
-                new ConfigJson.Placed(B, to), daemons, Map.of(), "gen/30", LINK, participants, "10.0.0.0:20010", 5000);
+                new ConfigJson.Placed(B, to), daemons, Map.of(), "gen/30", LINK, participants, "10.0.0.0:20010", 5000,
+                List.of(), List.of());
     }
 
     @Test

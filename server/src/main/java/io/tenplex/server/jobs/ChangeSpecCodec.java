@@ -30,7 +30,8 @@ public final class ChangeSpecCodec {
                 .setStep(c.step()).setModelDigest(c.modelDigest()).setFrom(placement(c.from())).setTo(placement(c.to()))
                 .putAllDaemons(c.daemons()).setSourceDir(c.sourceDir()).setLinkRate(c.linkRate())
                 .addAllParticipants(c.participants()).setCoordinator(c.coordinator())
-                .setPreparedTimeoutMillis(c.preparedTimeoutMillis());
+                .setPreparedTimeoutMillis(c.preparedTimeoutMillis()).addAllLayoutDigests(c.layoutDigests())
+                .addAllRankLayouts(c.rankLayouts());
         c.copies().forEach((rank, ws) -> b.putCopies(rank, Workers.newBuilder().addAllWorkers(ws).build()));
         return b.build();
     }
@@ -64,9 +65,7 @@ public final class ChangeSpecCodec {
         text(m.getChangeId(), "change id", false);
         text(m.getSourceDir(), "source dir", true);
         text(m.getCoordinator(), "coordinator", true);
-        if (!m.getModelDigest().matches("[0-9a-f]{64}")) {
-            throw new IllegalArgumentException("model digest must be 64 lowercase hex digits");
-        }
+        digest(m.getModelDigest(), "model digest");
         if (m.getStep() < 0 || m.getLinkRate() < 0) {
             throw new IllegalArgumentException("step and link rate must not be negative");
         }
@@ -89,9 +88,31 @@ public final class ChangeSpecCodec {
                     + Limits.MAX_RANKS);
         }
         m.getParticipantsList().forEach(w -> worker(w, "participant"));
+        layouts(m, from.devices().size());
         return new ChangeSpec(m.getJob(), m.getChangeId(), m.getStep(), m.getModelDigest(), from, to, daemons,
                 copies(m, from.devices().size()), m.getSourceDir(), m.getLinkRate(), m.getParticipantsList(),
-                m.getCoordinator(), m.getPreparedTimeoutMillis());
+                m.getCoordinator(), m.getPreparedTimeoutMillis(), m.getLayoutDigestsList(), m.getRankLayoutsList());
+    }
+
+    /** A layout per old rank (or none), each naming one of at most as many distinct layouts as ranks. */
+    private static void layouts(io.tenplex.server.control.ChangeSpec m, int oldRanks) {
+        if (m.getRankLayoutsCount() != oldRanks || m.getLayoutDigestsCount() > oldRanks) {
+            throw new IllegalArgumentException("layouts: " + m.getRankLayoutsCount() + " ranks' layouts and "
+                    + m.getLayoutDigestsCount() + " distinct ones for " + oldRanks + " old ranks");
+        }
+        m.getLayoutDigestsList().forEach(d -> digest(d, "layout digest"));
+        for (int i : m.getRankLayoutsList()) {
+            if (i < -1 || i >= m.getLayoutDigestsCount()) {
+                throw new IllegalArgumentException("layouts: index " + i + " names none of the "
+                        + m.getLayoutDigestsCount() + " layouts");
+            }
+        }
+    }
+
+    private static void digest(String d, String what) {
+        if (!d.matches("[0-9a-f]{64}")) {
+            throw new IllegalArgumentException(what + " must be 64 lowercase hex digits");
+        }
     }
 
     private static ConfigJson.Placed placed(Placement p, String which) {

@@ -3,6 +3,7 @@ package io.tenplex.server.jobs;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tenplex.jobs.common.ChangeSpec;
 import io.tenplex.jobs.common.DaemonCallException;
 import io.tenplex.jobs.common.DaemonClient;
 import io.tenplex.jobs.common.JobLayout;
@@ -71,6 +72,32 @@ public final class HttpDaemonClient implements DaemonClient {
     @Override
     public CompletableFuture<PartStatus> postPart(InetSocketAddress daemon, PlanPart part) {
         return partCall(daemon, part.job(), "/parts", PlanCodec.encode(part).toByteArray());
+    }
+
+    @Override
+    public CompletableFuture<ChangeAnswer> postChange(InetSocketAddress daemon, int worker, ChangeSpec spec) {
+        HttpRequest.Builder r = link.request(daemon, new JobLayout(spec.job()).api("/changes?worker=" + worker))
+                .timeout(timeout).header("Content-Type", PROTOBUF)
+                .POST(HttpRequest.BodyPublishers.ofByteArray(ChangeSpecCodec.encode(spec).toByteArray()));
+        return send(r).thenApply(a -> {
+            if (a.statusCode() != 409) {
+                ok(a);
+            }
+            try {
+                var m = io.tenplex.server.control.ChangeAnswer.parseFrom(a.body());
+                return new ChangeAnswer(m.hasStatus() ? PlanCodec.decode(m.getStatus()) : null, m.getPlanDigest(),
+                        m.getMissingList());
+            } catch (IOException e) {
+                throw new CompletionException(new IOException("bad answer to a change: " + e.getMessage(), e));
+            }
+        });
+    }
+
+    @Override
+    public CompletableFuture<Void> putDescription(InetSocketAddress daemon, String job, String digest, byte[] bytes) {
+        HttpRequest.Builder r = link.request(daemon, new JobLayout(job).api("/descriptions/" + digest)).timeout(timeout)
+                .header("Content-Type", "application/octet-stream").PUT(HttpRequest.BodyPublishers.ofByteArray(bytes));
+        return send(r).thenAccept(HttpDaemonClient::ok);
     }
 
     @Override

@@ -96,7 +96,19 @@ final class JobRequests {
                 "preparedTimeoutMillis", 0, 100, Limits.MAX_PREPARED_TIMEOUT_MILLIS, "")) : OptionalLong.empty();
         return new ReconfigureRequest(job, model, body.has("from") ? body.get("from") : null, body.path("to"),
                 generation, body.path("source").asText("").equals("save"), step,
-                ConfigJson.daemons(body.get("daemons")), central, rate, prepared, coordinator(body));
+                ConfigJson.daemons(body.get("daemons")), central, rate, prepared, coordinator(body), planning(body));
+    }
+
+    /** {@code planning}: "local" or "central" (checked by the request), or null for the daemon's way. */
+    private static String planning(JsonNode body) {
+        JsonNode p = body.get("planning");
+        if (p == null || p.isNull()) {
+            return null;
+        }
+        if (!p.isTextual()) {
+            throw new IllegalArgumentException("\"planning\" must be \"local\" or \"central\"");
+        }
+        return p.textValue();
     }
 
     /** {@code coordinator} (host:port, checked), or null for this daemon. */

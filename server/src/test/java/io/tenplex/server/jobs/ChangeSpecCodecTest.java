@@ -34,7 +34,8 @@ class ChangeSpecCodecTest {
         List<Integer> participants = to.stream().map(Device::worker).distinct().sorted().toList();
         return new ChangeSpec("gpt", "r1-0123456789abcdef", 1500, DIGEST, new ConfigJson.Placed(a, from),
                 new ConfigJson.Placed(b, to), daemons, copies, "gen/1500", 100_000_000_000L, participants,
-                "10.1.0.0:20010", 60_000);
+                "10.1.0.0:20010", 60_000, List.of("01".repeat(32), "02".repeat(32), "03".repeat(32)),
+                java.util.stream.IntStream.range(0, from.size()).map(r -> r % 4 - 1).boxed().toList());
     }
 
     private static ChangeSpec roundTrip(ChangeSpec c) {
@@ -105,6 +106,10 @@ class ChangeSpecCodecTest {
         assertTrue(refusal(b -> b.setStep(-1)).contains("negative"));
         assertTrue(refusal(b -> b.setPreparedTimeoutMillis(Long.MAX_VALUE)).contains("prepared timeout"));
         assertTrue(refusal(b -> b.putDaemons(-5, "x:1")).contains("worker -5"));
+        assertTrue(refusal(b -> b.setRankLayouts(0, 3)).contains("index 3 names none"));
+        assertTrue(refusal(b -> b.setRankLayouts(0, -2)).contains("index -2"));
+        assertTrue(refusal(b -> b.addRankLayouts(0)).contains("5 ranks' layouts"));
+        assertTrue(refusal(b -> b.setLayoutDigests(1, "zz")).contains("layout digest"));
         assertTrue(refusal(b -> b.addParticipants(1 << 20)).contains("participant"));
         assertTrue(refusal(b -> b.putCopies(4, io.tenplex.server.control.Workers.newBuilder().addWorkers(1).build()))
                 .contains("rank 4 is not an old rank"));

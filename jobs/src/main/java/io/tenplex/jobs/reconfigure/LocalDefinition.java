@@ -1,0 +1,45 @@
+package io.tenplex.jobs.reconfigure;
+
+import io.tenplex.jobs.common.ChangeSpec;
+import io.tenplex.jobs.common.CheckpointLayout;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A coordinated change's definition for every daemon to plan its own part of, and the descriptions it
+ * names: the stored model, and each distinct saved layout of the old ranks once (ranks that saved the
+ * same tree share one layout, so a few layouts serve thousands of ranks).
+ *
+ * @param descriptions every description the definition names, by digest
+ */
+record LocalDefinition(ChangeSpec spec, Map<String, byte[]> descriptions) {
+
+    static LocalDefinition of(Reconfiguration r, Map<Integer, CheckpointLayout> sources) {
+        Map<String, byte[]> descriptions = new HashMap<>();
+        List<String> digests = new ArrayList<>();
+        List<Integer> byRank = new ArrayList<>();
+        Map<CheckpointLayout, Integer> index = new IdentityHashMap<>();
+        for (int rank = 0; rank < r.from().worldSize(); rank++) {
+            CheckpointLayout l = sources.get(rank);
+            if (l == null) {
+                byRank.add(-1);
+                continue;
+            }
+            byRank.add(index.computeIfAbsent(l, x -> {
+                byte[] b = Descriptions.layout(x);
+                String d = Descriptions.digest(b);
+                if (descriptions.put(d, b) == null) {
+                    digests.add(d);
+                }
+                return digests.indexOf(d);
+            }));
+        }
+        byte[] model = Descriptions.model(r.local().stored());
+        String modelDigest = Descriptions.digest(model);
+        descriptions.put(modelDigest, model);
+        return new LocalDefinition(r.spec(modelDigest, digests, byRank), descriptions);
+    }
+}

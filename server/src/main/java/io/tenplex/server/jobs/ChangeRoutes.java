@@ -1,0 +1,80 @@
+package io.tenplex.server.jobs;
+
+import io.tenplex.jobs.Jobs;
+import io.tenplex.jobs.common.ChangeSpec;
+import io.tenplex.jobs.common.DaemonClient;
+import io.tenplex.jobs.common.Limits;
+import io.tenplex.server.ControlHandler;
+import io.tenplex.server.control.ChangeAnswer;
+import io.tenplex.store.StoreException;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The routes of a change every daemon plans its own part of (the job routes hand them over):
+ * {@code POST /api/v1/jobs/<job>/changes?worker=W} with a {@code ChangeSpec} (protobuf) plans and
+ * starts this daemon's part as worker W (202, with its status and the digest of the change's choices,
+ * idempotent per change), or answers 409 with the descriptions it lacks, having started nothing;
+ * {@code PUT /api/v1/jobs/<job>/descriptions/<digest>} keeps a description (a model's, a saved
+ * layout's) whose bytes must have that digest (else 400).
+ */
+public final class ChangeRoutes implements ControlHandler {
+    public static final String CHANGES = "changes";
+    public static final String DESCRIPTIONS = "descriptions";
+
+    private final Jobs jobs;
+
+    public ChangeRoutes(Jobs jobs) {
+        this.jobs = jobs;
+    }
+
+    @Override
+    public CompletableFuture<Response> handle(Request req) {
+        try {
+            return CompletableFuture.completedFuture(answer(req));
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException("bad change message: " + e.getMessage()));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private Response answer(Request req) throws com.google.protobuf.InvalidProtocolBufferException {
+        String[] p = req.path().split("/"); // "", api, v1, jobs, <job>, changes | descriptions[, digest]
+        String job = p[4];
+        if (p[5].equals(CHANGES) && p.length == 6) {
+            if (!req.method().equals("POST")) {
+                return Response.text(405, req.method() + " not allowed on " + req.path() + " (POST)");
+            }
+            ChangeSpec spec = ChangeSpecCodec.decode(io.tenplex.server.control.ChangeSpec.parseFrom(req.body()));
+            if (!spec.job().equals(job)) {
+                throw new IllegalArgumentException("change of job " + spec.job() + " posted to job " + job);
+            }
+            int worker = worker(req.param("worker"));
+            DaemonClient.ChangeAnswer a = jobs.startChange(spec, worker);
+            ChangeAnswer.Builder b = ChangeAnswer.newBuilder().setPlanDigest(a.planDigest()).addAllMissing(a.missing());
+            if (a.status() != null) {
+                b.setStatus(PlanCodec.encode(a.status()));
+            }
+            return new Response(a.status() != null ? 202 : 409, HttpDaemonClient.PROTOBUF, b.build().toByteArray());
+        }
+        if (p[5].equals(DESCRIPTIONS) && p.length == 7) {
+            if (!req.method().equals("PUT")) {
+                return Response.text(405, req.method() + " not allowed on " + req.path() + " (PUT)");
+            }
+            if (!p[6].matches("[0-9a-f]{64}")) {
+                throw new IllegalArgumentException("a description's digest is 64 lowercase hex digits");
+            }
+            jobs.descriptions().put(p[6], req.body());
+            return Response.text(204, "");
+        }
+        throw StoreException.notFound("no route " + req.method() + " " + req.path());
+    }
+
+    private static int worker(String w) {
+        if (w == null || !w.matches("[0-9]{1,7}") || Integer.parseInt(w) >= Limits.MAX_WORKER) {
+            throw new IllegalArgumentException("worker must be given as ?worker=N, N in [0, " + (Limits.MAX_WORKER - 1)
+                    + "]");
+        }
+        return Integer.parseInt(w);
+    }
+}
