@@ -27,6 +27,7 @@ import io.tenplex.transform.ReferenceInterpreter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
@@ -73,9 +74,13 @@ class CoordinatorTest {
     }
 
     private Reconfiguration reconfigure(long preparedTimeoutMillis) throws Exception {
+        return reconfigure(preparedTimeoutMillis, null);
+    }
+
+    private Reconfiguration reconfigure(long preparedTimeoutMillis, String planning) throws Exception {
         ReconfigureRequest r = new ReconfigureRequest("j", ModelSpecJson.write(model), config(A, 0), config(B, 1),
                 OptionalLong.empty(), true, OptionalLong.of(120), cluster.daemons(), -1, OptionalLong.empty(),
-                OptionalLong.of(preparedTimeoutMillis), null);
+                OptionalLong.of(preparedTimeoutMillis), null, planning);
         Reconfiguration c = cluster.jobs(0).reconfigure(r);
         c.finished().get(60, TimeUnit.SECONDS);
         return c;
@@ -121,6 +126,34 @@ class CoordinatorTest {
             assertTrue(s.stat(StorePath.parse("/job/j/staging")).map(e -> e.children() == 0).orElse(true), "worker " + w);
             assertTrue(s.stat(StorePath.parse("/job/j/load")).isEmpty(), "worker " + w);
         }
+    }
+
+    /** Every daemon plans its own part: the descriptions travel once, the same bytes are committed. */
+    @Test
+    void plannedByEveryDaemon_commitsTheRightBytesEverywhere() throws Exception {
+        Map<String, byte[]> full = save(ptc(A, 0));
+        Reconfiguration r = reconfigure(60_000, "local");
+        assertEquals(Reconfiguration.State.COMMITTED, r.state(), String.valueOf(r.describe()));
+        assertLoaded(full);
+        for (int w = 1; w < 3; w++) { // the new configuration's workers
+            assertTrue(cluster.jobs(w).descriptions().missing(List.of(io.tenplex.jobs.reconfigure.Descriptions.digest(
+                    io.tenplex.jobs.reconfigure.Descriptions.model(model)))).isEmpty(), "worker " + w + " keeps the model");
+        }
+    }
+
+    /** A daemon that planned other choices (a version skew) aborts the change before anything is prepared. */
+    @Test
+    void aDaemonWithAnotherPlanDigest_abortsTheChange_nothingStagedOrLoaded() throws Exception {
+        save(ptc(A, 0));
+        Map<String, byte[]> before = savedBytes();
+        cluster.client().skewPlanDigest(cluster.address(2));
+        Reconfiguration r = reconfigure(60_000, "local");
+        assertEquals(Reconfiguration.State.ABORTED, r.state(), String.valueOf(r.describe()));
+        assertTrue(r.error().contains("planned the change differently") && r.error().contains("[2]"), r.error());
+        assertNothingStagedOrLoaded(r.id());
+        Map<String, byte[]> after = savedBytes();
+        assertEquals(before.keySet(), after.keySet(), "the saved state stays");
+        before.forEach((k, v) -> assertArrayEquals(v, after.get(k), k));
     }
 
     @Test

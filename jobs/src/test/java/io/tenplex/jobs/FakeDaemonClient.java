@@ -159,6 +159,31 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
         return at(daemon, () -> d(daemon).jobs().startPart(part).status());
     }
 
+    /** The daemon at {@code address} answers another plan digest than it planned (a daemon of another version). */
+    public void skewPlanDigest(InetSocketAddress address) {
+        skewed.add(address);
+    }
+
+    private final Set<InetSocketAddress> skewed = ConcurrentHashMap.newKeySet();
+
+    @Override
+    public CompletableFuture<ChangeAnswer> postChange(InetSocketAddress daemon, int worker,
+            io.tenplex.jobs.common.ChangeSpec spec) {
+        return at(daemon, () -> {
+            ChangeAnswer a = d(daemon).jobs().startChange(spec, worker);
+            return skewed.contains(daemon) && a.status() != null
+                    ? new ChangeAnswer(a.status(), "f".repeat(64), a.missing()) : a;
+        });
+    }
+
+    @Override
+    public CompletableFuture<Void> putDescription(InetSocketAddress daemon, String job, String digest, byte[] bytes) {
+        return at(daemon, () -> {
+            d(daemon).jobs().descriptions().put(digest, bytes);
+            return null;
+        });
+    }
+
     @Override
     public CompletableFuture<PartStatus> partAction(InetSocketAddress daemon, String job, String planId,
             PartAction action) {
