@@ -27,9 +27,9 @@ import java.util.Map;
  */
 public final class Descriptions {
     /** The most one description may hold (bytes). */
-    public static final int MAX_ONE = 64 << 20;
-    /** The most all descriptions together hold by default (bytes). */
-    public static final long DEFAULT_BUDGET = 256L << 20;
+    public static final int MAX_ONE = 32 << 20;
+    /** The most all descriptions together hold by default (bytes of the daemon's heap). */
+    public static final long DEFAULT_BUDGET = 64L << 20;
     /** The most entries a layout's description may list. */
     static final int MAX_ITEMS = 1 << 22;
     /** The most dimensions a layout entry may name. */

@@ -22,23 +22,21 @@ public final class ChangeRoutes implements ControlHandler {
     public static final String DESCRIPTIONS = "descriptions";
 
     private final Jobs jobs;
+    private final PlanningPool planning;
 
-    public ChangeRoutes(Jobs jobs) {
+    /** @param planning where a change is decoded and planned (off the event loop) */
+    public ChangeRoutes(Jobs jobs, PlanningPool planning) {
         this.jobs = jobs;
+        this.planning = planning;
     }
 
     @Override
     public CompletableFuture<Response> handle(Request req) {
-        try {
-            return CompletableFuture.completedFuture(answer(req));
-        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
-            return CompletableFuture.failedFuture(new IllegalArgumentException("bad change message: " + e.getMessage()));
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+        return planning.submit(() -> CompletableFuture.completedFuture(answer(req)));
     }
 
-    private Response answer(Request req) throws com.google.protobuf.InvalidProtocolBufferException {
+    /** @throws java.io.IOException a body that is not a change's definition (400) */
+    private Response answer(Request req) throws java.io.IOException {
         String[] p = req.path().split("/"); // "", api, v1, jobs, <job>, changes | descriptions[, digest]
         String job = p[4];
         if (p[5].equals(CHANGES) && p.length == 6) {
