@@ -34,7 +34,9 @@ public final class CoordinatorBench {
     private CoordinatorBench() {
     }
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] argv) throws Exception {
+        boolean local = java.util.Arrays.asList(argv).contains("--local");
+        String[] args = java.util.Arrays.stream(argv).filter(x -> !x.equals("--local")).toArray(String[]::new);
         ParallelConfig a = args.length > 1 ? config(args[0]) : ParallelConfig.of(8, 8, 64);
         ParallelConfig b = args.length > 1 ? config(args[1]) : ParallelConfig.of(8, 4, 128);
         int perWorker = args.length > 2 ? Integer.parseInt(args[2]) : 8;
@@ -56,16 +58,21 @@ public final class CoordinatorBench {
         try {
             long t1 = System.nanoTime();
             Reconfiguration r = new Reconfiguration("bench", "p1", plan, from, daemons, 100, client,
-                    new Reconfiguration.Source("save", -1, 0, Map.of(), Rebuilding.NONE),
+                    new Reconfiguration.Source("save", -1, 0, Map.of(), Rebuilding.NONE, local ? new Reconfiguration
+                            .Defined(model(a), new io.tenplex.jobs.common.ConfigJson.Placed(b, to.devices())) : null),
                     new Reconfiguration.InDoubtInfo("", 0));
             r.start(background);
             r.finished().get();
             double total = (System.nanoTime() - t1) / 1e9;
             System.out.printf(Locale.ROOT, "coordinator: %s in %.2f s, phases (ms) %s%s%n", r.state(), total,
                     r.describe().phaseMillis(), r.error() == null ? "" : ", error: " + r.error());
-            System.out.printf(Locale.ROOT, "parts: %d posted, %d encoded bytes in all, largest %d bytes (%d pieces),"
-                    + " at most %d bytes in flight%n", client.posted(), client.encodedBytes(), client.largestPart(),
-                    client.largestPieces(), client.mostInFlight());
+            if (local) {
+                printLocal(a, workers, client, r);
+            } else {
+                System.out.printf(Locale.ROOT, "parts: %d posted, %d encoded bytes in all, largest %d bytes (%d pieces),"
+                        + " at most %d bytes in flight%n", client.posted(), client.encodedBytes(), client.largestPart(),
+                        client.largestPieces(), client.mostInFlight());
+            }
         } finally {
             background.shutdownNow();
             background.awaitTermination(10, TimeUnit.SECONDS);
@@ -73,6 +80,23 @@ public final class CoordinatorBench {
         }
         System.out.printf(Locale.ROOT, "heap: max %d MiB, highest after a GC %d MiB (%d GCs)%n",
                 Runtime.getRuntime().maxMemory() >> 20, heap.highestAfterGc() >> 20, heap.collections());
+    }
+
+    /**
+     * When every daemon planned its own part: what each daemon was sent, the part planned for real, and
+     * the control plane's share of the downtime: the coordinator's phases, whose execute phase waited
+     * for the daemon that planned its part for real (daemons plan in parallel: one is the critical path).
+     */
+    private static void printLocal(ParallelConfig a, int workers, CoordinatorBenchClient client, Reconfiguration r) {
+        PlanningDaemons d = client.planning;
+        Map<String, Long> ms = r.describe().phaseMillis();
+        double downtime = ms.values().stream().mapToLong(Long::longValue).sum() / 1e3;
+        System.out.printf(Locale.ROOT, "definitions: %d posted, %d bytes each; descriptions %d bytes per daemon,"
+                + " once per job; worker %d planned its own part in %.3f s (again: %.3f s)%n", client.posted(),
+                d.specBytes(), d.descriptionBytes() / Math.max(1, workers), d.plannedWorker(), d.partSeconds(),
+                d.warmSeconds());
+        System.out.printf(Locale.ROOT, "control plane: devices %d, daemons %d, bytes/daemon %d, part %.3f s,"
+                + " downtime %.2f s%n", a.worldSize(), workers, d.specBytes(), d.partSeconds(), downtime);
     }
 
     private static ParallelConfig config(String tpd) {

@@ -87,6 +87,25 @@ final class CoordinatorBenchClient implements DaemonClient, AutoCloseable {
         }, uplink);
     }
 
+    /** The daemons' side when every daemon plans its own part. */
+    final PlanningDaemons planning = new PlanningDaemons();
+
+    @Override
+    public CompletableFuture<ChangeAnswer> postChange(InetSocketAddress daemon, int worker,
+            io.tenplex.jobs.common.ChangeSpec spec) {
+        posted.incrementAndGet();
+        return CompletableFuture.supplyAsync(() -> planning.post(worker, spec), uplink);
+    }
+
+    @Override
+    public CompletableFuture<Void> putDescription(InetSocketAddress daemon, String job, String digest, byte[] bytes) {
+        int w = Integer.parseInt(daemon.getHostString().substring("worker".length()));
+        return CompletableFuture.runAsync(() -> {
+            LockSupport.parkNanos(bytes.length * 8L * 1_000_000_000L / bitsPerSecond); // the body on the wire
+            planning.put(w, digest, bytes);
+        }, uplink);
+    }
+
     @Override
     public CompletableFuture<PartStatus> partAction(InetSocketAddress daemon, String job, String planId,
             PartAction action) {

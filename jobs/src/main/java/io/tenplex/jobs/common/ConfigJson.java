@@ -43,24 +43,28 @@ public final class ConfigJson {
         return ptc(stored, c, "to", MegatronLayout::forStages);
     }
 
-    /** As {@link #source(Model, JsonNode)}, for a configuration already placed (a change's definition). */
+    /**
+     * As {@link #source(Model, JsonNode)}, for a configuration already placed (a change's definition,
+     * whose daemon plans only its own part: the whole plan's size is not its concern).
+     */
     public static Ptc source(Model stored, Placed p) {
-        return ptc(stored, p, "from", MegatronLayout::asSaved);
+        return ptc(stored, p, MegatronLayout::asSaved);
     }
 
     /** As {@link #target(Model, JsonNode)}, for a configuration already placed. */
     public static Ptc target(Model stored, Placed p) {
-        return ptc(stored, p, "to", MegatronLayout::forStages);
+        return ptc(stored, p, MegatronLayout::forStages);
     }
 
     private static Ptc ptc(Model stored, JsonNode c, String which, BiFunction<Model, Integer, Model> forStages) {
-        return ptc(stored, placed(c, which), which, forStages);
+        Placed p = placed(c, which);
+        Limits.planSize(p.devices().size(), p.config().pp(), forStages.apply(stored, p.config().pp()).tensors().size(),
+                "\"" + which + "\": ");
+        return ptc(stored, p, forStages);
     }
 
-    private static Ptc ptc(Model stored, Placed p, String which, BiFunction<Model, Integer, Model> forStages) {
-        String where = "\"" + which + "\": ";
+    private static Ptc ptc(Model stored, Placed p, BiFunction<Model, Integer, Model> forStages) {
         Model model = forStages.apply(stored, p.config().pp());
-        Limits.planSize(p.devices().size(), p.config().pp(), model.tensors().size(), where);
         return new Ptc(model, p.config(), RankLayout.MEGATRON, StageMap.uniform(model.layers(), p.config().pp()),
                 p.devices());
     }

@@ -50,6 +50,14 @@ public final class Limits {
         return (int) world;
     }
 
+    /**
+     * The shards one daemon's own part of a change may have: its new ranks x the tensors of the model,
+     * within the limit a whole plan has.
+     */
+    public static void partSize(int ranks, int tensors, String where) {
+        planSize(ranks, 1, tensors, where);
+    }
+
     /** The shards of a configuration: (ranks / stages) x tensors (each stage holds its part of the tensors). */
     static void planSize(int ranks, int stages, int tensors, String where) {
         long shards = (long) (ranks / stages) * tensors;

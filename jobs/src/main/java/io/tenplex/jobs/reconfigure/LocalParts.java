@@ -36,6 +36,8 @@ public final class LocalParts {
     public static Built build(ChangeSpec spec, Model model, int worker, Map<Integer, CheckpointLayout> layouts) {
         Ptc from = ConfigJson.source(model, spec.from());
         Ptc to = ConfigJson.target(model, spec.to());
+        io.tenplex.jobs.common.Limits.partSize(to.ranksOnWorker(worker).size(), to.model().tensors().size(),
+                "worker " + worker + "'s part: ");
         LocalPlanner.OwnPart own = LocalPlanner.part(from, to, spec.copies(), worker);
         PlanPaths.Result bound = PlanPaths.bind(own.plan(), layouts);
         Map<Integer, Long> rates = spec.linkRate() > 0 ? FlowRates.ownRates(bound.plan(), worker, spec.linkRate())

@@ -78,7 +78,7 @@ public final class HttpDaemonClient implements DaemonClient {
     public CompletableFuture<ChangeAnswer> postChange(InetSocketAddress daemon, int worker, ChangeSpec spec) {
         HttpRequest.Builder r = link.request(daemon, new JobLayout(spec.job()).api("/changes?worker=" + worker))
                 .timeout(timeout).header("Content-Type", PROTOBUF)
-                .POST(HttpRequest.BodyPublishers.ofByteArray(ChangeSpecCodec.encode(spec).toByteArray()));
+                .POST(HttpRequest.BodyPublishers.ofByteArray(encoded(spec)));
         return send(r).thenApply(a -> {
             if (a.statusCode() != 409) {
                 ok(a);
@@ -91,6 +91,19 @@ public final class HttpDaemonClient implements DaemonClient {
                 throw new CompletionException(new IOException("bad answer to a change: " + e.getMessage(), e));
             }
         });
+    }
+
+    /** The last change's definition encoded: every daemon of a change is sent the same bytes. */
+    private volatile Object[] lastChange = {null, null};
+
+    private byte[] encoded(ChangeSpec spec) {
+        Object[] last = lastChange;
+        if (last[0] == spec) {
+            return (byte[]) last[1];
+        }
+        byte[] b = ChangeSpecCodec.encode(spec).toByteArray();
+        lastChange = new Object[] {spec, b};
+        return b;
     }
 
     @Override

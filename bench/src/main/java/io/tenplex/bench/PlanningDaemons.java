@@ -1,0 +1,122 @@
+package io.tenplex.bench;
+
+import io.tenplex.jobs.common.ChangeSpec;
+import io.tenplex.jobs.common.CheckpointLayout;
+import io.tenplex.jobs.common.DaemonClient.ChangeAnswer;
+import io.tenplex.jobs.common.PartStatus;
+import io.tenplex.jobs.reconfigure.Descriptions;
+import io.tenplex.jobs.reconfigure.LocalParts;
+import io.tenplex.server.jobs.ChangeSpecCodec;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The daemons of {@link CoordinatorBench} when every daemon plans its own part: a change's definition
+ * is encoded and decoded as on the wire; a daemon that has not been sent the descriptions it names
+ * asks for them (each is counted once per daemon). The first daemon asked plans its own part for real
+ * ({@link LocalParts}: both PTCs, its shards, binding, pacing) and is timed: daemons plan in parallel,
+ * so one daemon's part is the critical path. The others answer that daemon's digest at once (planning
+ * 511 parts one after another on this machine would time the machine, not the protocol).
+ */
+final class PlanningDaemons {
+    private final Set<Integer> described = ConcurrentHashMap.newKeySet();
+    private final Map<String, byte[]> kept = new ConcurrentHashMap<>();
+    private final AtomicLong specBytes = new AtomicLong();
+    private final AtomicLong descriptionBytes = new AtomicLong();
+    private volatile String digest;
+    private volatile double partSeconds;
+    private volatile int planned = -1;
+
+    /**
+     * The answer of worker {@code w}'s daemon to a change's definition. The definition is encoded as the
+     * client sends it (each daemon decodes its own in parallel: only the daemon that plans decodes here).
+     */
+    synchronized ChangeAnswer post(int w, ChangeSpec sent) {
+        if (sent != lastSpec) { // as the client encodes it: once per change
+            lastSpec = sent;
+            lastBody = ChangeSpecCodec.encode(sent).toByteArray();
+        }
+        byte[] body = lastBody;
+        specBytes.accumulateAndGet(body.length, Math::max);
+        if (!described.contains(w)) {
+            return new ChangeAnswer(null, "", sent.descriptions());
+        }
+        if (digest == null) {
+            ChangeSpec spec;
+            try {
+                spec = ChangeSpecCodec.decode(io.tenplex.server.control.ChangeSpec.parseFrom(body));
+            } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                throw new IllegalStateException(e);
+            }
+            plan(w, spec);
+            plannedSpec = spec;
+        }
+        return new ChangeAnswer(new PartStatus(sent.changeId(), "running", "", 0, 0, 0, 0, 0, 0, 0, null), digest,
+                List.of());
+    }
+
+    private volatile ChangeSpec plannedSpec;
+    private ChangeSpec lastSpec;
+    private byte[] lastBody;
+
+    /**
+     * Plans the same part again, after the change (s): as the same daemon's next change of this job,
+     * with the planner's code compiled (the descriptions parsed anew).
+     */
+    synchronized double warmSeconds() {
+        double first = partSeconds;
+        plan(planned, plannedSpec);
+        double again = partSeconds;
+        partSeconds = first;
+        return again;
+    }
+
+    private void plan(int w, ChangeSpec spec) {
+        {
+            long t = System.nanoTime();
+            List<CheckpointLayout> layouts = new ArrayList<>();
+            spec.layoutDigests().forEach(d -> layouts.add(Descriptions.layout(kept.get(d))));
+            Map<Integer, CheckpointLayout> byRank = new TreeMap<>();
+            for (int r = 0; r < spec.rankLayouts().size(); r++) {
+                if (spec.rankLayouts().get(r) >= 0) {
+                    byRank.put(r, layouts.get(spec.rankLayouts().get(r)));
+                }
+            }
+            LocalParts.Built b = LocalParts.build(spec, Descriptions.model(kept.get(spec.modelDigest())), w, byRank);
+            partSeconds = (System.nanoTime() - t) / 1e9;
+            digest = b.digest();
+            planned = w;
+        }
+    }
+
+    /** A description sent to worker {@code w}'s daemon. */
+    void put(int w, String d, byte[] bytes) {
+        descriptionBytes.addAndGet(bytes.length);
+        kept.put(d, bytes);
+        described.add(w);
+    }
+
+    /** The largest definition one daemon was sent (bytes). */
+    long specBytes() {
+        return specBytes.get();
+    }
+
+    /** Descriptions sent in all (bytes; once per daemon). */
+    long descriptionBytes() {
+        return descriptionBytes.get();
+    }
+
+    /** How long the daemon that planned for real took for its own part (s). */
+    double partSeconds() {
+        return partSeconds;
+    }
+
+    int plannedWorker() {
+        return planned;
+    }
+}
