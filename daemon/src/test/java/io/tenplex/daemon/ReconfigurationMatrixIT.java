@@ -75,57 +75,6 @@ class ReconfigurationMatrixIT {
         assertTrue(r.path("mode").asText().contains("each daemon planning its own part"), r.toString());
     }
 
-    private static java.net.http.HttpResponse<byte[]> call(String method, String path, byte[] body) throws Exception {
-        return cluster.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(cluster.daemons.get(0).url() + path))
-                .header("Content-Type", "application/octet-stream")
-                .method(method, java.net.http.HttpRequest.BodyPublishers.ofByteArray(body)));
-    }
-
-    private static String text(java.net.http.HttpResponse<byte[]> r) {
-        return new String(r.body(), java.nio.charset.StandardCharsets.UTF_8);
-    }
-
-    /**
-     * The routes a coordinator uses to hand a daemon a change's definition, asked as a hostile client
-     * would: a description whose bytes are not what its digest names, a garbled or forged definition, a
-     * definition posted to another job or without its worker: each a 400 naming what is wrong, and
-     * nothing started; a valid one naming descriptions the daemon lacks is a 409 listing them.
-     */
-    @org.junit.jupiter.api.Test
-    void changeRoutes_refuseWhatTheyCannotKeep() throws Exception {
-        String d = "ab".repeat(32);
-        var r = call("PUT", "/api/v1/jobs/h/descriptions/" + d, "not those bytes".getBytes());
-        assertEquals(400, r.statusCode(), text(r));
-        assertTrue(text(r).contains("do not have the digest"), text(r));
-        r = call("PUT", "/api/v1/jobs/h/descriptions/xyz", new byte[1]);
-        assertEquals(400, r.statusCode(), text(r));
-        r = call("POST", "/api/v1/jobs/h/changes?worker=0", "garbage".getBytes());
-        assertEquals(400, r.statusCode(), text(r));
-        var spec = new io.tenplex.jobs.common.ChangeSpec("h", "c1", 3, d, new io.tenplex.jobs.common.ConfigJson.Placed(
-                ParallelConfig.of(1, 1, 2), Ptc.packedDevices(2, 1)), new io.tenplex.jobs.common.ConfigJson.Placed(
-                        ParallelConfig.of(1, 1, 1), Ptc.packedDevices(1, 1)), Map.of(0, "127.0.0.1:1"), Map.of(), "save",
-                0, java.util.List.of(0), "", 1000, java.util.List.of("cd".repeat(32)), java.util.List.of(0, -1));
-        byte[] body = io.tenplex.server.jobs.ChangeSpecCodec.encode(spec).toByteArray();
-        r = call("POST", "/api/v1/jobs/h/changes", body);
-        assertEquals(400, r.statusCode(), text(r));
-        assertTrue(text(r).contains("?worker=N"), text(r));
-        r = call("POST", "/api/v1/jobs/other/changes?worker=0", body);
-        assertEquals(400, r.statusCode(), text(r));
-        var forged = io.tenplex.server.jobs.ChangeSpecCodec.encode(spec).toBuilder().setTo(io.tenplex.server.control
-                .Placement.newBuilder().setTp(1).setPp(1).setDp(4).setEp(1).addDevices(io.tenplex.server.control.DeviceRun
-                        .newBuilder().setCount(Integer.MAX_VALUE))).build().toByteArray();
-        r = call("POST", "/api/v1/jobs/h/changes?worker=0", forged);
-        assertEquals(400, r.statusCode(), text(r));
-        assertTrue(text(r).contains("places more than"), text(r));
-        r = call("POST", "/api/v1/jobs/h/changes?worker=0", body);
-        assertEquals(409, r.statusCode(), text(r));
-        var answer = io.tenplex.server.control.ChangeAnswer.parseFrom(r.body());
-        assertEquals(java.util.List.of(d, "cd".repeat(32)), answer.getMissingList());
-        assertTrue(!answer.hasStatus());
-        r = call("GET", "/api/v1/jobs/h/parts/c1", new byte[0]);
-        assertEquals(404, r.statusCode(), "nothing was started: " + text(r));
-    }
-
     private static JsonNode run(String job, String a, int perA, int firstA, String b, int perB, int firstB, String more)
             throws Exception {
         ParallelConfig from = config(a);

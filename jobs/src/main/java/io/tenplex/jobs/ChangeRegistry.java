@@ -94,6 +94,12 @@ final class ChangeRegistry {
         return parts.computeIfAbsent(part.job(), part.planId(), () -> new PartRunner(part, ctx));
     }
 
+    /** The status of a part this daemon still has, or null. */
+    io.tenplex.jobs.common.PartStatus knownPart(String job, String planId) {
+        parts.prune();
+        return parts.get(job, planId).map(PartRunner::status).orElse(null);
+    }
+
     /** @throws StoreException not found when this daemon has no such part */
     PartRunner part(String job, String planId) {
         parts.prune();

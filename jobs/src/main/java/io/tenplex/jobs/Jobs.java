@@ -260,8 +260,11 @@ public final class Jobs implements Sealer {
      */
     public io.tenplex.jobs.common.DaemonClient.ChangeAnswer startChange(io.tenplex.jobs.common.ChangeSpec spec,
             int worker) {
-        return io.tenplex.jobs.reconfigure.LocalParts.start(spec, descriptions, worker, p -> startPart(p).status());
+        return io.tenplex.jobs.reconfigure.LocalParts.start(spec, descriptions, posted, worker,
+                p -> startPart(p).status(), () -> changes.knownPart(spec.job(), spec.changeId()));
     }
+
+    private final io.tenplex.jobs.reconfigure.PostedChanges posted = new io.tenplex.jobs.reconfigure.PostedChanges();
 
     /** The descriptions (models, saved layouts) changes name by digest, as this daemon keeps them. */
     public io.tenplex.jobs.reconfigure.Descriptions descriptions() {

@@ -23,6 +23,20 @@ public final class ModelSpecJson {
     private ModelSpecJson() {
     }
 
+    private static long[] dims(JsonNode shape, String where) {
+        if (!shape.isArray()) {
+            throw new IllegalArgumentException(where + ": shape must be a list of integers");
+        }
+        long[] dims = new long[shape.size()];
+        for (int i = 0; i < dims.length; i++) {
+            if (!shape.get(i).isIntegralNumber() || !shape.get(i).canConvertToLong()) {
+                throw new IllegalArgumentException(where + ": shape must be a list of integers");
+            }
+            dims[i] = shape.get(i).asLong();
+        }
+        return dims;
+    }
+
     public static Model parse(String json) {
         JsonNode root;
         try {
@@ -38,10 +52,7 @@ public final class ModelSpecJson {
         for (JsonNode t : required(root, "tensors", "model spec")) {
             String name = required(t, "name", "tensor").asText();
             String where = "tensor " + name;
-            long[] dims = new long[required(t, "shape", where).size()];
-            for (int i = 0; i < dims.length; i++) {
-                dims[i] = t.get("shape").get(i).asLong();
-            }
+            long[] dims = dims(required(t, "shape", where), where);
             Placement at;
             if (t.has("layer")) {
                 at = Placement.layer(t.get("layer").asInt());

@@ -26,7 +26,12 @@ final class Dealing {
         for (int w : workers) {
             lo = Math.min(lo, sent[w]);
         }
-        long hi = Math.addExact(lo, Math.multiplyExact(n, bytes));
+        long hi;
+        try {
+            hi = Math.addExact(lo, Math.multiplyExact(n, bytes));
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException(n + " reads of " + bytes + " bytes each overflow what a worker can send");
+        }
         while (lo < hi) { // the smallest level whose slots at or below it number at least n
             long mid = lo + (hi - lo) / 2;
             if (slotsUpTo(sent, workers, mid, bytes, n) >= n) {

@@ -67,6 +67,26 @@ final class HolderIndex {
         this.heap = heaps.apply(mine);
     }
 
+    /** The most (holder sets x (workers + ranks)) entries the planner's holder indexes may take. */
+    static final long MAX_INDEX = 1L << 26;
+
+    /**
+     * Refuses a change whose holder indexes would not fit: one per holder set of the old configuration
+     * (at most P x (T + 1) x E), each with an entry per worker and per rank.
+     *
+     * @throws IllegalArgumentException naming the sizes and the limit
+     */
+    static void checkSize(io.tenplex.ptc.Ptc from, int workers) {
+        var c = from.config();
+        long sets = (long) c.pp() * (c.tp() + 1) * c.ep();
+        long entries = sets * ((long) workers + from.worldSize());
+        if (entries > MAX_INDEX) {
+            throw new IllegalArgumentException("the old configuration " + c + " has up to " + sets + " holder sets over "
+                    + workers + " workers and " + from.worldSize() + " ranks: " + entries + " index entries, over the "
+                    + "planner's limit of " + MAX_INDEX);
+        }
+    }
+
     boolean holds(int rank) {
         return holds[rank];
     }

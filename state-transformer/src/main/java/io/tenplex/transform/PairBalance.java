@@ -101,6 +101,7 @@ final class PairBalance {
         this.holderIndex = new HolderIndex[from.model().tensors().size()][];
         this.workerIds = java.util.stream.IntStream.concat(from.devices().stream().mapToInt(Device::worker),
                 copies.values().stream().flatMap(List::stream).mapToInt(Integer::intValue)).distinct().sorted().toArray();
+        HolderIndex.checkSize(from, workerIds.length);
         this.workerOfRank = new int[from.worldSize()];
         for (int r = 0; r < workerOfRank.length; r++) {
             workerOfRank[r] = Arrays.binarySearch(workerIds, from.device(r).worker());

@@ -55,8 +55,18 @@ public final class LocalParts {
      *
      * @param start starts a part (idempotent per change) and answers its first status
      */
-    public static DaemonClient.ChangeAnswer start(ChangeSpec spec, Descriptions kept, int worker,
-            java.util.function.Function<PlanPart, io.tenplex.jobs.common.PartStatus> start) {
+    public static DaemonClient.ChangeAnswer start(ChangeSpec spec, Descriptions kept, PostedChanges posted, int worker,
+            java.util.function.Function<PlanPart, io.tenplex.jobs.common.PartStatus> start,
+            java.util.function.Supplier<io.tenplex.jobs.common.PartStatus> existing) {
+        if (!spec.participants().contains(worker)) {
+            throw new IllegalArgumentException("worker " + worker + " is not a participant of change " + spec.changeId());
+        }
+        String definition = PostedChanges.definition(spec, worker);
+        PostedChanges.Known before = posted.known(spec, definition);
+        io.tenplex.jobs.common.PartStatus running = before == null ? null : existing.get();
+        if (running != null) {
+            return new DaemonClient.ChangeAnswer(running, before.planDigest(), List.of()); // a retry: as answered before
+        }
         List<String> missing = kept.missing(spec.descriptions());
         byte[] model = kept.get(spec.modelDigest());
         List<byte[]> described = new ArrayList<>();
@@ -75,7 +85,9 @@ public final class LocalParts {
             }
         }
         Built b = build(spec, Descriptions.model(model), worker, byRank);
-        return new DaemonClient.ChangeAnswer(start.apply(b.part()), b.digest(), List.of());
+        io.tenplex.jobs.common.PartStatus status = start.apply(b.part());
+        posted.planned(spec, new PostedChanges.Known(definition, b.digest()));
+        return new DaemonClient.ChangeAnswer(status, b.digest(), List.of());
     }
 
     /** The addresses as given (host:port), not looked up: the part names them as the change did. */

@@ -62,8 +62,13 @@ public final class ChangeSpecCodec {
      */
     public static ChangeSpec decode(io.tenplex.server.control.ChangeSpec m) {
         text(m.getJob(), "job", false);
-        text(m.getChangeId(), "change id", false);
+        segment(text(m.getChangeId(), "change id", false), "change id");
         text(m.getSourceDir(), "source dir", true);
+        if (!m.getSourceDir().isEmpty()) {
+            for (String s : m.getSourceDir().split("/", -1)) {
+                segment(s, "source dir");
+            }
+        }
         text(m.getCoordinator(), "coordinator", true);
         digest(m.getModelDigest(), "model digest");
         if (m.getStep() < 0 || m.getLinkRate() < 0) {
@@ -87,7 +92,13 @@ public final class ChangeSpecCodec {
             throw new IllegalArgumentException(m.getParticipantsCount() + " participants, over the limit of "
                     + Limits.MAX_RANKS);
         }
-        m.getParticipantsList().forEach(w -> worker(w, "participant"));
+        java.util.Set<Integer> destinations = new java.util.HashSet<>();
+        to.devices().forEach(d -> destinations.add(d.worker()));
+        for (int w : m.getParticipantsList()) {
+            if (!destinations.contains(w)) {
+                throw new IllegalArgumentException("participant " + w + " is not a worker of the new placement");
+            }
+        }
         layouts(m, from.devices().size());
         return new ChangeSpec(m.getJob(), m.getChangeId(), m.getStep(), m.getModelDigest(), from, to, daemons,
                 copies(m, from.devices().size()), m.getSourceDir(), m.getLinkRate(), m.getParticipantsList(),
@@ -101,6 +112,9 @@ public final class ChangeSpecCodec {
                     + m.getLayoutDigestsCount() + " distinct ones for " + oldRanks + " old ranks");
         }
         m.getLayoutDigestsList().forEach(d -> digest(d, "layout digest"));
+        if (new java.util.HashSet<>(m.getLayoutDigestsList()).size() != m.getLayoutDigestsCount()) {
+            throw new IllegalArgumentException("layouts: a layout digest is listed twice");
+        }
         for (int i : m.getRankLayoutsList()) {
             if (i < -1 || i >= m.getLayoutDigestsCount()) {
                 throw new IllegalArgumentException("layouts: index " + i + " names none of the "
@@ -161,6 +175,14 @@ public final class ChangeSpecCodec {
             out.put(e.getKey(), List.copyOf(e.getValue().getWorkersList()));
         }
         return out;
+    }
+
+    /** One path component of a relative store path: no '/', not '.' or '..', not empty. */
+    private static void segment(String s, String what) {
+        String problem = io.tenplex.store.JobNamespace.nameProblem(s);
+        if (problem != null) {
+            throw new IllegalArgumentException(what + " must be a relative path of plain names: " + problem);
+        }
     }
 
     private static void worker(int w, String what) {
