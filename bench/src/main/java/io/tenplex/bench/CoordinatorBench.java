@@ -44,7 +44,8 @@ public final class CoordinatorBench {
         Ptc from = Ptc.packed(model(a), a, perWorker);
         Ptc to = Ptc.packed(model(b), b, perWorker);
         long t0 = System.nanoTime();
-        Plan plan = Planner.plan(from, to);
+        Plan plan = local ? io.tenplex.transform.LocalPlanner.planFor(from, to, to.device(0).worker())
+                : Planner.plan(from, to); // planned by every daemon: the coordinator plans one part, for the report
         double planned = (System.nanoTime() - t0) / 1e9;
         System.out.printf(Locale.ROOT, "%s -> %s on %d devices, %d per worker: plan %.2f s, %d shards, %d pieces%n",
                 a, b, a.worldSize(), perWorker, planned, plan.shards().size(), plan.pieceCount());
@@ -56,18 +57,14 @@ public final class CoordinatorBench {
         CoordinatorBenchClient client = new CoordinatorBenchClient(from, "bench", 10_000_000_000L);
         ExecutorService background = Executors.newCachedThreadPool();
         try {
-            long t1 = System.nanoTime();
-            Reconfiguration r = new Reconfiguration("bench", "p1", plan, from, daemons, 100, client,
-                    new Reconfiguration.Source("save", -1, 0, Map.of(), Rebuilding.NONE, local ? new Reconfiguration
-                            .Defined(model(a), new io.tenplex.jobs.common.ConfigJson.Placed(b, to.devices())) : null),
-                    new Reconfiguration.InDoubtInfo("", 0));
-            r.start(background);
-            r.finished().get();
-            double total = (System.nanoTime() - t1) / 1e9;
-            System.out.printf(Locale.ROOT, "coordinator: %s in %.2f s, phases (ms) %s%s%n", r.state(), total,
-                    r.describe().phaseMillis(), r.error() == null ? "" : ", error: " + r.error());
+            Reconfiguration.Defined defined = local ? new Reconfiguration.Defined(model(a),
+                    new io.tenplex.jobs.common.ConfigJson.Placed(b, to.devices())) : null;
+            Reconfiguration r = change("p1", plan, from, daemons, client, defined, background);
             if (local) {
                 printLocal(a, workers, client, r);
+                client.planning.count();
+                System.out.println("the job's next change (its descriptions kept by the daemons):");
+                printLocal(a, workers, client, change("p2", plan, from, daemons, client, defined, background));
             } else {
                 System.out.printf(Locale.ROOT, "parts: %d posted, %d encoded bytes in all, largest %d bytes (%d pieces),"
                         + " at most %d bytes in flight%n", client.posted(), client.encodedBytes(), client.largestPart(),
@@ -80,6 +77,20 @@ public final class CoordinatorBench {
         }
         System.out.printf(Locale.ROOT, "heap: max %d MiB, highest after a GC %d MiB (%d GCs)%n",
                 Runtime.getRuntime().maxMemory() >> 20, heap.highestAfterGc() >> 20, heap.collections());
+    }
+
+    /** Runs one change through the coordinator; prints its phases. */
+    private static Reconfiguration change(String id, Plan plan, Ptc from, Map<Integer, InetSocketAddress> daemons,
+            CoordinatorBenchClient client, Reconfiguration.Defined defined, ExecutorService background) throws Exception {
+        long t1 = System.nanoTime();
+        Reconfiguration r = new Reconfiguration("bench", id, plan, from, daemons, 100, client,
+                new Reconfiguration.Source("save", -1, 0, Map.of(), Rebuilding.NONE, defined),
+                new Reconfiguration.InDoubtInfo("", 0));
+        r.start(background);
+        r.finished().get();
+        System.out.printf(Locale.ROOT, "coordinator: %s in %.2f s, phases (ms) %s%s%n", r.state(),
+                (System.nanoTime() - t1) / 1e9, r.describe().phaseMillis(), r.error() == null ? "" : ", error: " + r.error());
+        return r;
     }
 
     /**

@@ -97,6 +97,48 @@ final class CoordinatorBenchClient implements DaemonClient, AutoCloseable {
         return CompletableFuture.supplyAsync(() -> planning.post(worker, spec), uplink);
     }
 
+    /**
+     * A daemon checking its own ranks' trees: each rank's layout built from its flat tree and digested,
+     * ranks of one tree sharing the work, as a daemon does for its own ranks. Here every rank of a stage
+     * has the same tree, and the stage's layout is built once for all simulated daemons: they check in
+     * parallel, so one daemon's work (at most its 8 ranks') is the critical path, not 512 daemons' in a row.
+     */
+    @Override
+    public synchronized CompletableFuture<java.util.Map<Integer, String>> describeTrees(InetSocketAddress daemon,
+            String job, String sourceDir, List<Integer> ranks) {
+        java.util.Map<Integer, String> out = new java.util.TreeMap<>();
+        for (int rank : ranks) {
+            int stage = from.layout().coord(rank, from.config()).pp();
+            String known = byStage.get(stage);
+            if (known != null) {
+                out.put(rank, known);
+                continue;
+            }
+            List<io.tenplex.jobs.common.CheckpointLayout.Item> items = new ArrayList<>();
+            for (TreeEntry e : listTree(daemon, StorePath.parse("/job/" + job + "/" + sourceDir + "/" + rank)).join()) {
+                items.add(new io.tenplex.jobs.common.CheckpointLayout.Item(e.path().substring(e.path().lastIndexOf('/')
+                        + 1), e.tensor(), e.dims(), e.meta()));
+            }
+            out.put(rank, checked.computeIfAbsent(items, x -> {
+                byte[] b = io.tenplex.jobs.reconfigure.Descriptions.layout(io.tenplex.jobs.common.CheckpointLayout.of(x));
+                String d = io.tenplex.jobs.reconfigure.Descriptions.digest(b);
+                layouts.put(d, b);
+                return d;
+            }));
+            byStage.put(stage, out.get(rank));
+        }
+        return CompletableFuture.completedFuture(out);
+    }
+
+    private final java.util.Map<List<io.tenplex.jobs.common.CheckpointLayout.Item>, String> checked = new java.util.HashMap<>();
+    private final java.util.Map<String, byte[]> layouts = new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.Map<Integer, String> byStage = new java.util.HashMap<>();
+
+    @Override
+    public CompletableFuture<byte[]> description(InetSocketAddress daemon, String job, String digest) {
+        return CompletableFuture.completedFuture(layouts.get(digest));
+    }
+
     @Override
     public CompletableFuture<Void> putDescription(InetSocketAddress daemon, String job, String digest, byte[] bytes) {
         int w = Integer.parseInt(daemon.getHostString().substring("worker".length()));

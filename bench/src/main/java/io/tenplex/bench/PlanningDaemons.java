@@ -46,7 +46,8 @@ final class PlanningDaemons {
         if (!described.contains(w)) {
             return new ChangeAnswer(null, "", sent.descriptions());
         }
-        if (digest == null) {
+        if (!sent.changeId().equals(plannedChange)) { // the first daemon asked of each change plans for real
+            plannedChange = sent.changeId();
             ChangeSpec spec;
             try {
                 spec = ChangeSpecCodec.decode(io.tenplex.server.control.ChangeSpec.parseFrom(body));
@@ -61,6 +62,7 @@ final class PlanningDaemons {
     }
 
     private volatile ChangeSpec plannedSpec;
+    private String plannedChange;
     private ChangeSpec lastSpec;
     private byte[] lastBody;
 
@@ -99,6 +101,12 @@ final class PlanningDaemons {
         descriptionBytes.addAndGet(bytes.length);
         kept.put(d, bytes);
         described.add(w);
+    }
+
+    /** Forgets what was counted (not what daemons keep): for the next change of the same job. */
+    synchronized void count() {
+        specBytes.set(0);
+        descriptionBytes.set(0);
     }
 
     /** The largest definition one daemon was sent (bytes). */

@@ -161,6 +161,7 @@ public final class Daemon implements AutoCloseable {
         io.tenplex.server.jobs.ChangeRoutes r = new io.tenplex.server.jobs.ChangeRoutes(jobs, planning);
         routes.addGroup(io.tenplex.server.jobs.ChangeRoutes.CHANGES, r);
         routes.addGroup(io.tenplex.server.jobs.ChangeRoutes.DESCRIPTIONS, r);
+        routes.addGroup(io.tenplex.server.jobs.ChangeRoutes.TREES, r);
     }
 
     /** Serves the torchrun rendezvous of the jobs (a node that names no daemon has this one). */

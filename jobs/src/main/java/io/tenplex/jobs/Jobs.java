@@ -266,6 +266,12 @@ public final class Jobs implements Sealer {
 
     private final io.tenplex.jobs.reconfigure.PostedChanges posted = new io.tenplex.jobs.reconfigure.PostedChanges();
 
+    /** This daemon's own old ranks' saved trees, checked: a layout digest per rank ({@code LocalTrees}). */
+    public java.util.Map<Integer, String> describeTrees(String job, String sourceDir, java.util.List<Integer> ranks) {
+        return io.tenplex.jobs.reconfigure.LocalTrees.describe(store, new JobLayout(job, sourceDir, "load"), ranks,
+                descriptions);
+    }
+
     /** The descriptions (models, saved layouts) changes name by digest, as this daemon keeps them. */
     public io.tenplex.jobs.reconfigure.Descriptions descriptions() {
         return descriptions;

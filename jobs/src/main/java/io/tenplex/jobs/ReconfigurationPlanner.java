@@ -106,7 +106,10 @@ final class ReconfigurationPlanner {
                                 around.sources().release()), null);
             }
         }
-        return new Planned(PlanAhead.plan(ahead, from, to), from, sourceDir, step, Map.of(), Rebuilding.NONE,
+        // planned by every daemon: the coordinator plans only the first new worker's part, for the whole change's report
+        Plan plan = r.plannedLocally() && ahead == null ? io.tenplex.transform.LocalPlanner.planFor(from, to,
+                to.device(0).worker()) : PlanAhead.plan(ahead, from, to);
+        return new Planned(plan, from, sourceDir, step, Map.of(), Rebuilding.NONE,
                 new io.tenplex.jobs.reconfigure.Reconfiguration.Defined(model, new ConfigJson.Placed(to.config(),
                         to.devices())));
     }

@@ -177,6 +177,23 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
     }
 
     @Override
+    public CompletableFuture<Map<Integer, String>> describeTrees(InetSocketAddress daemon, String job, String sourceDir,
+            List<Integer> ranks) {
+        return at(daemon, () -> d(daemon).jobs().describeTrees(job, sourceDir, ranks));
+    }
+
+    @Override
+    public CompletableFuture<byte[]> description(InetSocketAddress daemon, String job, String digest) {
+        return at(daemon, () -> {
+            byte[] b = d(daemon).jobs().descriptions().get(digest);
+            if (b == null) {
+                throw new DaemonCallException(DaemonCallException.Kind.NOT_FOUND, 404, "no description " + digest);
+            }
+            return b;
+        });
+    }
+
+    @Override
     public CompletableFuture<Void> putDescription(InetSocketAddress daemon, String job, String digest, byte[] bytes) {
         return at(daemon, () -> {
             d(daemon).jobs().descriptions().put(digest, bytes);

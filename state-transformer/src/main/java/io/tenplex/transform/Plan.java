@@ -77,6 +77,11 @@ public final class Plan {
         return sourceTensorKeys;
     }
 
+    /** Whether its keys are bound to stored paths ({@link #withPaths}). */
+    public boolean isBound() {
+        return shards instanceof BoundShards;
+    }
+
     /** Pieces in all destination shards. */
     public long pieceCount() {
         List<ShardPlan> l = shards instanceof BoundShards b ? b.base : shards;

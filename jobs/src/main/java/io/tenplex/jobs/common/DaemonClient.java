@@ -5,6 +5,7 @@ import io.tenplex.ptc.TensorMeta;
 import io.tenplex.store.StorePath;
 import java.net.InetSocketAddress;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 
@@ -66,6 +67,20 @@ public interface DaemonClient {
     /** Keeps a description (a model's, a saved layout's) on a daemon under its digest. */
     default CompletableFuture<Void> putDescription(InetSocketAddress daemon, String job, String digest, byte[] bytes) {
         return CompletableFuture.failedFuture(new UnsupportedOperationException("this client does not send descriptions"));
+    }
+
+    /**
+     * Has a daemon check its own old ranks' saved trees under {@code /job/<job>/<sourceDir>}: the
+     * layout digest of each (null for a rank that saved nothing there).
+     */
+    default CompletableFuture<Map<Integer, String>> describeTrees(InetSocketAddress daemon, String job, String sourceDir,
+            List<Integer> ranks) {
+        return CompletableFuture.failedFuture(new UnsupportedOperationException("this client does not check trees"));
+    }
+
+    /** A description a daemon keeps (a saved layout it checked), by digest. */
+    default CompletableFuture<byte[]> description(InetSocketAddress daemon, String job, String digest) {
+        return CompletableFuture.failedFuture(new UnsupportedOperationException("this client does not read descriptions"));
     }
 
     /** Asks a part to prepare (completes once it is executed), commit or abort. */

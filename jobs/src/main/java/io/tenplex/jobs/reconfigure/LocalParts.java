@@ -39,6 +39,7 @@ public final class LocalParts {
         io.tenplex.jobs.common.Limits.partSize(to.ranksOnWorker(worker).size(), to.model().tensors().size(),
                 "worker " + worker + "'s part: ");
         LocalPlanner.OwnPart own = LocalPlanner.part(from, to, spec.copies(), worker);
+        PlanHeap.requireChunks(own.plan());
         PlanPaths.Result bound = PlanPaths.bind(own.plan(), layouts);
         Map<Integer, Long> rates = spec.linkRate() > 0 ? FlowRates.ownRates(bound.plan(), worker, spec.linkRate())
                 : Map.of();

@@ -55,7 +55,7 @@ public final class PlanPaths {
         };
         List<ValueCopy> values = values(plan, listed);
         values.addAll(UndeclaredValues.of(plan, listed, destPath, values));
-        Plan bound = plan.withPaths((rank, key) -> sourcePath(sources, rank, key), destPath, values);
+        Plan bound = plan.withPaths(sameTreeOnce(sources), destPath, values);
         Map<Integer, Map<String, String>> generated = new TreeMap<>();
         if (megatron) {
             Map<List<List<String>>, Map<String, String>> files = new java.util.IdentityHashMap<>(); // shared groups, shared files
@@ -82,6 +82,31 @@ public final class PlanPaths {
         Map<Integer, List<List<String>>> groups = new HashMap<>();
         params.forEach((r, p) -> groups.put(r, distinct.computeIfAbsent(p, x -> CheckpointLayout.groups(x, dims))));
         return groups;
+    }
+
+    /** One lookup of a key in a saved tree, remembered. */
+    private record Looked(CheckpointLayout layout, String key, String path) {}
+
+    /**
+     * A source rank's stored path of a key, looked up once for consecutive ranks that share one saved
+     * tree (a piece's replicas, as a rule: at thousands of data-parallel ranks, thousands of lookups of
+     * the same answer). Safe for binding from several threads.
+     */
+    private static java.util.function.BiFunction<Integer, String, String> sameTreeOnce(CheckpointLayout[] sources) {
+        java.util.concurrent.atomic.AtomicReference<Looked> last = new java.util.concurrent.atomic.AtomicReference<>();
+        return (rank, key) -> {
+            CheckpointLayout l = rank >= 0 && rank < sources.length ? sources[rank] : null;
+            if (l == null) {
+                return null;
+            }
+            Looked seen = last.get();
+            if (seen != null && seen.layout() == l && seen.key().equals(key)) {
+                return seen.path();
+            }
+            String path = l.storedTensor(key);
+            last.set(new Looked(l, key, path));
+            return path;
+        };
     }
 
     private static CheckpointLayout[] byRank(Map<Integer, CheckpointLayout> listed) {

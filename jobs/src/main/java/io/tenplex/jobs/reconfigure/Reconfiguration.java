@@ -164,8 +164,8 @@ public final class Reconfiguration implements Registry.Finishing {
 
     private void run() throws Exception {
         long t = System.nanoTime();
-        checks.checkDaemons();
-        Map<Integer, CheckpointLayout> sources = checks.listSources();
+        checks.checkDaemons(local != null);
+        Map<Integer, CheckpointLayout> sources = checks.listSources(local != null);
         CarriedValues.requireEqual(plan, sources, client, new JobLayout(job, sourceDir, "load"), checks.holders(),
                 rebuilding.pending()); // the ranks being rebuilt are compared once published
         PlanPaths.Result bound = local != null ? null : PlanPaths.bind(plan, sources); // else each daemon binds its own

@@ -44,20 +44,40 @@ final class SourceChecks {
         this.progress = progress;
     }
 
-    /** Every daemon involved answers its health check, and no new shard is over one chunk. */
-    void checkDaemons() throws IOException, InterruptedException {
+    /**
+     * Every daemon involved answers its health check (at most {@link LocalTrees#IN_FLIGHT} asked at
+     * once), and no new shard is over one chunk (checked here, or by each daemon for its own part when
+     * {@code local}).
+     */
+    void checkDaemons(boolean local) throws IOException, InterruptedException {
+        java.util.ArrayDeque<Map.Entry<Integer, java.util.concurrent.CompletableFuture<Void>>> asked =
+                new java.util.ArrayDeque<>();
         for (int w : workersInvolved()) {
             if (!daemons.containsKey(w)) {
                 throw new IOException("no daemon address for worker " + w);
             }
-            try {
-                client.health(daemons.get(w)).get();
-            } catch (ExecutionException e) {
-                throw new IOException("daemon of worker " + w + " at " + daemons.get(w) + " is unreachable: "
-                        + e.getCause().getMessage(), e.getCause());
+            if (asked.size() == LocalTrees.IN_FLIGHT) {
+                healthy(asked.poll());
             }
+            asked.add(Map.entry(w, client.health(daemons.get(w))));
         }
-        PlanHeap.requireChunks(plan);
+        while (!asked.isEmpty()) {
+            healthy(asked.poll());
+        }
+        if (!local) {
+            PlanHeap.requireChunks(plan);
+        }
+    }
+
+    private void healthy(Map.Entry<Integer, java.util.concurrent.CompletableFuture<Void>> asked)
+            throws IOException, InterruptedException {
+        int w = asked.getKey();
+        try {
+            asked.getValue().get();
+        } catch (ExecutionException e) {
+            throw new IOException("daemon of worker " + w + " at " + daemons.get(w) + " is unreachable: "
+                    + e.getCause().getMessage(), e.getCause());
+        }
     }
 
     /** Once the ranks rebuilt from parity are published (checked), their carried values are compared too. */
@@ -75,8 +95,14 @@ final class SourceChecks {
         }
     }
 
-    /** Lists every old rank's saved tree on the daemon of its worker (a rank with none saved nothing). */
-    Map<Integer, CheckpointLayout> listSources() throws IOException, InterruptedException {
+    /**
+     * Every old rank's saved tree as a layout (a rank with none saved nothing): checked by the daemon
+     * of its worker, which answers digests ({@link LocalTrees}) when {@code local}, else listed here.
+     */
+    Map<Integer, CheckpointLayout> listSources(boolean local) throws IOException, InterruptedException {
+        if (local) {
+            return LocalTrees.collect(client, job, sourceDir, holders());
+        }
         Map<Integer, InetSocketAddress> listed = holders();
         listed.keySet().removeAll(rebuilding.pending()); // listed as their manifests say they will be published
         return rebuilding.withPending(SavedTrees.list(client, new JobLayout(job, sourceDir, "load"), listed));

@@ -59,6 +59,9 @@ final class UndeclaredValues {
     /** The keys the plan's pieces read, and the old configuration's tensor keys (read by a piece or not, the model's). */
     private static Set<String> placed(Plan plan) {
         Set<String> placed = new HashSet<>(plan.sourceTensorKeys());
+        if (!plan.isBound()) {
+            return placed; // a planner's pieces read the old tensors' keys, every one of which is there
+        }
         for (ShardPlan s : plan.shards()) {
             s.pieces().forEach(p -> placed.add(p.sourceKey()));
         }

@@ -20,6 +20,10 @@ import java.util.concurrent.CompletableFuture;
 public final class ChangeRoutes implements ControlHandler {
     public static final String CHANGES = "changes";
     public static final String DESCRIPTIONS = "descriptions";
+    public static final String TREES = "trees";
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind
+            .ObjectMapper().enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
     private final Jobs jobs;
     private final PlanningPool planning;
@@ -56,16 +60,57 @@ public final class ChangeRoutes implements ControlHandler {
             return new Response(a.status() != null ? 202 : 409, HttpDaemonClient.PROTOBUF, b.build().toByteArray());
         }
         if (p[5].equals(DESCRIPTIONS) && p.length == 7) {
-            if (!req.method().equals("PUT")) {
-                return Response.text(405, req.method() + " not allowed on " + req.path() + " (PUT)");
-            }
             if (!p[6].matches("[0-9a-f]{64}")) {
                 throw new IllegalArgumentException("a description's digest is 64 lowercase hex digits");
+            }
+            if (req.method().equals("GET")) {
+                byte[] b = jobs.descriptions().get(p[6]);
+                if (b == null) {
+                    throw StoreException.notFound("no description " + p[6] + " on this daemon");
+                }
+                return new Response(200, "application/octet-stream", b);
+            }
+            if (!req.method().equals("PUT")) {
+                return Response.text(405, req.method() + " not allowed on " + req.path() + " (GET, PUT)");
             }
             jobs.descriptions().put(p[6], req.body());
             return Response.text(204, "");
         }
+        if (p[5].equals(TREES) && p.length == 6) {
+            if (!req.method().equals("POST")) {
+                return Response.text(405, req.method() + " not allowed on " + req.path() + " (POST)");
+            }
+            return trees(job, req);
+        }
         throw StoreException.notFound("no route " + req.method() + " " + req.path());
+    }
+
+    /** {@code POST .../trees {"sourceDir": "gen/30", "ranks": [0, 1]}}: this daemon's ranks' layout digests. */
+    private Response trees(String job, Request req) throws java.io.IOException {
+        com.fasterxml.jackson.databind.JsonNode b = JSON.readTree(req.body());
+        if (b == null || !b.isObject() || !b.path("sourceDir").isTextual() || !b.path("ranks").isArray()
+                || b.get("ranks").size() > Limits.MAX_RANKS) {
+            throw new IllegalArgumentException("trees needs {\"sourceDir\": \"...\", \"ranks\": [at most "
+                    + Limits.MAX_RANKS + " ranks]}");
+        }
+        String dir = b.get("sourceDir").textValue();
+        for (String s : dir.split("/", -1)) {
+            String problem = io.tenplex.store.JobNamespace.nameProblem(s);
+            if (problem != null) {
+                throw new IllegalArgumentException("sourceDir must be a relative path of plain names: " + problem);
+            }
+        }
+        java.util.List<Integer> ranks = new java.util.ArrayList<>();
+        for (com.fasterxml.jackson.databind.JsonNode r : b.get("ranks")) {
+            if (!r.canConvertToInt() || !r.isIntegralNumber() || r.intValue() < 0 || r.intValue() >= Limits.MAX_RANKS) {
+                throw new IllegalArgumentException("ranks must be integers in [0, " + (Limits.MAX_RANKS - 1) + "]");
+            }
+            ranks.add(r.intValue());
+        }
+        var layouts = JSON.createObjectNode();
+        jobs.describeTrees(job, dir, ranks).forEach((rank, d) -> layouts.put(String.valueOf(rank), d));
+        return new Response(200, "application/json", JSON.writeValueAsBytes(JSON.createObjectNode().set("layouts",
+                layouts)));
     }
 
     private static int worker(String w) {

@@ -93,6 +93,37 @@ public final class HttpDaemonClient implements DaemonClient {
         });
     }
 
+    @Override
+    public CompletableFuture<java.util.Map<Integer, String>> describeTrees(InetSocketAddress daemon, String job,
+            String sourceDir, List<Integer> ranks) {
+        var body = json.createObjectNode().put("sourceDir", sourceDir);
+        ranks.forEach(body.putArray("ranks")::add);
+        HttpRequest.Builder r;
+        try {
+            r = link.request(daemon, new JobLayout(job).api("/trees")).timeout(timeout)
+                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofByteArray(
+                            json.writeValueAsBytes(body)));
+        } catch (IOException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return send(r).thenApply(a -> {
+            ok(a);
+            java.util.Map<Integer, String> out = new java.util.TreeMap<>();
+            readTree(a.body()).path("layouts").fields().forEachRemaining(e -> out.put(Integer.parseInt(e.getKey()),
+                    e.getValue().isNull() ? null : e.getValue().asText()));
+            return out;
+        });
+    }
+
+    @Override
+    public CompletableFuture<byte[]> description(InetSocketAddress daemon, String job, String digest) {
+        return send(link.request(daemon, new JobLayout(job).api("/descriptions/" + digest)).timeout(timeout).GET())
+                .thenApply(a -> {
+                    ok(a);
+                    return a.body();
+                });
+    }
+
     /** The last change's definition encoded: every daemon of a change is sent the same bytes. */
     private volatile Object[] lastChange = {null, null};
 
