@@ -8,7 +8,6 @@ import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * One daemon's own part of a change, planned by that daemon (the paper's per-worker State
@@ -65,8 +64,8 @@ public final class LocalPlanner {
                 part.draft(rank, i, b.geometry[i].length == 1 ? 0 : tp);
             }
         }
-        PlanReport report = new PlanReport(b.onDevice, b.intra, b.inter, b.inter, b.kept, byWorker(b.workerIds, b.sent),
-                byWorker(b.destWorkerIds, b.received));
+        PlanReport report = new PlanReport(b.onDevice, b.intra, b.inter, b.inter, b.kept,
+                SourceWorkers.byWorker(b.workerIds, b.sent), SourceWorkers.byWorker(b.destWorkerIds, b.received));
         return new OwnPart(new Plan(from.config(), to.config(), part.table(), values(from, to, ranks), report,
                 from.devices(), to.devices(), Planner.tensorKeys(from)), b.digest());
     }
@@ -82,16 +81,6 @@ public final class LocalPlanner {
             }
         }
         return out;
-    }
-
-    private static Map<Integer, Long> byWorker(int[] ids, long[] bytes) {
-        Map<Integer, Long> out = new TreeMap<>();
-        for (int w = 0; w < ids.length; w++) {
-            if (bytes[w] > 0) {
-                out.put(ids[w], bytes[w]);
-            }
-        }
-        return Map.copyOf(out);
     }
 
     /** The own shards' tables, filled as {@link PlanBuilder} fills a whole plan's. */

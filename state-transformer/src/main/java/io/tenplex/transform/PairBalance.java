@@ -99,17 +99,11 @@ final class PairBalance {
             pairStart[i] = new int[geometry[i].length];
         }
         this.holderIndex = new HolderIndex[from.model().tensors().size()][];
-        this.workerIds = java.util.stream.IntStream.concat(from.devices().stream().mapToInt(Device::worker),
-                copies.values().stream().flatMap(List::stream).mapToInt(Integer::intValue)).distinct().sorted().toArray();
-        HolderIndex.checkSize(from, workerIds.length);
-        this.workerOfRank = new int[from.worldSize()];
-        for (int r = 0; r < workerOfRank.length; r++) {
-            workerOfRank[r] = Arrays.binarySearch(workerIds, from.device(r).worker());
-        }
-        this.copyWorkers = new int[copies.isEmpty() ? 0 : from.worldSize()][];
-        copies.forEach((rank, ws) -> copyWorkers[rank] = ws.stream().mapToInt(w -> Arrays.binarySearch(workerIds, w))
-                .filter(w -> w != workerOfRank[rank]).toArray());
-        this.copySpare = from.devices().stream().mapToInt(Device::local).max().orElse(0) + 1;
+        SourceWorkers sources = SourceWorkers.of(from, copies);
+        this.workerIds = sources.ids();
+        this.workerOfRank = sources.ofRank();
+        this.copyWorkers = sources.copies();
+        this.copySpare = sources.copySpare();
         this.destWorkerIds = to.devices().stream().mapToInt(Device::worker).distinct().sorted().toArray();
         this.sameDevice = new int[to.worldSize()];
         this.destAsSource = new int[to.worldSize()];

@@ -9,7 +9,6 @@ import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * Fills a {@link PlanTable}: for every destination shard (rank order, then model order) its pieces,
@@ -64,17 +63,11 @@ final class PlanBuilder {
             geometry[i] = new ShardGeometry[to.cells(toTensors.get(i))];
         }
         this.holderIndex = new HolderIndex[from.model().tensors().size()][];
-        this.workerIds = java.util.stream.IntStream.concat(from.devices().stream().mapToInt(Device::worker),
-                copies.values().stream().flatMap(List::stream).mapToInt(Integer::intValue)).distinct().sorted().toArray();
-        HolderIndex.checkSize(from, workerIds.length);
-        this.workerOfRank = new int[from.worldSize()];
-        for (int r = 0; r < workerOfRank.length; r++) {
-            workerOfRank[r] = Arrays.binarySearch(workerIds, from.device(r).worker());
-        }
-        this.copyWorkers = new int[copies.isEmpty() ? 0 : from.worldSize()][];
-        copies.forEach((rank, ws) -> copyWorkers[rank] = ws.stream().mapToInt(w -> Arrays.binarySearch(workerIds, w))
-                .filter(w -> w != workerOfRank[rank]).toArray());
-        this.copySpare = from.devices().stream().mapToInt(Device::local).max().orElse(0) + 1;
+        SourceWorkers sources = SourceWorkers.of(from, copies);
+        this.workerIds = sources.ids();
+        this.workerOfRank = sources.ofRank();
+        this.copyWorkers = sources.copies();
+        this.copySpare = sources.copySpare();
         this.sent = new long[workerIds.length];
         this.destWorkerIds = to.devices().stream().mapToInt(Device::worker).distinct().sorted().toArray();
         this.received = new long[destWorkerIds.length];
@@ -112,25 +105,14 @@ final class PlanBuilder {
         pieceStart.add(pieceSource.size());
         long lowerBound = remote.bytes();
         balance();
-        report = new PlanReport(onDevice, intra, lowerBound, lowerBound, kept, byWorker(workerIds, sent),
-                byWorker(destWorkerIds, received));
+        report = new PlanReport(onDevice, intra, lowerBound, lowerBound, kept, SourceWorkers.byWorker(workerIds, sent),
+                SourceWorkers.byWorker(destWorkerIds, received));
         return new PlanTable(from, to, sourceOf, geometry, shardRank.toArray(), shardTensor.toArray(),
                 pieceStart.toArray(), pieceSource.toArray(), pieceKind.toArray(),
                 pieceCopy == null ? null : pieceCopy.toArray(), copySpare);
     }
 
     private PlanReport report;
-
-    /** The workers with bytes, by worker number. */
-    private static Map<Integer, Long> byWorker(int[] ids, long[] bytes) {
-        Map<Integer, Long> out = new TreeMap<>();
-        for (int w = 0; w < ids.length; w++) {
-            if (bytes[w] > 0) {
-                out.put(ids[w], bytes[w]);
-            }
-        }
-        return Map.copyOf(out);
-    }
 
     /** The report of the plan built (after {@link #build()}). */
     PlanReport report() {
