@@ -52,14 +52,9 @@ final class PlanBuilder {
         this.from = from;
         this.to = to;
         List<TensorSpec> toTensors = to.model().tensors();
-        Map<TensorSpec, Integer> fromIndex = new IdentityHashMap<>();
-        for (TensorSpec t : from.model().tensors()) {
-            fromIndex.put(t, fromIndex.size());
-        }
-        this.sourceOf = new int[toTensors.size()];
+        this.sourceOf = Planner.sourceOf(from, to);
         this.geometry = new ShardGeometry[toTensors.size()][];
         for (int i = 0; i < toTensors.size(); i++) {
-            sourceOf[i] = fromIndex.get(Planner.source(from, to, toTensors.get(i).name()));
             geometry[i] = new ShardGeometry[to.cells(toTensors.get(i))];
         }
         this.holderIndex = new HolderIndex[from.model().tensors().size()][];

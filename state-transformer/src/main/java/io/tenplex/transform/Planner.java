@@ -9,6 +9,7 @@ import io.tenplex.ptc.TensorSpec;
 import io.tenplex.ptc.ValueSpec;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Computes the plan that turns the state held under one PTC into the state under another.
@@ -123,6 +124,20 @@ public final class Planner {
                 int src = from.valueSource(v, c.tp(), c.dp(), c.pp());
                 out.add(new ValueCopy(rank, v.key(), src, from.device(src)));
             }
+        }
+        return out;
+    }
+
+    /** Per new tensor (model order), the index of the old tensor it is made from ({@link #source}). */
+    static int[] sourceOf(Ptc from, Ptc to) {
+        Map<TensorSpec, Integer> fromIndex = new java.util.IdentityHashMap<>();
+        for (TensorSpec t : from.model().tensors()) {
+            fromIndex.put(t, fromIndex.size());
+        }
+        List<TensorSpec> toTensors = to.model().tensors();
+        int[] out = new int[toTensors.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = fromIndex.get(source(from, to, toTensors.get(i).name()));
         }
         return out;
     }
