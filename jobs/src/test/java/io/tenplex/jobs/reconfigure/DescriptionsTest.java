@@ -1,0 +1,68 @@
+package io.tenplex.jobs.reconfigure;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tenplex.jobs.common.CheckpointLayout;
+import io.tenplex.ptc.DType;
+import io.tenplex.ptc.TensorMeta;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The descriptions a daemon keeps by digest: only bytes that have the digest, within the budget, the
+ * least recently used dropped first; a saved layout crosses as its entries and comes back equal; a
+ * description that is not a layout is refused, naming what is wrong.
+ */
+class DescriptionsTest {
+    private static byte[] bytes(int n, int fill) {
+        byte[] b = new byte[n];
+        java.util.Arrays.fill(b, (byte) fill);
+        return b;
+    }
+
+    @Test
+    void keepsWhatHasItsDigest_withinTheBudget_leastRecentlyUsedDroppedFirst() {
+        Descriptions kept = new Descriptions(250);
+        byte[] a = bytes(100, 1);
+        byte[] b = bytes(100, 2);
+        byte[] c = bytes(100, 3);
+        String da = Descriptions.digest(a);
+        String db = Descriptions.digest(b);
+        String dc = Descriptions.digest(c);
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> kept.put(da, b)).getMessage()
+                .contains("do not have the digest"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> kept.put(da, bytes(251, 1))).getMessage()
+                .contains("over the limit"));
+        kept.put(da, a);
+        kept.put(db, b);
+        assertArrayEquals(a, kept.get(da)); // a used: b is now the least recently used
+        kept.put(dc, c);
+        assertNull(kept.get(db), "dropped to make room");
+        assertEquals(List.of(db), kept.missing(List.of(da, db, dc, db)));
+    }
+
+    @Test
+    void aLayout_crossesAsItsEntries_andComesBackEqual() {
+        CheckpointLayout l = CheckpointLayout.of(List.of(
+                new CheckpointLayout.Item("model/w", true, 2, TensorMeta.of(DType.BF16, 7, 3)),
+                new CheckpointLayout.Item("model/b", true, 1, null),
+                new CheckpointLayout.Item("iteration.int", false, 0)));
+        byte[] d = Descriptions.layout(l);
+        assertEquals(l.items(), Descriptions.layout(d).items());
+        assertArrayEquals(d, Descriptions.layout(Descriptions.layout(d)), "the same bytes, so the same digest");
+    }
+
+    @Test
+    void aDescriptionThatIsNotALayout_isRefused() {
+        for (String bad : List.of("{}", "[[\"w\"]]", "[[\"w\", true, 99, null, null]]", "[[\"w\", true, 1, \"f99\", [2]]]",
+                "[[\"w\", true, 1, \"f32\", [-2]]]", "[[\"w\", true, 1, \"f32\", {\"a\": 1}]]", "not json")) {
+            assertThrows(IllegalArgumentException.class, () -> Descriptions.layout(bad.getBytes(StandardCharsets.UTF_8)),
+                    bad);
+        }
+    }
+}
