@@ -117,6 +117,12 @@ class ChangeRoutesIT {
         assertEquals(409, r.statusCode(), text(r));
         assertEquals(List.of(missing), ChangeAnswer.parseFrom(r.body()).getMissingList());
         assertEquals(404, call("GET", "/api/v1/jobs/h/parts/c1", new byte[0]).statusCode(), "nothing was started");
+        assertRefused(call("POST", "/api/v1/jobs/h/reconfigure", ("{\"to\": {\"tp\": 1, \"pp\": 1, \"dp\": 1, "
+                + "\"devicesPerWorker\": 1}, \"central\": true, \"planning\": \"local\"}").getBytes(StandardCharsets.UTF_8)),
+                400, "central mode");
+        assertRefused(call("POST", "/api/v1/jobs/h/reconfigure", ("{\"to\": {\"tp\": 1, \"pp\": 1, \"dp\": 1, "
+                + "\"devicesPerWorker\": 1}, \"planning\": \"everywhere\"}").getBytes(StandardCharsets.UTF_8)), 400,
+                "\"local\" or \"central\"");
     }
 
     @Test

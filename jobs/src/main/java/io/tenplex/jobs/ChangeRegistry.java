@@ -113,7 +113,14 @@ final class ChangeRegistry {
      * @param newId the new reconfiguration's id, asked for once its daemons are checked
      */
     Reconfiguration start(ReconfigureRequest r, ReconfigurationPlanner.Planned p, Supplier<String> newId) {
-        io.tenplex.jobs.reconfigure.PlanHeap.check(p.plan(), r.central(), Runtime.getRuntime().maxMemory());
+        Reconfiguration.Defined local;
+        try {
+            io.tenplex.jobs.reconfigure.PlanHeap.check(p.plan(), r.central(), Runtime.getRuntime().maxMemory());
+            local = r.plannedLocally() ? definedLocally(r, p) : null;
+        } catch (RuntimeException e) {
+            p.rebuilding().release().run(); // a rebuild started for a change refused here is read by nobody
+            throw e;
+        }
         Map<Integer, InetSocketAddress> daemons = cluster.daemons(r.daemons());
         if (daemons.isEmpty()) {
             throw new IllegalArgumentException("no daemon addresses: give \"daemons\" in the request or start tenplexd "
@@ -127,7 +134,7 @@ final class ChangeRegistry {
         String id = newId.get();
         Reconfiguration c = new Reconfiguration(r.job(), id, p.plan(), p.from(), daemons, p.step(), client,
                 new Reconfiguration.Source(p.sourceDir(), r.central(), r.linkRate().orElse(cluster.linkRate()), p.origins(),
-                        p.rebuilding(), r.plannedLocally() ? definedLocally(r, p) : null),
+                        p.rebuilding(), local),
                 new Reconfiguration.InDoubtInfo(coordinator, prepared));
         reconfigurations.put(r.job(), id, c);
         c.start(exec.background());

@@ -29,10 +29,14 @@ public final class ModelSpecJson {
         }
         long[] dims = new long[shape.size()];
         for (int i = 0; i < dims.length; i++) {
-            if (!shape.get(i).isIntegralNumber() || !shape.get(i).canConvertToLong()) {
+            JsonNode d = shape.get(i);
+            boolean whole = d.isIntegralNumber() && d.canConvertToLong()
+                    || d.isNumber() && d.doubleValue() == Math.rint(d.doubleValue()) && Math.abs(d.doubleValue()) < 0x1p62
+                    || d.isTextual() && d.textValue().matches("-?[0-9]{1,18}");
+            if (!whole) { // whole numbers as specs have written them (4096, 4096.0, "4096"), nothing else
                 throw new IllegalArgumentException(where + ": shape must be a list of integers");
             }
-            dims[i] = shape.get(i).asLong();
+            dims[i] = d.asLong();
         }
         return dims;
     }

@@ -95,6 +95,7 @@ final class PairBalance {
         }
         this.holderIndex = new HolderIndex[from.model().tensors().size()][];
         SourceWorkers sources = SourceWorkers.of(from, copies);
+        HolderIndex.checkSize(from, sources.ids().length); // a definition from another daemon: bounded before planning
         this.workerIds = sources.ids();
         this.workerOfRank = sources.ofRank();
         this.copyWorkers = sources.copies();

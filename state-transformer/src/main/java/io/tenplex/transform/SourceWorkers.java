@@ -14,11 +14,9 @@ import java.util.Map;
  */
 record SourceWorkers(int[] ids, int[] ofRank, int[][] copies, int copySpare) {
 
-    /** @throws IllegalArgumentException when the planner's holder indexes would not fit ({@link HolderIndex#checkSize}) */
     static SourceWorkers of(Ptc from, Map<Integer, List<Integer>> copies) {
         int[] ids = java.util.stream.IntStream.concat(from.devices().stream().mapToInt(Device::worker),
                 copies.values().stream().flatMap(List::stream).mapToInt(Integer::intValue)).distinct().sorted().toArray();
-        HolderIndex.checkSize(from, ids.length);
         int[] ofRank = new int[from.worldSize()];
         for (int r = 0; r < ofRank.length; r++) {
             ofRank[r] = Arrays.binarySearch(ids, from.device(r).worker());

@@ -44,11 +44,19 @@ final class ChangePosts {
         return sent;
     }
 
+    /** The answer of a daemon that started its part: with its status and plan digest. */
+    private static ChangeAnswer started(int w, ChangeAnswer a) {
+        if (a.status() == null || a.planDigest().isEmpty()) {
+            throw new CompletionException(new IOException("worker " + w + " answered the change without starting its part"));
+        }
+        return a;
+    }
+
     private static CompletableFuture<ChangeAnswer> post(int w, ChangeSpec spec, Map<String, byte[]> descriptions,
             InetSocketAddress daemon, DaemonClient client) {
         return client.postChange(daemon, w, spec).thenCompose(a -> {
             if (a.missing().isEmpty()) {
-                return CompletableFuture.completedFuture(a);
+                return CompletableFuture.completedFuture(started(w, a));
             }
             List<CompletableFuture<Void>> puts = new ArrayList<>();
             for (String d : a.missing()) {
@@ -66,7 +74,7 @@ final class ChangePosts {
                                     + again.missing().size() + " descriptions after they were sent (its budget for them "
                                     + "may be too small)"));
                         }
-                        return again;
+                        return started(w, again);
                     });
         });
     }

@@ -63,19 +63,37 @@ public final class LocalParts {
             throw new IllegalArgumentException("worker " + worker + " is not a participant of change " + spec.changeId());
         }
         String definition = PostedChanges.definition(spec, worker);
-        PostedChanges.Known before = posted.known(spec, definition);
-        io.tenplex.jobs.common.PartStatus running = before == null ? null : existing.get();
-        if (running != null) {
-            return new DaemonClient.ChangeAnswer(running, before.planDigest(), List.of()); // a retry: as answered before
+        synchronized (posted) { // one change at a time: a retry racing its first post starts one part
+            PostedChanges.Known before = posted.known(spec, definition);
+            if (before != null) {
+                io.tenplex.jobs.common.PartStatus running = existing.get();
+                if (running == null) {
+                    throw io.tenplex.store.StoreException.conflict("change " + spec.changeId() + " of job " + spec.job()
+                            + " was planned here before and its part has ended; a change is made once");
+                }
+                return new DaemonClient.ChangeAnswer(running, before.planDigest(), List.of()); // a retry: as before
+            }
+            return plan(spec, kept, posted, worker, definition, start);
         }
-        List<String> missing = kept.missing(spec.descriptions());
+    }
+
+    private static DaemonClient.ChangeAnswer plan(ChangeSpec spec, Descriptions kept, PostedChanges posted, int worker,
+            String definition, java.util.function.Function<PlanPart, io.tenplex.jobs.common.PartStatus> start) {
         byte[] model = kept.get(spec.modelDigest());
         List<byte[]> described = new ArrayList<>();
-        for (String d : spec.layoutDigests()) {
-            described.add(kept.get(d)); // dropped meanwhile: null, then asked for again
+        List<String> missing = new ArrayList<>();
+        if (model == null) {
+            missing.add(spec.modelDigest());
         }
-        if (!missing.isEmpty() || model == null || described.contains(null)) {
-            return new DaemonClient.ChangeAnswer(null, "", missing.isEmpty() ? kept.missing(spec.descriptions()) : missing);
+        for (String d : spec.layoutDigests()) {
+            byte[] b = kept.get(d);
+            described.add(b);
+            if (b == null) {
+                missing.add(d);
+            }
+        }
+        if (!missing.isEmpty()) {
+            return new DaemonClient.ChangeAnswer(null, "", missing);
         }
         List<CheckpointLayout> layouts = described.stream().map(Descriptions::layout).toList();
         Map<Integer, CheckpointLayout> byRank = new TreeMap<>();

@@ -31,6 +31,9 @@ public record ReconfigureRequest(String job, String modelSpec, JsonNode from, Js
         if (planning != null && !planning.equals("local") && !planning.equals("central")) {
             throw new IllegalArgumentException("\"planning\" must be \"local\" or \"central\", not " + planning);
         }
+        if ("local".equals(planning) && central >= 0) {
+            throw new IllegalArgumentException("\"planning\": \"local\" does not cover central mode yet");
+        }
     }
 
     /** As the canonical constructor, planned centrally. */

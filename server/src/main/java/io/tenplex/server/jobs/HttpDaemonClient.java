@@ -80,8 +80,9 @@ public final class HttpDaemonClient implements DaemonClient {
                 .timeout(timeout).header("Content-Type", PROTOBUF)
                 .POST(HttpRequest.BodyPublishers.ofByteArray(encoded(spec)));
         return send(r).thenApply(a -> {
-            if (a.statusCode() != 409) {
-                ok(a);
+            boolean proto = a.headers().firstValue("Content-Type").orElse("").startsWith(PROTOBUF);
+            if (a.statusCode() != 409 || !proto) {
+                ok(a); // a 409 that is not a ChangeAnswer (a conflict) fails with the daemon's reason
             }
             try {
                 var m = io.tenplex.server.control.ChangeAnswer.parseFrom(a.body());
