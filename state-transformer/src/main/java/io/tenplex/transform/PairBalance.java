@@ -72,8 +72,7 @@ final class PairBalance {
 
     private final int[][] copyWorkers;
     private final int[] destIndex;
-    private final HolderIndex[][] holderIndex;
-    private final Map<Long, HolderIndex> sets = new HashMap<>();
+    private final HolderIndexes holderIndex;
     private final Map<HolderIndex, Integer> setIds = new IdentityHashMap<>();
     private final Map<ReadsKey, CellReads> reads = new HashMap<>();
     private final Map<KeepKey, Long> keptRanks = new HashMap<>();
@@ -93,7 +92,6 @@ final class PairBalance {
             geometry[i] = new ShardGeometry[to.cells(toTensors.get(i))];
             pairStart[i] = new int[geometry[i].length];
         }
-        this.holderIndex = new HolderIndex[from.model().tensors().size()][];
         SourceWorkers sources = SourceWorkers.of(from, copies);
         HolderIndex.checkSize(from, sources.ids().length); // a definition from another daemon: bounded before planning
         this.workerIds = sources.ids();
@@ -113,6 +111,11 @@ final class PairBalance {
         }
         this.sent = new long[workerIds.length];
         this.received = new long[destWorkerIds.length];
+        this.holderIndex = new HolderIndexes(from, ranks -> {
+            HolderIndex made = new HolderIndex(ranks, workerOfRank, copyWorkers, sent.length, ws -> null);
+            setIds.put(made, setIds.size());
+            return made;
+        });
     }
 
     /**
@@ -224,22 +227,7 @@ final class PairBalance {
 
     /** The holders of an old cell, indexed once per holder set. */
     HolderIndex holders(int f, TensorSpec source, int cell) {
-        HolderIndex[] byCell = holderIndex[f];
-        if (byCell == null) {
-            byCell = new HolderIndex[from.cells(source)];
-            holderIndex[f] = byCell;
-        }
-        HolderIndex h = byCell[cell];
-        if (h == null) {
-            h = sets.computeIfAbsent(from.holderSet(source, cell), k -> {
-                HolderIndex made = new HolderIndex(from.holders(source, cell), workerOfRank, copyWorkers, sent.length,
-                        ws -> null);
-                setIds.put(made, setIds.size());
-                return made;
-            });
-            byCell[cell] = h;
-        }
-        return h;
+        return holderIndex.of(f, source, cell);
     }
 
     private boolean kept(int rank, HolderIndex keep) {

@@ -22,8 +22,7 @@ final class PlanBuilder {
     private final Ptc to;
     private final int[] sourceOf;
     private final ShardGeometry[][] geometry;
-    private final HolderIndex[][] holderIndex;
-    private final Map<Long, HolderIndex> sets = new HashMap<>();
+    private final HolderIndexes holderIndex;
     private final Map<List<Integer>, WorkerHeap> heaps = new HashMap<>();
     private final int[] workerOfRank;
     private final int[][] copyWorkers;
@@ -57,13 +56,14 @@ final class PlanBuilder {
         for (int i = 0; i < toTensors.size(); i++) {
             geometry[i] = new ShardGeometry[to.cells(toTensors.get(i))];
         }
-        this.holderIndex = new HolderIndex[from.model().tensors().size()][];
         SourceWorkers sources = SourceWorkers.of(from, copies);
         this.workerIds = sources.ids();
         this.workerOfRank = sources.ofRank();
         this.copyWorkers = sources.copies();
         this.copySpare = sources.copySpare();
         this.sent = new long[workerIds.length];
+        this.holderIndex = new HolderIndexes(from, ranks -> new HolderIndex(ranks, workerOfRank, copyWorkers,
+                sent.length, this::heapOf));
         this.destWorkerIds = to.devices().stream().mapToInt(Device::worker).distinct().sorted().toArray();
         this.received = new long[destWorkerIds.length];
         long shards = 0;
@@ -160,18 +160,7 @@ final class PlanBuilder {
     }
 
     private HolderIndex holders(int f, TensorSpec source, int cell) {
-        HolderIndex[] byCell = holderIndex[f];
-        if (byCell == null) {
-            byCell = new HolderIndex[from.cells(source)];
-            holderIndex[f] = byCell;
-        }
-        HolderIndex h = byCell[cell];
-        if (h == null) {
-            h = sets.computeIfAbsent(from.holderSet(source, cell), k -> new HolderIndex(from.holders(source, cell),
-                    workerOfRank, copyWorkers, sent.length, this::heapOf));
-            byCell[cell] = h;
-        }
-        return h;
+        return holderIndex.of(f, source, cell);
     }
 
     /** The one heap of these dense workers. */

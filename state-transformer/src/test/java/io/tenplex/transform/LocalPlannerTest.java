@@ -45,15 +45,25 @@ class LocalPlannerTest {
         return copies;
     }
 
+    /** A random change of a random model, half with partner copies; null when a configuration cannot cut the model. */
+    private record Change(Ptc from, Ptc to, Map<Integer, List<Integer>> copies) {
+        static Change of(PlannerPropertiesTest.Setup s) {
+            Model m = PlannerPropertiesTest.randomModel(s.seed());
+            Ptc from = PlannerPropertiesTest.ptcOrRefusal(m, s.a(), s.ga(), s.wa());
+            Ptc to = PlannerPropertiesTest.ptcOrRefusal(m, s.b(), s.gb(), s.wb());
+            return from == null || to == null ? null : new Change(from, to, randomCopies(s.seed(), from.worldSize()));
+        }
+    }
+
     @Property(tries = 200)
     void partsTogether_areTheWholePlan(@ForAll("setups") PlannerPropertiesTest.Setup s) {
-        Model m = PlannerPropertiesTest.randomModel(s.seed());
-        Ptc from = PlannerPropertiesTest.ptcOrRefusal(m, s.a(), s.ga(), s.wa());
-        Ptc to = PlannerPropertiesTest.ptcOrRefusal(m, s.b(), s.gb(), s.wb());
-        if (from == null || to == null) {
-            return;
+        Change c = Change.of(s);
+        if (c == null) {
+            return; // the configuration cannot cut the model: refused with a clear message
         }
-        Map<Integer, List<Integer>> copies = randomCopies(s.seed(), from.worldSize());
+        Ptc from = c.from();
+        Ptc to = c.to();
+        Map<Integer, List<Integer>> copies = c.copies();
         Plan whole = Planner.plan(from, to, copies);
         var full = ReferenceInterpreter.fullTensors(from, s.seed());
         var old = ReferenceInterpreter.shard(from, full);
@@ -104,13 +114,13 @@ class LocalPlannerTest {
      */
     @Property(tries = 300)
     void busiestSender_asTheWholePlans(@ForAll("setups") PlannerPropertiesTest.Setup s) {
-        Model m = PlannerPropertiesTest.randomModel(s.seed());
-        Ptc from = PlannerPropertiesTest.ptcOrRefusal(m, s.a(), s.ga(), s.wa());
-        Ptc to = PlannerPropertiesTest.ptcOrRefusal(m, s.b(), s.gb(), s.wb());
-        if (from == null || to == null) {
-            return;
+        Change c = Change.of(s);
+        if (c == null) {
+            return; // the configuration cannot cut the model: refused with a clear message
         }
-        Map<Integer, List<Integer>> copies = randomCopies(s.seed(), from.worldSize());
+        Ptc from = c.from();
+        Ptc to = c.to();
+        Map<Integer, List<Integer>> copies = c.copies();
         Plan whole = Planner.plan(from, to, copies);
         Map<Integer, Long> central = new HashMap<>();
         long largest = 0;
