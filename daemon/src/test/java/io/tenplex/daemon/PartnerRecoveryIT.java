@@ -127,6 +127,7 @@ class PartnerRecoveryIT {
         String to = onSurvivors(lost);
         JsonNode status = resourceChange ? recoverByResourceChange(all.get(0), to) : reconfigure(all.get(0), to);
         assertEquals("committed", status.path("state").asText(), status.toString());
+        assertEquals("peer-to-peer, each daemon planning its own part", status.path("mode").asText(), status.toString());
         cluster.assertLoaded("j", all, ConfigJson.ptc(model, cluster.json(to.getBytes(StandardCharsets.UTF_8)), "to"), 0,
                 full);
         return status;

@@ -143,9 +143,8 @@ final class ChangeRegistry {
 
     /** What every daemon plans its own part from; refused where that is not built yet. */
     private static Reconfiguration.Defined definedLocally(ReconfigureRequest r, ReconfigurationPlanner.Planned p) {
-        if (r.central() >= 0 || !p.origins().isEmpty() || p.defined() == null) {
-            throw new IllegalArgumentException("\"planning\": \"local\" does not cover central mode or a recovery "
-                    + "around lost workers yet; plan it centrally (leave \"planning\" out)");
+        if (r.central() >= 0 || p.defined() == null) {
+            throw new IllegalArgumentException("\"planning\": \"local\" does not cover central mode");
         }
         return p.defined();
     }

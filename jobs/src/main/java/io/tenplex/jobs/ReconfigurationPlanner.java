@@ -45,7 +45,7 @@ final class ReconfigurationPlanner {
 
     /** Plans a reconfiguration without starting it. */
     Jobs.DryRun dryRun(ReconfigureRequest r) throws IOException {
-        Planned p = plan(r, true, null);
+        Planned p = plan(r.planCentrally(), true, null); // the whole change's plan, though every daemon plans its own
         Plan plan = p.plan();
         return new Jobs.DryRun(plan.from().toString(), plan.to().toString(), new JobLayout(r.job(), p.sourceDir(), "load").source().toString(),
                 plan.shards().size(), plan.report().toString(), plan.toString().lines().limit(40).toList(),
@@ -99,18 +99,31 @@ final class ReconfigurationPlanner {
                 Map<Integer, String> origins = new java.util.TreeMap<>();
                 around.sources().origins().forEach((rank, o) -> origins.put(rank, o.toString()));
                 Ptc placed = around.sources().from();
-                return new Planned(PlanAhead.around(ahead, placed, to, around.sources().copies()), placed,
+                Map<Integer, java.util.List<Integer>> copies = around.sources().copies();
+                return new Planned(PlanAhead.around(ahead, placed, to, planning(r, copies)), placed,
                         around.sources().sourceDir(), around.step(), origins,
                         new Rebuilding(around.sources().rebuilt(), around.sources().rebuilding(),
                                 (rank, level) -> around.sources().origins().get(rank).from(level).toString(),
-                                around.sources().release()), null);
+                                around.sources().release()), defined(model, to, copies));
             }
         }
         // planned by every daemon: the coordinator plans only the first new worker's part, for the whole change's report
-        Plan plan = r.plannedLocally() && ahead == null ? io.tenplex.transform.LocalPlanner.planFor(from, to,
-                to.device(0).worker()) : PlanAhead.plan(ahead, from, to);
-        return new Planned(plan, from, sourceDir, step, Map.of(), Rebuilding.NONE,
-                new io.tenplex.jobs.reconfigure.Reconfiguration.Defined(model, new ConfigJson.Placed(to.config(),
-                        to.devices())));
+        Plan plan = PlanAhead.plan(ahead, from, to, planning(r, Map.of()));
+        return new Planned(plan, from, sourceDir, step, Map.of(), Rebuilding.NONE, defined(model, to, Map.of()));
+    }
+
+    /**
+     * The whole change when the coordinator plans it; else only the first new worker's part, enough for
+     * the whole change's report, since every daemon plans its own.
+     */
+    private static PlanAhead.Planning planning(ReconfigureRequest r, Map<Integer, java.util.List<Integer>> copies) {
+        return r.plannedLocally() ? (f, t) -> io.tenplex.transform.LocalPlanner.planFor(f, t, copies,
+                t.device(0).worker()) : (f, t) -> io.tenplex.transform.Planner.plan(f, t, copies);
+    }
+
+    private static io.tenplex.jobs.reconfigure.Reconfiguration.Defined defined(Model model, Ptc to,
+            Map<Integer, java.util.List<Integer>> copies) {
+        return new io.tenplex.jobs.reconfigure.Reconfiguration.Defined(model, new ConfigJson.Placed(to.config(),
+                to.devices()), copies);
     }
 }

@@ -99,12 +99,15 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
         }
     }
 
-    /** The daemon at {@code address} answers prepare with an error. */
-    /** Posting a part to {@code address} throws {@code e} in the caller's thread (an encoder out of heap). */
+    /**
+     * Posting a part or a change's definition to {@code address} throws {@code e} in the caller's
+     * thread (an encoder out of heap).
+     */
     public void failPostsWith(InetSocketAddress address, Error e) {
         failingPosts.put(address, e);
     }
 
+    /** The daemon at {@code address} answers prepare with an error. */
     public void refusePrepare(InetSocketAddress address) {
         refusingPrepare.add(address);
     }
@@ -169,6 +172,10 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
     @Override
     public CompletableFuture<ChangeAnswer> postChange(InetSocketAddress daemon, int worker,
             io.tenplex.jobs.common.ChangeSpec spec) {
+        Error e = failingPosts.get(daemon);
+        if (e != null) {
+            throw e;
+        }
         return at(daemon, () -> {
             ChangeAnswer a = d(daemon).jobs().startChange(spec, worker);
             return skewed.contains(daemon) && a.status() != null

@@ -44,9 +44,10 @@ public final class LocalParts {
         Map<Integer, Long> rates = spec.linkRate() > 0 ? FlowRates.ownRates(bound.plan(), worker, spec.linkRate())
                 : Map.of();
         PlanParts.Header h = new PlanParts.Header(spec.job(), spec.changeId(), spec.step(), unresolved(spec.daemons()));
-        PlanPart part = PlanParts.peerToPeer(h, worker, bound.plan(), from.worldSize(), spec.sourceDir(),
-                bound.generated()).withFlowRates(rates).coordinated(spec.participants(), spec.coordinator(),
-                        spec.changeId(), spec.preparedTimeoutMillis());
+        PlanPart peer = PlanParts.peerToPeer(h, worker, bound.plan(), from.worldSize(), spec.sourceDir(),
+                bound.generated());
+        PlanPart part = Rebuilding.readBy(peer, java.util.Set.copyOf(spec.rebuilding())).withFlowRates(rates)
+                .coordinated(spec.participants(), spec.coordinator(), spec.changeId(), spec.preparedTimeoutMillis());
         return new Built(part, own.digest());
     }
 

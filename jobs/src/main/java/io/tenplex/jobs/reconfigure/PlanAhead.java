@@ -24,15 +24,26 @@ public final class PlanAhead {
     private boolean aroundLost;
     private volatile String outcome = "not used yet";
 
+    /** How a plan is made: the whole change ({@link Planner}), or one daemon's own part of it. */
+    @FunctionalInterface
+    public interface Planning {
+        Plan plan(Ptc from, Ptc to);
+    }
+
     /** A plan of {@code from -> to}: made and kept when {@code ahead} is empty, reused when its inputs match. */
     public static Plan plan(PlanAhead ahead, Ptc from, Ptc to) {
+        return plan(ahead, from, to, Planner::plan);
+    }
+
+    /** As {@link #plan(PlanAhead, Ptc, Ptc)}, made by {@code planning}. */
+    public static Plan plan(PlanAhead ahead, Ptc from, Ptc to, Planning planning) {
         if (ahead == null) {
-            return Planner.plan(from, to);
+            return planning.plan(from, to);
         }
         synchronized (ahead) {
             if (ahead.plan == null) {
                 long t = System.nanoTime();
-                ahead.plan = Planner.plan(from, to);
+                ahead.plan = planning.plan(from, to);
                 ahead.from = from;
                 ahead.to = to;
                 ahead.millis = (System.nanoTime() - t) / 1_000_000;
@@ -47,7 +58,7 @@ public final class PlanAhead {
                 return ahead.plan;
             }
             long t = System.nanoTime();
-            Plan again = Planner.plan(from, to);
+            Plan again = planning.plan(from, to);
             ahead.outcome = "re-planned in " + (System.nanoTime() - t) / 1_000_000 + " ms: " + differs;
             return again;
         }
@@ -57,14 +68,14 @@ public final class PlanAhead {
      * A plan around lost workers, reading partner copies too ({@link Planner#plan(Ptc, Ptc, java.util.Map)});
      * never one made ahead (which assumed every worker answers).
      */
-    public static Plan around(PlanAhead ahead, Ptc from, Ptc to, java.util.Map<Integer, java.util.List<Integer>> copies) {
+    public static Plan around(PlanAhead ahead, Ptc from, Ptc to, Planning planning) {
         if (ahead == null) {
-            return Planner.plan(from, to, copies);
+            return planning.plan(from, to);
         }
         synchronized (ahead) {
             if (ahead.plan == null) {
                 long t = System.nanoTime();
-                ahead.plan = Planner.plan(from, to, copies);
+                ahead.plan = planning.plan(from, to);
                 ahead.from = from;
                 ahead.to = to;
                 ahead.millis = (System.nanoTime() - t) / 1_000_000;
@@ -72,7 +83,7 @@ public final class PlanAhead {
                 return ahead.plan;
             }
             long t = System.nanoTime();
-            Plan again = Planner.plan(from, to, copies);
+            Plan again = planning.plan(from, to);
             ahead.outcome = "re-planned in " + (System.nanoTime() - t) / 1_000_000 + " ms: workers were lost since the "
                     + "plan was made; planned around them";
             return again;

@@ -72,7 +72,12 @@ public record Rebuilding(Map<Integer, SealManifest> manifests, Map<Integer, Comp
 
     /** The part naming the ranks being rebuilt that it reads (its pieces, their replicas, its values). */
     PlanPart readBy(PlanPart p) {
-        if (ranks.isEmpty()) {
+        return readBy(p, ranks.keySet());
+    }
+
+    /** The part naming which of {@code rebuilt} (old ranks rebuilt from parity) it reads. */
+    static PlanPart readBy(PlanPart p, Set<Integer> rebuilt) {
+        if (rebuilt.isEmpty()) {
             return p;
         }
         Set<Integer> read = new TreeSet<>();
@@ -85,7 +90,7 @@ public record Rebuilding(Map<Integer, SealManifest> manifests, Map<Integer, Comp
             }
         }
         p.values().forEach(v -> read.add(v.sourceRank()));
-        read.retainAll(ranks.keySet());
+        read.retainAll(rebuilt);
         return p.withRebuilding(List.copyOf(read));
     }
 

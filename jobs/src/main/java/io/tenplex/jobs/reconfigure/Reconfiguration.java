@@ -47,10 +47,16 @@ public final class Reconfiguration implements Registry.Finishing {
 
     /**
      * What a change's definition needs beyond the plan, when every daemon plans its own part: the model
-     * as stored with the job (each side's PTC is made from it as the coordinator's was) and the new
-     * placement.
+     * as stored with the job (each side's PTC is made from it as the coordinator's was), the new
+     * placement, and, when recovering around lost workers, the surviving workers keeping a complete
+     * partner copy of each old rank (read too).
      */
-    public record Defined(io.tenplex.ptc.Model stored, io.tenplex.jobs.common.ConfigJson.Placed to) {}
+    public record Defined(io.tenplex.ptc.Model stored, io.tenplex.jobs.common.ConfigJson.Placed to,
+            Map<Integer, List<Integer>> copies) {
+        public Defined {
+            copies = Map.copyOf(copies);
+        }
+    }
 
     private final String job;
     private final String id;
@@ -139,8 +145,9 @@ public final class Reconfiguration implements Registry.Finishing {
     io.tenplex.jobs.common.ChangeSpec spec(String modelDigest, List<String> layoutDigests, List<Integer> rankLayouts) {
         return new io.tenplex.jobs.common.ChangeSpec(job, id, step, modelDigest, new io.tenplex.jobs.common.ConfigJson
                 .Placed(from.config(), from.devices()), local.to(), new PlanParts.Header(job, id, step, daemons)
-                        .addresses(), Map.of(), sourceDir, linkRate, plan.destWorkers(), inDoubt.coordinator(),
-                inDoubt.preparedTimeoutMillis(), layoutDigests, rankLayouts);
+                        .addresses(), local.copies(), sourceDir, linkRate, plan.destWorkers(), inDoubt.coordinator(),
+                inDoubt.preparedTimeoutMillis(), layoutDigests, rankLayouts, List.copyOf(new java.util.TreeSet<>(
+                        rebuilding.pending())));
     }
 
     /** Runs the whole reconfiguration on {@code background}. */

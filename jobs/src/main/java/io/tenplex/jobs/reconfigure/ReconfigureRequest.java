@@ -19,8 +19,9 @@ import java.util.OptionalLong;
  * @param linkRate the link rate in bits/s, or empty for the daemon's
  * @param preparedTimeoutMillis how long prepared parts wait, or empty for the daemon's
  * @param coordinator the address parts in doubt ask ({@code host:port}), or null for this daemon
- * @param planning {@code "local"}: every daemon plans its own part from the change's definition;
- *     {@code "central"} or null: the coordinator plans and sends every part
+ * @param planning {@code "local"} or null: every daemon plans its own part from the change's definition
+ *     (Tenplex-Central, {@code central >= 0}, is planned by the coordinator); {@code "central"}: the
+ *     coordinator plans and sends every part
  */
 public record ReconfigureRequest(String job, String modelSpec, JsonNode from, JsonNode to, OptionalLong generation,
         boolean fromSave, OptionalLong step, Map<Integer, InetSocketAddress> daemons, int central, OptionalLong linkRate,
@@ -36,7 +37,7 @@ public record ReconfigureRequest(String job, String modelSpec, JsonNode from, Js
         }
     }
 
-    /** As the canonical constructor, planned centrally. */
+    /** As the canonical constructor, planned as by default. */
     public ReconfigureRequest(String job, String modelSpec, JsonNode from, JsonNode to, OptionalLong generation,
             boolean fromSave, OptionalLong step, Map<Integer, InetSocketAddress> daemons, int central, OptionalLong linkRate,
             OptionalLong preparedTimeoutMillis, String coordinator) {
@@ -44,9 +45,15 @@ public record ReconfigureRequest(String job, String modelSpec, JsonNode from, Js
                 coordinator, null);
     }
 
-    /** Whether every daemon plans its own part. */
+    /** Whether every daemon plans its own part: unless asked to plan centrally, or the change is Tenplex-Central. */
     public boolean plannedLocally() {
-        return "local".equals(planning);
+        return central < 0 && !"central".equals(planning);
+    }
+
+    /** The same request, planned by the coordinator (a dry run shows the whole change's plan). */
+    public ReconfigureRequest planCentrally() {
+        return new ReconfigureRequest(job, modelSpec, from, to, generation, fromSave, step, daemons, central, linkRate,
+                preparedTimeoutMillis, coordinator, "central");
     }
 
     /** A reconfiguration of a complete generation to {@code to}, everything else by default. */

@@ -97,15 +97,14 @@ final class SourceChecks {
 
     /**
      * Every old rank's saved tree as a layout (a rank with none saved nothing): checked by the daemon
-     * of its worker, which answers digests ({@link LocalTrees}) when {@code local}, else listed here.
+     * of its worker, which answers digests ({@link LocalTrees}) when {@code local}, else listed here;
+     * the ranks being rebuilt from parity as their seal manifests say they will be published.
      */
     Map<Integer, CheckpointLayout> listSources(boolean local) throws IOException, InterruptedException {
-        if (local) {
-            return LocalTrees.collect(client, job, sourceDir, holders());
-        }
         Map<Integer, InetSocketAddress> listed = holders();
-        listed.keySet().removeAll(rebuilding.pending()); // listed as their manifests say they will be published
-        return rebuilding.withPending(SavedTrees.list(client, new JobLayout(job, sourceDir, "load"), listed));
+        listed.keySet().removeAll(rebuilding.pending());
+        return rebuilding.withPending(local ? LocalTrees.collect(client, job, sourceDir, listed)
+                : SavedTrees.list(client, new JobLayout(job, sourceDir, "load"), listed));
     }
 
     /** The daemon of every old rank. */

@@ -31,7 +31,7 @@ public final class ChangeSpecCodec {
                 .putAllDaemons(c.daemons()).setSourceDir(c.sourceDir()).setLinkRate(c.linkRate())
                 .addAllParticipants(c.participants()).setCoordinator(c.coordinator())
                 .setPreparedTimeoutMillis(c.preparedTimeoutMillis()).addAllLayoutDigests(c.layoutDigests())
-                .addAllRankLayouts(c.rankLayouts());
+                .addAllRankLayouts(c.rankLayouts()).addAllRebuilding(c.rebuilding());
         c.copies().forEach((rank, ws) -> b.putCopies(rank, Workers.newBuilder().addAllWorkers(ws).build()));
         return b.build();
     }
@@ -102,7 +102,22 @@ public final class ChangeSpecCodec {
         layouts(m, from.devices().size());
         return new ChangeSpec(m.getJob(), m.getChangeId(), m.getStep(), m.getModelDigest(), from, to, daemons,
                 copies(m, from.devices().size()), m.getSourceDir(), m.getLinkRate(), m.getParticipantsList(),
-                m.getCoordinator(), m.getPreparedTimeoutMillis(), m.getLayoutDigestsList(), m.getRankLayoutsList());
+                m.getCoordinator(), m.getPreparedTimeoutMillis(), m.getLayoutDigestsList(), m.getRankLayoutsList(),
+                rebuilding(m, from.devices().size()));
+    }
+
+    /** Distinct old ranks. */
+    private static List<Integer> rebuilding(io.tenplex.server.control.ChangeSpec m, int oldRanks) {
+        if (m.getRebuildingCount() > oldRanks) {
+            throw new IllegalArgumentException("rebuilding: " + m.getRebuildingCount() + " ranks of " + oldRanks);
+        }
+        java.util.Set<Integer> seen = new java.util.HashSet<>();
+        for (int r : m.getRebuildingList()) {
+            if (r < 0 || r >= oldRanks || !seen.add(r)) {
+                throw new IllegalArgumentException("rebuilding: rank " + r + " is not an old rank, or is listed twice");
+            }
+        }
+        return m.getRebuildingList();
     }
 
     /** A layout per old rank (or none), each naming one of at most as many distinct layouts as ranks. */

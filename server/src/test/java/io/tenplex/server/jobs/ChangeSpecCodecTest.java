@@ -56,6 +56,10 @@ class ChangeSpecCodecTest {
         ChangeSpec c = spec(a, b, Ptc.packedDevices(16, 4), scattered, Map.of(3, List.of(7, 9), 0, List.of(2)));
         assertEquals(c, roundTrip(c));
         assertEquals(4, ChangeSpecCodec.encode(c).getFrom().getDevicesCount(), "a packed placement is a run per worker");
+        ChangeSpec rebuilt = new ChangeSpec(c.job(), c.changeId(), c.step(), c.modelDigest(), c.from(), c.to(),
+                c.daemons(), c.copies(), c.sourceDir(), c.linkRate(), c.participants(), c.coordinator(),
+                c.preparedTimeoutMillis(), c.layoutDigests(), c.rankLayouts(), List.of(5, 0, 15));
+        assertEquals(rebuilt, roundTrip(rebuilt), "the ranks being rebuilt from parity");
     }
 
     /** At 4096 devices on 512 workers the whole definition is a few KiB; at 16384 it still is tens. */
@@ -111,6 +115,10 @@ class ChangeSpecCodecTest {
         assertTrue(refusal(b -> b.addRankLayouts(0)).contains("5 ranks' layouts"));
         assertTrue(refusal(b -> b.setLayoutDigests(1, "zz")).contains("layout digest"));
         assertTrue(refusal(b -> b.addParticipants(1 << 20)).contains("participant"));
+        assertTrue(refusal(b -> b.addRebuilding(4)).contains("rank 4 is not an old rank"));
+        assertTrue(refusal(b -> b.addRebuilding(-1)).contains("rank -1 is not an old rank"));
+        assertTrue(refusal(b -> b.addRebuilding(1).addRebuilding(1)).contains("listed twice"));
+        assertTrue(refusal(b -> b.addAllRebuilding(List.of(0, 1, 2, 3, 0))).contains("5 ranks of 4"));
         assertTrue(refusal(b -> b.putCopies(4, io.tenplex.server.control.Workers.newBuilder().addWorkers(1).build()))
                 .contains("rank 4 is not an old rank"));
         var many = io.tenplex.server.control.Workers.newBuilder();
