@@ -113,7 +113,6 @@ public final class Daemon implements AutoCloseable {
         ResourceChanges changes = resourceChanges(jobs, streams, rest, ChangeJournal.under(checkpoints), flags);
         JobRoutes jobRoutes = new JobRoutes(jobs, changes, planning, shared).withStreams(new StreamRoutes(streams, link));
         rest.addControl(JobRoutes.PREFIX, jobRoutes);
-        changeRoutes(jobRoutes, jobs, planning);
         Rendezvous rendezvous = rendezvous(jobRoutes, jobs, changes, store);
         RehearsalService rehearsal = Rehearsal.wire(cfg, link, changes, jobRoutes, pools.jobBackground);
         rest.metrics().register(new RehearsalMetrics(rehearsal));
@@ -155,15 +154,6 @@ public final class Daemon implements AutoCloseable {
         return changes;
     }
 
-    /** Saves and loads through shared memory, when on (the directory exists) and possible here; null otherwise. */
-    /** Serves the definitions of changes every daemon plans its own part of, and the descriptions they name. */
-    private static void changeRoutes(JobRoutes routes, Jobs jobs, io.tenplex.server.jobs.PlanningPool planning) {
-        io.tenplex.server.jobs.ChangeRoutes r = new io.tenplex.server.jobs.ChangeRoutes(jobs, planning);
-        routes.addGroup(io.tenplex.server.jobs.ChangeRoutes.CHANGES, r);
-        routes.addGroup(io.tenplex.server.jobs.ChangeRoutes.DESCRIPTIONS, r);
-        routes.addGroup(io.tenplex.server.jobs.ChangeRoutes.TREES, r);
-    }
-
     /** Serves the torchrun rendezvous of the jobs (a node that names no daemon has this one). */
     private static Rendezvous rendezvous(JobRoutes routes, Jobs jobs, ResourceChanges changes, TensorStore store) {
         Rendezvous r = new Rendezvous(RendezvousJobs.of(jobs, changes, job -> store.mkdirs(new JobLayout(job).root())));
@@ -172,6 +162,7 @@ public final class Daemon implements AutoCloseable {
         return r;
     }
 
+    /** Saves and loads through shared memory, when on (the directory exists) and possible here; null otherwise. */
     private static SharedSaves sharedSaves(DaemonConfig.Tuning tuning, TensorStore store, Jobs jobs,
             DaemonExecutors pools, Lifecycle life) {
         java.nio.file.Path dir = tuning.sharedMemory();

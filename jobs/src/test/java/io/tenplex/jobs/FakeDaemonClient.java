@@ -107,7 +107,7 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
         failingPosts.put(address, e);
     }
 
-    /** The daemon at {@code address} answers prepare with an error. */
+    /** The daemon at {@code address} answers prepare with an error, once its part has moved its bytes. */
     public void refusePrepare(InetSocketAddress address) {
         refusingPrepare.add(address);
     }
@@ -211,9 +211,10 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
     @Override
     public CompletableFuture<PartStatus> partAction(InetSocketAddress daemon, String job, String planId,
             PartAction action) {
-        if (action == PartAction.PREPARE && refusingPrepare.contains(daemon)) {
-            return at(daemon, () -> {
-                throw new DaemonCallException(DaemonCallException.Kind.OTHER, 500, "refused to prepare");
+        if (action == PartAction.PREPARE && refusingPrepare.contains(daemon)) { // once its part has moved its bytes
+            return at(daemon, () -> d(daemon).jobs().part(job, planId)).thenCompose(p -> p.prepared()).thenApply(s -> {
+                throw new java.util.concurrent.CompletionException(new DaemonCallException(
+                        DaemonCallException.Kind.OTHER, 500, "refused to prepare"));
             });
         }
         if (action == PartAction.COMMIT && losingCommits.contains(daemon)) {

@@ -47,6 +47,8 @@ public final class Executor {
      * 13% short, and reads capped 15% above their share crowded the flows that cross two busy links.
      */
     static final double PACE_HEADROOM = 1.04;
+    /** Why the run was stopped from outside ({@link #cancel}), or null. */
+    private volatile String cancelled;
 
     /** @param pool runs the reads; {@code maxInFlight} bounds how many are outstanding per source worker */
     public Executor(ShardSource source, ExecutorService pool, int maxInFlight) {
@@ -97,6 +99,14 @@ public final class Executor {
     public ExecutionReport run(Plan plan, Predicate<ShardPlan> mine, ShardSink sink)
             throws ExecutionFailedException, InterruptedException {
         return run(plan.shards().stream().filter(mine).toList(), plan::sourceDevice, sink, new AtomicLong(), -1);
+    }
+
+    /**
+     * Stops the run: its lanes take no further piece (the pieces being read end first), and the run
+     * fails naming {@code why}. For a part aborted while it moves, whose bytes no one will read.
+     */
+    public void cancel(String why) {
+        cancelled = why;
     }
 
     /**
@@ -242,7 +252,7 @@ public final class Executor {
     /** Fetches pieces of one flow until it is empty or the run failed. */
     private void drain(Flow queue, Lane l, Phaser lanes) {
         try {
-            for (Task t; l.tally().failure.get() == null && (t = queue.next(l.tally())) != null; ) {
+            for (Task t; l.tally().failure.get() == null && notCancelled(l.tally()) && (t = queue.next(l.tally())) != null; ) {
                 // a late rank's pieces unpaced: the flow's rate planned them as read from the start, but they
                 // only become readable once the rank is rebuilt, when the flows they shared links with are done
                 fetch(l.sourceDevice(), t.shard, t.piece, t.buf, l.tally(), l.worker(),
@@ -257,6 +267,15 @@ public final class Executor {
         } finally {
             lanes.arriveAndDeregister();
         }
+    }
+
+    /** Whether the run goes on; once cancelled, the run's failure says why. */
+    private boolean notCancelled(Tally tally) {
+        String why = cancelled;
+        if (why != null) {
+            tally.failure.compareAndSet(null, new java.util.concurrent.CancellationException(why));
+        }
+        return why == null;
     }
 
     private record Task(ShardPlan shard, Piece piece, ByteBuffer buf, AtomicInteger left) {}

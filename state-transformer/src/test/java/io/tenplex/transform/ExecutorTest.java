@@ -250,6 +250,44 @@ class ExecutorTest {
         runAndCompare(ptc(2, 2, 2, 4), ptc(4, 1, 2, 4), src, r -> assertTrue(r.retries() > 0));
     }
 
+    /**
+     * A run cancelled while it reads (its part was aborted) takes no further piece: the read under way
+     * ends, the run fails naming why, and the pieces it had not taken are never read.
+     */
+    @Test
+    void cancelledWhileReading_takesNoFurtherPiece() throws Exception {
+        Ptc from = ptc(2, 2, 1, 2);
+        Ptc to = ptc(4, 1, 1, 4);
+        var old = ReferenceInterpreter.shard(from, ReferenceInterpreter.fullTensors(from, 8));
+        Plan plan = Planner.plan(from, to);
+        long pieces = plan.shards().stream().mapToLong(x -> x.pieces().size()).sum();
+        FakeSource inner = new FakeSource(old);
+        java.util.concurrent.atomic.AtomicInteger reads = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.CountDownLatch reading = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch cancelled = new java.util.concurrent.CountDownLatch(1);
+        ShardSource held = (rank, device, key, region, dst) -> {
+            reads.incrementAndGet();
+            reading.countDown();
+            try {
+                cancelled.await(); // the first reads wait for the cancel
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException(e);
+            }
+            return inner.read(rank, device, key, region, dst);
+        };
+        Executor run = new Executor(held, pool, 1);
+        java.util.concurrent.Future<?> f = java.util.concurrent.Executors.newSingleThreadExecutor().submit(
+                () -> run.run(plan, s -> true, new FakeSink(old)));
+        reading.await();
+        run.cancel("plan p9 was aborted");
+        cancelled.countDown();
+        java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                () -> f.get(30, java.util.concurrent.TimeUnit.SECONDS));
+        assertTrue(e.getCause().getMessage().contains("plan p9 was aborted"), e.getCause().getMessage());
+        assertTrue(reads.get() < pieces, reads.get() + " reads of " + pieces + " pieces");
+    }
+
     @Test
     void deadPeer_withoutReplica_failsWithAClearMessage() {
         Ptc from = ptc(2, 2, 1, 2);

@@ -85,8 +85,19 @@ final class PartCalls {
             workers.forEach(w -> call(w, planId, PartAction.ABORT));
         });
         List<CompletableFuture<PartStatus>> prepared = new ArrayList<>();
+        java.util.concurrent.atomic.AtomicBoolean failed = new java.util.concurrent.atomic.AtomicBoolean();
         for (int w : workers) {
-            prepared.add(call(w, planId, PartAction.PREPARE));
+            prepared.add(call(w, planId, PartAction.PREPARE).whenComplete((s, e) -> {
+                if (e != null && failed.compareAndSet(false, true)) { // the change cannot commit: stop every
+                    // part moving now rather than when the slowest has moved all its bytes
+                    Throwable c = e instanceof java.util.concurrent.CompletionException && e.getCause() != null
+                            ? e.getCause() : e;
+                    if (progress.error().isEmpty()) {
+                        progress.fail("worker " + w + ": " + c.getMessage());
+                    }
+                    workers.forEach(x -> call(x, planId, PartAction.ABORT));
+                }
+            }));
         }
         boolean ok = collect(workers, prepared);
         return ok && progress.prepared(workers);

@@ -70,6 +70,8 @@ public final class PartRunner implements Registry.Finishing {
     private volatile ExecutionReport report;
     /** Why the new shards took slower memory than recycled shared memory, or null ({@link StagingSink#slowMemory}). */
     private volatile String slowMemory;
+    /** The run moving the part's bytes, once started (stopped when the part is aborted). */
+    private volatile Executor moving;
     private final ScheduledExecutorService timer;
     private final Duration preparedTimeout;
     private final InDoubt.Ask inDoubt;
@@ -103,8 +105,12 @@ public final class PartRunner implements Registry.Finishing {
     private void execute(ShardSource source, StagingSink sink, Map<Integer, InetSocketAddress> daemons,
             ExecutorService readers) {
         try {
-            report = new Executor(source, readers, 2, part.flowRates(), rebuilt.ranks()).run(part.shards(),
-                    r -> part.sourceDevices().get(r), sink, done, part.worker());
+            Executor run = new Executor(source, readers, 2, part.flowRates(), rebuilt.ranks());
+            moving = run;
+            if (state == State.ABORTED) { // aborted before the run started
+                run.cancel("plan " + part.planId() + " was aborted");
+            }
+            report = run.run(part.shards(), r -> part.sourceDevices().get(r), sink, done, part.worker());
             sink.finish();
             slowMemory = sink.slowMemory();
             if (slowMemory != null) {
@@ -128,20 +134,31 @@ public final class PartRunner implements Registry.Finishing {
             }
             dropStaging(); // aborted while executing
         } catch (Exception e) {
-            if (e instanceof ExecutionFailedException f && f.report() != null) {
-                report = f.report(); // a failed part still reports its retries and corrupted transfers
+            failed(e, sink);
+        }
+    }
+
+    /** The run ended with {@code e}: a failure, or the abort that stopped it moving. */
+    private void failed(Exception e, StagingSink sink) {
+        if (e instanceof InterruptedException) {
+            Thread.currentThread().interrupt();
+        }
+        if (e instanceof ExecutionFailedException f && f.report() != null) {
+            report = f.report(); // a failed part still reports its retries and corrupted transfers
+        }
+        rebuilt.cancel("part failed"); // no more asking for ranks it will not read
+        sink.abort();
+        dropStaging();
+        synchronized (this) {
+            if (state == State.ABORTED) { // stopped moving by the abort: nothing failed
+                LOG.info("job={} plan={} worker={} stopped moving: aborted", part.job(), part.planId(), part.worker());
+                return;
             }
-            rebuilt.cancel("part failed"); // no more asking for ranks it will not read
-            sink.abort();
-            dropStaging();
             error = e.getMessage() == null ? e.toString() : e.getMessage();
             state = State.FAILED;
             finishedAt = System.nanoTime();
-            LOG.warn("part failed job={} plan={} worker={}: {}", part.job(), part.planId(), part.worker(), error);
-            if (e instanceof InterruptedException) {
-                Thread.currentThread().interrupt();
-            }
         }
+        LOG.warn("part failed job={} plan={} worker={}: {}", part.job(), part.planId(), part.worker(), error);
     }
 
     /** A prepared part that hears nothing within its timeout asks the others ({@link InDoubt}). */
@@ -272,7 +289,11 @@ public final class PartRunner implements Registry.Finishing {
                     state.name().toLowerCase(Locale.ROOT));
         }
         if (state != State.FAILED) {
-            state = State.ABORTED; // an execution still running cleans up when it ends
+            state = State.ABORTED; // an execution still running stops taking pieces and cleans up when it ends
+        }
+        Executor run = moving;
+        if (run != null) {
+            run.cancel("plan " + part.planId() + " was aborted");
         }
         rebuilt.cancel("plan " + part.planId() + " was aborted");
         if (finishedAt == 0) {

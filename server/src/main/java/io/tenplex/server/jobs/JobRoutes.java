@@ -80,6 +80,10 @@ public final class JobRoutes implements ControlHandler {
         this.planning = planning;
         this.shared = new SharedRoutes(shared, this);
         addGroup(DowntimeRoutes.SEGMENT, new DowntimeRoutes(changes, jobs::requireKnown, planning));
+        ChangeRoutes defined = new ChangeRoutes(jobs, planning); // every daemon plans its own part of a change
+        addGroup(ChangeRoutes.CHANGES, defined);
+        addGroup(ChangeRoutes.DESCRIPTIONS, defined);
+        addGroup(ChangeRoutes.TREES, defined);
     }
 
     /** Serves {@code /api/v1/jobs/<job>/streams...} with {@code handler} (the streamed-sample routes). */
