@@ -53,7 +53,8 @@ class ReconfigurationMatrixIT {
     })
     void reconfiguration_isByteExact(String job, String a, int perA, int firstA, String b, int perB, int firstB)
             throws Exception {
-        run(job, a, perA, firstA, b, perB, firstB, "");
+        JsonNode r = run(job, a, perA, firstA, b, perB, firstB, ", \"planning\": \"central\"");
+        assertEquals("peer-to-peer", r.path("mode").asText(), r.toString());
     }
 
     /**

@@ -91,8 +91,42 @@ final class ChangeRegistry {
     PartRunner startPart(PlanPart part) {
         PartRunner.Context ctx = new PartRunner.Context(store, client, reads, exec.readers(),
                 exec.background(), exec.timer(), cluster.preparedTimeout(), generations, moveSegments);
-        return parts.computeIfAbsent(part.job(), part.planId(), () -> new PartRunner(part, ctx));
+        synchronized (abortedFirst) {
+            if (abortedFirst.containsKey(part.job() + "/" + part.planId())) {
+                throw StoreException.conflict("plan " + part.planId() + " of job " + part.job() + " was aborted before "
+                        + "its part started here; a change is made once");
+            }
+            return parts.computeIfAbsent(part.job(), part.planId(), () -> new PartRunner(part, ctx));
+        }
     }
+
+    /**
+     * Aborts this daemon's part of a plan; a plan whose part has not started here (its definition still
+     * on its way, say) is remembered as aborted, so a late start is refused rather than run and left
+     * in doubt.
+     */
+    io.tenplex.jobs.common.PartStatus abortPart(String job, String planId) {
+        synchronized (abortedFirst) {
+            parts.prune();
+            java.util.Optional<PartRunner> p = parts.get(job, planId);
+            if (p.isPresent()) {
+                return p.get().abort();
+            }
+            abortedFirst.put(job + "/" + planId, Boolean.TRUE);
+            return new io.tenplex.jobs.common.PartStatus(planId, "aborted", "aborted before its part started here", 0,
+                    0, 0, 0, 0, 0, 0, null);
+        }
+    }
+
+    /** Plans aborted before their part started here (job/plan), the newest 4096. */
+    private final Map<String, Boolean> abortedFirst = new java.util.LinkedHashMap<>() {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+            return size() > 4096;
+        }
+    };
 
     /** The status of a part this daemon still has, or null. */
     io.tenplex.jobs.common.PartStatus knownPart(String job, String planId) {

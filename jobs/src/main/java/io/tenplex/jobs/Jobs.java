@@ -283,6 +283,11 @@ public final class Jobs implements Sealer {
         return changes.startPart(part);
     }
 
+    /** Aborts this daemon's part of a plan; one not started here yet is refused if it starts later. */
+    public io.tenplex.jobs.common.PartStatus abortPart(String job, String planId) {
+        return changes.abortPart(job, planId);
+    }
+
     /** @throws StoreException not found when this daemon has no such part */
     public PartRunner part(String job, String planId) {
         return changes.part(job, planId);

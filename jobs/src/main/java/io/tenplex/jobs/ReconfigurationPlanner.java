@@ -113,12 +113,25 @@ final class ReconfigurationPlanner {
     }
 
     /**
-     * The whole change when the coordinator plans it; else only the first new worker's part, enough for
-     * the whole change's report, since every daemon plans its own.
+     * The whole change when the coordinator plans it; else only this daemon's own part of it (the
+     * first new worker's when it has none), enough for the whole change's report and for taking its
+     * memory ahead, since every daemon plans its own.
      */
-    private static PlanAhead.Planning planning(ReconfigureRequest r, Map<Integer, java.util.List<Integer>> copies) {
-        return r.plannedLocally() ? (f, t) -> io.tenplex.transform.LocalPlanner.planFor(f, t, copies,
-                t.device(0).worker()) : (f, t) -> io.tenplex.transform.Planner.plan(f, t, copies);
+    private PlanAhead.Planning planning(ReconfigureRequest r, Map<Integer, java.util.List<Integer>> copies) {
+        if (!r.plannedLocally()) {
+            return new PlanAhead.Planning("the whole change", (f, t) -> io.tenplex.transform.Planner.plan(f, t, copies));
+        }
+        return new PlanAhead.Planning("this daemon's own part", (f, t) -> io.tenplex.transform.LocalPlanner.planFor(f, t,
+                copies, ownWorker(t)));
+    }
+
+    /** This daemon's worker when {@code to} places ranks on it, else the first new worker. */
+    private int ownWorker(Ptc to) {
+        java.util.OptionalInt self = cluster.selfWorker();
+        if (self.isPresent() && to.devices().stream().anyMatch(d -> d.worker() == self.getAsInt())) {
+            return self.getAsInt();
+        }
+        return to.device(0).worker();
     }
 
     private static io.tenplex.jobs.reconfigure.Reconfiguration.Defined defined(Model model, Ptc to,

@@ -30,6 +30,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -167,6 +168,36 @@ class CoordinatorTest {
         }
     }
 
+    /**
+     * A part that cannot prepare aborts the others at once: with every read of the saved state held,
+     * worker 1's part is aborted while it still waits for its bytes, not once it has moved them.
+     */
+    @Test
+    void aPartFailsWhileAnotherMoves_theOtherIsAbortedBeforeItsBytesArrive() throws Exception {
+        Ptc from = ConfigJson.ptc(model, json.createObjectNode().put("tp", 2).put("pp", 2).put("dp", 2)
+                .put("devicesPerWorker", 8).put("firstWorker", 0), "test"); // every old rank on worker 0
+        save(from);
+        CompletableFuture<Void> release = new CompletableFuture<>();
+        cluster.client().holdRangeReadsBelow(StorePath.parse("/job/j/save"), release);
+        cluster.client().refusePrepareAtOnce(cluster.address(2));
+        ReconfigureRequest r = new ReconfigureRequest("j", ModelSpecJson.write(model), json.createObjectNode().put("tp", 2)
+                .put("pp", 2).put("dp", 2).put("devicesPerWorker", 8).put("firstWorker", 0), config(B, 1),
+                OptionalLong.empty(), true, OptionalLong.of(120), cluster.daemons(), -1, OptionalLong.empty(),
+                OptionalLong.of(60_000), null, null);
+        Reconfiguration c = cluster.jobs(0).reconfigure(r);
+        try {
+            c.finished().get(30, TimeUnit.SECONDS); // ends while the reads are still held
+            assertEquals(Reconfiguration.State.ABORTED, c.state(), String.valueOf(c.describe()));
+            assertTrue(c.error().contains("refused to prepare"), c.error());
+            io.tenplex.jobs.common.PartStatus held = cluster.jobs(1).part("j", c.id()).status();
+            assertEquals("aborted", held.state());
+            assertTrue(held.bytesDone() < held.bytesTotal(), held.toString());
+        } finally {
+            release.complete(null);
+        }
+        assertNothingStagedOrLoaded(c.id());
+    }
+
     @Test
     void reconfigure_aPartRefusesPrepare_abortsEverywhere_andTheSourceStaysIntact() throws Exception {
         save(ptc(A, 0));
@@ -193,9 +224,15 @@ class CoordinatorTest {
         assertEquals(Reconfiguration.State.ABORTED, r.state(), String.valueOf(r.describe()));
         assertTrue(r.error().contains("the coordinator ran out of heap (Java heap space; maximum heap "), r.error());
         assertTrue(r.error().contains("every part sent was aborted"), r.error());
-        if (planning.equals("local")) { // worker 1 answered that it lacks the descriptions: it started nothing
-            org.junit.jupiter.api.Assertions.assertThrows(io.tenplex.store.StoreException.class,
-                    () -> cluster.jobs(1).part("j", r.id()));
+        if (planning.equals("local")) { // worker 1 lacked the descriptions: its part starts before the abort
+            // arrives (and is aborted), or after it (and is refused: it never runs)
+            String state;
+            try {
+                state = cluster.jobs(1).part("j", r.id()).status().state();
+            } catch (StoreException e) {
+                state = "never started";
+            }
+            assertTrue(state.equals("aborted") || state.equals("never started"), state);
         } else {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); // a part aborted mid-prepare ends when
             while (!cluster.jobs(1).part("j", r.id()).status().state().equals("aborted") // its runner notices

@@ -107,6 +107,13 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
         failingPosts.put(address, e);
     }
 
+    /** The daemon at {@code address} answers prepare with an error at once, while its part still moves. */
+    public void refusePrepareAtOnce(InetSocketAddress address) {
+        refusingAtOnce.add(address);
+    }
+
+    private final Set<InetSocketAddress> refusingAtOnce = ConcurrentHashMap.newKeySet();
+
     /** The daemon at {@code address} answers prepare with an error, once its part has moved its bytes. */
     public void refusePrepare(InetSocketAddress address) {
         refusingPrepare.add(address);
@@ -211,6 +218,11 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
     @Override
     public CompletableFuture<PartStatus> partAction(InetSocketAddress daemon, String job, String planId,
             PartAction action) {
+        if (action == PartAction.PREPARE && refusingAtOnce.contains(daemon)) {
+            return at(daemon, () -> {
+                throw new DaemonCallException(DaemonCallException.Kind.OTHER, 500, "refused to prepare");
+            });
+        }
         if (action == PartAction.PREPARE && refusingPrepare.contains(daemon)) { // once its part has moved its bytes
             return at(daemon, () -> d(daemon).jobs().part(job, planId)).thenCompose(p -> p.prepared()).thenApply(s -> {
                 throw new java.util.concurrent.CompletionException(new DaemonCallException(
@@ -220,10 +232,13 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
         if (action == PartAction.COMMIT && losingCommits.contains(daemon)) {
             return CompletableFuture.failedFuture(new java.net.SocketTimeoutException("commit to " + daemon + " lost"));
         }
+        if (action == PartAction.ABORT) {
+            return at(daemon, () -> d(daemon).jobs().abortPart(job, planId));
+        }
         return at(daemon, () -> d(daemon).jobs().part(job, planId)).thenCompose(p -> switch (action) {
             case PREPARE -> p.prepared();
             case COMMIT -> at(daemon, p::commit);
-            case ABORT -> at(daemon, p::abort);
+            case ABORT -> throw new IllegalStateException("answered above");
         });
     }
 

@@ -239,9 +239,9 @@ public final class Executor {
             return now.size() + later.size();
         }
 
-        Task next(Tally tally) throws InterruptedException {
+        Task next(Tally tally, java.util.function.BooleanSupplier cancelled) throws InterruptedException {
             Task t = now.poll();
-            return t != null ? t : later.take(() -> tally.failure.get() != null);
+            return t != null ? t : later.take(() -> tally.failure.get() != null || cancelled.getAsBoolean());
         }
     }
 
@@ -252,7 +252,8 @@ public final class Executor {
     /** Fetches pieces of one flow until it is empty or the run failed. */
     private void drain(Flow queue, Lane l, Phaser lanes) {
         try {
-            for (Task t; l.tally().failure.get() == null && notCancelled(l.tally()) && (t = queue.next(l.tally())) != null; ) {
+            for (Task t; l.tally().failure.get() == null && notCancelled(l.tally())
+                    && (t = queue.next(l.tally(), () -> cancelled != null)) != null; ) {
                 // a late rank's pieces unpaced: the flow's rate planned them as read from the start, but they
                 // only become readable once the rank is rebuilt, when the flows they shared links with are done
                 fetch(l.sourceDevice(), t.shard, t.piece, t.buf, l.tally(), l.worker(),

@@ -85,22 +85,54 @@ final class PartCalls {
             workers.forEach(w -> call(w, planId, PartAction.ABORT));
         });
         List<CompletableFuture<PartStatus>> prepared = new ArrayList<>();
-        java.util.concurrent.atomic.AtomicBoolean failed = new java.util.concurrent.atomic.AtomicBoolean();
+        CompletableFuture<Void> failed = new CompletableFuture<>();
         for (int w : workers) {
-            prepared.add(call(w, planId, PartAction.PREPARE).whenComplete((s, e) -> {
-                if (e != null && failed.compareAndSet(false, true)) { // the change cannot commit: stop every
-                    // part moving now rather than when the slowest has moved all its bytes
-                    Throwable c = e instanceof java.util.concurrent.CompletionException && e.getCause() != null
-                            ? e.getCause() : e;
-                    if (progress.error().isEmpty()) {
-                        progress.fail("worker " + w + ": " + c.getMessage());
-                    }
-                    workers.forEach(x -> call(x, planId, PartAction.ABORT));
+            prepared.add(call(w, planId, PartAction.PREPARE).whenComplete((s, e) -> abortOnFailure(workers, planId, w,
+                    e != null ? (e instanceof java.util.concurrent.CompletionException && e.getCause() != null
+                            ? e.getCause() : e).getMessage() : notPrepared(s), failed)));
+        }
+        // the first failure ends the wait: a part still reading (its in-flight pieces end first) is aborted already
+        CompletableFuture.anyOf(CompletableFuture.allOf(prepared.toArray(CompletableFuture[]::new))
+                .exceptionally(x -> null), failed).join();
+        if (failed.isDone()) {
+            for (int i = 0; i < workers.size(); i++) {
+                PartStatus s = prepared.get(i).isDone() && !prepared.get(i).isCompletedExceptionally()
+                        ? prepared.get(i).join() : null;
+                if (s != null) {
+                    progress.part(workers.get(i), s);
                 }
-            }));
+            }
+            return false;
         }
         boolean ok = collect(workers, prepared);
         return ok && progress.prepared(workers);
+    }
+
+    /**
+     * When worker {@code w}'s part did not prepare ({@code why} not null), the change cannot commit:
+     * every part is aborted at once (once), so the others stop moving rather than when the slowest
+     * has moved all its bytes.
+     */
+    private void abortOnFailure(List<Integer> workers, String planId, int w, String why, CompletableFuture<Void> failed) {
+        if (why == null || failed.isDone()) {
+            return;
+        }
+        synchronized (failed) {
+            if (failed.isDone()) {
+                return;
+            }
+            if (progress.error().isEmpty()) {
+                progress.fail("worker " + w + ": " + why);
+            }
+            failed.complete(null);
+        }
+        workers.forEach(x -> call(x, planId, PartAction.ABORT));
+    }
+
+    /** Why a part that answered prepare did not prepare (it failed or was aborted), or null when it did. */
+    private static String notPrepared(PartStatus s) {
+        return s == null || "prepared".equals(s.state()) ? null
+                : s.error() == null || s.error().isEmpty() ? "its part is " + s.state() : s.error();
     }
 
     /** Aborts the part of every one of {@code workers}, each answer awaited. */

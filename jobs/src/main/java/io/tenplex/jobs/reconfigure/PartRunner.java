@@ -107,8 +107,9 @@ public final class PartRunner implements Registry.Finishing {
         try {
             Executor run = new Executor(source, readers, 2, part.flowRates(), rebuilt.ranks());
             moving = run;
-            if (state == State.ABORTED) { // aborted before the run started
-                run.cancel("plan " + part.planId() + " was aborted");
+            if (state == State.ABORTED) { // aborted before the run started: nothing is opened or read
+                dropStaging();
+                return;
             }
             report = run.run(part.shards(), r -> part.sourceDevices().get(r), sink, done, part.worker());
             sink.finish();

@@ -20,19 +20,29 @@ public final class PlanAhead {
     private Plan plan;
     private Ptc from;
     private Ptc to;
+    private String how;
     private long millis = -1;
     private boolean aroundLost;
     private volatile String outcome = "not used yet";
 
-    /** How a plan is made: the whole change ({@link Planner}), or one daemon's own part of it. */
-    @FunctionalInterface
-    public interface Planning {
-        Plan plan(Ptc from, Ptc to);
+    /**
+     * How a plan is made: the whole change ({@link Planner}), or one daemon's own part of it; a plan
+     * made ahead one way is never used for a change planned another way.
+     *
+     * @param how what is planned, as the change's events say it
+     */
+    public record Planning(String how, java.util.function.BiFunction<Ptc, Ptc, Plan> planner) {
+        /** The whole change, by the coordinator. */
+        public static final Planning WHOLE = new Planning("the whole change", Planner::plan);
+
+        public Plan plan(Ptc from, Ptc to) {
+            return planner.apply(from, to);
+        }
     }
 
     /** A plan of {@code from -> to}: made and kept when {@code ahead} is empty, reused when its inputs match. */
     public static Plan plan(PlanAhead ahead, Ptc from, Ptc to) {
-        return plan(ahead, from, to, Planner::plan);
+        return plan(ahead, from, to, Planning.WHOLE);
     }
 
     /** As {@link #plan(PlanAhead, Ptc, Ptc)}, made by {@code planning}. */
@@ -46,10 +56,13 @@ public final class PlanAhead {
                 ahead.plan = planning.plan(from, to);
                 ahead.from = from;
                 ahead.to = to;
+                ahead.how = planning.how();
                 ahead.millis = (System.nanoTime() - t) / 1_000_000;
                 return ahead.plan;
             }
-            String differs = ahead.aroundLost ? "workers lost when it was made answer now" : differs("old", ahead.from, from);
+            String differs = !ahead.how.equals(planning.how()) ? "it planned " + ahead.how + ", the change plans "
+                    + planning.how() : ahead.aroundLost ? "workers lost when it was made answer now"
+                    : differs("old", ahead.from, from);
             if (differs == null) {
                 differs = differs("new", ahead.to, to);
             }
@@ -78,6 +91,7 @@ public final class PlanAhead {
                 ahead.plan = planning.plan(from, to);
                 ahead.from = from;
                 ahead.to = to;
+                ahead.how = planning.how();
                 ahead.millis = (System.nanoTime() - t) / 1_000_000;
                 ahead.aroundLost = true;
                 return ahead.plan;
@@ -105,8 +119,8 @@ public final class PlanAhead {
         if (plan == null) {
             return "nothing planned";
         }
-        return "planned ahead " + plan.from() + " -> " + plan.to() + " in " + millis + " ms (" + plan.shards().size()
-                + " destination shards), before the save";
+        return "planned ahead " + plan.from() + " -> " + plan.to() + " in " + millis + " ms (" + how + ": "
+                + plan.shards().size() + " destination shards), before the save";
     }
 
     /** Whether the plan was used or the change re-planned, and why; "not used yet" before. */

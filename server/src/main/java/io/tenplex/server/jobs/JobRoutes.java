@@ -364,13 +364,15 @@ public final class JobRoutes implements ControlHandler {
 
     /** {@code GET .../parts/<id>} and {@code POST .../parts/<id>/prepare|commit|abort}. */
     private CompletableFuture<Response> part(String job, String[] p) {
-        PartRunner part = jobs.part(job, p[2]);
         String action = p.length == 4 ? p[3] : "";
+        if (action.equals("abort")) { // also of a part not started here yet: a late start is refused then
+            return done(proto(200, jobs.abortPart(job, p[2])));
+        }
+        PartRunner part = jobs.part(job, p[2]);
         return switch (action) {
             case "" -> done(proto(200, part.status()));
             case "prepare" -> part.prepared().thenApply(s -> proto(200, s));
             case "commit" -> done(proto(200, part.commit()));
-            case "abort" -> done(proto(200, part.abort()));
             default -> throw StoreException.notFound("no action '" + action + "' on a plan part");
         };
     }
