@@ -87,22 +87,19 @@ final class PartCalls {
         List<CompletableFuture<PartStatus>> prepared = new ArrayList<>();
         CompletableFuture<Void> failed = new CompletableFuture<>();
         for (int w : workers) {
-            prepared.add(call(w, planId, PartAction.PREPARE).whenComplete((s, e) -> abortOnFailure(workers, planId, w,
-                    e != null ? (e instanceof java.util.concurrent.CompletionException && e.getCause() != null
-                            ? e.getCause() : e).getMessage() : notPrepared(s), failed)));
+            prepared.add(call(w, planId, PartAction.PREPARE).whenComplete((s, e) -> {
+                if (s != null) {
+                    progress.part(w, s); // before a failure ends the wait: the status reports what this part did
+                }
+                abortOnFailure(workers, planId, w, e != null ? (e instanceof java.util.concurrent.CompletionException
+                        && e.getCause() != null ? e.getCause() : e).getMessage() : notPrepared(s), failed);
+            }));
         }
         // the first failure ends the wait: a part still reading (its in-flight pieces end first) is aborted already
         CompletableFuture.anyOf(CompletableFuture.allOf(prepared.toArray(CompletableFuture[]::new))
                 .exceptionally(x -> null), failed).join();
         if (failed.isDone()) {
-            for (int i = 0; i < workers.size(); i++) {
-                PartStatus s = prepared.get(i).isDone() && !prepared.get(i).isCompletedExceptionally()
-                        ? prepared.get(i).join() : null;
-                if (s != null) {
-                    progress.part(workers.get(i), s);
-                }
-            }
-            return false;
+            return false; // each part's answer so far is recorded
         }
         boolean ok = collect(workers, prepared);
         return ok && progress.prepared(workers);
