@@ -58,7 +58,7 @@ public final class CoordinatorBench {
         ExecutorService background = Executors.newCachedThreadPool();
         try {
             Reconfiguration.Defined defined = local ? new Reconfiguration.Defined(model(a),
-                    new io.tenplex.jobs.common.ConfigJson.Placed(b, to.devices())) : null;
+                    new io.tenplex.jobs.common.ConfigJson.Placed(b, to.devices()), Map.of()) : null;
             Reconfiguration r = change("p1", plan, from, daemons, client, defined, background);
             if (local) {
                 printLocal(a, workers, client, r);
