@@ -3,8 +3,7 @@
 # worker's link shaped with tc to the same rate, a GPT-like job reconfigured across them
 # (DP 2->4, TP 2->4, PP 2->4, and (4,2,1)->(2,2,2) with 8 workers); prints wall time against the
 # network lower bound. Needs root (ip netns, tc). Creates and removes its namespaces itself.
-# Usage: bench/netns-reconfigure.sh [workers, default 8] [rate, default 1gbit] [--central] [--unpaced] [--local] [--cold] [--only CASE]
-# (--local: also run each case with every daemon planning its own part, and compare)
+# Usage: bench/netns-reconfigure.sh [workers, default 8] [rate, default 1gbit] [--central] [--unpaced] [--cold] [--only CASE]
 # (--cold: no warm-up reconfigurations of a small model before measuring; --unpaced: also run each
 # case without the link rate, flows left to TCP, and compare)
 # Environment: TBF_BURST, TBF_LATENCY (tc tbf settings, default 1mb and 100ms); TC_TRACE=FILE writes

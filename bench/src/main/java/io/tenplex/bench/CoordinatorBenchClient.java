@@ -6,7 +6,6 @@ import io.tenplex.jobs.common.PartStatus;
 import io.tenplex.jobs.common.PlanPart;
 import io.tenplex.ptc.Ptc;
 import io.tenplex.ptc.TensorMeta;
-import io.tenplex.server.jobs.PlanCodec;
 import io.tenplex.store.StorePath;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -24,8 +23,8 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * The daemons of {@link CoordinatorBench}, in memory: every daemon is healthy; an old rank's saved
  * tree is its shards and the model's values under their keys (flat layout, each path a string of its own, as parsed from a
- * listing); a posted part is encoded as {@code HttpDaemonClient} sends it, and its body is held until
- * the coordinator's uplink has sent it (one sender at the given rate); parts prepare and commit at once.
+ * listing); a change's definition is answered by {@link PlanningDaemons}; a description sent is held
+ * until the coordinator's uplink has sent it (one sender at the given rate); parts prepare and commit at once.
  */
 final class CoordinatorBenchClient implements DaemonClient, AutoCloseable {
     private final Ptc from;
@@ -33,11 +32,6 @@ final class CoordinatorBenchClient implements DaemonClient, AutoCloseable {
     private final long bitsPerSecond;
     private final ExecutorService uplink = Executors.newSingleThreadExecutor();
     private final AtomicLong posted = new AtomicLong();
-    private final AtomicLong encoded = new AtomicLong();
-    private final AtomicLong largest = new AtomicLong();
-    private final AtomicLong largestPieces = new AtomicLong();
-    private final AtomicLong inFlight = new AtomicLong();
-    private final AtomicLong mostInFlight = new AtomicLong();
 
     CoordinatorBenchClient(Ptc from, String job, long bitsPerSecond) {
         this.from = from;
@@ -49,42 +43,15 @@ final class CoordinatorBenchClient implements DaemonClient, AutoCloseable {
         return posted.get();
     }
 
-    long encodedBytes() {
-        return encoded.get();
-    }
-
-    long largestPart() {
-        return largest.get();
-    }
-
-    long largestPieces() {
-        return largestPieces.get();
-    }
-
-    long mostInFlight() {
-        return mostInFlight.get();
-    }
-
     @Override
     public CompletableFuture<Void> health(InetSocketAddress daemon) {
         return CompletableFuture.completedFuture(null);
     }
 
+    /** Only Tenplex-Central's coordinator sends parts; every other change is planned by each daemon. */
     @Override
     public CompletableFuture<PartStatus> postPart(InetSocketAddress daemon, PlanPart part) {
-        byte[] body = PlanCodec.encode(part).toByteArray();
-        long pieces = part.shards().stream().mapToLong(s -> s.pieces().size()).sum();
-        posted.incrementAndGet();
-        encoded.addAndGet(body.length);
-        largest.accumulateAndGet(body.length, Math::max);
-        largestPieces.accumulateAndGet(pieces, Math::max);
-        mostInFlight.accumulateAndGet(inFlight.addAndGet(body.length), Math::max);
-        String planId = part.planId();
-        return CompletableFuture.supplyAsync(() -> {
-            LockSupport.parkNanos(body.length * 8L * 1_000_000_000L / bitsPerSecond); // the body on the wire
-            inFlight.addAndGet(-body.length);
-            return status(planId, "running");
-        }, uplink);
+        return unsupported();
     }
 
     /** The daemons' side when every daemon plans its own part. */

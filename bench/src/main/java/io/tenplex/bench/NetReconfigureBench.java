@@ -34,9 +34,8 @@ import java.util.concurrent.CompletableFuture;
  * with the network lower bound: the most bytes any worker must send or receive, divided by the link
  * rate. One GPU per worker.
  *
- * <p>Usage: {@code NetReconfigureBench <rate bit/s> [--central] [--unpaced] [--local] [--cold] [--only NAME] <host:port>...};
- * with {@code --local} every case also runs with every daemon planning its own part;
- * every reconfiguration names the link rate, so its flows are paced; with {@code --unpaced} every
+ * <p>Usage: {@code NetReconfigureBench <rate bit/s> [--central] [--unpaced] [--cold] [--only NAME] <host:port>...};
+ * every daemon plans its own part of each change; every reconfiguration names the link rate, so its flows are paced; with {@code --unpaced} every
  * case also runs without it (flows left to TCP) and the two times are compared;
  * with {@code --central} every case also runs in the Tenplex-Central mode (all pieces through worker
  * 0) and the two times are compared. Unless {@code --cold} is given, the last case runs three times
@@ -51,11 +50,10 @@ public final class NetReconfigureBench {
     record Case(String name, ParallelConfig from, ParallelConfig to) {}
 
     /** The command line: the link rate in bits/s, then flags and daemon addresses. */
-    private record Args(double rate, boolean central, String only, boolean warmup, boolean unpaced, boolean local,
+    private record Args(double rate, boolean central, String only, boolean warmup, boolean unpaced,
             List<String> daemons) {
         static Args parse(String[] args) {
             boolean central = false;
-            boolean local = false;
             String only = null;
             boolean warmup = true;
             boolean unpaced = false;
@@ -63,14 +61,13 @@ public final class NetReconfigureBench {
             for (int i = 1; i < args.length; i++) {
                 switch (args[i]) {
                     case "--central" -> central = true;
-                    case "--local" -> local = true;
                     case "--unpaced" -> unpaced = true;
                     case "--cold" -> warmup = false;
                     case "--only" -> only = args[++i];
                     default -> daemons.add(args[i]);
                 }
             }
-            return new Args(Double.parseDouble(args[0]), central, only, warmup, unpaced, local, daemons);
+            return new Args(Double.parseDouble(args[0]), central, only, warmup, unpaced, daemons);
         }
     }
 
@@ -113,12 +110,6 @@ public final class NetReconfigureBench {
             double tcp = run(c, shape, a.daemons(), a.rate(), "bench" + n++, false, false, "[unpaced] ");
             System.out.printf(Locale.ROOT, "%-18s paced %.2f s vs unpaced %.2f s%n", c.name(), p2p, tcp);
         }
-        if (a.local()) {
-            double local = run(c, shape, a.daemons(), a.rate(), "bench" + n++, false, true, "[each daemon planning] ",
-                    ", \"planning\": \"local\"");
-            System.out.printf(Locale.ROOT, "%-18s planned centrally %.2f s vs by every daemon %.2f s%n", c.name(), p2p,
-                    local);
-        }
         if (a.central()) {
             double viaCentral = run(c, shape, a.daemons(), a.rate(), "bench" + n++, true, true, "[central] ");
             System.out.printf(Locale.ROOT, "%-18s peer-to-peer %.2f s vs central %.2f s: %.2fx faster%n", c.name(), p2p,
@@ -137,12 +128,6 @@ public final class NetReconfigureBench {
 
     private static double run(Case c, MegatronLayout.Shape shape, List<String> daemons, double rate, String job,
             boolean central, boolean paced, String tag) throws Exception {
-        return run(c, shape, daemons, rate, job, central, paced, tag, "");
-    }
-
-    /** @param more further fields of the request ({@code , "k": v}) */
-    private static double run(Case c, MegatronLayout.Shape shape, List<String> daemons, double rate, String job,
-            boolean central, boolean paced, String tag, String more) throws Exception {
         Model model = MegatronLayout.model(shape);
         Ptc from = ptc(model, c.from());
         save(from, daemons, job);
@@ -155,7 +140,7 @@ public final class NetReconfigureBench {
                 + ParallelConfigJson.write(c.from()).put("devicesPerWorker", 1) + ", \"to\": "
                 + ParallelConfigJson.write(c.to()).put("devicesPerWorker", 1) + ", \"daemons\": " + addrs + ", \"step\": 1"
                 + (paced ? ", \"linkRate\": " + (long) rate : "")
-                + (central ? ", \"central\": true" : "") + more + "}";
+                + (central ? ", \"central\": true" : "") + "}";
         long t0 = System.nanoTime();
         JsonNode started = JSON.readTree(post(LINK.uri(daemons.get(0), new JobLayout(job).apiReconfigure(false)), req));
         JsonNode end = JSON.readTree(get(LINK.uri(daemons.get(0), started.path("status").asText() + "?wait=true")));

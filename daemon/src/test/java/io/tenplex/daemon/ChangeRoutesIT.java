@@ -122,7 +122,10 @@ class ChangeRoutesIT {
                 400, "central mode");
         assertRefused(call("POST", "/api/v1/jobs/h/reconfigure", ("{\"to\": {\"tp\": 1, \"pp\": 1, \"dp\": 1, "
                 + "\"devicesPerWorker\": 1}, \"planning\": \"everywhere\"}").getBytes(StandardCharsets.UTF_8)), 400,
-                "\"local\" or \"central\"");
+                "must be \"local\"");
+        assertRefused(call("POST", "/api/v1/jobs/h/reconfigure", ("{\"to\": {\"tp\": 1, \"pp\": 1, \"dp\": 1, "
+                + "\"devicesPerWorker\": 1}, \"planning\": \"central\"}").getBytes(StandardCharsets.UTF_8)), 400,
+                "\"planning\": \"central\" is no more");
     }
 
     @Test

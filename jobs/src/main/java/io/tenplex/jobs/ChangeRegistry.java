@@ -150,7 +150,7 @@ final class ChangeRegistry {
         Reconfiguration.Defined local;
         try {
             io.tenplex.jobs.reconfigure.PlanHeap.check(p.plan(), r.central(), Runtime.getRuntime().maxMemory());
-            local = r.plannedLocally() ? definedLocally(r, p) : null;
+            local = r.plannedLocally() ? p.defined() : null;
         } catch (RuntimeException e) {
             p.rebuilding().release().run(); // a rebuild started for a change refused here is read by nobody
             throw e;
@@ -173,14 +173,6 @@ final class ChangeRegistry {
         reconfigurations.put(r.job(), id, c);
         c.start(exec.background());
         return c;
-    }
-
-    /** What every daemon plans its own part from; refused where that is not built yet. */
-    private static Reconfiguration.Defined definedLocally(ReconfigureRequest r, ReconfigurationPlanner.Planned p) {
-        if (r.central() >= 0 || p.defined() == null) {
-            throw new IllegalArgumentException("\"planning\": \"local\" does not cover central mode");
-        }
-        return p.defined();
     }
 
     /** @throws StoreException not found when this daemon coordinates no such reconfiguration (any more) */

@@ -45,7 +45,7 @@ final class ReconfigurationPlanner {
 
     /** Plans a reconfiguration without starting it. */
     Jobs.DryRun dryRun(ReconfigureRequest r) throws IOException {
-        Planned p = plan(r.planCentrally(), true, null); // the whole change's plan, though every daemon plans its own
+        Planned p = plan(r, true, null, true); // the whole change's plan, though every daemon plans its own
         Plan plan = p.plan();
         return new Jobs.DryRun(plan.from().toString(), plan.to().toString(), new JobLayout(r.job(), p.sourceDir(), "load").source().toString(),
                 plan.shards().size(), plan.report().toString(), plan.toString().lines().limit(40).toList(),
@@ -61,15 +61,20 @@ final class ReconfigurationPlanner {
 
     /** As {@link #planInHeap}; planning that runs out of heap is {@code TOO_LARGE} (its tables are dropped by then). */
     Planned plan(ReconfigureRequest r, boolean dry, PlanAhead ahead) throws IOException {
+        return plan(r, dry, ahead, false);
+    }
+
+    /** @param whole plan the whole change even when every daemon plans its own part (a dry run shows it) */
+    private Planned plan(ReconfigureRequest r, boolean dry, PlanAhead ahead, boolean whole) throws IOException {
         try {
-            return planInHeap(r, dry, ahead);
+            return planInHeap(r, dry, ahead, whole);
         } catch (OutOfMemoryError e) {
             throw io.tenplex.jobs.reconfigure.PlanHeap.planning(r.job(), r.to(), e);
         }
     }
 
     /** @param dry only to plan: a lost worker's durable copy is looked at, not read; @param ahead to reuse or fill, or null */
-    private Planned planInHeap(ReconfigureRequest r, boolean dry, PlanAhead ahead) throws IOException {
+    private Planned planInHeap(ReconfigureRequest r, boolean dry, PlanAhead ahead, boolean whole) throws IOException {
         Model model = r.modelSpec() != null ? models.store(r.job(), r.modelSpec())
                 : models.stored(r.job(), cluster.daemons(r.daemons()), !dry, r.to());
         String sourceDir = "save";
@@ -100,25 +105,26 @@ final class ReconfigurationPlanner {
                 around.sources().origins().forEach((rank, o) -> origins.put(rank, o.toString()));
                 Ptc placed = around.sources().from();
                 Map<Integer, java.util.List<Integer>> copies = around.sources().copies();
-                return new Planned(PlanAhead.around(ahead, placed, to, planning(r, copies)), placed,
+                return new Planned(PlanAhead.around(ahead, placed, to, planning(r, whole, copies)), placed,
                         around.sources().sourceDir(), around.step(), origins,
                         new Rebuilding(around.sources().rebuilt(), around.sources().rebuilding(),
                                 (rank, level) -> around.sources().origins().get(rank).from(level).toString(),
                                 around.sources().release()), defined(model, to, copies));
             }
         }
-        // planned by every daemon: the coordinator plans only the first new worker's part, for the whole change's report
-        Plan plan = PlanAhead.plan(ahead, from, to, planning(r, Map.of()));
+        // planned by every daemon: here only this daemon's own part, for the whole change's report
+        Plan plan = PlanAhead.plan(ahead, from, to, planning(r, whole, Map.of()));
         return new Planned(plan, from, sourceDir, step, Map.of(), Rebuilding.NONE, defined(model, to, Map.of()));
     }
 
     /**
-     * The whole change when the coordinator plans it; else only this daemon's own part of it (the
-     * first new worker's when it has none), enough for the whole change's report and for taking its
-     * memory ahead, since every daemon plans its own.
+     * The whole change for a dry run (it shows every shard) or Tenplex-Central (the coordinator sends
+     * the parts); else only this daemon's own part of it (the first new worker's when it has none),
+     * enough for the whole change's report and for taking its memory ahead, since every daemon plans
+     * its own.
      */
-    private PlanAhead.Planning planning(ReconfigureRequest r, Map<Integer, java.util.List<Integer>> copies) {
-        if (!r.plannedLocally()) {
+    private PlanAhead.Planning planning(ReconfigureRequest r, boolean whole, Map<Integer, java.util.List<Integer>> copies) {
+        if (whole || !r.plannedLocally()) {
             return new PlanAhead.Planning("the whole change", (f, t) -> io.tenplex.transform.Planner.plan(f, t, copies));
         }
         return new PlanAhead.Planning("this daemon's own part", (f, t) -> io.tenplex.transform.LocalPlanner.planFor(f, t,

@@ -14,7 +14,10 @@ import io.tenplex.ptc.Ptc;
 import io.tenplex.ptc.RankLayout;
 import io.tenplex.ptc.StageMap;
 import io.tenplex.transform.Plan;
+import io.tenplex.transform.LocalPlanner;
+import io.tenplex.transform.Piece;
 import io.tenplex.transform.Planner;
+import io.tenplex.transform.ShardPlan;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -30,15 +33,36 @@ class FlowRatesTest {
         return new Ptc(m, c, RankLayout.MEGATRON, StageMap.uniform(m.layers(), c.pp()), devices);
     }
 
+    /** Bytes each destination worker reads from each other worker of the whole plan: {@code dest -> (source -> bytes)}. */
+    private static Map<Integer, Map<Integer, Long>> flows(Plan plan) {
+        Map<Integer, Map<Integer, Long>> byDest = new java.util.TreeMap<>();
+        for (ShardPlan s : plan.shards()) {
+            int dest = s.destDevice().worker();
+            for (Piece p : s.pieces()) {
+                int source = p.sourceDevice() != null ? p.sourceDevice().worker() : plan.sourceDevice(p.sourceRank()).worker();
+                if (source != dest && p.kind() != Piece.Kind.KEEP) {
+                    byDest.computeIfAbsent(dest, k -> new java.util.TreeMap<>()).merge(source, p.bytes(), Long::sum);
+                }
+            }
+        }
+        return byDest;
+    }
+
+    /** Every daemon paces its own flows from its own part: together they finish when the busiest link does. */
     @Test
     void everyFlowFinishesWithTheBusiestLink_andNoLinkIsAskedForMoreThanItCarries() {
         Model m = MegatronLayout.model(new MegatronLayout.Shape(4, 256, 4, 4, 1024, 4000, 512, 128, DType.F16, false,
                 true));
-        Plan plan = Planner.plan(onePerWorker(m, ParallelConfig.of(4, 2, 1)), onePerWorker(m, ParallelConfig.of(2, 2, 2)));
+        Ptc from = onePerWorker(m, ParallelConfig.of(4, 2, 1));
+        Ptc to = onePerWorker(m, ParallelConfig.of(2, 2, 2));
+        Plan plan = Planner.plan(from, to);
         long link = 100_000_000L;
         double usable = link / 8.0 * FlowRates.USABLE;
-        Map<Integer, Map<Integer, Long>> flows = FlowRates.flows(plan);
-        Map<Integer, Map<Integer, Long>> rates = FlowRates.rates(plan, link);
+        Map<Integer, Map<Integer, Long>> flows = flows(plan);
+        Map<Integer, Map<Integer, Long>> rates = new java.util.TreeMap<>(); // each daemon's own part's rates
+        for (int w : flows.keySet()) {
+            rates.put(w, FlowRates.ownRates(LocalPlanner.planFor(from, to, w), w, link));
+        }
         assertEquals(flows.keySet(), rates.keySet());
         Map<Integer, Long> in = new HashMap<>();
         Map<Integer, Long> out = new HashMap<>();
@@ -85,6 +109,6 @@ class FlowRatesTest {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> FlowRates.parse(bad));
             assertTrue(e.getMessage().contains("link rate"), e.getMessage());
         }
-        assertThrows(IllegalArgumentException.class, () -> FlowRates.rates(null, 0));
+        assertThrows(IllegalArgumentException.class, () -> FlowRates.ownRates(null, 0, 0));
     }
 }

@@ -3,7 +3,6 @@ package io.tenplex.jobs.reconfigure;
 import io.tenplex.transform.Piece;
 import io.tenplex.transform.Plan;
 import io.tenplex.transform.ShardPlan;
-import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
@@ -24,48 +23,6 @@ public final class FlowRates {
     public static final double USABLE = 0.93;
 
     private FlowRates() {
-    }
-
-    /** Bytes each destination worker reads from each other worker: {@code dest -> (source -> bytes)}. */
-    public static Map<Integer, Map<Integer, Long>> flows(Plan plan) {
-        Map<Integer, Map<Integer, Long>> byDest = new TreeMap<>();
-        for (ShardPlan s : plan.shards()) {
-            int dest = s.destDevice().worker();
-            for (Piece p : s.pieces()) {
-                int source = p.sourceDevice() != null ? p.sourceDevice().worker() : plan.sourceDevice(p.sourceRank()).worker();
-                if (source != dest && p.kind() != Piece.Kind.KEEP) {
-                    byDest.computeIfAbsent(dest, k -> new TreeMap<>()).merge(source, p.bytes(), Long::sum);
-                }
-            }
-        }
-        return byDest;
-    }
-
-    /**
-     * @param linkBitsPerSecond every worker's link rate in each direction
-     * @return {@code dest -> (source -> bytes/s)}, empty when nothing crosses workers
-     */
-    public static Map<Integer, Map<Integer, Long>> rates(Plan plan, long linkBitsPerSecond) {
-        if (linkBitsPerSecond <= 0) {
-            throw new IllegalArgumentException("link rate must be positive");
-        }
-        Map<Integer, Map<Integer, Long>> flows = flows(plan);
-        Map<Integer, Long> in = new HashMap<>();
-        Map<Integer, Long> out = new HashMap<>();
-        flows.forEach((dest, from) -> from.forEach((source, bytes) -> {
-            in.merge(dest, bytes, Long::sum);
-            out.merge(source, bytes, Long::sum);
-        }));
-        long busiest = Math.max(in.values().stream().mapToLong(Long::longValue).max().orElse(0),
-                out.values().stream().mapToLong(Long::longValue).max().orElse(0));
-        Map<Integer, Map<Integer, Long>> rates = new TreeMap<>();
-        if (busiest == 0) {
-            return rates;
-        }
-        double seconds = busiest / (linkBitsPerSecond / 8.0 * USABLE);
-        flows.forEach((dest, from) -> from.forEach((source, bytes) -> rates.computeIfAbsent(dest, k -> new TreeMap<>())
-                .put(source, Math.max(1, (long) Math.ceil(bytes / seconds)))));
-        return rates;
     }
 
     /**

@@ -31,17 +31,18 @@ public final class Reconfiguration implements Registry.Finishing {
     /**
      * Where the old state is and how the new one is moved: the source directory, central worker (-1:
      * none), link rate, where each old rank is read when recovering around lost workers (else empty),
-     * and the old ranks still being rebuilt from parity meanwhile (read last, once published).
+     * the old ranks still being rebuilt from parity meanwhile (read last, once published), and the
+     * change's definition that every daemon plans its own part from (null only for Tenplex-Central,
+     * whose parts the coordinator sends).
      */
     public record Source(String sourceDir, int central, long linkRate, Map<Integer, String> origins,
             Rebuilding rebuilding, Defined local) {
         public Source {
             origins = Map.copyOf(origins);
-        }
-
-        /** Planned centrally: the coordinator sends every part. */
-        public Source(String sourceDir, int central, long linkRate, Map<Integer, String> origins, Rebuilding rebuilding) {
-            this(sourceDir, central, linkRate, origins, rebuilding, null);
+            if ((local == null) != (central >= 0)) {
+                throw new IllegalArgumentException(central >= 0 ? "Tenplex-Central is planned by the coordinator"
+                        : "a peer-to-peer change needs its definition: every daemon plans its own part");
+            }
         }
     }
 
@@ -182,7 +183,7 @@ public final class Reconfiguration implements Registry.Finishing {
         List<Integer> workers = plan.destWorkers();
         boolean ok;
         try {
-            ok = (local != null ? executeLocal(workers, sources) : execute(workers, bound, t))
+            ok = (local != null ? executeLocal(workers, sources) : executeCentral(workers, bound, t))
                     && checks.rebuiltChecked(sources);
         } catch (RuntimeException | Error e) { // a part that could not be built or sent: abort those sent
             progress.fail(reason(e));
@@ -216,21 +217,18 @@ public final class Reconfiguration implements Registry.Finishing {
         return calls.executeChanges(workers, d.spec(), d.descriptions());
     }
 
-    /** Sends every part and prepares it (central mode: the central part first); whether all prepared. */
-    private boolean execute(List<Integer> workers, PlanPaths.Result bound, long t) {
+    /**
+     * Tenplex-Central, the baseline: the central worker assembles everything, then every worker fetches
+     * its shards whole; the coordinator sends both parts. Whether all prepared.
+     */
+    private boolean executeCentral(List<Integer> workers, PlanPaths.Result bound, long t) {
         PlanParts.Header header = new PlanParts.Header(job, id, step, daemons);
-        if (central >= 0) {
-            // Tenplex-Central: the central worker assembles everything, then every worker fetches its shards whole
-            PlanParts.Header c = new PlanParts.Header(job, id + "-c", step, daemons);
-            boolean ok = calls.executeParts(List.of(central), w -> rebuilding.readBy(PlanParts.central(c, w,
-                    bound.plan(), from.worldSize(), sourceDir)), id + "-c");
-            phase("central", t);
-            return ok && calls.executeParts(workers, w -> PlanParts.fromCentral(header, id + "-c", w, central,
-                    bound.plan(), bound.generated()), id);
-        }
-        Map<Integer, Map<Integer, Long>> rates = linkRate > 0 ? FlowRates.rates(bound.plan(), linkRate) : Map.of();
-        return calls.executeParts(workers, w -> rebuilding.readBy(PlanParts.peerToPeer(header, w, bound.plan(),
-                from.worldSize(), sourceDir, bound.generated()).withFlowRates(rates.getOrDefault(w, Map.of()))), id);
+        PlanParts.Header c = new PlanParts.Header(job, id + "-c", step, daemons);
+        boolean ok = calls.executeParts(List.of(central), w -> rebuilding.readBy(PlanParts.central(c, w,
+                bound.plan(), from.worldSize(), sourceDir)), id + "-c");
+        phase("central", t);
+        return ok && calls.executeParts(workers, w -> PlanParts.fromCentral(header, id + "-c", w, central,
+                bound.plan(), bound.generated()), id);
     }
 
     private void abortAll(List<Integer> workers, long t) {
@@ -260,7 +258,7 @@ public final class Reconfiguration implements Registry.Finishing {
         Map<String, ReconfigurationStatus.Worker> workers = progress.workers();
         return new ReconfigurationStatus(job, id, plan.from().toString(), plan.to().toString(),
                 state.name().toLowerCase(java.util.Locale.ROOT), central >= 0 ? "central (worker " + central + ")"
-                        : local != null ? "peer-to-peer, each daemon planning its own part" : "peer-to-peer",
+                        : "peer-to-peer, each daemon planning its own part",
                 new JobLayout(job, sourceDir, "load").source().toString(),
                 linkRate > 0 && central < 0 ? linkRate : null, error(), phases, workers,
                 ReconfigurationStatus.Report.of(plan.report()), origins.isEmpty() ? null : origins);

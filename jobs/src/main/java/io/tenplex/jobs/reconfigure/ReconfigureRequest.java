@@ -19,41 +19,21 @@ import java.util.OptionalLong;
  * @param linkRate the link rate in bits/s, or empty for the daemon's
  * @param preparedTimeoutMillis how long prepared parts wait, or empty for the daemon's
  * @param coordinator the address parts in doubt ask ({@code host:port}), or null for this daemon
- * @param planning {@code "local"} or null: every daemon plans its own part from the change's definition
- *     (Tenplex-Central, {@code central >= 0}, is planned by the coordinator); {@code "central"}: the
- *     coordinator plans and sends every part
  */
 public record ReconfigureRequest(String job, String modelSpec, JsonNode from, JsonNode to, OptionalLong generation,
         boolean fromSave, OptionalLong step, Map<Integer, InetSocketAddress> daemons, int central, OptionalLong linkRate,
-        OptionalLong preparedTimeoutMillis, String coordinator, String planning) {
+        OptionalLong preparedTimeoutMillis, String coordinator) {
 
     public ReconfigureRequest {
         daemons = Map.copyOf(daemons);
-        if (planning != null && !planning.equals("local") && !planning.equals("central")) {
-            throw new IllegalArgumentException("\"planning\" must be \"local\" or \"central\", not " + planning);
-        }
-        if ("local".equals(planning) && central >= 0) {
-            throw new IllegalArgumentException("\"planning\": \"local\" does not cover central mode yet");
-        }
     }
 
-    /** As the canonical constructor, planned as by default. */
-    public ReconfigureRequest(String job, String modelSpec, JsonNode from, JsonNode to, OptionalLong generation,
-            boolean fromSave, OptionalLong step, Map<Integer, InetSocketAddress> daemons, int central, OptionalLong linkRate,
-            OptionalLong preparedTimeoutMillis, String coordinator) {
-        this(job, modelSpec, from, to, generation, fromSave, step, daemons, central, linkRate, preparedTimeoutMillis,
-                coordinator, null);
-    }
-
-    /** Whether every daemon plans its own part: unless asked to plan centrally, or the change is Tenplex-Central. */
+    /**
+     * Whether every daemon plans its own part from the change's definition: always, except
+     * Tenplex-Central ({@code central >= 0}), the baseline whose parts the coordinator sends.
+     */
     public boolean plannedLocally() {
-        return central < 0 && !"central".equals(planning);
-    }
-
-    /** The same request, planned by the coordinator (a dry run shows the whole change's plan). */
-    public ReconfigureRequest planCentrally() {
-        return new ReconfigureRequest(job, modelSpec, from, to, generation, fromSave, step, daemons, central, linkRate,
-                preparedTimeoutMillis, coordinator, "central");
+        return central < 0;
     }
 
     /** A reconfiguration of a complete generation to {@code to}, everything else by default. */

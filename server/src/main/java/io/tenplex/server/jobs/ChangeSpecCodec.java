@@ -7,7 +7,7 @@ import io.tenplex.ptc.Device;
 import io.tenplex.ptc.ParallelConfig;
 import io.tenplex.server.control.DeviceRun;
 import io.tenplex.server.control.Placement;
-import io.tenplex.server.control.Workers;
+import io.tenplex.server.control.CopyRun;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -32,7 +32,7 @@ public final class ChangeSpecCodec {
                 .addAllParticipants(c.participants()).setCoordinator(c.coordinator())
                 .setPreparedTimeoutMillis(c.preparedTimeoutMillis()).addAllLayoutDigests(c.layoutDigests())
                 .addAllRankLayouts(c.rankLayouts()).addAllRebuilding(c.rebuilding());
-        c.copies().forEach((rank, ws) -> b.putCopies(rank, Workers.newBuilder().addAllWorkers(ws).build()));
+        copyRuns(new TreeMap<>(c.copies()), b);
         return b.build();
     }
 
@@ -177,17 +177,45 @@ public final class ChangeSpecCodec {
         return new ConfigJson.Placed(config, devices);
     }
 
+    /** Consecutive ranks copied on the same workers, as one run each. */
+    private static void copyRuns(TreeMap<Integer, List<Integer>> copies, io.tenplex.server.control.ChangeSpec.Builder b) {
+        CopyRun.Builder run = null;
+        int next = -1;
+        for (var e : copies.entrySet()) {
+            if (run != null && e.getKey() == next && run.getWorkersList().equals(e.getValue())) {
+                run.setCount(run.getCount() + 1);
+            } else {
+                if (run != null) {
+                    b.addCopies(run);
+                }
+                run = CopyRun.newBuilder().setFirstRank(e.getKey()).setCount(1).addAllWorkers(e.getValue());
+            }
+            next = e.getKey() + 1;
+        }
+        if (run != null) {
+            b.addCopies(run);
+        }
+    }
+
+    /** The runs of copies, checked: old ranks in increasing order, at most four copies a rank in all. */
     private static Map<Integer, List<Integer>> copies(io.tenplex.server.control.ChangeSpec m, int oldRanks) {
         long entries = 0;
+        long end = 0;
         Map<Integer, List<Integer>> out = new TreeMap<>();
-        for (var e : m.getCopiesMap().entrySet()) {
-            entries += e.getValue().getWorkersCount();
-            if (e.getKey() < 0 || e.getKey() >= oldRanks || entries > 4L * oldRanks) {
-                throw new IllegalArgumentException("copies: rank " + e.getKey() + " is not an old rank, or more than "
-                        + 4 * oldRanks + " copies are listed");
+        for (CopyRun r : m.getCopiesList()) {
+            long first = r.getFirstRank();
+            entries += (long) r.getCount() * r.getWorkersCount();
+            if (first < end || r.getCount() < 1 || first + r.getCount() > oldRanks || entries > 4L * oldRanks) {
+                throw new IllegalArgumentException("copies: ranks " + first + " to " + (first + r.getCount() - 1)
+                        + " are not old ranks after the previous run's, or more than " + 4 * oldRanks
+                        + " copies are listed");
             }
-            e.getValue().getWorkersList().forEach(w -> worker(w, "copy of rank " + e.getKey()));
-            out.put(e.getKey(), List.copyOf(e.getValue().getWorkersList()));
+            r.getWorkersList().forEach(w -> worker(w, "copy of rank " + first));
+            List<Integer> ws = List.copyOf(r.getWorkersList());
+            for (int rank = (int) first; rank < first + r.getCount(); rank++) {
+                out.put(rank, ws);
+            }
+            end = first + r.getCount();
         }
         return out;
     }

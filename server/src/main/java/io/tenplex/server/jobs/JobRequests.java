@@ -96,19 +96,30 @@ final class JobRequests {
                 "preparedTimeoutMillis", 0, 100, Limits.MAX_PREPARED_TIMEOUT_MILLIS, "")) : OptionalLong.empty();
         return new ReconfigureRequest(job, model, body.has("from") ? body.get("from") : null, body.path("to"),
                 generation, body.path("source").asText("").equals("save"), step,
-                ConfigJson.daemons(body.get("daemons")), central, rate, prepared, coordinator(body), planning(body));
+                ConfigJson.daemons(body.get("daemons")), checkPlanning(body, central), rate, prepared, coordinator(body));
     }
 
-    /** {@code planning}: "local" or "central" (checked by the request), or null for the daemon's way. */
-    private static String planning(JsonNode body) {
+    /**
+     * {@code planning}, kept for requests written when the coordinator could plan every part: only
+     * {@code "local"} (every daemon plans its own part, as always now) is accepted.
+     *
+     * @return {@code central}, once the body's {@code planning} is checked
+     */
+    private static int checkPlanning(JsonNode body, int central) {
         JsonNode p = body.get("planning");
-        if (p == null || p.isNull()) {
-            return null;
+        if (p == null || p.isNull() || "local".equals(p.textValue()) && central < 0) {
+            return central;
         }
-        if (!p.isTextual()) {
-            throw new IllegalArgumentException("\"planning\" must be \"local\" or \"central\"");
+        if ("local".equals(p.textValue())) {
+            throw new IllegalArgumentException("\"planning\": \"local\" does not cover central mode (Tenplex-Central:"
+                    + " the coordinator sends the parts through the central worker)");
         }
-        return p.textValue();
+        if ("central".equals(p.textValue())) {
+            throw new IllegalArgumentException("\"planning\": \"central\" is no more: every daemon plans its own part"
+                    + " of a change (docs/ARCHITECTURE.md); for the Tenplex-Central baseline give \"central\": true");
+        }
+        throw new IllegalArgumentException("\"planning\" must be \"local\" (every daemon plans its own part), not "
+                + p);
     }
 
     /** {@code coordinator} (host:port, checked), or null for this daemon. */

@@ -119,12 +119,46 @@ class ChangeSpecCodecTest {
         assertTrue(refusal(b -> b.addRebuilding(-1)).contains("rank -1 is not an old rank"));
         assertTrue(refusal(b -> b.addRebuilding(1).addRebuilding(1)).contains("listed twice"));
         assertTrue(refusal(b -> b.addAllRebuilding(List.of(0, 1, 2, 3, 0))).contains("5 ranks of 4"));
-        assertTrue(refusal(b -> b.putCopies(4, io.tenplex.server.control.Workers.newBuilder().addWorkers(1).build()))
-                .contains("rank 4 is not an old rank"));
-        var many = io.tenplex.server.control.Workers.newBuilder();
-        for (int i = 0; i < 17; i++) {
-            many.addWorkers(i);
+        assertTrue(refusal(b -> b.addCopies(copies(4, 1, 1))).contains("ranks 4 to 4 are not old ranks"));
+        assertTrue(refusal(b -> b.addCopies(copies(1, Integer.MAX_VALUE, 1))).contains("are not old ranks"));
+        assertTrue(refusal(b -> b.addCopies(copies(0, 0, 1))).contains("are not old ranks"));
+        assertTrue(refusal(b -> b.addCopies(copies(-1, 1, 1))).contains("are not old ranks"));
+        assertTrue(refusal(b -> b.addCopies(copies(1, 2, 1)).addCopies(copies(2, 1, 0))).contains("ranks 2 to 2"),
+                "runs overlap");
+        assertTrue(refusal(b -> b.addCopies(copies(0, 1, -3))).contains("worker -3"));
+        assertTrue(refusal(b -> b.addCopies(copies(0, 4, 1, 2, 3, 0, 1))).contains("more than 16 copies"));
+    }
+
+    private static io.tenplex.server.control.CopyRun copies(int first, int count, int... workers) {
+        var r = io.tenplex.server.control.CopyRun.newBuilder().setFirstRank(first).setCount(count);
+        for (int w : workers) {
+            r.addWorkers(w);
         }
-        assertTrue(refusal(b -> b.putCopies(0, many.build())).contains("more than 16 copies"));
+        return r.build();
+    }
+
+    /**
+     * A recovery's definition: every rank's partner copy on the next worker of the ring is one run per
+     * worker, so 4096 devices stay under 64 KiB; ranks with other copies, or none, break the runs.
+     */
+    @Test
+    void everyRanksPartnerCopies_areRunsPerWorker() {
+        Map<Integer, List<Integer>> ring = new TreeMap<>();
+        for (int r = 0; r < 4096; r++) {
+            ring.put(r, List.of((r / 8 + 1) % 512));
+        }
+        ChangeSpec c = spec(ParallelConfig.of(8, 8, 64), ParallelConfig.of(8, 8, 63), Ptc.packedDevices(4096, 8),
+                Ptc.packedDevices(4032, 8), ring);
+        var m = ChangeSpecCodec.encode(c);
+        assertEquals(512, m.getCopiesCount());
+        assertTrue(m.getSerializedSize() < 64 * 1024, m.getSerializedSize() + " bytes");
+        assertEquals(c, roundTrip(c));
+        Map<Integer, List<Integer>> gaps = new TreeMap<>(ring);
+        gaps.remove(9);
+        gaps.put(17, List.of(3, 4));
+        ChangeSpec d = spec(ParallelConfig.of(8, 8, 64), ParallelConfig.of(8, 8, 63), Ptc.packedDevices(4096, 8),
+                Ptc.packedDevices(4032, 8), gaps);
+        assertEquals(515, ChangeSpecCodec.encode(d).getCopiesCount()); // worker 1's run split at 9 and at 17
+        assertEquals(d, roundTrip(d));
     }
 }
