@@ -128,6 +128,45 @@ class ChangeRoutesIT {
                 "\"planning\": \"central\" is no more");
     }
 
+    private static HttpResponse<byte[]> digests(String json) throws Exception {
+        return call("POST", "/api/v1/jobs/h/digests", json.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * The digests of saved values a change compares: what is saved, digested where it is (SHA-256 over
+     * its kind and bytes); a request that names what cannot be a rank's value is a 400, a value that
+     * is not there a 404 naming it.
+     */
+    @Test
+    void valueDigests_answerWhatIsSaved_hostileRequestsAreRefused() throws Exception {
+        byte[] v = "epoch 7, an odd-sized value".getBytes(StandardCharsets.UTF_8);
+        var put = call("PUT", "/api/v1/files/job/h/save/0/scheduler/last_epoch", v);
+        assertEquals(2, put.statusCode() / 100, text(put));
+        var r = digests("{\"sourceDir\": \"save\", \"values\": {\"0\": [\"scheduler/last_epoch\"]}}");
+        assertEquals(200, r.statusCode(), text(r));
+        java.security.MessageDigest md = java.security.MessageDigest.getInstance("SHA-256");
+        md.update("file\n".getBytes(StandardCharsets.UTF_8));
+        assertEquals(java.util.HexFormat.of().formatHex(md.digest(v)), new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(r.body()).at("/digests/0/scheduler~1last_epoch").asText(), text(r));
+        assertRefused(digests("{\"sourceDir\": \"save\", \"values\": {\"0\": [\"nope\"]}}"), 404, "rank 0's 'nope'");
+        assertRefused(digests("{\"sourceDir\": \"../x\", \"values\": {}}"), 400, "plain names");
+        assertRefused(digests("{\"sourceDir\": \"save\", \"values\": {\"0\": [\"../../1/x\"]}}"), 400, "plain names");
+        assertRefused(digests("{\"sourceDir\": \"save\", \"values\": {\"0\": [\"/abs\"]}}"), 400, "plain names");
+        assertRefused(digests("{\"sourceDir\": \"save\", \"values\": {\"99999\": [\"x\"]}}"), 400, "ranks must be");
+        assertRefused(digests("{\"sourceDir\": \"save\", \"values\": {\"-1\": [\"x\"]}}"), 400, "ranks must be");
+        assertRefused(digests("{\"sourceDir\": \"save\", \"values\": {\"0\": \"x\"}}"), 400, "list of paths");
+        assertRefused(digests("{\"sourceDir\": \"save\", \"values\": {\"0\": [7]}}"), 400, "must be a string");
+        assertRefused(digests("{\"sourceDir\": \"save\"}"), 400, "digests needs");
+        assertRefused(digests("not json"), 400, "");
+        StringBuilder many = new StringBuilder("{\"sourceDir\": \"save\", \"values\": {\"0\": [");
+        for (int i = 0; i <= io.tenplex.jobs.reconfigure.ValueDigests.MAX_PATHS; i++) {
+            many.append(i > 0 ? "," : "").append("\"v").append(i).append('"');
+        }
+        assertRefused(digests(many.append("]}}").toString()), 400, "at most 65536");
+        assertRefused(call("GET", "/api/v1/jobs/h/digests", new byte[0]), 405, "POST");
+        assertEquals(200, call("GET", "/api/v1/health", new byte[0]).statusCode(), "the daemon still answers");
+    }
+
     @Test
     void hostileDescriptions_areRefusedWhenPlanned() throws Exception {
         String shapeObject = describe(("{\"layers\": 1, \"tensors\": [{\"name\": \"w\", \"dtype\": \"f32\", \"shape\": "

@@ -272,6 +272,12 @@ public final class Jobs implements Sealer {
                 descriptions);
     }
 
+    /** Digests of saved values of this daemon's own old ranks ({@code ValueDigests}): rank -> (path -> digest). */
+    public java.util.Map<Integer, java.util.Map<String, String>> digestValues(String job, String sourceDir,
+            java.util.Map<Integer, java.util.List<String>> values) {
+        return io.tenplex.jobs.reconfigure.ValueDigests.digest(store, new JobLayout(job, sourceDir, "load"), values);
+    }
+
     /** The descriptions (models, saved layouts) changes name by digest, as this daemon keeps them. */
     public io.tenplex.jobs.reconfigure.Descriptions descriptions() {
         return descriptions;

@@ -99,6 +99,7 @@ class CarriedValuesTest {
                 + "and 1 (data-parallel index 0)"),
                 r.error());
         assertTrue(r.error().contains("declare it in the spec's values"), r.error());
+        assertEquals(0, cluster.client().valueReads(), "compared by digest where saved: no value read whole");
         for (int w = 0; w < 3; w++) {
             assertTrue(cluster.store(w).stat(StorePath.parse("/job/j/load")).isEmpty(), "worker " + w);
         }

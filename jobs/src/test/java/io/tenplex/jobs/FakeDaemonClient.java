@@ -197,6 +197,12 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
     }
 
     @Override
+    public CompletableFuture<Map<Integer, Map<String, String>>> digestValues(InetSocketAddress daemon, String job,
+            String sourceDir, Map<Integer, List<String>> values) {
+        return at(daemon, () -> d(daemon).jobs().digestValues(job, sourceDir, values));
+    }
+
+    @Override
     public CompletableFuture<byte[]> description(InetSocketAddress daemon, String job, String digest) {
         return at(daemon, () -> {
             byte[] b = d(daemon).jobs().descriptions().get(digest);
@@ -270,8 +276,16 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
         });
     }
 
+    private final java.util.concurrent.atomic.AtomicInteger valueReads = new java.util.concurrent.atomic.AtomicInteger();
+
+    /** Saved values read whole over the (fake) network so far. */
+    int valueReads() {
+        return valueReads.get();
+    }
+
     @Override
     public CompletableFuture<SavedValue> readValue(InetSocketAddress daemon, StorePath path) {
+        valueReads.incrementAndGet();
         return at(daemon, () -> {
             try (DataRef ref = d(daemon).store().open(path)) {
                 ByteBuffer b = ByteBuffer.allocate((int) ref.size());

@@ -78,6 +78,17 @@ public interface DaemonClient {
         return CompletableFuture.failedFuture(new UnsupportedOperationException("this client does not check trees"));
     }
 
+    /**
+     * Has a daemon digest saved values of its own old ranks under {@code /job/<job>/<sourceDir>}
+     * ({@code reconfigure.ValueDigests}): rank -> (path -> SHA-256 hex).
+     *
+     * @param values rank -> paths relative to the rank's tree
+     */
+    default CompletableFuture<Map<Integer, Map<String, String>>> digestValues(InetSocketAddress daemon, String job,
+            String sourceDir, Map<Integer, List<String>> values) {
+        return CompletableFuture.failedFuture(new UnsupportedOperationException("this client does not digest values"));
+    }
+
     /** A description a daemon keeps (a saved layout it checked), by digest. */
     default CompletableFuture<byte[]> description(InetSocketAddress daemon, String job, String digest) {
         return CompletableFuture.failedFuture(new UnsupportedOperationException("this client does not read descriptions"));

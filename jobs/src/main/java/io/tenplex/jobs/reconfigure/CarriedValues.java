@@ -2,16 +2,13 @@ package io.tenplex.jobs.reconfigure;
 
 import io.tenplex.jobs.common.CheckpointLayout;
 import io.tenplex.jobs.common.DaemonClient;
-import io.tenplex.jobs.common.JobLayout;
-import io.tenplex.store.StorePath;
 import io.tenplex.transform.Plan;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.util.Arrays;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
-import java.util.concurrent.ExecutionException;
+import java.util.TreeMap;
 
 /**
  * The check before a change of T or P carries what the model does not describe as replicated values
@@ -30,17 +27,22 @@ final class CarriedValues {
     }
 
     /**
+     * Asks the daemon of each rank to compare for the digests of its values ({@link ValueDigests}),
+     * then compares them here: no value crosses the network.
+     *
      * @param holders the daemon of every old rank
      * @param deferred old ranks left out of the comparison (not readable yet: compared again later)
      * @throws IllegalArgumentException naming the path and two ranks that saved it differently
-     * @throws IOException when a value could not be read (naming the rank and the path)
+     * @throws IOException when a value could not be digested (naming the rank and the path)
      */
-    static void requireEqual(Plan plan, Map<Integer, CheckpointLayout> sources, DaemonClient client, JobLayout paths,
-            Map<Integer, InetSocketAddress> holders, java.util.Set<Integer> deferred)
+    static void requireEqual(Plan plan, Map<Integer, CheckpointLayout> sources, DaemonClient client, String job,
+            String sourceDir, Map<Integer, InetSocketAddress> holders, java.util.Set<Integer> deferred)
             throws IOException, InterruptedException {
         if (UndeclaredValues.positionsKept(plan)) {
             return; // every position keeps its own values: nothing is merged
         }
+        List<Group> groups = new ArrayList<>();
+        Map<Integer, List<String>> wanted = new TreeMap<>();
         for (Map.Entry<String, Map<Integer, List<Integer>>> e : UndeclaredValues.savers(plan, sources).entrySet()) {
             String path = e.getKey();
             if (path.equals(TYPE_RECORD) || path.endsWith("/" + TYPE_RECORD)) {
@@ -49,35 +51,34 @@ final class CarriedValues {
             for (Map.Entry<Integer, List<Integer>> g : e.getValue().entrySet()) {
                 List<Integer> ranks = g.getValue().stream().filter(r -> !deferred.contains(r)).toList();
                 if (ranks.size() > 1) {
-                    compare(path, g.getKey(), ranks, client, paths, holders, plan);
+                    groups.add(new Group(path, g.getKey(), ranks));
+                    ranks.forEach(r -> wanted.computeIfAbsent(r, x -> new ArrayList<>()).add(path));
+                }
+            }
+        }
+        if (groups.isEmpty()) {
+            return;
+        }
+        Map<Integer, Map<String, String>> digests = ValueDigests.collect(client, job, sourceDir, wanted, holders);
+        for (Group g : groups) {
+            String first = digests.get(g.ranks().get(0)).get(g.path());
+            for (int i = 1; i < g.ranks().size(); i++) {
+                if (!first.equals(digests.get(g.ranks().get(i)).get(g.path()))) {
+                    throw differs(g.path(), g.dataIndex(), g.ranks().get(0), g.ranks().get(i), plan);
                 }
             }
         }
     }
 
-    private static void compare(String path, int dataIndex, List<Integer> ranks, DaemonClient client, JobLayout paths,
-            Map<Integer, InetSocketAddress> holders, Plan plan) throws IOException, InterruptedException {
-        DaemonClient.SavedValue first = read(client, paths, holders, ranks.get(0), path);
-        for (int i = 1; i < ranks.size(); i++) { // one copy at a time beside the first: memory stays at two values
-            DaemonClient.SavedValue other = read(client, paths, holders, ranks.get(i), path);
-            if (!Objects.equals(first.tensor(), other.tensor()) || !Arrays.equals(first.bytes(), other.bytes())) {
-                throw new IllegalArgumentException("value '" + CheckpointLayout.key(path) + "' (saved as " + path
-                        + ") differs between ranks " + ranks.get(0) + " and "
-                        + ranks.get(i) + " (data-parallel index " + dataIndex + ") of " + plan.from()
-                        + ": the model does not describe it, so the change to " + plan.to() + " carries one copy of it "
-                        + "and cannot tell which to keep; save it equal on every tensor and pipeline rank, or declare "
-                        + "it in the spec's values with a scope (per-position, per-data-rank or global)");
-            }
-        }
+    /** A value's path, a data-parallel index and the old ranks of it that saved the path. */
+    private record Group(String path, int dataIndex, List<Integer> ranks) {
     }
 
-    private static DaemonClient.SavedValue read(DaemonClient client, JobLayout paths,
-            Map<Integer, InetSocketAddress> holders, int rank, String path) throws IOException, InterruptedException {
-        try {
-            return client.readValue(holders.get(rank), paths.savedRank(rank).resolve(StorePath.parse(path))).get();
-        } catch (ExecutionException e) {
-            throw new IOException("reading rank " + rank + "'s '" + path + "' to compare it: "
-                    + e.getCause().getMessage(), e.getCause());
-        }
+    private static IllegalArgumentException differs(String path, int dataIndex, int a, int b, Plan plan) {
+        return new IllegalArgumentException("value '" + CheckpointLayout.key(path) + "' (saved as " + path
+                + ") differs between ranks " + a + " and " + b + " (data-parallel index " + dataIndex + ") of "
+                + plan.from() + ": the model does not describe it, so the change to " + plan.to() + " carries one copy "
+                + "of it and cannot tell which to keep; save it equal on every tensor and pipeline rank, or declare "
+                + "it in the spec's values with a scope (per-position, per-data-rank or global)");
     }
 }

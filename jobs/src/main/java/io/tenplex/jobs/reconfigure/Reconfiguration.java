@@ -174,7 +174,7 @@ public final class Reconfiguration implements Registry.Finishing {
         long t = System.nanoTime();
         checks.checkDaemons(local != null);
         Map<Integer, CheckpointLayout> sources = checks.listSources(local != null);
-        CarriedValues.requireEqual(plan, sources, client, new JobLayout(job, sourceDir, "load"), checks.holders(),
+        CarriedValues.requireEqual(plan, sources, client, job, sourceDir, checks.holders(),
                 rebuilding.pending()); // the ranks being rebuilt are compared once published
         PlanPaths.Result bound = local != null ? null : PlanPaths.bind(plan, sources); // else each daemon binds its own
         phase("check", t);

@@ -85,7 +85,7 @@ final class SourceChecks {
         try {
             if (rebuilding.await(Rebuilding.TIMEOUT)) {
                 origins.putAll(rebuilding.origins()); // a rank whose rebuild failed was read from its durable copy
-                CarriedValues.requireEqual(plan, sources, client, new JobLayout(job, sourceDir, "load"), holders(),
+                CarriedValues.requireEqual(plan, sources, client, job, sourceDir, holders(),
                         java.util.Set.of());
             }
             return true;

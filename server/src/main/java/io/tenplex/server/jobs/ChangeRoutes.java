@@ -15,12 +15,15 @@ import java.util.concurrent.CompletableFuture;
  * starts this daemon's part as worker W (202, with its status and the digest of the change's choices,
  * idempotent per change), or answers 409 with the descriptions it lacks, having started nothing;
  * {@code PUT /api/v1/jobs/<job>/descriptions/<digest>} keeps a description (a model's, a saved
- * layout's) whose bytes must have that digest (else 400).
+ * layout's) whose bytes must have that digest (else 400); {@code POST .../trees} answers the layout
+ * digests of this daemon's old ranks' saved trees, {@code POST .../digests} the digests of named
+ * saved values of them.
  */
 public final class ChangeRoutes implements ControlHandler {
     public static final String CHANGES = "changes";
     public static final String DESCRIPTIONS = "descriptions";
     public static final String TREES = "trees";
+    public static final String DIGESTS = "digests";
     private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind
             .ObjectMapper().enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
@@ -82,6 +85,12 @@ public final class ChangeRoutes implements ControlHandler {
             }
             return trees(job, req);
         }
+        if (p[5].equals(DIGESTS) && p.length == 6) {
+            if (!req.method().equals("POST")) {
+                return Response.text(405, req.method() + " not allowed on " + req.path() + " (POST)");
+            }
+            return digests(job, req);
+        }
         throw StoreException.notFound("no route " + req.method() + " " + req.path());
     }
 
@@ -93,24 +102,76 @@ public final class ChangeRoutes implements ControlHandler {
             throw new IllegalArgumentException("trees needs {\"sourceDir\": \"...\", \"ranks\": [at most "
                     + Limits.MAX_RANKS + " ranks]}");
         }
-        String dir = b.get("sourceDir").textValue();
-        for (String s : dir.split("/", -1)) {
-            String problem = io.tenplex.store.JobNamespace.nameProblem(s);
-            if (problem != null) {
-                throw new IllegalArgumentException("sourceDir must be a relative path of plain names: " + problem);
-            }
-        }
+        String dir = relative(b.get("sourceDir").textValue(), "sourceDir");
         java.util.List<Integer> ranks = new java.util.ArrayList<>();
         for (com.fasterxml.jackson.databind.JsonNode r : b.get("ranks")) {
-            if (!r.canConvertToInt() || !r.isIntegralNumber() || r.intValue() < 0 || r.intValue() >= Limits.MAX_RANKS) {
-                throw new IllegalArgumentException("ranks must be integers in [0, " + (Limits.MAX_RANKS - 1) + "]");
-            }
-            ranks.add(r.intValue());
+            ranks.add(rank(r.isIntegralNumber() && r.canConvertToInt() ? String.valueOf(r.intValue()) : r.toString()));
         }
         var layouts = JSON.createObjectNode();
         jobs.describeTrees(job, dir, ranks).forEach((rank, d) -> layouts.put(String.valueOf(rank), d));
         return new Response(200, "application/json", JSON.writeValueAsBytes(JSON.createObjectNode().set("layouts",
                 layouts)));
+    }
+
+    /**
+     * {@code POST .../digests {"sourceDir": "gen/30", "values": {"0": ["rng/state"], ...}}}: the
+     * SHA-256 of each named value of this daemon's ranks ({@code ValueDigests}), at most
+     * {@code ValueDigests.MAX_PATHS} paths in all.
+     */
+    private Response digests(String job, Request req) throws java.io.IOException {
+        com.fasterxml.jackson.databind.JsonNode b = JSON.readTree(req.body());
+        if (b == null || !b.isObject() || !b.path("sourceDir").isTextual() || !b.path("values").isObject()) {
+            throw new IllegalArgumentException("digests needs {\"sourceDir\": \"...\", \"values\": {\"<rank>\": "
+                    + "[\"<path>\", ...]}}");
+        }
+        String dir = relative(b.get("sourceDir").textValue(), "sourceDir");
+        java.util.Map<Integer, java.util.List<String>> values = new java.util.TreeMap<>();
+        int n = 0;
+        for (var it = b.get("values").fields(); it.hasNext();) {
+            var e = it.next();
+            int rank = rank(e.getKey());
+            if (!e.getValue().isArray() || (n += e.getValue().size()) > io.tenplex.jobs.reconfigure.ValueDigests
+                    .MAX_PATHS) {
+                throw new IllegalArgumentException("values of rank " + rank + " must be a list of paths, at most "
+                        + io.tenplex.jobs.reconfigure.ValueDigests.MAX_PATHS + " in all");
+            }
+            java.util.List<String> paths = new java.util.ArrayList<>();
+            for (com.fasterxml.jackson.databind.JsonNode v : e.getValue()) {
+                if (!v.isTextual()) {
+                    throw new IllegalArgumentException("a value's path must be a string, not " + v);
+                }
+                paths.add(relative(v.textValue(), "a value's path"));
+            }
+            values.put(rank, paths);
+        }
+        var out = JSON.createObjectNode();
+        jobs.digestValues(job, dir, values).forEach((rank, ds) -> {
+            var r = out.putObject(String.valueOf(rank));
+            ds.forEach(r::put);
+        });
+        return new Response(200, "application/json", JSON.writeValueAsBytes(JSON.createObjectNode().set("digests",
+                out)));
+    }
+
+    /** A relative store path of plain names (no '.', '..' or empty component). */
+    private static String relative(String path, String what) {
+        if (path.length() > 4096) {
+            throw new IllegalArgumentException(what + " is longer than 4096 characters");
+        }
+        for (String s : path.split("/", -1)) {
+            String problem = io.tenplex.store.JobNamespace.nameProblem(s);
+            if (problem != null) {
+                throw new IllegalArgumentException(what + " must be a relative path of plain names: " + problem);
+            }
+        }
+        return path;
+    }
+
+    private static int rank(String r) {
+        if (r == null || !r.matches("[0-9]{1,5}") || Integer.parseInt(r) >= Limits.MAX_RANKS) {
+            throw new IllegalArgumentException("ranks must be integers in [0, " + (Limits.MAX_RANKS - 1) + "]");
+        }
+        return Integer.parseInt(r);
     }
 
     private static int worker(String w) {

@@ -53,11 +53,13 @@ public final class HttpDaemonClient implements DaemonClient {
     private final DaemonLink link;
     private final Duration timeout;
     private final ObjectMapper json = new ObjectMapper();
+    private final SourceCheckCalls checks;
 
     /** @param timeout how long a part's call (post, prepare, commit, abort), a listing or a read may take */
     public HttpDaemonClient(DaemonLink link, Duration timeout) {
         this.link = link;
         this.timeout = timeout;
+        this.checks = new SourceCheckCalls(link, timeout);
     }
 
     @Override
@@ -97,23 +99,13 @@ public final class HttpDaemonClient implements DaemonClient {
     @Override
     public CompletableFuture<java.util.Map<Integer, String>> describeTrees(InetSocketAddress daemon, String job,
             String sourceDir, List<Integer> ranks) {
-        var body = json.createObjectNode().put("sourceDir", sourceDir);
-        ranks.forEach(body.putArray("ranks")::add);
-        HttpRequest.Builder r;
-        try {
-            r = link.request(daemon, new JobLayout(job).api("/trees")).timeout(timeout)
-                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofByteArray(
-                            json.writeValueAsBytes(body)));
-        } catch (IOException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        return send(r).thenApply(a -> {
-            ok(a);
-            java.util.Map<Integer, String> out = new java.util.TreeMap<>();
-            readTree(a.body()).path("layouts").fields().forEachRemaining(e -> out.put(Integer.parseInt(e.getKey()),
-                    e.getValue().isNull() ? null : e.getValue().asText()));
-            return out;
-        });
+        return checks.describeTrees(daemon, job, sourceDir, ranks);
+    }
+
+    @Override
+    public CompletableFuture<java.util.Map<Integer, java.util.Map<String, String>>> digestValues(InetSocketAddress daemon,
+            String job, String sourceDir, java.util.Map<Integer, List<String>> values) {
+        return checks.digestValues(daemon, job, sourceDir, values);
     }
 
     @Override
@@ -348,7 +340,7 @@ public final class HttpDaemonClient implements DaemonClient {
     }
 
     /** Throws the answer's refusal unless it is 2xx. */
-    private static void ok(HttpResponse<byte[]> r) {
+    static void ok(HttpResponse<byte[]> r) {
         if (r.statusCode() / 100 == 2) {
             return;
         }

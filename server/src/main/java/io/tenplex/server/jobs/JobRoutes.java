@@ -84,6 +84,7 @@ public final class JobRoutes implements ControlHandler {
         addGroup(ChangeRoutes.CHANGES, defined);
         addGroup(ChangeRoutes.DESCRIPTIONS, defined);
         addGroup(ChangeRoutes.TREES, defined);
+        addGroup(ChangeRoutes.DIGESTS, defined);
     }
 
     /** Serves {@code /api/v1/jobs/<job>/streams...} with {@code handler} (the streamed-sample routes). */
