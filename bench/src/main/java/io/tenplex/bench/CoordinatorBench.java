@@ -28,7 +28,8 @@ import java.util.concurrent.TimeUnit;
  * {@link CoordinatorBenchClient}: each old rank's listing is its flat tree of shards; a 10 Gbit/s
  * uplink carries what the coordinator sends. Prints the time of each phase, the definition's size,
  * one daemon's part and the heap after every GC at its highest; the same job's next change last (the
- * descriptions kept by the daemons). Run with {@code -Xmx512m}, the daemon's heap.
+ * descriptions kept by the daemons). A change sends the model's description ahead, as plan ahead does
+ * while the job trains; a recovery does not. Run with {@code -Xmx512m}, the daemon's heap.
  *
  * <p>With {@code --recover} the change is a recovery around a lost worker: the last worker of the
  * old configuration is gone and each of its ranks is read from its partner copy on the next worker in
@@ -79,6 +80,9 @@ public final class CoordinatorBench {
             Reconfiguration.Source source = new Reconfiguration.Source(lost == null ? "save"
                     : io.tenplex.jobs.common.JobLayout.replicasDir(100), -1, 0, lost == null ? Map.of() : lost.origins(),
                     Rebuilding.NONE, defined);
+            if (lost == null) { // a resource change plans ahead, and sends the model's description meanwhile
+                sendAhead(model(a), to, daemons, client, background);
+            }
             printLocal(label, a, workers, client, change("p1", plan, from, daemons, client, source, background));
             client.planning.count();
             System.out.println("the job's next change (its descriptions kept by the daemons):");
@@ -124,6 +128,18 @@ public final class CoordinatorBench {
             Ptc placed = new Ptc(saved.model(), saved.config(), saved.layout(), saved.stages(), devices);
             return new Lost(lost, ring.get(0), placed, copies, origins);
         }
+    }
+
+    /** Sends the model's description to the new placement's daemons, as plan ahead does ({@code DescriptionsAhead}). */
+    private static void sendAhead(Model model, Ptc to, Map<Integer, InetSocketAddress> daemons,
+            CoordinatorBenchClient client, ExecutorService background) {
+        long t = System.nanoTime();
+        java.util.Set<InetSocketAddress> of = new java.util.LinkedHashSet<>();
+        to.devices().forEach(d -> of.add(daemons.get(d.worker())));
+        new io.tenplex.jobs.reconfigure.DescriptionsAhead().send(client, "bench", model, of, background).join();
+        System.out.printf(Locale.ROOT, "plan ahead: the model's description sent to %d daemons in %.2f s, while the job"
+                + " trains (not downtime)%n", of.size(), (System.nanoTime() - t) / 1e9);
+        client.planning.count();
     }
 
     /** Runs one change through the coordinator; prints its phases. */

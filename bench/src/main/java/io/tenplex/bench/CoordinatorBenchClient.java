@@ -94,6 +94,8 @@ final class CoordinatorBenchClient implements DaemonClient, AutoCloseable {
             }));
             byStage.put(stage, out.get(rank));
         }
+        int w = Integer.parseInt(daemon.getHostString().substring("worker".length()));
+        out.values().forEach(d -> planning.hold(w, d, layouts.get(d))); // a daemon keeps the layouts it checked
         return CompletableFuture.completedFuture(out);
     }
 

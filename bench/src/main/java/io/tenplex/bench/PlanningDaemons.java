@@ -17,14 +17,15 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The daemons of {@link CoordinatorBench} when every daemon plans its own part: a change's definition
- * is encoded and decoded as on the wire; a daemon that has not been sent the descriptions it names
- * asks for them (each is counted once per daemon). The first daemon asked plans its own part for real
+ * is encoded and decoded as on the wire; a daemon asks for the descriptions it names that it lacks
+ * (it holds its own ranks' layouts from checking their trees, and what it was sent; each is counted
+ * once per daemon). The first daemon asked plans its own part for real
  * ({@link LocalParts}: both PTCs, its shards, binding, pacing) and is timed: daemons plan in parallel,
  * so one daemon's part is the critical path. The others answer that daemon's digest at once (planning
  * 511 parts one after another on this machine would time the machine, not the protocol).
  */
 final class PlanningDaemons {
-    private final Set<Integer> described = ConcurrentHashMap.newKeySet();
+    private final Map<Integer, Set<String>> held = new ConcurrentHashMap<>();
     private final Map<String, byte[]> kept = new ConcurrentHashMap<>();
     private final AtomicLong specBytes = new AtomicLong();
     private final AtomicLong descriptionBytes = new AtomicLong();
@@ -43,8 +44,10 @@ final class PlanningDaemons {
         }
         byte[] body = lastBody;
         specBytes.accumulateAndGet(body.length, Math::max);
-        if (!described.contains(w)) {
-            return new ChangeAnswer(null, "", sent.descriptions());
+        Set<String> has = held.getOrDefault(w, Set.of());
+        List<String> missing = sent.descriptions().stream().filter(d -> !has.contains(d)).toList();
+        if (!missing.isEmpty()) {
+            return new ChangeAnswer(null, "", missing);
         }
         if (!sent.changeId().equals(plannedChange)) { // the first daemon asked of each change plans for real
             plannedChange = sent.changeId();
@@ -99,8 +102,13 @@ final class PlanningDaemons {
     /** A description sent to worker {@code w}'s daemon. */
     void put(int w, String d, byte[] bytes) {
         descriptionBytes.addAndGet(bytes.length);
+        hold(w, d, bytes);
+    }
+
+    /** A description worker {@code w}'s daemon has: sent, or made checking its own ranks' trees. */
+    void hold(int w, String d, byte[] bytes) {
         kept.put(d, bytes);
-        described.add(w);
+        held.computeIfAbsent(w, x -> ConcurrentHashMap.newKeySet()).add(d);
     }
 
     /** Forgets what was counted (not what daemons keep): for the next change of the same job. */

@@ -81,6 +81,35 @@ final class ChangeRegistry {
         }
     }
 
+    private final io.tenplex.jobs.reconfigure.DescriptionsAhead described = new io.tenplex.jobs.reconfigure
+            .DescriptionsAhead();
+
+    /**
+     * Sends the model's description to the daemons of the new placement ahead of a change every
+     * daemon plans its own part of, so that the change does not send it in its downtime. Best effort.
+     *
+     * @return completes when sent (at once when nothing was planned or nothing is to send)
+     */
+    java.util.concurrent.CompletableFuture<Void> describeAhead(ReconfigureRequest r,
+            io.tenplex.jobs.reconfigure.PlanAhead ahead) {
+        io.tenplex.ptc.Ptc to = ahead.madeFor();
+        if (to == null || ahead.stored() == null || !r.plannedLocally()) {
+            return java.util.concurrent.CompletableFuture.completedFuture(null);
+        }
+        Map<Integer, InetSocketAddress> daemons = cluster.daemons(r.daemons());
+        java.util.Set<InetSocketAddress> of = new java.util.LinkedHashSet<>();
+        to.devices().forEach(d -> {
+            if (daemons.containsKey(d.worker())) {
+                of.add(daemons.get(d.worker()));
+            }
+        });
+        try {
+            return described.send(client, r.job(), ahead.stored(), of, exec.background());
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            return java.util.concurrent.CompletableFuture.completedFuture(null); // closing
+        }
+    }
+
     /** How long finished parts and reconfigurations are kept. */
     void setRetention(Duration retention) {
         parts.setRetention(retention);

@@ -331,6 +331,7 @@ public final class Jobs implements Sealer {
     public PlanAhead planAhead(ReconfigureRequest r) throws IOException {
         PlanAhead ahead = planner.planAhead(r);
         changes.prewarm(ahead, cluster.selfWorker());
+        ahead.describedAhead(changes.describeAhead(r, ahead));
         return ahead;
     }
 

@@ -97,6 +97,9 @@ final class ReconfigurationPlanner {
         Ptc from = ConfigJson.source(model, fromConfig == null ? com.fasterxml.jackson.databind.node.MissingNode
                 .getInstance() : fromConfig);
         Ptc to = ConfigJson.target(model, r.to());
+        if (ahead != null) {
+            ahead.stored(model);
+        }
         if (generation.isPresent() && recovery.recoverable(r.job())) {
             Recovery.Sources around = recovery.aroundLost(r, model, generation.getAsLong(), from, to, dry,
                     cluster.daemons(r.daemons()), cluster.selfWorker());

@@ -74,10 +74,41 @@ class CoordinatorTest {
         return full;
     }
 
-    private Reconfiguration reconfigure(long preparedTimeoutMillis) throws Exception {
-        ReconfigureRequest r = new ReconfigureRequest("j", ModelSpecJson.write(model), config(A, 0), config(B, 1),
+    private ReconfigureRequest request(long preparedTimeoutMillis) {
+        return new ReconfigureRequest("j", ModelSpecJson.write(model), config(A, 0), config(B, 1),
                 OptionalLong.empty(), true, OptionalLong.of(120), cluster.daemons(), -1, OptionalLong.empty(),
                 OptionalLong.of(preparedTimeoutMillis), null);
+    }
+
+    /**
+     * Plan ahead sends the model's description to the new placement's daemons while the job trains,
+     * so the change itself does not send it (a megabyte per daemon at GPT-3's shape) in its downtime.
+     */
+    @Test
+    void planAhead_sendsTheModelDescriptionAhead_andTheChangeDoesNotSendItAgain() throws Exception {
+        Map<String, byte[]> full = save(ptc(A, 0));
+        ReconfigureRequest r = request(60_000);
+        io.tenplex.jobs.reconfigure.PlanAhead ahead = cluster.jobs(0).planAhead(r);
+        ahead.describedAhead().get(30, TimeUnit.SECONDS);
+        String digest = io.tenplex.jobs.reconfigure.Descriptions.digest(io.tenplex.jobs.reconfigure.Descriptions
+                .model(ahead.stored()));
+        for (int w : new int[] {1, 2}) { // B's workers
+            assertTrue(cluster.jobs(w).descriptions().get(digest) != null, "worker " + w);
+        }
+        assertTrue(cluster.jobs(0).descriptions().get(digest) == null, "worker 0 has no new rank: not sent");
+        int sent = cluster.client().descriptionsSent(digest);
+        assertEquals(2, sent);
+        cluster.jobs(0).planAhead(r).describedAhead().get(30, TimeUnit.SECONDS);
+        assertEquals(2, cluster.client().descriptionsSent(digest), "planned ahead again: not sent again");
+        Reconfiguration c = cluster.jobs(0).reconfigure(r, ahead);
+        c.finished().get(60, TimeUnit.SECONDS);
+        assertEquals(Reconfiguration.State.COMMITTED, c.state(), String.valueOf(c.describe()));
+        assertEquals(2, cluster.client().descriptionsSent(digest), "the change did not send the model again");
+        assertLoaded(full);
+    }
+
+    private Reconfiguration reconfigure(long preparedTimeoutMillis) throws Exception {
+        ReconfigureRequest r = request(preparedTimeoutMillis);
         Reconfiguration c = cluster.jobs(0).reconfigure(r);
         c.finished().get(60, TimeUnit.SECONDS);
         return c;

@@ -215,6 +215,7 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
 
     @Override
     public CompletableFuture<Void> putDescription(InetSocketAddress daemon, String job, String digest, byte[] bytes) {
+        descriptionsSent.merge(digest, 1, Integer::sum);
         return at(daemon, () -> {
             d(daemon).jobs().descriptions().put(digest, bytes);
             return null;
@@ -274,6 +275,13 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
             }
             return out;
         });
+    }
+
+    private final Map<String, Integer> descriptionsSent = new ConcurrentHashMap<>();
+
+    /** How many times the description with {@code digest} was sent to a daemon so far. */
+    int descriptionsSent(String digest) {
+        return descriptionsSent.getOrDefault(digest, 0);
     }
 
     private final java.util.concurrent.atomic.AtomicInteger valueReads = new java.util.concurrent.atomic.AtomicInteger();

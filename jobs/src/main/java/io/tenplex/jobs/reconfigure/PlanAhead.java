@@ -23,6 +23,7 @@ public final class PlanAhead {
     private String how;
     private long millis = -1;
     private boolean aroundLost;
+    private Model stored;
     private volatile String outcome = "not used yet";
 
     /**
@@ -102,6 +103,33 @@ public final class PlanAhead {
                     + "plan was made; planned around them";
             return again;
         }
+    }
+
+    /** The new configuration the plan was made for, or null. */
+    public synchronized Ptc madeFor() {
+        return plan == null ? null : to;
+    }
+
+    /** The model as stored with the job, as the change's definition names it (null before planning). */
+    public synchronized Model stored() {
+        return stored;
+    }
+
+    /** Keeps the model as stored with the job (the PTCs carry it as split for their stages). */
+    public synchronized void stored(Model m) {
+        stored = m;
+    }
+
+    private volatile java.util.concurrent.CompletableFuture<Void> describedAhead =
+            java.util.concurrent.CompletableFuture.completedFuture(null);
+
+    /** Completes when the model's description was sent ahead to the new placement's daemons ({@code DescriptionsAhead}). */
+    public java.util.concurrent.CompletableFuture<Void> describedAhead() {
+        return describedAhead;
+    }
+
+    public void describedAhead(java.util.concurrent.CompletableFuture<Void> sent) {
+        describedAhead = sent;
     }
 
     /** The plan made, or null. */

@@ -1,0 +1,78 @@
+package io.tenplex.jobs.reconfigure;
+
+import io.tenplex.jobs.common.DaemonClient;
+import io.tenplex.ptc.Model;
+import java.net.InetSocketAddress;
+import java.util.ArrayDeque;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+
+/**
+ * The model's description sent ahead of a change, while the job still trains towards its stop step
+ * (plan ahead): the daemons of the new placement then have it when the definition arrives, and a
+ * job's first change does not send it (a megabyte per daemon for a GPT-3-shaped model) in its
+ * downtime. Best effort: a daemon that did not get it, or dropped it since, asks for it when the
+ * definition arrives ({@link ChangePosts}). A daemon sent a description is remembered (for the last
+ * {@value #REMEMBERED} job and model pairs), so later changes do not send it again.
+ */
+public final class DescriptionsAhead {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(DescriptionsAhead.class);
+    static final int REMEMBERED = 256;
+
+    private final Map<String, Set<InetSocketAddress>> sent = new LinkedHashMap<>(16, 0.75f, true) {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Set<InetSocketAddress>> eldest) {
+            return size() > REMEMBERED;
+        }
+    };
+
+    /**
+     * Sends {@code model}'s description of {@code job} to each of {@code daemons} not sent it before,
+     * at most {@link ChangePosts#IN_FLIGHT} at once, on {@code background}.
+     *
+     * @return completes when every daemon answered (or failed: logged, never an error)
+     */
+    public CompletableFuture<Void> send(DaemonClient client, String job, Model model,
+            Collection<InetSocketAddress> daemons, Executor background) {
+        byte[] bytes = Descriptions.model(model);
+        String digest = Descriptions.digest(bytes);
+        Set<InetSocketAddress> done;
+        synchronized (sent) {
+            done = sent.computeIfAbsent(job + " " + digest, k -> ConcurrentHashMap.newKeySet());
+        }
+        List<InetSocketAddress> todo = daemons.stream().distinct().filter(d -> !done.contains(d)).toList();
+        if (todo.isEmpty()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return CompletableFuture.runAsync(() -> {
+            ArrayDeque<CompletableFuture<Void>> window = new ArrayDeque<>();
+            int[] failed = {0};
+            for (InetSocketAddress d : todo) {
+                if (window.size() == ChangePosts.IN_FLIGHT) {
+                    window.poll().join();
+                }
+                window.add(client.putDescription(d, job, digest, bytes).handle((x, e) -> {
+                    if (e == null) {
+                        done.add(d);
+                    } else {
+                        synchronized (failed) {
+                            failed[0]++;
+                        }
+                    }
+                    return null;
+                }));
+            }
+            window.forEach(CompletableFuture::join);
+            LOG.info("model description of job {} ({} bytes) sent ahead to {} daemons ({} did not take it: they "
+                    + "ask for it with the change)", job, bytes.length, todo.size(), failed[0]);
+        }, background);
+    }
+}
