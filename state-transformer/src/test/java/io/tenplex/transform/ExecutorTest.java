@@ -277,15 +277,20 @@ class ExecutorTest {
             return inner.read(rank, device, key, region, dst);
         };
         Executor run = new Executor(held, pool, 1);
-        java.util.concurrent.Future<?> f = java.util.concurrent.Executors.newSingleThreadExecutor().submit(
-                () -> run.run(plan, s -> true, new FakeSink(old)));
-        reading.await();
-        run.cancel("plan p9 was aborted");
-        cancelled.countDown();
-        java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
-                () -> f.get(30, java.util.concurrent.TimeUnit.SECONDS));
-        assertTrue(e.getCause().getMessage().contains("plan p9 was aborted"), e.getCause().getMessage());
-        assertTrue(reads.get() < pieces, reads.get() + " reads of " + pieces + " pieces");
+        java.util.concurrent.ExecutorService caller = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            java.util.concurrent.Future<?> f = caller.submit(() -> run.run(plan, s -> true, new FakeSink(old)));
+            reading.await();
+            run.cancel("plan p9 was aborted");
+            cancelled.countDown();
+            java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> f.get(30, java.util.concurrent.TimeUnit.SECONDS));
+            assertTrue(e.getCause().getMessage().contains("plan p9 was aborted"), e.getCause().getMessage());
+            assertTrue(reads.get() < pieces, reads.get() + " reads of " + pieces + " pieces");
+        } finally {
+            cancelled.countDown();
+            caller.shutdownNow();
+        }
     }
 
     @Test

@@ -91,8 +91,7 @@ final class PartCalls {
                 if (s != null) {
                     progress.part(w, s); // before a failure ends the wait: the status reports what this part did
                 }
-                abortOnFailure(workers, planId, w, e != null ? (e instanceof java.util.concurrent.CompletionException
-                        && e.getCause() != null ? e.getCause() : e).getMessage() : notPrepared(s), failed);
+                abortOnFailure(workers, planId, w, e != null ? cause(e).getMessage() : notPrepared(s), failed);
             }));
         }
         // the first failure ends the wait: a part still reading (its in-flight pieces end first) is aborted already
@@ -124,6 +123,11 @@ final class PartCalls {
             failed.complete(null);
         }
         workers.forEach(x -> call(x, planId, PartAction.ABORT));
+    }
+
+    /** What failed, unwrapped from the future's completion. */
+    private static Throwable cause(Throwable e) {
+        return e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
     }
 
     /** Why a part that answered prepare did not prepare (it failed or was aborted), or null when it did. */
