@@ -126,6 +126,9 @@ class ChangeRoutesIT {
         assertRefused(call("POST", "/api/v1/jobs/h/reconfigure", ("{\"to\": {\"tp\": 1, \"pp\": 1, \"dp\": 1, "
                 + "\"devicesPerWorker\": 1}, \"planning\": \"central\"}").getBytes(StandardCharsets.UTF_8)), 400,
                 "\"planning\": \"central\" is no more");
+        assertRefused(call("POST", "/api/v1/jobs/h/reconfigure", ("{\"to\": {\"tp\": 1, \"pp\": 1, \"dp\": 1, "
+                + "\"devicesPerWorker\": 1}, \"central\": true, \"centralWorker\": -1}").getBytes(StandardCharsets.UTF_8)),
+                400, "centralWorker");
     }
 
     private static HttpResponse<byte[]> digests(String json) throws Exception {
@@ -154,6 +157,7 @@ class ChangeRoutesIT {
         assertRefused(digests("{\"sourceDir\": \"save\", \"values\": {\"0\": [\"/abs\"]}}"), 400, "plain names");
         assertRefused(digests("{\"sourceDir\": \"save\", \"values\": {\"99999\": [\"x\"]}}"), 400, "ranks must be");
         assertRefused(digests("{\"sourceDir\": \"save\", \"values\": {\"-1\": [\"x\"]}}"), 400, "ranks must be");
+        assertRefused(digests("{\"sourceDir\": \"save\", \"values\": {\"00\": [\"x\"]}}"), 400, "ranks must be");
         assertRefused(digests("{\"sourceDir\": \"save\", \"values\": {\"0\": \"x\"}}"), 400, "list of paths");
         assertRefused(digests("{\"sourceDir\": \"save\", \"values\": {\"0\": [7]}}"), 400, "must be a string");
         assertRefused(digests("{\"sourceDir\": \"save\"}"), 400, "digests needs");

@@ -133,19 +133,27 @@ final class ChangeRegistry {
      * Aborts this daemon's part of a plan; a plan whose part has not started here (its definition still
      * on its way, say) is remembered as aborted, so a late start is refused rather than run and left
      * in doubt.
+     *
+     * @return completes once the part has stopped and dropped what it staged (at most {@link #STOP_WAIT})
      */
-    io.tenplex.jobs.common.PartStatus abortPart(String job, String planId) {
+    java.util.concurrent.CompletableFuture<io.tenplex.jobs.common.PartStatus> abortPart(String job, String planId) {
+        PartRunner runner;
         synchronized (abortedFirst) {
             parts.prune();
             java.util.Optional<PartRunner> p = parts.get(job, planId);
-            if (p.isPresent()) {
-                return p.get().abort();
+            if (p.isEmpty()) {
+                abortedFirst.put(job + "/" + planId, Boolean.TRUE);
+                return java.util.concurrent.CompletableFuture.completedFuture(new io.tenplex.jobs.common.PartStatus(
+                        planId, "aborted", "aborted before its part started here", 0, 0, 0, 0, 0, 0, 0, null));
             }
-            abortedFirst.put(job + "/" + planId, Boolean.TRUE);
-            return new io.tenplex.jobs.common.PartStatus(planId, "aborted", "aborted before its part started here", 0,
-                    0, 0, 0, 0, 0, 0, null);
+            runner = p.get();
+            runner.abort();
         }
+        return runner.stopped(STOP_WAIT);
     }
+
+    /** How long an abort's answer waits for the part's run to stop (its in-flight pieces to end). */
+    static final Duration STOP_WAIT = Duration.ofSeconds(10);
 
     /** Plans aborted before their part started here (job/plan), the newest 4096. */
     private final Map<String, Boolean> abortedFirst = new java.util.LinkedHashMap<>() {

@@ -289,8 +289,12 @@ public final class Jobs implements Sealer {
         return changes.startPart(part);
     }
 
-    /** Aborts this daemon's part of a plan; one not started here yet is refused if it starts later. */
-    public io.tenplex.jobs.common.PartStatus abortPart(String job, String planId) {
+    /**
+     * Aborts this daemon's part of a plan; one not started here yet is refused if it starts later.
+     * Completes once the part has stopped and dropped what it staged (or after a bound).
+     */
+    public java.util.concurrent.CompletableFuture<io.tenplex.jobs.common.PartStatus> abortPart(String job,
+            String planId) {
         return changes.abortPart(job, planId);
     }
 

@@ -240,7 +240,7 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
             return CompletableFuture.failedFuture(new java.net.SocketTimeoutException("commit to " + daemon + " lost"));
         }
         if (action == PartAction.ABORT) {
-            return at(daemon, () -> d(daemon).jobs().abortPart(job, planId));
+            return at(daemon, () -> d(daemon).jobs().abortPart(job, planId)).thenCompose(f -> f);
         }
         return at(daemon, () -> d(daemon).jobs().part(job, planId)).thenCompose(p -> switch (action) {
             case PREPARE -> p.prepared();

@@ -43,12 +43,15 @@ public final class DescriptionsAhead {
     public CompletableFuture<Void> send(DaemonClient client, String job, Model model,
             Collection<InetSocketAddress> daemons, Executor background) {
         byte[] bytes = Descriptions.model(model);
+        if (bytes.length > Descriptions.MAX_ONE) {
+            return CompletableFuture.completedFuture(null); // no daemon keeps it: the change refuses it, with the sizes
+        }
         String digest = Descriptions.digest(bytes);
         Set<InetSocketAddress> done;
         synchronized (sent) {
             done = sent.computeIfAbsent(job + " " + digest, k -> ConcurrentHashMap.newKeySet());
         }
-        List<InetSocketAddress> todo = daemons.stream().distinct().filter(d -> !done.contains(d)).toList();
+        List<InetSocketAddress> todo = daemons.stream().distinct().filter(done::add).toList(); // being sent: not again
         if (todo.isEmpty()) {
             return CompletableFuture.completedFuture(null);
         }
@@ -60,9 +63,8 @@ public final class DescriptionsAhead {
                     window.poll().join();
                 }
                 window.add(client.putDescription(d, job, digest, bytes).handle((x, e) -> {
-                    if (e == null) {
-                        done.add(d);
-                    } else {
+                    if (e != null) {
+                        done.remove(d); // sent again by a later plan ahead
                         synchronized (failed) {
                             failed[0]++;
                         }

@@ -136,11 +136,15 @@ final class PartCalls {
                 : s.error() == null || s.error().isEmpty() ? "its part is " + s.state() : s.error();
     }
 
-    /** Aborts the part of every one of {@code workers}, each answer awaited. */
+    /** Aborts the part of every one of {@code workers} at once, each answer (its part stopped) awaited. */
     void abortAll(List<Integer> workers) {
+        List<CompletableFuture<PartStatus>> aborts = new ArrayList<>();
         for (int w : workers) {
+            aborts.add(call(w, id, PartAction.ABORT));
+        }
+        for (CompletableFuture<PartStatus> a : aborts) {
             try {
-                call(w, id, PartAction.ABORT).get();
+                a.get();
             } catch (Exception e) {
                 // a daemon that is down has nothing staged that survives its restart
             }

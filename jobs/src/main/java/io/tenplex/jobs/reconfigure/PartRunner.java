@@ -249,6 +249,16 @@ public final class PartRunner implements Registry.Finishing {
         }
     }
 
+    /**
+     * Completes with the status once the run has ended, so after an abort what it staged is dropped
+     * (the pieces in flight end first); after {@code limit} with the status as it is then (the run
+     * still drops its staging when it ends).
+     */
+    public CompletableFuture<PartStatus> stopped(java.time.Duration limit) {
+        return executed.handle((v, t) -> (Void) null).completeOnTimeout(null, limit.toMillis(), TimeUnit.MILLISECONDS)
+                .thenApply(x -> status());
+    }
+
     /** Completes when execution has ended (prepared or failed). */
     public CompletableFuture<PartStatus> prepared() {
         return executed.handle((v, t) -> status());

@@ -32,34 +32,57 @@ import java.util.concurrent.ExecutionException;
 public final class ValueDigests {
     /** Paths one request may name, over all its ranks. */
     public static final int MAX_PATHS = 1 << 16;
+    /** The characters of the paths one request may name, over all its ranks (its body stays a few MiB). */
+    public static final int MAX_PATH_CHARS = 2 << 20;
+    /** The bytes one request may have digested: values a change merges are small (RNG states, counters). */
+    public static final long MAX_BYTES = 1L << 30;
     private static final int CHUNK = 1 << 20;
 
     private ValueDigests() {
     }
 
     /**
-     * This daemon's side: the digest of each named value of each rank under {@code paths}.
+     * This daemon's side: the digest of each named value of each rank under {@code paths} (a path
+     * named twice is digested once).
      *
      * @param values rank -> paths relative to the rank's saved tree
-     * @throws StoreException not found, naming the rank and the path, when one is missing
+     * @throws StoreException not found, naming the rank and the path, when one is missing; too large
+     *     when the values would be more than {@link #MAX_BYTES} (nothing is digested then)
      */
     public static Map<Integer, Map<String, String>> digest(TensorStore store, JobLayout paths,
             Map<Integer, List<String>> values) {
         Map<Integer, Map<String, String>> out = new TreeMap<>();
+        long bytes = 0;
+        for (var e : values.entrySet()) { // sizes first: a request for too much is refused before any work
+            for (String p : new java.util.LinkedHashSet<>(e.getValue())) {
+                try (DataRef ref = open(store, paths, e.getKey(), p)) {
+                    bytes += ref.size();
+                }
+                if (bytes > MAX_BYTES) {
+                    throw new StoreException(StoreException.Kind.TOO_LARGE, "the values named are more than "
+                            + MAX_BYTES + " bytes; ask for fewer at a time");
+                }
+            }
+        }
         ByteBuffer chunk = ByteBuffer.allocate(CHUNK);
         values.forEach((rank, ps) -> {
             Map<String, String> digests = new TreeMap<>();
-            for (String p : ps) {
-                StorePath path = paths.savedRank(rank).resolve(StorePath.parse(p));
-                try (DataRef ref = store.open(path)) {
+            for (String p : new java.util.LinkedHashSet<>(ps)) {
+                try (DataRef ref = open(store, paths, rank, p)) {
                     digests.put(p, digest(ref, chunk));
-                } catch (StoreException e) {
-                    throw new StoreException(e.kind(), "rank " + rank + "'s '" + p + "': " + e.getMessage());
                 }
             }
             out.put(rank, digests);
         });
         return out;
+    }
+
+    private static DataRef open(TensorStore store, JobLayout paths, int rank, String p) {
+        try {
+            return store.open(paths.savedRank(rank).resolve(StorePath.parse(p)));
+        } catch (StoreException e) {
+            throw new StoreException(e.kind(), e.detail(), "rank " + rank + "'s '" + p + "': " + e.getMessage());
+        }
     }
 
     private static String digest(DataRef ref, ByteBuffer chunk) {
@@ -102,7 +125,8 @@ public final class ValueDigests {
                 if (window.size() == LocalTrees.IN_FLIGHT) {
                     take(window.poll(), out);
                 }
-                window.add(Map.entry(e.getKey(), client.digestValues(e.getKey(), job, sourceDir, request)));
+                window.add(Map.entry(e.getKey(), client.digestValues(e.getKey(), job, sourceDir, request)
+                        .thenApply(got -> asked(request, got))));
             }
         }
         while (!window.isEmpty()) {
@@ -120,22 +144,50 @@ public final class ValueDigests {
         return out;
     }
 
-    /** A daemon's ranks' paths in requests of at most {@link #MAX_PATHS} paths (a rank's list may be split). */
+    /**
+     * Only the digests asked of a daemon, each 64 hex digits: a daemon answering for a rank it was not
+     * asked about, or with anything but a digest, is refused (never compared).
+     */
+    private static Map<Integer, Map<String, String>> asked(Map<Integer, List<String>> request,
+            Map<Integer, Map<String, String>> got) {
+        Map<Integer, Map<String, String>> out = new TreeMap<>();
+        request.forEach((rank, ps) -> {
+            Map<String, String> ds = got.getOrDefault(rank, Map.of());
+            for (String p : ps) {
+                String d = ds.get(p);
+                if (d != null && !d.matches("[0-9a-f]{64}")) {
+                    throw new java.util.concurrent.CompletionException(new IOException("answered '"
+                            + d.substring(0, Math.min(d.length(), 70)) + "' for rank " + rank + "'s '" + p
+                            + "': not a SHA-256 digest"));
+                }
+                if (d != null) {
+                    out.computeIfAbsent(rank, r -> new HashMap<>()).put(p, d);
+                }
+            }
+        });
+        return out;
+    }
+
+    /**
+     * A daemon's ranks' paths in requests of at most {@link #MAX_PATHS} paths and
+     * {@link #MAX_PATH_CHARS} characters of paths (a rank's list may be split).
+     */
     private static List<Map<Integer, List<String>>> split(Map<Integer, List<String>> all) {
         List<Map<Integer, List<String>>> out = new ArrayList<>();
         Map<Integer, List<String>> cur = new TreeMap<>();
         int n = 0;
+        long chars = 0;
         for (var e : all.entrySet()) {
-            List<String> ps = e.getValue();
-            for (int i = 0; i < ps.size(); i += MAX_PATHS) {
-                List<String> part = ps.subList(i, Math.min(ps.size(), i + MAX_PATHS));
-                if (n + part.size() > MAX_PATHS) {
+            for (String p : e.getValue()) {
+                if (n == MAX_PATHS || n > 0 && chars + p.length() > MAX_PATH_CHARS) {
                     out.add(cur);
                     cur = new TreeMap<>();
                     n = 0;
+                    chars = 0;
                 }
-                cur.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).addAll(part);
-                n += part.size();
+                cur.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(p);
+                n++;
+                chars += p.length();
             }
         }
         if (!cur.isEmpty()) {

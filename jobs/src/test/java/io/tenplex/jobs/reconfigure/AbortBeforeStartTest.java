@@ -35,13 +35,13 @@ class AbortBeforeStartTest {
         Ptc from = ConfigJson.source(model, spec.from());
         PlanPart part = LocalParts.build(spec, model, 1, PlanPartsTest.sources(from)).part();
         try (FakeCluster cluster = new FakeCluster(2)) {
-            PartStatus aborted = cluster.jobs(1).abortPart("j", "r9");
+            PartStatus aborted = cluster.jobs(1).abortPart("j", "r9").join();
             assertEquals("aborted", aborted.state());
             StoreException e = assertThrows(StoreException.class, () -> cluster.jobs(1).startPart(part));
             assertEquals(StoreException.Kind.CONFLICT, e.kind());
             assertTrue(e.getMessage().contains("was aborted before its part started here"), e.getMessage());
             assertThrows(StoreException.class, () -> cluster.jobs(1).part("j", "r9"), "no part runs");
-            assertEquals("aborted", cluster.jobs(1).abortPart("j", "r9").state(), "aborting again answers the same");
+            assertEquals("aborted", cluster.jobs(1).abortPart("j", "r9").join().state(), "aborting again answers the same");
         }
     }
 }

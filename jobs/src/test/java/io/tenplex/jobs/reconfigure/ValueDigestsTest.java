@@ -70,6 +70,17 @@ class ValueDigestsTest {
         assertEquals(4, got.subList(1, 5).stream().distinct().count(), got.toString());
     }
 
+    /** A path named twice is digested once; a directory is refused with its precise kind, naming it. */
+    @Test
+    void aPathNamedTwice_onceADirectory_refused() {
+        Fixtures.putFile(store, "/job/j/gen/30/0/a", new byte[] {1}, false);
+        Fixtures.putFile(store, "/job/j/gen/30/0/d/x", new byte[] {2}, false);
+        assertEquals(1, digests(0, "a", "a").size());
+        StoreException e = assertThrows(StoreException.class, () -> digests(0, "a", "d"));
+        assertEquals(StoreException.Kind.IS_A_DIRECTORY, e.detail());
+        assertTrue(e.getMessage().contains("rank 0's 'd'"), e.getMessage());
+    }
+
     @Test
     void aMissingValue_isNotFound_namingTheRankAndPath() {
         Fixtures.putFile(store, "/job/j/gen/30/0/a", new byte[] {1}, false);
@@ -111,18 +122,39 @@ class ValueDigestsTest {
                     Map<Integer, Map<String, String>> out = new TreeMap<>();
                     values.forEach((rank, ps) -> ps.forEach(p -> {
                         if (!(rank == 2 && p.equals("y") && daemon == b)) {
-                            out.computeIfAbsent(rank, r -> new TreeMap<>()).put(p, rank + ":" + p);
+                            out.computeIfAbsent(rank, r -> new TreeMap<>()).put(p, hex(rank + ":" + p));
                         }
                     }));
+                    if (daemon == b) { // also a rank it was not asked about (daemon a's): not taken
+                        out.put(0, new TreeMap<>(Map.of("v0", hex("forged"))));
+                    }
+                    if (values.containsKey(3)) {
+                        out.put(3, Map.of("z", "null"));
+                    }
                     return CompletableFuture.completedFuture(out);
                 });
         Map<Integer, InetSocketAddress> holders = Map.of(0, a, 1, a, 2, a);
         Map<Integer, Map<String, String>> got = ValueDigests.collect(echo, "j", "gen/30", wanted, holders);
-        assertEquals("0:v" + ValueDigests.MAX_PATHS, got.get(0).get("v" + ValueDigests.MAX_PATHS));
-        assertEquals("2:y", got.get(2).get("y"));
+        assertEquals(hex("0:v" + ValueDigests.MAX_PATHS), got.get(0).get("v" + ValueDigests.MAX_PATHS));
+        assertEquals(hex("2:y"), got.get(2).get("y"));
         assertEquals(2, asked.size(), asked.toString()); // 65541 + 3 paths of one daemon: two requests
+        Map<Integer, InetSocketAddress> split = Map.of(0, a, 2, b);
         java.io.IOException e = assertThrows(java.io.IOException.class, () -> ValueDigests.collect(echo, "j", "gen/30",
-                Map.of(2, List.of("x", "y")), Map.of(2, b)));
+                Map.of(0, List.of("v0"), 2, List.of("x", "y")), split));
         assertTrue(e.getMessage().contains("no digest of rank 2's 'y'"), e.getMessage());
+        assertEquals(hex("0:v0"), ValueDigests.collect(echo, "j", "gen/30", Map.of(0, List.of("v0"), 2, List.of("x")),
+                split).get(0).get("v0"), "daemon b's answer for rank 0, not asked of it, is not taken");
+        e = assertThrows(java.io.IOException.class, () -> ValueDigests.collect(echo, "j", "gen/30",
+                Map.of(3, List.of("z")), Map.of(3, a)));
+        assertTrue(e.getMessage().contains("'null' for rank 3's 'z': not a SHA-256 digest"), e.getMessage());
+    }
+
+    private static String hex(String s) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(s.getBytes(
+                    java.nio.charset.StandardCharsets.UTF_8)));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new AssertionError(e);
+        }
     }
 }

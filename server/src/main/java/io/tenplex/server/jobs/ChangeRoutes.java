@@ -119,6 +119,10 @@ public final class ChangeRoutes implements ControlHandler {
      * {@code ValueDigests.MAX_PATHS} paths in all.
      */
     private Response digests(String job, Request req) throws java.io.IOException {
+        if (req.body().length > io.tenplex.jobs.reconfigure.ValueDigests.MAX_PATH_CHARS * 2L) {
+            throw new StoreException(StoreException.Kind.TOO_LARGE, "a digests request is at most "
+                    + io.tenplex.jobs.reconfigure.ValueDigests.MAX_PATH_CHARS * 2L + " bytes");
+        }
         com.fasterxml.jackson.databind.JsonNode b = JSON.readTree(req.body());
         if (b == null || !b.isObject() || !b.path("sourceDir").isTextual() || !b.path("values").isObject()) {
             throw new IllegalArgumentException("digests needs {\"sourceDir\": \"...\", \"values\": {\"<rank>\": "
@@ -168,7 +172,7 @@ public final class ChangeRoutes implements ControlHandler {
     }
 
     private static int rank(String r) {
-        if (r == null || !r.matches("[0-9]{1,5}") || Integer.parseInt(r) >= Limits.MAX_RANKS) {
+        if (r == null || !r.matches("0|[1-9][0-9]{0,4}") || Integer.parseInt(r) >= Limits.MAX_RANKS) {
             throw new IllegalArgumentException("ranks must be integers in [0, " + (Limits.MAX_RANKS - 1) + "]");
         }
         return Integer.parseInt(r);

@@ -61,6 +61,10 @@ public final class ChangeSpecCodec {
      * @throws IllegalArgumentException naming the value and the limit
      */
     public static ChangeSpec decode(io.tenplex.server.control.ChangeSpec m) {
+        if (m.getUnknownFields().hasField(8)) { // copies as a map: a coordinator of another version
+            throw new IllegalArgumentException("the definition lists partner copies in a form this daemon no longer "
+                    + "reads (field 8): the coordinator runs another version of tenplexd");
+        }
         text(m.getJob(), "job", false);
         segment(text(m.getChangeId(), "change id", false), "change id");
         text(m.getSourceDir(), "source dir", true);

@@ -89,7 +89,8 @@ final class JobRequests {
         OptionalLong generation = body.has("generation") ? OptionalLong.of(body.get("generation").asLong())
                 : OptionalLong.empty();
         OptionalLong step = body.has("step") ? OptionalLong.of(body.path("step").asLong(0)) : OptionalLong.empty();
-        int central = body.path("central").asBoolean(false) ? body.path("centralWorker").asInt(0) : -1;
+        int central = body.path("central").asBoolean(false) ? Limits.intIn(body, "centralWorker", 0, 0,
+                Limits.MAX_WORKER - 1, "") : -1;
         OptionalLong rate = body.hasNonNull("linkRate") ? OptionalLong.of(FlowRates.parse(body.get("linkRate").asText()))
                 : OptionalLong.empty();
         OptionalLong prepared = body.has("preparedTimeoutMillis") ? OptionalLong.of(Limits.intIn(body,
@@ -119,7 +120,7 @@ final class JobRequests {
                     + " of a change (docs/ARCHITECTURE.md); for the Tenplex-Central baseline give \"central\": true");
         }
         throw new IllegalArgumentException("\"planning\" must be \"local\" (every daemon plans its own part), not "
-                + p);
+                + Limits.abbreviate(p));
     }
 
     /** {@code coordinator} (host:port, checked), or null for this daemon. */

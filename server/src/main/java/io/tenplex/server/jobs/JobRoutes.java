@@ -367,7 +367,7 @@ public final class JobRoutes implements ControlHandler {
     private CompletableFuture<Response> part(String job, String[] p) {
         String action = p.length == 4 ? p[3] : "";
         if (action.equals("abort")) { // also of a part not started here yet: a late start is refused then
-            return done(proto(200, jobs.abortPart(job, p[2])));
+            return jobs.abortPart(job, p[2]).thenApply(s -> proto(200, s));
         }
         PartRunner part = jobs.part(job, p[2]);
         return switch (action) {

@@ -51,8 +51,14 @@ final class SourceCheckCalls {
             Map<Integer, Map<String, String>> out = new TreeMap<>();
             a.path("digests").fields().forEachRemaining(e -> {
                 Map<String, String> ds = new TreeMap<>();
-                e.getValue().fields().forEachRemaining(d -> ds.put(d.getKey(), d.getValue().asText()));
-                out.put(Integer.parseInt(e.getKey()), ds);
+                e.getValue().fields().forEachRemaining(d -> {
+                    if (d.getValue().isTextual()) { // else no digest: the coordinator names what is missing
+                        ds.put(d.getKey(), d.getValue().textValue());
+                    }
+                });
+                if (e.getKey().matches("[0-9]{1,5}")) { // else not a rank: left out, and what was asked is missing
+                    out.put(Integer.parseInt(e.getKey()), ds);
+                }
             });
             return out;
         });

@@ -127,6 +127,9 @@ class ChangeSpecCodecTest {
                 "runs overlap");
         assertTrue(refusal(b -> b.addCopies(copies(0, 1, -3))).contains("worker -3"));
         assertTrue(refusal(b -> b.addCopies(copies(0, 4, 1, 2, 3, 0, 1))).contains("more than 16 copies"));
+        assertTrue(refusal(b -> b.setUnknownFields(com.google.protobuf.UnknownFieldSet.newBuilder().addField(8,
+                com.google.protobuf.UnknownFieldSet.Field.newBuilder().addLengthDelimited(com.google.protobuf.ByteString
+                        .copyFromUtf8("x")).build()).build())).contains("another version"));
     }
 
     private static io.tenplex.server.control.CopyRun copies(int first, int count, int... workers) {
