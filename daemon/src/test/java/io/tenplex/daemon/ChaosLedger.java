@@ -35,6 +35,11 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class ChaosLedger {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /**
+     * What {@link #movedDiffers} answers when the only bytes that differ are in tensors whose checksum
+     * refuses them (a flip in a segment the output links): not a violation, and not a checksum on right bytes.
+     */
+    private static final String FLIP_REFUSED = "changed bytes, each refused by its x-tensor-crc32c";
 
     /** A sealed generation: its step, configuration, full tensors and every rank's tree. */
     record Generation(long step, ParallelConfig config, Map<String, byte[]> full, List<Map<String, byte[]>> trees) {}
@@ -149,6 +154,9 @@ final class ChaosLedger {
                 && badChecksums.containsAll(differing(g.trees().get(rank), got))) {
             flipsDetected.incrementAndGet(); // changed in a segment, refused by its checksum: never served as good
             return null;
+        }
+        if (FLIP_REFUSED.equals(wrong)) {
+            return null; // a moved tensor's linked segment changed after the commit; its checksum refuses it
         }
         if (wrong != null) {
             return "DIFFERENT BYTES in " + source + " step " + step + " at " + a.path("path").asText() + ": " + wrong
@@ -302,9 +310,10 @@ final class ChaosLedger {
 
     /**
      * Null when {@code got}'s tensors are exactly those of {@code g} sharded into a configuration the
-     * driver asked for after it sealed {@code g} (no other tensors; {@code files} are the output's files),
-     * or when every tensor that differs from that sharding was served with an {@code x-tensor-crc32c} that
-     * refuses it ({@code badChecksums}: a segment the output links was changed, as the flips do).
+     * driver asked for after it sealed {@code g} (no other tensors; {@code files} are the output's files);
+     * {@link #FLIP_REFUSED} when every tensor that differs from that sharding was served with an
+     * {@code x-tensor-crc32c} that refuses it ({@code badChecksums}: a segment the output links was
+     * changed, as the flips do); else what differs.
      */
     private String movedDiffers(Generation g, int rank, Map<String, byte[]> got, java.util.Set<String> files,
             java.util.Set<String> badChecksums) {
@@ -342,7 +351,7 @@ final class ChaosLedger {
             java.util.Set<String> changed = differing(want, gotTensors);
             if (flipsInjected && !badChecksums.isEmpty() && badChecksums.containsAll(changed)) {
                 flipsDetected.incrementAndGet(); // changed in a segment the output links, refused by its checksum
-                return null;
+                return FLIP_REFUSED;
             }
             tried.add(to + ": " + d);
         }
