@@ -136,8 +136,8 @@ public final class CoordinatorBench {
         long t = System.nanoTime();
         java.util.Set<InetSocketAddress> of = new java.util.LinkedHashSet<>();
         to.devices().forEach(d -> of.add(daemons.get(d.worker())));
-        new io.tenplex.jobs.reconfigure.DescriptionsAhead().send(client, "bench", model, of, background).join();
-        System.out.printf(Locale.ROOT, "plan ahead: the model's description sent to %d daemons in %.2f s, while the job"
+        new io.tenplex.jobs.reconfigure.DescriptionsAhead().send(client, "bench", model, daemons, of, background).join();
+        System.out.printf(Locale.ROOT, "plan ahead: the model's and the addresses' descriptions sent to %d daemons in %.2f s, while the job"
                 + " trains (not downtime)%n", of.size(), (System.nanoTime() - t) / 1e9);
         client.planning.count();
     }

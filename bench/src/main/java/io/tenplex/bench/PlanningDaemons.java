@@ -1,17 +1,14 @@
 package io.tenplex.bench;
 
 import io.tenplex.jobs.common.ChangeSpec;
-import io.tenplex.jobs.common.CheckpointLayout;
 import io.tenplex.jobs.common.DaemonClient.ChangeAnswer;
 import io.tenplex.jobs.common.PartStatus;
 import io.tenplex.jobs.reconfigure.Descriptions;
 import io.tenplex.jobs.reconfigure.LocalParts;
 import io.tenplex.server.jobs.ChangeSpecCodec;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -82,21 +79,12 @@ final class PlanningDaemons {
     }
 
     private void plan(int w, ChangeSpec spec) {
-        {
-            long t = System.nanoTime();
-            List<CheckpointLayout> layouts = new ArrayList<>();
-            spec.layoutDigests().forEach(d -> layouts.add(Descriptions.layout(kept.get(d))));
-            Map<Integer, CheckpointLayout> byRank = new TreeMap<>();
-            for (int r = 0; r < spec.rankLayouts().size(); r++) {
-                if (spec.rankLayouts().get(r) >= 0) {
-                    byRank.put(r, layouts.get(spec.rankLayouts().get(r)));
-                }
-            }
-            LocalParts.Built b = LocalParts.build(spec, Descriptions.model(kept.get(spec.modelDigest())), w, byRank);
-            partSeconds = (System.nanoTime() - t) / 1e9;
-            digest = b.digest();
-            planned = w;
-        }
+        long t = System.nanoTime();
+        LocalParts.Described d = LocalParts.describe(spec, kept::get);
+        LocalParts.Built b = LocalParts.build(d.spec(), d.model(), w, d.layouts());
+        partSeconds = (System.nanoTime() - t) / 1e9;
+        digest = b.digest();
+        planned = w;
     }
 
     /** A description sent to worker {@code w}'s daemon. */

@@ -85,8 +85,9 @@ final class ChangeRegistry {
             .DescriptionsAhead();
 
     /**
-     * Sends the model's description to the daemons of the new placement ahead of a change every
-     * daemon plans its own part of, so that the change does not send it in its downtime. Best effort.
+     * Sends the descriptions of the model and of the workers' addresses to the daemons of the new
+     * placement ahead of a change every daemon plans its own part of, so that the change does not send
+     * them in its downtime. Best effort.
      *
      * @return completes when sent (at once when nothing was planned or nothing is to send)
      */
@@ -104,7 +105,7 @@ final class ChangeRegistry {
             }
         });
         try {
-            return described.send(client, r.job(), ahead.stored(), of, exec.background());
+            return described.send(client, r.job(), ahead.stored(), daemons, of, exec.background());
         } catch (java.util.concurrent.RejectedExecutionException e) {
             return java.util.concurrent.CompletableFuture.completedFuture(null); // closing
         }

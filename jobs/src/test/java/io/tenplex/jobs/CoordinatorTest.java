@@ -81,11 +81,12 @@ class CoordinatorTest {
     }
 
     /**
-     * Plan ahead sends the model's description to the new placement's daemons while the job trains,
-     * so the change itself does not send it (a megabyte per daemon at GPT-3's shape) in its downtime.
+     * Plan ahead sends the descriptions of the model and of the workers' addresses to the new
+     * placement's daemons while the job trains, so the change itself does not send them (a megabyte per
+     * daemon at GPT-3's shape) in its downtime.
      */
     @Test
-    void planAhead_sendsTheModelDescriptionAhead_andTheChangeDoesNotSendItAgain() throws Exception {
+    void planAhead_sendsTheModelAndAddressesAhead_andTheChangeDoesNotSendThemAgain() throws Exception {
         Map<String, byte[]> full = save(ptc(A, 0));
         ReconfigureRequest r = request(60_000);
         io.tenplex.jobs.reconfigure.PlanAhead ahead = cluster.jobs(0).planAhead(r);
@@ -98,12 +99,19 @@ class CoordinatorTest {
         assertTrue(cluster.jobs(0).descriptions().get(digest) == null, "worker 0 has no new rank: not sent");
         int sent = cluster.client().descriptionsSent(digest);
         assertEquals(2, sent);
+        Map<String, Integer> ahead2 = cluster.client().descriptionsSent();
+        assertEquals(2, ahead2.size(), "the model's and the workers' addresses' descriptions: " + ahead2);
+        assertEquals(java.util.Set.of(2), java.util.Set.copyOf(ahead2.values()), ahead2.toString());
         cluster.jobs(0).planAhead(r).describedAhead().get(30, TimeUnit.SECONDS);
-        assertEquals(2, cluster.client().descriptionsSent(digest), "planned ahead again: not sent again");
+        assertEquals(ahead2, cluster.client().descriptionsSent(), "planned ahead again: not sent again");
         Reconfiguration c = cluster.jobs(0).reconfigure(r, ahead);
         c.finished().get(60, TimeUnit.SECONDS);
         assertEquals(Reconfiguration.State.COMMITTED, c.state(), String.valueOf(c.describe()));
-        assertEquals(2, cluster.client().descriptionsSent(digest), "the change did not send the model again");
+        Map<String, Integer> after = new HashMap<>(cluster.client().descriptionsSent());
+        assertEquals(2, after.get(digest), "the change did not send the model again");
+        assertEquals(ahead2, Map.copyOf(after.entrySet().stream().filter(e -> ahead2.containsKey(e.getKey()))
+                .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue))),
+                "nor the addresses (the change names the digest sent ahead)");
         assertLoaded(full);
     }
 

@@ -284,6 +284,11 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
         return descriptionsSent.getOrDefault(digest, 0);
     }
 
+    /** How many times each description was sent to a daemon so far, by digest. */
+    Map<String, Integer> descriptionsSent() {
+        return Map.copyOf(descriptionsSent);
+    }
+
     private final java.util.concurrent.atomic.AtomicInteger valueReads = new java.util.concurrent.atomic.AtomicInteger();
 
     /** Saved values read whole over the (fake) network so far. */

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import io.tenplex.jobs.common.CheckpointLayout;
+import io.tenplex.jobs.common.Limits;
 import io.tenplex.ptc.DType;
 import io.tenplex.ptc.Model;
 import io.tenplex.ptc.ModelSpecJson;
@@ -34,6 +35,8 @@ public final class Descriptions {
     static final int MAX_ITEMS = 1 << 22;
     /** The most dimensions a layout entry may name. */
     static final int MAX_DIMS = 64;
+    /** The longest address a description of the workers' addresses may give (characters). */
+    static final int MAX_ADDRESS = 300;
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final long budget;
@@ -125,6 +128,60 @@ public final class Descriptions {
         }
     }
 
+    /** The workers' addresses' description: a JSON object of worker (in increasing order) to host:port. */
+    public static byte[] addresses(Map<Integer, String> daemons) {
+        com.fasterxml.jackson.databind.node.ObjectNode out = JSON.createObjectNode();
+        new java.util.TreeMap<>(daemons).forEach((w, a) -> out.put(Integer.toString(w), a));
+        try {
+            return JSON.writeValueAsBytes(out);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * The addresses a description gives.
+     *
+     * @throws IllegalArgumentException when it is not an object of at most {@link Limits#MAX_RANKS} workers
+     *     (each a number in [0, {@link Limits#MAX_WORKER}) as written by {@link #addresses(Map)}) to
+     *     addresses of 1 to {@value #MAX_ADDRESS} characters
+     */
+    public static Map<Integer, String> addresses(byte[] description) {
+        JsonNode all;
+        try {
+            all = JSON.readTree(description);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("the workers' addresses are not JSON: " + e.getMessage());
+        }
+        if (all == null || !all.isObject() || all.size() > Limits.MAX_RANKS) {
+            throw new IllegalArgumentException("the workers' addresses must be an object of at most " + Limits.MAX_RANKS
+                    + " workers");
+        }
+        Map<Integer, String> out = new java.util.TreeMap<>();
+        for (var it = all.fields(); it.hasNext();) {
+            var e = it.next();
+            int w = worker(e.getKey());
+            JsonNode a = e.getValue();
+            if (w < 0 || !a.isTextual() || a.textValue().isEmpty() || a.textValue().length() > MAX_ADDRESS) {
+                throw new IllegalArgumentException("the workers' addresses name worker "
+                        + Limits.abbreviate(com.fasterxml.jackson.databind.node.TextNode.valueOf(e.getKey())) + " at "
+                        + Limits.abbreviate(a) + ": a worker in [0, " + Limits.MAX_WORKER + ") and an address of 1 to "
+                        + MAX_ADDRESS + " characters are expected");
+            }
+            out.put(w, a.textValue());
+        }
+        return out;
+    }
+
+    /** A worker number as {@link #addresses(Map)} writes it, or -1. */
+    private static int worker(String s) {
+        if (s.isEmpty() || s.length() > 7 || !s.chars().allMatch(Character::isDigit) || (s.length() > 1 && s.charAt(0) == '0')) {
+            return -1;
+        }
+        int w = Integer.parseInt(s);
+        return w < Limits.MAX_WORKER ? w : -1;
+    }
+
     /**
      * The layout a description gives.
      *
@@ -151,20 +208,20 @@ public final class Descriptions {
         if (!e.isArray() || e.size() != 5 || !e.get(0).isTextual() || !e.get(1).isBoolean() || !e.get(2).canConvertToInt()
                 || e.get(2).intValue() < 0 || e.get(2).intValue() > MAX_DIMS) {
             throw new IllegalArgumentException("a layout entry must be [path, tensor, dims, dtype, shape]: "
-                    + io.tenplex.jobs.common.Limits.abbreviate(e));
+                    + Limits.abbreviate(e));
         }
         TensorMeta meta = null;
         if (!e.get(3).isNull()) {
             JsonNode shape = e.get(4);
             if (!e.get(3).isTextual() || !shape.isArray() || shape.size() > MAX_DIMS) {
                 throw new IllegalArgumentException("a layout entry's dtype and shape are malformed: "
-                        + io.tenplex.jobs.common.Limits.abbreviate(e));
+                        + Limits.abbreviate(e));
             }
             long[] dims = new long[shape.size()];
             for (int i = 0; i < dims.length; i++) {
                 if (!shape.get(i).canConvertToLong() || shape.get(i).longValue() < 0) {
                     throw new IllegalArgumentException("a layout entry's shape is malformed: "
-                            + io.tenplex.jobs.common.Limits.abbreviate(e));
+                            + Limits.abbreviate(e));
                 }
                 dims[i] = shape.get(i).longValue();
             }

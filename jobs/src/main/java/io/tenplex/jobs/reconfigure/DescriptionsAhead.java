@@ -14,12 +14,12 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 
 /**
- * The model's description sent ahead of a change, while the job still trains towards its stop step
- * (plan ahead): the daemons of the new placement then have it when the definition arrives, and a
- * job's first change does not send it (a megabyte per daemon for a GPT-3-shaped model) in its
- * downtime. Best effort: a daemon that did not get it, or dropped it since, asks for it when the
+ * The model's description, and the workers' addresses', sent ahead of a change while the job still
+ * trains towards its stop step (plan ahead): the daemons of the new placement then have them when the
+ * definition arrives, and a job's first change does not send them (a megabyte per daemon for a
+ * GPT-3-shaped model, tens of kilobytes of addresses at thousands of devices) in its downtime. Best effort: a daemon that did not get it, or dropped it since, asks for it when the
  * definition arrives ({@link ChangePosts}). A daemon sent a description is remembered (for the last
- * {@value #REMEMBERED} job and model pairs), so later changes do not send it again.
+ * {@value #REMEMBERED} job and description pairs), so later changes do not send it again.
  */
 public final class DescriptionsAhead {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(DescriptionsAhead.class);
@@ -35,14 +35,21 @@ public final class DescriptionsAhead {
     };
 
     /**
-     * Sends {@code model}'s description of {@code job} to each of {@code daemons} not sent it before,
-     * at most {@link ChangePosts#IN_FLIGHT} at once, on {@code background}.
+     * Sends {@code model}'s description of {@code job}, and that of the workers' {@code addresses}, to
+     * each of {@code daemons} not sent it before, at most {@link ChangePosts#IN_FLIGHT} at once, on
+     * {@code background}.
      *
      * @return completes when every daemon answered (or failed: logged, never an error)
      */
     public CompletableFuture<Void> send(DaemonClient client, String job, Model model,
+            Map<Integer, InetSocketAddress> addresses, Collection<InetSocketAddress> daemons, Executor background) {
+        return CompletableFuture.allOf(send(client, job, "model", Descriptions.model(model), daemons, background),
+                send(client, job, "addresses", Descriptions.addresses(PlanParts.addresses(addresses)), daemons,
+                        background));
+    }
+
+    private CompletableFuture<Void> send(DaemonClient client, String job, String what, byte[] bytes,
             Collection<InetSocketAddress> daemons, Executor background) {
-        byte[] bytes = Descriptions.model(model);
         if (bytes.length > Descriptions.MAX_ONE) {
             return CompletableFuture.completedFuture(null); // no daemon keeps it: the change refuses it, with the sizes
         }
@@ -73,8 +80,8 @@ public final class DescriptionsAhead {
                 }));
             }
             window.forEach(CompletableFuture::join);
-            LOG.info("model description of job {} ({} bytes) sent ahead to {} daemons ({} did not take it: they "
-                    + "ask for it with the change)", job, bytes.length, todo.size(), failed[0]);
+            LOG.info("{} description of job {} ({} bytes) sent ahead to {} daemons ({} did not take it: they "
+                    + "ask for it with the change)", what, job, bytes.length, todo.size(), failed[0]);
         }, background);
     }
 }

@@ -10,8 +10,9 @@ import java.util.Map;
 
 /**
  * A coordinated change's definition for every daemon to plan its own part of, and the descriptions it
- * names: the stored model, and each distinct saved layout of the old ranks once (ranks that saved the
- * same tree share one layout, so a few layouts serve thousands of ranks).
+ * names: the stored model, each distinct saved layout of the old ranks once (ranks that saved the
+ * same tree share one layout, so a few layouts serve thousands of ranks), and the workers' addresses
+ * (the same for every change of a job on the same workers).
  *
  * @param descriptions every description the definition names, by digest
  */
@@ -40,6 +41,10 @@ record LocalDefinition(ChangeSpec spec, Map<String, byte[]> descriptions) {
         byte[] model = Descriptions.model(r.local().stored());
         String modelDigest = Descriptions.digest(model);
         descriptions.put(modelDigest, model);
-        return new LocalDefinition(r.spec(modelDigest, digests, byRank), descriptions);
+        ChangeSpec inline = r.spec(modelDigest, digests, byRank, "");
+        byte[] addresses = Descriptions.addresses(inline.daemons());
+        String addressesDigest = Descriptions.digest(addresses);
+        descriptions.put(addressesDigest, addresses);
+        return new LocalDefinition(r.spec(modelDigest, digests, byRank, addressesDigest), descriptions);
     }
 }

@@ -80,23 +80,46 @@ public final class LocalParts {
 
     private static DaemonClient.ChangeAnswer plan(ChangeSpec spec, Descriptions kept, PostedChanges posted, int worker,
             String definition, java.util.function.Function<PlanPart, io.tenplex.jobs.common.PartStatus> start) {
-        byte[] model = kept.get(spec.modelDigest());
-        List<byte[]> described = new ArrayList<>();
-        List<String> missing = new ArrayList<>();
-        if (model == null) {
-            missing.add(spec.modelDigest());
+        Described d = describe(spec, kept::get);
+        if (!d.missing().isEmpty()) {
+            return new DaemonClient.ChangeAnswer(null, "", d.missing());
         }
-        for (String d : spec.layoutDigests()) {
-            byte[] b = kept.get(d);
+        Built b = build(d.spec(), d.model(), worker, d.layouts());
+        io.tenplex.jobs.common.PartStatus status = start.apply(b.part());
+        posted.planned(spec, new PostedChanges.Known(definition, b.digest()));
+        return new DaemonClient.ChangeAnswer(status, b.digest(), List.of());
+    }
+
+    /**
+     * A definition with what its digests name: the model, the saved layout of every old rank that saved
+     * something, and the workers' addresses when they travel by digest (then in {@code spec}).
+     *
+     * @param missing the digests of the descriptions this daemon lacks (nothing else is given then)
+     */
+    public record Described(ChangeSpec spec, Model model, Map<Integer, CheckpointLayout> layouts, List<String> missing) {}
+
+    /**
+     * The descriptions {@code spec} names, parsed, or the digests of those {@code kept} lacks.
+     *
+     * @param kept the description of a digest, or null
+     * @throws IllegalArgumentException when a kept description is not what the definition names it as
+     */
+    public static Described describe(ChangeSpec spec, java.util.function.Function<String, byte[]> kept) {
+        List<String> missing = new ArrayList<>();
+        List<String> wanted = spec.descriptions();
+        List<byte[]> described = new ArrayList<>(wanted.size());
+        for (String d : wanted) {
+            byte[] b = kept.apply(d);
             described.add(b);
             if (b == null) {
                 missing.add(d);
             }
         }
         if (!missing.isEmpty()) {
-            return new DaemonClient.ChangeAnswer(null, "", missing);
+            return new Described(spec, null, Map.of(), missing);
         }
-        List<CheckpointLayout> layouts = described.stream().map(Descriptions::layout).toList();
+        List<CheckpointLayout> layouts = described.subList(1, 1 + spec.layoutDigests().size()).stream()
+                .map(Descriptions::layout).toList();
         Map<Integer, CheckpointLayout> byRank = new TreeMap<>();
         for (int r = 0; r < spec.rankLayouts().size(); r++) {
             int i = spec.rankLayouts().get(r);
@@ -104,10 +127,9 @@ public final class LocalParts {
                 byRank.put(r, layouts.get(i));
             }
         }
-        Built b = build(spec, Descriptions.model(model), worker, byRank);
-        io.tenplex.jobs.common.PartStatus status = start.apply(b.part());
-        posted.planned(spec, new PostedChanges.Known(definition, b.digest()));
-        return new DaemonClient.ChangeAnswer(status, b.digest(), List.of());
+        ChangeSpec resolved = spec.daemonsDigest().isEmpty() ? spec
+                : spec.withDaemons(Descriptions.addresses(described.get(described.size() - 1)));
+        return new Described(resolved, Descriptions.model(described.get(0)), byRank, List.of());
     }
 
     /** The addresses as given (host:port), not looked up: the part names them as the change did. */

@@ -23,9 +23,7 @@ final class PlanParts {
     /** What every part of one plan shares. */
     record Header(String job, String planId, long step, Map<Integer, InetSocketAddress> daemons) {
         Map<Integer, String> addresses() {
-            Map<Integer, String> out = new TreeMap<>();
-            daemons.forEach((w, a) -> out.put(w, a.getHostString() + ":" + a.getPort()));
-            return out;
+            return PlanParts.addresses(daemons);
         }
 
         PlanPart part(int worker, String sourceDir, String outputDir, List<ShardPlan> shards, List<PlanPart.Value> values,
@@ -33,6 +31,13 @@ final class PlanParts {
             return new PlanPart(job, planId, worker, step, addresses(), sourceDir, outputDir, shards, values, generated,
                     sourceDevices, Map.of(), List.of(), "", "", 0, List.of());
         }
+    }
+
+    /** Each worker's address as host:port, in worker order. */
+    static Map<Integer, String> addresses(Map<Integer, InetSocketAddress> daemons) {
+        Map<Integer, String> out = new TreeMap<>();
+        daemons.forEach((w, a) -> out.put(w, a.getHostString() + ":" + a.getPort()));
+        return out;
     }
 
     /** The shards of {@code worker}'s destination ranks, read from the old ranks under {@code sourceDir}. */

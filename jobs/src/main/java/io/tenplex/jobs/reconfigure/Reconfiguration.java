@@ -142,13 +142,17 @@ public final class Reconfiguration implements Registry.Finishing {
         return local;
     }
 
-    /** The parts' addresses, the source directory, link rate and two-phase completion, as the parts get them. */
-    io.tenplex.jobs.common.ChangeSpec spec(String modelDigest, List<String> layoutDigests, List<Integer> rankLayouts) {
+    /**
+     * The parts' addresses, the source directory, link rate and two-phase completion, as the parts get
+     * them ({@code daemonsDigest}: the addresses' description's digest, or empty when they travel inline).
+     */
+    io.tenplex.jobs.common.ChangeSpec spec(String modelDigest, List<String> layoutDigests, List<Integer> rankLayouts,
+            String daemonsDigest) {
         return new io.tenplex.jobs.common.ChangeSpec(job, id, step, modelDigest, new io.tenplex.jobs.common.ConfigJson
                 .Placed(from.config(), from.devices()), local.to(), new PlanParts.Header(job, id, step, daemons)
                         .addresses(), local.copies(), sourceDir, linkRate, plan.destWorkers(), inDoubt.coordinator(),
                 inDoubt.preparedTimeoutMillis(), layoutDigests, rankLayouts, List.copyOf(new java.util.TreeSet<>(
-                        rebuilding.pending())));
+                        rebuilding.pending())), daemonsDigest);
     }
 
     /** Runs the whole reconfiguration on {@code background}. */

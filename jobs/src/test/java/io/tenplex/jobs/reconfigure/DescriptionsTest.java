@@ -65,4 +65,33 @@ class DescriptionsTest {
                     bad);
         }
     }
+
+    @Test
+    void theWorkersAddresses_crossInWorkerOrder_andComeBackEqual() {
+        java.util.Map<Integer, String> a = new java.util.HashMap<>(java.util.Map.of(1000, "10.0.3.232:7070", 7,
+                "worker-7.cluster.local:20010", 0, "[::1]:5"));
+        byte[] d = Descriptions.addresses(a);
+        assertEquals("{\"0\":\"[::1]:5\",\"7\":\"worker-7.cluster.local:20010\",\"1000\":\"10.0.3.232:7070\"}",
+                new String(d, StandardCharsets.UTF_8));
+        assertEquals(a, Descriptions.addresses(d));
+        assertArrayEquals(d, Descriptions.addresses(new java.util.TreeMap<>(a)), "the same bytes, so the same digest");
+    }
+
+    @Test
+    void aDescriptionThatIsNotTheWorkersAddresses_isRefused() {
+        for (String bad : List.of("[]", "{\"-1\": \"a:1\"}", "{\"01\": \"a:1\"}", "{\"+1\": \"a:1\"}",
+                "{\"1048576\": \"a:1\"}", "{\"1\": \"\"}", "{\"1\": 7}", "{\"1\": \"" + "h".repeat(301) + "\"}",
+                "{\"x\": \"a:1\"}", "not json", "null")) {
+            String why = assertThrows(IllegalArgumentException.class,
+                    () -> Descriptions.addresses(bad.getBytes(StandardCharsets.UTF_8)), bad).getMessage();
+            assertTrue(why.startsWith("the workers' addresses"), why);
+        }
+        StringBuilder many = new StringBuilder("{");
+        for (int w = 0; w <= io.tenplex.jobs.common.Limits.MAX_RANKS; w++) {
+            many.append(w == 0 ? "" : ",").append('"').append(w).append("\":\"h:1\"");
+        }
+        byte[] tooMany = many.append('}').toString().getBytes(StandardCharsets.UTF_8);
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> Descriptions.addresses(tooMany)).getMessage()
+                .contains("at most 16384 workers"));
+    }
 }

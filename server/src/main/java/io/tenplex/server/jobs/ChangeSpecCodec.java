@@ -7,7 +7,6 @@ import io.tenplex.ptc.Device;
 import io.tenplex.ptc.ParallelConfig;
 import io.tenplex.server.control.DeviceRun;
 import io.tenplex.server.control.Placement;
-import io.tenplex.server.control.CopyRun;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -28,11 +27,17 @@ public final class ChangeSpecCodec {
     public static io.tenplex.server.control.ChangeSpec encode(ChangeSpec c) {
         var b = io.tenplex.server.control.ChangeSpec.newBuilder().setJob(c.job()).setChangeId(c.changeId())
                 .setStep(c.step()).setModelDigest(c.modelDigest()).setFrom(placement(c.from())).setTo(placement(c.to()))
-                .putAllDaemons(c.daemons()).setSourceDir(c.sourceDir()).setLinkRate(c.linkRate())
+                .setSourceDir(c.sourceDir()).setLinkRate(c.linkRate())
                 .addAllParticipants(c.participants()).setCoordinator(c.coordinator())
                 .setPreparedTimeoutMillis(c.preparedTimeoutMillis()).addAllLayoutDigests(c.layoutDigests())
-                .addAllRankLayouts(c.rankLayouts()).addAllRebuilding(c.rebuilding());
-        copyRuns(new TreeMap<>(c.copies()), b);
+                .addAllRebuilding(c.rebuilding());
+        if (c.daemonsDigest().isEmpty()) {
+            b.putAllDaemons(c.daemons());
+        } else {
+            b.setDaemonsDigest(c.daemonsDigest());
+        }
+        RankLayouts.encode(c.rankLayouts(), b);
+        CopyRuns.encode(new TreeMap<>(c.copies()), b);
         return b.build();
     }
 
@@ -48,11 +53,28 @@ public final class ChangeSpecCodec {
                     && ds.get(j).local() == ds.get(i).local() + (j - i)) {
                 j++;
             }
-            b.addDevices(DeviceRun.newBuilder().setWorker(ds.get(i).worker()).setFirstLocal(ds.get(i).local())
-                    .setCount(j - i));
+            int count = j - i;
+            int workers = 1;
+            while (j + count <= ds.size() && sameRunOn(ds, i, j, count)) { // the next worker, its devices alike
+                j += count;
+                workers++;
+            }
+            DeviceRun.Builder run = DeviceRun.newBuilder().setWorker(ds.get(i).worker()).setFirstLocal(ds.get(i).local())
+                    .setCount(count);
+            b.addDevices(workers > 1 ? run.setWorkers(workers) : run);
             i = j;
         }
         return b.build();
+    }
+
+    /** Whether devices {@code at .. at + count - 1} are those of {@code first}'s run on the worker after {@code at - 1}'s. */
+    private static boolean sameRunOn(List<Device> ds, int first, int at, int count) {
+        for (int k = 0; k < count; k++) {
+            if (ds.get(at + k).worker() != ds.get(at - 1).worker() + 1 || ds.get(at + k).local() != ds.get(first).local() + k) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**
@@ -84,14 +106,7 @@ public final class ChangeSpecCodec {
         }
         ConfigJson.Placed from = placed(m.getFrom(), "from");
         ConfigJson.Placed to = placed(m.getTo(), "to");
-        Map<Integer, String> daemons = new TreeMap<>();
-        if (m.getDaemonsCount() > Limits.MAX_RANKS) {
-            throw new IllegalArgumentException(m.getDaemonsCount() + " daemons, over the limit of " + Limits.MAX_RANKS);
-        }
-        m.getDaemonsMap().forEach((w, a) -> {
-            worker(w, "daemon");
-            daemons.put(w, text(a, "address of worker " + w, false));
-        });
+        Map<Integer, String> daemons = daemons(m);
         if (m.getParticipantsCount() > Limits.MAX_RANKS) {
             throw new IllegalArgumentException(m.getParticipantsCount() + " participants, over the limit of "
                     + Limits.MAX_RANKS);
@@ -103,11 +118,30 @@ public final class ChangeSpecCodec {
                 throw new IllegalArgumentException("participant " + w + " is not a worker of the new placement");
             }
         }
-        layouts(m, from.devices().size());
+        List<Integer> rankLayouts = RankLayouts.decode(m, from.devices().size());
         return new ChangeSpec(m.getJob(), m.getChangeId(), m.getStep(), m.getModelDigest(), from, to, daemons,
-                copies(m, from.devices().size()), m.getSourceDir(), m.getLinkRate(), m.getParticipantsList(),
-                m.getCoordinator(), m.getPreparedTimeoutMillis(), m.getLayoutDigestsList(), m.getRankLayoutsList(),
-                rebuilding(m, from.devices().size()));
+                CopyRuns.decode(m, from.devices().size()), m.getSourceDir(), m.getLinkRate(), m.getParticipantsList(),
+                m.getCoordinator(), m.getPreparedTimeoutMillis(), m.getLayoutDigestsList(), rankLayouts,
+                rebuilding(m, from.devices().size()), m.getDaemonsDigest());
+    }
+
+    /** The workers' addresses given in the definition (none when given by digest). */
+    private static Map<Integer, String> daemons(io.tenplex.server.control.ChangeSpec m) {
+        Map<Integer, String> daemons = new TreeMap<>();
+        if (m.getDaemonsCount() > Limits.MAX_RANKS) {
+            throw new IllegalArgumentException(m.getDaemonsCount() + " daemons, over the limit of " + Limits.MAX_RANKS);
+        }
+        if (!m.getDaemonsDigest().isEmpty()) {
+            digest(m.getDaemonsDigest(), "daemons digest");
+            if (m.getDaemonsCount() > 0) {
+                throw new IllegalArgumentException("the workers' addresses are given both by digest and in the definition");
+            }
+        }
+        m.getDaemonsMap().forEach((w, a) -> {
+            worker(w, "daemon");
+            daemons.put(w, text(a, "address of worker " + w, false));
+        });
+        return daemons;
     }
 
     /** Distinct old ranks. */
@@ -124,25 +158,7 @@ public final class ChangeSpecCodec {
         return m.getRebuildingList();
     }
 
-    /** A layout per old rank (or none), each naming one of at most as many distinct layouts as ranks. */
-    private static void layouts(io.tenplex.server.control.ChangeSpec m, int oldRanks) {
-        if (m.getRankLayoutsCount() != oldRanks || m.getLayoutDigestsCount() > oldRanks) {
-            throw new IllegalArgumentException("layouts: " + m.getRankLayoutsCount() + " ranks' layouts and "
-                    + m.getLayoutDigestsCount() + " distinct ones for " + oldRanks + " old ranks");
-        }
-        m.getLayoutDigestsList().forEach(d -> digest(d, "layout digest"));
-        if (new java.util.HashSet<>(m.getLayoutDigestsList()).size() != m.getLayoutDigestsCount()) {
-            throw new IllegalArgumentException("layouts: a layout digest is listed twice");
-        }
-        for (int i : m.getRankLayoutsList()) {
-            if (i < -1 || i >= m.getLayoutDigestsCount()) {
-                throw new IllegalArgumentException("layouts: index " + i + " names none of the "
-                        + m.getLayoutDigestsCount() + " layouts");
-            }
-        }
-    }
-
-    private static void digest(String d, String what) {
+    static void digest(String d, String what) {
         if (!d.matches("[0-9a-f]{64}")) {
             throw new IllegalArgumentException(what + " must be 64 lowercase hex digits");
         }
@@ -158,12 +174,14 @@ public final class ChangeSpecCodec {
         ParallelConfig config = new ParallelConfig(p.getTp(), p.getPp(), p.getDp(), p.getEp(), p.getSequenceParallel());
         long placed = 0;
         for (DeviceRun r : p.getDevicesList()) {
-            placed += r.getCount();
-            if (r.getCount() < 1 || placed > world || r.getWorker() < 0 || r.getWorker() >= Limits.MAX_WORKER
-                    || r.getFirstLocal() < 0 || (long) r.getFirstLocal() + r.getCount() > Limits.MAX_WORKER) {
+            int workers = Math.max(1, r.getWorkers());
+            placed += (long) r.getCount() * workers;
+            if (r.getCount() < 1 || r.getWorkers() < 0 || placed > world || r.getWorker() < 0
+                    || (long) r.getWorker() + workers > Limits.MAX_WORKER || r.getFirstLocal() < 0
+                    || (long) r.getFirstLocal() + r.getCount() > Limits.MAX_WORKER) {
                 throw new IllegalArgumentException(where + "device run (worker " + r.getWorker() + ", local "
-                        + r.getFirstLocal() + ", count " + r.getCount() + ") is out of range or places more than its "
-                        + world + " ranks");
+                        + r.getFirstLocal() + ", count " + r.getCount() + ", workers " + r.getWorkers()
+                        + ") is out of range or places more than its " + world + " ranks");
             }
         }
         if (placed != world) {
@@ -171,57 +189,16 @@ public final class ChangeSpecCodec {
         }
         List<Device> devices = new ArrayList<>((int) world);
         for (DeviceRun r : p.getDevicesList()) {
-            for (int i = 0; i < r.getCount(); i++) {
-                devices.add(new Device(r.getWorker(), r.getFirstLocal() + i));
+            for (int w = 0; w < Math.max(1, r.getWorkers()); w++) {
+                for (int i = 0; i < r.getCount(); i++) {
+                    devices.add(new Device(r.getWorker() + w, r.getFirstLocal() + i));
+                }
             }
         }
         if (devices.stream().distinct().count() != world) {
             throw new IllegalArgumentException(where + "two ranks are placed on one device");
         }
         return new ConfigJson.Placed(config, devices);
-    }
-
-    /** Consecutive ranks copied on the same workers, as one run each. */
-    private static void copyRuns(TreeMap<Integer, List<Integer>> copies, io.tenplex.server.control.ChangeSpec.Builder b) {
-        CopyRun.Builder run = null;
-        int next = -1;
-        for (var e : copies.entrySet()) {
-            if (run != null && e.getKey() == next && run.getWorkersList().equals(e.getValue())) {
-                run.setCount(run.getCount() + 1);
-            } else {
-                if (run != null) {
-                    b.addCopies(run);
-                }
-                run = CopyRun.newBuilder().setFirstRank(e.getKey()).setCount(1).addAllWorkers(e.getValue());
-            }
-            next = e.getKey() + 1;
-        }
-        if (run != null) {
-            b.addCopies(run);
-        }
-    }
-
-    /** The runs of copies, checked: old ranks in increasing order, at most four copies a rank in all. */
-    private static Map<Integer, List<Integer>> copies(io.tenplex.server.control.ChangeSpec m, int oldRanks) {
-        long entries = 0;
-        long end = 0;
-        Map<Integer, List<Integer>> out = new TreeMap<>();
-        for (CopyRun r : m.getCopiesList()) {
-            long first = r.getFirstRank();
-            entries += (long) r.getCount() * r.getWorkersCount();
-            if (first < end || r.getCount() < 1 || first + r.getCount() > oldRanks || entries > 4L * oldRanks) {
-                throw new IllegalArgumentException("copies: ranks " + first + " to " + (first + r.getCount() - 1)
-                        + " are not old ranks after the previous run's, or more than " + 4 * oldRanks
-                        + " copies are listed");
-            }
-            r.getWorkersList().forEach(w -> worker(w, "copy of rank " + first));
-            List<Integer> ws = List.copyOf(r.getWorkersList());
-            for (int rank = (int) first; rank < first + r.getCount(); rank++) {
-                out.put(rank, ws);
-            }
-            end = first + r.getCount();
-        }
-        return out;
     }
 
     /** One path component of a relative store path: no '/', not '.' or '..', not empty. */
@@ -232,7 +209,7 @@ public final class ChangeSpecCodec {
         }
     }
 
-    private static void worker(int w, String what) {
+    static void worker(int w, String what) {
         if (w < 0 || w >= Limits.MAX_WORKER) {
             throw new IllegalArgumentException(what + ": worker " + w + " is not in [0, " + (Limits.MAX_WORKER - 1) + "]");
         }
