@@ -12,14 +12,17 @@ import java.util.function.Function;
 /**
  * A plan's shards bound to stored paths ({@link Plan#withPaths}), each bound when it is read: a bound
  * shard holds its own paths and replica lists (about 300 bytes a piece at 64 data-parallel replicas), so
- * binding every shard of a plan over thousands of devices at once would need gigabytes. The binding
- * functions must answer the same for the same arguments every time. Immutable.
+ * binding every shard of a plan over thousands of devices at once would need gigabytes (a plan of one
+ * daemon's part, whose shards the part holds anyway, keeps them once bound). The binding functions
+ * must answer the same for the same arguments every time. Immutable once built.
  */
 final class BoundShards extends AbstractList<ShardPlan> implements RandomAccess {
     final List<ShardPlan> base;
     private final List<Device> sourceDevices;
     private final BiFunction<Integer, String, String> sourcePath;
     private final Function<ShardPlan, String> destPath;
+    /** Every shard bound, kept ({@link #keepAll}): a part's few thousand, which it holds anyway; else null. */
+    private volatile ShardPlan[] kept;
 
     BoundShards(List<ShardPlan> base, List<Device> sourceDevices, BiFunction<Integer, String, String> sourcePath,
             Function<ShardPlan, String> destPath) {
@@ -36,7 +39,8 @@ final class BoundShards extends AbstractList<ShardPlan> implements RandomAccess 
 
     @Override
     public ShardPlan get(int i) {
-        return bind(base.get(i));
+        ShardPlan[] k = kept;
+        return k != null ? k[i] : bind(base.get(i));
     }
 
     /** Binds every shard once and drops it: a piece no holder stores fails here, before the plan is used. */
@@ -44,6 +48,15 @@ final class BoundShards extends AbstractList<ShardPlan> implements RandomAccess 
         for (ShardPlan s : base) {
             bind(s);
         }
+    }
+
+    /** Binds every shard once and keeps it, so that it is not bound again when read: for a plan of one part. */
+    void keepAll() {
+        ShardPlan[] k = new ShardPlan[base.size()];
+        for (int i = 0; i < k.length; i++) {
+            k[i] = bind(base.get(i));
+        }
+        kept = k;
     }
 
     /** @throws IllegalArgumentException when no holder of a piece stores it, or two store it under different paths */

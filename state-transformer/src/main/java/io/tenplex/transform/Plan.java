@@ -116,9 +116,23 @@ public final class Plan {
      */
     public Plan withPaths(java.util.function.BiFunction<Integer, String, String> sourcePath,
             java.util.function.Function<ShardPlan, String> destPath, List<ValueCopy> values) {
+        return withPaths(sourcePath, destPath, values, false);
+    }
+
+    /**
+     * As {@link #withPaths(java.util.function.BiFunction, java.util.function.Function, List)}; with
+     * {@code keep}, the shards bound in the check are kept and not bound again when read (for a plan of
+     * one daemon's part, which holds its shards anyway; a whole plan's would not fit).
+     */
+    public Plan withPaths(java.util.function.BiFunction<Integer, String, String> sourcePath,
+            java.util.function.Function<ShardPlan, String> destPath, List<ValueCopy> values, boolean keep) {
         List<ShardPlan> base = shards instanceof BoundShards b ? b.base : shards;
         BoundShards bound = new BoundShards(base, sourceDevices, sourcePath, destPath);
-        bound.checkAll();
+        if (keep) {
+            bound.keepAll();
+        } else {
+            bound.checkAll();
+        }
         return new Plan(from, to, bound, values, report, sourceDevices, destDevices, sourceTensorKeys);
     }
 

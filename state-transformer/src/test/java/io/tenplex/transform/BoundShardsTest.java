@@ -78,6 +78,27 @@ class BoundShardsTest {
         assertTrue(part.size() < plan.shards().size() / 2, part.size() + " of " + plan.shards().size());
     }
 
+    /** A part's plan keeps its shards once bound: the same shards, never bound again when read. */
+    @Test
+    void keptShards_areTheSame_andNotBoundAgain() {
+        Plan plan = plan(ParallelConfig.of(2, 2, 4), ParallelConfig.of(2, 1, 8), 4);
+        AtomicLong calls = new AtomicLong();
+        Plan kept = plan.withPaths(SOURCE, s -> {
+            calls.incrementAndGet();
+            return DEST.apply(s);
+        }, plan.values(), true);
+        assertEquals(plan.shards().size(), calls.get(), "every shard is bound once");
+        same(legacyBind(plan, SOURCE, DEST), kept.shards());
+        for (int w : kept.destWorkers()) {
+            same(plan.withPaths(SOURCE, DEST, plan.values()).shardsOf(w), kept.shardsOf(w));
+        }
+        assertEquals(plan.shards().size(), calls.get(), "read again: not bound again");
+        assertTrue(kept.isBound());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> plan.withPaths(
+                (rank, key) -> key.endsWith("final_layernorm.bias") ? null : key, DEST, plan.values(), true));
+        assertTrue(e.getMessage().contains("final_layernorm.bias (needed by rank"), e.getMessage());
+    }
+
     @Test
     void aPieceNoHolderStores_failsWhenBound_notWhenRead() {
         Plan plan = plan(ParallelConfig.of(2, 2, 4), ParallelConfig.of(2, 1, 8), 4);

@@ -40,7 +40,7 @@ public final class LocalParts {
                 "worker " + worker + "'s part: ");
         LocalPlanner.OwnPart own = LocalPlanner.part(from, to, spec.copies(), worker);
         PlanHeap.requireChunks(own.plan());
-        PlanPaths.Result bound = PlanPaths.bind(own.plan(), layouts);
+        PlanPaths.Result bound = PlanPaths.bind(own.plan(), layouts, true); // its own shards: bound once, kept
         Map<Integer, Long> rates = spec.linkRate() > 0 ? FlowRates.ownRates(bound.plan(), worker, spec.linkRate())
                 : Map.of();
         PlanParts.Header h = new PlanParts.Header(spec.job(), spec.changeId(), spec.step(), unresolved(spec.daemons()));

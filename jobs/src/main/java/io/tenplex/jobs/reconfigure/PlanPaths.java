@@ -24,8 +24,16 @@ public final class PlanPaths {
     /** The bound plan, and per destination rank the generated files (path to content). */
     public record Result(Plan plan, Map<Integer, Map<String, String>> generated) {}
 
-    /** @param sources the layout of each old rank that saved something (a rank that saved nothing is absent) */
+    /** @param listed the layout of each old rank that saved something (a rank that saved nothing is absent) */
     public static Result bind(Plan plan, Map<Integer, CheckpointLayout> listed) {
+        return bind(plan, listed, false);
+    }
+
+    /**
+     * As {@link #bind(Plan, Map)}; with {@code keep}, the bound shards are kept (a plan of one daemon's
+     * part: its shards are read once more to make the part, and not bound twice).
+     */
+    public static Result bind(Plan plan, Map<Integer, CheckpointLayout> listed, boolean keep) {
         CheckpointLayout[] sources = byRank(listed); // read for every replica of every piece: no boxing, no tree
         boolean megatron = listed.values().stream().anyMatch(CheckpointLayout::megatronOptimizer);
         boolean fp32 = megatron && listed.values().stream().filter(CheckpointLayout::megatronOptimizer)
@@ -55,7 +63,7 @@ public final class PlanPaths {
         };
         List<ValueCopy> values = values(plan, listed);
         values.addAll(UndeclaredValues.of(plan, listed, destPath, values));
-        Plan bound = plan.withPaths(sameTreeOnce(sources), destPath, values);
+        Plan bound = plan.withPaths(sameTreeOnce(sources), destPath, values, keep);
         Map<Integer, Map<String, String>> generated = new TreeMap<>();
         if (megatron) {
             Map<List<List<String>>, Map<String, String>> files = new java.util.IdentityHashMap<>(); // shared groups, shared files
