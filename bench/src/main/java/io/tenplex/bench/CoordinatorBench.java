@@ -81,7 +81,7 @@ public final class CoordinatorBench {
                     : io.tenplex.jobs.common.JobLayout.replicasDir(100), -1, 0, lost == null ? Map.of() : lost.origins(),
                     Rebuilding.NONE, defined);
             if (lost == null) { // a resource change plans ahead, and sends the model's description meanwhile
-                sendAhead(model(a), to, daemons, client, background);
+                sendAhead(model(a), from, to, daemons, client, background);
             }
             printLocal(label, a, workers, client, change("p1", plan, from, daemons, client, source, background));
             client.planning.count();
@@ -131,14 +131,15 @@ public final class CoordinatorBench {
     }
 
     /** Sends the model's description to the new placement's daemons, as plan ahead does ({@code DescriptionsAhead}). */
-    private static void sendAhead(Model model, Ptc to, Map<Integer, InetSocketAddress> daemons,
+    private static void sendAhead(Model model, Ptc from, Ptc to, Map<Integer, InetSocketAddress> daemons,
             CoordinatorBenchClient client, ExecutorService background) {
         long t = System.nanoTime();
-        java.util.Set<InetSocketAddress> of = new java.util.LinkedHashSet<>();
-        to.devices().forEach(d -> of.add(daemons.get(d.worker())));
-        new io.tenplex.jobs.reconfigure.DescriptionsAhead().send(client, "bench", model, daemons, of, background).join();
-        System.out.printf(Locale.ROOT, "plan ahead: the model's and the addresses' descriptions sent to %d daemons in %.2f s, while the job"
-                + " trains (not downtime)%n", of.size(), (System.nanoTime() - t) / 1e9);
+        new io.tenplex.jobs.reconfigure.DescriptionsAhead().planAhead(client, io.tenplex.jobs.reconfigure.LocalDefinition
+                .ahead("bench", model, from, to, daemons), model, daemons, background).join();
+        System.out.printf(Locale.ROOT, "plan ahead: the model's and the addresses' descriptions, then the change as known"
+                + " ahead, sent to %d daemons in %.2f s, while the job trains (not downtime); %s%n",
+                to.devices().stream().map(Device::worker).distinct().count(), (System.nanoTime() - t) / 1e9,
+                client.planning.aheadSummary());
         client.planning.count();
     }
 
@@ -167,9 +168,9 @@ public final class CoordinatorBench {
         Map<String, Long> ms = r.describe().phaseMillis();
         double downtime = ms.values().stream().mapToLong(Long::longValue).sum() / 1e3;
         System.out.printf(Locale.ROOT, "definitions: %d posted, %d bytes each; descriptions %d bytes per daemon,"
-                + " once per job; worker %d planned its own part in %.3f s (again: %.3f s)%n", client.posted(),
+                + " once per job; worker %d planned its own part in %.3f s (again: %.3f s); %s%n", client.posted(),
                 d.specBytes(), d.descriptionBytes() / Math.max(1, workers), d.plannedWorker(), d.partSeconds(),
-                d.warmSeconds());
+                d.warmSeconds(), d.aheadSummary());
         System.out.printf(Locale.ROOT, "%s: devices %d, daemons %d, bytes/daemon %d, part %.3f s,"
                 + " downtime %.2f s%n", label, a.worldSize(), workers, d.specBytes(), d.partSeconds(), downtime);
     }

@@ -64,6 +64,12 @@ final class CoordinatorBenchClient implements DaemonClient, AutoCloseable {
         return CompletableFuture.supplyAsync(() -> planning.post(worker, spec), uplink);
     }
 
+    @Override
+    public CompletableFuture<ChangeAnswer> postChangeAhead(InetSocketAddress daemon, int worker,
+            io.tenplex.jobs.common.ChangeSpec spec) {
+        return CompletableFuture.supplyAsync(() -> planning.planAhead(spec), uplink);
+    }
+
     /**
      * A daemon checking its own ranks' trees: each rank's layout built from its flat tree and digested,
      * ranks of one tree sharing the work, as a daemon does for its own ranks. Here every rank of a stage

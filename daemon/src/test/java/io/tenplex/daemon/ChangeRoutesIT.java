@@ -220,4 +220,33 @@ class ChangeRoutesIT {
                 .getPlanDigest());
         assertRefused(post(c, 0, b -> b.setStep(99)), 409, "another definition");
     }
+
+    /**
+     * A change posted ahead is planned and kept, nothing started; the change then uses that part (the
+     * same plan digest) and the addresses it names by digest; a bad {@code ahead} is a 400.
+     */
+    @Test
+    void aChangePlannedAhead_isKeptNotStarted_andTheChangeUsesIt() throws Exception {
+        String layout = describe("[[\"w\", true, 2, \"f32\", [8, 4]]]".getBytes(StandardCharsets.UTF_8));
+        ChangeSpec c = spec("c6", small("y").modelDigest(), ParallelConfig.of(1, 1, 1), Ptc.packedDevices(1, 1),
+                ParallelConfig.of(1, 1, 1), Ptc.packedDevices(1, 1), List.of(layout), List.of(0));
+        byte[] addresses = Descriptions.addresses(c.daemons());
+        ChangeSpec byDigest = new ChangeSpec(c.job(), c.changeId(), c.step(), c.modelDigest(), c.from(), c.to(), Map.of(),
+                c.copies(), c.sourceDir(), c.linkRate(), c.participants(), c.coordinator(), c.preparedTimeoutMillis(),
+                c.layoutDigests(), c.rankLayouts(), List.of(), Descriptions.digest(addresses));
+        byte[] body = ChangeSpecCodec.encode(byDigest).toByteArray();
+        assertRefused(call("POST", "/api/v1/jobs/h/changes?worker=0&ahead=maybe", body), 400, "ahead must be");
+        var ahead = call("POST", "/api/v1/jobs/h/changes?worker=0&ahead=true", body);
+        assertEquals(200, ahead.statusCode(), text(ahead));
+        String planned = ChangeAnswer.parseFrom(ahead.body()).getPlanDigest();
+        assertTrue(planned.matches("[0-9a-f]{64}"), planned);
+        assertEquals(404, call("GET", "/api/v1/jobs/h/parts/c6", new byte[0]).statusCode(), "nothing was started");
+        var lacking = post(byDigest, 0, b -> b);
+        assertEquals(409, lacking.statusCode(), text(lacking));
+        assertEquals(List.of(Descriptions.digest(addresses)), ChangeAnswer.parseFrom(lacking.body()).getMissingList());
+        describe(addresses);
+        var started = post(byDigest, 0, b -> b);
+        assertEquals(202, started.statusCode(), text(started));
+        assertEquals(planned, ChangeAnswer.parseFrom(started.body()).getPlanDigest());
+    }
 }

@@ -86,26 +86,23 @@ final class ChangeRegistry {
 
     /**
      * Sends the descriptions of the model and of the workers' addresses to the daemons of the new
-     * placement ahead of a change every daemon plans its own part of, so that the change does not send
-     * them in its downtime. Best effort.
+     * placement ahead of a change every daemon plans its own part of, then the change as known ahead,
+     * so that each plans its own part while the job trains: the change neither sends them nor plans in
+     * its downtime. Best effort (not when planned around lost workers: those plan when the change comes).
      *
      * @return completes when sent (at once when nothing was planned or nothing is to send)
      */
     java.util.concurrent.CompletableFuture<Void> describeAhead(ReconfigureRequest r,
             io.tenplex.jobs.reconfigure.PlanAhead ahead) {
         io.tenplex.ptc.Ptc to = ahead.madeFor();
-        if (to == null || ahead.stored() == null || !r.plannedLocally()) {
+        io.tenplex.ptc.Ptc from = ahead.madeFrom();
+        if (to == null || from == null || ahead.stored() == null || !r.plannedLocally()) {
             return java.util.concurrent.CompletableFuture.completedFuture(null);
         }
         Map<Integer, InetSocketAddress> daemons = cluster.daemons(r.daemons());
-        java.util.Set<InetSocketAddress> of = new java.util.LinkedHashSet<>();
-        to.devices().forEach(d -> {
-            if (daemons.containsKey(d.worker())) {
-                of.add(daemons.get(d.worker()));
-            }
-        });
         try {
-            return described.send(client, r.job(), ahead.stored(), daemons, of, exec.background());
+            return described.planAhead(client, io.tenplex.jobs.reconfigure.LocalDefinition.ahead(r.job(), ahead.stored(),
+                    from, to, daemons), ahead.stored(), daemons, exec.background());
         } catch (java.util.concurrent.RejectedExecutionException e) {
             return java.util.concurrent.CompletableFuture.completedFuture(null); // closing
         }

@@ -87,6 +87,7 @@ public final class Jobs implements Sealer {
         this.levels = new CheckpointLevels(store, generations, client, reads, exec, cluster);
         this.planner = new ReconfigurationPlanner(generations, models, levels.recovery(), cluster);
         this.changes = new ChangeRegistry(store, client, reads, exec, generations, cluster, retention, clock);
+        this.own = new OwnChanges(store, this::startPart, changes::knownPart);
         this.sealing = new SaveSealing(store, generations, client, cluster, flags.activity());
     }
 
@@ -253,37 +254,13 @@ public final class Jobs implements Sealer {
         }
     }
 
-    /** Starts this daemon's part of a plan (idempotent per plan: a known part is answered as it is). */
-    /**
-     * Plans and starts this daemon's part of a change it was given the definition of
-     * ({@link io.tenplex.jobs.reconfigure.LocalParts}), as {@code worker}; or answers the descriptions it lacks.
-     */
-    public io.tenplex.jobs.common.DaemonClient.ChangeAnswer startChange(io.tenplex.jobs.common.ChangeSpec spec,
-            int worker) {
-        return io.tenplex.jobs.reconfigure.LocalParts.start(spec, descriptions, posted, worker,
-                p -> startPart(p).status(), () -> changes.knownPart(spec.job(), spec.changeId()));
+    /** This daemon's side of the changes every daemon plans its own part of. */
+    public OwnChanges own() {
+        return own;
     }
 
-    private final io.tenplex.jobs.reconfigure.PostedChanges posted = new io.tenplex.jobs.reconfigure.PostedChanges();
+    private final OwnChanges own;
 
-    /** This daemon's own old ranks' saved trees, checked: a layout digest per rank ({@code LocalTrees}). */
-    public java.util.Map<Integer, String> describeTrees(String job, String sourceDir, java.util.List<Integer> ranks) {
-        return io.tenplex.jobs.reconfigure.LocalTrees.describe(store, new JobLayout(job, sourceDir, "load"), ranks,
-                descriptions);
-    }
-
-    /** Digests of saved values of this daemon's own old ranks ({@code ValueDigests}): rank -> (path -> digest). */
-    public java.util.Map<Integer, java.util.Map<String, String>> digestValues(String job, String sourceDir,
-            java.util.Map<Integer, java.util.List<String>> values) {
-        return io.tenplex.jobs.reconfigure.ValueDigests.digest(store, new JobLayout(job, sourceDir, "load"), values);
-    }
-
-    /** The descriptions (models, saved layouts) changes name by digest, as this daemon keeps them. */
-    public io.tenplex.jobs.reconfigure.Descriptions descriptions() {
-        return descriptions;
-    }
-
-    private final io.tenplex.jobs.reconfigure.Descriptions descriptions = new io.tenplex.jobs.reconfigure.Descriptions();
 
     public PartRunner startPart(PlanPart part) {
         return changes.startPart(part);

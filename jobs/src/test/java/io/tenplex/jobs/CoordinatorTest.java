@@ -83,10 +83,11 @@ class CoordinatorTest {
     /**
      * Plan ahead sends the descriptions of the model and of the workers' addresses to the new
      * placement's daemons while the job trains, so the change itself does not send them (a megabyte per
-     * daemon at GPT-3's shape) in its downtime.
+     * daemon at GPT-3's shape) in its downtime; then the change as known ahead, so each daemon plans its
+     * own part then, and the change only binds it (and commits the right bytes).
      */
     @Test
-    void planAhead_sendsTheModelAndAddressesAhead_andTheChangeDoesNotSendThemAgain() throws Exception {
+    void planAhead_sendsTheModelAndAddressesAhead_eachDaemonPlansItsPart_andTheChangeUsesThem() throws Exception {
         Map<String, byte[]> full = save(ptc(A, 0));
         ReconfigureRequest r = request(60_000);
         io.tenplex.jobs.reconfigure.PlanAhead ahead = cluster.jobs(0).planAhead(r);
@@ -94,9 +95,11 @@ class CoordinatorTest {
         String digest = io.tenplex.jobs.reconfigure.Descriptions.digest(io.tenplex.jobs.reconfigure.Descriptions
                 .model(ahead.stored()));
         for (int w : new int[] {1, 2}) { // B's workers
-            assertTrue(cluster.jobs(w).descriptions().get(digest) != null, "worker " + w);
+            assertTrue(cluster.jobs(w).own().descriptions().get(digest) != null, "worker " + w);
+            assertEquals(1, cluster.jobs(w).own().partsAhead().size(), "worker " + w + " planned its own part ahead");
+            assertEquals(0, cluster.jobs(w).own().partsAhead().used());
         }
-        assertTrue(cluster.jobs(0).descriptions().get(digest) == null, "worker 0 has no new rank: not sent");
+        assertTrue(cluster.jobs(0).own().descriptions().get(digest) == null, "worker 0 has no new rank: not sent");
         int sent = cluster.client().descriptionsSent(digest);
         assertEquals(2, sent);
         Map<String, Integer> ahead2 = cluster.client().descriptionsSent();
@@ -109,6 +112,9 @@ class CoordinatorTest {
         assertEquals(Reconfiguration.State.COMMITTED, c.state(), String.valueOf(c.describe()));
         Map<String, Integer> after = new HashMap<>(cluster.client().descriptionsSent());
         assertEquals(2, after.get(digest), "the change did not send the model again");
+        for (int w : new int[] {1, 2}) {
+            assertEquals(1, cluster.jobs(w).own().partsAhead().used(), "worker " + w + "'s change used its part planned ahead");
+        }
         assertEquals(ahead2, Map.copyOf(after.entrySet().stream().filter(e -> ahead2.containsKey(e.getKey()))
                 .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue))),
                 "nor the addresses (the change names the digest sent ahead)");
@@ -172,7 +178,7 @@ class CoordinatorTest {
         assertEquals(Reconfiguration.State.COMMITTED, r.state(), String.valueOf(r.describe()));
         assertLoaded(full);
         for (int w = 1; w < 3; w++) { // the new configuration's workers
-            assertTrue(cluster.jobs(w).descriptions().missing(List.of(io.tenplex.jobs.reconfigure.Descriptions.digest(
+            assertTrue(cluster.jobs(w).own().descriptions().missing(List.of(io.tenplex.jobs.reconfigure.Descriptions.digest(
                     io.tenplex.jobs.reconfigure.Descriptions.model(model)))).isEmpty(), "worker " + w + " keeps the model");
         }
     }

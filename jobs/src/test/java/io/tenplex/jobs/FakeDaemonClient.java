@@ -184,28 +184,34 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
             throw e;
         }
         return at(daemon, () -> {
-            ChangeAnswer a = d(daemon).jobs().startChange(spec, worker);
+            ChangeAnswer a = d(daemon).jobs().own().start(spec, worker);
             return skewed.contains(daemon) && a.status() != null
                     ? new ChangeAnswer(a.status(), "f".repeat(64), a.missing()) : a;
         });
     }
 
     @Override
+    public CompletableFuture<ChangeAnswer> postChangeAhead(InetSocketAddress daemon, int worker,
+            io.tenplex.jobs.common.ChangeSpec spec) {
+        return at(daemon, () -> d(daemon).jobs().own().planAhead(spec, worker));
+    }
+
+    @Override
     public CompletableFuture<Map<Integer, String>> describeTrees(InetSocketAddress daemon, String job, String sourceDir,
             List<Integer> ranks) {
-        return at(daemon, () -> d(daemon).jobs().describeTrees(job, sourceDir, ranks));
+        return at(daemon, () -> d(daemon).jobs().own().describeTrees(job, sourceDir, ranks));
     }
 
     @Override
     public CompletableFuture<Map<Integer, Map<String, String>>> digestValues(InetSocketAddress daemon, String job,
             String sourceDir, Map<Integer, List<String>> values) {
-        return at(daemon, () -> d(daemon).jobs().digestValues(job, sourceDir, values));
+        return at(daemon, () -> d(daemon).jobs().own().digestValues(job, sourceDir, values));
     }
 
     @Override
     public CompletableFuture<byte[]> description(InetSocketAddress daemon, String job, String digest) {
         return at(daemon, () -> {
-            byte[] b = d(daemon).jobs().descriptions().get(digest);
+            byte[] b = d(daemon).jobs().own().descriptions().get(digest);
             if (b == null) {
                 throw new DaemonCallException(DaemonCallException.Kind.NOT_FOUND, 404, "no description " + digest);
             }
@@ -217,7 +223,7 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
     public CompletableFuture<Void> putDescription(InetSocketAddress daemon, String job, String digest, byte[] bytes) {
         descriptionsSent.merge(digest, 1, Integer::sum);
         return at(daemon, () -> {
-            d(daemon).jobs().descriptions().put(digest, bytes);
+            d(daemon).jobs().own().descriptions().put(digest, bytes);
             return null;
         });
     }

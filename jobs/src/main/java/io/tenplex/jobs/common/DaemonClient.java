@@ -64,6 +64,14 @@ public interface DaemonClient {
         return CompletableFuture.failedFuture(new UnsupportedOperationException("this client does not post changes"));
     }
 
+    /**
+     * Hands a daemon a change's definition ahead of the change: it plans its own part ({@code worker}'s)
+     * and keeps it for the change, starting nothing; answers the plan digest, or the descriptions it lacks.
+     */
+    default CompletableFuture<ChangeAnswer> postChangeAhead(InetSocketAddress daemon, int worker, ChangeSpec spec) {
+        return CompletableFuture.failedFuture(new UnsupportedOperationException("this client does not plan ahead"));
+    }
+
     /** Keeps a description (a model's, a saved layout's) on a daemon under its digest. */
     default CompletableFuture<Void> putDescription(InetSocketAddress daemon, String job, String digest, byte[] bytes) {
         return CompletableFuture.failedFuture(new UnsupportedOperationException("this client does not send descriptions"));

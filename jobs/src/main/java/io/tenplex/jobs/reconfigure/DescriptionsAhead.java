@@ -1,5 +1,6 @@
 package io.tenplex.jobs.reconfigure;
 
+import io.tenplex.jobs.common.ChangeSpec;
 import io.tenplex.jobs.common.DaemonClient;
 import io.tenplex.ptc.Model;
 import java.net.InetSocketAddress;
@@ -46,6 +47,41 @@ public final class DescriptionsAhead {
         return CompletableFuture.allOf(send(client, job, "model", Descriptions.model(model), daemons, background),
                 send(client, job, "addresses", Descriptions.addresses(PlanParts.addresses(addresses)), daemons,
                         background));
+    }
+
+    /**
+     * Plan ahead on every daemon of the new placement: sends the descriptions of the model and the
+     * addresses (as {@link #send(DaemonClient, String, Model, Map, Collection, Executor)}), then the
+     * change's definition as known ahead ({@link LocalDefinition#ahead}), so that each daemon plans its
+     * own part while the job trains and the change only binds it to the saved layouts. Best effort: a
+     * daemon that did not plan ahead plans when the change comes.
+     *
+     * @return completes when every daemon answered (or failed: logged, never an error)
+     */
+    public CompletableFuture<Void> planAhead(DaemonClient client, ChangeSpec ahead, Model model,
+            Map<Integer, InetSocketAddress> addresses, Executor background) {
+        Map<Integer, InetSocketAddress> of = new java.util.TreeMap<>();
+        ahead.participants().forEach(w -> {
+            if (addresses.containsKey(w)) {
+                of.put(w, addresses.get(w));
+            }
+        });
+        return send(client, ahead.job(), model, addresses, of.values(), background).thenRunAsync(() -> {
+            ArrayDeque<CompletableFuture<Boolean>> window = new ArrayDeque<>();
+            int[] planned = {0};
+            for (var e : of.entrySet()) {
+                if (window.size() == ChangePosts.IN_FLIGHT) {
+                    planned[0] += window.poll().join() ? 1 : 0;
+                }
+                window.add(client.postChangeAhead(e.getValue(), e.getKey(), ahead)
+                        .handle((a, x) -> x == null && a.missing().isEmpty()));
+            }
+            for (CompletableFuture<Boolean> f : window) {
+                planned[0] += f.join() ? 1 : 0;
+            }
+            LOG.info("{} of {} daemons of job {} planned their own parts ahead of the change ({} -> {})", planned[0],
+                    of.size(), ahead.job(), ahead.from().config(), ahead.to().config());
+        }, background);
     }
 
     private CompletableFuture<Void> send(DaemonClient client, String job, String what, byte[] bytes,

@@ -2,6 +2,9 @@ package io.tenplex.jobs.reconfigure;
 
 import io.tenplex.jobs.common.ChangeSpec;
 import io.tenplex.jobs.common.CheckpointLayout;
+import io.tenplex.jobs.common.ConfigJson;
+import io.tenplex.ptc.Model;
+import io.tenplex.ptc.Ptc;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
@@ -16,7 +19,22 @@ import java.util.Map;
  *
  * @param descriptions every description the definition names, by digest
  */
-record LocalDefinition(ChangeSpec spec, Map<String, byte[]> descriptions) {
+public record LocalDefinition(ChangeSpec spec, Map<String, byte[]> descriptions) {
+
+    /**
+     * A change's definition as far as it is known ahead of the change (plan ahead): the model and
+     * addresses by digest, both placements, the new placement's workers as participants; no saved
+     * layouts, step, source or coordinator. Enough for each daemon to plan its own part ahead
+     * ({@link OwnPartsAhead}); never started.
+     */
+    public static ChangeSpec ahead(String job, Model model, Ptc from, Ptc to,
+            Map<Integer, java.net.InetSocketAddress> daemons) {
+        List<Integer> participants = to.devices().stream().map(io.tenplex.ptc.Device::worker).distinct().sorted().toList();
+        return new ChangeSpec(job, "ahead", 0, Descriptions.digest(Descriptions.model(model)),
+                new ConfigJson.Placed(from.config(), from.devices()), new ConfigJson.Placed(to.config(), to.devices()),
+                Map.of(), Map.of(), "", 0, participants, "", 0, List.of(), java.util.Collections.nCopies(from.worldSize(),
+                        -1), List.of(), Descriptions.digest(Descriptions.addresses(PlanParts.addresses(daemons))));
+    }
 
     static LocalDefinition of(Reconfiguration r, Map<Integer, CheckpointLayout> sources) {
         Map<String, byte[]> descriptions = new HashMap<>();

@@ -34,12 +34,18 @@ public final class LocalParts {
      *     piece's holders saved no such tensor
      */
     public static Built build(ChangeSpec spec, Model model, int worker, Map<Integer, CheckpointLayout> layouts) {
-        Ptc from = ConfigJson.source(model, spec.from());
-        Ptc to = ConfigJson.target(model, spec.to());
-        io.tenplex.jobs.common.Limits.partSize(to.ranksOnWorker(worker).size(), to.model().tensors().size(),
-                "worker " + worker + "'s part: ");
-        LocalPlanner.OwnPart own = LocalPlanner.part(from, to, spec.copies(), worker);
-        PlanHeap.requireChunks(own.plan());
+        return build(spec, model, worker, layouts, null);
+    }
+
+    /** As {@link #build(ChangeSpec, Model, int, Map)}, reusing a part planned ahead when one was ({@code ahead}, or null). */
+    public static Built build(ChangeSpec spec, Model model, int worker, Map<Integer, CheckpointLayout> layouts,
+            OwnPartsAhead ahead) {
+        OwnPartsAhead.Planned planned = ahead == null ? null : ahead.use(OwnPartsAhead.Key.of(spec, worker));
+        if (planned == null) {
+            planned = plan(spec, model, worker);
+        }
+        Ptc from = planned.from();
+        LocalPlanner.OwnPart own = planned.own();
         PlanPaths.Result bound = PlanPaths.bind(own.plan(), layouts, true); // its own shards: bound once, kept
         Map<Integer, Long> rates = spec.linkRate() > 0 ? FlowRates.ownRates(bound.plan(), worker, spec.linkRate())
                 : Map.of();
@@ -51,13 +57,50 @@ public final class LocalParts {
         return new Built(part, own.digest());
     }
 
+    /** Both PTCs, and the part's pieces, planned (not yet bound to saved paths). */
+    private static OwnPartsAhead.Planned plan(ChangeSpec spec, Model model, int worker) {
+        Ptc from = ConfigJson.source(model, spec.from());
+        Ptc to = ConfigJson.target(model, spec.to());
+        io.tenplex.jobs.common.Limits.partSize(to.ranksOnWorker(worker).size(), to.model().tensors().size(),
+                "worker " + worker + "'s part: ");
+        LocalPlanner.OwnPart own = LocalPlanner.part(from, to, spec.copies(), worker);
+        PlanHeap.requireChunks(own.plan());
+        return new OwnPartsAhead.Planned(from, to, own);
+    }
+
+    /**
+     * Plans this daemon's own part of a change before it is made (plan ahead), from the model and
+     * addresses it keeps, and keeps it in {@code ahead} for the change; nothing is started or bound.
+     * The definition's saved layouts, step and id are not used.
+     *
+     * @return the plan digest, or the descriptions this daemon lacks (nothing planned then)
+     */
+    public static DaemonClient.ChangeAnswer planAhead(ChangeSpec spec, java.util.function.Function<String, byte[]> kept,
+            int worker, OwnPartsAhead ahead) {
+        if (!spec.participants().contains(worker)) {
+            throw new IllegalArgumentException("worker " + worker + " is not a participant of change " + spec.changeId());
+        }
+        byte[] model = kept.apply(spec.modelDigest());
+        if (model == null) {
+            return new DaemonClient.ChangeAnswer(null, "", List.of(spec.modelDigest()));
+        }
+        OwnPartsAhead.Key key = OwnPartsAhead.Key.of(spec, worker);
+        OwnPartsAhead.Planned p = ahead.peek(key);
+        if (p == null) {
+            p = plan(spec, Descriptions.model(model), worker);
+            ahead.put(key, p);
+        }
+        return new DaemonClient.ChangeAnswer(null, p.own().digest(), List.of());
+    }
+
     /**
      * Plans and starts this daemon's part of a change from the descriptions it keeps, or answers
      * which of them it lacks (nothing is started then).
      *
      * @param start starts a part (idempotent per change) and answers its first status
      */
-    public static DaemonClient.ChangeAnswer start(ChangeSpec spec, Descriptions kept, PostedChanges posted, int worker,
+    public static DaemonClient.ChangeAnswer start(ChangeSpec spec, Descriptions kept, PostedChanges posted,
+            OwnPartsAhead ahead, int worker,
             java.util.function.Function<PlanPart, io.tenplex.jobs.common.PartStatus> start,
             java.util.function.Supplier<io.tenplex.jobs.common.PartStatus> existing) {
         if (!spec.participants().contains(worker)) {
@@ -74,17 +117,18 @@ public final class LocalParts {
                 }
                 return new DaemonClient.ChangeAnswer(running, before.planDigest(), List.of()); // a retry: as before
             }
-            return plan(spec, kept, posted, worker, definition, start);
+            return plan(spec, kept, posted, ahead, worker, definition, start);
         }
     }
 
-    private static DaemonClient.ChangeAnswer plan(ChangeSpec spec, Descriptions kept, PostedChanges posted, int worker,
+    private static DaemonClient.ChangeAnswer plan(ChangeSpec spec, Descriptions kept, PostedChanges posted,
+            OwnPartsAhead ahead, int worker,
             String definition, java.util.function.Function<PlanPart, io.tenplex.jobs.common.PartStatus> start) {
         Described d = describe(spec, kept::get);
         if (!d.missing().isEmpty()) {
             return new DaemonClient.ChangeAnswer(null, "", d.missing());
         }
-        Built b = build(d.spec(), d.model(), worker, d.layouts());
+        Built b = build(d.spec(), d.model(), worker, d.layouts(), ahead);
         io.tenplex.jobs.common.PartStatus status = start.apply(b.part());
         posted.planned(spec, new PostedChanges.Known(definition, b.digest()));
         return new DaemonClient.ChangeAnswer(status, b.digest(), List.of());

@@ -105,6 +105,11 @@ public final class PlanAhead {
         }
     }
 
+    /** The old configuration the plan was made from, or null (also when planned around lost workers). */
+    public synchronized Ptc madeFrom() {
+        return plan == null || aroundLost ? null : from;
+    }
+
     /** The new configuration the plan was made for, or null. */
     public synchronized Ptc madeFor() {
         return plan == null ? null : to;

@@ -1,6 +1,7 @@
 package io.tenplex.jobs.reconfigure;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tenplex.jobs.common.ChangeSpec;
@@ -76,6 +77,45 @@ class LocalPartsTest {
         }
         assertEquals(1, digests.size(), "every daemon planned the same change");
         assertTrue(paced > 0, "cross-worker flows are paced");
+    }
+
+    /**
+     * A part planned ahead (from the change as known ahead: no layouts, step or id) is the part the
+     * change would plan: the same shards, pieces and digest; a change of another placement plans anew.
+     */
+    @Test
+    void aPartPlannedAhead_isThePartTheChangePlans_andOnlyForTheSameInputs() {
+        Model model = MegatronLayout.model(GPT, 1);
+        ChangeSpec spec = spec(Ptc.packedDevices(32, 4), Ptc.packedDevices(32, 2));
+        Ptc from = ConfigJson.source(model, spec.from());
+        Ptc to = ConfigJson.target(model, spec.to());
+        var sources = PlanPartsTest.sources(from);
+        Map<Integer, InetSocketAddress> addresses = new TreeMap<>();
+        spec.daemons().forEach((w, a) -> addresses.put(w, InetSocketAddress.createUnresolved(a.split(":")[0], 20010)));
+        ChangeSpec early = LocalDefinition.ahead("j", model, from, to, addresses);
+        ChangeSpec known = new ChangeSpec(spec.job(), spec.changeId(), spec.step(), early.modelDigest(), spec.from(),
+                spec.to(), spec.daemons(), spec.copies(), spec.sourceDir(), spec.linkRate(), spec.participants(),
+                spec.coordinator(), spec.preparedTimeoutMillis(), spec.layoutDigests(), spec.rankLayouts());
+        byte[] described = Descriptions.model(model);
+        OwnPartsAhead ahead = new OwnPartsAhead();
+        int w = spec.participants().get(1);
+        assertEquals(List.of(early.modelDigest()), LocalParts.planAhead(early, d -> null, w, ahead).missing());
+        var planned = LocalParts.planAhead(early, d -> d.equals(early.modelDigest()) ? described : null, w, ahead);
+        LocalParts.Built fresh = LocalParts.build(known, model, w, sources);
+        assertEquals(fresh.digest(), planned.planDigest());
+        LocalParts.Built reused = LocalParts.build(known, model, w, sources, ahead);
+        assertEquals(1, ahead.used());
+        assertEquals(fresh.digest(), reused.digest());
+        sameShards(fresh.part().shards(), reused.part().shards(), w);
+        assertEquals(fresh.part().values(), reused.part().values());
+        ChangeSpec other = new ChangeSpec(spec.job(), "r8", spec.step(), early.modelDigest(), spec.from(),
+                new ConfigJson.Placed(B, Ptc.packedDevices(32, 4)), spec.daemons(), spec.copies(), spec.sourceDir(),
+                spec.linkRate(), List.of(0, 1, 2, 3, 4, 5, 6, 7), spec.coordinator(), spec.preparedTimeoutMillis(),
+                spec.layoutDigests(), spec.rankLayouts());
+        LocalParts.build(other, model, 1, sources, ahead);
+        assertEquals(1, ahead.used(), "another placement: planned anew");
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> LocalParts.planAhead(early, d -> described, 99,
+                ahead)).getMessage().contains("not a participant"));
     }
 
     /** The same shards, paths and pieces; a remote piece read from one of its holders on another worker. */

@@ -14,6 +14,8 @@ import java.util.concurrent.CompletableFuture;
  * {@code POST /api/v1/jobs/<job>/changes?worker=W} with a {@code ChangeSpec} (protobuf) plans and
  * starts this daemon's part as worker W (202, with its status and the digest of the change's choices,
  * idempotent per change), or answers 409 with the descriptions it lacks, having started nothing;
+ * with {@code &ahead=true} it plans the part ahead of the change and keeps it (200, with the plan
+ * digest; nothing started, the saved layouts not read);
  * {@code PUT /api/v1/jobs/<job>/descriptions/<digest>} keeps a description (a model's, a saved
  * layout's) whose bytes must have that digest (else 400); {@code POST .../trees} answers the layout
  * digests of this daemon's old ranks' saved trees, {@code POST .../digests} the digests of named
@@ -50,24 +52,14 @@ public final class ChangeRoutes implements ControlHandler {
             if (!req.method().equals("POST")) {
                 return Response.text(405, req.method() + " not allowed on " + req.path() + " (POST)");
             }
-            ChangeSpec spec = ChangeSpecCodec.decode(io.tenplex.server.control.ChangeSpec.parseFrom(req.body()));
-            if (!spec.job().equals(job)) {
-                throw new IllegalArgumentException("change of job " + spec.job() + " posted to job " + job);
-            }
-            int worker = worker(req.param("worker"));
-            DaemonClient.ChangeAnswer a = jobs.startChange(spec, worker);
-            ChangeAnswer.Builder b = ChangeAnswer.newBuilder().setPlanDigest(a.planDigest()).addAllMissing(a.missing());
-            if (a.status() != null) {
-                b.setStatus(PlanCodec.encode(a.status()));
-            }
-            return new Response(a.status() != null ? 202 : 409, HttpDaemonClient.PROTOBUF, b.build().toByteArray());
+            return change(job, req);
         }
         if (p[5].equals(DESCRIPTIONS) && p.length == 7) {
             if (!p[6].matches("[0-9a-f]{64}")) {
                 throw new IllegalArgumentException("a description's digest is 64 lowercase hex digits");
             }
             if (req.method().equals("GET")) {
-                byte[] b = jobs.descriptions().get(p[6]);
+                byte[] b = jobs.own().descriptions().get(p[6]);
                 if (b == null) {
                     throw StoreException.notFound("no description " + p[6] + " on this daemon");
                 }
@@ -76,7 +68,7 @@ public final class ChangeRoutes implements ControlHandler {
             if (!req.method().equals("PUT")) {
                 return Response.text(405, req.method() + " not allowed on " + req.path() + " (GET, PUT)");
             }
-            jobs.descriptions().put(p[6], req.body());
+            jobs.own().descriptions().put(p[6], req.body());
             return Response.text(204, "");
         }
         if (p[5].equals(TREES) && p.length == 6) {
@@ -94,6 +86,23 @@ public final class ChangeRoutes implements ControlHandler {
         throw StoreException.notFound("no route " + req.method() + " " + req.path());
     }
 
+    /** {@code POST .../changes?worker=W[&ahead=true]}: plans (and starts, or keeps) this daemon's part. */
+    private Response change(String job, Request req) throws java.io.IOException {
+        ChangeSpec spec = ChangeSpecCodec.decode(io.tenplex.server.control.ChangeSpec.parseFrom(req.body()));
+        if (!spec.job().equals(job)) {
+            throw new IllegalArgumentException("change of job " + spec.job() + " posted to job " + job);
+        }
+        int worker = worker(req.param("worker"));
+        boolean ahead = ahead(req.param("ahead"));
+        DaemonClient.ChangeAnswer a = ahead ? jobs.own().planAhead(spec, worker) : jobs.own().start(spec, worker);
+        ChangeAnswer.Builder b = ChangeAnswer.newBuilder().setPlanDigest(a.planDigest()).addAllMissing(a.missing());
+        if (a.status() != null) {
+            b.setStatus(PlanCodec.encode(a.status()));
+        }
+        int code = !a.missing().isEmpty() ? 409 : ahead ? 200 : 202;
+        return new Response(code, HttpDaemonClient.PROTOBUF, b.build().toByteArray());
+    }
+
     /** {@code POST .../trees {"sourceDir": "gen/30", "ranks": [0, 1]}}: this daemon's ranks' layout digests. */
     private Response trees(String job, Request req) throws java.io.IOException {
         com.fasterxml.jackson.databind.JsonNode b = JSON.readTree(req.body());
@@ -108,7 +117,7 @@ public final class ChangeRoutes implements ControlHandler {
             ranks.add(rank(r.isIntegralNumber() && r.canConvertToInt() ? String.valueOf(r.intValue()) : r.toString()));
         }
         var layouts = JSON.createObjectNode();
-        jobs.describeTrees(job, dir, ranks).forEach((rank, d) -> layouts.put(String.valueOf(rank), d));
+        jobs.own().describeTrees(job, dir, ranks).forEach((rank, d) -> layouts.put(String.valueOf(rank), d));
         return new Response(200, "application/json", JSON.writeValueAsBytes(JSON.createObjectNode().set("layouts",
                 layouts)));
     }
@@ -149,7 +158,7 @@ public final class ChangeRoutes implements ControlHandler {
             values.put(rank, paths);
         }
         var out = JSON.createObjectNode();
-        jobs.digestValues(job, dir, values).forEach((rank, ds) -> {
+        jobs.own().digestValues(job, dir, values).forEach((rank, ds) -> {
             var r = out.putObject(String.valueOf(rank));
             ds.forEach(r::put);
         });
@@ -176,6 +185,14 @@ public final class ChangeRoutes implements ControlHandler {
             throw new IllegalArgumentException("ranks must be integers in [0, " + (Limits.MAX_RANKS - 1) + "]");
         }
         return Integer.parseInt(r);
+    }
+
+    /** {@code ?ahead=true}: the change is planned ahead, not started; absent or false: started. */
+    private static boolean ahead(String a) {
+        if (a != null && !a.equals("true") && !a.equals("false")) {
+            throw new IllegalArgumentException("ahead must be true or false");
+        }
+        return "true".equals(a);
     }
 
     private static int worker(String w) {

@@ -78,7 +78,16 @@ public final class HttpDaemonClient implements DaemonClient {
 
     @Override
     public CompletableFuture<ChangeAnswer> postChange(InetSocketAddress daemon, int worker, ChangeSpec spec) {
-        HttpRequest.Builder r = link.request(daemon, new JobLayout(spec.job()).api("/changes?worker=" + worker))
+        return postChange(daemon, "/changes?worker=" + worker, spec);
+    }
+
+    @Override
+    public CompletableFuture<ChangeAnswer> postChangeAhead(InetSocketAddress daemon, int worker, ChangeSpec spec) {
+        return postChange(daemon, "/changes?worker=" + worker + "&ahead=true", spec);
+    }
+
+    private CompletableFuture<ChangeAnswer> postChange(InetSocketAddress daemon, String route, ChangeSpec spec) {
+        HttpRequest.Builder r = link.request(daemon, new JobLayout(spec.job()).api(route))
                 .timeout(timeout).header("Content-Type", PROTOBUF)
                 .POST(HttpRequest.BodyPublishers.ofByteArray(encoded(spec)));
         return send(r).thenApply(a -> {
