@@ -223,7 +223,7 @@ class ChangeRoutesIT {
 
     /**
      * A change posted ahead is planned and kept, nothing started; the change then uses that part (the
-     * same plan digest) and the addresses it names by digest; a bad {@code ahead} is a 400.
+     * same plan digest) and the addresses it names by digest; another route under it is a 404.
      */
     @Test
     void aChangePlannedAhead_isKeptNotStarted_andTheChangeUsesIt() throws Exception {
@@ -235,8 +235,10 @@ class ChangeRoutesIT {
                 c.copies(), c.sourceDir(), c.linkRate(), c.participants(), c.coordinator(), c.preparedTimeoutMillis(),
                 c.layoutDigests(), c.rankLayouts(), List.of(), Descriptions.digest(addresses));
         byte[] body = ChangeSpecCodec.encode(byDigest).toByteArray();
-        assertRefused(call("POST", "/api/v1/jobs/h/changes?worker=0&ahead=maybe", body), 400, "ahead must be");
-        var ahead = call("POST", "/api/v1/jobs/h/changes?worker=0&ahead=true", body);
+        assertRefused(call("POST", "/api/v1/jobs/h/changes/later?worker=0", body), 404, "no route");
+        assertRefused(call("PUT", "/api/v1/jobs/h/changes/ahead?worker=0", body), 405, "POST");
+        assertRefused(call("POST", "/api/v1/jobs/h/changes/ahead?worker=5", body), 400, "not a participant");
+        var ahead = call("POST", "/api/v1/jobs/h/changes/ahead?worker=0", body);
         assertEquals(200, ahead.statusCode(), text(ahead));
         String planned = ChangeAnswer.parseFrom(ahead.body()).getPlanDigest();
         assertTrue(planned.matches("[0-9a-f]{64}"), planned);

@@ -103,8 +103,9 @@ final class ChangeRegistry {
         try {
             return described.planAhead(client, io.tenplex.jobs.reconfigure.LocalDefinition.ahead(r.job(), ahead.stored(),
                     from, to, daemons), ahead.stored(), daemons, exec.background());
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-            return java.util.concurrent.CompletableFuture.completedFuture(null); // closing
+        } catch (RuntimeException e) { // closing (rejected), or a definition that cannot be made: best effort
+            LOG.info("job {}: not planned ahead on its daemons ({}); they plan when the change comes", r.job(), e.toString());
+            return java.util.concurrent.CompletableFuture.completedFuture(null);
         }
     }
 

@@ -147,6 +147,10 @@ public final class Descriptions {
      *     addresses of 1 to {@value #MAX_ADDRESS} characters
      */
     public static Map<Integer, String> addresses(byte[] description) {
+        if (description.length > (long) Limits.MAX_RANKS * (MAX_ADDRESS + 16)) {
+            throw new IllegalArgumentException("the workers' addresses are " + description.length + " bytes, over the "
+                    + (long) Limits.MAX_RANKS * (MAX_ADDRESS + 16) + " of " + Limits.MAX_RANKS + " addresses");
+        }
         JsonNode all;
         try {
             all = JSON.readTree(description);
@@ -170,12 +174,17 @@ public final class Descriptions {
             }
             out.put(w, a.textValue());
         }
+        if (!java.util.Arrays.equals(addresses(out), description)) { // one description per set of addresses
+            throw new IllegalArgumentException("the workers' addresses are not written as a daemon writes them (workers "
+                    + "in increasing order, once each, no spaces)");
+        }
         return out;
     }
 
     /** A worker number as {@link #addresses(Map)} writes it, or -1. */
     private static int worker(String s) {
-        if (s.isEmpty() || s.length() > 7 || !s.chars().allMatch(Character::isDigit) || (s.length() > 1 && s.charAt(0) == '0')) {
+        if (s.isEmpty() || s.length() > 7 || !s.chars().allMatch(c -> c >= '0' && c <= '9')
+                || (s.length() > 1 && s.charAt(0) == '0')) {
             return -1;
         }
         int w = Integer.parseInt(s);

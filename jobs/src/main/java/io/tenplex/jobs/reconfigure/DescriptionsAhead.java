@@ -66,22 +66,39 @@ public final class DescriptionsAhead {
                 of.put(w, addresses.get(w));
             }
         });
-        return send(client, ahead.job(), model, addresses, of.values(), background).thenRunAsync(() -> {
-            ArrayDeque<CompletableFuture<Boolean>> window = new ArrayDeque<>();
-            int[] planned = {0};
-            for (var e : of.entrySet()) {
+        return send(client, ahead.job(), model, addresses, of.values(), background).handleAsync((x, e) -> {
+            ArrayDeque<CompletableFuture<String>> window = new ArrayDeque<>();
+            int planned = 0;
+            String why = null;
+            for (var d : of.entrySet()) {
                 if (window.size() == ChangePosts.IN_FLIGHT) {
-                    planned[0] += window.poll().join() ? 1 : 0;
+                    String w = window.poll().join();
+                    planned += w == null ? 1 : 0;
+                    why = why != null ? why : w;
                 }
-                window.add(client.postChangeAhead(e.getValue(), e.getKey(), ahead)
-                        .handle((a, x) -> x == null && a.missing().isEmpty()));
+                window.add(postAhead(client, d.getValue(), d.getKey(), ahead));
             }
-            for (CompletableFuture<Boolean> f : window) {
-                planned[0] += f.join() ? 1 : 0;
+            for (CompletableFuture<String> f : window) {
+                String w = f.join();
+                planned += w == null ? 1 : 0;
+                why = why != null ? why : w;
             }
-            LOG.info("{} of {} daemons of job {} planned their own parts ahead of the change ({} -> {})", planned[0],
-                    of.size(), ahead.job(), ahead.from().config(), ahead.to().config());
+            LOG.info("{} of {} daemons of job {} planned their own parts ahead of the change ({} -> {}){}", planned,
+                    of.size(), ahead.job(), ahead.from().config(), ahead.to().config(), why == null ? ""
+                            : "; the others plan when it comes (first reason: " + why + ")");
+            return null;
         }, background);
+    }
+
+    /** Why a daemon did not plan its part ahead, or null when it did; never fails. */
+    private static CompletableFuture<String> postAhead(DaemonClient client, InetSocketAddress daemon, int worker,
+            ChangeSpec ahead) {
+        try {
+            return client.postChangeAhead(daemon, worker, ahead).handle((a, x) -> x != null ? daemon + ": " + x
+                    : a.missing().isEmpty() ? null : daemon + " lacks " + a.missing());
+        } catch (RuntimeException e) {
+            return CompletableFuture.completedFuture(daemon + ": " + e);
+        }
     }
 
     private CompletableFuture<Void> send(DaemonClient client, String job, String what, byte[] bytes,

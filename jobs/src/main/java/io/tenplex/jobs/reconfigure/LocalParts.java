@@ -84,12 +84,8 @@ public final class LocalParts {
         if (model == null) {
             return new DaemonClient.ChangeAnswer(null, "", List.of(spec.modelDigest()));
         }
-        OwnPartsAhead.Key key = OwnPartsAhead.Key.of(spec, worker);
-        OwnPartsAhead.Planned p = ahead.peek(key);
-        if (p == null) {
-            p = plan(spec, Descriptions.model(model), worker);
-            ahead.put(key, p);
-        }
+        OwnPartsAhead.Planned p = ahead.plan(OwnPartsAhead.Key.of(spec, worker),
+                () -> plan(spec, Descriptions.model(model), worker));
         return new DaemonClient.ChangeAnswer(null, p.own().digest(), List.of());
     }
 

@@ -81,7 +81,8 @@ class DescriptionsTest {
     void aDescriptionThatIsNotTheWorkersAddresses_isRefused() {
         for (String bad : List.of("[]", "{\"-1\": \"a:1\"}", "{\"01\": \"a:1\"}", "{\"+1\": \"a:1\"}",
                 "{\"1048576\": \"a:1\"}", "{\"1\": \"\"}", "{\"1\": 7}", "{\"1\": \"" + "h".repeat(301) + "\"}",
-                "{\"x\": \"a:1\"}", "not json", "null")) {
+                "{\"x\": \"a:1\"}", "not json", "null", "{\"\uff11\": \"a:1\"}", "{\"2\":\"a:1\",\"1\":\"b:1\"}",
+                "{\"1\":\"a:1\",\"1\":\"b:1\"}", "{\"1\": \"a:1\"}")) {
             String why = assertThrows(IllegalArgumentException.class,
                     () -> Descriptions.addresses(bad.getBytes(StandardCharsets.UTF_8)), bad).getMessage();
             assertTrue(why.startsWith("the workers' addresses"), why);

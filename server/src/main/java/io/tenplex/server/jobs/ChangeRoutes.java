@@ -14,8 +14,8 @@ import java.util.concurrent.CompletableFuture;
  * {@code POST /api/v1/jobs/<job>/changes?worker=W} with a {@code ChangeSpec} (protobuf) plans and
  * starts this daemon's part as worker W (202, with its status and the digest of the change's choices,
  * idempotent per change), or answers 409 with the descriptions it lacks, having started nothing;
- * with {@code &ahead=true} it plans the part ahead of the change and keeps it (200, with the plan
- * digest; nothing started, the saved layouts not read);
+ * {@code POST .../changes/ahead?worker=W} plans the part ahead of the change and keeps it (200, with
+ * the plan digest; nothing started, the saved layouts not read);
  * {@code PUT /api/v1/jobs/<job>/descriptions/<digest>} keeps a description (a model's, a saved
  * layout's) whose bytes must have that digest (else 400); {@code POST .../trees} answers the layout
  * digests of this daemon's old ranks' saved trees, {@code POST .../digests} the digests of named
@@ -23,6 +23,8 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class ChangeRoutes implements ControlHandler {
     public static final String CHANGES = "changes";
+    /** {@code .../changes/ahead}: a change planned ahead. */
+    static final String AHEAD = "ahead";
     public static final String DESCRIPTIONS = "descriptions";
     public static final String TREES = "trees";
     public static final String DIGESTS = "digests";
@@ -48,11 +50,11 @@ public final class ChangeRoutes implements ControlHandler {
     private Response answer(Request req) throws java.io.IOException {
         String[] p = req.path().split("/"); // "", api, v1, jobs, <job>, changes | descriptions[, digest]
         String job = p[4];
-        if (p[5].equals(CHANGES) && p.length == 6) {
+        if (p[5].equals(CHANGES) && (p.length == 6 || (p.length == 7 && p[6].equals(AHEAD)))) {
             if (!req.method().equals("POST")) {
                 return Response.text(405, req.method() + " not allowed on " + req.path() + " (POST)");
             }
-            return change(job, req);
+            return change(job, req, p.length == 7);
         }
         if (p[5].equals(DESCRIPTIONS) && p.length == 7) {
             if (!p[6].matches("[0-9a-f]{64}")) {
@@ -86,20 +88,23 @@ public final class ChangeRoutes implements ControlHandler {
         throw StoreException.notFound("no route " + req.method() + " " + req.path());
     }
 
-    /** {@code POST .../changes?worker=W[&ahead=true]}: plans (and starts, or keeps) this daemon's part. */
-    private Response change(String job, Request req) throws java.io.IOException {
+    /**
+     * {@code POST .../changes?worker=W}: plans and starts this daemon's part; {@code POST
+     * .../changes/ahead?worker=W}: plans it ahead and keeps it (a daemon of a version without the route
+     * answers 404, never starting a part).
+     */
+    private Response change(String job, Request req, boolean ahead) throws java.io.IOException {
         ChangeSpec spec = ChangeSpecCodec.decode(io.tenplex.server.control.ChangeSpec.parseFrom(req.body()));
         if (!spec.job().equals(job)) {
             throw new IllegalArgumentException("change of job " + spec.job() + " posted to job " + job);
         }
         int worker = worker(req.param("worker"));
-        boolean ahead = ahead(req.param("ahead"));
         DaemonClient.ChangeAnswer a = ahead ? jobs.own().planAhead(spec, worker) : jobs.own().start(spec, worker);
         ChangeAnswer.Builder b = ChangeAnswer.newBuilder().setPlanDigest(a.planDigest()).addAllMissing(a.missing());
         if (a.status() != null) {
             b.setStatus(PlanCodec.encode(a.status()));
         }
-        int code = !a.missing().isEmpty() ? 409 : ahead ? 200 : 202;
+        int code = ahead ? (a.missing().isEmpty() ? 200 : 409) : a.status() != null ? 202 : 409;
         return new Response(code, HttpDaemonClient.PROTOBUF, b.build().toByteArray());
     }
 
@@ -185,14 +190,6 @@ public final class ChangeRoutes implements ControlHandler {
             throw new IllegalArgumentException("ranks must be integers in [0, " + (Limits.MAX_RANKS - 1) + "]");
         }
         return Integer.parseInt(r);
-    }
-
-    /** {@code ?ahead=true}: the change is planned ahead, not started; absent or false: started. */
-    private static boolean ahead(String a) {
-        if (a != null && !a.equals("true") && !a.equals("false")) {
-            throw new IllegalArgumentException("ahead must be true or false");
-        }
-        return "true".equals(a);
     }
 
     private static int worker(String w) {

@@ -83,7 +83,7 @@ public final class HttpDaemonClient implements DaemonClient {
 
     @Override
     public CompletableFuture<ChangeAnswer> postChangeAhead(InetSocketAddress daemon, int worker, ChangeSpec spec) {
-        return postChange(daemon, "/changes?worker=" + worker + "&ahead=true", spec);
+        return postChange(daemon, "/changes/ahead?worker=" + worker, spec);
     }
 
     private CompletableFuture<ChangeAnswer> postChange(InetSocketAddress daemon, String route, ChangeSpec spec) {
