@@ -143,6 +143,14 @@ eager = b"".join(bytes(p) for p in batched_upload.archive(mixed_leaves))
 lazy = batched_upload.Archive(batched_upload.members(mixed_leaves))
 for _ in range(2):
     assert b"".join(bytes(p) for p in lazy) == eager and len(lazy) == len(eager), (len(lazy), len(eager))
+# the same across block boundaries: members that fill several reused blocks (each piece copied before
+# the next is asked for, as a sender does), a body sent from its own memory between them, a long name
+many = [("m%04d" % i, memoryview(rng.integers(0, 255, size=4093 + i % 7, dtype=np.uint8))) for i in range(700)]
+many[350:350] = [("L" * 300, memoryview(np.arange(70000, dtype=np.uint8))), ("e", b"")]
+eager = b"".join(bytes(p) for p in batched_upload._blocks(many))
+lazy = batched_upload.Archive(many)
+for _ in range(2):
+    assert b"".join(bytes(p) for p in lazy) == eager == b"".join(bytes(p) for p in lazy.pieces())
 tenplex.upload(mixed, "/job/pybatch/mixed", client=c)
 back = tenplex.download("/job/pybatch/mixed", client=c)
 assert back["n"] == 5 and back["s"] == "text" and torch.equal(back["big"], mixed["big"]), back.keys()

@@ -22,6 +22,7 @@ import java.util.Set;
  * entries are published on the work executor, not on the event loop.
  */
 final class TarUpload extends Call {
+    private static final String SIDECAR = ".meta";
     private final StorePath prefix;
     private final boolean replace;
     private UploadChecksum checksum = UploadChecksum.NONE;
@@ -92,18 +93,24 @@ final class TarUpload extends Call {
         archive.dirs().forEach(store::mkdirs);
     }
 
-    /** The entries to publish: a file with a matching sidecar is a tensor, and that sidecar is not stored. */
+    /**
+     * The entries to publish: a file with a matching sidecar is a tensor, and that sidecar is not stored.
+     * Pairs are found from the sidecars' side (only a name ending in {@code .meta} is looked up), which
+     * finds the same pairs as looking up {@code x.meta} for every {@code x}.
+     */
     private static List<TensorStore.Put> puts(Map<StorePath, BlobWriter> files) {
         Map<StorePath, TensorMeta> tensors = new HashMap<>();
         Set<StorePath> sidecars = new HashSet<>();
         for (Map.Entry<StorePath, BlobWriter> f : files.entrySet()) {
-            StorePath p = f.getKey();
-            if (p.isRoot()) {
-                continue;
+            StorePath sidecarPath = f.getKey();
+            String name = sidecarPath.isRoot() ? "" : sidecarPath.name();
+            String dataName = name.endsWith(SIDECAR) ? name.substring(0, name.length() - SIDECAR.length()) : "";
+            if (dataName.isEmpty() || dataName.equals(".") || dataName.equals("..")) {
+                continue; // no file has such a name: not a sidecar
             }
-            StorePath sidecarPath = p.parent().child(p.name() + ".meta");
-            BlobWriter sidecar = files.get(sidecarPath);
-            TensorMeta meta = sidecar == null ? null : sidecarMeta(sidecar, f.getValue().size());
+            StorePath p = sidecarPath.parent().child(dataName);
+            BlobWriter data = files.get(p);
+            TensorMeta meta = data == null ? null : sidecarMeta(f.getValue(), data.size());
             if (meta != null) {
                 tensors.put(p, meta);
                 sidecars.add(sidecarPath);

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tenplex.ptc.DType;
+import io.tenplex.ptc.TensorMeta;
 import io.tenplex.store.Fixtures;
 import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
@@ -144,6 +146,29 @@ class RestServerTest {
         HttpResponse<byte[]> bad = send("POST", "/upload?prefix=/job/u", "application/x-tar", "not a tar".getBytes());
         assertEquals(400, bad.statusCode());
         assertEquals(404, send("GET", "/api/v1/stat/job/u", null, null).statusCode());
+    }
+
+    /** Which files are folded as sidecars: only {@code x.meta} beside a file {@code x} of the size it names. */
+    @Test
+    void compat_tarUpload_foldsOnlyMatchingSidecars() throws Exception {
+        Map<String, byte[]> files = new java.util.HashMap<>();
+        files.put("..meta", "u8\n1\n1\n".getBytes()); // would be the sidecar of "."
+        files.put(".meta", "u8\n1\n1\n".getBytes()); // would be the sidecar of ""
+        files.put("a", new byte[4]);
+        files.put("a.meta", "u8\n1\n4\n".getBytes()); // a has 4 bytes: a's sidecar
+        files.put("a.meta.meta", "u8\n1\n7\n".getBytes()); // a.meta has 7: its sidecar too
+        files.put("b", new byte[3]);
+        files.put("b.meta", "u8\n1\n4\n".getBytes()); // names 4 bytes, b has 3: two files
+        files.put("c.meta", "u8\n1\n1\n".getBytes()); // no c: a file
+        HttpResponse<byte[]> r = send("POST", "/upload?prefix=/job/side", "application/x-tar", Tar.of(files));
+        assertEquals(200, r.statusCode(), text(r));
+        Map<String, String> kinds = new java.util.TreeMap<>();
+        for (io.tenplex.store.Entry e : store.list(StorePath.parse("/job/side"), true)) {
+            kinds.put(e.name(), e.meta() == null ? "file " + e.size() : e.meta().toString());
+        }
+        // a.meta is listed as the tensor a's sidecar, as the store shows every tensor's
+        assertEquals("{..meta=file 7, .meta=file 7, a=" + TensorMeta.of(DType.U8, 4) + ", a.meta=file 7, b=file 3, "
+                + "b.meta=file 7, c.meta=file 7}", kinds.toString());
     }
 
     @Test
