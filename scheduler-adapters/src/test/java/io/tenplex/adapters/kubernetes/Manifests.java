@@ -32,6 +32,7 @@ final class Manifests {
     static final Path DIR = Path.of("..", "deploy", "kubernetes");
     static final Path BASE = DIR.resolve("base");
     static final Path EXAMPLE = DIR.resolve("overlays").resolve("example");
+    static final Path JOBSET = DIR.resolve("overlays").resolve("jobset");
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
     private static final Set<String> KUSTOMIZATION_KEYS = Set.of("apiVersion", "kind", "namespace", "resources",
             "secretGenerator", "patches");
@@ -105,13 +106,19 @@ final class Manifests {
         return k;
     }
 
-    /** {@code kubectl} on the PATH, or null (it renders Kustomize overlays offline). */
+    /**
+     * {@code kubectl} on the PATH, or null (it renders Kustomize overlays offline); with
+     * {@code TENPLEX_REQUIRE_KUBECTL=1} (CI) its absence fails the test instead.
+     */
     static Path kubectl() {
         for (String d : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
             Path p = Path.of(d, "kubectl");
             if (!d.isEmpty() && Files.isExecutable(p)) {
                 return p;
             }
+        }
+        if ("1".equals(System.getenv("TENPLEX_REQUIRE_KUBECTL"))) {
+            throw new AssertionError("TENPLEX_REQUIRE_KUBECTL=1 but no kubectl on the PATH (bin/lib/kubectl-env.sh)");
         }
         return null;
     }
@@ -121,25 +128,51 @@ final class Manifests {
      * with a token file written into it (the checkout has none), parsed strictly.
      */
     static List<HasMetadata> render(KubernetesClient client, Path kubectl, Path scratch) throws Exception {
-        try (Stream<Path> files = Files.walk(DIR)) {
-            for (Path f : files.toList()) {
-                Path to = scratch.resolve(DIR.relativize(f).toString());
-                if (Files.isDirectory(f)) {
-                    Files.createDirectories(to);
-                } else {
-                    Files.copy(f, to);
+        return parse(client, new ByteArrayInputStream(kustomize(kubectl, scratch, "example")),
+                "kubectl kustomize overlays/example");
+    }
+
+    /** What {@code kubectl kustomize overlays/<overlay>} renders, as trees (custom resources included). */
+    static List<JsonNode> renderTrees(Path kubectl, Path scratch, String overlay) throws Exception {
+        return trees(new ByteArrayInputStream(kustomize(kubectl, scratch, overlay)));
+    }
+
+    /** Every document of a YAML stream as a tree. */
+    static List<JsonNode> trees(InputStream yaml) throws IOException {
+        List<JsonNode> out = new ArrayList<>();
+        try (com.fasterxml.jackson.databind.MappingIterator<JsonNode> it = YAML.readerFor(JsonNode.class).readValues(yaml)) {
+            while (it.hasNext()) {
+                JsonNode d = it.next();
+                if (d != null && !d.isNull() && !d.isMissingNode()) {
+                    out.add(d);
                 }
             }
         }
-        Path overlay = scratch.resolve("overlays").resolve("example");
-        Files.writeString(overlay.resolve("token"), "a-test-token\n");
-        Process p = new ProcessBuilder(kubectl.toString(), "kustomize", overlay.toString()).redirectError(
+        return out;
+    }
+
+    private static byte[] kustomize(Path kubectl, Path scratch, String overlay) throws Exception {
+        if (!Files.exists(scratch.resolve("base"))) {
+            try (Stream<Path> files = Files.walk(DIR)) {
+                for (Path f : files.toList()) {
+                    Path to = scratch.resolve(DIR.relativize(f).toString());
+                    if (Files.isDirectory(f)) {
+                        Files.createDirectories(to);
+                    } else {
+                        Files.copy(f, to);
+                    }
+                }
+            }
+            Files.writeString(scratch.resolve("overlays").resolve("example").resolve("token"), "a-test-token\n");
+        }
+        Path dir = scratch.resolve("overlays").resolve(overlay);
+        Process p = new ProcessBuilder(kubectl.toString(), "kustomize", dir.toString()).redirectError(
                 ProcessBuilder.Redirect.INHERIT).start();
         byte[] out = p.getInputStream().readAllBytes();
         if (p.waitFor() != 0) {
-            throw new AssertionError("kubectl kustomize " + overlay + " failed (exit " + p.exitValue() + ")");
+            throw new AssertionError("kubectl kustomize " + dir + " failed (exit " + p.exitValue() + ")");
         }
-        return parse(client, new ByteArrayInputStream(out), "kubectl kustomize overlays/example");
+        return out;
     }
 
     /** The text of every file under deploy/kubernetes, for searches. */

@@ -1,0 +1,153 @@
+package io.tenplex.adapters.kubernetes;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.TextNode;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The JobSet path's manifests (deploy/kubernetes/overlays/jobset): the JobSet validates against the
+ * schema of the CRD that JobSet v0.12.0 publishes (kept in the test resources, {@link CrdSchema}), and
+ * where {@code kubectl} is installed, the rendered overlay is the example install with the
+ * StatefulSet's pods run by the JobSet instead: the same pod spec, labels the adapter follows, an
+ * elastic Indexed Job. (No cluster, no JobSet controller: docs/SCHEDULING.md says what this covers.)
+ */
+class JobSetManifestsTest {
+    static final String JOBSET_CRD = "/crds/jobset.x-k8s.io_jobsets-v0.12.0.yaml.gz";
+    @TempDir
+    Path scratch;
+
+    /** Checks every document of {@code file} against its CRD's schema; whether the file held any. */
+    static boolean checkedAgainstCrds(Path file) throws IOException {
+        CrdSchema jobSets = CrdSchema.load(JOBSET_CRD, "v1alpha2");
+        List<JsonNode> docs;
+        try (InputStream in = Files.newInputStream(file)) {
+            docs = Manifests.trees(in);
+        }
+        for (JsonNode d : docs) {
+            List<String> errors = jobSets.errors(d);
+            assertTrue(errors.isEmpty(), file + ": " + d.path("kind").asText() + " " + d.path("metadata").path("name")
+                    .asText() + " does not validate against JobSet v0.12.0's CRD: " + errors);
+        }
+        return !docs.isEmpty();
+    }
+
+    private static JsonNode jobSet() throws IOException {
+        try (InputStream in = Files.newInputStream(Manifests.JOBSET.resolve("jobset.yaml"))) {
+            return Manifests.trees(in).get(0);
+        }
+    }
+
+    @Test
+    void theJobSet_validatesAgainstThePublishedCrd() throws Exception {
+        assertTrue(checkedAgainstCrds(Manifests.JOBSET.resolve("jobset.yaml")));
+    }
+
+    /** The schema check can fail: each mistake a user could make is refused with its path. */
+    @Test
+    void theSchema_refusesWhatTheApiServerRefuses() throws Exception {
+        CrdSchema schema = CrdSchema.load(JOBSET_CRD, "v1alpha2");
+        refused(schema, j -> ((ObjectNode) j.get("spec")).put("replicatedJob", "x"), ".spec.replicatedJob: unknown field");
+        refused(schema, j -> workers(j).put("parallelism", "2"), ".spec.replicatedJobs[0].template.spec.parallelism: "
+                + "must be an integer");
+        refused(schema, j -> ((ObjectNode) j.get("spec").get("replicatedJobs").get(0)).remove("name"),
+                ".spec.replicatedJobs[0].name: required");
+        refused(schema, j -> ((ObjectNode) j.get("spec").get("successPolicy")).put("operator", "Most"),
+                ".spec.successPolicy.operator: \"Most\" is not one of");
+        refused(schema, j -> ((ObjectNode) workers(j).get("template").get("spec").get("containers").get(0))
+                .put("imagePullPolicy", 3), "containers[0].imagePullPolicy: must be a string");
+        refused(schema, j -> ((ObjectNode) workers(j).get("template").get("spec")).put("restartPolicyy", "Never"),
+                ".template.spec.restartPolicyy: unknown field");
+        refused(schema, j -> ((ObjectNode) j).put("kind", "Job"), "not a jobset.x-k8s.io/v1alpha2 JobSet");
+    }
+
+    private static ObjectNode workers(JsonNode j) {
+        return (ObjectNode) j.get("spec").get("replicatedJobs").get(0).get("template").get("spec");
+    }
+
+    private static void refused(CrdSchema schema, Consumer<JsonNode> change, String expected) throws IOException {
+        JsonNode j = jobSet().deepCopy();
+        change.accept(j);
+        List<String> errors = schema.errors(j);
+        assertTrue(errors.stream().anyMatch(e -> e.contains(expected)), "expected '" + expected + "' in " + errors);
+    }
+
+    /** An elastic Indexed Job whose size is one number, and a JobSet that completes when its workers do. */
+    @Test
+    void theWorkers_areAnElasticIndexedJob_thatCompletesTheJobSet() throws Exception {
+        JsonNode j = jobSet();
+        JsonNode rj = j.get("spec").get("replicatedJobs");
+        assertEquals(1, rj.size(), "one replicated job: the workers");
+        assertEquals(1, rj.get(0).get("replicas").asInt(), "one Job: its parallelism is the job's size");
+        JsonNode spec = rj.get(0).get("template").get("spec");
+        assertEquals("Indexed", spec.get("completionMode").asText());
+        assertEquals(spec.get("parallelism"), spec.get("completions"), "an elastic Indexed Job changes both together");
+        assertEquals("All", j.get("spec").get("successPolicy").get("operator").asText());
+        assertEquals(List.of(rj.get(0).get("name")), list(j.get("spec").get("successPolicy").get("targetReplicatedJobs")));
+        assertEquals("OnFailure", spec.get("template").get("spec").get("restartPolicy").asText(),
+                "a failed launcher starts again in its pod; one that exits 0 is done");
+    }
+
+    /**
+     * The rendered overlay: the example install with no StatefulSet or its Service, and the JobSet's pods
+     * equal to the StatefulSet's but for the Job's restart policy, labelled as the adapter selects.
+     */
+    @Test
+    void theOverlay_runsTheExamplesPods_asAJobSet() throws Exception {
+        Path kubectl = Manifests.kubectl();
+        Assumptions.assumeTrue(kubectl != null, "kubectl renders the overlays; not installed here");
+        List<JsonNode> jobset = Manifests.renderTrees(kubectl, scratch, "jobset");
+        List<JsonNode> example = Manifests.renderTrees(kubectl, scratch, "example");
+        List<String> kinds = new ArrayList<>();
+        jobset.forEach(d -> kinds.add(d.get("kind").asText() + " " + d.get("metadata").get("name").asText()));
+        assertEquals(List.of("Namespace tenplex", "ServiceAccount tenplex-adapter", "Role tenplex-pod-reader",
+                "RoleBinding tenplex-adapter-reads-pods", "Secret tenplex-token", "Deployment tenplex-adapter-gpt",
+                "DaemonSet tenplexd", "JobSet gpt"), kinds);
+        JsonNode js = one(jobset, "JobSet", "gpt");
+        assertEquals("tenplex", js.get("metadata").get("namespace").asText());
+        assertTrue(CrdSchema.load(JOBSET_CRD, "v1alpha2").errors(js).isEmpty());
+        ObjectNode pods = (ObjectNode) js.get("spec").get("replicatedJobs").get(0).get("template").get("spec")
+                .get("template").deepCopy();
+        ((ObjectNode) pods.get("spec")).remove("restartPolicy");
+        assertEquals(one(example, "StatefulSet", "gpt").get("spec").get("template"), pods,
+                "the JobSet's pods are the StatefulSet's");
+        JsonNode adapter = one(jobset, "Deployment", "tenplex-adapter-gpt");
+        assertEquals(one(example, "Deployment", "tenplex-adapter-gpt"), adapter);
+        String selector = arg(adapter.get("spec").get("template").get("spec").get("containers").get(0), "--selector");
+        KubernetesAdapter.Settings.parseSelector(selector).forEach((k, v) -> assertEquals(new TextNode(v),
+                pods.get("metadata").get("labels").get(k), "the adapter selects the JobSet's pods by " + k));
+    }
+
+    private static JsonNode one(List<JsonNode> docs, String kind, String name) {
+        return docs.stream().filter(d -> d.get("kind").asText().equals(kind)
+                && d.get("metadata").get("name").asText().equals(name)).findFirst()
+                .orElseThrow(() -> new AssertionError("no " + kind + " " + name));
+    }
+
+    private static String arg(JsonNode container, String name) {
+        for (JsonNode a : container.get("args")) {
+            if (a.asText().startsWith(name + "=")) {
+                return a.asText().substring(name.length() + 1);
+            }
+        }
+        throw new AssertionError("no " + name + " in " + container.get("args"));
+    }
+
+    private static List<JsonNode> list(JsonNode array) {
+        List<JsonNode> out = new ArrayList<>();
+        array.forEach(out::add);
+        return out;
+    }
+}
