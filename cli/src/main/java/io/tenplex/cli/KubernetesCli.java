@@ -19,7 +19,7 @@ import picocli.CommandLine.Option;
  * posts resource changes to the coordinating daemon ({@code --addr}).
  */
 @Command(name = "kubernetes", description = "Watch a job's pods in Kubernetes and turn changes of ready pods and "
-        + "GPUs into resource changes (runs until stopped).")
+        + "GPUs into resource changes (runs until stopped, or with --jobset until that JobSet has ended).")
 final class KubernetesCli implements Callable<Integer> {
     @CommandLine.Mixin
     TenplexCli.Target t;
@@ -30,8 +30,17 @@ final class KubernetesCli implements Callable<Integer> {
     @Option(names = "--namespace", description = "The job's namespace (default: the client configuration's, else 'default').")
     String namespace;
 
-    @Option(names = "--selector", description = "Equality label selector of the job's pods (default: tenplex.io/job=<job>).")
+    @Option(names = "--selector", description = "Equality label selector of the job's pods (default: tenplex.io/job=<job>, "
+            + "or with --jobset the pods of its replicated job).")
     String selector;
+
+    @Option(names = "--jobset", paramLabel = "NAME", description = "Also follow the JobSet that runs the job's pods: "
+            + "report the size it asks for, and end (exit 0) once it has completed or failed (default: off).")
+    String jobSet;
+
+    @Option(names = "--replicated-job", defaultValue = "workers", paramLabel = "NAME",
+            description = "With --jobset, its replicated job whose pods are the job's (default: ${DEFAULT-VALUE}).")
+    String replicatedJob;
 
     @Option(names = "--daemon-port", defaultValue = "20010", description = "Port of the tenplexd on every node (default: ${DEFAULT-VALUE}).")
     int daemonPort;
@@ -56,8 +65,13 @@ final class KubernetesCli implements Callable<Integer> {
             throw new IllegalArgumentException("--job (or TENPLEX_JOB) is required");
         }
         io.tenplex.store.JobNamespace.requireValidName(job);
-        Map<String, String> labels = KubernetesAdapter.Settings.parseSelector(selector != null ? selector
-                : "tenplex.io/job=" + job);
+        if (jobSet != null) {
+            dnsLabel("--jobset", jobSet);
+            dnsLabel("--replicated-job", replicatedJob);
+        }
+        Map<String, String> labels = selector != null ? KubernetesAdapter.Settings.parseSelector(selector)
+                : jobSet != null ? KubernetesAdapter.Settings.jobSetPods(jobSet, replicatedJob)
+                : KubernetesAdapter.Settings.parseSelector("tenplex.io/job=" + job);
         if (settleSeconds < 0 || saveTimeout < 1) {
             throw new IllegalArgumentException("--settle must be >= 0 and --save-timeout >= 1");
         }
@@ -70,11 +84,18 @@ final class KubernetesCli implements Callable<Integer> {
             try (KubernetesAdapter adapter = new KubernetesAdapter(client, settings,
                     new io.tenplex.server.jobs.HttpDaemonClient(t.link(), Duration.ofSeconds(30)))) {
                 Runtime.getRuntime().addShutdownHook(new Thread(stopped::countDown, "tenplex-kubernetes-stop"));
+                if (jobSet != null) {
+                    adapter.followJobSet(jobSet, replicatedJob).onEnd(stopped::countDown);
+                }
                 System.out.println("tenplex kubernetes: watching " + labels + " in namespace " + ns + " at "
                         + client.getMasterUrl() + "; resource changes go to " + t.addr);
                 try (AutoCloseable probes = probes(adapter)) {
                     adapter.start();
                     stopped.await();
+                    if (adapter.status().ended() != null) {
+                        System.out.println("tenplex kubernetes: jobset " + jobSet + " " + adapter.status().ended()
+                                + "; the job has ended");
+                    }
                 } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
                     throw new IllegalArgumentException("cannot watch pods in namespace " + ns + " at "
                             + client.getMasterUrl() + ": " + reason(e));
@@ -82,6 +103,14 @@ final class KubernetesCli implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    /** A JobSet's and a replicated job's names are DNS labels (they name its Jobs, pods and hosts). */
+    private static void dnsLabel(String option, String name) {
+        if (name.length() > 63 || !name.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?")) {
+            throw new IllegalArgumentException(option + " '" + name + "' is not a JobSet name (a DNS label: at most 63 "
+                    + "lower-case letters, digits and '-', starting and ending with a letter or digit)");
+        }
     }
 
     /** The probe endpoints when {@code --health-port} is given, else nothing to close. */

@@ -208,6 +208,10 @@ class CliIT {
         assertTrue(runErr(2, "kubernetes", "--job", "j", "--selector", "app in (gpt)")
                 .contains("expected label=value pairs separated by commas (equality selectors only)"));
         assertTrue(runErr(2, "kubernetes", "--job", "j", "--settle", "-1").contains("--settle must be >= 0"));
+        assertTrue(runErr(2, "kubernetes", "--job", "j", "--jobset", "GPT_1").contains("--jobset 'GPT_1' is not a "
+                + "JobSet name (a DNS label"));
+        assertTrue(runErr(2, "kubernetes", "--job", "j", "--jobset", "gpt", "--replicated-job", "-w").contains(
+                "--replicated-job '-w' is not a JobSet name"));
         int free;
         try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             free = s.getLocalPort();

@@ -36,6 +36,8 @@ final class AdapterState {
     final List<Change> changes = new ArrayList<>();
     private final Deque<String> events = new ArrayDeque<>();
     JsonNode assignment;
+    /** How the followed JobSet ended ({@code Completed}, {@code Failed}), else null. */
+    String ended;
 
     synchronized void event(String what) {
         String line = String.format(java.util.Locale.ROOT, "%.3fs %s", (System.nanoTime() - started) / 1e9, what);
@@ -50,7 +52,7 @@ final class AdapterState {
     synchronized Status status() {
         return new Status(evaluations, observed == null ? null : observed.toString(),
                 applied == null ? null : Map.copyOf(applied), running, List.copyOf(changes), List.copyOf(events),
-                assignment == null ? null : assignment.deepCopy(), queued == 0);
+                assignment == null ? null : assignment.deepCopy(), queued == 0, ended);
     }
 
     /** Waits until the status satisfies {@code until}; returns it, or throws on timeout. */

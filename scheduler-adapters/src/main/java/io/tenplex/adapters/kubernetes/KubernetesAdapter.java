@@ -31,7 +31,8 @@ import java.util.function.Predicate;
  * publishes the job's assignment (configuration, each pod's ranks, the master address) at
  * {@code /job/<job>/kubernetes/assignment.json} on the coordinating daemon, where relaunched ranks
  * read it; it also tells a restarted adapter what was applied. What it asks of the daemon is in
- * {@link ChangeRequests}, what it saw and did in {@link AdapterState}.
+ * {@link ChangeRequests}, what it saw and did in {@link AdapterState}. Following the JobSet that runs
+ * the pods ({@link #followJobSet}), it also reports the size the JobSet asks for and ends with it.
  */
 public final class KubernetesAdapter implements AutoCloseable {
     /**
@@ -61,6 +62,11 @@ public final class KubernetesAdapter implements AutoCloseable {
             }
         }
 
+        /** The pods of replicated job {@code replicatedJob} of JobSet {@code jobSet}, by the labels its controller sets. */
+        public static Map<String, String> jobSetPods(String jobSet, String replicatedJob) {
+            return JobSetWatch.podSelector(jobSet, replicatedJob);
+        }
+
         /** Parses {@code k=v,k2=v2} (equality selectors only). */
         public static Map<String, String> parseSelector(String s) {
             return Selectors.parse(s);
@@ -72,7 +78,7 @@ public final class KubernetesAdapter implements AutoCloseable {
      * (everything observed so far has been acted on).
      */
     public record Status(long evaluations, String observed, Map<String, Integer> applied, String running,
-            List<Change> changes, List<String> events, JsonNode assignment, boolean settled) {
+            List<Change> changes, List<String> events, JsonNode assignment, boolean settled, String ended) {
     }
 
     /**
@@ -106,6 +112,12 @@ public final class KubernetesAdapter implements AutoCloseable {
     private ScheduledFuture<?> pending;
     private final Workers workers;
     private final ChangeRequests requests;
+    private String jobSetName;
+    private String replicatedJob;
+    private volatile JobSetWatch jobSet;
+    /** Guarded by {@link #state}. */
+    private JobSetWatch.Seen jobSetSeen;
+    private final List<Runnable> onEnd = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /** @param daemons how the coordinating daemon is reached (its scheme, TLS trust and token) */
     public KubernetesAdapter(KubernetesClient client, Settings settings, io.tenplex.jobs.common.DaemonClient daemons) {
@@ -114,6 +126,23 @@ public final class KubernetesAdapter implements AutoCloseable {
         this.daemon = new DaemonApi(settings.daemon(), settings.job(), daemons);
         this.workers = new Workers(settings.daemonPort());
         this.requests = new ChangeRequests(settings, daemon, json, workers, state, this::retryLater);
+    }
+
+    /**
+     * Also follows JobSet {@code name} (before {@link #start}): the worker pods its replicated job
+     * {@code replicatedJob} asks for are reported as events, and once it has ended (completed or
+     * failed) the adapter acts on no more changes (its pods exiting at the end are not a resize) and
+     * runs what {@link #onEnd} was given.
+     */
+    public KubernetesAdapter followJobSet(String name, String replicatedJob) {
+        this.jobSetName = java.util.Objects.requireNonNull(name);
+        this.replicatedJob = java.util.Objects.requireNonNull(replicatedJob);
+        return this;
+    }
+
+    /** Runs {@code action} once the followed JobSet has ended. */
+    public void onEnd(Runnable action) {
+        onEnd.add(action);
     }
 
     /**
@@ -129,8 +158,34 @@ public final class KubernetesAdapter implements AutoCloseable {
                 + settings.job() + "; daemon " + daemon.address());
         informer = client.pods().inNamespace(settings.namespace()).withLabels(settings.selector())
                 .inform(new OnAnyChange(this::poke), 0);
+        if (jobSetName != null) {
+            jobSet = JobSetWatch.start(client, settings.namespace(), jobSetName, replicatedJob, this::jobSetSeen);
+        }
         poke();
         return this;
+    }
+
+    private void jobSetSeen(JobSetWatch.Seen seen) {
+        boolean ended;
+        synchronized (state) {
+            if (seen.equals(jobSetSeen)) {
+                return;
+            }
+            jobSetSeen = seen;
+            ended = seen.ended() != null && state.ended == null;
+            if (seen.gone()) {
+                state.event("jobset " + jobSetName + " not found (not made yet, or deleted)");
+            } else if (ended) {
+                state.ended = seen.ended();
+                state.event("jobset " + jobSetName + " " + seen.ended() + ": the job has ended; no more changes");
+            } else if (state.ended == null) {
+                state.event("jobset " + jobSetName + " asks for " + (seen.wanted() < 0 ? "no pods (it has no "
+                        + "replicated job " + replicatedJob + ")" : seen.wanted() + " pods of " + replicatedJob));
+            }
+        }
+        if (ended) {
+            onEnd.forEach(Runnable::run);
+        }
     }
 
     private void restore(JsonNode a) {
@@ -166,6 +221,11 @@ public final class KubernetesAdapter implements AutoCloseable {
         Membership m = PodMembership.of(informer.getStore().list(), settings.gpuResource());
         Map<String, Integer> before;
         synchronized (state) {
+            if (state.ended != null) { // the pods exit because the job is over: nothing to resize
+                state.queued--;
+                state.notifyAll();
+                return;
+            }
             state.evaluations++;
             if (state.observed == null || !state.observed.equals(m)) {
                 state.event("observed " + m + (m.skipped().isEmpty() ? "" : "; not counted: " + m.skipped()));
@@ -211,7 +271,9 @@ public final class KubernetesAdapter implements AutoCloseable {
     /** True while the pod informer runs with its watch open (the adapter's readiness). */
     public boolean watching() {
         SharedIndexInformer<Pod> i = informer;
-        return i != null && !loop.isShutdown() && i.isRunning() && i.isWatching();
+        JobSetWatch j = jobSet;
+        return i != null && !loop.isShutdown() && i.isRunning() && i.isWatching() && (jobSetName == null
+                || j != null && j.watching());
     }
 
     public Status status() {
@@ -230,6 +292,9 @@ public final class KubernetesAdapter implements AutoCloseable {
         }
         if (informer != null) {
             informer.close();
+        }
+        if (jobSet != null) {
+            jobSet.close();
         }
     }
 }

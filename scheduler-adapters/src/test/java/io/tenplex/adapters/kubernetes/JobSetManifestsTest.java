@@ -29,6 +29,13 @@ class JobSetManifestsTest {
     @TempDir
     Path scratch;
 
+    /** Whether {@code file} holds JobSets (then all its documents are checked against their CRD). */
+    static boolean holdsJobSets(Path file) throws IOException {
+        try (InputStream in = Files.newInputStream(file)) {
+            return Manifests.trees(in).stream().anyMatch(d -> d.path("apiVersion").asText().startsWith("jobset.x-k8s.io/"));
+        }
+    }
+
     /** Checks every document of {@code file} against its CRD's schema; whether the file held any. */
     static boolean checkedAgainstCrds(Path file) throws IOException {
         CrdSchema jobSets = CrdSchema.load(JOBSET_CRD, "v1alpha2");
@@ -84,20 +91,40 @@ class JobSetManifestsTest {
         assertTrue(errors.stream().anyMatch(e -> e.contains(expected)), "expected '" + expected + "' in " + errors);
     }
 
-    /** An elastic Indexed Job whose size is one number, and a JobSet that completes when its workers do. */
+    /**
+     * The workers: an elastic Indexed Job whose size is one number, whose completion completes the
+     * JobSet; the adapter: one pod that follows this JobSet's workers and ends with it.
+     */
     @Test
-    void theWorkers_areAnElasticIndexedJob_thatCompletesTheJobSet() throws Exception {
+    void theWorkers_areAnElasticIndexedJob_thatCompletesTheJobSet_andTheAdapterEndsWithIt() throws Exception {
         JsonNode j = jobSet();
-        JsonNode rj = j.get("spec").get("replicatedJobs");
-        assertEquals(1, rj.size(), "one replicated job: the workers");
-        assertEquals(1, rj.get(0).get("replicas").asInt(), "one Job: its parallelism is the job's size");
-        JsonNode spec = rj.get(0).get("template").get("spec");
+        JsonNode workers = replicatedJob(j, "workers");
+        assertEquals(2, j.get("spec").get("replicatedJobs").size(), "the workers and the adapter");
+        assertEquals(1, workers.get("replicas").asInt(), "one Job: its parallelism is the job's size");
+        JsonNode spec = workers.get("template").get("spec");
         assertEquals("Indexed", spec.get("completionMode").asText());
         assertEquals(spec.get("parallelism"), spec.get("completions"), "an elastic Indexed Job changes both together");
         assertEquals("All", j.get("spec").get("successPolicy").get("operator").asText());
-        assertEquals(List.of(rj.get(0).get("name")), list(j.get("spec").get("successPolicy").get("targetReplicatedJobs")));
+        assertEquals(List.of(new TextNode("workers")), list(j.get("spec").get("successPolicy").get("targetReplicatedJobs")),
+                "the workers' completion completes the JobSet; the adapter then ends on its own");
         assertEquals("OnFailure", spec.get("template").get("spec").get("restartPolicy").asText(),
                 "a failed launcher starts again in its pod; one that exits 0 is done");
+        JsonNode adapter = replicatedJob(j, "adapter").get("template").get("spec");
+        assertEquals(1, adapter.get("parallelism").asInt());
+        assertEquals(1, adapter.get("completions").asInt());
+        JsonNode container = adapter.get("template").get("spec").get("containers").get(0);
+        assertEquals(j.get("metadata").get("name").asText(), arg(container, "--jobset"), "it follows this JobSet");
+        assertTrue(container.get("args").toString().indexOf("--replicated-job") < 0,
+                "its default replicated job, workers");
+    }
+
+    private static JsonNode replicatedJob(JsonNode jobSet, String name) {
+        for (JsonNode rj : jobSet.get("spec").get("replicatedJobs")) {
+            if (rj.get("name").asText().equals(name)) {
+                return rj;
+            }
+        }
+        throw new AssertionError("no replicated job " + name);
     }
 
     /**
@@ -112,22 +139,45 @@ class JobSetManifestsTest {
         List<JsonNode> example = Manifests.renderTrees(kubectl, scratch, "example");
         List<String> kinds = new ArrayList<>();
         jobset.forEach(d -> kinds.add(d.get("kind").asText() + " " + d.get("metadata").get("name").asText()));
-        assertEquals(List.of("Namespace tenplex", "ServiceAccount tenplex-adapter", "Role tenplex-pod-reader",
-                "RoleBinding tenplex-adapter-reads-pods", "Secret tenplex-token", "Deployment tenplex-adapter-gpt",
-                "DaemonSet tenplexd", "JobSet gpt"), kinds);
+        assertEquals(List.of("Namespace tenplex", "ServiceAccount tenplex-adapter", "Role tenplex-jobset-reader",
+                "Role tenplex-pod-reader", "RoleBinding tenplex-adapter-reads-jobsets", "RoleBinding tenplex-adapter-reads-pods",
+                "Secret tenplex-token", "DaemonSet tenplexd", "JobSet gpt"), kinds);
         JsonNode js = one(jobset, "JobSet", "gpt");
         assertEquals("tenplex", js.get("metadata").get("namespace").asText());
         assertTrue(CrdSchema.load(JOBSET_CRD, "v1alpha2").errors(js).isEmpty());
-        ObjectNode pods = (ObjectNode) js.get("spec").get("replicatedJobs").get(0).get("template").get("spec")
-                .get("template").deepCopy();
-        ((ObjectNode) pods.get("spec")).remove("restartPolicy");
+        ObjectNode pods = podTemplate(js, "workers");
         assertEquals(one(example, "StatefulSet", "gpt").get("spec").get("template"), pods,
                 "the JobSet's pods are the StatefulSet's");
-        JsonNode adapter = one(jobset, "Deployment", "tenplex-adapter-gpt");
-        assertEquals(one(example, "Deployment", "tenplex-adapter-gpt"), adapter);
-        String selector = arg(adapter.get("spec").get("template").get("spec").get("containers").get(0), "--selector");
+        ObjectNode adapter = podTemplate(js, "adapter");
+        ArrayNodeArgs.remove(adapter.get("spec").get("containers").get(0), "--jobset=gpt");
+        assertEquals(one(example, "Deployment", "tenplex-adapter-gpt").get("spec").get("template"), adapter,
+                "the adapter's pod is the Deployment's, with --jobset");
+        String selector = arg(adapter.get("spec").get("containers").get(0), "--selector");
         KubernetesAdapter.Settings.parseSelector(selector).forEach((k, v) -> assertEquals(new TextNode(v),
                 pods.get("metadata").get("labels").get(k), "the adapter selects the JobSet's pods by " + k));
+    }
+
+    /** A replicated job's pod template, without the Job's restart policy. */
+    private static ObjectNode podTemplate(JsonNode jobSet, String replicatedJob) {
+        ObjectNode pods = (ObjectNode) replicatedJob(jobSet, replicatedJob).get("template").get("spec").get("template")
+                .deepCopy();
+        ((ObjectNode) pods.get("spec")).remove("restartPolicy");
+        return pods;
+    }
+
+    /** Removes one argument from a container's {@code args}. */
+    private static final class ArrayNodeArgs {
+        static void remove(JsonNode container, String arg) {
+            com.fasterxml.jackson.databind.node.ArrayNode args = (com.fasterxml.jackson.databind.node.ArrayNode)
+                    container.get("args");
+            for (int i = 0; i < args.size(); i++) {
+                if (args.get(i).asText().equals(arg)) {
+                    args.remove(i);
+                    return;
+                }
+            }
+            throw new AssertionError("no argument " + arg + " in " + args);
+        }
     }
 
     private static JsonNode one(List<JsonNode> docs, String kind, String name) {

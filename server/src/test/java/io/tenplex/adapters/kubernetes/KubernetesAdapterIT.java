@@ -251,6 +251,42 @@ class KubernetesAdapterIT {
                 + ": the last assignment published again for it")), s.events().toString());
     }
 
+    /**
+     * Following the job's JobSet (the example's, as JobSet v0.12 defines it): the size it asks for is
+     * reported, and once it has completed the adapter acts on no more changes (a pod turning ready late
+     * is not a resize) and runs what was to run at the end.
+     */
+    @Test
+    void followingAJobSet_reportsItsSize_andEndsWithIt() throws Exception {
+        JobSets.create(client, JobSets.example(NS));
+        create(pod("gpt-workers-0-0", "node-a", "127.0.0.1", 2, true));
+        int port = Integer.parseInt(addresses.get(0).split(":")[1]);
+        java.util.concurrent.CountDownLatch ended = new java.util.concurrent.CountDownLatch(1);
+        adapter = new KubernetesAdapter(client, new KubernetesAdapter.Settings(NS, Map.of("tenplex.io/job", "j"), "j",
+                PodMembership.DEFAULT_GPU_RESOURCE, port, addresses.get(0), null, Duration.ofMillis(200),
+                Duration.ofSeconds(60)), new io.tenplex.server.jobs.HttpDaemonClient(
+                        io.tenplex.server.peer.DaemonLink.plain(null), Duration.ofSeconds(30))).followJobSet("gpt", "workers");
+        adapter.onEnd(ended::countDown);
+        adapter.start();
+        KubernetesAdapter.Status s = adapter.await(x -> x.assignment() != null && x.events().stream().anyMatch(e ->
+                e.contains("jobset gpt asks for 2 pods of workers")), WAIT);
+        assertEquals(Map.of("node-a", 2), s.applied());
+        assertTrue(adapter.watching(), "the pods and the JobSet are watched");
+
+        JobSets.resize(client, NS, "gpt", 3);
+        adapter.await(x -> x.events().stream().anyMatch(e -> e.contains("jobset gpt asks for 3 pods of workers")), WAIT);
+
+        JobSets.end(client, NS, "gpt", "Completed");
+        assertTrue(ended.await(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS), "the end was run");
+        create(pod("gpt-workers-0-1", "node-b", "127.0.0.2", 2, true)); // late: would be a change while running
+        s = adapter.await(x -> x.settled() && x.evaluations() > 0 && x.observed() != null, WAIT);
+        assertEquals("Completed", s.ended());
+        assertTrue(s.events().stream().anyMatch(e -> e.contains("jobset gpt Completed: the job has ended")), s.events()
+                .toString());
+        assertTrue(s.changes().isEmpty() && s.running() == null, s.toString());
+        assertEquals(Map.of("node-a", 2), s.applied());
+    }
+
     @Test
     void readyPodsAndTheirGpus_becomeResourceChanges_thatMoveTheStateBetweenNodes() throws Exception {
         create(pod("gpt-a0", "node-a", "127.0.0.1", 2, true));
