@@ -108,7 +108,7 @@ class DeployManifestsTest {
     @Test
     void everyFile_parsesStrictly_andTheKustomizationsNameEveryManifest() throws Exception {
         List<Path> named = new ArrayList<>();
-        for (Path dir : List.of(Manifests.BASE, Manifests.EXAMPLE, Manifests.JOBSET)) {
+        for (Path dir : List.of(Manifests.BASE, Manifests.EXAMPLE, Manifests.JOBSET, Manifests.TRAINER)) {
             JsonNode k = Manifests.kustomization(dir);
             assertEquals("tenplex", k.path("namespace").asText(), dir.toString());
             k.path("resources").forEach(r -> named.add(dir.resolve(r.asText()).normalize()));
@@ -124,7 +124,7 @@ class DeployManifestsTest {
                     continue;
                 }
                 assertTrue(named.contains(f.normalize()), f + " is in no kustomization.yaml");
-                if (JobSetManifestsTest.holdsJobSets(f)) { // custom resources: checked against their CRD
+                if (JobSetManifestsTest.holdsCustomResources(f)) { // checked against their published CRDs
                     assertTrue(JobSetManifestsTest.checkedAgainstCrds(f), f + " holds no resources");
                     continue;
                 }

@@ -29,24 +29,37 @@ class JobSetManifestsTest {
     @TempDir
     Path scratch;
 
-    /** Whether {@code file} holds JobSets (then all its documents are checked against their CRD). */
-    static boolean holdsJobSets(Path file) throws IOException {
+    /** The published CRDs the manifests' custom resources are checked against (test resources). */
+    static List<CrdSchema> crds() throws IOException {
+        return List.of(CrdSchema.load(JOBSET_CRD, "v1alpha2"),
+                CrdSchema.load("/crds/trainer.kubeflow.org_trainingruntimes-v2.3.0.yaml.gz", "v1alpha1"),
+                CrdSchema.load("/crds/trainer.kubeflow.org_trainjobs-v2.3.0.yaml.gz", "v1alpha1"));
+    }
+
+    /** Whether {@code file} holds custom resources (then all its documents are checked against their CRDs). */
+    static boolean holdsCustomResources(Path file) throws IOException {
+        List<CrdSchema> crds = crds();
         try (InputStream in = Files.newInputStream(file)) {
-            return Manifests.trees(in).stream().anyMatch(d -> d.path("apiVersion").asText().startsWith("jobset.x-k8s.io/"));
+            return Manifests.trees(in).stream().anyMatch(d -> crds.stream().anyMatch(c -> c.apiVersion().equals(
+                    d.path("apiVersion").asText())));
         }
     }
 
     /** Checks every document of {@code file} against its CRD's schema; whether the file held any. */
     static boolean checkedAgainstCrds(Path file) throws IOException {
-        CrdSchema jobSets = CrdSchema.load(JOBSET_CRD, "v1alpha2");
+        List<CrdSchema> crds = crds();
         List<JsonNode> docs;
         try (InputStream in = Files.newInputStream(file)) {
             docs = Manifests.trees(in);
         }
         for (JsonNode d : docs) {
-            List<String> errors = jobSets.errors(d);
+            CrdSchema crd = crds.stream().filter(c -> c.kind().equals(d.path("kind").asText())
+                    && c.apiVersion().equals(d.path("apiVersion").asText())).findFirst().orElseThrow(() ->
+                    new AssertionError(file + ": no published CRD kept for " + d.path("apiVersion").asText() + " "
+                            + d.path("kind").asText()));
+            List<String> errors = crd.errors(d);
             assertTrue(errors.isEmpty(), file + ": " + d.path("kind").asText() + " " + d.path("metadata").path("name")
-                    .asText() + " does not validate against JobSet v0.12.0's CRD: " + errors);
+                    .asText() + " does not validate against its published CRD: " + errors);
         }
         return !docs.isEmpty();
     }

@@ -33,6 +33,7 @@ final class Manifests {
     static final Path BASE = DIR.resolve("base");
     static final Path EXAMPLE = DIR.resolve("overlays").resolve("example");
     static final Path JOBSET = DIR.resolve("overlays").resolve("jobset");
+    static final Path TRAINER = DIR.resolve("overlays").resolve("kubeflow-trainer");
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
     private static final Set<String> KUSTOMIZATION_KEYS = Set.of("apiVersion", "kind", "namespace", "resources",
             "secretGenerator", "patches");
