@@ -33,7 +33,10 @@ class JobSetManifestsTest {
     static List<CrdSchema> crds() throws IOException {
         return List.of(CrdSchema.load(JOBSET_CRD, "v1alpha2"),
                 CrdSchema.load("/crds/trainer.kubeflow.org_trainingruntimes-v2.3.0.yaml.gz", "v1alpha1"),
-                CrdSchema.load("/crds/trainer.kubeflow.org_trainjobs-v2.3.0.yaml.gz", "v1alpha1"));
+                CrdSchema.load("/crds/trainer.kubeflow.org_trainjobs-v2.3.0.yaml.gz", "v1alpha1"),
+                CrdSchema.load("/crds/kueue.x-k8s.io_resourceflavors-v0.19.2.yaml.gz", "v1beta2"),
+                CrdSchema.load("/crds/kueue.x-k8s.io_clusterqueues-v0.19.2.yaml.gz", "v1beta2"),
+                CrdSchema.load("/crds/kueue.x-k8s.io_localqueues-v0.19.2.yaml.gz", "v1beta2"));
     }
 
     /** Whether {@code file} holds custom resources (then all its documents are checked against their CRDs). */

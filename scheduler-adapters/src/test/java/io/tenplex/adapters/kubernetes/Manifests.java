@@ -34,6 +34,7 @@ final class Manifests {
     static final Path EXAMPLE = DIR.resolve("overlays").resolve("example");
     static final Path JOBSET = DIR.resolve("overlays").resolve("jobset");
     static final Path TRAINER = DIR.resolve("overlays").resolve("kubeflow-trainer");
+    static final Path KUEUE = DIR.resolve("overlays").resolve("kueue");
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
     private static final Set<String> KUSTOMIZATION_KEYS = Set.of("apiVersion", "kind", "namespace", "resources",
             "secretGenerator", "patches");
@@ -136,6 +137,13 @@ final class Manifests {
     /** What {@code kubectl kustomize overlays/<overlay>} renders, as trees (custom resources included). */
     static List<JsonNode> renderTrees(Path kubectl, Path scratch, String overlay) throws Exception {
         return trees(new ByteArrayInputStream(kustomize(kubectl, scratch, overlay)));
+    }
+
+    /** The texts of a JSON array. */
+    static List<String> strings(JsonNode array) {
+        List<String> out = new ArrayList<>();
+        array.forEach(e -> out.add(e.asText()));
+        return out;
     }
 
     /** Every document of a YAML stream as a tree. */
