@@ -108,10 +108,12 @@ class DeployManifestsTest {
     @Test
     void everyFile_parsesStrictly_andTheKustomizationsNameEveryManifest() throws Exception {
         List<Path> named = new ArrayList<>();
-        for (Path dir : List.of(Manifests.BASE, Manifests.EXAMPLE, Manifests.JOBSET, Manifests.TRAINER, Manifests.KUEUE)) {
+        for (Path dir : List.of(Manifests.BASE, Manifests.EXAMPLE, Manifests.JOBSET, Manifests.TRAINER, Manifests.KUEUE,
+                Manifests.LEAST_PRIVILEGE, Manifests.REST_ONLY, Manifests.POD_NETWORK)) {
             JsonNode k = Manifests.kustomization(dir);
-            // the Kueue overlay adds cluster-scoped queues: it sets no namespace (what it adds to is namespaced)
-            assertEquals(dir.equals(Manifests.KUEUE) ? "" : "tenplex", k.path("namespace").asText(), dir.toString());
+            // the Kueue overlay adds cluster-scoped queues, a component takes its overlay's: no namespace
+            boolean none = dir.equals(Manifests.KUEUE) || dir.startsWith(Manifests.DIR.resolve("components"));
+            assertEquals(none ? "" : "tenplex", k.path("namespace").asText(), dir.toString());
             k.path("resources").forEach(r -> named.add(dir.resolve(r.asText()).normalize()));
             k.path("patches").forEach(p -> {
                 if (p.has("path")) {

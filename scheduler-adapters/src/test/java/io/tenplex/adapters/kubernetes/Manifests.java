@@ -35,9 +35,12 @@ final class Manifests {
     static final Path JOBSET = DIR.resolve("overlays").resolve("jobset");
     static final Path TRAINER = DIR.resolve("overlays").resolve("kubeflow-trainer");
     static final Path KUEUE = DIR.resolve("overlays").resolve("kueue");
+    static final Path LEAST_PRIVILEGE = DIR.resolve("overlays").resolve("jobset-least-privilege");
+    static final Path REST_ONLY = DIR.resolve("components").resolve("rest-only");
+    static final Path POD_NETWORK = DIR.resolve("components").resolve("pod-network");
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
     private static final Set<String> KUSTOMIZATION_KEYS = Set.of("apiVersion", "kind", "namespace", "resources",
-            "secretGenerator", "patches");
+            "secretGenerator", "patches", "components");
 
     private Manifests() {
     }
