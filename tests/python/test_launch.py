@@ -7,9 +7,11 @@ the launcher, which started two interpreters ahead when the flag rose, waits for
 generation 5 and relaunches one rank under (1,1,1) in one of them (the other exits); that run ends the
 job. Prints OK at the end; any failure raises."""
 
+import atexit
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -81,12 +83,25 @@ def free_port():
 PORT = free_port()
 
 
-def launcher(out, *extra):
+STARTED = []
+
+
+@atexit.register
+def _end_launchers():
+    """A failed check leaves no launcher behind (it would hold this script's stderr open)."""
+    for p in STARTED:
+        if p.poll() is None:
+            p.kill()
+
+
+def launcher(out, *extra, script="child.py"):
     env = dict(os.environ, PYTHONPATH=PKG, TENPLEX_JOB=JOB)
-    child = os.path.join(out, "child.py")
-    return subprocess.Popen([sys.executable, "-m", "tenplex.launch", "--pod", "p0", "--poll", "0.02",
-                             "--master-port", str(PORT), *extra, "--", sys.executable, child, out], env=env,
-                            stderr=subprocess.PIPE, text=True)
+    child = os.path.join(out, script)
+    p = subprocess.Popen([sys.executable, "-m", "tenplex.launch", "--pod", "p0", "--poll", "0.02",
+                          "--master-port", str(PORT), *extra, "--", sys.executable, child, out], env=env,
+                         stderr=subprocess.PIPE, text=True)
+    STARTED.append(p)
+    return p
 
 
 def read(out, rank, launch):
@@ -134,10 +149,40 @@ with tempfile.TemporaryDirectory() as out:
     assert "1 pre-started interpreter(s) not needed, told to exit" in err, err
     assert "Traceback" not in err, err
 
+    # a pod being deleted (a JobSet's removed index, a StatefulSet scaled down): SIGTERM is not passed on,
+    # the ranks save for the change the adapter raised the flag for, and the launcher exits 0 without
+    # relaunching them (a Job's pod that exits 0 is not restarted)
+    with open(os.path.join(out, "term.py"), "w") as f:
+        f.write("import os, sys, time\nsys.path.insert(0, %r)\nimport tenplex\n"
+                "open(os.path.join(sys.argv[1], 'term-%%d' %% os.getpid()), 'w').close()\n"
+                "deadline = time.time() + 60\n"
+                "while not tenplex.should_stop():\n    assert time.time() < deadline\n    time.sleep(0.02)\n"
+                "tenplex.save(None, step=9)\n" % os.path.abspath(PKG))
+    publish(assignment(5, 1, [0]))
+    p = launcher(out, script="term.py")
+    started = lambda: [n for n in os.listdir(out) if n.startswith("term-")]  # noqa: E731
+    wait_until("the rank", lambda: len(started()) == 1)
+    p.send_signal(signal.SIGTERM)
+    c.request("POST", "/api/v1/jobs/%s/stop" % JOB, json={"reason": "test: the pod's index is removed"})
+    wait_until("generation 9", lambda: gens().get("current") == 9)
+    c.request("DELETE", "/api/v1/jobs/%s/stop" % JOB)
+    publish(assignment(9, 1, [0]))  # an assignment that names this pod again: not taken, the pod is going
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 0 and "pod terminating; ranks exited" in err, (p.returncode, err)
+    assert len(started()) == 1, "the rank was not relaunched: %s" % started()
+    # SIGTERM while waiting for an assignment that names the pod: exit 0 before any launch
+    publish(dict(assignment(9, 1, [0]), pods=[]))
+    p = launcher(out)
+    first = p.stderr.readline()  # logged once its SIGTERM handler is in place
+    assert "waiting: pod p0 is not in the assignment" in first, first
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 0 and "terminating before a launch" in err, (p.returncode, first + err)
+
     # a rank that fails ends the launcher with its status; bad use is a clear error
     with open(os.path.join(out, "child.py"), "w") as f:
         f.write("import sys; sys.exit(3)\n")
-    publish(assignment(5, 1, [0]))
+    publish(assignment(9, 1, [0]))
     p = launcher(out)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 3 and "a rank exited with 3" in err, (p.returncode, err)
