@@ -16,10 +16,15 @@ fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 chroot_dir="$("$here/torch2-env.sh" path)"
 "$here/torch2-env.sh" check >&2 || { echo "kubectl-env: build the trixie chroot first (bin/lib/torch2-env.sh build)" >&2; exit 1; }
+work=""
+tmp=""
+trap 'rm -rf -- ${work:+"$work"} ${tmp:+"$tmp"}' EXIT
 work="$(mktemp -d "$chroot_dir/tmp/kubectl.XXXXXX")"
-tmp="$(mktemp -d "$(dirname "$DIR")/.tenplex-kubectl.XXXXXX")"
-trap 'rm -rf -- "$work" "$tmp"' EXIT
 chmod 755 "$work" # apt downloads as _apt
+mkdir -p "$(dirname "$DIR")"
+tmp="$(mktemp -d "$(dirname "$DIR")/.tenplex-kubectl.XXXXXX")"
+# the chroot's package lists are as old as the chroot: a newer kubectl may have replaced the one they name
+chroot "$chroot_dir" apt-get -qq update >&2
 chroot "$chroot_dir" sh -c "cd /tmp/$(basename "$work") && apt-get -qq download kubectl" >&2
 deb="$(ls "$work"/kubectl_*.deb)"
 dpkg-deb -x "$deb" "$tmp"

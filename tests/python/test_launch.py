@@ -88,10 +88,12 @@ STARTED = []
 
 @atexit.register
 def _end_launchers():
-    """A failed check leaves no launcher behind (it would hold this script's stderr open)."""
+    """A failed check leaves no launcher or rank behind (they would hold this script's stderr open)."""
     for p in STARTED:
-        if p.poll() is None:
-            p.kill()
+        try:
+            os.killpg(p.pid, signal.SIGKILL)  # its own session: the launcher, its ranks, interpreters ahead
+        except ProcessLookupError:
+            pass
 
 
 def launcher(out, *extra, script="child.py"):
@@ -99,7 +101,7 @@ def launcher(out, *extra, script="child.py"):
     child = os.path.join(out, script)
     p = subprocess.Popen([sys.executable, "-m", "tenplex.launch", "--pod", "p0", "--poll", "0.02",
                           "--master-port", str(PORT), *extra, "--", sys.executable, child, out], env=env,
-                         stderr=subprocess.PIPE, text=True)
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
     STARTED.append(p)
     return p
 
@@ -149,9 +151,10 @@ with tempfile.TemporaryDirectory() as out:
     assert "1 pre-started interpreter(s) not needed, told to exit" in err, err
     assert "Traceback" not in err, err
 
-    # a pod being deleted (a JobSet's removed index, a StatefulSet scaled down): SIGTERM is not passed on,
-    # the ranks save for the change the adapter raised the flag for, and the launcher exits 0 without
-    # relaunching them (a Job's pod that exits 0 is not restarted)
+    # a pod being deleted (a JobSet's removed index, a drain, Kueue's suspension): SIGTERM is not passed
+    # on, the ranks save for the change the adapter raised the flag for, and the launcher exits 143
+    # without relaunching them; never 0, which a Job would count as a completed index (the JobSet's
+    # podFailurePolicy ignores 143: no completion, no failure)
     with open(os.path.join(out, "term.py"), "w") as f:
         f.write("import os, sys, time\nsys.path.insert(0, %r)\nimport tenplex\n"
                 "open(os.path.join(sys.argv[1], 'term-%%d' %% os.getpid()), 'w').close()\n"
@@ -168,16 +171,16 @@ with tempfile.TemporaryDirectory() as out:
     c.request("DELETE", "/api/v1/jobs/%s/stop" % JOB)
     publish(assignment(9, 1, [0]))  # an assignment that names this pod again: not taken, the pod is going
     _, err = p.communicate(timeout=60)
-    assert p.returncode == 0 and "pod terminating; ranks exited" in err, (p.returncode, err)
+    assert p.returncode == 143 and "pod terminating; ranks exited (status 143)" in err, (p.returncode, err)
     assert len(started()) == 1, "the rank was not relaunched: %s" % started()
-    # SIGTERM while waiting for an assignment that names the pod: exit 0 before any launch
+    # SIGTERM while waiting for an assignment that names the pod: exit 143 before any launch
     publish(dict(assignment(9, 1, [0]), pods=[]))
     p = launcher(out)
     first = p.stderr.readline()  # logged once its SIGTERM handler is in place
     assert "waiting: pod p0 is not in the assignment" in first, first
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=60)
-    assert p.returncode == 0 and "terminating before a launch" in err, (p.returncode, first + err)
+    assert p.returncode == 143 and "terminating before a launch" in err, (p.returncode, first + err)
 
     # a rank that fails ends the launcher with its status; bad use is a clear error
     with open(os.path.join(out, "child.py"), "w") as f:

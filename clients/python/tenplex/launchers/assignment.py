@@ -14,6 +14,14 @@ from ..errors import TenplexError, UnknownJob
 from ..wire import routes
 
 
+TERMINATED = 143
+"""A launcher's exit status once its pod is being deleted (SIGTERM) and its ranks have saved: 128 + SIGTERM,
+as a process that signal ended, never 0. A Job counts a pod that exits 0 as a completed index, which it
+does not run again: a pod deleted by a drain, a preemption or Kueue's suspension would then end its
+share of training for good. The JobSet examples' podFailurePolicy ignores this status, so the index is
+neither complete nor a failure, and the Job replaces the pod while the index is still wanted."""
+
+
 def log(msg):
     """A line of the pod launcher's log (stderr)."""
     print("tenplex.launch: " + msg, file=sys.stderr, flush=True)

@@ -20,7 +20,8 @@ interpreters ahead, so that their ``import torch`` overlaps the save and the mov
 (:mod:`tenplex.launchers.pod_prestart`; ``--no-prestart`` turns it off).
 
 SIGTERM (the pod is being deleted) is not passed on: the adapter has raised the stop flag, the
-ranks save and exit, and then the launcher exits instead of relaunching.
+ranks save and exit, and then the launcher exits with status 143 (:data:`assignment.TERMINATED`, never
+0: a Job would count the pod's index as completed) instead of relaunching.
 
 With ``--live`` (or ``TENPLEX_LIVE=1``) the ranks keep their processes across changes
 (:mod:`tenplex.launchers.pod_live`, docs/LIVE.md).
@@ -39,6 +40,7 @@ from ..live import live_mode
 from ..wire.http_client import Client
 from . import pod_roles
 from .assignment import current_assignment, environment, log, wait_for_assignment  # noqa: F401 (the former names)
+from .assignment import TERMINATED
 from .pod_prestart import HostedStore, Prestarted
 
 
@@ -100,9 +102,9 @@ def _run_ranks(c, args, command, a, mine, terminating, ahead, store):
         ahead.close()
         return failed
     if terminating:
-        log("pod terminating; ranks exited")
+        log("pod terminating; ranks exited (status %d)" % TERMINATED)
         ahead.close()
-        return 0
+        return TERMINATED
     flag = stop_state(args.job, client=c)
     if not flag["raised"] and flag["raises"] == raises:
         log("the job ended")
@@ -136,9 +138,9 @@ def main(argv=None):
             ahead.close()
             return 2
         if got is None:
-            log("terminating before a launch")
+            log("terminating before a launch (status %d)" % TERMINATED)
             ahead.close()
-            return 0
+            return TERMINATED
         a, mine = got
         launches += 1
         cfg = a["config"]

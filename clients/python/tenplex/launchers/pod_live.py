@@ -32,7 +32,7 @@ from . import pod_signed as signed
 from .. import live_auth
 from ..c10d import tcp_store
 from ..checkpoint import stop_state
-from .assignment import current_assignment, live_secret, log
+from .assignment import TERMINATED, current_assignment, live_secret, log
 from .rank_processes import RankProcesses
 
 EXIT_SECONDS = 60.0
@@ -108,8 +108,8 @@ class LiveLauncher:
         while True:
             self._reap()
             if self.terminating and not self.ranks.alive():
-                log("terminating; no rank runs here")
-                return 0
+                log("terminating; no rank runs here (status %d)" % TERMINATED)
+                return TERMINATED
             got, why = self._state(prev_tag)
             if got is not None and got[1] is not None:
                 return got
@@ -186,8 +186,8 @@ class LiveLauncher:
                     self._note_failure(r, code)
                     noted.append(r)
             if self.terminating and not self.ranks.alive():
-                log("terminating; no rank runs here")
-                return 0
+                log("terminating; no rank runs here (status %d)" % TERMINATED)
+                return TERMINATED
             got, why = self._state(prev_tag)
             if got is not None and got[1] is not None:
                 return got

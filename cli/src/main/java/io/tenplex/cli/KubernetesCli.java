@@ -97,8 +97,8 @@ final class KubernetesCli implements Callable<Integer> {
                                 + "; the job has ended");
                     }
                 } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
-                    throw new IllegalArgumentException("cannot watch pods in namespace " + ns + " at "
-                            + client.getMasterUrl() + ": " + reason(e));
+                    throw new IllegalArgumentException("cannot watch pods" + (jobSet == null ? "" : " or jobset "
+                            + jobSet) + " in namespace " + ns + " at " + client.getMasterUrl() + ": " + reason(e));
                 }
             }
         }

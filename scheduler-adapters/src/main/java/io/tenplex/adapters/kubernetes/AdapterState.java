@@ -38,6 +38,8 @@ final class AdapterState {
     JsonNode assignment;
     /** How the followed JobSet ended ({@code Completed}, {@code Failed}), else null. */
     String ended;
+    /** The first pod seen succeeded (its launcher saw the job end), else null. */
+    String finished;
 
     synchronized void event(String what) {
         String line = String.format(java.util.Locale.ROOT, "%.3fs %s", (System.nanoTime() - started) / 1e9, what);

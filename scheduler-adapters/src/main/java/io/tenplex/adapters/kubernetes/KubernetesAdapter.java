@@ -130,8 +130,8 @@ public final class KubernetesAdapter implements AutoCloseable {
 
     /**
      * Also follows JobSet {@code name} (before {@link #start}): the worker pods its replicated job
-     * {@code replicatedJob} asks for are reported as events, and once it has ended (completed or
-     * failed) the adapter acts on no more changes (its pods exiting at the end are not a resize) and
+     * {@code replicatedJob} asks for are reported as events, and once it has ended (completed, failed
+     * or deleted) the adapter acts on no more changes (its pods exiting at the end are not a resize) and
      * runs what {@link #onEnd} was given.
      */
     public KubernetesAdapter followJobSet(String name, String replicatedJob) {
@@ -171,13 +171,14 @@ public final class KubernetesAdapter implements AutoCloseable {
             if (seen.equals(jobSetSeen)) {
                 return;
             }
+            boolean deleted = seen.gone() && jobSetSeen != null && !jobSetSeen.gone();
             jobSetSeen = seen;
-            ended = seen.ended() != null && state.ended == null;
-            if (seen.gone()) {
-                state.event("jobset " + jobSetName + " not found (not made yet, or deleted)");
-            } else if (ended) {
-                state.ended = seen.ended();
-                state.event("jobset " + jobSetName + " " + seen.ended() + ": the job has ended; no more changes");
+            ended = (seen.ended() != null || deleted) && state.ended == null;
+            if (ended) {
+                state.ended = deleted ? "Deleted" : seen.ended();
+                state.event("jobset " + jobSetName + " " + state.ended + ": the job has ended; no more changes");
+            } else if (seen.gone()) {
+                state.event("jobset " + jobSetName + " not found");
             } else if (state.ended == null) {
                 state.event("jobset " + jobSetName + " asks for " + (seen.wanted() < 0 ? "no pods (it has no "
                         + "replicated job " + replicatedJob + ")" : seen.wanted() + " pods of " + replicatedJob));
@@ -221,16 +222,17 @@ public final class KubernetesAdapter implements AutoCloseable {
         Membership m = PodMembership.of(informer.getStore().list(), settings.gpuResource());
         Map<String, Integer> before;
         synchronized (state) {
-            if (state.ended != null) { // the pods exit because the job is over: nothing to resize
-                state.queued--;
-                state.notifyAll();
-                return;
-            }
             state.evaluations++;
             if (state.observed == null || !state.observed.equals(m)) {
                 state.event("observed " + m + (m.skipped().isEmpty() ? "" : "; not counted: " + m.skipped()));
             }
             state.observed = m;
+            noteFinished(m);
+            if (state.ended != null || state.finished != null) { // the pods exit because the job is over
+                state.queued--;
+                state.notifyAll();
+                return;
+            }
             before = state.applied;
             state.notifyAll();
         }
@@ -257,6 +259,23 @@ public final class KubernetesAdapter implements AutoCloseable {
                 state.notifyAll();
             }
         }
+    }
+
+    /**
+     * A pod that succeeded is a launcher that saw the job end (a pod being deleted exits 143, and a
+     * StatefulSet's pods never succeed): the others are ending too, so their going is no resize. Under
+     * the state's lock.
+     */
+    private void noteFinished(Membership m) {
+        if (state.finished != null || state.ended != null) {
+            return;
+        }
+        m.skipped().forEach((pod, why) -> {
+            if (state.finished == null && PodMembership.SUCCEEDED.equals(why)) {
+                state.finished = pod;
+                state.event("pod " + pod + " succeeded: the job is ending; no more changes");
+            }
+        });
     }
 
     private void retryLater() {

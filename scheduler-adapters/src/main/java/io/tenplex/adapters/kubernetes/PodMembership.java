@@ -96,6 +96,9 @@ public final class PodMembership {
         return new Membership(nodes, skipped);
     }
 
+    /** Why a pod that succeeded is not a member ({@link #notCounted}). */
+    static final String SUCCEEDED = "phase Succeeded";
+
     /** Why the pod is not a member, or null when it is. */
     static String notCounted(Pod p) {
         if (p.getMetadata().getDeletionTimestamp() != null) {

@@ -123,8 +123,12 @@ class JobSetManifestsTest {
         assertEquals("All", j.get("spec").get("successPolicy").get("operator").asText());
         assertEquals(List.of(new TextNode("workers")), list(j.get("spec").get("successPolicy").get("targetReplicatedJobs")),
                 "the workers' completion completes the JobSet; the adapter then ends on its own");
-        assertEquals("OnFailure", spec.get("template").get("spec").get("restartPolicy").asText(),
-                "a failed launcher starts again in its pod; one that exits 0 is done");
+        assertEquals("Never", spec.get("template").get("spec").get("restartPolicy").asText(), "podFailurePolicy needs it");
+        JsonNode ignored = spec.get("podFailurePolicy").get("rules").get(0);
+        assertEquals("Ignore", ignored.get("action").asText());
+        assertEquals("In", ignored.get("onExitCodes").get("operator").asText());
+        assertEquals(List.of(String.valueOf(launcherTerminated())), Manifests.strings(ignored.get("onExitCodes")
+                .get("values")), "a deleted pod's launcher status is neither a failure nor a completion");
         JsonNode adapter = replicatedJob(j, "adapter").get("template").get("spec");
         assertEquals(1, adapter.get("parallelism").asInt());
         assertEquals(1, adapter.get("completions").asInt());
@@ -132,6 +136,19 @@ class JobSetManifestsTest {
         assertEquals(j.get("metadata").get("name").asText(), arg(container, "--jobset"), "it follows this JobSet");
         assertTrue(container.get("args").toString().indexOf("--replicated-job") < 0,
                 "its default replicated job, workers");
+    }
+
+    /** The status a launcher whose pod is deleted exits with (tenplex.launchers.assignment.TERMINATED). */
+    static int launcherTerminated() throws IOException {
+        for (String line : Files.readAllLines(Path.of("..", "clients", "python", "tenplex", "launchers",
+                "assignment.py"))) {
+            if (line.startsWith("TERMINATED = ")) {
+                int status = Integer.parseInt(line.substring("TERMINATED = ".length()).strip());
+                assertTrue(status != 0, "never 0: a Job would count the index as completed");
+                return status;
+            }
+        }
+        throw new AssertionError("no TERMINATED in the launcher");
     }
 
     private static JsonNode replicatedJob(JsonNode jobSet, String name) {

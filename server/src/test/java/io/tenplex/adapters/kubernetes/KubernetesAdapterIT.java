@@ -279,12 +279,34 @@ class KubernetesAdapterIT {
         JobSets.end(client, NS, "gpt", "Completed");
         assertTrue(ended.await(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS), "the end was run");
         create(pod("gpt-workers-0-1", "node-b", "127.0.0.2", 2, true)); // late: would be a change while running
-        s = adapter.await(x -> x.settled() && x.evaluations() > 0 && x.observed() != null, WAIT);
+        s = adapter.await(x -> x.settled() && x.observed() != null && x.observed().contains("node-b"), WAIT);
         assertEquals("Completed", s.ended());
         assertTrue(s.events().stream().anyMatch(e -> e.contains("jobset gpt Completed: the job has ended")), s.events()
                 .toString());
         assertTrue(s.changes().isEmpty() && s.running() == null, s.toString());
         assertEquals(Map.of("node-a", 2), s.applied());
+        client.genericKubernetesResources(JobSetWatch.JOBSETS).inNamespace(NS).withName("gpt").delete();
+        s = adapter.await(x -> x.events().stream().anyMatch(e -> e.contains("jobset gpt not found")), WAIT);
+        assertEquals("Completed", s.ended(), "the end stays what it was");
+    }
+
+    /** A pod that succeeded saw the job end (a Job's pod being deleted exits 143): the others' going is no resize. */
+    @Test
+    void aPodThatSucceeded_endsTheChanges() throws Exception {
+        create(pod("gpt-a0", "node-a", "127.0.0.1", 2, true));
+        create(pod("gpt-a1", "node-a", "127.0.0.1", 2, true));
+        adapter = adapter(Duration.ofMillis(200));
+        adapter.await(x -> x.assignment() != null, WAIT);
+        Pod done = client.pods().inNamespace(NS).withName("gpt-a0").get();
+        done.getStatus().setPhase("Succeeded");
+        client.pods().inNamespace(NS).resource(done).updateStatus();
+        KubernetesAdapter.Status s = adapter.await(x -> x.events().stream().anyMatch(e -> e.contains(
+                "pod gpt-a0 succeeded: the job is ending; no more changes")), WAIT);
+        create(pod("gpt-b0", "node-b", "127.0.0.2", 2, true)); // would be a change while the job runs
+        s = adapter.await(x -> x.settled() && x.observed() != null && x.observed().contains("node-b"), WAIT);
+        assertTrue(s.changes().isEmpty() && s.running() == null, s.toString());
+        assertEquals(Map.of("node-a", 4), s.applied());
+        assertNull(s.ended(), "no JobSet followed");
     }
 
     @Test
