@@ -19,7 +19,8 @@ import picocli.CommandLine.Option;
  * posts resource changes to the coordinating daemon ({@code --addr}).
  */
 @Command(name = "kubernetes", description = "Watch a job's pods in Kubernetes and turn changes of ready pods and "
-        + "GPUs into resource changes (runs until stopped, or with --jobset until that JobSet has ended).")
+        + "GPUs into resource changes (runs until stopped, or with --jobset or --batch-job until that JobSet or Job has "
+        + "ended).")
 final class KubernetesCli implements Callable<Integer> {
     @CommandLine.Mixin
     TenplexCli.Target t;
@@ -31,12 +32,17 @@ final class KubernetesCli implements Callable<Integer> {
     String namespace;
 
     @Option(names = "--selector", description = "Equality label selector of the job's pods (default: tenplex.io/job=<job>, "
-            + "or with --jobset the pods of its replicated job).")
+            + "or with --jobset the pods of its replicated job, with --batch-job the pods of that Job).")
     String selector;
 
     @Option(names = "--jobset", paramLabel = "NAME", description = "Also follow the JobSet that runs the job's pods: "
-            + "report the size it asks for, and end (exit 0) once it has completed or failed (default: off).")
+            + "report the size it asks for, and end (exit 0) once it has completed, failed or been deleted (default: off).")
     String jobSet;
+
+    @Option(names = "--batch-job", paramLabel = "NAME", description = "Instead, follow the batch/v1 Job that runs the "
+            + "job's pods (an elastic Job that Kueue resizes): report the pods it runs at once, and end (exit 0) once it "
+            + "is complete, has failed or been deleted (default: off).")
+    String batchJob;
 
     @Option(names = "--replicated-job", defaultValue = "workers", paramLabel = "NAME",
             description = "With --jobset, its replicated job whose pods are the job's (default: ${DEFAULT-VALUE}).")
@@ -65,13 +71,7 @@ final class KubernetesCli implements Callable<Integer> {
             throw new IllegalArgumentException("--job (or TENPLEX_JOB) is required");
         }
         io.tenplex.store.JobNamespace.requireValidName(job);
-        if (jobSet != null) {
-            dnsLabel("--jobset", jobSet);
-            dnsLabel("--replicated-job", replicatedJob);
-        }
-        Map<String, String> labels = selector != null ? KubernetesAdapter.Settings.parseSelector(selector)
-                : jobSet != null ? KubernetesAdapter.Settings.jobSetPods(jobSet, replicatedJob)
-                : KubernetesAdapter.Settings.parseSelector("tenplex.io/job=" + job);
+        Map<String, String> labels = podLabels();
         if (settleSeconds < 0 || saveTimeout < 1) {
             throw new IllegalArgumentException("--settle must be >= 0 and --save-timeout >= 1");
         }
@@ -86,6 +86,8 @@ final class KubernetesCli implements Callable<Integer> {
                 Runtime.getRuntime().addShutdownHook(new Thread(stopped::countDown, "tenplex-kubernetes-stop"));
                 if (jobSet != null) {
                     adapter.followJobSet(jobSet, replicatedJob).onEnd(stopped::countDown);
+                } else if (batchJob != null) {
+                    adapter.followJob(batchJob).onEnd(stopped::countDown);
                 }
                 System.out.println("tenplex kubernetes: watching " + labels + " in namespace " + ns + " at "
                         + client.getMasterUrl() + "; resource changes go to " + t.addr);
@@ -93,22 +95,45 @@ final class KubernetesCli implements Callable<Integer> {
                     adapter.start();
                     stopped.await();
                     if (adapter.status().ended() != null) {
-                        System.out.println("tenplex kubernetes: jobset " + jobSet + " " + adapter.status().ended()
+                        System.out.println("tenplex kubernetes: " + owner() + " " + adapter.status().ended()
                                 + "; the job has ended");
                     }
                 } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
-                    throw new IllegalArgumentException("cannot watch pods" + (jobSet == null ? "" : " or jobset "
-                            + jobSet) + " in namespace " + ns + " at " + client.getMasterUrl() + ": " + reason(e));
+                    throw new IllegalArgumentException("cannot watch pods" + (owner() == null ? "" : " or " + owner())
+                            + " in namespace " + ns + " at " + client.getMasterUrl() + ": " + reason(e));
                 }
             }
         }
         return 0;
     }
 
-    /** A JobSet's and a replicated job's names are DNS labels (they name its Jobs, pods and hosts). */
+    /** The labels of the job's pods: --selector, else those of the followed owner's pods, else tenplex.io/job. */
+    private Map<String, String> podLabels() {
+        if (jobSet != null && batchJob != null) {
+            throw new IllegalArgumentException("--jobset and --batch-job exclude each other: the job's pods have one owner");
+        }
+        if (jobSet != null) {
+            dnsLabel("--jobset", jobSet);
+            dnsLabel("--replicated-job", replicatedJob);
+        }
+        if (batchJob != null) {
+            dnsLabel("--batch-job", batchJob);
+        }
+        return selector != null ? KubernetesAdapter.Settings.parseSelector(selector)
+                : jobSet != null ? KubernetesAdapter.Settings.jobSetPods(jobSet, replicatedJob)
+                : batchJob != null ? KubernetesAdapter.Settings.jobPods(batchJob)
+                : KubernetesAdapter.Settings.parseSelector("tenplex.io/job=" + job);
+    }
+
+    /** The followed JobSet or Job, in words, or null. */
+    private String owner() {
+        return jobSet != null ? "jobset " + jobSet : batchJob != null ? "job " + batchJob : null;
+    }
+
+    /** A JobSet's, a replicated job's and a Job's names are DNS labels (they name its Jobs, pods and hosts). */
     private static void dnsLabel(String option, String name) {
         if (name.length() > 63 || !name.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?")) {
-            throw new IllegalArgumentException(option + " '" + name + "' is not a JobSet name (a DNS label: at most 63 "
+            throw new IllegalArgumentException(option + " '" + name + "' is not a valid name (a DNS label: at most 63 "
                     + "lower-case letters, digits and '-', starting and ending with a letter or digit)");
         }
     }

@@ -209,9 +209,13 @@ class CliIT {
                 .contains("expected label=value pairs separated by commas (equality selectors only)"));
         assertTrue(runErr(2, "kubernetes", "--job", "j", "--settle", "-1").contains("--settle must be >= 0"));
         assertTrue(runErr(2, "kubernetes", "--job", "j", "--jobset", "GPT_1").contains("--jobset 'GPT_1' is not a "
-                + "JobSet name (a DNS label"));
+                + "valid name (a DNS label"));
         assertTrue(runErr(2, "kubernetes", "--job", "j", "--jobset", "gpt", "--replicated-job", "-w").contains(
-                "--replicated-job '-w' is not a JobSet name"));
+                "--replicated-job '-w' is not a valid name"));
+        assertTrue(runErr(2, "kubernetes", "--job", "j", "--batch-job", "gpt.1").contains(
+                "--batch-job 'gpt.1' is not a valid name"));
+        assertTrue(runErr(2, "kubernetes", "--job", "j", "--jobset", "gpt", "--batch-job", "gpt").contains(
+                "--jobset and --batch-job exclude each other"));
         int free;
         try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             free = s.getLocalPort();

@@ -31,8 +31,8 @@ import java.util.function.Predicate;
  * publishes the job's assignment (configuration, each pod's ranks, the master address) at
  * {@code /job/<job>/kubernetes/assignment.json} on the coordinating daemon, where relaunched ranks
  * read it; it also tells a restarted adapter what was applied. What it asks of the daemon is in
- * {@link ChangeRequests}, what it saw and did in {@link AdapterState}. Following the JobSet that runs
- * the pods ({@link #followJobSet}), it also reports the size the JobSet asks for and ends with it.
+ * {@link ChangeRequests}, what it saw and did in {@link AdapterState}. Following the JobSet or Job that
+ * runs the pods ({@link #followJobSet}, {@link #followJob}), it also reports the size it asks for and ends with it.
  */
 public final class KubernetesAdapter implements AutoCloseable {
     /**
@@ -64,7 +64,12 @@ public final class KubernetesAdapter implements AutoCloseable {
 
         /** The pods of replicated job {@code replicatedJob} of JobSet {@code jobSet}, by the labels its controller sets. */
         public static Map<String, String> jobSetPods(String jobSet, String replicatedJob) {
-            return JobSetWatch.podSelector(jobSet, replicatedJob);
+            return OwnerWatch.Owner.jobSet(jobSet, replicatedJob).pods();
+        }
+
+        /** The pods of {@code batch/v1} Job {@code job}, by the label its controller sets. */
+        public static Map<String, String> jobPods(String job) {
+            return OwnerWatch.Owner.job(job).pods();
         }
 
         /** Parses {@code k=v,k2=v2} (equality selectors only). */
@@ -109,14 +114,13 @@ public final class KubernetesAdapter implements AutoCloseable {
     private final AdapterState state = new AdapterState();
     private volatile SharedIndexInformer<Pod> informer;
     /** Guarded by {@link #state}. */
-    private ScheduledFuture<?> pending;
+    private Evaluation pending;
     private final Workers workers;
     private final ChangeRequests requests;
-    private String jobSetName;
-    private String replicatedJob;
-    private volatile JobSetWatch jobSet;
+    private OwnerWatch.Owner owner;
+    private volatile OwnerWatch ownerWatch;
     /** Guarded by {@link #state}. */
-    private JobSetWatch.Seen jobSetSeen;
+    private OwnerWatch.Seen ownerSeen;
     private final List<Runnable> onEnd = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /** @param daemons how the coordinating daemon is reached (its scheme, TLS trust and token) */
@@ -135,12 +139,22 @@ public final class KubernetesAdapter implements AutoCloseable {
      * runs what {@link #onEnd} was given.
      */
     public KubernetesAdapter followJobSet(String name, String replicatedJob) {
-        this.jobSetName = java.util.Objects.requireNonNull(name);
-        this.replicatedJob = java.util.Objects.requireNonNull(replicatedJob);
+        this.owner = OwnerWatch.Owner.jobSet(java.util.Objects.requireNonNull(name),
+                java.util.Objects.requireNonNull(replicatedJob));
         return this;
     }
 
-    /** Runs {@code action} once the followed JobSet has ended. */
+    /**
+     * Also follows {@code batch/v1} Job {@code name} (before {@link #start}), as {@link #followJobSet}
+     * does a JobSet: the pods it runs at once are reported, and its end ({@code Complete}, {@code Failed},
+     * deleted) ends the changes.
+     */
+    public KubernetesAdapter followJob(String name) {
+        this.owner = OwnerWatch.Owner.job(java.util.Objects.requireNonNull(name));
+        return this;
+    }
+
+    /** Runs {@code action} once the followed JobSet or Job has ended. */
     public void onEnd(Runnable action) {
         onEnd.add(action);
     }
@@ -158,30 +172,29 @@ public final class KubernetesAdapter implements AutoCloseable {
                 + settings.job() + "; daemon " + daemon.address());
         informer = client.pods().inNamespace(settings.namespace()).withLabels(settings.selector())
                 .inform(new OnAnyChange(this::poke), 0);
-        if (jobSetName != null) {
-            jobSet = JobSetWatch.start(client, settings.namespace(), jobSetName, replicatedJob, this::jobSetSeen);
+        if (owner != null) {
+            ownerWatch = OwnerWatch.start(client, settings.namespace(), owner, this::ownerSeen);
         }
         poke();
         return this;
     }
 
-    private void jobSetSeen(JobSetWatch.Seen seen) {
+    private void ownerSeen(OwnerWatch.Seen seen) {
         boolean ended;
         synchronized (state) {
-            if (seen.equals(jobSetSeen)) {
+            if (seen.equals(ownerSeen)) {
                 return;
             }
-            boolean deleted = seen.gone() && jobSetSeen != null && !jobSetSeen.gone();
-            jobSetSeen = seen;
+            boolean deleted = seen.gone() && ownerSeen != null && !ownerSeen.gone();
+            ownerSeen = seen;
             ended = (seen.ended() != null || deleted) && state.ended == null;
             if (ended) {
                 state.ended = deleted ? "Deleted" : seen.ended();
-                state.event("jobset " + jobSetName + " " + state.ended + ": the job has ended; no more changes");
+                state.event(owner + " " + state.ended + ": the job has ended; no more changes");
             } else if (seen.gone()) {
-                state.event("jobset " + jobSetName + " not found");
+                state.event(owner + " not found");
             } else if (state.ended == null) {
-                state.event("jobset " + jobSetName + " asks for " + (seen.wanted() < 0 ? "no pods (it has no "
-                        + "replicated job " + replicatedJob + ")" : seen.wanted() + " pods of " + replicatedJob));
+                state.event(owner + " asks for " + owner.asksFor(seen));
             }
         }
         if (ended) {
@@ -204,11 +217,10 @@ public final class KubernetesAdapter implements AutoCloseable {
             if (loop.isShutdown()) {
                 return;
             }
-            if (pending != null && pending.cancel(false)) {
+            if (pending != null && pending.withdraw()) {
                 state.queued--; // not yet started: pushed back by this newer event
             }
-            state.queued++;
-            pending = loop.schedule(this::evaluate, settings.settle().toMillis(), TimeUnit.MILLISECONDS);
+            pending = schedule(settings.settle().toMillis());
         }
     }
 
@@ -281,18 +293,57 @@ public final class KubernetesAdapter implements AutoCloseable {
     private void retryLater() {
         synchronized (state) {
             if (!loop.isShutdown()) {
-                state.queued++;
-                pending = loop.schedule(this::evaluate, Math.max(1000, settings.settle().toMillis()), TimeUnit.MILLISECONDS);
+                pending = schedule(Math.max(1000, settings.settle().toMillis()));
             }
         }
+    }
+
+    /**
+     * One scheduled evaluation. A newer event withdraws it while it has not started (a future's own
+     * {@code cancel} cannot tell: it succeeds while the task runs, which would count it twice); whether
+     * it started is decided under the state's lock. Guarded by {@link #state}.
+     */
+    private final class Evaluation implements Runnable {
+        private boolean started;
+        private boolean withdrawn;
+        private ScheduledFuture<?> future;
+
+        @Override
+        public void run() {
+            synchronized (state) {
+                if (withdrawn) {
+                    return;
+                }
+                started = true;
+            }
+            evaluate();
+        }
+
+        /** Withdraws it if it has not started; true if it was. */
+        boolean withdraw() {
+            if (started || withdrawn) {
+                return false;
+            }
+            withdrawn = true;
+            future.cancel(false);
+            return true;
+        }
+    }
+
+    /** Schedules an evaluation in {@code millis}, counted in {@code queued}. Under the state's lock. */
+    private Evaluation schedule(long millis) {
+        Evaluation e = new Evaluation();
+        state.queued++;
+        e.future = loop.schedule(e, millis, TimeUnit.MILLISECONDS);
+        return e;
     }
 
     /** True while the pod informer runs with its watch open (the adapter's readiness). */
     public boolean watching() {
         SharedIndexInformer<Pod> i = informer;
-        JobSetWatch j = jobSet;
-        return i != null && !loop.isShutdown() && i.isRunning() && i.isWatching() && (jobSetName == null
-                || j != null && j.watching());
+        OwnerWatch o = ownerWatch;
+        return i != null && !loop.isShutdown() && i.isRunning() && i.isWatching() && (owner == null
+                || o != null && o.watching());
     }
 
     public Status status() {
@@ -312,8 +363,8 @@ public final class KubernetesAdapter implements AutoCloseable {
         if (informer != null) {
             informer.close();
         }
-        if (jobSet != null) {
-            jobSet.close();
+        if (ownerWatch != null) {
+            ownerWatch.close();
         }
     }
 }

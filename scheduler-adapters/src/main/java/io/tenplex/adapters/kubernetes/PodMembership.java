@@ -98,11 +98,17 @@ public final class PodMembership {
 
     /** Why a pod that succeeded is not a member ({@link #notCounted}). */
     static final String SUCCEEDED = "phase Succeeded";
+    /** The scheduling gate Kueue puts on the pods of an elastic Job until it admits them (a workload slice). */
+    public static final String KUEUE_ELASTIC_GATE = "kueue.x-k8s.io/elastic-job";
 
     /** Why the pod is not a member, or null when it is. */
     static String notCounted(Pod p) {
         if (p.getMetadata().getDeletionTimestamp() != null) {
             return "terminating";
+        }
+        String gates = gates(p);
+        if (gates != null) {
+            return gates;
         }
         if (p.getStatus() == null || !"Running".equals(p.getStatus().getPhase())) {
             return "phase " + (p.getStatus() == null ? "unknown" : p.getStatus().getPhase());
@@ -120,6 +126,16 @@ public final class PodMembership {
             return "not bound to a node with a host IP";
         }
         return null;
+    }
+
+    /** Why a pod with scheduling gates is not scheduled yet, or null when it has none. */
+    private static String gates(Pod p) {
+        if (p.getSpec() == null || p.getSpec().getSchedulingGates() == null || p.getSpec().getSchedulingGates().isEmpty()) {
+            return null;
+        }
+        List<String> names = p.getSpec().getSchedulingGates().stream().map(g -> g.getName()).toList();
+        return "not scheduled until its scheduling gates " + names + " are removed"
+                + (names.contains(KUEUE_ELASTIC_GATE) ? " (Kueue has not admitted this resize yet)" : "");
     }
 
     /** The pod's device count (annotation, else GPU limits or requests, else 1). */

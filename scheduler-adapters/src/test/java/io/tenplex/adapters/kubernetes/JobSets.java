@@ -27,14 +27,14 @@ public final class JobSets {
     }
 
     public static GenericKubernetesResource create(KubernetesClient client, GenericKubernetesResource js) {
-        return client.genericKubernetesResources(JobSetWatch.JOBSETS).inNamespace(js.getMetadata().getNamespace())
+        return client.genericKubernetesResources(OwnerWatch.JOBSETS).inNamespace(js.getMetadata().getNamespace())
                 .resource(js).create();
     }
 
     /** What {@code kubectl patch} of the workers' parallelism and completions (a resize) does. */
     @SuppressWarnings("unchecked")
     public static void resize(KubernetesClient client, String namespace, String name, int pods) {
-        client.genericKubernetesResources(JobSetWatch.JOBSETS).inNamespace(namespace).withName(name).edit(js -> {
+        client.genericKubernetesResources(OwnerWatch.JOBSETS).inNamespace(namespace).withName(name).edit(js -> {
             Map<String, Object> spec = (Map<String, Object>) js.getAdditionalProperties().get("spec");
             Map<String, Object> rj = ((List<Map<String, Object>>) spec.get("replicatedJobs")).get(0);
             Map<String, Object> job = (Map<String, Object>) ((Map<String, Object>) rj.get("template")).get("spec");
@@ -46,7 +46,7 @@ public final class JobSets {
 
     /** What the JobSet controller does at the end: a condition {@code type} ({@code Completed}, {@code Failed}) that is True. */
     public static void end(KubernetesClient client, String namespace, String name, String type) {
-        client.genericKubernetesResources(JobSetWatch.JOBSETS).inNamespace(namespace).withName(name).edit(js -> {
+        client.genericKubernetesResources(OwnerWatch.JOBSETS).inNamespace(namespace).withName(name).edit(js -> {
             List<Object> conditions = new ArrayList<>();
             conditions.add(Map.of("type", "StartupPolicyCompleted", "status", "True"));
             conditions.add(Map.of("type", type, "status", "True", "reason", "AllJobsCompleted"));

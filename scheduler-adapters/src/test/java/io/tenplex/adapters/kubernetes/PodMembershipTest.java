@@ -35,6 +35,20 @@ class PodMembershipTest {
                 "n", "not ready"), m.skipped());
     }
 
+    /** A pod held by a scheduling gate is not scheduled yet, whatever else it says; Kueue's gate is named as Kueue's. */
+    @Test
+    void podsHeldByASchedulingGate_areNotCounted_andSayWhy() {
+        Pod kueue = pod("k", "node-a", "10.0.0.1", 1, true);
+        kueue.getSpec().getSchedulingGates().add(ElasticJobs.kueueGate());
+        Pod other = pod("o", null, null, 1, false);
+        other.getSpec().getSchedulingGates().add(new io.fabric8.kubernetes.api.model.PodSchedulingGate("example.com/quota"));
+        Membership m = PodMembership.of(List.of(kueue, other, pod("r", "node-b", "10.0.0.2", 1, true)), GPU);
+        assertEquals(Map.of("node-b", 1), m.shape());
+        assertEquals(Map.of("k", "not scheduled until its scheduling gates [kueue.x-k8s.io/elastic-job] are removed "
+                + "(Kueue has not admitted this resize yet)", "o", "not scheduled until its scheduling gates "
+                + "[example.com/quota] are removed"), m.skipped());
+    }
+
     @Test
     void devices_annotationThenLimitsThenRequestsThenOne() {
         Pod annotated = pod("a", "n", "10.0.0.1", 4, true);

@@ -285,9 +285,76 @@ class KubernetesAdapterIT {
                 .toString());
         assertTrue(s.changes().isEmpty() && s.running() == null, s.toString());
         assertEquals(Map.of("node-a", 2), s.applied());
-        client.genericKubernetesResources(JobSetWatch.JOBSETS).inNamespace(NS).withName("gpt").delete();
+        client.genericKubernetesResources(OwnerWatch.JOBSETS).inNamespace(NS).withName("gpt").delete();
         s = adapter.await(x -> x.events().stream().anyMatch(e -> e.contains("jobset gpt not found")), WAIT);
         assertEquals("Completed", s.ended(), "the end stays what it was");
+    }
+
+    /**
+     * Kueue resizing the example's elastic Job through a workload slice: the larger parallelism is reported,
+     * the new index's pod held by Kueue's scheduling gate is reported and not counted (no stop, no change),
+     * and once Kueue admits the slice (the gate removed, the pod scheduled and ready) the resize reaches the
+     * job as one resource change that moves the saved state onto both nodes. The Job's completion ends it.
+     */
+    @Test
+    void aKueueResize_reachesTheJob_onceKueueAdmitsItsSlice() throws Exception {
+        io.fabric8.kubernetes.api.model.batch.v1.Job job = ElasticJobs.example(client, NS);
+        job.getSpec().setParallelism(1);
+        job.getSpec().setCompletions(1);
+        ElasticJobs.create(client, job);
+        create(jobPod("gpt-0", "node-a", "127.0.0.1", true));
+        int port = Integer.parseInt(addresses.get(0).split(":")[1]);
+        java.util.concurrent.CountDownLatch ended = new java.util.concurrent.CountDownLatch(1);
+        adapter = new KubernetesAdapter(client, new KubernetesAdapter.Settings(NS, KubernetesAdapter.Settings.jobPods("gpt"),
+                "j", PodMembership.DEFAULT_GPU_RESOURCE, port, addresses.get(0), null, Duration.ofMillis(200),
+                Duration.ofSeconds(60)), new io.tenplex.server.jobs.HttpDaemonClient(
+                        io.tenplex.server.peer.DaemonLink.plain(null), Duration.ofSeconds(30))).followJob("gpt");
+        adapter.onEnd(ended::countDown);
+        adapter.start();
+        KubernetesAdapter.Status s = adapter.await(x -> x.assignment() != null && x.events().stream().anyMatch(e ->
+                e.contains("job gpt asks for 1 pods")), WAIT);
+        JsonNode a = s.assignment();
+        assertEquals(Map.of("node-a", 2), s.applied());
+        trainAndSave(a, 10, 1);
+
+        ElasticJobs.resize(client, NS, "gpt", 2); // Kueue makes a slice of 2 pods; the Job makes gpt-1, gated
+        Pod gated = jobPod("gpt-1", null, null, false);
+        gated.getSpec().getSchedulingGates().add(ElasticJobs.kueueGate());
+        create(gated);
+        s = adapter.await(x -> x.settled() && x.events().stream().anyMatch(e -> e.contains("job gpt asks for 2 pods"))
+                && x.events().stream().anyMatch(e -> e.contains("gpt-1=not scheduled until its scheduling gates "
+                + "[kueue.x-k8s.io/elastic-job] are removed (Kueue has not admitted this resize yet)")), WAIT);
+        assertTrue(s.changes().isEmpty() && s.running() == null, s.toString());
+        assertFalse(get(0, "/api/v1/jobs/j/stop").path("stop").asBoolean(), "no stop while Kueue holds the pod");
+
+        client.pods().inNamespace(NS).withName("gpt-1").edit(p -> { // Kueue admits: the gate goes, it is bound to node-b
+            p.getSpec().getSchedulingGates().clear();
+            p.getSpec().setNodeName("node-b");
+            return p;
+        });
+        Pod admitted = client.pods().inNamespace(NS).withName("gpt-1").get();
+        admitted.getStatus().setHostIP("127.0.0.2");
+        admitted.getStatus().setPodIP("10.244.2.10");
+        client.pods().inNamespace(NS).resource(admitted).updateStatus();
+        markReady("gpt-1");
+        adapter.await(x -> x.running() != null, WAIT);
+        Map<String, byte[]> full = trainAndSave(a, 20, 2);
+        s = awaitChanges(1);
+        assertEquals("done", s.changes().get(0).state(), s.toString());
+        a = s.assignment();
+        assertEquals(json.readTree("{\"tp\":1,\"pp\":1,\"dp\":4,\"devices\":[[0,0],[0,1],[1,0],[1,1]]}"), a.get("config"));
+        assertLoaded(a, full);
+
+        ElasticJobs.end(client, NS, "gpt", "Complete");
+        assertTrue(ended.await(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS), "the end was run");
+        assertEquals("Complete", adapter.status().ended());
+    }
+
+    /** A pod of the elastic Job {@code gpt} with two GPUs, labelled as the Job controller labels it. */
+    private static Pod jobPod(String name, String node, String hostIp, boolean ready) {
+        Pod p = pod(name, node, hostIp, 2, ready);
+        p.getMetadata().getLabels().put(OwnerWatch.JOB_LABEL, "gpt");
+        return p;
     }
 
     /** A pod that succeeded saw the job end (a Job's pod being deleted exits 143): the others' going is no resize. */
