@@ -135,7 +135,7 @@ public final class PodMembership {
         }
         List<String> names = p.getSpec().getSchedulingGates().stream().map(g -> g.getName()).toList();
         return "not scheduled until its scheduling gates " + names + " are removed"
-                + (names.contains(KUEUE_ELASTIC_GATE) ? " (Kueue has not admitted this resize yet)" : "");
+                + (names.contains(KUEUE_ELASTIC_GATE) ? " (Kueue has not admitted their workload slice yet)" : "");
     }
 
     /** The pod's device count (annotation, else GPU limits or requests, else 1). */

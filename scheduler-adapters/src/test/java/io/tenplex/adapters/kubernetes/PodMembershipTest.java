@@ -45,7 +45,7 @@ class PodMembershipTest {
         Membership m = PodMembership.of(List.of(kueue, other, pod("r", "node-b", "10.0.0.2", 1, true)), GPU);
         assertEquals(Map.of("node-b", 1), m.shape());
         assertEquals(Map.of("k", "not scheduled until its scheduling gates [kueue.x-k8s.io/elastic-job] are removed "
-                + "(Kueue has not admitted this resize yet)", "o", "not scheduled until its scheduling gates "
+                + "(Kueue has not admitted their workload slice yet)", "o", "not scheduled until its scheduling gates "
                 + "[example.com/quota] are removed"), m.skipped());
     }
 

@@ -323,7 +323,7 @@ class KubernetesAdapterIT {
         create(gated);
         s = adapter.await(x -> x.settled() && x.events().stream().anyMatch(e -> e.contains("job gpt asks for 2 pods"))
                 && x.events().stream().anyMatch(e -> e.contains("gpt-1=not scheduled until its scheduling gates "
-                + "[kueue.x-k8s.io/elastic-job] are removed (Kueue has not admitted this resize yet)")), WAIT);
+                + "[kueue.x-k8s.io/elastic-job] are removed (Kueue has not admitted their workload slice yet)")), WAIT);
         assertTrue(s.changes().isEmpty() && s.running() == null, s.toString());
         assertFalse(get(0, "/api/v1/jobs/j/stop").path("stop").asBoolean(), "no stop while Kueue holds the pod");
 
