@@ -3,16 +3,18 @@ package io.tenplex.datasets.hdf5;
 /**
  * The URL of an array source: {@code hdf5:///<file>#<dataset>} (an HDF5 dataset by its path, e.g.
  * {@code /group/x}) or {@code netcdf:///<file>#<variable>} (a NetCDF-4 variable by name, in a group
- * as {@code group/name}). The file is an absolute path ({@code hdf5:/<file>} without the slashes is
+ * as {@code group/name}) or {@code adios2:///<dir.bp>#<variable>} (an ADIOS2 BP4 or BP5 variable by
+ * name; {@link #handles} does not claim these: the daemon routes them itself). The file is an absolute path ({@code hdf5:/<file>} without the slashes is
  * read the same); it is not percent-decoded. Immutable.
  *
- * @param kind {@code hdf5} or {@code netcdf}
+ * @param kind {@code hdf5}, {@code netcdf} or {@code adios2}
  * @param file the absolute path of the file, as given
  * @param dataset the HDF5 path of the dataset (for a variable: {@code /} and its name)
  */
 public record ArrayUrl(String kind, String file, String dataset) {
     static final String HDF5 = "hdf5";
     static final String NETCDF = "netcdf";
+    static final String ADIOS2 = "adios2";
 
     /** True if {@code url} names an array source (whether or not it is well formed). */
     public static boolean handles(String url) {
@@ -28,7 +30,7 @@ public record ArrayUrl(String kind, String file, String dataset) {
         int colon = url.indexOf(':');
         String kind = colon < 0 ? "" : url.substring(0, colon);
         int hash = url.indexOf('#');
-        if (!(HDF5.equals(kind) || NETCDF.equals(kind)) || hash < 0 || hash == url.length() - 1) {
+        if (!(HDF5.equals(kind) || NETCDF.equals(kind) || ADIOS2.equals(kind)) || hash < 0 || hash == url.length() - 1) {
             throw bad(url);
         }
         String file = url.substring(colon + 1, hash);
@@ -48,17 +50,22 @@ public record ArrayUrl(String kind, String file, String dataset) {
 
     private static IllegalArgumentException bad(String url) {
         return new IllegalArgumentException("array source '" + url + "' is not hdf5:///<file>#<dataset> or "
-                + "netcdf:///<file>#<variable> (an absolute file path)");
+                + "netcdf:///<file>#<variable> or adios2:///<dir.bp>#<variable> (an absolute file path)");
     }
 
     /** What the dataset is called in messages: {@code dataset /x} or {@code variable x}. */
     String what() {
-        return (NETCDF.equals(kind) ? "variable " + dataset.substring(1) : "dataset " + dataset) + " of " + file;
+        return (byName() ? "variable " + dataset.substring(1) : "dataset " + dataset) + " of " + file;
     }
 
     /** The canonical form, {@code kind:///file#dataset}. */
     @Override
     public String toString() {
-        return kind + "://" + file + "#" + (NETCDF.equals(kind) ? dataset.substring(1) : dataset);
+        return kind + "://" + file + "#" + (byName() ? dataset.substring(1) : dataset);
+    }
+
+    /** True for the kinds whose arrays are named by variable, not by HDF5 path. */
+    private boolean byName() {
+        return NETCDF.equals(kind) || ADIOS2.equals(kind);
     }
 }

@@ -1,0 +1,42 @@
+package io.tenplex.datasets.adios2;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * Reads a metadata file of an ADIOS2 directory ({@code md.idx}, {@code md.0}, {@code mmd.0}) whole,
+ * within a limit, and closes it. Stateless.
+ */
+final class MetaFiles {
+    /** The largest metadata file read. */
+    static final long MAX_BYTES = 256L << 20;
+
+    private MetaFiles() {}
+
+    /** The file {@code name} of directory {@code dir}; {@code where} names the directory in messages. */
+    static MetaBytes read(Path dir, String name, String where) {
+        String what = where + ": " + name;
+        try (FileChannel ch = FileChannel.open(dir.resolve(name), StandardOpenOption.READ)) {
+            long size = ch.size();
+            if (size > MAX_BYTES) {
+                throw new IllegalArgumentException(what + " has " + size + " bytes (limit " + MAX_BYTES + ")");
+            }
+            ByteBuffer b = ByteBuffer.allocate((int) size);
+            while (b.hasRemaining() && ch.read(b) >= 0) {
+                // read on
+            }
+            if (b.hasRemaining()) {
+                throw new IllegalArgumentException(what + " shrank while it was read");
+            }
+            return new MetaBytes(b.array(), what);
+        } catch (NoSuchFileException e) {
+            throw new IllegalArgumentException(where + " has no " + name + " (is it a BP4 or BP5 directory?)");
+        } catch (IOException e) {
+            throw new IllegalArgumentException(what + " is not readable (" + e + ")");
+        }
+    }
+}
