@@ -33,7 +33,7 @@ class Adios2SourcesTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"bp5"})
+    @ValueSource(strings = {"bp4", "bp5"})
     void everyVariable_isWhatAdios2Reports_andReadsAsAdios2ReadIt(String engine) throws Exception {
         List<Adios2Files.Variable> vars = Adios2Files.variables(engine);
         assertEquals(16, vars.size(), "the reference variables of " + engine);
@@ -62,7 +62,7 @@ class Adios2SourcesTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"bp5"})
+    @ValueSource(strings = {"bp4", "bp5"})
     void rangesThatCutRows_readAsAdios2ReadThem(String engine) throws Exception {
         Random rnd = new Random(7);
         for (Adios2Files.Variable v : Adios2Files.variables(engine)) {
@@ -79,7 +79,7 @@ class Adios2SourcesTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"bp5"})
+    @ValueSource(strings = {"bp4", "bp5"})
     void theBlocksOfADecomposition_areAssembled(String engine) throws Exception {
         Adios2Files.Variable v = Adios2Files.variables(engine).stream().filter(x -> x.name().equals("blocks"))
                 .findFirst().orElseThrow();
@@ -97,7 +97,7 @@ class Adios2SourcesTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"bp5"})
+    @ValueSource(strings = {"bp4", "bp5"})
     void unsupportedVariables_areRefused_namingWhat(String engine) {
         Path f = Adios2Files.file(engine);
         assertRefused(Adios2Files.url(f, "local"), "variable local of " + f, "local array");
