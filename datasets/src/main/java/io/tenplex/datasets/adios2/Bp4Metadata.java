@@ -54,11 +54,17 @@ final class Bp4Metadata {
 
     private void step(MetaBytes idx, long rec, int s) {
         String what = "the index record at byte " + rec;
-        long pgStart = idx.size(rec + 16, md.length(), what + ": its process-group index start");
-        long varStart = idx.size(rec + 24, md.length(), what + ": its variable index start");
-        long attrStart = idx.size(rec + 32, md.length(), what + ": its attribute index start");
-        if (pgStart > varStart || varStart > attrStart) {
-            throw idx.bad(what + " has its indices out of order (" + pgStart + ", " + varStart + ", " + attrStart + ")");
+        long pgStart = idx.size(rec + 16, Long.MAX_VALUE, what + ": its process-group index start");
+        long varStart = idx.size(rec + 24, Long.MAX_VALUE, what + ": its variable index start");
+        long attrStart = idx.size(rec + 32, Long.MAX_VALUE, what + ": its attribute index start");
+        long stepEnd = idx.size(rec + 40, Long.MAX_VALUE, what + ": its step's end");
+        if (pgStart > varStart || varStart > attrStart || attrStart > stepEnd) {
+            throw idx.bad(what + " has its indices out of order (" + pgStart + ", " + varStart + ", " + attrStart + ", "
+                    + stepEnd + ")");
+        }
+        if (stepEnd > md.length()) {
+            throw md.bad("truncated: step " + s + " ends at byte " + stepEnd + " (as md.idx says) but it has "
+                    + md.length());
         }
         processGroups(pgStart, s);
         long count = md.u32(varStart, "the variable count of step " + s);
