@@ -109,6 +109,14 @@ class Adios2SourcesTest {
                 "it has ");
     }
 
+    @org.junit.jupiter.api.Test
+    void onlyAdios2Urls_areClaimed_andNamedCanonically() {
+        assertTrue(sources.claims("adios2:/d/x.bp#grp/v"));
+        assertFalse(sources.claims("netcdf:///d/x.nc#v"));
+        assertEquals("adios2:///d/x.bp#grp/v", io.tenplex.datasets.hdf5.ArrayUrl.parse("adios2:/d/x.bp#grp/v").toString());
+        assertThrows(IllegalArgumentException.class, () -> sources.claims("adios2:///d/x.bp"));
+    }
+
     private void assertRefused(String url, String start, String part) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> sources.check(url));
         assertTrue(e.getMessage().startsWith(start) && e.getMessage().contains(part), e.getMessage());
