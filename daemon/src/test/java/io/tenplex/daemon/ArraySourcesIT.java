@@ -25,7 +25,8 @@ import org.junit.jupiter.api.io.TempDir;
  * NetCDF-4 variable, and fixed-size and record variables of NetCDF classic files (CDF-1, CDF-2,
  * CDF-5) mounted by URL and read back bit for bit as h5py and netCDF4 read them, the classic ones
  * across a change of data parallelism; bad files and names answer 400 {@code bad_request} (a file
- * outside the data roots 403) and leave no mount behind.
+ * outside the data roots 403) and leave no mount behind. ADIOS2 BP4 and BP5 variables likewise, against
+ * the rows ADIOS2's own reader dumped.
  */
 class ArraySourcesIT {
     private static final Path ROOT = Path.of(System.getProperty("user.dir")).getParent();
@@ -129,6 +130,63 @@ class ArraySourcesIT {
             }
         }
         assertEquals(ids.size(), seen);
+    }
+
+    /**
+     * ADIOS2 variables of the BP4 and BP5 files ADIOS2 2.10 wrote (datasets/src/test/resources/adios2): a
+     * float array written in three blocks per step, integer arrays, a 3-D array and a 1-D one, each over
+     * three steps, mounted by URL at dp 2 and then dp 3, every rank's samples equal to the rows ADIOS2's
+     * own reader dumped; what the reader refuses (a string, a compressed array, a missing variable, a file
+     * that is no directory) is a 400 that names it, a directory outside the data roots a 403.
+     */
+    @Test
+    void adios2Variables_ofBp4AndBp5_readBackOverRest_acrossADataParallelChange(@TempDir Path dir) throws Exception {
+        Path made = ROOT.resolve("datasets/src/test/resources/adios2");
+        // variable, rows (3 steps of the first dimension), bytes a row
+        List<List<Object>> vars = List.of(List.of("blocks", 30, 24), List.of("i8", 21, 3), List.of("u64", 21, 24),
+                List.of("cube", 9, 64), List.of("vec", 15, 4));
+        Files.createDirectories(dir.resolve("data").resolve("expect"));
+        int seen = 0;
+        try (DaemonProcess d = DaemonProcess.start("--port", "0", "--memory-limit", "64m", "--data-root",
+                dir.resolve("data").toString())) {
+            for (String bp : List.of("bp4", "bp5")) {
+                copyTree(made.resolve(bp + ".bp"), dir.resolve("data").resolve(bp + ".bp"));
+                for (List<Object> v : vars) {
+                    String id = bp + "_" + v.get(0);
+                    Files.copy(made.resolve(bp + ".ref").resolve(v.get(0) + ".bin"), dir.resolve("data/expect/" + id + ".bin"));
+                    String url = "adios2://" + dir.resolve("data").resolve(bp + ".bp") + "#" + v.get(0);
+                    JsonNode a = JSON.createObjectNode().put("id", id).put("url", url).put("rows", (int) v.get(1))
+                            .put("rowBytes", (int) v.get(2));
+                    String job = id.replace('_', '-');
+                    assertRanksOverRest(d, dir.resolve("data"), a, job, "{\"index\": \"" + url + "\", \"globalBatch\": 4, "
+                            + "\"dpSize\": 2, \"seed\": 9, \"samplesPerFile\": 5}", 4, 2, 0);
+                    assertRanksOverRest(d, dir.resolve("data"), a, job, "{\"index\": \"" + url + "\", \"globalBatch\": 6, "
+                            + "\"dpSize\": 3, \"seed\": 9, \"samplesPerFile\": 5, \"progress\": 12}", 6, 3, 12);
+                    seen++;
+                }
+            }
+            String bp5 = "adios2://" + dir.resolve("data/bp5.bp");
+            for (String[] bad : new String[][] {{bp5 + "#text", "400", "is refused: it is a global value"}, {bp5 + "#squeezed", "400", "compress"},
+                    {bp5 + "#nope", "400", "has no variable 'nope'"}, {"adios2://" + dir.resolve("data/expect/bp5_i8.bin")
+                    + "#i8", "403", "is not a readable directory below"}, {"adios2://" + made.resolve("bp5.bp") + "#i8", "403",
+                    "is not a readable directory below"}}) {
+                HttpResponse<byte[]> r = send(d.url() + "/api/v1/datasets/bad/mount", "POST", mount(bad[0], 4, 2));
+                String body = new String(r.body(), StandardCharsets.UTF_8);
+                assertEquals(Integer.parseInt(bad[1]), r.statusCode(), bad[0] + ": " + body);
+                assertTrue(body.contains(bad[2]), bad[0] + ": " + body);
+            }
+            assertEquals(404, send(d.url() + "/api/v1/datasets/bad", "GET", null).statusCode(), "no mount left behind");
+        }
+        assertEquals(2 * vars.size(), seen);
+    }
+
+    private static void copyTree(Path from, Path to) throws java.io.IOException {
+        Files.createDirectories(to);
+        try (java.util.stream.Stream<Path> files = Files.list(from)) {
+            for (Path f : files.toList()) {
+                Files.copy(f, to.resolve(f.getFileName().toString()));
+            }
+        }
     }
 
     /**

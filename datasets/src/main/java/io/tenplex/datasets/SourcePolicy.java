@@ -127,6 +127,18 @@ public record SourcePolicy(List<Path> dataRoots, List<String> allowedHosts, Dura
      * below a data root. Missing files and files outside the roots get the same 403.
      */
     Path localSource(String url) {
+        return local(url, false);
+    }
+
+    /**
+     * The canonical path of a local directory source (an ADIOS2 {@code .bp} directory) below a data
+     * root; missing ones, ones outside the roots and ones that are not directories get the same 403.
+     */
+    Path localDirectory(String url) {
+        return local(url, true);
+    }
+
+    private Path local(String url, boolean directory) {
         if (dataRoots.isEmpty()) {
             throw new StoreException(StoreException.Kind.FORBIDDEN, "local dataset sources are off on this daemon ('"
                     + url + "'); " + HOW_ROOTS);
@@ -136,10 +148,11 @@ public record SourcePolicy(List<Path> dataRoots, List<String> allowedHosts, Dura
         try {
             real = p.toRealPath();
         } catch (IOException | SecurityException e) {
-            throw refused(url);
+            throw refused(url, directory);
         }
-        if (!underRoot(real) || !Files.isRegularFile(real, LinkOption.NOFOLLOW_LINKS)) {
-            throw refused(url);
+        if (!underRoot(real) || !(directory ? Files.isDirectory(real, LinkOption.NOFOLLOW_LINKS)
+                : Files.isRegularFile(real, LinkOption.NOFOLLOW_LINKS))) {
+            throw refused(url, directory);
         }
         return real;
     }
@@ -171,9 +184,9 @@ public record SourcePolicy(List<Path> dataRoots, List<String> allowedHosts, Dura
         return false;
     }
 
-    private StoreException refused(String url) {
-        return new StoreException(StoreException.Kind.FORBIDDEN, "dataset source '" + url
-                + "' is not a readable file below this daemon's data roots; " + HOW_ROOTS);
+    private StoreException refused(String url, boolean directory) {
+        return new StoreException(StoreException.Kind.FORBIDDEN, "dataset source '" + url + "' is not a readable "
+                + (directory ? "directory" : "file") + " below this daemon's data roots; " + HOW_ROOTS);
     }
 
     /** One line for the start-up log. */

@@ -39,7 +39,7 @@ final class SourceReader implements AutoCloseable {
     SourceReader(SourcePolicy policy, long arrayCacheBytes) {
         this.policy = policy;
         this.fetch = new SourceFetch(policy);
-        this.arrays = new ArraySources(policy::localSource, arrayCacheBytes);
+        this.arrays = new ArraySources(policy::localSource, policy::localDirectory, arrayCacheBytes);
     }
 
     /** The HDF5 and NetCDF sources ({@code hdf5:} and {@code netcdf:} URLs). */

@@ -12,6 +12,7 @@ import io.tenplex.ptc.data.MountParams;
 import io.tenplex.store.TensorStore;
 import io.tenplex.store.memory.Allocator;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -67,9 +68,11 @@ class ArrayMountIT {
         return out.trim();
     }
 
-    private String check(String job, int dp, String url) throws Exception {
+    private String check(String job, int dp, String url, String... reference) throws Exception {
         assertTrue(datasets.awaitLoaded(job, Duration.ofSeconds(30)));
-        return run("tests/python/check_array_mount.py", mnt.toString(), job, Integer.toString(dp), url);
+        List<String> args = new java.util.ArrayList<>(List.of(mnt.toString(), job, Integer.toString(dp), url));
+        args.addAll(List.of(reference));
+        return run("tests/python/check_array_mount.py", args.toArray(String[]::new));
     }
 
     @Test
@@ -101,6 +104,39 @@ class ArrayMountIT {
             assertTrue(three.matches("\\{\"0\": \\d+, \"1\": \\d+, \"2\": \\d+}"), v + ": " + three);
             assertEquals(epoch - 12, java.util.regex.Pattern.compile(": (\\d+)").matcher(three).results()
                     .mapToInt(m -> Integer.parseInt(m.group(1))).sum(), v + ": " + three);
+        }
+    }
+
+    /**
+     * ADIOS2 variables of the BP4 and BP5 files ADIOS2 2.10 wrote, through FUSE at dp 2 and then dp 3,
+     * each sample equal to the row ADIOS2's own reader dumped (datasets/src/test/resources/adios2).
+     */
+    @Test
+    void adios2Variables_ofBp4AndBp5_matchAdios2sReader_acrossAResize() throws Exception {
+        Path made = ROOT.resolve("datasets/src/test/resources/adios2");
+        // variable, numpy dtype, row shape, rows (3 steps of the first dimension)
+        List<List<Object>> vars = List.of(List.of("blocks", "<f4", "6", 30),
+                List.of("cube", "<f8", "2,4", 9), List.of("vec", "<i4", "", 15), List.of("cplx", "<c8", "2", 6));
+        for (String bp : List.of("bp4", "bp5")) {
+            Path dir = data.resolve(bp + ".bp");
+            Files.createDirectories(dir);
+            try (java.util.stream.Stream<Path> files = Files.list(made.resolve(bp + ".bp"))) {
+                for (Path f : files.toList()) {
+                    Files.copy(f, dir.resolve(f.getFileName().toString()));
+                }
+            }
+            for (List<Object> v : vars) {
+                String url = "adios2://" + dir + "#" + v.get(0);
+                String dump = made.resolve(bp + ".ref").resolve(v.get(0) + ".bin").toString();
+                int rows = (int) v.get(3);
+                datasets.mount("a", MountRequest.at(url, new MountParams(0, 2, 2, 1, true, 3)));
+                String two = check("a", 2, url, dump, (String) v.get(1), (String) v.get(2));
+                assertEquals("{\"0\": " + rows / 2 + ", \"1\": " + rows / 2 + "}", two, url);
+                datasets.mount("a", MountRequest.at(url, new MountParams(3, 3, 3, 1, true, 3)));
+                String three = check("a", 3, url, dump, (String) v.get(1), (String) v.get(2));
+                assertEquals(rows / 3 * 3 - 3, java.util.regex.Pattern.compile(": (\\d+)").matcher(three).results()
+                        .mapToInt(m -> Integer.parseInt(m.group(1))).sum(), url + ": " + three);
+            }
         }
     }
 

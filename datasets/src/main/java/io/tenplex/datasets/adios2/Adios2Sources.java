@@ -19,7 +19,7 @@ import java.util.function.LongConsumer;
  * a mount names it (a bad file, name or an unsupported variable is an {@link IllegalArgumentException},
  * a 400, and nothing stays open for it), builds the index of its rows (all steps, in step order) and
  * reads byte ranges of them for the loaders. Files stay open until {@link #close()}; a directory
- * changed on disk since it was opened (as its modification time shows) is opened again by the next
+ * changed on disk since it was opened (as its {@code md.idx} shows: it grows at every step) is opened again by the next
  * mount. Thread-safe.
  */
 public final class Adios2Sources implements AutoCloseable {
@@ -34,7 +34,7 @@ public final class Adios2Sources implements AutoCloseable {
      */
     public Adios2Sources(Function<String, Path> resolve) {
         this.files = new OpenArrayFiles<>(resolve, Adios2Sources::file, Adios2Sources::variable,
-                f -> f.data().close(), a -> { });
+                f -> f.data().close(), a -> { }, dir -> dir.resolve("md.idx"));
     }
 
     /**

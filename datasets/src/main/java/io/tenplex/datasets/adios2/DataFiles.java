@@ -3,7 +3,6 @@ package io.tenplex.datasets.adios2;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -38,11 +37,12 @@ final class DataFiles implements AutoCloseable {
         if (o == null) {
             FileChannel ch = null;
             try {
-                ch = FileChannel.open(dir.resolve("data." + subfile), StandardOpenOption.READ);
+                ch = MetaFiles.open(dir.resolve("data." + subfile));
                 o = new Open(ch, ch.size());
             } catch (IOException e) {
                 closeQuietly(ch);
-                throw new IllegalArgumentException(where + ": data." + subfile + " is missing or not readable");
+                throw new IllegalArgumentException(where + ": data." + subfile + " is missing or not readable ("
+                        + e.getMessage() + ")");
             }
             open.put(subfile, o);
         }

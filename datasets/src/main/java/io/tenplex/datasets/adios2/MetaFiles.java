@@ -3,6 +3,8 @@ package io.tenplex.datasets.adios2;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -20,7 +22,7 @@ final class MetaFiles {
     /** The file {@code name} of directory {@code dir}; {@code where} names the directory in messages. */
     static MetaBytes read(Path dir, String name, String where) {
         String what = where + ": " + name;
-        try (FileChannel ch = FileChannel.open(dir.resolve(name), StandardOpenOption.READ)) {
+        try (FileChannel ch = open(dir.resolve(name))) {
             long size = ch.size();
             if (size > MAX_BYTES) {
                 throw new IllegalArgumentException(what + " has " + size + " bytes (limit " + MAX_BYTES + ")");
@@ -38,5 +40,19 @@ final class MetaFiles {
         } catch (IOException e) {
             throw new IllegalArgumentException(what + " is not readable (" + e + ")");
         }
+    }
+
+    /**
+     * Opens a file of the directory for reading: a regular file, not a link (which could lead out of
+     * the data root the directory was checked against) nor a FIFO or device (which could block or never end).
+     */
+    static FileChannel open(Path file) throws IOException {
+        if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
+            throw new NoSuchFileException(file.toString());
+        }
+        if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
+            throw new IOException(file.getFileName() + " is not a regular file (a link, a directory or a device)");
+        }
+        return FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
     }
 }

@@ -4,8 +4,8 @@ package io.tenplex.datasets.hdf5;
  * The URL of an array source: {@code hdf5:///<file>#<dataset>} (an HDF5 dataset by its path, e.g.
  * {@code /group/x}) or {@code netcdf:///<file>#<variable>} (a NetCDF-4 variable by name, in a group
  * as {@code group/name}) or {@code adios2:///<dir.bp>#<variable>} (an ADIOS2 BP4 or BP5 variable by
- * name; {@link #handles} does not claim these: the daemon routes them itself). The file is an absolute path ({@code hdf5:/<file>} without the slashes is
- * read the same); it is not percent-decoded. Immutable.
+ * name). The file is an absolute path ({@code hdf5:/<file>} without the slashes is read the same);
+ * it is not percent-decoded. Immutable.
  *
  * @param kind {@code hdf5}, {@code netcdf} or {@code adios2}
  * @param file the absolute path of the file, as given
@@ -18,7 +18,7 @@ public record ArrayUrl(String kind, String file, String dataset) {
 
     /** True if {@code url} names an array source (whether or not it is well formed). */
     public static boolean handles(String url) {
-        return url.startsWith(HDF5 + ":") || url.startsWith(NETCDF + ":");
+        return url.startsWith(HDF5 + ":") || url.startsWith(NETCDF + ":") || url.startsWith(ADIOS2 + ":");
     }
 
     /**

@@ -46,7 +46,7 @@ public final class Hdf5Sources implements AutoCloseable {
         this.files = new OpenArrayFiles<>(resolve, Hdf5Sources::openHdf, this::array, HdfFile::close, cache::drop);
     }
 
-    /** True for {@code hdf5:} and {@code netcdf:} URLs. */
+    /** True for the array sources' URLs ({@code hdf5:}, {@code netcdf:}, {@code adios2:}; see {@link ArrayUrl}). */
     public static boolean handles(String url) {
         return ArrayUrl.handles(url);
     }

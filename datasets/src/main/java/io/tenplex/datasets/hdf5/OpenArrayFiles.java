@@ -41,6 +41,7 @@ public final class OpenArrayFiles<F, A> implements AutoCloseable {
     private final ArrayOpener<F, A> opener;
     private final Consumer<F> closer;
     private final Consumer<A> dropped;
+    private final Function<Path, Path> stamp;
     private final Map<Path, Opened<F>> open = new HashMap<>();
     private final Map<String, A> arrays = new HashMap<>(); // by canonical URL
     private final Map<String, Path> paths = new HashMap<>(); // each array's file
@@ -53,11 +54,22 @@ public final class OpenArrayFiles<F, A> implements AutoCloseable {
      */
     public OpenArrayFiles(Function<String, Path> resolve, FileOpener<F> files, ArrayOpener<F, A> opener,
             Consumer<F> closer, Consumer<A> dropped) {
+        this(resolve, files, opener, closer, dropped, Function.identity());
+    }
+
+    /**
+     * @param stamp the file whose size and modification time tell that a source changed on disk: the
+     *     source itself, or for a directory the file in it that every change rewrites (ADIOS2's
+     *     {@code md.idx}, which grows by a record at every step); when it cannot be read, the source's own
+     */
+    public OpenArrayFiles(Function<String, Path> resolve, FileOpener<F> files, ArrayOpener<F, A> opener,
+            Consumer<F> closer, Consumer<A> dropped, Function<Path, Path> stamp) {
         this.resolve = resolve;
         this.files = files;
         this.opener = opener;
         this.closer = closer;
         this.dropped = dropped;
+        this.stamp = stamp;
     }
 
     /** The array at {@code url}; with {@code recheck}, its file is opened again first if it changed on disk. */
@@ -107,9 +119,13 @@ public final class OpenArrayFiles<F, A> implements AutoCloseable {
     private Opened<F> file(ArrayUrl u, Path p) {
         BasicFileAttributes at;
         try {
-            at = Files.readAttributes(p, BasicFileAttributes.class);
+            at = Files.readAttributes(stamp.apply(p), BasicFileAttributes.class, java.nio.file.LinkOption.NOFOLLOW_LINKS);
         } catch (IOException e) {
-            throw new IllegalArgumentException(u.file() + " is not readable");
+            try {
+                at = Files.readAttributes(p, BasicFileAttributes.class); // the opener says what is missing
+            } catch (IOException again) {
+                throw new IllegalArgumentException(u.file() + " is not readable");
+            }
         }
         Opened<F> f = open.get(p);
         if (f != null && f.size() == at.size() && f.modified() == at.lastModifiedTime().toMillis()) {
