@@ -13,12 +13,23 @@
 # Building needs root (debootstrap). Running it is bin/lib/torch2-python's job.
 set -euo pipefail
 
-ROOT="${TENPLEX_TORCH2_ROOT:-/var/cache/tenplex-trixie}"
 MIRROR="${TENPLEX_TORCH2_MIRROR:-http://deb.debian.org/debian}"
 SUITE=trixie
-# What the suites run under torch 2 import: the client's dependencies, crcmod (CRC32C in C), matplotlib
-# (test_plot.py), pip, venv and setuptools (test_client.py installs the client offline).
-PACKAGES="python3,python3-torch,python3-numpy,python3-requests,python3-crcmod,python3-matplotlib,python3-pip,python3-venv,python3-setuptools"
+# TENPLEX_TRIXIE_PROFILE=adios2 (bin/lib/adios2-env.sh) builds, checks or names another trixie chroot the
+# same way: ADIOS2 2.10 (its C library, tools and Python module) for bench/adios2-read.sh and for
+# remaking the ADIOS2 test files (datasets/src/test/adios2/make.sh).
+PROFILE="${TENPLEX_TRIXIE_PROFILE:-torch2}"
+case "$PROFILE" in
+    torch2)
+        ROOT="${TENPLEX_TORCH2_ROOT:-/var/cache/tenplex-trixie}"
+        # What the suites run under torch 2 import: the client's dependencies, crcmod (CRC32C in C), matplotlib
+        # (test_plot.py), pip, venv and setuptools (test_client.py installs the client offline).
+        PACKAGES="python3,python3-torch,python3-numpy,python3-requests,python3-crcmod,python3-matplotlib,python3-pip,python3-venv,python3-setuptools" ;;
+    adios2)
+        ROOT="${TENPLEX_ADIOS2_ROOT:-/var/cache/tenplex-adios2}"
+        PACKAGES="python3,python3-numpy,python3-requests,python3-crcmod,python3-adios2-serial,adios2-serial-bin,libadios2-serial-c-dev,gcc,libc6-dev" ;;
+    *) echo "torch2-env: TENPLEX_TRIXIE_PROFILE is torch2 or adios2, not $PROFILE" >&2; exit 2 ;;
+esac
 STAMP_NAME=.tenplex-torch2-stamp
 PATCHES=agent-store-libuv-1 # change when patch_torch changes
 
@@ -119,7 +130,9 @@ build() {
     unmount_under "$TMP"
     rm -f -- "$TMP/var/cache/apt/archives/"*.deb
     cp /etc/hosts "$TMP/etc/hosts"
-    patch_torch "$TMP"
+    if [ "$PROFILE" = torch2 ]; then
+        patch_torch "$TMP"
+    fi
     stamp >"$TMP/$STAMP_NAME"
     if [ -e "$ROOT" ]; then
         mv -T "$ROOT" "$old"
@@ -136,7 +149,7 @@ case "${1:-}" in
         if current; then
             echo "torch2-env: $ROOT is current"
         else
-            echo "torch2-env: no current torch 2 environment at $ROOT (build it: bin/lib/torch2-env.sh build, as root)" >&2
+            echo "torch2-env: no current $PROFILE environment at $ROOT (build it: bin/lib/$([ "$PROFILE" = torch2 ] && echo torch2 || echo adios2)-env.sh build, as root)" >&2
             exit 1
         fi
         ;;

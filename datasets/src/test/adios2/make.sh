@@ -1,7 +1,7 @@
 #!/bin/sh
 # Regenerates datasets/src/test/resources/adios2 with the real ADIOS2 library, in a Debian trixie
 # chroot (as root) that has libadios2-serial-c-dev, adios2-serial-bin and gcc installed:
-#   datasets/src/test/adios2/make.sh /var/tmp/adios2-trixie
+#   datasets/src/test/adios2/make.sh "$(bin/lib/adios2-env.sh path)"   (after bin/lib/adios2-env.sh build)
 set -eu
 root=$1
 here=$(cd "$(dirname "$0")" && pwd)
