@@ -38,7 +38,8 @@ if [ "$FORMAT" = adios2 ]; then
   bin/lib/adios2-env.sh check >/dev/null 2>&1 || bin/lib/adios2-env.sh build >&2
   jail="$(bin/lib/adios2-env.sh path)"
 fi
-py() { if [ -n "$jail" ]; then chroot "$jail" /usr/bin/python3 "$@"; else /usr/bin/python3 "$@"; fi; }
+# (ADIOS2 loads UCX, which without /proc logs an error about the boot id to stdout: kept quiet)
+py() { if [ -n "$jail" ]; then UCX_LOG_LEVEL=fatal chroot "$jail" /usr/bin/python3 "$@"; else /usr/bin/python3 "$@"; fi; }
 inside() { echo "${1#"$jail"}"; }  # a path as the Python side sees it
 py -c "import $module" || { echo "array-read.sh $FORMAT needs $module (Debian's python3 package)" >&2; exit 2; }
 [ -f daemon/target/tenplexd.jar ] && [ -f cli/target/tenplex.jar ] || ./mvnw -B -q -DskipTests -pl cli -am package

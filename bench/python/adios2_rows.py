@@ -48,7 +48,7 @@ def read(mount, job, path, name, rounds):
     steps = int(var.steps())
 
     def row(i):
-        return f.read(name, [i % n, 0], [1, width], i // n, 1).reshape(width)
+        return f.read(name, [i % n, 0], [1, width], step_selection=[i // n, 1]).reshape(width)
 
     def rows(sorted_ids):
         out = []
@@ -56,7 +56,7 @@ def read(mount, job, path, name, rounds):
             here = sorted_ids[(sorted_ids >= step * n) & (sorted_ids < (step + 1) * n)] - step * n
             if len(here):
                 lo, hi = int(here[0]), int(here[-1])
-                block = f.read(name, [lo, 0], [hi - lo + 1, width], step, 1).reshape(hi - lo + 1, width)
+                block = f.read(name, [lo, 0], [hi - lo + 1, width], step_selection=[step, 1]).reshape(hi - lo + 1, width)
                 out.append(block[here - lo])
         return np.concatenate(out)
 

@@ -27,7 +27,7 @@ case "$PROFILE" in
         PACKAGES="python3,python3-torch,python3-numpy,python3-requests,python3-crcmod,python3-matplotlib,python3-pip,python3-venv,python3-setuptools" ;;
     adios2)
         ROOT="${TENPLEX_ADIOS2_ROOT:-/var/cache/tenplex-adios2}"
-        PACKAGES="python3,python3-numpy,python3-requests,python3-crcmod,python3-adios2-serial,adios2-serial-bin,libadios2-serial-c-dev,gcc,libc6-dev" ;;
+        PACKAGES="python3,python3-numpy,python3-requests,python3-crcmod,python3-adios2,python3-adios2-serial,adios2-serial-bin,libadios2-serial-c-dev,gcc,libc6-dev" ;;
     *) echo "torch2-env: TENPLEX_TRIXIE_PROFILE is torch2 or adios2, not $PROFILE" >&2; exit 2 ;;
 esac
 STAMP_NAME=.tenplex-torch2-stamp
