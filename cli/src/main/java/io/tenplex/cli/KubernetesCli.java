@@ -25,6 +25,9 @@ final class KubernetesCli implements Callable<Integer> {
     @CommandLine.Mixin
     TenplexCli.Target t;
 
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
     @Option(names = "--job", description = "Job name (default: TENPLEX_JOB).")
     String job = System.getenv("TENPLEX_JOB");
 
@@ -117,7 +120,13 @@ final class KubernetesCli implements Callable<Integer> {
             dnsLabel("--replicated-job", replicatedJob);
         }
         if (batchJob != null) {
-            dnsLabel("--batch-job", batchJob);
+            if (spec.commandLine().getParseResult().hasMatchedOption("--replicated-job")) {
+                throw new IllegalArgumentException("--replicated-job is a JobSet's; --batch-job follows a Job (all its pods)");
+            }
+            if (batchJob.length() > 63 || !batchJob.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")) {
+                throw new IllegalArgumentException("--batch-job '" + batchJob + "' is not a valid Job name (at most 63 "
+                        + "lower-case letters, digits, '-' and '.', each part starting and ending with a letter or digit)");
+            }
         }
         return selector != null ? KubernetesAdapter.Settings.parseSelector(selector)
                 : jobSet != null ? KubernetesAdapter.Settings.jobSetPods(jobSet, replicatedJob)

@@ -212,8 +212,10 @@ class CliIT {
                 + "valid name (a DNS label"));
         assertTrue(runErr(2, "kubernetes", "--job", "j", "--jobset", "gpt", "--replicated-job", "-w").contains(
                 "--replicated-job '-w' is not a valid name"));
-        assertTrue(runErr(2, "kubernetes", "--job", "j", "--batch-job", "gpt.1").contains(
-                "--batch-job 'gpt.1' is not a valid name"));
+        assertTrue(runErr(2, "kubernetes", "--job", "j", "--batch-job", "gpt..1").contains(
+                "--batch-job 'gpt..1' is not a valid Job name"));
+        assertTrue(runErr(2, "kubernetes", "--job", "j", "--batch-job", "gpt", "--replicated-job", "workers").contains(
+                "--replicated-job is a JobSet's; --batch-job follows a Job"));
         assertTrue(runErr(2, "kubernetes", "--job", "j", "--jobset", "gpt", "--batch-job", "gpt").contains(
                 "--jobset and --batch-job exclude each other"));
         int free;

@@ -182,8 +182,8 @@ public final class KubernetesAdapter implements AutoCloseable {
     private void ownerSeen(OwnerWatch.Seen seen) {
         boolean ended;
         synchronized (state) {
-            if (seen.equals(ownerSeen)) {
-                return;
+            if (seen.equals(ownerSeen) || seen.equals(OwnerWatch.Seen.ABSENT) && ownerSeen != null) {
+                return; // unchanged, or absent at the start but seen since
             }
             boolean deleted = seen.gone() && ownerSeen != null && !ownerSeen.gone();
             ownerSeen = seen;
@@ -192,7 +192,8 @@ public final class KubernetesAdapter implements AutoCloseable {
                 state.ended = deleted ? "Deleted" : seen.ended();
                 state.event(owner + " " + state.ended + ": the job has ended; no more changes");
             } else if (seen.gone()) {
-                state.event(owner + " not found");
+                state.event(owner + " not found" + (seen.equals(OwnerWatch.Seen.ABSENT)
+                        ? " (not made yet, or deleted before this adapter started: then delete this adapter too)" : ""));
             } else if (state.ended == null) {
                 state.event(owner + " asks for " + owner.asksFor(seen));
             }
@@ -292,7 +293,7 @@ public final class KubernetesAdapter implements AutoCloseable {
 
     private void retryLater() {
         synchronized (state) {
-            if (!loop.isShutdown()) {
+            if (!loop.isShutdown() && !(pending != null && pending.waiting())) { // one waiting evaluation is enough
                 pending = schedule(Math.max(1000, settings.settle().toMillis()));
             }
         }
@@ -317,6 +318,11 @@ public final class KubernetesAdapter implements AutoCloseable {
                 started = true;
             }
             evaluate();
+        }
+
+        /** True while it waits to start. */
+        boolean waiting() {
+            return !started && !withdrawn;
         }
 
         /** Withdraws it if it has not started; true if it was. */

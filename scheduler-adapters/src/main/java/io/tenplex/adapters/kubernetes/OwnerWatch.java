@@ -33,12 +33,21 @@ final class OwnerWatch implements AutoCloseable {
     /**
      * What the owner says.
      *
-     * @param wanted worker pods it asks for, or -1 when it has no such replicated job
-     * @param ended  the final condition it has reached ({@code Completed}, {@code Complete}, {@code Failed}), else null
-     * @param gone   whether the owner does not exist (deleted, or not made yet)
+     * @param wanted    worker pods it asks for, or -1 when it has no such replicated job
+     * @param ended     the final condition it has reached ({@code Completed}, {@code Complete}, {@code Failed}), else null
+     * @param gone      whether the owner does not exist (deleted, or not made yet)
+     * @param suspended whether it is suspended ({@code spec.suspend}: Kueue holds it until it admits it,
+     *     and suspends it again when it preempts it; its pods are deleted meanwhile)
      */
-    record Seen(int wanted, String ended, boolean gone) {
-        static final Seen GONE = new Seen(-1, null, true);
+    record Seen(int wanted, String ended, boolean gone, boolean suspended) {
+        /** The owner was deleted. */
+        static final Seen GONE = new Seen(-1, null, true, false);
+        /** The owner did not exist when the watch started (it may be made later). */
+        static final Seen ABSENT = new Seen(-2, null, true, false);
+
+        Seen(int wanted, String ended, boolean gone) {
+            this(wanted, ended, gone, false);
+        }
     }
 
     /**
@@ -61,7 +70,8 @@ final class OwnerWatch implements AutoCloseable {
         /** What {@code seen} asks for, in words. */
         String asksFor(Seen seen) {
             return seen.wanted() < 0 ? "no pods (it has no replicated job " + part + ")"
-                    : seen.wanted() + " pods" + (part == null ? "" : " of " + part);
+                    : seen.wanted() + " pods" + (part == null ? "" : " of " + part) + (seen.suspended()
+                    ? ", but is suspended (Kueue has not admitted it, or has preempted it: its pods are deleted)" : "");
         }
 
         @Override
@@ -94,8 +104,12 @@ final class OwnerWatch implements AutoCloseable {
                 seen.accept(Seen.GONE);
             }
         };
-        return new OwnerWatch(client.genericKubernetesResources(owner.type()).inNamespace(namespace)
-                .withName(owner.name()).inform(handler, 0));
+        SharedIndexInformer<GenericKubernetesResource> informer = client.genericKubernetesResources(owner.type())
+                .inNamespace(namespace).withName(owner.name()).inform(handler, 0);
+        if (informer.getStore().list().isEmpty()) { // listed and not there: no event would say so
+            seen.accept(Seen.ABSENT);
+        }
+        return new OwnerWatch(informer);
     }
 
     /** What a JobSet object says about replicated job {@code replicatedJob}; fields it lacks count as absent. */
@@ -113,11 +127,12 @@ final class OwnerWatch implements AutoCloseable {
 
     /**
      * What a {@code batch/v1} Job says: the pods it runs at once ({@code parallelism}, at most
-     * {@code completions}, as Kueue counts a Job's pod set) and whether it is {@code Complete} or {@code Failed}.
+     * {@code completions}, as Kueue counts a Job's pod set), whether it is {@code Complete} or {@code Failed},
+     * and whether it is suspended.
      */
     static Seen ofJob(GenericKubernetesResource job) {
-        return new Seen(clamp(podsOf(map(job.getAdditionalProperties().get("spec")))), ended(job, "Complete", "Failed"),
-                false);
+        Map<?, ?> spec = map(job.getAdditionalProperties().get("spec"));
+        return new Seen(clamp(podsOf(spec)), ended(job, "Complete", "Failed"), false, Boolean.TRUE.equals(spec.get("suspend")));
     }
 
     /** A Job spec's pods at once: parallelism (default 1), at most its completions when set. */

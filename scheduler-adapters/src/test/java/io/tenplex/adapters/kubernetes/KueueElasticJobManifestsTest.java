@@ -82,16 +82,16 @@ class KueueElasticJobManifestsTest {
         ObjectNode spec = (ObjectNode) adapter.get("spec").deepCopy();
         JsonNode container = spec.at("/template/spec/containers/0");
         ArrayNode args = (ArrayNode) container.get("args");
-        int at = Manifests.strings(args).indexOf("--batch-job=gpt");
-        assertTrue(at >= 0, args.toString());
+        int at = Manifests.strings(args).indexOf("--batch-job=" + one(docs, "Job", "gpt").at("/metadata/name").asText());
+        assertTrue(at >= 0, "it follows the workers' Job: " + args);
+        assertTrue(Manifests.strings(args).stream().noneMatch(a -> a.startsWith("--selector")),
+                "it selects the Job's pods by the Job controller's label, no other pods: " + args);
         args.set(at, new TextNode("--jobset=gpt"));
-        assertEquals(jobSet.at("/spec/replicatedJobs/1/template/spec"), spec,
-                "the JobSet adapter's Job, following the workers' Job instead");
-        String selector = Manifests.strings(args).stream().filter(a -> a.startsWith("--selector=")).findFirst()
-                .orElseThrow().substring("--selector=".length());
-        JsonNode workerLabels = one(docs, "Job", "gpt").at("/spec/template/metadata/labels");
-        KubernetesAdapter.Settings.parseSelector(selector).forEach((k, v) -> assertEquals(new TextNode(v),
-                workerLabels.get(k), "the adapter selects the workers' pods by " + k));
+        ObjectNode jobSetAdapter = (ObjectNode) jobSet.at("/spec/replicatedJobs/1/template/spec").deepCopy();
+        ArrayNode itsArgs = (ArrayNode) jobSetAdapter.at("/template/spec/containers/0/args");
+        itsArgs.remove(Manifests.strings(itsArgs).indexOf("--selector=tenplex.io/job=gpt"));
+        assertEquals(jobSetAdapter, spec, "the JobSet adapter's Job, following the workers' Job instead");
+        assertEquals(java.util.Map.of(OwnerWatch.JOB_LABEL, "gpt"), KubernetesAdapter.Settings.jobPods("gpt"));
     }
 
     private static JsonNode one(List<JsonNode> docs, String kind, String name) {

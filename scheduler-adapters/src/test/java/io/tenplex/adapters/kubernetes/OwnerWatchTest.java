@@ -38,10 +38,18 @@ class OwnerWatchTest {
     }
 
     @Test
-    void aJobsResize_theEnd_andTheDeletion_areSeen() throws Exception {
-        ElasticJobs.create(client, ElasticJobs.example(client, "training"));
+    void aJobsAbsence_creation_resize_theEnd_andTheDeletion_areSeen() throws Exception {
         LinkedBlockingQueue<OwnerWatch.Seen> seen = new LinkedBlockingQueue<>();
         try (OwnerWatch w = OwnerWatch.start(client, "training", OwnerWatch.Owner.job("gpt"), seen::add)) {
+            assertEquals(OwnerWatch.Seen.ABSENT, next(seen), "listed and not there");
+            io.fabric8.kubernetes.api.model.batch.v1.Job job = ElasticJobs.example(client, "training");
+            job.getSpec().setSuspend(true); // as Kueue's webhook makes it
+            ElasticJobs.create(client, job);
+            assertEquals(new OwnerWatch.Seen(2, null, false, true), next(seen));
+            client.batch().v1().jobs().inNamespace("training").withName("gpt").edit(j -> {
+                j.getSpec().setSuspend(false); // admitted
+                return j;
+            });
             assertEquals(new OwnerWatch.Seen(2, null, false), next(seen));
             ElasticJobs.resize(client, "training", "gpt", 3);
             assertEquals(new OwnerWatch.Seen(3, null, false), next(seen));
@@ -66,6 +74,8 @@ class OwnerWatchTest {
                 "only Complete and Failed end a Job");
         assertEquals(new OwnerWatch.Seen(1, "Failed", false), ofJob("{status: {conditions: [{type: Complete, "
                 + "status: 'False'}, {type: Failed, status: 'True'}]}}"));
+        assertEquals(new OwnerWatch.Seen(4, null, false, true), ofJob("{spec: {parallelism: 4, suspend: true}}"));
+        assertEquals(new OwnerWatch.Seen(4, null, false, false), ofJob("{spec: {parallelism: 4, suspend: 'yes'}}"));
     }
 
     private static OwnerWatch.Seen next(LinkedBlockingQueue<OwnerWatch.Seen> q) throws InterruptedException {

@@ -35,10 +35,10 @@ class PodMembershipTest {
                 "n", "not ready"), m.skipped());
     }
 
-    /** A pod held by a scheduling gate is not scheduled yet, whatever else it says; Kueue's gate is named as Kueue's. */
+    /** A pod held by a scheduling gate says so (not only "phase Pending"); Kueue's gate is named as Kueue's. */
     @Test
     void podsHeldByASchedulingGate_areNotCounted_andSayWhy() {
-        Pod kueue = pod("k", "node-a", "10.0.0.1", 1, true);
+        Pod kueue = pod("k", null, null, 1, false); // as the API server keeps a gated pod: unbound, Pending
         kueue.getSpec().getSchedulingGates().add(ElasticJobs.kueueGate());
         Pod other = pod("o", null, null, 1, false);
         other.getSpec().getSchedulingGates().add(new io.fabric8.kubernetes.api.model.PodSchedulingGate("example.com/quota"));

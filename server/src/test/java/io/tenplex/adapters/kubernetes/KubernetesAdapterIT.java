@@ -298,10 +298,6 @@ class KubernetesAdapterIT {
      */
     @Test
     void aKueueResize_reachesTheJob_onceKueueAdmitsItsSlice() throws Exception {
-        io.fabric8.kubernetes.api.model.batch.v1.Job job = ElasticJobs.example(client, NS);
-        job.getSpec().setParallelism(1);
-        job.getSpec().setCompletions(1);
-        ElasticJobs.create(client, job);
         create(jobPod("gpt-0", "node-a", "127.0.0.1", true));
         int port = Integer.parseInt(addresses.get(0).split(":")[1]);
         java.util.concurrent.CountDownLatch ended = new java.util.concurrent.CountDownLatch(1);
@@ -310,9 +306,23 @@ class KubernetesAdapterIT {
                 Duration.ofSeconds(60)), new io.tenplex.server.jobs.HttpDaemonClient(
                         io.tenplex.server.peer.DaemonLink.plain(null), Duration.ofSeconds(30))).followJob("gpt");
         adapter.onEnd(ended::countDown);
-        adapter.start();
+        adapter.start(); // before the Job is made: it says so, and waits
+        adapter.await(x -> x.events().stream().anyMatch(e -> e.endsWith("job gpt not found (not made yet, or deleted "
+                + "before this adapter started: then delete this adapter too)")), WAIT);
+        io.fabric8.kubernetes.api.model.batch.v1.Job job = ElasticJobs.example(client, NS);
+        job.getSpec().setParallelism(1);
+        job.getSpec().setCompletions(1);
+        job.getSpec().setSuspend(true); // as Kueue's webhook makes it, until Kueue admits it
+        ElasticJobs.create(client, job);
+        adapter.await(x -> x.events().stream().anyMatch(e -> e.endsWith("job gpt asks for 1 pods, but is suspended "
+                + "(Kueue has not admitted it, or has preempted it: its pods are deleted)")), WAIT);
+        client.batch().v1().jobs().inNamespace(NS).withName("gpt").edit(j -> {
+            j.getSpec().setSuspend(false);
+            return j;
+        });
         KubernetesAdapter.Status s = adapter.await(x -> x.assignment() != null && x.events().stream().anyMatch(e ->
-                e.contains("job gpt asks for 1 pods")), WAIT);
+                e.endsWith("job gpt asks for 1 pods")), WAIT);
+        assertNull(s.ended(), "a Job not made yet is no end");
         JsonNode a = s.assignment();
         assertEquals(Map.of("node-a", 2), s.applied());
         trainAndSave(a, 10, 1);
@@ -321,7 +331,7 @@ class KubernetesAdapterIT {
         Pod gated = jobPod("gpt-1", null, null, false);
         gated.getSpec().getSchedulingGates().add(ElasticJobs.kueueGate());
         create(gated);
-        s = adapter.await(x -> x.settled() && x.events().stream().anyMatch(e -> e.contains("job gpt asks for 2 pods"))
+        s = adapter.await(x -> x.settled() && x.events().stream().anyMatch(e -> e.endsWith("job gpt asks for 2 pods"))
                 && x.events().stream().anyMatch(e -> e.contains("gpt-1=not scheduled until its scheduling gates "
                 + "[kueue.x-k8s.io/elastic-job] are removed (Kueue has not admitted their workload slice yet)")), WAIT);
         assertTrue(s.changes().isEmpty() && s.running() == null, s.toString());
