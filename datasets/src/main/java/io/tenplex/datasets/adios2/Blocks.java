@@ -38,10 +38,11 @@ final class Blocks {
         }
     }
 
-    /** The bytes of a block at {@code start} of {@code count} in {@code shape}, checked to lie within the shape. */
+    /** The bytes of a block at {@code start} of {@code count} in {@code shape}, checked to lie within the shape
+     * (no start or count is negative, so that the shape is not either). */
     static long bytes(long[] start, long[] count, long[] shape, Adios2Type type, String what, MetaBytes where) {
         for (int d = 0; d < shape.length; d++) {
-            if (start[d] > shape[d] || count[d] > shape[d] - start[d]) {
+            if (start[d] < 0 || count[d] < 0 || start[d] > shape[d] || count[d] > shape[d] - start[d]) {
                 throw where.bad(what + " at " + Arrays.toString(start) + " of " + Arrays.toString(count)
                         + " lies outside the shape " + Arrays.toString(shape));
             }

@@ -146,12 +146,19 @@ final class Bp4Block {
         }
     }
 
+    /** Refuses a dimension (a {@code size_t}) over 2^63, which would be negative here. */
+    private static void unsigned(MetaBytes md, long v, String field) {
+        if (v < 0) {
+            throw md.bad(field + " is " + Long.toUnsignedString(v) + " (over 2^63)");
+        }
+    }
+
     private static void global(MetaBytes md, Set set, String name, Adios2Type type, int s, VariableTable table,
             DataFiles data, String what) {
-        for (long x : set.count) {
-            if (x < 0) {
-                throw md.bad(what + " has a count over 2^63");
-            }
+        for (int d = 0; d < set.count.length; d++) {
+            unsigned(md, set.count[d], what + ": its count of dimension " + d);
+            unsigned(md, set.shape[d], what + ": its shape of dimension " + d);
+            unsigned(md, set.start[d], what + ": its start of dimension " + d);
         }
         if (set.payload < 0 || set.fileIndex > Integer.MAX_VALUE) {
             throw md.bad(what + " has no payload offset or a file index of " + set.fileIndex);

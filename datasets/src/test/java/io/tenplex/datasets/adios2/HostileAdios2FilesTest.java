@@ -131,6 +131,27 @@ class HostileAdios2FilesTest {
         assertRefused(overlap, "blocks", "is refused: blocks overlap");
     }
 
+    @Test
+    void bp4NegativeStartsOrShapes_areRefused_notServedShiftedOrWithGaps() throws IOException {
+        // the first block of variable blocks in step 0 ([4,6] at [0,0] of [10,6]) moved to start at row -1:
+        // its volume still sums to the shape's, row 3 would be left unwritten and rows 0..2 shifted
+        long[] first = {4, 10, 0, 6, 6, 0};
+        long[] before = {4, 10, -1, 6, 6, 0};
+        Path start = copy("bp4", "negstart", "md.0", b -> replaceLongs(b, first, before, "blocks"));
+        assertRefused(start, "blocks", "its start of dimension 0 is 18446744073709551615 (over 2^63)");
+        // every [7,3] block as [1,1] at [-2,-2] of a shape [-1,-1]: one element whose rows count -3
+        Path shape = copy("bp4", "negshape", "md.0",
+                b -> replaceAll(b, longs(new long[] {7, 7, 0, 3, 3, 0}), longs(new long[] {1, -1, -2, 1, -1, -2})));
+        assertRefused(shape, "i8", "its shape of dimension 0 is 18446744073709551615 (over 2^63)");
+    }
+
+    private static byte[] replaceAll(byte[] b, byte[] from, byte[] to) {
+        for (int at = indexOf(b, from, 0); at >= 0; at = indexOf(b, from, at + to.length)) {
+            System.arraycopy(to, 0, b, at, to.length);
+        }
+        return b;
+    }
+
     private void assertRefused(Path p, String var, String part) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> sources.check(Adios2Files.url(p, var)));
