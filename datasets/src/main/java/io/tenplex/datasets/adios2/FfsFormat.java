@@ -89,6 +89,8 @@ final class FfsFormat {
                     + " bytes in " + subLength + " bytes");
         }
         List<Field> fields = new ArrayList<>();
+        Strings strings = new Strings(mmd, sub, subLength, what + " (" + name + ")");
+        strings.mark(mmd.u32(sub + 4, what));
         for (int i = 0; i < count; i++) {
             long f = sub + header + 16L * i;
             String fw = what + " (" + name + "): field " + i;
@@ -97,9 +99,51 @@ final class FfsFormat {
             if (size > recordLength || offset > recordLength - size) {
                 throw mmd.bad(fw + " lies at bytes " + offset + "+" + size + ", outside its record of " + recordLength);
             }
-            fields.add(new Field(mmd.cString(sub + mmd.u32(f, fw), end, fw + " name"),
-                    mmd.cString(sub + mmd.u32(f + 4, fw), end, fw + " type"), (int) size, (int) offset));
+            fields.add(new Field(strings.at(mmd.u32(f, fw), fw + " name"), strings.at(mmd.u32(f + 4, fw), fw + " type"),
+                    (int) size, (int) offset));
         }
         return new FfsFormat(name, (int) recordLength, List.copyOf(fields), structs);
+    }
+
+    /**
+     * The NUL-terminated strings of one struct (its name, its fields' names and types), each at its own
+     * bytes: FFS writes every string once, so strings that overlap (which could make a small format
+     * name gigabytes of field names, all kept) are refused.
+     */
+    private static final class Strings {
+        private final MetaBytes mmd;
+        private final long sub;
+        private final long end;
+        private final String what;
+        private final java.util.BitSet used = new java.util.BitSet();
+
+        Strings(MetaBytes mmd, long sub, long subLength, String what) {
+            this.mmd = mmd;
+            this.sub = sub;
+            this.end = sub + subLength;
+            this.what = what;
+        }
+
+        /** The string at {@code offset} of the struct, checked not to overlap one read before. */
+        String at(long offset, String field) {
+            String s = mmd.cString(sub + offset, end, field);
+            mark(offset);
+            return s;
+        }
+
+        /** Marks the string at {@code offset} (read before: its NUL lies in the struct) as used; refuses it if it was. */
+        void mark(long offset) {
+            int from = (int) offset; // within the struct, which is within the file
+            int to = from;
+            while (mmd.bytes[(int) sub + to] != 0) {
+                to++;
+            }
+            to++;
+            int taken = used.nextSetBit(from);
+            if (taken >= 0 && taken < to) {
+                throw mmd.bad(what + ": the string at struct byte " + offset + " overlaps another name or type");
+            }
+            used.set(from, to);
+        }
     }
 }

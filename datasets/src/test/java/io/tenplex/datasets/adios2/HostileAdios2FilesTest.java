@@ -145,6 +145,20 @@ class HostileAdios2FilesTest {
         assertRefused(shape, "i8", "its shape of dimension 0 is 18446744073709551615 (over 2^63)");
     }
 
+    @Test
+    void ffsFieldNamesThatOverlap_areRefused() throws IOException {
+        // the first format of mmd.0 (16 bytes of lengths, the 12-byte ID, the 8-byte representation header,
+        // then its top struct): field 1 named by field 0's name. Overlapping names let a small format name
+        // 2^16 fields with one long string each, every copy kept: gigabytes from a megabyte.
+        Path p = copy("bp5", "names", "mmd.0", b -> {
+            int struct = 16 + 12 + 8;
+            int fields = struct + (b[struct + 17] & 0xFF);
+            System.arraycopy(b, fields, b, fields + 16, 4);
+            return b;
+        });
+        assertRefused(p, "i8", "overlaps another name or type");
+    }
+
     private static byte[] replaceAll(byte[] b, byte[] from, byte[] to) {
         for (int at = indexOf(b, from, 0); at >= 0; at = indexOf(b, from, at + to.length)) {
             System.arraycopy(to, 0, b, at, to.length);
