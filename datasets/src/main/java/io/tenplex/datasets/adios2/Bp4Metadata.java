@@ -18,6 +18,7 @@ final class Bp4Metadata {
     private final MetaBytes md;
     private final DataFiles data;
     private final VariableTable table = new VariableTable();
+    private long parsed; // bytes of md.0 the records named so far
 
     private Bp4Metadata(MetaBytes md, DataFiles data) {
         this.md = md;
@@ -65,6 +66,11 @@ final class Bp4Metadata {
         if (stepEnd > md.length()) {
             throw md.bad("truncated: step " + s + " ends at byte " + stepEnd + " (as md.idx says) but it has "
                     + md.length());
+        }
+        parsed += stepEnd - pgStart;
+        if (parsed > md.length()) {
+            throw idx.bad(what + " names bytes " + pgStart + ".." + stepEnd + " of md.0, which the records before it "
+                    + "named too (the steps' metadata overlap: each would be read again)");
         }
         processGroups(pgStart, s);
         long count = md.u32(varStart, "the variable count of step " + s);

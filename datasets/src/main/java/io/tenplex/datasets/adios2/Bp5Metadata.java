@@ -22,6 +22,7 @@ final class Bp5Metadata {
     private final DataFiles data;
     private final Map<String, FfsFormat> formats = new HashMap<>();
     private final VariableTable table = new VariableTable();
+    private long parsed; // bytes of md.0 the steps named so far
 
     private Bp5Metadata(Bp5Index index, MetaBytes md, DataFiles data) {
         this.index = index;
@@ -58,6 +59,11 @@ final class Bp5Metadata {
     private void step(int s, Bp5Index.Step step) {
         String what = "the metadata of step " + s;
         md.need(step.mdPos(), step.mdSize(), what);
+        parsed += step.mdSize();
+        if (parsed > md.length()) {
+            throw md.bad(what + " at bytes " + step.mdPos() + "+" + step.mdSize() + " overlap those of the steps "
+                    + "before it (md.idx names them twice: each would be read again)");
+        }
         int writers = step.writers();
         long pos = step.mdPos() + 8 + 16L * writers;
         long end = step.mdPos() + step.mdSize();

@@ -159,6 +159,27 @@ class HostileAdios2FilesTest {
         assertRefused(p, "i8", "overlaps another name or type");
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"bp4", "bp5"})
+    void stepsWhoseMetadataOverlap_areRefused(String engine) throws IOException {
+        // md.idx with its last record repeated: every repeat would parse the same metadata again, so a
+        // 256 MiB md.idx of records naming one large step would keep the daemon parsing for hours
+        Path p = copy(engine, "again", "md.idx", b -> {
+            int last = 64;
+            for (int at = 64; at < b.length; at += engine.equals("bp4") ? 64 : 9 + (int) longs(b, at + 1)) {
+                last = at;
+            }
+            byte[] out = Arrays.copyOf(b, b.length + b.length - last);
+            System.arraycopy(b, last, out, b.length, b.length - last);
+            return out;
+        });
+        assertRefused(p, "i8", engine.equals("bp4") ? "the steps' metadata overlap" : "md.idx names them twice");
+    }
+
+    private static long longs(byte[] b, int at) {
+        return ByteBuffer.wrap(b, at, 8).order(ByteOrder.LITTLE_ENDIAN).getLong();
+    }
+
     private static byte[] replaceAll(byte[] b, byte[] from, byte[] to) {
         for (int at = indexOf(b, from, 0); at >= 0; at = indexOf(b, from, at + to.length)) {
             System.arraycopy(to, 0, b, at, to.length);
