@@ -21,6 +21,7 @@ final class Bp5Metadata {
     private final MetaBytes md;
     private final DataFiles data;
     private final Map<String, FfsFormat> formats = new HashMap<>();
+    private final Map<FfsFormat, Integer> firstVariable = new java.util.IdentityHashMap<>();
     private final VariableTable table = new VariableTable();
     private long parsed; // bytes of md.0 the steps named so far
 
@@ -90,16 +91,29 @@ final class Bp5Metadata {
         }
         long n = r.number(count.offset(), Integer.MAX_VALUE, "BitFieldCount");
         long[] bitField = r.words(bits.offset(), n, "BitField");
+        if (bitField == null) {
+            return;
+        }
+        int first = firstVariable.computeIfAbsent(f, Bp5Metadata::firstVariable);
+        int vars = f.fields.size() - first;
+        // only the bits set: the work is the record's, not that of every field of its format per record
+        for (int word = 0; word < bitField.length && 64L * word < vars; word++) {
+            for (long set = bitField[word]; set != 0; set &= set - 1) {
+                int c = 64 * word + Long.numberOfTrailingZeros(set);
+                if (c < vars) {
+                    Bp5Field.of(f.fields.get(first + c), r).add(table, s, w, step, data);
+                }
+            }
+        }
+    }
+
+    /** The index of the first variable field of {@code f}: after BitFieldCount, BitField and DataBlockSize. */
+    private static int firstVariable(FfsFormat f) {
         int first = 0;
         while (first < f.fields.size() && (f.fields.get(first).name().startsWith("BitField")
                 || f.fields.get(first).name().startsWith("DataBlockSize"))) {
             first++;
         }
-        for (int i = first; i < f.fields.size(); i++) {
-            int c = i - first;
-            if (bitField != null && c / 64 < bitField.length && (bitField[c / 64] >>> (c % 64) & 1) != 0) {
-                Bp5Field.of(f.fields.get(i), r).add(table, s, w, step, data);
-            }
-        }
+        return first;
     }
 }

@@ -25,22 +25,20 @@ final class FfsFormat {
     final List<Field> fields;
     /** The formats of the structs embedded, by name (this one's included). */
     final Map<String, FfsFormat> structs;
+    /** The first field of each name: looked up per record, so not a scan of up to 2^16 fields. */
+    private final Map<String, Field> byName = new HashMap<>();
 
     private FfsFormat(String name, int recordLength, List<Field> fields, Map<String, FfsFormat> structs) {
         this.name = name;
         this.recordLength = recordLength;
         this.fields = fields;
         this.structs = structs;
+        fields.forEach(f -> byName.putIfAbsent(f.name(), f));
     }
 
-    /** The field called {@code name}, or null. */
+    /** The (first) field called {@code name}, or null. */
     Field field(String fieldName) {
-        for (Field f : fields) {
-            if (f.name().equals(fieldName)) {
-                return f;
-            }
-        }
-        return null;
+        return byName.get(fieldName);
     }
 
     /**
