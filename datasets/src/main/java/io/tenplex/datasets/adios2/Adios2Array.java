@@ -69,8 +69,9 @@ final class Adios2Array {
         if (rowBytes > MAX_ROW_BYTES) {
             throw new IllegalArgumentException(what + " has rows of " + rowBytes + " bytes (limit " + MAX_ROW_BYTES + ")");
         }
+        long[] pairs = {Blocks.MAX_PAIRS};
         for (List<Adios2Variable.Block> step : v.steps()) {
-            String wrong = Blocks.coverage(step, shape);
+            String wrong = Blocks.coverage(step, shape, pairs);
             if (wrong != null) {
                 throw new IllegalArgumentException(what + " is refused: " + wrong);
             }

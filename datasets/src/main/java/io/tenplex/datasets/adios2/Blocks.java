@@ -14,6 +14,8 @@ import java.util.List;
 final class Blocks {
     /** The most blocks one step of a served variable may have. */
     static final int MAX_STEP_BLOCKS = 1 << 16;
+    /** The most pairs of blocks compared for overlaps in all the steps of a variable. */
+    static final long MAX_PAIRS = 1L << 26;
 
     private Blocks() {}
 
@@ -55,6 +57,15 @@ final class Blocks {
      * shape (checked by {@link #bytes}), so volumes do not overflow when the shape's does not.
      */
     static String coverage(List<Adios2Variable.Block> blocks, long[] shape) {
+        return coverage(blocks, shape, new long[] {MAX_PAIRS});
+    }
+
+    /**
+     * As {@link #coverage(List, long[])}, comparing at most {@code pairs[0]} pairs of blocks (what is left
+     * is put back): blocks that share their rows are compared pairwise, so a variable's steps of 2^16
+     * column blocks would take 2^31 comparisons each.
+     */
+    static String coverage(List<Adios2Variable.Block> blocks, long[] shape, long[] pairs) {
         if (blocks.size() > MAX_STEP_BLOCKS) {
             return "a step has " + blocks.size() + " blocks (at most " + MAX_STEP_BLOCKS + " are served)";
         }
@@ -66,6 +77,10 @@ final class Blocks {
             Adios2Variable.Block a = sorted.get(i);
             covered += volume(a.count());
             for (int j = i + 1; j < sorted.size() && sorted.get(j).start()[0] < a.start()[0] + a.count()[0]; j++) {
+                if (--pairs[0] < 0) {
+                    return "its blocks share rows too much to be checked for overlaps (at most " + MAX_PAIRS
+                            + " pairs of blocks are compared)";
+                }
                 if (overlap(a, sorted.get(j))) {
                     return "blocks overlap at " + Arrays.toString(sorted.get(j).start());
                 }

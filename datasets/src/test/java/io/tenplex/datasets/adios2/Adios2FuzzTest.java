@@ -37,7 +37,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class Adios2FuzzTest {
     /** Cases per engine and file. */
-    private static final int CASES = Integer.getInteger("adios2.fuzz.cases", 220);
+    private static final int CASES = Integer.getInteger("adios2.fuzz.cases", 400);
     private static final long CASE_MILLIS = 10_000;
     /** The most bytes of a variable a case reads (a mutated shape may claim more). */
     private static final long READ_LIMIT = 4L << 20;
