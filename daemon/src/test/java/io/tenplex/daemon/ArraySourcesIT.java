@@ -191,7 +191,7 @@ class ArraySourcesIT {
 
     /**
      * Mounts (or remounts) {@code job} with {@code body} (global batch {@code g}, {@code dp} ranks, at
-     * {@code progress}) and compares each rank's samples with the rows netCDF4 reads.
+     * {@code progress}) and compares each rank's samples with the expected rows (as netCDF4 or ADIOS2 read them).
      */
     private void assertRanksOverRest(DaemonProcess d, Path dir, JsonNode a, String job, String body, int g, int dp,
             int progress)

@@ -108,22 +108,27 @@ public final class Adios2Sources implements AutoCloseable {
         if (!Files.isDirectory(p)) {
             throw new IllegalArgumentException(where + " is not a directory (BP4 and BP5 files are directories)");
         }
+        MetaFiles.checkBudget(p, where, MetaFiles.budget(), "md.idx", "md.0", "mmd.0");
         MetaBytes idx = MetaFiles.read(p, "md.idx", where);
         int version = idx.u8(37, "the BP version (byte 37 of the header)");
         DataFiles data = new DataFiles(p, where);
+        boolean opened = false;
         try {
             Map<String, Adios2Variable> vars = switch (version) {
                 case 5 -> Bp5Metadata.read(idx, MetaFiles.read(p, "md.0", where), MetaFiles.read(p, "mmd.0", where), data);
                 case 4 -> Bp4Metadata.read(idx, MetaFiles.read(p, "md.0", where), data);
                 default -> throw idx.bad("the BP version is " + version + " (BP4 and BP5 are read)");
             };
+            opened = true;
             return new Opened(data, vars, version);
         } catch (IllegalArgumentException e) {
-            data.close();
             throw e;
         } catch (RuntimeException e) { // a check missed: refuse the file rather than fail the daemon
-            data.close();
             throw new IllegalArgumentException(where + ": malformed metadata (" + e + ")", e);
+        } finally {
+            if (!opened) { // refused, or an Error on the way: nothing stays open
+                data.close();
+            }
         }
     }
 

@@ -11,6 +11,9 @@ import java.util.Map;
  * (to check every block against the file's size) and kept open until {@link #close()}. Thread-safe.
  */
 final class DataFiles implements AutoCloseable {
+    /** The most subfiles one directory may have open (ADIOS2 writes one per aggregator, usually one per node). */
+    static final int MAX_OPEN = 4096;
+
     private record Open(FileChannel channel, long size) {}
 
     private final Path dir;
@@ -35,6 +38,10 @@ final class DataFiles implements AutoCloseable {
     private Open file(int subfile) {
         Open o = open.get(subfile);
         if (o == null) {
+            if (open.size() >= MAX_OPEN) {
+                throw new IllegalArgumentException(where + ": its metadata name more than " + MAX_OPEN
+                        + " data subfiles (data." + subfile + " would be one more)");
+            }
             FileChannel ch = null;
             try {
                 ch = MetaFiles.open(dir.resolve("data." + subfile));

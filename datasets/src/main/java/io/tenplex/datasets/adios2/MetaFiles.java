@@ -17,6 +17,35 @@ final class MetaFiles {
     /** The largest metadata file read. */
     static final long MAX_BYTES = 256L << 20;
 
+    /**
+     * The most bytes of metadata ({@code md.idx}, {@code md.0}, {@code mmd.0} together) one directory may
+     * have: they are read whole into the heap before they are parsed (one directory at a time), so at
+     * most an eighth of the daemon's heap (64 MiB at {@code -Xmx512m}), and never over 256 MiB.
+     */
+    static long budget() {
+        return Math.min(MAX_BYTES, Runtime.getRuntime().maxMemory() / 8);
+    }
+
+    /**
+     * Refuses the directory before anything is read when its metadata files together exceed {@code budget}
+     * (sizes as the file system reports them: a sparse file counts whole).
+     */
+    static void checkBudget(Path dir, String where, long budget, String... names) {
+        long total = 0;
+        for (String name : names) {
+            try {
+                total = Math.addExact(total, Files.size(dir.resolve(name)));
+            } catch (IOException e) {
+                continue; // missing or unreadable: read() says so
+            }
+        }
+        if (total > budget) {
+            throw new IllegalArgumentException(where + ": its metadata files " + String.join(", ", names) + " have "
+                    + total + " bytes together, over the " + budget + " this daemon reads for one directory "
+                    + "(an eighth of its heap: a larger -Xmx raises it, up to 256 MiB)");
+        }
+    }
+
     private MetaFiles() {}
 
     /** The file {@code name} of directory {@code dir}; {@code where} names the directory in messages. */

@@ -105,12 +105,14 @@ public final class OpenArrayFiles<F, A> implements AutoCloseable {
     public A reader(String url) throws IOException {
         A a = reading.get(url);
         if (a == null) {
-            try {
-                a = open(url, false);
-            } catch (RuntimeException e) {
-                throw new IOException(e.getMessage(), e);
+            synchronized (this) { // opened and kept at once: a recheck in between would leave a stale one kept
+                try {
+                    a = open(url, false);
+                } catch (RuntimeException e) {
+                    throw new IOException(e.getMessage(), e);
+                }
+                reading.put(url, a);
             }
-            reading.put(url, a);
         }
         return a;
     }

@@ -90,6 +90,20 @@ class Adios2DirectoryTest {
                 && e.getMessage().contains("not a regular file"), String.valueOf(e));
     }
 
+    /** Metadata files are read whole: a directory whose metadata exceed the budget is refused before any is read. */
+    @Test
+    void metadataOverTheBudget_isRefusedBeforeItIsRead() throws IOException {
+        Path p = copyOf("bp5", "huge");
+        try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(p.resolve("md.0").toFile(), "rw")) {
+            f.setLength(MetaFiles.budget() + 1); // sparse: no disk, but its size counts
+        }
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> sources.check(Adios2Files.url(p, "i8")));
+        assertTrue(e.getMessage().contains(p.toString()) && e.getMessage().contains("md.idx, md.0, mmd.0 have")
+                && e.getMessage().contains("over the " + MetaFiles.budget()), e.getMessage());
+        assertEquals(0, sources.openFiles());
+    }
+
     /** A BP5 directory whose md.idx lists its first two steps, then all three as the writer appends the third. */
     @Test
     void aStepAppended_isServedByTheNextCheck() throws IOException {
