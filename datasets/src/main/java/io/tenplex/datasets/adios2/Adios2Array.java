@@ -16,11 +16,6 @@ import java.util.List;
  * Thread-safe.
  */
 final class Adios2Array {
-    /** The largest row (sample) served. */
-    static final long MAX_ROW_BYTES = 16L << 20;
-    /** The most rows (samples) of one variable. */
-    static final long MAX_ROWS = Integer.MAX_VALUE - 8;
-
     final String url;
     private final Adios2Variable var;
     private final DataFiles data;
@@ -63,12 +58,8 @@ final class Adios2Array {
         } catch (ArithmeticException e) {
             throw new IllegalArgumentException(what + " has a shape " + Arrays.toString(shape) + " whose size overflows");
         }
-        if (rows > MAX_ROWS) {
-            throw new IllegalArgumentException(what + " has " + rows + " rows (limit " + MAX_ROWS + ")");
-        }
-        if (rowBytes > MAX_ROW_BYTES) {
-            throw new IllegalArgumentException(what + " has rows of " + rowBytes + " bytes (limit " + MAX_ROW_BYTES + ")");
-        }
+        io.tenplex.datasets.hdf5.RowLimits.checkRows(what, rows);
+        io.tenplex.datasets.hdf5.RowLimits.checkRowBytes(what, rowBytes);
         long[] pairs = {Blocks.MAX_PAIRS};
         for (List<Adios2Variable.Block> step : v.steps()) {
             String wrong = Blocks.coverage(step, shape, pairs);

@@ -25,12 +25,8 @@ import java.nio.channels.FileChannel;
  * limit before anything is allocated. Thread-safe once opened.
  */
 final class Hdf5Array {
-    /** The largest row (sample) served. */
-    static final long MAX_ROW_BYTES = 16L << 20;
     /** The largest block of rows decoded at once, and the largest chunk decoded. */
     static final long MAX_BLOCK_BYTES = 16L << 20;
-    /** The most rows (samples) of one array. */
-    static final long MAX_ROWS = Integer.MAX_VALUE - 8;
 
     final ArrayUrl url;
     private final DatasetBase dataset;
@@ -72,9 +68,7 @@ final class Hdf5Array {
         if (dims.length == 0 || ds.isScalar()) {
             throw new IllegalArgumentException(url.what() + " is a scalar, not rows");
         }
-        if (dims[0] > MAX_ROWS) {
-            throw new IllegalArgumentException(url.what() + " has " + dims[0] + " rows (limit " + MAX_ROWS + ")");
-        }
+        RowLimits.checkRows(url.what(), dims[0]);
         long row = rowBytes(url, ds);
         long total = Math.multiplyExact(row, dims[0]);
         DataLayout layout = ds.getDataLayout();
@@ -122,9 +116,7 @@ final class Hdf5Array {
         } catch (ArithmeticException e) {
             row = Long.MAX_VALUE;
         }
-        if (row > MAX_ROW_BYTES) {
-            throw new IllegalArgumentException(url.what() + " has rows of " + row + " bytes (limit " + MAX_ROW_BYTES + ")");
-        }
+        RowLimits.checkRowBytes(url.what(), row);
         return row;
     }
 

@@ -12,11 +12,6 @@ import java.nio.channels.FileChannel;
  * opened to lie within the file and the limits. Thread-safe.
  */
 final class ClassicArray {
-    /** The largest row (sample) served. */
-    static final long MAX_ROW_BYTES = 16L << 20;
-    /** The most rows (samples) of one variable. */
-    static final long MAX_ROWS = Integer.MAX_VALUE - 8;
-
     final String url;
     private final FileChannel channel;
     private final long rows;
@@ -45,13 +40,8 @@ final class ClassicArray {
             throw new IllegalArgumentException(what + " is a scalar, not rows");
         }
         long rows = v.record() ? h.numrecs : v.dims()[0];
-        if (rows > MAX_ROWS) {
-            throw new IllegalArgumentException(what + " has " + rows + " rows (limit " + MAX_ROWS + ")");
-        }
-        if (v.rowBytes() > MAX_ROW_BYTES) {
-            throw new IllegalArgumentException(what + " has rows of " + v.rowBytes() + " bytes (limit " + MAX_ROW_BYTES
-                    + ")");
-        }
+        io.tenplex.datasets.hdf5.RowLimits.checkRows(what, rows);
+        io.tenplex.datasets.hdf5.RowLimits.checkRowBytes(what, v.rowBytes());
         long stride = v.record() ? h.recsize : v.rowBytes();
         if (rows > 0 && v.rowBytes() > 0) {
             long end;
