@@ -1,7 +1,7 @@
-"""Uploads of many leaves against a real daemon (TENPLEX_ADDR): small tensors and files travel in tar
-archives (a few requests, not one per leaf), large ones over parallel connections, and a state of
-both round-trips exactly; with checksums on too; an error in one of the parallel uploads surfaces as
-an exception. Prints OK at the end; any failure raises."""
+"""Uploads of many leaves against a real daemon (TENPLEX_ADDR): small tensors and files travel in compact
+batches (tar archives where a name cannot go in a batch's index; a few requests, not one per leaf), large
+ones over parallel connections, and a state of both round-trips exactly; with checksums on too; an error
+in one of the parallel uploads surfaces as an exception. Prints OK at the end; any failure raises."""
 
 import os
 import sys
@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import tenplex  # noqa: E402
-from tenplex.wire import batched_upload, tree_codec, http_client  # noqa: E402
+from tenplex.wire import batched_upload, compact_batch, tree_codec, http_client  # noqa: E402
 
 ADDR = os.environ["TENPLEX_ADDR"]
 c = tenplex.Client(ADDR)
@@ -89,8 +89,13 @@ class Counting:
 
 s = state()
 leaves = len(tree_codec.flatten(s))
+batches = []
+post_batch = compact_batch.post
+compact_batch.post = lambda cl, prefix, leaves, replace: batches.append(len(leaves)) or post_batch(cl, prefix, leaves, replace)
 with Counting() as n:
     sent = tenplex.upload(s, "/job/pybatch/s1", client=c)
+compact_batch.post = post_batch
+assert batches and sum(batches) >= 250, "the small leaves went in compact batches: %s" % batches
 assert sent == sum(p[3] for p in batched_upload.prepare(tree_codec.flatten(s))), sent
 posts = [x for x in n.calls if x[1] == "POST" and x[2] == "/upload"]
 assert len(posts) >= 1 and len(n.calls) <= 8, "%d requests for %d leaves: %s" % (len(n.calls), leaves, n.calls)
@@ -155,6 +160,28 @@ tenplex.upload(mixed, "/job/pybatch/mixed", client=c)
 back = tenplex.download("/job/pybatch/mixed", client=c)
 assert back["n"] == 5 and back["s"] == "text" and torch.equal(back["big"], mixed["big"]), back.keys()
 assert np.array_equal(back["L" * 120], mixed["L" * 120]) and np.array_equal(back["\u00e9"], mixed["\u00e9"])
+
+# a batch's body built while it is sent has the bytes of the one built first, every time it is iterated,
+# across reused blocks, with bodies sent from their own memory and empty ones between them
+many = {"m%04d" % i: rng.integers(0, 255, size=4093 + i % 7, dtype=np.uint8) for i in range(700)}
+many.update({"big": np.arange(70000, dtype=np.uint8), "e": np.zeros(0, dtype=np.int8), "s": "text", "\u00e9" * 90: 1.5,
+             "t": torch.arange(6, dtype=torch.int16).reshape(2, 3), "nc": np.arange(12.0).reshape(3, 4).T,
+             "zd": np.array(3.0)})
+many_leaves = batched_upload.prepare(tree_codec.flatten(many, False))
+lazy = compact_batch.Batch(many_leaves)
+eager = b"".join(bytes(p) for p in lazy.pieces())
+for _ in range(2):
+    assert b"".join(bytes(p) for p in lazy) == eager and len(lazy) == len(eager), (len(lazy), len(eager))
+fields = eager.partition(b"\n")[0].split(b" ")
+assert fields[:2] == [b"tenplex-batch", b"1"] and int(fields[2]) == len(many_leaves), fields
+assert len(b" ".join(fields)) + 1 + int(fields[3]) == len(lazy.head), "the index length is the index's"
+tenplex.upload(many, "/job/pybatch/many", client=c)
+same(many, tenplex.download("/job/pybatch/many", client=c, as_torch=True))
+# a name with a newline cannot go in a batch's index: such leaves go in a tar archive, and come back
+odd = {"a\nb": np.arange(4, dtype=np.int32), "plain": np.arange(3, dtype=np.int8)}
+assert not compact_batch.fits(batched_upload.prepare(tree_codec.flatten(odd, False)))
+tenplex.upload(odd, "/job/pybatch/odd", client=c)
+same(odd, tenplex.download("/job/pybatch/odd", client=c, as_torch=False))
 
 # a failure in any job of run_parallel surfaces, whichever thread ran it
 def boom(cl):

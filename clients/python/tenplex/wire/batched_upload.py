@@ -23,8 +23,8 @@ WORKERS = 4
 """Requests in flight at once."""
 
 _BLOCK = 512
-_DIRECT = 64 << 10
-_JOINED = 1 << 20
+DIRECT = 64 << 10
+JOINED = 1 << 20
 _ZEROS = bytes(2 * _BLOCK)
 _TAR = {"Content-Type": "application/x-tar"}
 
@@ -41,14 +41,14 @@ class Pieces:
         run, size = [], 0
         for p in pieces:
             n = len(p)
-            if n >= _DIRECT:
+            if n >= DIRECT:
                 self._join(run)
                 run, size = [], 0
                 self.pieces.append(p)
             elif n:
                 run.append(p)
                 size += n
-                if size >= _JOINED:
+                if size >= JOINED:
                     self._join(run)
                     run, size = [], 0
         self._join(run)
@@ -142,24 +142,24 @@ def _sidecar(dtype, shape):
     return ("%s\n%d\n" % (dtype, len(shape)) + "".join("%d\n" % d for d in shape)).encode("ascii")
 
 
-_BLOCK_CAPACITY = _JOINED + _DIRECT + 2 * _BLOCK
-"""A reused block's size: a block is sent once it holds :data:`_JOINED` bytes, and what is appended to it
-at once (a plain header, a body under :data:`_DIRECT`, its padding) is smaller than the rest."""
+BLOCK_CAPACITY = JOINED + DIRECT + 2 * _BLOCK
+"""A reused block's size: a block is sent once it holds :data:`JOINED` bytes, and what is appended to it
+at once (a plain header, a body under :data:`DIRECT`, its padding) is smaller than the rest."""
 _POOL = []
 _POOL_KEPT = WORKERS + 1
 
 
-def _take_block():
+def take_block():
     """A block buffer whose pages are already touched: one a finished archive gave back, else a new one
     (written once, so that the next archive does not fault in new pages while it is sent: on a
     2-core host the faults of 8 MB of new memory cost about 4x copying it)."""
     try:
         return _POOL.pop()
     except IndexError:
-        return bytearray(_BLOCK_CAPACITY)
+        return bytearray(BLOCK_CAPACITY)
 
 
-def _give_block(buf):
+def give_block(buf):
     if len(_POOL) < _POOL_KEPT:
         _POOL.append(buf)
 
@@ -174,7 +174,7 @@ def _blocks(members):
     for name, body in members:
         n = len(body)
         block += _header(name, n)
-        if n >= _DIRECT:
+        if n >= DIRECT:
             yield block
             yield body
             block = bytearray()
@@ -183,7 +183,7 @@ def _blocks(members):
         pad = -n % _BLOCK
         if pad:
             block += _ZEROS[:pad]
-        if len(block) >= _JOINED:
+        if len(block) >= JOINED:
             yield block
             block = bytearray()
     block += _ZEROS
@@ -195,7 +195,7 @@ def _reused_blocks(members):
     view of it that is valid only until the next piece is asked for (a sender that writes each piece
     before asking for the next, as ``http.client`` does). The buffer goes back to the pool when the
     archive ends or is given up."""
-    buf = _take_block()
+    buf = take_block()
     view = memoryview(buf)
     pos = 0
     try:
@@ -203,12 +203,12 @@ def _reused_blocks(members):
             n = len(body)
             head = _header(name, n)
             pad = -n % _BLOCK
-            small = n < _DIRECT
-            if pos + len(head) + (n + pad if small else 0) > _BLOCK_CAPACITY:
+            small = n < DIRECT
+            if pos + len(head) + (n + pad if small else 0) > BLOCK_CAPACITY:
                 if pos:
                     yield view[:pos]
                     pos = 0
-                if len(head) + n + pad > _BLOCK_CAPACITY:  # a PAX header longer than a block: alone
+                if len(head) + n + pad > BLOCK_CAPACITY:  # a PAX header longer than a block: alone
                     yield head
                     head = b""
             h = len(head)
@@ -224,13 +224,13 @@ def _reused_blocks(members):
             if pad:
                 view[pos:pos + pad] = _ZEROS[:pad]
                 pos += pad
-            if pos >= _JOINED:
+            if pos >= JOINED:
                 yield view[:pos]
                 pos = 0
         view[pos:pos + len(_ZEROS)] = _ZEROS
         yield view[:pos + len(_ZEROS)]
     finally:
-        _give_block(buf)
+        give_block(buf)
 
 
 class Archive:

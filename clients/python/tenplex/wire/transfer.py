@@ -10,7 +10,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from . import batched_upload, tree_codec, routes, torch_values
+from . import batched_upload, compact_batch, tree_codec, routes, torch_values
 from ..errors import NoCheckpoint, TenplexError
 from .http_client import ERROR_CODE_HEADER, Client, client_for
 
@@ -46,7 +46,8 @@ def upload(state: Any, prefix: str, client: Optional[Client] = None, replace: bo
 
 def upload_entries(entries, prefix, client=None, replace=True, workers=batched_upload.WORKERS):
     """Writes entries that :func:`tree_codec.flatten` made below the store path ``prefix``: leaves under
-    :data:`batched_upload.SMALL` bytes go in tar archives of up to :data:`batched_upload.BATCH_BYTES` (one request
+    :data:`batched_upload.SMALL` bytes go in compact batches (:mod:`tenplex.wire.compact_batch`; tar archives
+    where a name cannot be written in one) of up to :data:`batched_upload.BATCH_BYTES` (one request
     each, stored all or nothing), larger ones one request each; up to ``workers`` requests run at once,
     each thread on its own clone of the client. With more than one request, an archive of empty
     placeholders goes first (:func:`batched_upload.skeleton`): it keeps the state's order and refuses, before
@@ -61,11 +62,19 @@ def upload_entries(entries, prefix, client=None, replace=True, workers=batched_u
         batched_upload.post(c, base, batched_upload.skeleton(leaves), replace)  # names in order, existence checked
         replace = True  # the content replaces the placeholders
     rep = "true" if replace else "false"
-    jobs = [lambda cl, leaves=leaves: batched_upload.post_archive(cl, base, leaves, replace) for leaves in archives]
+    jobs = [lambda cl, leaves=leaves: _post_small(cl, base, leaves, replace) for leaves in archives]
     for rel, kind, payload, _ in singles:
         put = _put_tensor if kind == "tensor" else _put_file
         jobs.append(lambda cl, put=put, path=base + rel, payload=payload: put(cl, path, payload, rep))
     return batched_upload.run_parallel(c, jobs, workers)
+
+
+def _post_small(c, base, leaves, replace):
+    """Small leaves in one request: a compact batch (:mod:`tenplex.wire.compact_batch`), or a tar
+    archive when a name cannot be written in a batch's index."""
+    if compact_batch.fits(leaves):
+        return compact_batch.post(c, base, leaves, replace)
+    return batched_upload.post_archive(c, base, leaves, replace)
 
 
 def put_file(path: str, data: Union[bytes, str], client: Optional[Client] = None) -> None:

@@ -151,7 +151,8 @@ def _emit(node, path, out, allow_pickle):
         values = [v for _, v in items]
     else:
         keys, names, values = None, [str(i) for i in range(len(items))], items
-    kids = [_classify(v, _child(path, n), allow_pickle) for n, v in zip(names, values)]
+    paths = [_child(path, n) for n in names]
+    kids = [_classify(v, p, allow_pickle) for p, v in zip(paths, values)]
     tags = {n: k[2] for n, k in zip(names, kids) if k[2] is not None}
     if tag is not None:
         tags[""] = tag
@@ -160,8 +161,11 @@ def _emit(node, path, out, allow_pickle):
     meta = _meta(kind, keys, names, tags)
     if meta is not None:
         out.append((_child(path, DIR_META), "file", meta))
-    for n, k in zip(names, kids):
-        _emit(k, _child(path, n), out, allow_pickle)
+    for p, k in zip(paths, kids):
+        if k[0] == "tensor":  # the common leaf, without a call
+            out.append((p + TENSOR, "tensor", k[1]))
+        else:
+            _emit(k, p, out, allow_pickle)
 
 
 def _key_name(k, path):
@@ -184,17 +188,22 @@ def _entry_name(n, kid):
     return n + kid[1][0]
 
 
+_DIR_META_OWNER = object()
+
+
 def _check_names(keys, names, kids, path, has_meta):
     """Refuses keys whose names collide (``1`` and ``"1"``; ``"a"`` holding a str and ``"a.str"``
     holding a dict; a key's directory and the dict's ``dir.meta``)."""
     seen = {}
-    entries = {DIR_META: "the dict's dir.meta"} if has_meta else {}
+    entries = {DIR_META: _DIR_META_OWNER} if has_meta else {}
     for k, n, kid in zip(keys, names, kids):
         e = _entry_name(n, kid)
         clash = (n, seen[n]) if n in seen else (e, entries[e]) if e in entries else None
         if clash:
-            raise UnsavableState("cannot save key %r at %r: its name %r collides with %s" % ((k, path or "/") + clash))
-        seen[n] = entries[e] = "key %r" % (k,)
+            owner = clash[1]
+            raise UnsavableState("cannot save key %r at %r: its name %r collides with %s" % (
+                k, path or "/", clash[0], "the dict's dir.meta" if owner is _DIR_META_OWNER else "key %r" % (owner[0],)))
+        seen[n] = entries[e] = (k,)  # the key that took the name (formatted only for a message)
 
 
 def _meta(kind, keys, names, tags):

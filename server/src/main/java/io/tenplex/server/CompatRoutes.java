@@ -19,7 +19,8 @@ import java.util.stream.Collectors;
 
 /**
  * The prototype's routes, exactly as its clients send them (see the wire protocol document):
- * {@code POST /upload} dispatched on the Content-Type, {@code GET /query} with tensor, directory and
+ * {@code POST /upload} dispatched on the Content-Type (and, beyond the prototype, compact batches:
+ * {@link BatchUpload}), {@code GET /query} with tensor, directory and
  * prefix-lookup forms, {@code DELETE /delete}. Unlike the prototype, bad input gets a 4xx with a
  * reason instead of a dropped connection, and existing files are not silently kept (409).
  */
@@ -44,11 +45,12 @@ final class CompatRoutes {
     private static Call upload(Exchange ex) {
         String ct = Uploads.contentType(ex);
         boolean replace = Uploads.replaceRequested(ex);
-        if (ct.equals("application/x-tar")) {
+        if (ct.equals("application/x-tar") || ct.equals(BatchUpload.CONTENT_TYPE)) {
             String prefix = ex.param("prefix");
             StorePath under = StorePath.parse(prefix == null ? "/" : prefix);
             DaemonOwned.check(under);
-            return new TarUpload(under, replace); // checks each entry's path too
+            // each entry's path is checked too
+            return ct.equals(BatchUpload.CONTENT_TYPE) ? new BatchUpload(under, replace) : new TarUpload(under, replace);
         }
         StorePath path = StorePath.parse(ex.requireParam("path"));
         DaemonOwned.check(path);

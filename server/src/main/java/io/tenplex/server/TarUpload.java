@@ -59,23 +59,12 @@ final class TarUpload extends Call {
             archive.close();
             throw e;
         }
-        ex.rc.work().execute(() -> {
-            Throwable failure = null;
+        Uploads.publishOnWork(ex, () -> {
             try {
                 publish(ex.rc.store(), archive);
-            } catch (Throwable t) {
-                failure = t;
             } finally {
                 archive.close(); // entries not handed to the store
             }
-            Throwable f = failure;
-            ex.ctx.executor().execute(() -> {
-                if (f == null) {
-                    Uploads.EMPTY_OK.accept(ex, true);
-                } else {
-                    ex.respondError(f);
-                }
-            });
         });
     }
 

@@ -36,6 +36,29 @@ final class Uploads {
         });
     }
 
+    /**
+     * Runs {@code publish} (many entries into the store, under its lock) on the work executor, not on
+     * the event loop, then answers on the event loop: 200 with an empty body, or the failure.
+     */
+    static void publishOnWork(Exchange ex, Runnable publish) {
+        ex.rc.work().execute(() -> {
+            Throwable failure = null;
+            try {
+                publish.run();
+            } catch (Throwable t) {
+                failure = t;
+            }
+            Throwable f = failure;
+            ex.ctx.executor().execute(() -> {
+                if (f == null) {
+                    EMPTY_OK.accept(ex, true);
+                } else {
+                    ex.respondError(f);
+                }
+            });
+        });
+    }
+
     /** The declared body length, or -1 when the body is chunked. */
     static long contentLength(Exchange ex) {
         return HttpUtil.getContentLength(ex.request, -1L);

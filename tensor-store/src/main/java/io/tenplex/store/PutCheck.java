@@ -9,25 +9,51 @@ final class PutCheck {
     private PutCheck() {
     }
 
-    /** Checks one put against the tree; {@link #checkBatch} checks the puts against each other. */
-    static void check(Tree tree, TensorStore.Put p, boolean replace) {
+    /**
+     * Checks the puts of one batch against the tree, in order; the tree must not change meanwhile. A
+     * directory's ancestors are checked and the directory looked up once for a run of puts into it
+     * (a state's many leaves of one module).
+     */
+    static final class Checker {
+        private final Tree tree;
+        private final boolean replace;
+        private StorePath lastDir;
+        private Tree.Node lastDirNode;
+
+        Checker(Tree tree, boolean replace) {
+            this.tree = tree;
+            this.replace = replace;
+        }
+
+        void check(TensorStore.Put p) {
+            StorePath path = p.path();
+            if (path.isRoot()) {
+                throw StoreException.badRequest("cannot store data at the root path");
+            }
+            if (p.meta() != null && p.meta().byteSize() != p.blob().size()) {
+                throw StoreException.badRequest("tensor " + p.meta() + " needs " + p.meta().byteSize() + " bytes, got "
+                        + p.blob().size());
+            }
+            StorePath dir = path.parent();
+            if (!dir.equals(lastDir)) {
+                checkAncestors(tree, dir);
+                lastDir = dir;
+                lastDirNode = tree.lookup(dir);
+            }
+            Tree.Node existing = lastDirNode instanceof Tree.Dir d ? d.children.get(path.name()) : null;
+            PutCheck.check(p, existing, lastDirNode, replace);
+        }
+    }
+
+    private static void check(TensorStore.Put p, Tree.Node existing, Tree.Node dirNode, boolean replace) {
         StorePath path = p.path();
-        if (path.isRoot()) {
-            throw StoreException.badRequest("cannot store data at the root path");
-        }
-        if (p.meta() != null && p.meta().byteSize() != p.blob().size()) {
-            throw StoreException.badRequest("tensor " + p.meta() + " needs " + p.meta().byteSize() + " bytes, got "
-                    + p.blob().size());
-        }
-        checkAncestors(tree, path.parent());
-        Tree.Node existing = tree.lookup(path);
         if (existing instanceof Tree.Dir) {
             throw StoreException.isADirectory(path + " is a directory");
         }
         if (existing != null && !replace) {
             throw StoreException.exists(path + " exists (send x-replace: true or ?replace=true to replace it)");
         }
-        if (existing == null && tree.lookup(path.parent()) instanceof Tree.Dir parent) {
+        if (existing == null && dirNode instanceof Tree.Dir parent) {
             Tree.checkNotSidecarOfTensor(parent, path.name(), path);
             if (p.meta() != null && parent.children.containsKey(path.name() + Tree.SIDECAR)) {
                 throw StoreException.exists(path + Tree.SIDECAR + " exists, so " + path
@@ -72,9 +98,13 @@ final class PutCheck {
                 throw StoreException.conflict(p.path() + " appears twice in one upload");
             }
         }
+        Set<StorePath> dirs = new HashSet<>();
         for (TensorStore.Put p : batch) {
             for (StorePath d = p.path(); !d.isRoot(); ) {
                 d = d.parent();
+                if (!dirs.add(d)) {
+                    break; // it and its ancestors were checked for an earlier put
+                }
                 if (paths.contains(d)) {
                     throw StoreException.notADirectory(d + " cannot be both data and a directory in one upload");
                 }

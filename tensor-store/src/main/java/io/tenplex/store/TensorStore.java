@@ -76,12 +76,19 @@ public final class TensorStore implements AutoCloseable {
         lock.writeLock().lock();
         try {
             PutCheck.checkBatch(puts);
+            PutCheck.Checker checker = new PutCheck.Checker(tree, replace);
             for (Put p : puts) {
-                PutCheck.check(tree, p, replace);
+                checker.check(p);
             }
+            StorePath lastDir = null;
+            Tree.Dir dir = null;
             for (Put p : puts) {
                 Tree.Data added = new Tree.Data(p.meta(), p.blob(), p.sums());
-                Tree.Node old = tree.mkdirs(p.path().parent()).children.put(p.path().name(), added);
+                if (!p.path().parent().equals(lastDir)) {
+                    lastDir = p.path().parent();
+                    dir = tree.mkdirs(lastDir);
+                }
+                Tree.Node old = dir.children.put(p.path().name(), added);
                 if (old instanceof Tree.Data d) {
                     tree.account(d, -1);
                     toRelease.add(d.blob);

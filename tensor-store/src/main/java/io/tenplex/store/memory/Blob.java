@@ -9,6 +9,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * reader and {@link #release()} gives one back; the memory returns to the {@link Allocator} when the
  * count reaches zero. Reads after the last release fail fast.
  *
+ * <p>A {@link #slice} is a blob of its own over part of another's memory (many small entries of one
+ * upload share one allocation): it holds a reference to the blob it was cut from, given back with its
+ * own last reference, so the memory is freed once no slice nor the whole is referenced.
+ *
  * <p>Writes are not synchronised: a blob is filled by one writer before it is published.
  */
 public final class Blob {
@@ -20,6 +24,10 @@ public final class Blob {
     private final int chunkSize;
     private final AtomicInteger refs = new AtomicInteger(1);
     private final boolean counted;
+    /** Where this blob's first byte lies in {@link #chunks}: 0 but for a slice. */
+    private final long base;
+    /** The blob a slice was cut from (one reference held), else null. */
+    private final Blob whole;
 
     Blob(Allocator owner, BlobBacking.Memory memory, long size, int chunkSize, boolean counted) {
         this.owner = owner;
@@ -28,6 +36,19 @@ public final class Blob {
         this.chunks = memory.chunks();
         this.size = size;
         this.chunkSize = chunkSize;
+        this.base = 0;
+        this.whole = null;
+    }
+
+    private Blob(Blob whole, long offset, long size) {
+        this.owner = whole.owner;
+        this.counted = false;
+        this.memory = whole.memory;
+        this.chunks = whole.chunks;
+        this.chunkSize = whole.chunkSize;
+        this.size = size;
+        this.base = whole.base + offset;
+        this.whole = whole;
     }
 
     public long size() {
@@ -47,19 +68,41 @@ public final class Blob {
         }
     }
 
-    /** Gives a reference back; frees the memory with the last one. */
+    /** Gives a reference back; frees the memory with the last one (a slice gives back its whole's reference). */
     public void release() {
         int r = refs.decrementAndGet();
         if (r == 0) {
-            owner.release(memory, counted ? size : 0);
+            if (whole != null) {
+                whole.release();
+            } else {
+                owner.release(memory, counted ? size : 0);
+            }
         } else if (r < 0) {
             throw new IllegalStateException("blob released more often than retained");
         }
     }
 
+    /**
+     * A blob of its own over bytes {@code [offset, offset+length)} of this one's memory, with one
+     * reference owned by the caller; it holds a reference to this blob until its last release. The
+     * memory is counted once, by this blob's allocation: a slice adds nothing to the budget, and
+     * keeps all of the memory allocated while it is referenced. Writes through either are seen by
+     * both (slices are cut from a blob already filled).
+     */
+    public Blob slice(long offset, long length) {
+        checkRange(offset, length);
+        retain();
+        return new Blob(this, offset, length);
+    }
+
     /** Where the bytes lie when they are in a {@link SharedSegment} a client on this host can map. */
     public java.util.Optional<SharedSegment.Location> sharedLocation() {
-        return memory instanceof SharedSegment.Slice s ? java.util.Optional.of(s.location()) : java.util.Optional.empty();
+        if (!(memory instanceof SharedSegment.Slice s)) {
+            return java.util.Optional.empty();
+        }
+        SharedSegment.Location l = s.location();
+        return java.util.Optional.of(base == 0 ? l : new SharedSegment.Location(l.file(), l.nonce(), l.capacity(),
+                l.offset() + base));
     }
 
     public int refCount() {
@@ -68,23 +111,33 @@ public final class Blob {
 
     /** Sets every byte to zero (memory reused from earlier data, where zeros are expected). */
     public void zero() {
-        long left = size;
-        for (int i = 0; left > 0; i++) {
-            int len = (int) Math.min(left, chunks[i].capacity());
-            for (int at = 0; at < len; at += ZEROS.capacity()) {
-                chunks[i].put(at, ZEROS, 0, Math.min(ZEROS.capacity(), len - at));
+        for (long at = 0; at < size; ) {
+            ByteBuffer c = chunks[chunkOf(at)];
+            int co = inChunk(at);
+            int len = (int) Math.min(size - at, c.capacity() - co);
+            for (int done = 0; done < len; done += ZEROS.capacity()) {
+                c.put(co + done, ZEROS, 0, Math.min(ZEROS.capacity(), len - done));
             }
-            left -= len;
+            at += len;
         }
+    }
+
+    /** The chunk that holds this blob's byte {@code offset}. */
+    private int chunkOf(long offset) {
+        return (int) ((base + offset) / chunkSize);
+    }
+
+    /** Where this blob's byte {@code offset} lies in its chunk. */
+    private int inChunk(long offset) {
+        return (int) ((base + offset) % chunkSize);
     }
 
     /** Copies {@code src}'s remaining bytes to {@code offset}; advances {@code src}. */
     public void write(long offset, ByteBuffer src) {
         checkRange(offset, src.remaining());
         while (src.hasRemaining()) {
-            int ci = (int) (offset / chunkSize);
-            int co = (int) (offset % chunkSize);
-            ByteBuffer c = chunks[ci];
+            ByteBuffer c = chunks[chunkOf(offset)];
+            int co = inChunk(offset);
             int n = Math.min(src.remaining(), c.capacity() - co);
             c.put(co, src, src.position(), n);
             src.position(src.position() + n);
@@ -97,9 +150,8 @@ public final class Blob {
         checkRange(offset, length);
         int p = dst.position();
         while (length > 0) {
-            int ci = (int) (offset / chunkSize);
-            int co = (int) (offset % chunkSize);
-            ByteBuffer c = chunks[ci];
+            ByteBuffer c = chunks[chunkOf(offset)];
+            int co = inChunk(offset);
             int n = (int) Math.min(length, c.capacity() - co);
             dst.put(p, c, co, n);
             p += n;
@@ -118,13 +170,14 @@ public final class Blob {
         if (length == 0) {
             return new ByteBuffer[0];
         }
-        int first = (int) (offset / chunkSize);
-        int last = (int) ((offset + length - 1) / chunkSize);
+        int first = chunkOf(offset);
+        int last = chunkOf(offset + length - 1);
         ByteBuffer[] out = new ByteBuffer[last - first + 1];
+        long start = base + offset;
         for (int i = first; i <= last; i++) {
             long cStart = (long) i * chunkSize;
-            int from = (int) Math.max(0, offset - cStart);
-            int to = (int) Math.min(chunks[i].capacity(), offset + length - cStart);
+            int from = (int) Math.max(0, start - cStart);
+            int to = (int) Math.min(chunks[i].capacity(), start + length - cStart);
             out[i - first] = chunks[i].slice(from, to - from).asReadOnlyBuffer();
         }
         return out;
@@ -144,9 +197,9 @@ public final class Blob {
         if (offset == size) {
             return ByteBuffer.allocateDirect(0);
         }
-        int ci = (int) (offset / chunkSize);
-        int co = (int) (offset % chunkSize);
-        return chunks[ci].slice(co, Math.min(max, chunks[ci].capacity() - co));
+        ByteBuffer c = chunks[chunkOf(offset)];
+        int co = inChunk(offset);
+        return c.slice(co, (int) Math.min(Math.min(max, c.capacity() - co), size - offset));
     }
 
     /** The view of bytes {@code [offset, offset+length)} when they lie in one chunk, else null. */
@@ -155,9 +208,9 @@ public final class Blob {
         if (length == 0) {
             return ByteBuffer.allocate(0);
         }
-        int ci = (int) (offset / chunkSize);
-        int co = (int) (offset % chunkSize);
-        return co + length <= chunks[ci].capacity() ? chunks[ci].slice(co, length).asReadOnlyBuffer() : null;
+        ByteBuffer c = chunks[chunkOf(offset)];
+        int co = inChunk(offset);
+        return co + length <= c.capacity() ? c.slice(co, length).asReadOnlyBuffer() : null;
     }
 
     /**
@@ -168,12 +221,19 @@ public final class Blob {
         if (refs.get() <= 0) {
             throw new IllegalStateException("blob already released");
         }
-        return chunks.length == 1 ? chunks[0] : size == 0 ? ByteBuffer.allocate(0) : null;
+        if (size == 0) {
+            return ByteBuffer.allocate(0);
+        }
+        if (whole == null) {
+            return chunks.length == 1 ? chunks[0] : null;
+        }
+        int co = inChunk(0);
+        return chunkOf(size - 1) == chunkOf(0) ? chunks[chunkOf(0)].slice(co, (int) size) : null;
     }
 
     public byte get(long offset) {
         checkRange(offset, 1);
-        return chunks[(int) (offset / chunkSize)].get((int) (offset % chunkSize));
+        return chunks[chunkOf(offset)].get(inChunk(offset));
     }
 
     private void checkRange(long offset, long length) {

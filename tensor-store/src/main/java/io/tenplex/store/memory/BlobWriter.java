@@ -10,12 +10,20 @@ import java.nio.ByteBuffer;
 public final class BlobWriter implements AutoCloseable {
     private final Blob blob;
     private final BlockChecksums.Builder sums;
+    private final SegmentChecksums segments;
     private long written;
     private boolean owned = true;
 
     private BlobWriter(Blob blob, int block) {
         this.blob = blob;
         this.sums = new BlockChecksums.Builder(blob.size(), block);
+        this.segments = null;
+    }
+
+    private BlobWriter(Blob blob, SegmentChecksums segments) {
+        this.blob = blob;
+        this.sums = null;
+        this.segments = segments;
     }
 
     /**
@@ -29,6 +37,34 @@ public final class BlobWriter implements AutoCloseable {
     }
 
     /**
+     * A writer of one blob holding consecutive segments of {@code sizes} bytes (entries that will be
+     * {@link Blob#slice}s of it), whose checksums are computed per segment, from each segment's first
+     * byte ({@link #segmentChecksums()}), rather than over the whole. Otherwise as {@link #allocate}.
+     *
+     * @throws IllegalArgumentException when a size is negative; nothing is allocated
+     * @throws ArithmeticException when their sum overflows; nothing is allocated
+     * @throws OutOfBudgetException when the bytes do not fit the budget
+     */
+    public static BlobWriter allocateSegmented(Allocator allocator, long[] sizes, int checksumBlock) {
+        long total = SegmentChecksums.total(sizes);
+        Blob blob = allocator.allocateForOverwrite(total); // within the budget before any checksum array
+        try {
+            return new BlobWriter(blob, new SegmentChecksums(sizes, checksumBlock));
+        } catch (RuntimeException | Error e) {
+            blob.release();
+            throw e;
+        }
+    }
+
+    private void feed(ByteBuffer data) {
+        if (sums != null) {
+            sums.update(data);
+        } else {
+            segments.update(data);
+        }
+    }
+
+    /**
      * Appends {@code data}'s remaining bytes (consumed).
      *
      * @throws IllegalArgumentException when they would go past the blob's size; nothing is written
@@ -38,7 +74,7 @@ public final class BlobWriter implements AutoCloseable {
         if (n > blob.size() - written) {
             throw new IllegalArgumentException("body longer than the expected " + blob.size() + " bytes");
         }
-        sums.update(data);
+        feed(data);
         blob.write(written, data);
         written += n;
     }
@@ -66,10 +102,10 @@ public final class BlobWriter implements AutoCloseable {
         }
         ByteBuffer placed = blob.viewInChunk(written, n);
         if (placed != null) {
-            sums.update(placed);
+            feed(placed);
         } else {
             for (ByteBuffer v : blob.views(written, n)) {
-                sums.update(v);
+                feed(v);
             }
         }
         written += n;
@@ -87,9 +123,20 @@ public final class BlobWriter implements AutoCloseable {
         return written == blob.size();
     }
 
-    /** The filled blob's checksums. */
+    /** The filled blob's checksums (not for a segmented writer: see {@link #segmentChecksums()}). */
     public BlockChecksums checksums() {
+        if (sums == null) {
+            throw new IllegalStateException("a segmented writer has checksums per segment");
+        }
         return sums.build();
+    }
+
+    /** The checksums of each segment of a filled segmented writer ({@link #allocateSegmented}), in order. */
+    public BlockChecksums[] segmentChecksums() {
+        if (segments == null) {
+            throw new IllegalStateException("not a segmented writer");
+        }
+        return segments.build();
     }
 
     /**

@@ -17,7 +17,7 @@ public final class BlockChecksums {
     private final long size;
     private final int[] crcs;
 
-    private BlockChecksums(int blockSize, long size, int[] crcs) {
+    BlockChecksums(int blockSize, long size, int[] crcs) {
         this.blockSize = blockSize;
         this.size = size;
         this.crcs = crcs;

@@ -1,0 +1,184 @@
+package io.tenplex.server;
+
+import io.tenplex.ptc.DType;
+import io.tenplex.ptc.Shape;
+import io.tenplex.ptc.TensorMeta;
+import io.tenplex.store.StorePath;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The head and index of a compact batch upload ({@code application/x-tenplex-batch}, see
+ * {@link BatchUpload}): a first line {@code tenplex-batch 1 <entries> <index bytes>}, then one line
+ * per entry, {@code <bytes>\t<dtype>\t<dims>\t<name>}, where a file has {@code -} as dtype and dims, a
+ * tensor its dtype's short name and its dimensions separated by commas (none for a scalar), and the
+ * name is the entry's path below the upload's prefix (UTF-8, the last field: it may hold tabs, not
+ * newlines). Every number is checked, overflow-safe, before anything is allocated.
+ */
+final class BatchIndex {
+    static final String MAGIC = "tenplex-batch";
+    /** Most bytes of the first line. */
+    static final int MAX_HEAD = 96;
+    /** Most entries in one batch (a client sends at most 2048). */
+    static final int MAX_ENTRIES = 1 << 16;
+    /** The shortest line of an entry: {@code 0\t-\t-\tx\n}. */
+    private static final int MIN_LINE = 8;
+
+    /** The first line: how many entries the index holds and its length in bytes. */
+    record Head(int entries, int indexBytes) {
+    }
+
+    /** One entry: where its bytes go, its tensor metadata (null for a file) and its size. */
+    record Item(StorePath path, TensorMeta meta, long bytes) {
+    }
+
+    private BatchIndex() {
+    }
+
+    /**
+     * Parses the first line (without its newline).
+     *
+     * @param maxIndex the most index bytes taken
+     */
+    static Head head(byte[] line, int length, int maxIndex) {
+        String text = new String(line, 0, length, StandardCharsets.US_ASCII);
+        String[] f = text.split(" ", -1);
+        if (f.length != 4 || !f[0].equals(MAGIC)) {
+            throw HttpError.badRequest("not a batch: the body must start with '" + MAGIC
+                    + " 1 <entries> <index bytes>' and a newline");
+        }
+        if (!f[1].equals("1")) {
+            throw HttpError.badRequest("batch version '" + printable(f[1]) + "' is not known (this daemon reads version 1)");
+        }
+        long entries = number(f[2], "the batch's entry count");
+        long index = number(f[3], "the batch's index length");
+        if (entries > MAX_ENTRIES) {
+            throw HttpError.badRequest("a batch holds at most " + MAX_ENTRIES + " entries, this one says " + entries);
+        }
+        if (index > maxIndex) {
+            throw new HttpError(io.netty.handler.codec.http.HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
+                    "a batch's index is at most " + maxIndex + " bytes, this one says " + index);
+        }
+        if (index < entries * MIN_LINE) {
+            throw HttpError.badRequest("a batch index of " + index + " bytes cannot hold " + entries + " entries");
+        }
+        return new Head((int) entries, (int) index);
+    }
+
+    /**
+     * Parses the index: its entries in order, their paths below {@code prefix}, each once. Sizes are
+     * checked against the tensors' dtype and dims; their sum is not (the caller compares it with the
+     * body).
+     */
+    static List<Item> items(byte[] index, Head head, StorePath prefix) {
+        List<Item> out = new ArrayList<>(head.entries());
+        Set<StorePath> seen = new HashSet<>();
+        int at = 0;
+        for (int i = 0; i < head.entries(); i++) {
+            int end = indexOf(index, (byte) '\n', at, head.indexBytes());
+            if (end < 0) {
+                throw HttpError.badRequest("batch index entry " + i + " of " + head.entries() + " has no ending newline");
+            }
+            Item item = item(index, at, end, i, prefix);
+            if (!seen.add(item.path())) {
+                throw HttpError.badRequest("batch holds " + item.path() + " twice");
+            }
+            out.add(item);
+            at = end + 1;
+        }
+        if (at != head.indexBytes()) {
+            throw HttpError.badRequest("batch index has " + (head.indexBytes() - at) + " bytes after its "
+                    + head.entries() + " entries");
+        }
+        return out;
+    }
+
+    private static Item item(byte[] index, int from, int end, int i, StorePath prefix) {
+        int[] tabs = new int[3];
+        int at = from;
+        for (int t = 0; t < 3; t++) {
+            int tab = indexOf(index, (byte) '\t', at, end);
+            if (tab < 0) {
+                throw HttpError.badRequest("batch index entry " + i + " is not '<bytes>\\t<dtype>\\t<dims>\\t<name>'");
+            }
+            tabs[t] = tab;
+            at = tab + 1;
+        }
+        String what = "batch index entry " + i;
+        long bytes = number(ascii(index, from, tabs[0]), what + "'s size");
+        String dtype = ascii(index, tabs[0] + 1, tabs[1]);
+        String dims = ascii(index, tabs[1] + 1, tabs[2]);
+        String name = utf8(index, tabs[2] + 1, end, what);
+        StorePath path = prefix.resolve(StorePath.parse(name));
+        DaemonOwned.check(path);
+        return new Item(path, meta(dtype, dims, bytes, path), bytes);
+    }
+
+    private static TensorMeta meta(String dtype, String dims, long bytes, StorePath path) {
+        if (dtype.equals("-")) {
+            if (!dims.equals("-")) {
+                throw HttpError.badRequest("batch entry " + path + ": a file ('-' as dtype) has '-' as dims");
+            }
+            return null;
+        }
+        TensorMeta meta;
+        try {
+            meta = new TensorMeta(DType.fromName(dtype), Shape.parse(dims));
+        } catch (IllegalArgumentException e) {
+            throw HttpError.badRequest("batch entry " + path + ": " + e.getMessage());
+        }
+        if (meta.byteSize() != bytes) {
+            throw HttpError.badRequest("batch entry " + path + ": tensor " + meta + " needs " + meta.byteSize()
+                    + " bytes, the index gives " + bytes);
+        }
+        return meta;
+    }
+
+    /** A decimal count of at most 18 digits (no sign, no spaces). */
+    private static long number(String text, String what) {
+        if (text.isEmpty() || text.length() > 18 || !text.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            throw HttpError.badRequest(what + " '" + printable(text) + "' is not a count (decimal digits, below 10^18)");
+        }
+        return Long.parseLong(text);
+    }
+
+    private static int indexOf(byte[] b, byte c, int from, int to) {
+        for (int i = from; i < to; i++) {
+            if (b[i] == c) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static String ascii(byte[] b, int from, int to) {
+        return new String(b, from, to - from, StandardCharsets.ISO_8859_1);
+    }
+
+    private static String utf8(byte[] b, int from, int to, String what) {
+        boolean ascii = true;
+        for (int i = from; i < to && ascii; i++) {
+            ascii = b[i] >= 0;
+        }
+        if (ascii) {
+            return ascii(b, from, to);
+        }
+        try {
+            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(b, from, to - from)).toString();
+        } catch (CharacterCodingException e) {
+            throw HttpError.badRequest(what + "'s name is not valid UTF-8");
+        }
+    }
+
+    private static String printable(String s) {
+        String cut = s.length() > 40 ? s.substring(0, 40) + "..." : s;
+        return cut.replaceAll("[^\\x20-\\x7e]", "?");
+    }
+}

@@ -1,0 +1,223 @@
+package io.tenplex.server;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.tenplex.store.TensorStore;
+import io.tenplex.store.memory.Blob;
+import io.tenplex.store.memory.BlobWriter;
+import io.tenplex.store.memory.BlockChecksums;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * {@code POST /upload} with {@code application/x-tenplex-batch}: many small tensors and files in one
+ * compact body, stored all or nothing under {@code prefix}. The head and index ({@link BatchIndex})
+ * come first; the entries' bytes follow, back to back in index order, and land in one allocation
+ * that the entries then share ({@link Blob#slice}): one blob, one socket landing and one pass of
+ * checksums (per entry, as they arrive) for the whole batch, where a tar archive costs a header, a
+ * sidecar and a blob per entry. The index is held in the heap, counted with the control bodies in
+ * flight; the data is at most {@link #MAX_DATA} bytes, since every entry keeps all of it allocated.
+ */
+final class BatchUpload extends Call {
+    static final String CONTENT_TYPE = "application/x-tenplex-batch";
+    /** Most data bytes of one batch: its entries share one allocation, kept while any of them is stored. */
+    static final long MAX_DATA = 64L << 20;
+
+    private enum State { HEAD, INDEX, DATA }
+
+    private final io.tenplex.store.StorePath prefix;
+    private final boolean replace;
+    private final InPlace inPlace = new InPlace();
+    private UploadChecksum checksum = UploadChecksum.NONE;
+    private BodyCrc crc;
+    private Exchange ex;
+    private long bodyLength;
+    private State state = State.HEAD;
+    private byte[] head = new byte[BatchIndex.MAX_HEAD];
+    private int headFill;
+    private BatchIndex.Head parsed;
+    private byte[] index;
+    private int indexFill;
+    private List<BatchIndex.Item> items;
+    private BlobWriter writer;
+    private AtomicLong accounted;
+    private long reserved;
+
+    BatchUpload(io.tenplex.store.StorePath prefix, boolean replace) {
+        this.prefix = prefix;
+        this.replace = replace;
+    }
+
+    @Override
+    void head(Exchange ex) {
+        this.ex = ex;
+        bodyLength = Uploads.contentLength(ex);
+        if (bodyLength < 0) {
+            throw new HttpError(HttpResponseStatus.LENGTH_REQUIRED, "a batch upload needs a Content-Length "
+                    + "(its entries' sizes are checked against the body before anything is allocated)");
+        }
+        checksum = UploadChecksum.of(ex);
+        crc = checksum.requested() ? new BodyCrc() : null;
+    }
+
+    @Override
+    void content(ByteBuf data) {
+        int pos = data.readerIndex();
+        int end = data.writerIndex();
+        while (pos < end && state != State.DATA) {
+            pos += state == State.HEAD ? headBytes(data, pos, end) : indexBytes(data, pos, end);
+        }
+        if (pos < end) {
+            ByteBuf rest = data.slice(pos, end - pos);
+            if (rest.readableBytes() > writer.size() - writer.written()) {
+                throw HttpError.badRequest("batch body is longer than its index says");
+            }
+            inPlace.add(writer, rest);
+        }
+    }
+
+    private int headBytes(ByteBuf data, int pos, int end) {
+        int nl = data.indexOf(pos, end, (byte) '\n');
+        int n = (nl < 0 ? end : nl) - pos;
+        if (headFill + n > BatchIndex.MAX_HEAD) {
+            throw HttpError.badRequest("not a batch: no newline in its first " + BatchIndex.MAX_HEAD + " bytes");
+        }
+        data.getBytes(pos, head, headFill, n);
+        headFill += n;
+        if (nl < 0) {
+            return n;
+        }
+        headDone();
+        return n + 1;
+    }
+
+    private void headDone() {
+        parsed = BatchIndex.head(head, headFill, ex.rc.limits().controlBody());
+        long before = headFill + 1L + parsed.indexBytes();
+        if (before > bodyLength) {
+            throw HttpError.badRequest("batch body of " + bodyLength + " bytes is shorter than its head and index ("
+                    + before + ")");
+        }
+        if (crc != null) {
+            crc.update(ByteBuffer.wrap(head, 0, headFill));
+            crc.update(ByteBuffer.wrap(new byte[] {'\n'}));
+        }
+        reserve(parsed.indexBytes());
+        index = new byte[parsed.indexBytes()];
+        state = State.INDEX;
+        if (index.length == 0) {
+            indexDone();
+        }
+    }
+
+    private int indexBytes(ByteBuf data, int pos, int end) {
+        int n = Math.min(end - pos, index.length - indexFill);
+        data.getBytes(pos, index, indexFill, n);
+        indexFill += n;
+        if (indexFill == index.length) {
+            indexDone();
+        }
+        return n;
+    }
+
+    private void indexDone() {
+        items = BatchIndex.items(index, parsed, prefix);
+        if (crc != null) {
+            crc.update(ByteBuffer.wrap(index));
+        }
+        long[] sizes = new long[items.size()];
+        long sum = 0;
+        for (int i = 0; i < sizes.length; i++) {
+            sizes[i] = items.get(i).bytes();
+            sum = Math.addExact(sum, sizes[i]); // each below 10^18, at most 2^16 of them: cannot overflow
+        }
+        if (sum > MAX_DATA) {
+            throw new HttpError(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "a batch holds at most " + MAX_DATA
+                    + " bytes of data (its entries share one allocation); this one has " + sum
+                    + ": send it as several batches, large tensors on their own");
+        }
+        long data = bodyLength - headFill - 1 - index.length;
+        if (sum != data) {
+            throw HttpError.badRequest("batch index gives its entries " + sum + " bytes but " + data
+                    + " bytes follow it in the body");
+        }
+        index = null; // parsed; the items hold what is needed
+        writer = BlobWriter.allocateSegmented(ex.rc.store().allocator(), sizes, ex.rc.store().checksumBlock());
+        state = State.DATA;
+    }
+
+    @Override
+    ByteBuf landing(long onWire) {
+        return state == State.DATA ? inPlace.landing(writer, onWire) : null;
+    }
+
+    @Override
+    void end(Exchange ex) {
+        inPlace.detach();
+        if (state != State.DATA || !writer.isComplete()) {
+            throw HttpError.badRequest("batch body ended inside its " + (state == State.DATA ? "data" : "head or index"));
+        }
+        BlockChecksums[] sums = writer.segmentChecksums();
+        if (crc != null) {
+            for (int i = 0; i < sums.length; i++) {
+                crc.append(sums[i].range(0, items.get(i).bytes()).orElseThrow(), items.get(i).bytes());
+            }
+            checksum.verify(crc.value(), bodyLength);
+        }
+        List<TensorStore.Put> puts = puts(ex.rc.store().allocator(), sums);
+        release();
+        Uploads.publishOnWork(ex, () -> ex.rc.store().putAll(puts, replace)); // takes every slice's reference, also on failure
+    }
+
+    /** One put per entry, each a slice of the batch's blob (an empty entry a blob of its own); the writer's reference is given back. */
+    private List<TensorStore.Put> puts(io.tenplex.store.memory.Allocator allocator, BlockChecksums[] sums) {
+        Blob whole = writer.take();
+        writer = null;
+        List<TensorStore.Put> puts = new ArrayList<>(items.size());
+        try {
+            long at = 0;
+            for (int i = 0; i < sums.length; i++) {
+                BatchIndex.Item it = items.get(i);
+                Blob b = it.bytes() == 0 ? allocator.allocate(0) : whole.slice(at, it.bytes());
+                puts.add(new TensorStore.Put(it.path(), it.meta(), b, sums[i]));
+                at += it.bytes();
+            }
+        } catch (RuntimeException e) {
+            puts.forEach(p -> p.blob().release());
+            throw e;
+        } finally {
+            whole.release(); // the slices hold it now
+        }
+        return puts;
+    }
+
+    private void reserve(long n) {
+        accounted = ex.rc.controlBytes();
+        long now = accounted.addAndGet(n);
+        reserved += n;
+        if (now > ex.rc.limits().controlInFlight()) {
+            throw new HttpError(HttpResponseStatus.TOO_MANY_REQUESTS, "too many request bytes held in the heap ("
+                    + ex.rc.limits().controlInFlight() + " at most over all requests); retry shortly");
+        }
+    }
+
+    private void release() {
+        if (accounted != null && reserved > 0) {
+            accounted.addAndGet(-reserved);
+            reserved = 0;
+        }
+        index = null;
+    }
+
+    @Override
+    void abort() {
+        inPlace.detach();
+        release();
+        if (writer != null) {
+            writer.close();
+            writer = null;
+        }
+    }
+}

@@ -1,0 +1,149 @@
+package io.tenplex.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tenplex.store.StorePath;
+import io.tenplex.store.TensorStore;
+import io.tenplex.store.memory.Allocator;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Compact batches as a hostile or broken client sends them: each is refused with its status and a
+ * reason naming what is wrong, nothing is stored, the memory in use is what it was (the store's close
+ * checks that nothing leaked), and the daemon goes on serving.
+ */
+class HostileBatchTest {
+    private static final long BUDGET = 4 << 20;
+    private TensorStore store;
+    private RestServer server;
+    private int port;
+
+    @BeforeEach
+    void start() throws Exception {
+        store = new TensorStore(new Allocator(BUDGET, 1 << 20), 1024);
+        server = new RestServer(store, null);
+        port = server.start("127.0.0.1", 0).getPort();
+    }
+
+    @AfterEach
+    void stop() {
+        server.close();
+        store.close();
+    }
+
+    @AfterAll
+    static void noNettyLeaks() {
+        NettyLeaks.assertNone();
+    }
+
+    /** The root holds nothing (the walk lists the root itself only). */
+    private boolean nothingStored() {
+        return store.walk(StorePath.root(), true).stream().allMatch(e -> e.path().isRoot());
+    }
+
+    private static byte[] ascii(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** A batch of one index line (as given) and data. */
+    private static byte[] one(String line, byte[] data) {
+        byte[] index = ascii(line + "\n");
+        return BatchUploadTest.Body.with("tenplex-batch 1 1 " + index.length + "\n", index, data);
+    }
+
+    /** A batch of the index lines given (each ending in a newline) and data. */
+    private static byte[] lines(String index, byte[] data) {
+        byte[] b = ascii(index);
+        return BatchUploadTest.Body.with("tenplex-batch 1 " + index.chars().filter(c -> c == '\n').count() + " " + b.length
+                + "\n", b, data);
+    }
+
+    static Stream<Arguments> refused() {
+        byte[] four = {1, 2, 3, 4};
+        return Stream.of(
+                Arguments.of("not a batch", ascii("PK\3\4 a zip file\n"), 400, "not a batch"),
+                Arguments.of("no newline in the head", ascii("tenplex-batch 1 1 " + "9".repeat(200)), 400, "no newline"),
+                Arguments.of("another version", ascii("tenplex-batch 2 0 0\n"), 400, "version '2'"),
+                Arguments.of("a negative count", ascii("tenplex-batch 1 -1 0\n"), 400, "not a count"),
+                Arguments.of("a count over the limit", ascii("tenplex-batch 1 70000 9000000\n"), 400, "at most 65536"),
+                Arguments.of("an index over the limit", ascii("tenplex-batch 1 1 999999999999\n"), 413, "index is at most"),
+                Arguments.of("an index too short for its count", ascii("tenplex-batch 1 5 10\n"), 400, "cannot hold 5"),
+                Arguments.of("a body shorter than its index", ascii("tenplex-batch 1 1 100\nxx"), 400, "shorter than its head"),
+                Arguments.of("an entry without its fields", one("4 u8 4 a", four), 400, "is not '<bytes>"),
+                Arguments.of("a size that is not a count", one("0x4\tu8\t4\ta", four), 400, "not a count"),
+                Arguments.of("a size of 2^63", one("9223372036854775808\tu8\t4\ta", four), 400, "not a count"),
+                Arguments.of("an unknown dtype", one("4\tq99\t4\ta", four), 400, "unknown dtype"),
+                Arguments.of("dims that do not match the size", one("4\tf32\t2\ta", four), 400, "needs 8 bytes"),
+                Arguments.of("dims whose product overflows", one("4\tf64\t4294967296,4294967296\ta", four), 400, "2^63"),
+                Arguments.of("a file with dims", one("4\t-\t4\ta", four), 400, "'-' as dims"),
+                Arguments.of("a name with ..", one("4\t-\t-\t../x", four), 400, "relative components"),
+                Arguments.of("a name that is not UTF-8", BatchUploadTest.Body.with("tenplex-batch 1 1 10\n",
+                        new byte[] {'4', '\t', '-', '\t', '-', '\t', (byte) 0xff, (byte) 0xfe, 'a', '\n'}, four), 400, "not valid UTF-8"),
+                Arguments.of("a name twice", lines("2\t-\t-\ta\n2\t-\t-\ta\n", four), 400, "twice"),
+                Arguments.of("bytes after the entries in the index", BatchUploadTest.Body.with("tenplex-batch 1 1 12\n",
+                        ascii("4\t-\t-\ta\nzz\n"), four), 400, "bytes after its 1 entries"),
+                Arguments.of("data shorter than the index says", one("8\t-\t-\ta", four), 400, "8 bytes but 4"),
+                Arguments.of("data longer than the index says", one("2\t-\t-\ta", four), 400, "2 bytes but 4"),
+                Arguments.of("data over a batch's limit", one((65L << 20) + "\t-\t-\ta", four), 413, "at most 67108864"),
+                Arguments.of("data over the memory budget", one((5L << 20) + "\tu8\t" + (5L << 20) + "\ta", new byte[5 << 20]),
+                        413, ""),
+                Arguments.of("a daemon-owned path", one("4\t-\t-\tjob/x/generations/g1/a", four), 409, "sealed generations"),
+                Arguments.of("a name that is data and a directory", lines("2\t-\t-\ta\n2\t-\t-\ta/b\n", four), 409,
+                        "both data and a directory"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("refused")
+    void isRefused_andNothingIsStored(String what, byte[] body, int status, String reason) throws Exception {
+        long used = store.allocator().usedBytes();
+        RawHttp.Response r;
+        try (RawHttp c = new RawHttp(port)) {
+            r = c.send("POST", "/upload?prefix=/", Map.of("Content-Type", BatchUpload.CONTENT_TYPE), body);
+        }
+        assertEquals(status, r.status(), what + ": " + r.text());
+        assertTrue(r.text().contains(reason), what + ": " + r.text());
+        assertTrue(nothingStored(), what + ": nothing is stored");
+        assertEquals(used, store.allocator().usedBytes(), what + ": no memory is held");
+        assertEquals(200, new RawHttp(port).send("GET", "/api/v1/health", Map.of(), null).status());
+    }
+
+    @Test
+    void aBodyWithoutALength_isRefused() throws Exception {
+        try (RawHttp c = new RawHttp(port)) {
+            RawHttp.Response r = c.raw("POST /upload?prefix=/ HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                    + BatchUpload.CONTENT_TYPE + "\r\nTransfer-Encoding: chunked\r\n\r\n14\r\ntenplex-batch 1 0 0\n\r\n0\r\n\r\n");
+            assertEquals(411, r.status(), r.text());
+            assertTrue(r.text().contains("Content-Length"), r.text());
+        }
+        assertTrue(nothingStored());
+    }
+
+    @Test
+    void aBodyCutShort_leavesNothing() throws Exception {
+        byte[] body = one("4000\tu8\t4000\ta", new byte[4000]);
+        try (RawHttp c = new RawHttp(port)) {
+            c.write(ascii("POST /upload?prefix=/ HTTP/1.1\r\nHost: x\r\nContent-Type: " + BatchUpload.CONTENT_TYPE
+                    + "\r\nContent-Length: " + body.length + "\r\n\r\n"));
+            c.write(java.util.Arrays.copyOf(body, body.length - 1000));
+        } // closed with 1000 bytes still to come
+        try (RawHttp c = new RawHttp(port)) {
+            assertEquals(200, c.send("GET", "/api/v1/health", Map.of(), null).status()); // the daemon serves on
+        }
+        long end = System.nanoTime() + 10_000_000_000L;
+        while (store.allocator().usedBytes() != 0) {
+            assertTrue(System.nanoTime() < end, "the cut batch's memory was not released");
+            Thread.sleep(5); // the connection's close is handled on the event loop
+        }
+        assertTrue(nothingStored());
+    }
+}
