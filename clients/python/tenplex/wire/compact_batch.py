@@ -8,7 +8,7 @@ written in the index: such leaves go in a tar archive (:func:`fits`)."""
 
 import numpy as np
 
-from . import batched_upload, tree_codec
+from . import batched_upload, torch_values, tree_codec
 
 CONTENT_TYPE = "application/x-tenplex-batch"
 _HEADERS = {"Content-Type": CONTENT_TYPE}
@@ -35,13 +35,30 @@ class Batch:
 
     def __init__(self, leaves):
         lines, bodies = [], []
+        fields = {}  # the fields before the name, by (dtype, shape): a state repeats a few shapes many times
         for rel, kind, payload, _ in leaves:
-            if kind == "tensor":
-                body, dtype, shape = _tensor_bytes(payload)
-                lines.append("%d\t%s\t%s\t%s\n" % (len(body), dtype, ",".join(map(str, shape)), rel))
-            else:
+            if kind != "tensor":
                 body = memoryview(payload).cast("B")
                 lines.append("%d\t-\t-\t%s\n" % (len(body), rel))
+            elif type(payload) is np.ndarray and payload.ndim and payload.size and payload.flags.c_contiguous:
+                body = memoryview(payload).cast("B")  # a plain array's own bytes, viewed directly
+                key = (payload.dtype, payload.shape)
+                f = fields.get(key)
+                if f is None:
+                    f = fields[key] = _fields(len(body), tree_codec.short_dtype(payload.dtype), payload.shape)
+                lines.append(f + rel + "\n")
+            elif torch_values.is_tensor(payload) and type(payload) is torch_values.torch.Tensor:
+                a, bf16 = torch_values.to_numpy(payload)  # on the host, contiguous (bf16 as its bit patterns)
+                body = tree_codec.byte_view(a)
+                key = (payload.dtype, a.shape)
+                f = fields.get(key)
+                if f is None:
+                    f = fields[key] = _fields(len(body), "bf16" if bf16 else tree_codec.short_dtype(a.dtype), a.shape)
+                lines.append(f + rel + "\n")
+            else:
+                a, dtype, shape = tree_codec.as_array(payload)
+                body = tree_codec.byte_view(a)
+                lines.append(_fields(len(body), dtype, shape) + rel + "\n")
             bodies.append(body)
         index = "".join(lines).encode("utf-8")
         self.head = b"tenplex-batch 1 %d %d\n" % (len(lines), len(index)) + index
@@ -65,14 +82,9 @@ class Batch:
             raise AssertionError("batch of %d bytes announced as %d" % (sent, self.length))
 
 
-def _tensor_bytes(t):
-    """``(bytes, dtype short name, shape)`` of a tensor leaf, without a copy where it can: a plain
-    C-contiguous numpy array of at least one dimension and one element is viewed directly, anything else goes through
-    :func:`tree_codec.as_array`."""
-    if type(t) is np.ndarray and t.ndim and t.size and t.flags.c_contiguous:
-        return memoryview(t).cast("B"), tree_codec.short_dtype(t.dtype), t.shape
-    a, dtype, shape = tree_codec.as_array(t)
-    return tree_codec.byte_view(a), dtype, shape
+def _fields(nbytes, dtype, shape):
+    """An index line's fields before the name: size, dtype and dims, each followed by a tab."""
+    return "%d\t%s\t%s\t" % (nbytes, dtype, ",".join(map(str, shape)))
 
 
 def _blocks(bodies):

@@ -27,8 +27,9 @@ def to_numpy(t):
 
     bf16 (not a numpy dtype) comes as its ``uint16`` bit patterns; a tensor on a device is copied to
     the CPU first."""
-    t = t.detach()
-    if t.device.type != "cpu":
+    if t.requires_grad:  # numpy() refuses a tensor that requires grad; detach() costs more than the check
+        t = t.detach()
+    if not t.is_cpu:
         t = t.cpu()
     t = t.contiguous()
     if t.dtype == torch.bfloat16:

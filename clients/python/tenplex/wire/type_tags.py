@@ -177,10 +177,12 @@ def tensor_tag(obj, path):
         if obj.layout != torch.strided:
             raise Unsupported("cannot save the %s tensor at %r: only dense (strided) tensors can be stored; "
                               "save t.to_dense() or %s" % (obj.layout, where(path), PICKLE_HINT))
-        if obj.device.type == "meta" or obj.is_quantized:
+        if obj.is_meta or obj.is_quantized:
             raise Unsupported("cannot save the %s tensor at %r: it has no values the store can hold; %s"
                               % ("quantized" if obj.is_quantized else "meta", where(path), PICKLE_HINT))
         _check_dtype(torch_values.short_dtype(obj.dtype) is not None, obj.dtype, path)
+        if type(obj) is torch.Tensor:  # the common case first (no isinstance walk)
+            return {"t": "tensor", "grad": True} if obj.requires_grad else None
         if isinstance(obj, torch.nn.Parameter):
             return {"t": "Parameter", "grad": bool(obj.requires_grad)}
         if type(obj) is not torch.Tensor:
