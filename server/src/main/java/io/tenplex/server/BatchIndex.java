@@ -9,8 +9,10 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -79,13 +81,14 @@ final class BatchIndex {
     static List<Item> items(byte[] index, Head head, StorePath prefix) {
         List<Item> out = new ArrayList<>(head.entries());
         Set<StorePath> seen = new HashSet<>();
+        Map<String, TensorMeta> metas = new HashMap<>(); // by dtype and dims: a state repeats a few shapes
         int at = 0;
         for (int i = 0; i < head.entries(); i++) {
             int end = indexOf(index, (byte) '\n', at, head.indexBytes());
             if (end < 0) {
                 throw HttpError.badRequest("batch index entry " + i + " of " + head.entries() + " has no ending newline");
             }
-            Item item = item(index, at, end, i, prefix);
+            Item item = item(index, at, end, i, prefix, metas);
             if (!seen.add(item.path())) {
                 throw HttpError.badRequest("batch holds " + item.path() + " twice");
             }
@@ -99,7 +102,7 @@ final class BatchIndex {
         return out;
     }
 
-    private static Item item(byte[] index, int from, int end, int i, StorePath prefix) {
+    private static Item item(byte[] index, int from, int end, int i, StorePath prefix, Map<String, TensorMeta> metas) {
         int[] tabs = new int[3];
         int at = from;
         for (int t = 0; t < 3; t++) {
@@ -111,41 +114,55 @@ final class BatchIndex {
             at = tab + 1;
         }
         String what = "batch index entry " + i;
-        long bytes = number(ascii(index, from, tabs[0]), what + "'s size");
-        String dtype = ascii(index, tabs[0] + 1, tabs[1]);
-        String dims = ascii(index, tabs[1] + 1, tabs[2]);
+        long bytes = number(index, from, tabs[0], what + "'s size");
+        String type = ascii(index, tabs[0] + 1, tabs[2]); // dtype, a tab, dims
         String name = utf8(index, tabs[2] + 1, end, what);
         StorePath path = prefix.resolve(StorePath.parse(name));
         DaemonOwned.check(path);
-        return new Item(path, meta(dtype, dims, bytes, path), bytes);
-    }
-
-    private static TensorMeta meta(String dtype, String dims, long bytes, StorePath path) {
-        if (dtype.equals("-")) {
-            if (!dims.equals("-")) {
-                throw HttpError.badRequest("batch entry " + path + ": a file ('-' as dtype) has '-' as dims");
-            }
-            return null;
+        TensorMeta meta = metas.get(type);
+        if (meta == null && !type.equals("-\t-")) {
+            meta = meta(type.substring(0, tabs[1] - tabs[0] - 1), type.substring(tabs[1] - tabs[0]), path);
+            metas.put(type, meta);
         }
-        TensorMeta meta;
-        try {
-            meta = new TensorMeta(DType.fromName(dtype), Shape.parse(dims));
-        } catch (IllegalArgumentException e) {
-            throw HttpError.badRequest("batch entry " + path + ": " + e.getMessage());
-        }
-        if (meta.byteSize() != bytes) {
+        if (meta != null && meta.byteSize() != bytes) {
             throw HttpError.badRequest("batch entry " + path + ": tensor " + meta + " needs " + meta.byteSize()
                     + " bytes, the index gives " + bytes);
         }
-        return meta;
+        return new Item(path, meta, bytes);
+    }
+
+    /** A tensor's metadata; a file ({@code -} as dtype) must have {@code -} as dims. */
+    private static TensorMeta meta(String dtype, String dims, StorePath path) {
+        if (dtype.equals("-")) {
+            throw HttpError.badRequest("batch entry " + path + ": a file ('-' as dtype) has '-' as dims");
+        }
+        try {
+            return new TensorMeta(DType.fromName(dtype), Shape.parse(dims));
+        } catch (IllegalArgumentException e) {
+            throw HttpError.badRequest("batch entry " + path + ": " + e.getMessage());
+        }
     }
 
     /** A decimal count of at most 18 digits (no sign, no spaces). */
     private static long number(String text, String what) {
-        if (text.isEmpty() || text.length() > 18 || !text.chars().allMatch(c -> c >= '0' && c <= '9')) {
-            throw HttpError.badRequest(what + " '" + printable(text) + "' is not a count (decimal digits, below 10^18)");
+        byte[] b = text.getBytes(StandardCharsets.ISO_8859_1);
+        return number(b, 0, b.length, what);
+    }
+
+    /** The decimal count in bytes {@code [from, to)}: at most 18 digits, so below 10^18 (no overflow). */
+    private static long number(byte[] b, int from, int to, String what) {
+        long v = 0;
+        for (int i = from; i < to; i++) {
+            if (b[i] < '0' || b[i] > '9' || to - from > 18) {
+                throw HttpError.badRequest(what + " '" + printable(ascii(b, from, Math.min(to, from + 60)))
+                        + "' is not a count (decimal digits, below 10^18)");
+            }
+            v = v * 10 + (b[i] - '0');
         }
-        return Long.parseLong(text);
+        if (from == to) {
+            throw HttpError.badRequest(what + " is empty: not a count");
+        }
+        return v;
     }
 
     private static int indexOf(byte[] b, byte c, int from, int to) {
