@@ -189,6 +189,18 @@ class BatchUploadTest {
     }
 
     @Test
+    void aClientsLargestBatch_isWithinTheIndexsHeapLimit() throws Exception {
+        Body b = new Body(); // 2048 leaves (the Python client's most) with names of a deep module tree
+        for (int i = 0; i < 2048; i++) {
+            b.add("model/encoder/layers/" + i + "/self_attention/query_key_value/weight.numpy.ndarray", "f32", "2,2,1",
+                    random(16, i));
+        }
+        assertEquals(200, post("/big", Map.of(), b.bytes()).status());
+        checkTensor("/big/model/encoder/layers/2047/self_attention/query_key_value/weight.numpy.ndarray", "f32", "2,2,1",
+                random(16, 2047));
+    }
+
+    @Test
     void anEmptyBatch_storesNothing() throws Exception {
         assertEquals(200, post("/e", Map.of(), "tenplex-batch 1 0 0\n".getBytes(StandardCharsets.US_ASCII)).status());
         assertTrue(store.stat(StorePath.parse("/e")).isEmpty());

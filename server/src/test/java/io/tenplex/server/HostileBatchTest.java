@@ -99,7 +99,21 @@ class HostileBatchTest {
                         413, ""),
                 Arguments.of("a daemon-owned path", one("4\t-\t-\tjob/x/generations/g1/a", four), 409, "sealed generations"),
                 Arguments.of("a name that is data and a directory", lines("2\t-\t-\ta\n2\t-\t-\ta/b\n", four), 409,
-                        "both data and a directory"));
+                        "both data and a directory"),
+                // parsed, every dimension and path component is an object: 16 MiB of them exhausted a 512 MiB heap
+                Arguments.of("dims longer than a sidecar may hold", one("0\tu8\t0" + ",1".repeat(5000) + "\ta", new byte[0]),
+                        400, "dims are longer than 4096"),
+                Arguments.of("an index of many short path components", manyComponents(16384, 60), 413,
+                        "of heap once parsed"));
+    }
+
+    /** A batch of {@code entries} empty files, each named with {@code parts} one-letter components. */
+    private static byte[] manyComponents(int entries, int parts) {
+        StringBuilder index = new StringBuilder();
+        for (int i = 0; i < entries; i++) {
+            index.append("0\t-\t-\t").append(i).append("/a".repeat(parts - 1)).append('\n');
+        }
+        return lines(index.toString(), new byte[0]);
     }
 
     @ParameterizedTest(name = "{0}")
