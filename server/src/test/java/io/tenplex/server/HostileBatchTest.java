@@ -104,7 +104,13 @@ class HostileBatchTest {
                 Arguments.of("dims longer than a sidecar may hold", one("0\tu8\t0" + ",1".repeat(5000) + "\ta", new byte[0]),
                         400, "dims are longer than 4096"),
                 Arguments.of("an index of many short path components", manyComponents(16384, 60), 413,
-                        "of heap once parsed"));
+                        "of heap once parsed"),
+                // a tensor's sidecar name is the tensor's: a file or directory there would hide it or be hidden
+                Arguments.of("a tensor and a file named as its sidecar", lines("4\tf32\t1\tx\n3\t-\t-\tx.meta\n",
+                        new byte[] {0, 0, -128, 63, 'a', 'b', 'c'}), 409, "sidecar"),
+                Arguments.of("a tensor and a directory named as its sidecar", lines(
+                        "3\t-\t-\td/y.meta/z\n4\tf32\t1\td/y\n", new byte[] {'a', 'b', 'c', 0, 0, -128, 63}), 409,
+                        "sidecar"));
     }
 
     /** A batch of {@code entries} empty files, each named with {@code parts} one-letter components. */
