@@ -31,6 +31,12 @@ final class BatchIndex {
     static final int MAX_ENTRIES = 1 << 16;
     /** The shortest line of an entry: {@code 0\t-\t-\tx\n}. */
     private static final int MIN_LINE = 8;
+    /** Most bytes of a tensor's dims field: as many as a tar upload's sidecar may hold. */
+    static final int MAX_DIMS = 4096;
+    /** Heap bytes a parsed path component or dimension may take (a String and its slots, or a long and its text). */
+    private static final int PART_HEAP = 64;
+    /** Heap bytes a parsed entry may take besides its parts (item, path, meta, shape, set and list slots, field texts). */
+    private static final int ENTRY_HEAP = 256;
 
     /** The first line: how many entries the index holds and its length in bytes. */
     record Head(int entries, int indexBytes) {
@@ -71,6 +77,22 @@ final class BatchIndex {
             throw HttpError.badRequest("a batch index of " + index + " bytes cannot hold " + entries + " entries");
         }
         return new Head((int) entries, (int) index);
+    }
+
+    /**
+     * At most how many heap bytes parsing {@code index} takes, the index itself included, from one pass
+     * over its bytes: parsed, every path component and dimension is an object of its own, so an index of
+     * short parts (names {@code a/a/a/...}, dims {@code 1,1,1,...}) takes some 25 times its length.
+     */
+    static long heapCost(byte[] index, int entries) {
+        long separators = 0;
+        for (byte b : index) {
+            if (b == '/' || b == ',') {
+                separators++;
+            }
+        }
+        // a name has at most one component more than its slashes, dims one dimension more than their commas
+        return 2L * index.length + (separators + 2L * entries) * PART_HEAP + (long) entries * ENTRY_HEAP;
     }
 
     /**
@@ -135,6 +157,9 @@ final class BatchIndex {
     private static TensorMeta meta(String dtype, String dims, StorePath path) {
         if (dtype.equals("-")) {
             throw HttpError.badRequest("batch entry " + path + ": a file ('-' as dtype) has '-' as dims");
+        }
+        if (dims.length() > MAX_DIMS) {
+            throw HttpError.badRequest("batch entry " + path + ": its dims are longer than " + MAX_DIMS + " bytes");
         }
         try {
             return new TensorMeta(DType.fromName(dtype), Shape.parse(dims));

@@ -123,6 +123,13 @@ final class BatchUpload extends Call {
     }
 
     private void indexDone() {
+        long cost = BatchIndex.heapCost(index, parsed.entries());
+        if (cost > ex.rc.limits().controlBody()) {
+            throw new HttpError(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "a batch's index of " + parsed.entries()
+                    + " entries takes about " + cost + " bytes of heap once parsed, at most "
+                    + ex.rc.limits().controlBody() + ": send fewer entries, or shorter names, in a batch");
+        }
+        reserve(cost - index.length); // the index's own bytes are reserved already
         items = BatchIndex.items(index, parsed, prefix);
         if (crc != null) {
             crc.update(ByteBuffer.wrap(index));

@@ -189,6 +189,46 @@ class BatchUploadTest {
     }
 
     @Test
+    void aClientsLargestBatch_isWithinTheIndexsHeapLimit() throws Exception {
+        Body b = new Body(); // 2048 leaves (the Python client's most) with names of a deep module tree
+        for (int i = 0; i < 2048; i++) {
+            b.add("model/encoder/layers/" + i + "/self_attention/query_key_value/weight.numpy.ndarray", "f32", "2,2,1",
+                    random(16, i));
+        }
+        assertEquals(200, post("/big", Map.of(), b.bytes()).status());
+        checkTensor("/big/model/encoder/layers/2047/self_attention/query_key_value/weight.numpy.ndarray", "f32", "2,2,1",
+                random(16, 2047));
+    }
+
+    @Test
+    void entriesAcrossSmallChunks_readBackExactly_withTheirChecksums() throws Exception {
+        server.close();
+        store.close();
+        store = new TensorStore(new Allocator(BUDGET, 1000), 256); // chunks of 1000 bytes, checksum blocks of 256
+        server = new RestServer(store, null);
+        port = server.start("127.0.0.1", 0).getPort();
+        Random r = new Random(11);
+        Body b = new Body();
+        List<byte[]> data = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            int n = switch (i % 5) {
+                case 0 -> 0;
+                case 1 -> 256;
+                case 2 -> 1000;
+                default -> r.nextInt(3000);
+            };
+            data.add(random(n, 100 + i));
+            b.add("e" + i + ".numpy.ndarray", "u8", Integer.toString(n), data.get(i));
+        }
+        byte[] body = b.bytes();
+        String crc = Crc32c.hex(Crc32c.of(ByteBuffer.wrap(body)));
+        assertEquals(200, post("/s", Map.of("x-tensor-crc32c", crc), body).status());
+        for (int i = 0; i < 300; i++) {
+            checkTensor("/s/e" + i + ".numpy.ndarray", "u8", Integer.toString(data.get(i).length), data.get(i));
+        }
+    }
+
+    @Test
     void anEmptyBatch_storesNothing() throws Exception {
         assertEquals(200, post("/e", Map.of(), "tenplex-batch 1 0 0\n".getBytes(StandardCharsets.US_ASCII)).status());
         assertTrue(store.stat(StorePath.parse("/e")).isEmpty());

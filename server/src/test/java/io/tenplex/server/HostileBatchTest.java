@@ -99,7 +99,27 @@ class HostileBatchTest {
                         413, ""),
                 Arguments.of("a daemon-owned path", one("4\t-\t-\tjob/x/generations/g1/a", four), 409, "sealed generations"),
                 Arguments.of("a name that is data and a directory", lines("2\t-\t-\ta\n2\t-\t-\ta/b\n", four), 409,
-                        "both data and a directory"));
+                        "both data and a directory"),
+                // parsed, every dimension and path component is an object: 16 MiB of them exhausted a 512 MiB heap
+                Arguments.of("dims longer than a sidecar may hold", one("0\tu8\t0" + ",1".repeat(5000) + "\ta", new byte[0]),
+                        400, "dims are longer than 4096"),
+                Arguments.of("an index of many short path components", manyComponents(16384, 60), 413,
+                        "of heap once parsed"),
+                // a tensor's sidecar name is the tensor's: a file or directory there would hide it or be hidden
+                Arguments.of("a tensor and a file named as its sidecar", lines("4\tf32\t1\tx\n3\t-\t-\tx.meta\n",
+                        new byte[] {0, 0, -128, 63, 'a', 'b', 'c'}), 409, "sidecar"),
+                Arguments.of("a tensor and a directory named as its sidecar", lines(
+                        "3\t-\t-\td/y.meta/z\n4\tf32\t1\td/y\n", new byte[] {'a', 'b', 'c', 0, 0, -128, 63}), 409,
+                        "sidecar"));
+    }
+
+    /** A batch of {@code entries} empty files, each named with {@code parts} one-letter components. */
+    private static byte[] manyComponents(int entries, int parts) {
+        StringBuilder index = new StringBuilder();
+        for (int i = 0; i < entries; i++) {
+            index.append("0\t-\t-\t").append(i).append("/a".repeat(parts - 1)).append('\n');
+        }
+        return lines(index.toString(), new byte[0]);
     }
 
     @ParameterizedTest(name = "{0}")
@@ -126,6 +146,68 @@ class HostileBatchTest {
             assertTrue(r.text().contains("Content-Length"), r.text());
         }
         assertTrue(nothingStored());
+    }
+
+    /** 100 files of one byte: an index whose parse is reserved as about 40 KiB of heap. */
+    private static byte[] hundred(String dtype, String firstName) {
+        StringBuilder index = new StringBuilder(dtype.equals("-") ? "1\t-\t-\t" + firstName + "\n"
+                : "1\t" + dtype + "\t1\t" + firstName + "\n");
+        for (int i = 1; i < 100; i++) {
+            index.append("1\t-\t-\tf").append(i).append('\n');
+        }
+        return lines(index.toString(), new byte[100]);
+    }
+
+    private static void writeRequest(RawHttp c, byte[] body, int cut) throws java.io.IOException {
+        c.write(ascii("POST /upload?prefix=/h HTTP/1.1\r\nHost: x\r\nContent-Type: " + BatchUpload.CONTENT_TYPE
+                + "\r\nContent-Length: " + body.length + "\r\n\r\n"));
+        c.write(java.util.Arrays.copyOf(body, body.length - cut));
+    }
+
+    @Test
+    void theHeapReservation_isGivenBack_onEveryPath_andAConnectionServesOn() throws Exception {
+        server.close();
+        // room for one batch's index at a time: a reservation not given back refuses the last batch (429)
+        ServerLimits tight = new ServerLimits(java.time.Duration.ofSeconds(30), java.time.Duration.ofSeconds(30),
+                java.time.Duration.ofSeconds(30), java.time.Duration.ofSeconds(30), 64 << 10, 64 << 10, java.util.List.of());
+        server = new RestServer(store, null, tight);
+        port = server.start("127.0.0.1", 0).getPort();
+        Map<String, String> batch = Map.of("Content-Type", BatchUpload.CONTENT_TYPE);
+        byte[] good = hundred("-", "f0");
+        try (RawHttp c = new RawHttp(port)) {
+            assertEquals(400, c.send("POST", "/upload?prefix=/h", batch, hundred("q9", "f0")).status(), "bad dtype");
+            byte[] longer = java.util.Arrays.copyOf(good, good.length + 1);
+            assertEquals(400, c.send("POST", "/upload?prefix=/h", batch, longer).status(), "trailing byte");
+            Map<String, String> badCrc = Map.of("Content-Type", BatchUpload.CONTENT_TYPE, "x-tensor-crc32c", "00000000");
+            assertEquals(400, c.send("POST", "/upload?prefix=/h", badCrc, good).status(), "checksum (end fails)");
+            assertEquals(200, c.send("POST", "/upload?prefix=/h", batch, good).status());
+            assertEquals(409, c.send("POST", "/upload?prefix=/h", batch, good).status(), "exists (the store refuses)");
+            // pipelined: a refused batch, then a request on the same connection, answered in order
+            writeRequest(c, hundred("q9", "f0"), 0);
+            c.write(ascii("HEAD /api/v1/files/h/f7 HTTP/1.1\r\nHost: x\r\n\r\n"));
+            assertEquals(400, c.read().status());
+            RawHttp.Response head = c.readOrNull(true);
+            assertEquals(200, head.status());
+            assertEquals("1", head.headers().get("content-length"), "an entry of a batch answers HEAD");
+        }
+        for (int cut : new int[] {50, good.length - 30}) { // closed inside the data, inside the index
+            try (RawHttp c = new RawHttp(port)) {
+                writeRequest(c, good, cut);
+            }
+        }
+        long end = System.nanoTime() + 10_000_000_000L;
+        while (store.allocator().usedBytes() != 100) {
+            assertTrue(System.nanoTime() < end, "the cut batches' memory was not released");
+            Thread.sleep(5);
+        }
+        RawHttp.Response r;
+        do { // a closed connection's abort runs on its event loop: retried for a while, a leak answers 429 for good
+            Thread.sleep(20);
+            try (RawHttp c = new RawHttp(port)) {
+                r = c.send("POST", "/upload?prefix=/h2", batch, good);
+            }
+        } while (r.status() == 429 && System.nanoTime() < end);
+        assertEquals(200, r.status(), "every earlier batch gave its heap reservation back: " + r.text());
     }
 
     @Test

@@ -88,18 +88,24 @@ final class PutCheck {
     }
 
     /**
-     * No path twice in one batch, and none both data and the directory of another: linear in the
-     * batch (a tar upload of a state holds thousands of entries).
+     * No path twice in one batch, none both data and the directory of another, and none that is the
+     * sidecar name of a tensor of the batch (the checks against the tree see only what is there
+     * already): linear in the batch (a tar upload of a state holds thousands of entries).
      */
     static void checkBatch(List<TensorStore.Put> batch) {
         Set<StorePath> paths = new HashSet<>();
+        Set<StorePath> tensors = new HashSet<>();
         for (TensorStore.Put p : batch) {
             if (!paths.add(p.path())) {
                 throw StoreException.conflict(p.path() + " appears twice in one upload");
             }
+            if (p.meta() != null) {
+                tensors.add(p.path());
+            }
         }
         Set<StorePath> dirs = new HashSet<>();
         for (TensorStore.Put p : batch) {
+            checkNotSidecarInBatch(tensors, p.path());
             for (StorePath d = p.path(); !d.isRoot(); ) {
                 d = d.parent();
                 if (!dirs.add(d)) {
@@ -108,7 +114,21 @@ final class PutCheck {
                 if (paths.contains(d)) {
                     throw StoreException.notADirectory(d + " cannot be both data and a directory in one upload");
                 }
+                checkNotSidecarInBatch(tensors, d);
             }
+        }
+    }
+
+    /** {@code p} (data or a directory) must not be {@code x.meta} where {@code x} is one of the batch's tensors. */
+    private static void checkNotSidecarInBatch(Set<StorePath> tensors, StorePath p) {
+        String n = p.name();
+        if (tensors.isEmpty() || !n.endsWith(Tree.SIDECAR)) {
+            return;
+        }
+        String owner = n.substring(0, n.length() - Tree.SIDECAR.length());
+        if (!owner.isEmpty() && !owner.equals(".") && !owner.equals("..") && tensors.contains(p.parent().child(owner))) {
+            throw StoreException.exists(p + " is the sidecar of tensor " + p.parent().child(owner)
+                    + " of the same upload (read-only)");
         }
     }
 
