@@ -183,6 +183,12 @@ assert not compact_batch.fits(batched_upload.prepare(tree_codec.flatten(odd, Fal
 tenplex.upload(odd, "/job/pybatch/odd", client=c)
 same(odd, tenplex.download("/job/pybatch/odd", client=c, as_torch=False))
 
+# deep names split batches: the daemon parses every name of a batch before it allocates, within a heap budget
+deep = [("d/" * 39 + "t%04d" % i, "file", b"x", 1) for i in range(2048)]
+deep_archives, _ = batched_upload.split(deep)
+assert len(deep_archives) == 2 and all(sum(l[0].count("/") + 1 for l in a) <= batched_upload.BATCH_NAME_PARTS
+                                       for a in deep_archives), [len(a) for a in deep_archives]
+
 # a failure in any job of run_parallel surfaces, whichever thread ran it
 def boom(cl):
     raise RuntimeError("job failed")

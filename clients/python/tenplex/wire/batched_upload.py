@@ -19,6 +19,9 @@ BATCH_BYTES = 16 << 20
 """Most payload bytes in one archive."""
 BATCH_ENTRIES = 2048
 """Most leaves in one archive."""
+BATCH_NAME_PARTS = 1 << 16
+"""Most path components of the leaves' names in one archive (the daemon parses every one of a batch's
+names before it allocates, within a heap budget: 2048 leaves 32 levels deep fit)."""
 WORKERS = 4
 """Requests in flight at once."""
 
@@ -83,17 +86,19 @@ def split(leaves):
     """(archives, singles): lists of small leaves to archive together, and the leaves sent alone
     (large ones, and a ``.meta`` file that would collide with the sidecar of a tensor beside it)."""
     tensors = {rel for rel, kind, _, _ in leaves if kind == "tensor"}
-    archives, singles, current, size = [], [], [], 0
+    archives, singles, current, size, parts = [], [], [], 0, 0
     for leaf in leaves:
         rel, kind, _, n = leaf
         if n >= SMALL or (kind == "file" and rel.endswith(".meta") and rel[:-5] in tensors):
             singles.append(leaf)
             continue
-        if current and (size + n > BATCH_BYTES or len(current) >= BATCH_ENTRIES):
+        p = rel.count("/") + 1
+        if current and (size + n > BATCH_BYTES or len(current) >= BATCH_ENTRIES or parts + p > BATCH_NAME_PARTS):
             archives.append(current)
-            current, size = [], 0
+            current, size, parts = [], 0, 0
         current.append(leaf)
         size += n
+        parts += p
     if current:
         archives.append(current)
     return archives, singles

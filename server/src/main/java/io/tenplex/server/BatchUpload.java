@@ -175,7 +175,8 @@ final class BatchUpload extends Call {
         }
         List<TensorStore.Put> puts = puts(ex.rc.store().allocator(), sums);
         release();
-        Uploads.publishOnWork(ex, () -> ex.rc.store().putAll(puts, replace)); // takes every slice's reference, also on failure
+        Uploads.publishOnWork(ex, () -> ex.rc.store().putAll(puts, replace), // takes every slice's reference, also on failure
+                () -> puts.forEach(p -> p.blob().release()));
     }
 
     /** One put per entry, each a slice of the batch's blob (an empty entry a blob of its own); the writer's reference is given back. */

@@ -65,7 +65,7 @@ final class TarUpload extends Call {
             } finally {
                 archive.close(); // entries not handed to the store
             }
-        });
+        }, archive::close);
     }
 
     @Override

@@ -38,24 +38,33 @@ final class Uploads {
 
     /**
      * Runs {@code publish} (many entries into the store, under its lock) on the work executor, not on
-     * the event loop, then answers on the event loop: 200 with an empty body, or the failure.
+     * the event loop, then answers on the event loop: 200 with an empty body, or the failure. When the
+     * executor takes no more work (the server is closing), {@code unpublished} frees what
+     * {@code publish} would have handed to the store, and the answer is 503.
      */
-    static void publishOnWork(Exchange ex, Runnable publish) {
-        ex.rc.work().execute(() -> {
-            Throwable failure = null;
-            try {
-                publish.run();
-            } catch (Throwable t) {
-                failure = t;
+    static void publishOnWork(Exchange ex, Runnable publish, Runnable unpublished) {
+        try {
+            ex.rc.work().execute(() -> publishNow(ex, publish));
+        } catch (java.util.concurrent.RejectedExecutionException e) { // the server is closing
+            unpublished.run();
+            throw new HttpError(HttpResponseStatus.SERVICE_UNAVAILABLE, "the daemon is shutting down: nothing was stored");
+        }
+    }
+
+    private static void publishNow(Exchange ex, Runnable publish) {
+        Throwable failure = null;
+        try {
+            publish.run();
+        } catch (Throwable t) {
+            failure = t;
+        }
+        Throwable f = failure;
+        ex.ctx.executor().execute(() -> {
+            if (f == null) {
+                EMPTY_OK.accept(ex, true);
+            } else {
+                ex.respondError(f);
             }
-            Throwable f = failure;
-            ex.ctx.executor().execute(() -> {
-                if (f == null) {
-                    EMPTY_OK.accept(ex, true);
-                } else {
-                    ex.respondError(f);
-                }
-            });
         });
     }
 
