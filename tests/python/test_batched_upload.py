@@ -91,7 +91,7 @@ s = state()
 leaves = len(tree_codec.flatten(s))
 batches = []
 post_batch = compact_batch.post
-compact_batch.post = lambda cl, prefix, leaves, replace: batches.append(len(leaves)) or post_batch(cl, prefix, leaves, replace)
+compact_batch.post = lambda cl, prefix, body, replace: batches.append(len(body.bodies)) or post_batch(cl, prefix, body, replace)
 with Counting() as n:
     sent = tenplex.upload(s, "/job/pybatch/s1", client=c)
 compact_batch.post = post_batch
@@ -179,7 +179,11 @@ tenplex.upload(many, "/job/pybatch/many", client=c)
 same(many, tenplex.download("/job/pybatch/many", client=c, as_torch=True))
 # a name with a newline cannot go in a batch's index: such leaves go in a tar archive, and come back
 odd = {"a\nb": np.arange(4, dtype=np.int32), "plain": np.arange(3, dtype=np.int8)}
-assert not compact_batch.fits(batched_upload.prepare(tree_codec.flatten(odd, False)))
+try:
+    compact_batch.Batch(batched_upload.prepare(tree_codec.flatten(odd, False)))
+    raise AssertionError("a name with a newline went in a batch's index")
+except compact_batch.Unbatchable:
+    pass
 tenplex.upload(odd, "/job/pybatch/odd", client=c)
 same(odd, tenplex.download("/job/pybatch/odd", client=c, as_torch=False))
 

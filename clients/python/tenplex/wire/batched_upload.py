@@ -77,6 +77,8 @@ def prepare(entries):
 
 
 def _nbytes(t):
+    if type(t) is np.ndarray:
+        return t.nbytes
     if torch_values.is_tensor(t):
         return t.numel() * t.element_size()
     return np.asarray(t).nbytes

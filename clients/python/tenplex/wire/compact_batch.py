@@ -4,7 +4,7 @@ one line per leaf (``<bytes>\\t<dtype>\\t<dims>\\t<name>``; ``-`` as dtype and d
 leaves' bytes back to back in index order. Against a tar archive of the same leaves there is no header
 and no sidecar per leaf, and the daemon lands all the bytes in one allocation that the leaves share;
 stored all or nothing, like an archive. Names that hold a newline or are not valid UTF-8 cannot be
-written in the index: such leaves go in a tar archive (:func:`fits`)."""
+written in the index (:class:`Batch` raises :class:`Unbatchable`): such leaves go in a tar archive."""
 
 import numpy as np
 
@@ -14,16 +14,8 @@ CONTENT_TYPE = "application/x-tenplex-batch"
 _HEADERS = {"Content-Type": CONTENT_TYPE}
 
 
-def fits(leaves):
-    """Whether every leaf's name can be written in a batch index."""
-    for rel, _, _, _ in leaves:
-        if "\n" in rel:
-            return False
-        try:
-            rel.encode("utf-8")
-        except UnicodeEncodeError:
-            return False
-    return True
+class Unbatchable(ValueError):
+    """A leaf's name cannot be written in a batch's index (it holds a newline or is not valid UTF-8)."""
 
 
 class Batch:
@@ -60,10 +52,16 @@ class Batch:
                 body = tree_codec.byte_view(a)
                 lines.append(_fields(len(body), dtype, shape) + rel + "\n")
             bodies.append(body)
-        index = "".join(lines).encode("utf-8")
+        try:
+            index = "".join(lines).encode("utf-8")
+        except UnicodeEncodeError:
+            raise Unbatchable("a name is not valid UTF-8") from None
+        if index.count(b"\n") != len(lines):
+            raise Unbatchable("a name holds a newline")
         self.head = b"tenplex-batch 1 %d %d\n" % (len(lines), len(index)) + index
         self.bodies = bodies
-        self.length = len(self.head) + sum(len(b) for b in bodies)
+        self.payload = sum(len(b) for b in bodies)
+        self.length = len(self.head) + self.payload
 
     def __len__(self):
         return self.length
@@ -118,14 +116,13 @@ def _blocks(bodies):
         batched_upload.give_block(buf)
 
 
-def post(c, prefix, leaves, replace):
-    """Stores ``leaves`` below ``prefix`` in one request, all or nothing; returns their payload bytes.
-    With checksums on, the pieces are made first (their CRC32C goes in a header)."""
-    body = Batch(leaves)
+def post(c, prefix, body, replace):
+    """Stores a :class:`Batch` below ``prefix`` in one request, all or nothing; returns its leaves'
+    payload bytes. With checksums on, the pieces are made first (their CRC32C goes in a header)."""
     pieces = body.pieces() if c.checksums else body
     headers = dict(c.upload_headers(pieces), **_HEADERS)
     if replace:
         headers["x-replace"] = "true"
     c.request("POST", "/upload", params={"prefix": prefix},
               data=batched_upload.Pieces(pieces) if c.checksums else body, headers=headers)
-    return sum(n for _, _, _, n in leaves)
+    return body.payload

@@ -72,9 +72,11 @@ def upload_entries(entries, prefix, client=None, replace=True, workers=batched_u
 def _post_small(c, base, leaves, replace):
     """Small leaves in one request: a compact batch (:mod:`tenplex.wire.compact_batch`), or a tar
     archive when a name cannot be written in a batch's index."""
-    if compact_batch.fits(leaves):
-        return compact_batch.post(c, base, leaves, replace)
-    return batched_upload.post_archive(c, base, leaves, replace)
+    try:
+        body = compact_batch.Batch(leaves)
+    except compact_batch.Unbatchable:
+        return batched_upload.post_archive(c, base, leaves, replace)
+    return compact_batch.post(c, base, body, replace)
 
 
 def put_file(path: str, data: Union[bytes, str], client: Optional[Client] = None) -> None:
