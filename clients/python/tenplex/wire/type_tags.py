@@ -169,6 +169,9 @@ def _json_exact(value, path, what):
 def tensor_tag(obj, path):
     """The tag of a tensor leaf (``None`` for a plain torch tensor); refuses, naming the key, a
     tensor whose values the store cannot hold."""
+    if type(obj) is np.ndarray:  # the common case first
+        _check_dtype(obj.dtype in _STORABLE, obj.dtype, path)
+        return {"t": "ndarray"}
     if torch_values.is_tensor(obj):
         torch = torch_values.torch
         if dtensor_layout.is_dtensor(obj):  # its local shard is stored, its layout in the tag

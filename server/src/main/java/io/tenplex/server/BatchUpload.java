@@ -42,6 +42,8 @@ final class BatchUpload extends Call {
     private int indexFill;
     private List<BatchIndex.Item> items;
     private BlobWriter writer;
+    /** Each entry's blob, made once the index is read; handed to the store by {@link #end}. */
+    private Blob[] slices;
     private AtomicLong accounted;
     private long reserved;
 
@@ -153,6 +155,7 @@ final class BatchUpload extends Call {
         index = null; // parsed; the items hold what is needed
         writer = BlobWriter.allocateSegmented(ex.rc.store().allocator(), sizes, ex.rc.store().checksumBlock());
         state = State.DATA;
+        slices = slices(ex.rc.store().allocator(), writer.peek()); // now, while the bytes are on their way
     }
 
     @Override
@@ -173,31 +176,50 @@ final class BatchUpload extends Call {
             }
             checksum.verify(crc.value(), bodyLength);
         }
-        List<TensorStore.Put> puts = puts(ex.rc.store().allocator(), sums);
+        List<TensorStore.Put> puts = puts(sums);
         release();
         Uploads.publishOnWork(ex, () -> ex.rc.store().putAll(puts, replace), // takes every slice's reference, also on failure
                 () -> puts.forEach(p -> p.blob().release()));
     }
 
-    /** One put per entry, each a slice of the batch's blob (an empty entry a blob of its own); the writer's reference is given back. */
-    private List<TensorStore.Put> puts(io.tenplex.store.memory.Allocator allocator, BlockChecksums[] sums) {
-        Blob whole = writer.take();
-        writer = null;
-        List<TensorStore.Put> puts = new ArrayList<>(items.size());
+    /**
+     * The blob of each entry: a slice of the batch's blob, or a blob of its own when empty (no memory
+     * kept for nothing). Each holds its own reference; on failure those made are released.
+     */
+    private Blob[] slices(io.tenplex.store.memory.Allocator allocator, Blob whole) {
+        Blob[] out = new Blob[items.size()];
         try {
             long at = 0;
-            for (int i = 0; i < sums.length; i++) {
-                BatchIndex.Item it = items.get(i);
-                Blob b = it.bytes() == 0 ? allocator.allocate(0) : whole.slice(at, it.bytes());
-                puts.add(new TensorStore.Put(it.path(), it.meta(), b, sums[i]));
-                at += it.bytes();
+            for (int i = 0; i < out.length; i++) {
+                long n = items.get(i).bytes();
+                out[i] = n == 0 ? allocator.allocate(0) : whole.slice(at, n);
+                at += n;
             }
-        } catch (RuntimeException e) {
-            puts.forEach(p -> p.blob().release());
+        } catch (RuntimeException | Error e) {
+            releaseSlices(out);
             throw e;
-        } finally {
-            whole.release(); // the slices hold it now
         }
+        return out;
+    }
+
+    private static void releaseSlices(Blob[] blobs) {
+        for (Blob b : blobs) {
+            if (b != null) {
+                b.release();
+            }
+        }
+    }
+
+    /** One put per entry, with its slice (now the put's) and checksums; the writer's reference is given back. */
+    private List<TensorStore.Put> puts(BlockChecksums[] sums) {
+        writer.take().release(); // the slices hold the blob now
+        writer = null;
+        List<TensorStore.Put> puts = new ArrayList<>(items.size());
+        for (int i = 0; i < sums.length; i++) {
+            BatchIndex.Item it = items.get(i);
+            puts.add(new TensorStore.Put(it.path(), it.meta(), slices[i], sums[i]));
+        }
+        slices = null;
         return puts;
     }
 
@@ -223,6 +245,10 @@ final class BatchUpload extends Call {
     void abort() {
         inPlace.detach();
         release();
+        if (slices != null) {
+            releaseSlices(slices);
+            slices = null;
+        }
         if (writer != null) {
             writer.close();
             writer = null;
