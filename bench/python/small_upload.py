@@ -2,6 +2,7 @@
 same 8 MB as one tensor, alternating, against the daemon at TENPLEX_ADDR; prints the medians and
 their ratio (issue 41 item 3's small-upload figure, without bench/python-wire.sh's 2 GB cases).
 TENPLEX_CLIENT: the client directory to import (another checkout's, for a before/after comparison).
+TENPLEX_SMALL_TORCH=1: the 2000 tensors are torch tensors (a state_dict's), not numpy arrays.
 
     bin/tenplexd --port 7070 & TENPLEX_ADDR=http://127.0.0.1:7070 /usr/bin/python3 bench/python/small_upload.py
 """
@@ -20,6 +21,9 @@ ADDR = os.environ["TENPLEX_ADDR"]
 c = tenplex.Client(ADDR)
 small = {"t%04d" % i: np.full(1024, i, dtype=np.float32) for i in range(2000)}
 flat = np.concatenate(list(small.values()))
+if os.environ.get("TENPLEX_SMALL_TORCH") == "1":
+    import torch  # noqa: E402
+    small = {k: torch.from_numpy(v) for k, v in small.items()}
 session = requests.Session()
 
 
@@ -45,7 +49,8 @@ def main(rounds=15, warm=5):
             f()
             into.append(time.perf_counter() - t)
     m, o = sorted(ours)[rounds // 2], sorted(one)[rounds // 2]
-    print("2000 x 4 KiB: upload %.1f ms, one PUT %.1f ms, ratio %.3f" % (m * 1e3, o * 1e3, o / m))
+    print("2000 x 4 KiB%s: upload %.1f ms, one PUT %.1f ms, ratio %.3f"
+          % (" (torch)" if os.environ.get("TENPLEX_SMALL_TORCH") == "1" else "", m * 1e3, o * 1e3, o / m))
 
 
 if __name__ == "__main__":
