@@ -15,7 +15,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.LongSupplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -65,18 +64,7 @@ class HostileClientTest {
         }
     }
 
-    /** Waits for a condition the server reaches on its own (a close, a release), failing after 20 s. */
-    private static void await(String what, java.util.function.BooleanSupplier done) throws InterruptedException {
-        long end = System.nanoTime() + 20_000_000_000L;
-        while (!done.getAsBoolean()) {
-            assertTrue(System.nanoTime() < end, "timed out waiting for " + what);
-            Thread.sleep(5); // polling the condition
-        }
-    }
 
-    private static void awaitValue(String what, long want, LongSupplier got) throws InterruptedException {
-        await(what + " == " + want + " (is " + got.getAsLong() + ")", () -> got.getAsLong() == want);
-    }
 
     @ParameterizedTest
     @ValueSource(ints = {1_048_577, 4_000_000, 50_257 * 768 * 2, (1 << 20) + 4095})
@@ -101,7 +89,7 @@ class HostileClientTest {
                 c.drainUntilClosed(); // 100, then the body deadline answers 408 and closes
             }
         }
-        awaitValue("used bytes", 0, store.allocator()::usedBytes);
+        Await.value("used bytes", 0, store.allocator()::usedBytes);
         assertTrue(store.stat(StorePath.parse("/e0")).isEmpty());
     }
 
@@ -120,7 +108,7 @@ class HostileClientTest {
             assertEquals(0, c.drainUntilClosed(), "the connection closes after a framing error");
         }
         assertArrayEquals(new byte[] {7, 7, 7}, Fixtures.readAll(store, "/keep"));
-        awaitValue("used bytes", used, store.allocator()::usedBytes);
+        Await.value("used bytes", used, store.allocator()::usedBytes);
     }
 
     @ParameterizedTest
@@ -209,12 +197,12 @@ class HostileClientTest {
                 c.write(("PUT /api/v1/files/big HTTP/1.1\r\nHost: x\r\nContent-Length: " + (BUDGET / 2)
                         + "\r\n\r\nsome").getBytes(StandardCharsets.US_ASCII));
             }
-            await("both uploads reserved", () -> store.allocator().usedBytes() == BUDGET);
+            Await.until("both uploads reserved", () -> store.allocator().usedBytes() == BUDGET);
             RawHttp.Response r = a.read();
             assertEquals(408, r.status(), r.text());
             assertEquals(408, b.read().status());
         }
-        awaitValue("used bytes", 0, store.allocator()::usedBytes);
+        Await.value("used bytes", 0, store.allocator()::usedBytes);
         assertEquals(201, send("PUT", "/api/v1/files/next", Map.of(), new byte[1 << 20]).status());
     }
 
@@ -227,7 +215,7 @@ class HostileClientTest {
             assertTrue(reader.readSome(1024) > 0, "the response began");
             Fixtures.putFile(store, "/w", new byte[] {1}, true);
             assertEquals(size + 1L, store.allocator().usedBytes(), "the reader still holds the old bytes");
-            awaitValue("used bytes", 1, store.allocator()::usedBytes);
+            Await.value("used bytes", 1, store.allocator()::usedBytes);
             assertTrue(reader.drainUntilClosed() < size, "the stalled response was cut");
         }
     }

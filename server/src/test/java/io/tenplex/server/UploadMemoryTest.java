@@ -14,7 +14,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.Random;
-import java.util.function.BooleanSupplier;
 import java.util.zip.CRC32C;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -62,13 +61,6 @@ class UploadMemoryTest {
         }
     }
 
-    private static void await(String what, BooleanSupplier done) throws InterruptedException {
-        long end = System.nanoTime() + 20_000_000_000L;
-        while (!done.getAsBoolean()) {
-            assertTrue(System.nanoTime() < end, "timed out waiting for " + what);
-            Thread.sleep(5); // polling the condition
-        }
-    }
 
     @Test
     void truncatedUpload_leavesTheStoreUnchanged_andTheUsedBytesWhereTheyWere() throws Exception {
@@ -81,7 +73,7 @@ class UploadMemoryTest {
                     + "Content-Length: " + SIZE + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
             c.write(Arrays.copyOf(random(SIZE, 2), SIZE - 4097)); // then the client goes away
         }
-        await("used bytes back at " + used, () -> store.allocator().usedBytes() == used);
+        Await.until("used bytes back at " + used, () -> store.allocator().usedBytes() == used);
         assertArrayEquals(old, Fixtures.readAll(store, "/t"));
         assertEquals(1, store.allocator().liveBlobs());
     }
@@ -108,7 +100,7 @@ class UploadMemoryTest {
             assertTrue(r.text().contains("truncated") || r.text().contains("tar"), r.text());
         }
         assertTrue(store.stat(StorePath.parse("/cut/a")).isEmpty());
-        await("used bytes back at " + used, () -> store.allocator().usedBytes() == used);
+        Await.until("used bytes back at " + used, () -> store.allocator().usedBytes() == used);
     }
 
     @Test
@@ -146,10 +138,10 @@ class UploadMemoryTest {
         byte[] b = random(SIZE, 21);
         try (RawHttp c = new RawHttp(port)) {
             startUpload(c, put, b, SIZE / 2 - 12_345);
-            await("B's blob taken from the pool", () -> store.allocator().pooledBytes() < pooled);
+            Await.until("B's blob taken from the pool", () -> store.allocator().pooledBytes() < pooled);
             assertUnpublished("/f", "B's upload is under way");
         } // the client goes away mid-body
-        await("used bytes back at " + baseline, () -> store.allocator().usedBytes() == baseline);
+        Await.until("used bytes back at " + baseline, () -> store.allocator().usedBytes() == baseline);
         assertEquals(0, store.allocator().liveBlobs());
         assertUnpublished("/f", "B was cut short");
         long pooledAgain = store.allocator().pooledBytes();
@@ -159,7 +151,7 @@ class UploadMemoryTest {
         byte[] c = random(SIZE, 22);
         try (RawHttp conn = new RawHttp(port)) {
             startUpload(conn, put, c, SIZE / 3);
-            await("C's blob taken from the pool", () -> store.allocator().pooledBytes() < pooledAgain);
+            Await.until("C's blob taken from the pool", () -> store.allocator().pooledBytes() < pooledAgain);
             assertUnpublished("/f", "C's upload is under way");
             conn.write(Arrays.copyOfRange(c, SIZE / 3, SIZE));
             RawHttp.Response r = conn.read();
