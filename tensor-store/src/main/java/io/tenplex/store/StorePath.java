@@ -8,9 +8,16 @@ import java.util.function.Supplier;
 /**
  * A validated absolute path in the namespace. Parsing follows the wire protocol: split on {@code /},
  * empty components dropped ({@code job/x} and {@code /job/x/} are the same path). Components
- * {@code .} and {@code ..}, NUL bytes and names over 255 bytes are rejected.
+ * {@code .} and {@code ..}, NUL bytes, names over 255 bytes and paths of more than {@link #MAX_DEPTH}
+ * components are rejected.
  */
 public final class StorePath {
+    /**
+     * The most components a path may have: as many as a path of {@code PATH_MAX} (4096) bytes can hold, so every
+     * stored path can be named through the FUSE mount. The bound also keeps every walk of the tree (delete, list,
+     * copy) far from the thread's stack limit.
+     */
+    public static final int MAX_DEPTH = 2048;
     private static final StorePath ROOT = new StorePath(List.of());
     private final List<String> parts;
     private int hash; // 0: not computed yet (a path's list hash is recomputed at most once)
@@ -36,6 +43,9 @@ public final class StorePath {
             int end = slash < 0 ? n : slash;
             if (end > from) {
                 out.add(component(text.substring(from, end), () -> text));
+                if (out.size() > MAX_DEPTH) {
+                    throw tooDeep(text.substring(0, Math.min(64, text.length())));
+                }
             }
             from = end + 1;
         }
@@ -54,6 +64,11 @@ public final class StorePath {
             throw StoreException.badRequest("path component '" + p.substring(0, 16) + "...' is longer than 255 bytes");
         }
         return p;
+    }
+
+    private static StoreException tooDeep(String start) {
+        return StoreException.badRequest("path '" + start + "...' has more than " + MAX_DEPTH
+                + " components (a path of at most 4096 bytes holds no more)");
     }
 
     public boolean isRoot() {
@@ -79,6 +94,9 @@ public final class StorePath {
             p.add(name);
             return parse(String.join("/", p)); // as a path of several components (or none)
         }
+        if (parts.size() >= MAX_DEPTH) {
+            throw tooDeep(toString().substring(0, 64));
+        }
         String[] p = parts.toArray(new String[parts.size() + 1]);
         p[parts.size()] = component(name, () -> (isRoot() ? "" : toString()) + "/" + name);
         return new StorePath(List.of(p));
@@ -86,6 +104,9 @@ public final class StorePath {
 
     /** {@code other} resolved below this path. */
     public StorePath resolve(StorePath other) {
+        if (parts.size() + other.parts.size() > MAX_DEPTH) {
+            throw tooDeep((this + other.toString()).substring(0, 64));
+        }
         List<String> p = new ArrayList<>(parts);
         p.addAll(other.parts);
         return new StorePath(List.copyOf(p));

@@ -73,6 +73,7 @@ public final class TensorStore implements AutoCloseable {
     /** Publishes all entries or none; every blob's reference passes to the store. */
     public void putAll(List<Put> puts, boolean replace) {
         List<Blob> toRelease = new ArrayList<>();
+        boolean published = false;
         lock.writeLock().lock();
         try {
             PutCheck.checkBatch(puts);
@@ -80,29 +81,14 @@ public final class TensorStore implements AutoCloseable {
             for (Put p : puts) {
                 checker.check(p);
             }
-            StorePath lastDir = null;
-            Tree.Dir dir = null;
-            for (Put p : puts) {
-                Tree.Data added = new Tree.Data(p.meta(), p.blob(), p.sums());
-                if (!p.path().parent().equals(lastDir)) {
-                    lastDir = p.path().parent();
-                    dir = tree.mkdirs(lastDir);
-                }
-                Tree.Node old = dir.children.put(p.path().name(), added);
-                if (old instanceof Tree.Data d) {
-                    tree.account(d, -1);
-                    toRelease.add(d.blob);
-                }
-                tree.account(added, +1);
-            }
-        } catch (RuntimeException e) {
-            for (Put p : puts) {
-                toRelease.add(p.blob());
-            }
-            throw e;
+            new Publication(tree, puts.size()).publish(puts, toRelease);
+            published = true;
         } finally {
             lock.writeLock().unlock();
             toRelease.forEach(Blob::release);
+            if (!published) { // refused, or an Error part-way: Publication undid its steps, the blobs are ours
+                puts.forEach(p -> p.blob().release());
+            }
         }
     }
 

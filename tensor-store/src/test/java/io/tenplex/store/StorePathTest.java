@@ -39,4 +39,22 @@ class StorePathTest {
         assertTrue(assertThrows(StoreException.class, () -> p.child(".."))
                 .getMessage().contains("'/job/..'"), "the message names the whole path");
     }
+
+    @Test
+    void aPathOfMoreComponentsThanPathMaxHolds_isRefused_byEveryWayOfMakingOne() {
+        String deepest = "/a".repeat(StorePath.MAX_DEPTH);
+        StorePath atLimit = StorePath.parse(deepest);
+        assertEquals(StorePath.MAX_DEPTH, atLimit.parts().size());
+        for (org.junit.jupiter.api.function.Executable tooDeep : List.<org.junit.jupiter.api.function.Executable>of(
+                () -> StorePath.parse(deepest + "/b"),
+                () -> StorePath.parse("/a".repeat(100_000)),
+                () -> atLimit.child("b"),
+                () -> atLimit.child("b/c"),
+                () -> StorePath.parse("/x").resolve(atLimit))) {
+            StoreException e = assertThrows(StoreException.class, tooDeep);
+            assertTrue(e.getMessage().contains("more than 2048 components"), e.getMessage());
+            assertTrue(e.getMessage().length() < 200, "the message quotes the path's start only");
+        }
+        assertEquals(StorePath.MAX_DEPTH, atLimit.parent().child("b").parts().size());
+    }
 }
