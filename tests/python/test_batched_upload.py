@@ -3,6 +3,7 @@ batches (tar archives where a name cannot go in a batch's index; a few requests,
 ones over parallel connections, and a state of both round-trips exactly; with checksums on too; an error
 in one of the parallel uploads surfaces as an exception. Prints OK at the end; any failure raises."""
 
+import http.server
 import os
 import sys
 import threading
@@ -11,6 +12,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python"))
 
 import numpy as np  # noqa: E402
+import requests  # noqa: E402
 import torch  # noqa: E402
 
 import tenplex  # noqa: E402
@@ -192,6 +194,53 @@ deep = [("d/" * 39 + "t%04d" % i, "file", b"x", 1) for i in range(2048)]
 deep_archives, _ = batched_upload.split(deep)
 assert len(deep_archives) == 2 and all(sum(l[0].count("/") + 1 for l in a) <= batched_upload.BATCH_NAME_PARTS
                                        for a in deep_archives), [len(a) for a in deep_archives]
+
+# a daemon from before compact batches (stood in for by a proxy to the real one that answers a batch as
+# such a daemon does, before reading it: 400 "missing query parameter 'path'") gets the same leaves as tar
+# archives, and every later upload to it goes as tar at once
+class OlderDaemon(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    batches = []
+
+    def log_message(self, *args):
+        pass
+
+    def relay(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.command == "POST" and self.headers.get("Content-Type") == compact_batch.CONTENT_TYPE:
+            OlderDaemon.batches.append(len(body))
+            reply = b'{"error":"missing query parameter \'path\'"}'
+            self.send_response(400)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+            return
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")}
+        r = requests.request(self.command, ADDR + self.path, data=body, headers=headers)
+        self.send_response(r.status_code)
+        for k, v in r.headers.items():
+            if k.lower() not in ("content-length", "transfer-encoding", "connection"):
+                self.send_header(k, v)
+        self.send_header("Content-Length", str(len(r.content)))
+        self.end_headers()
+        self.wfile.write(r.content)
+
+    do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = relay
+
+
+older = http.server.ThreadingHTTPServer(("127.0.0.1", 0), OlderDaemon)
+threading.Thread(target=older.serve_forever, daemon=True).start()
+old_client = tenplex.Client("http://127.0.0.1:%d" % older.server_address[1])
+s_old = state()
+del s_old["big"]  # small leaves only: one request each
+tenplex.upload(s_old, "/job/pybatch/older", client=old_client)
+same(s_old, tenplex.download("/job/pybatch/older", client=c, as_torch=True))
+assert len(OlderDaemon.batches) == 1, "one batch was tried, then tar: %s" % OlderDaemon.batches
+tenplex.upload(s_old, "/job/pybatch/older2", client=old_client)
+assert len(OlderDaemon.batches) == 1, "a daemon known to take no batches gets none: %s" % OlderDaemon.batches
+same(s_old, tenplex.download("/job/pybatch/older2", client=c, as_torch=True))
+older.shutdown()
 
 # a failure in any job of run_parallel surfaces, whichever thread ran it
 def boom(cl):

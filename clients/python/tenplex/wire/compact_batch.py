@@ -126,3 +126,10 @@ def post(c, prefix, body, replace):
     c.request("POST", "/upload", params={"prefix": prefix},
               data=batched_upload.Pieces(pieces) if c.checksums else body, headers=headers)
     return body.payload
+
+
+def unknown_to(error):
+    """Whether ``error`` is a daemon's answer that it does not know batches: one without them reads
+    ``POST /upload`` of any other type as one file at ``?path=``, which a batch does not give. Such a
+    daemon refuses before it stores anything, so the same leaves can go again as a tar archive."""
+    return error.status == 400 and "missing query parameter 'path'" in (error.reason or "")

@@ -5,6 +5,7 @@ bytes in Python); uploads batch small leaves and run in parallel (:mod:`tenplex.
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any, Optional, Union
 
@@ -14,6 +15,7 @@ from . import batched_upload, compact_batch, tree_codec, routes, torch_values
 from ..errors import NoCheckpoint, TenplexError
 from .http_client import ERROR_CODE_HEADER, Client, client_for
 
+log = logging.getLogger("tenplex")
 _OCTETS = {"Content-Type": "application/octet-stream"}
 # Connections a download reads large tensors over: up to 4, no more than the host has cores (each reads
 # and verifies on its own; on 2 cores 4 readers ran at 0.74x one read's rate, 2 at 0.91x)
@@ -71,12 +73,26 @@ def upload_entries(entries, prefix, client=None, replace=True, workers=batched_u
 
 def _post_small(c, base, leaves, replace):
     """Small leaves in one request: a compact batch (:mod:`tenplex.wire.compact_batch`), or a tar
-    archive when a name cannot be written in a batch's index."""
-    try:
-        body = compact_batch.Batch(leaves)
-    except compact_batch.Unbatchable:
-        return batched_upload.post_archive(c, base, leaves, replace)
-    return compact_batch.post(c, base, body, replace)
+    archive when a name cannot be written in a batch's index or the daemon predates batches."""
+    if c.addr not in _TAR_ONLY:
+        try:
+            body = compact_batch.Batch(leaves)
+        except compact_batch.Unbatchable:
+            body = None
+        if body is not None:
+            try:
+                return compact_batch.post(c, base, body, replace)
+            except TenplexError as e:
+                if not compact_batch.unknown_to(e):
+                    raise
+                _TAR_ONLY.add(c.addr)
+                log.info("the daemon at %s takes no compact batches (%s): small leaves go in tar archives",
+                         c.addr, e.reason)
+    return batched_upload.post_archive(c, base, leaves, replace)
+
+
+# daemons that answered a batch as a daemon without batches does: their uploads go as tar from then on
+_TAR_ONLY = set()
 
 
 def put_file(path: str, data: Union[bytes, str], client: Optional[Client] = None) -> None:
