@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python"))
@@ -40,7 +41,10 @@ from seeded_values import seeded  # noqa: E402
 from tenplex import checkpoint  # noqa: E402
 from tenplex.wire import tree_codec, type_tags  # noqa: E402
 
-faulthandler.dump_traceback_later(int(os.environ.get("TENPLEX_HANG_S", "300")), exit=True)
+# a worker that hangs prints every thread's stack and exits after this long; the parent waits for each world
+# a minute longer, so a hang shows where it was rather than only that it timed out
+HANG_S = int(os.environ.get("TENPLEX_HANG_S", "300"))
+faulthandler.dump_traceback_later(HANG_S, exit=True)
 
 SHAPES = {"w": ((7, 5), torch.float32), "emb": ((3, 9), torch.float64), "b": ((5,), torch.bfloat16),
           "count": ((5, 3), torch.int64), "h": ((6,), torch.float16)}
@@ -267,11 +271,20 @@ def run_world(mode, world, mesh, job, step, tmp, saved_world=0, then_save=0, val
                                "--mesh", mesh, "--store", store, "--job", job, "--step", str(step),
                                "--dir", os.path.join(tmp, "fs"), "--saved-world", str(saved_world),
                                "--then-save", str(then_save), "--values", str(values)]) for r in range(world)]
-    codes = [p.wait(timeout=240) for p in procs]
+    started = time.monotonic()
+    try:
+        codes = [p.wait(timeout=max(1.0, HANG_S + 60 - (time.monotonic() - started))) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    print("%s world %d (mesh %s): %.1f s" % (mode, world, mesh, time.monotonic() - started), file=sys.stderr)
     assert codes == [0] * world, (mode, world, mesh, codes)
 
 
 def main():
+    faulthandler.cancel_dump_traceback_later()  # the parent's time is the sum of its worlds': each has its own
     tmp = tempfile.mkdtemp(prefix="tenplex-dtensor-")
     try:
         job = "dtensor-%d" % os.getpid()
