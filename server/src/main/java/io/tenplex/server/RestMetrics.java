@@ -48,7 +48,10 @@ public final class RestMetrics {
                                 store.allocator().pooledBytes()),
                         gauge("tenplex_store_tensor_bytes", "Bytes of tensor data", t[2]),
                         gauge("tenplex_store_tensors", "Tensors stored", t[0]),
-                        gauge("tenplex_store_files", "Files stored", t[1]));
+                        gauge("tenplex_store_files", "Files stored", t[1]),
+                        gauge("tenplex_store_nodes", "Directories and entries in the store's tree (heap they hold)", t[3]),
+                        gauge("tenplex_store_nodes_limit", "The most directories and entries the heap has room for",
+                                t[4]));
             }
         }.register(registry);
     }

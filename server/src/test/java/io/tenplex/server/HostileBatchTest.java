@@ -155,6 +155,24 @@ class HostileBatchTest {
         assertTrue(nothingStored());
     }
 
+    /** Empty entries in directories of their own hold heap and no memory budget: the store counts them. */
+    @Test
+    void entriesBeyondWhatTheHeapHoldsForTheTree_areRefused_andNothingIsStored() throws Exception {
+        store.limitNodes(1000);
+        try (RawHttp c = new RawHttp(port)) {
+            RawHttp.Response r = c.send("POST", "/upload?prefix=/", Map.of("Content-Type", BatchUpload.CONTENT_TYPE),
+                    manyComponents(400, 3)); // 400 x 3 nodes
+            assertEquals(507, r.status(), r.text());
+            assertTrue(r.text().contains("needs 1200 more directories and entries, and the store holds 0 of the 1000"),
+                    r.text());
+            assertTrue(nothingStored());
+            r = c.send("POST", "/upload?prefix=/", Map.of("Content-Type", BatchUpload.CONTENT_TYPE),
+                    manyComponents(300, 3));
+            assertEquals(200, r.status(), r.text());
+            assertTrue(c.send("GET", "/metrics", Map.of(), null).text().contains("tenplex_store_nodes 900.0"));
+        }
+    }
+
     @Test
     void aBodyWithoutALength_isRefused() throws Exception {
         try (RawHttp c = new RawHttp(port)) {

@@ -5,51 +5,54 @@ import java.util.List;
 
 /**
  * Puts checked entries into the tree all or none. Every step is recorded before the next, so that anything thrown
- * part-way (an {@link Error} such as {@link OutOfMemoryError} included) puts back what each step replaced and leaves
- * the tree, its accounting and every blob's ownership as they were (directories made on the way stay, empty). The
- * undo allocates nothing: it only puts back or removes keys that are already in their maps.
+ * part-way (an {@link Error} such as {@link OutOfMemoryError} included), or a tree left with more nodes than its
+ * heap has room for, takes away the directories made on the way and puts back what each step replaced: the tree,
+ * its accounting and every blob's ownership are as they were. The undo allocates nothing: it only puts back or
+ * removes keys that are already in their maps.
  */
 final class Publication {
     private final Tree tree;
     private final Tree.Dir[] dirs;
     private final Tree.Node[] replaced;
     private final Tree.Data[] added;
+    /** Per entry, the directories its step made (none when it shares its predecessor's parent). */
+    private final Tree.Made[] made;
     private int done;
 
-    /** The records are allocated here, before the tree is touched. */
+    /** The records are allocated here, before the tree is touched (a step's {@link Tree.Made} before its step). */
     Publication(Tree tree, int entries) {
         this.tree = tree;
         this.dirs = new Tree.Dir[entries];
         this.replaced = new Tree.Node[entries];
         this.added = new Tree.Data[entries];
+        this.made = new Tree.Made[entries];
     }
 
     /**
      * Publishes {@code puts} (already checked); the blobs of entries they replaced go to {@code toRelease}.
      * On a throw the tree is as before and {@code toRelease} holds nothing of this publication.
+     *
+     * @throws StoreException insufficient storage when the tree would hold more nodes than its heap has room for
      */
     void publish(List<TensorStore.Put> puts, List<Blob> toRelease) {
         int releasedBefore = toRelease.size();
+        long nodesBefore = tree.nodes;
         try {
             StorePath lastDir = null;
             Tree.Dir dir = null;
             for (TensorStore.Put p : puts) {
                 if (!p.path().parent().equals(lastDir)) {
                     lastDir = p.path().parent();
-                    dir = tree.mkdirs(lastDir);
+                    made[done] = new Tree.Made(); // before the tree changes
+                    dir = tree.mkdirs(lastDir, made[done]);
                 }
-                dirs[done] = dir;
-                added[done] = new Tree.Data(p.meta(), p.blob(), p.sums());
-                replaced[done] = dir.children.put(p.path().name(), added[done]);
-                Tree.Node old = replaced[done];
-                tree.account(added[done], +1); // arithmetic only: the step is whole once counted
-                if (old instanceof Tree.Data d) {
-                    tree.account(d, -1);
-                }
-                done++;
-                if (old instanceof Tree.Data d) {
+                step(p, dir);
+                if (replaced[done - 1] instanceof Tree.Data d) {
                     toRelease.add(d.blob);
                 }
+            }
+            if (tree.nodes > tree.maxNodes) { // counted exactly by making them: taken away again below
+                throw tree.noRoom(tree.nodes - nodesBefore, nodesBefore, "publishing " + puts.size() + " entries");
             }
         } catch (Throwable t) {
             undo(puts);
@@ -58,24 +61,50 @@ final class Publication {
         }
     }
 
+    private void step(TensorStore.Put p, Tree.Dir dir) {
+        dirs[done] = dir;
+        added[done] = new Tree.Data(p.meta(), p.blob(), p.sums());
+        replaced[done] = dir.children.put(p.path().name(), added[done]);
+        Tree.Node old = replaced[done];
+        tree.account(added[done], +1); // arithmetic only: the step is whole once counted
+        if (old instanceof Tree.Data d) {
+            tree.account(d, -1);
+        } else {
+            tree.nodes++;
+        }
+        done++;
+    }
+
     private void undo(List<TensorStore.Put> puts) {
         if (done < puts.size() && dirs[done] != null) { // the step that threw, if its put went in: a new key
             String name = puts.get(done).path().name();
             if (dirs[done].children.get(name) == added[done]) {
                 dirs[done].children.remove(name);
+                tree.nodes--;
             }
         }
-        for (int i = done - 1; i >= 0; i--) {
-            String name = puts.get(i).path().name();
-            if (replaced[i] == null) {
-                dirs[i].children.remove(name);
-            } else {
-                dirs[i].children.put(name, replaced[i]);
+        for (int i = Math.min(done, puts.size() - 1); i >= 0; i--) {
+            if (i < done) {
+                undoStep(i, puts.get(i).path().name());
             }
-            tree.account(added[i], -1);
-            if (replaced[i] instanceof Tree.Data d) {
-                tree.account(d, +1);
+            Tree.Made m = made[i];
+            if (m != null && m.count > 0) { // the chain of directories this step's mkdirs made, now empty again
+                m.parent.children.remove(m.name);
+                tree.nodes -= m.count;
             }
+        }
+    }
+
+    private void undoStep(int i, String name) {
+        if (replaced[i] == null) {
+            dirs[i].children.remove(name);
+            tree.nodes--;
+        } else {
+            dirs[i].children.put(name, replaced[i]);
+        }
+        tree.account(added[i], -1);
+        if (replaced[i] instanceof Tree.Data d) {
+            tree.account(d, +1);
         }
     }
 }

@@ -46,6 +46,22 @@ public final class TensorStore implements AutoCloseable {
         return checksumBlock;
     }
 
+    /**
+     * Sets the most directories and entries the store holds (by default as many as half the heap has room for, at
+     * about 512 bytes each); beyond it, anything that would add more is refused (insufficient storage).
+     */
+    public void limitNodes(long max) {
+        if (max < 0) {
+            throw new IllegalArgumentException("a limit of " + max + " nodes");
+        }
+        lock.writeLock().lock();
+        try {
+            tree.maxNodes = max;
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
     /** One entry of an atomic batch of puts. The blob's reference passes to the store. */
     public record Put(StorePath path, TensorMeta meta, Blob blob, BlockChecksums sums) {
         public static Put file(StorePath path, Blob blob, BlockChecksums sums) {
@@ -131,6 +147,7 @@ public final class TensorStore implements AutoCloseable {
         try {
             Tree.Node node = existing(from);
             tree.checkDirectoryPath(to.parent());
+            tree.checkRoom(tree.missing(to.parent()), "moving " + from + " to " + to);
             Tree.Dir target = tree.mkdirs(to.parent());
             ((Tree.Dir) tree.lookup(from.parent())).children.remove(from.name());
             Tree.Node old = target.children.put(to.name(), node);
@@ -162,6 +179,7 @@ public final class TensorStore implements AutoCloseable {
                 throw StoreException.exists(to + " exists");
             }
             tree.checkDirectoryPath(to.parent());
+            tree.checkRoom(tree.missing(to.parent()) + Tree.count(node), "a snapshot of " + from);
             tree.mkdirs(to.parent()).children.put(to.name(), tree.copy(node));
         } finally {
             lock.writeLock().unlock();
@@ -181,6 +199,7 @@ public final class TensorStore implements AutoCloseable {
         lock.writeLock().lock();
         try {
             PutCheck.checkAncestors(tree, path);
+            tree.checkRoom(tree.missing(path), "making " + path);
             tree.mkdirs(path);
         } finally {
             lock.writeLock().unlock();
@@ -312,11 +331,14 @@ public final class TensorStore implements AutoCloseable {
         return ref;
     }
 
-    /** Totals for metrics: tensors, files, tensor bytes. */
+    /**
+     * Totals for metrics: tensors, files, tensor bytes, directories and entries (the nodes of the tree), and the most
+     * there may be.
+     */
     public long[] totals() {
         lock.readLock().lock();
         try {
-            return new long[] {tree.tensorCount, tree.fileCount, tree.tensorBytes};
+            return new long[] {tree.tensorCount, tree.fileCount, tree.tensorBytes, tree.nodes, tree.maxNodes};
         } finally {
             lock.readLock().unlock();
         }

@@ -29,11 +29,11 @@ class PublicationTest {
         }
 
         @Override
-        Dir mkdirs(StorePath path) {
+        Dir mkdirs(StorePath path, Made made) {
             if (allowed-- == 0) {
                 throw new OutOfMemoryError("Java heap space (thrown by the test)");
             }
-            return super.mkdirs(path);
+            return super.mkdirs(path, made);
         }
     }
 
@@ -45,21 +45,27 @@ class PublicationTest {
 
     @Test
     void anErrorPartWay_putsBackWhatEachStepReplaced() {
-        FailingTree tree = new FailingTree(2);
+        FailingTree tree = new FailingTree(1);
         TensorStore.Put kept = tensor("/a/x", 3);
         new Publication(tree, 1).publish(List.of(kept), new ArrayList<>()); // one mkdirs
         Tree.Node before = tree.lookup(StorePath.parse("/a/x"));
         long tensors = tree.tensorCount;
         long bytes = tree.tensorBytes;
 
-        List<TensorStore.Put> puts = List.of(tensor("/a/x", 5), tensor("/a/y", 7), tensor("/b/z", 9));
+        long nodes = tree.nodes;
+        List<TensorStore.Put> puts = List.of(tensor("/a/x", 5), tensor("/a/y", 7), tensor("/n1/n2/v", 1),
+                tensor("/b/z", 9));
         List<Blob> toRelease = new ArrayList<>();
-        // /a is made once for /a/x and /a/y (the second mkdirs), /b's mkdirs throws
+        // /a's mkdirs serves /a/x and /a/y, /n1/n2's makes two directories, /b's throws
+        tree.allowed = 2;
         assertThrows(OutOfMemoryError.class, () -> new Publication(tree, puts.size()).publish(puts, toRelease));
 
         assertSame(before, tree.lookup(StorePath.parse("/a/x")), "the replaced entry is back");
         assertNull(tree.lookup(StorePath.parse("/a/y")), "a new entry is gone again");
         assertNull(tree.lookup(StorePath.parse("/b/z")));
+        assertNull(tree.lookup(StorePath.parse("/n1")), "the directories made on the way are gone too");
+        assertEquals(nodes, tree.nodes);
+        assertEquals(nodes, Tree.count(tree.root) - 1);
         assertEquals(tensors, tree.tensorCount);
         assertEquals(bytes, tree.tensorBytes);
         assertTrue(toRelease.isEmpty(), "the replaced entry's blob is the tree's again, not released");
@@ -75,5 +81,42 @@ class PublicationTest {
         assertEquals(used, allocator.usedBytes(), "the refused batch's blobs were released");
         assertTrue(store.stat(StorePath.parse("/j/v")).isEmpty());
         assertEquals(16, Fixtures.readAll(store, "/j/w").length);
+    }
+
+    @Test
+    void theNodesOverTheLimit_areRefused_exactly_andLeaveNothing() {
+        TensorStore store = new TensorStore(allocator, 64);
+        Fixtures.putF32(store, "/j/w", 4); // 2 nodes
+        store.limitNodes(8);
+        long used = allocator.usedBytes();
+        // 7 more nodes: /j/a, /j/a/b, /j/a/b/c and four entries in c; 9 in all
+        List<TensorStore.Put> tooMany = List.of(tensor("/j/a/b/c/1", 1), tensor("/j/a/b/c/2", 1),
+                tensor("/j/a/b/c/3", 1), tensor("/j/a/b/c/4", 1));
+        StoreException e = assertThrows(StoreException.class, () -> store.putAll(tooMany, false));
+        assertEquals(StoreException.Kind.INSUFFICIENT_STORAGE, e.kind());
+        assertTrue(e.getMessage().contains("needs 7 more directories and entries, and the store holds 2 of the 8"),
+                e.getMessage());
+        assertTrue(store.stat(StorePath.parse("/j/a")).isEmpty(), "no directory is left behind");
+        assertEquals(used, allocator.usedBytes(), "the refused entries' blobs were released");
+        assertEquals(2, store.totals()[3]);
+
+        store.putAll(tooMany.subList(0, 3).stream().map(p -> tensor(p.path().toString(), 1)).toList(), false);
+        assertEquals(8, store.totals()[3], "exactly at the limit");
+        assertEquals(StoreException.Kind.INSUFFICIENT_STORAGE,
+                assertThrows(StoreException.class, () -> store.mkdirs(StorePath.parse("/k"))).kind());
+        assertEquals(StoreException.Kind.INSUFFICIENT_STORAGE,
+                assertThrows(StoreException.class, () -> store.snapshot(StorePath.parse("/j/w"),
+                        StorePath.parse("/j/w2"))).kind());
+        assertEquals(StoreException.Kind.INSUFFICIENT_STORAGE,
+                assertThrows(StoreException.class, () -> store.move(StorePath.parse("/j/w"),
+                        StorePath.parse("/m/w"))).kind());
+        store.move(StorePath.parse("/j/a/b/c/1"), StorePath.parse("/j/w")); // replacing: one node less
+        assertEquals(7, store.totals()[3]);
+        store.delete(StorePath.parse("/j/a"));
+        assertEquals(2, store.totals()[3]);
+        store.snapshot(StorePath.parse("/j"), StorePath.parse("/k"));
+        assertEquals(4, store.totals()[3]);
+        store.limitNodes(Long.MAX_VALUE);
+        store.close();
     }
 }
