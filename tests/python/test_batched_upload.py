@@ -195,6 +195,23 @@ deep_archives, _ = batched_upload.split(deep)
 assert len(deep_archives) == 2 and all(sum(l[0].count("/") + 1 for l in a) <= batched_upload.BATCH_NAME_PARTS
                                        for a in deep_archives), [len(a) for a in deep_archives]
 
+# runs of small torch tensors of one dtype travel as one joined body: every kind of tensor such a run may
+# hold, and those that go alone between them, come back with their own values
+z = torch.tensor([1 + 2j, 3 - 4j], dtype=torch.complex64)
+runs = {"a%02d" % i: torch.randn(3, 4) for i in range(5)}
+runs.update({"grad": torch.randn(2, 2, requires_grad=True), "t": torch.randn(4, 3).t(), "scalar": torch.tensor(2.5),
+             "bf": torch.randn(7).to(torch.bfloat16), "bf2": torch.randn(2, 3).to(torch.bfloat16),
+             "empty": torch.zeros(0, 2), "i": torch.arange(5), "conj": z.conj(), "conj2": z.conj(),
+             "neg": torch.tensor([1.0, -2.0])._neg_view(), "alone_conj": z.conj(), "n": np.arange(3.0),
+             "last": torch.ones(2, dtype=torch.float64)})
+tenplex.upload(runs, "/job/pybatch/runs", client=c)
+back = tenplex.download("/job/pybatch/runs", client=c, as_torch=True)
+assert list(back) == list(runs), list(back)
+for k, v in runs.items():
+    want = v.detach().resolve_conj().resolve_neg() if isinstance(v, torch.Tensor) else torch.from_numpy(v)
+    got = back[k] if isinstance(back[k], torch.Tensor) else torch.from_numpy(back[k])
+    assert got.dtype == want.dtype and got.shape == want.shape and torch.equal(got, want), (k, got, want)
+
 # a daemon from before compact batches (stood in for by a proxy to the real one that answers a batch as
 # such a daemon does, before reading it: 400 "missing query parameter 'path'") gets the same leaves as tar
 # archives, and every later upload to it goes as tar at once

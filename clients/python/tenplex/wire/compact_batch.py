@@ -28,7 +28,23 @@ class Batch:
     def __init__(self, leaves):
         lines, bodies = [], []
         fields = {}  # the fields before the name, by (dtype, shape): a state repeats a few shapes many times
-        for rel, kind, payload, _ in leaves:
+        run = []  # consecutive joinable torch tensors of one dtype: their bytes go in one body
+        for rel, kind, payload, n in leaves:
+            if kind == "tensor" and type(payload) is not np.ndarray and torch_values.is_tensor(payload) \
+                    and torch_values.joinable(payload):
+                if run and run[0].dtype != payload.dtype:
+                    bodies.append(_joined(run))
+                    run = []
+                key = (payload.dtype, payload.shape)
+                f = fields.get(key)
+                if f is None:
+                    f = fields[key] = _fields(n, torch_values.short_dtype(payload.dtype), payload.shape)
+                lines.append(f + rel + "\n")
+                run.append(payload)
+                continue
+            if run:
+                bodies.append(_joined(run))
+                run = []
             if kind != "tensor":
                 body = memoryview(payload).cast("B")
                 lines.append("%d\t-\t-\t%s\n" % (len(body), rel))
@@ -39,19 +55,13 @@ class Batch:
                 if f is None:
                     f = fields[key] = _fields(len(body), tree_codec.short_dtype(payload.dtype), payload.shape)
                 lines.append(f + rel + "\n")
-            elif torch_values.is_tensor(payload) and type(payload) is torch_values.torch.Tensor:
-                a, bf16 = torch_values.to_numpy(payload)  # on the host, contiguous (bf16 as its bit patterns)
-                body = tree_codec.byte_view(a)
-                key = (payload.dtype, a.shape)
-                f = fields.get(key)
-                if f is None:
-                    f = fields[key] = _fields(len(body), "bf16" if bf16 else tree_codec.short_dtype(a.dtype), a.shape)
-                lines.append(f + rel + "\n")
             else:
                 a, dtype, shape = tree_codec.as_array(payload)
                 body = tree_codec.byte_view(a)
                 lines.append(_fields(len(body), dtype, shape) + rel + "\n")
             bodies.append(body)
+        if run:
+            bodies.append(_joined(run))
         try:
             index = "".join(lines).encode("utf-8")
         except UnicodeEncodeError:
@@ -78,6 +88,14 @@ class Batch:
             yield piece
         if sent != self.length:  # the Content-Length went ahead: a mismatch would cut the next request
             raise AssertionError("batch of %d bytes announced as %d" % (sent, self.length))
+
+
+def _joined(run):
+    """The bytes of a run of torch tensors: joined in one call when there are several, else the one's own."""
+    if len(run) == 1:
+        a, _ = torch_values.to_numpy(run[0])
+        return tree_codec.byte_view(a)
+    return torch_values.joined_bytes(run)
 
 
 def _fields(nbytes, dtype, shape):

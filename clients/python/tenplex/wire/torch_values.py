@@ -32,9 +32,35 @@ def to_numpy(t):
     if not t.is_cpu:
         t = t.cpu()
     t = t.contiguous()
+    if t.is_conj() or t.is_neg():  # a lazy conjugate or negative view (x.conj()): numpy() refuses it
+        t = t.resolve_conj().resolve_neg()
     if t.dtype == torch.bfloat16:
         return t.view(torch.int16).numpy().view(np.uint16), True
     return t.numpy(), False
+
+
+def joinable(t):
+    """Whether ``t`` can be joined with others of its dtype by :func:`joined_bytes`: a plain dense tensor in
+    host memory with values (a subclass, a DTensor's local view or a device tensor goes alone)."""
+    return type(t) is torch.Tensor and t.is_cpu and t.layout is torch.strided and t.numel() > 0
+
+
+def joined_bytes(tensors):
+    """The values of ``tensors`` (of one dtype, each :func:`joinable`) one after the other, in C order, as one
+    new buffer's bytes: one call into torch for all of them rather than a view of each (the values are copied
+    once either way, here or into a batch's block). bf16 comes as its bit patterns."""
+    with torch.no_grad():
+        flat = _flatten(tensors)
+    if flat.dtype == torch.bfloat16:
+        flat = flat.view(torch.int16)
+    return memoryview(flat.numpy()).cast("B")
+
+
+def _flatten(tensors):
+    fast = getattr(getattr(torch._C, "_nn", None), "flatten_dense_tensors", None)
+    if fast is not None:
+        return fast(tensors)  # torch 1.x and 2.x: torch._utils._flatten_dense_tensors calls it
+    return torch.cat([t.reshape(-1) for t in tensors])
 
 
 def from_numpy(a, short):

@@ -119,11 +119,15 @@ def _child(path, key):
     return (path + "/" if path else "") + key
 
 
+# the types most leaves are, found without an isinstance walk
+_PLAIN_TENSORS = frozenset((np.ndarray,) + ((torch_values.torch.Tensor,) if torch_values.available() else ()))
+
+
 def _classify(obj, path, allow_pickle):
     """How ``obj`` is stored: ``("container", (kind, items, tag), None)``, ``("tensor", obj, tag)``
     or ``("leaf", (suffix, payload), tag)``."""
     try:
-        if is_tensor(obj):
+        if type(obj) in _PLAIN_TENSORS or is_tensor(obj):
             return "tensor", obj, type_tags.tensor_tag(obj, path)
         c = type_tags.container(obj, path)
         if c is not None:

@@ -174,6 +174,11 @@ def tensor_tag(obj, path):
         return {"t": "ndarray"}
     if torch_values.is_tensor(obj):
         torch = torch_values.torch
+        # the common case in a few attribute reads: a plain dense tensor with values of a dtype the store holds
+        # (a quantized tensor's dtype is not one; a subclass, a DTensor included, is not a plain tensor)
+        if type(obj) is torch.Tensor and obj.layout is torch.strided and not obj.is_meta \
+                and torch_values.short_dtype(obj.dtype) is not None:
+            return {"t": "tensor", "grad": True} if obj.requires_grad else None
         if dtensor_layout.is_dtensor(obj):  # its local shard is stored, its layout in the tag
             _check_dtype(torch_values.short_dtype(obj.dtype) is not None, obj.dtype, path)
             return dtensor_layout.tag(obj, where(path))
