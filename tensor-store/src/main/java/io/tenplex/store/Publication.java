@@ -51,7 +51,7 @@ final class Publication {
                     toRelease.add(d.blob);
                 }
             }
-            if (tree.nodes > tree.maxNodes) { // counted exactly by making them: taken away again below
+            if (tree.nodes > tree.maxNodes && tree.nodes > nodesBefore) { // counted by making them: undone below
                 throw tree.noRoom(tree.nodes - nodesBefore, nodesBefore, "publishing " + puts.size() + " entries");
             }
         } catch (Throwable t) {

@@ -62,9 +62,12 @@ class Tree { // not final: a test makes a step of a publication throw
         int count;
     }
 
-    /** Insufficient storage when {@code more} nodes would exceed {@link #maxNodes}. */
+    /**
+     * Insufficient storage when {@code more} nodes would exceed {@link #maxNodes}; nothing is refused that adds none
+     * (a store above a limit lowered below its count still takes them).
+     */
     void checkRoom(long more, Object what) {
-        if (more > maxNodes - nodes) {
+        if (more > 0 && more > maxNodes - nodes) {
             throw noRoom(more, nodes, what);
         }
     }
