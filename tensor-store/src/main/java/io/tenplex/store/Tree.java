@@ -105,6 +105,33 @@ class Tree { // not final: a test makes a step of a publication throw
         return c;
     }
 
+    /**
+     * Bad request when {@code node}, moved or copied from {@code from} to {@code to}, would have a node more than
+     * {@link StorePath#MAX_DEPTH} components deep: the paths that name nodes are bounded, so the tree is too.
+     */
+    static void checkDepth(Node node, StorePath from, StorePath to, String what) {
+        int room = StorePath.MAX_DEPTH - to.parts().size();
+        if (to.parts().size() > from.parts().size() && deeperThan(node, room)) {
+            throw StoreException.badRequest(what + " would put entries more than " + StorePath.MAX_DEPTH
+                    + " components deep (a path of at most 4096 bytes holds no more)");
+        }
+    }
+
+    /** Whether {@code n} has a node more than {@code levels} levels below it. */
+    private static boolean deeperThan(Node n, int levels) {
+        if (n instanceof Dir d) {
+            if (levels <= 0) {
+                return !d.children.isEmpty();
+            }
+            for (Node c : d.children.values()) {
+                if (deeperThan(c, levels - 1)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     Node lookup(StorePath path) {
         Node at = root;
         for (String part : path.parts()) {
