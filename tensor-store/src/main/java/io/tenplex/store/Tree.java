@@ -55,7 +55,10 @@ class Tree { // not final: a test makes a step of a publication throw
     /** The most {@link #nodes} there may be: by default as many as half the heap holds. */
     long maxNodes = Math.max(1 << 16, Runtime.getRuntime().maxMemory() / 2 / NODE_HEAP_BYTES);
 
-    /** Where a call of {@link #mkdirs(StorePath, Made)} began making directories, to take them away again. */
+    /**
+     * Where a call of {@link #mkdirs(StorePath, Made)} began making directories, to take them away again, and how many
+     * it made and counted.
+     */
     static final class Made {
         Dir parent;
         String name;
@@ -157,12 +160,15 @@ class Tree { // not final: a test makes a step of a publication throw
         for (String part : path.parts()) {
             Node next = at.children.get(part);
             if (next == null) {
+                if (made != null && made.parent == null) { // before the put, which may throw once it went in
+                    made.parent = at;
+                    made.name = part;
+                }
                 next = new Dir();
                 at.children.put(part, next);
                 nodes++;
-                if (made != null && made.count++ == 0) {
-                    made.parent = at;
-                    made.name = part;
+                if (made != null) {
+                    made.count++;
                 }
             }
             at = (Dir) next;

@@ -28,6 +28,17 @@ class PublicationTest {
             this.allowed = allowed;
         }
 
+        /** Calls of {@code account} before one throws (negative: none throws). */
+        private int accounts = -1;
+
+        @Override
+        void account(Data d, int sign) {
+            if (accounts-- == 0) {
+                throw new OutOfMemoryError("Java heap space (thrown by the test)");
+            }
+            super.account(d, sign);
+        }
+
         @Override
         Dir mkdirs(StorePath path, Made made) {
             if (allowed-- == 0) {
@@ -69,6 +80,29 @@ class PublicationTest {
         assertEquals(tensors, tree.tensorCount);
         assertEquals(bytes, tree.tensorBytes);
         assertTrue(toRelease.isEmpty(), "the replaced entry's blob is the tree's again, not released");
+    }
+
+    /** A step that throws after its put went in, before it was counted: a new entry or a replace. */
+    @Test
+    void anErrorAfterAStepsPut_takesItAway_andCountsNothing() {
+        FailingTree tree = new FailingTree(-1);
+        new Publication(tree, 1).publish(List.of(tensor("/a/x", 3)), new ArrayList<>());
+        Tree.Node x = tree.lookup(StorePath.parse("/a/x"));
+        long nodes = tree.nodes;
+        long bytes = tree.tensorBytes;
+        for (String path : List.of("/a/y", "/a/x")) {
+            tree.accounts = 0; // the first step's first count throws
+            List<TensorStore.Put> puts = List.of(tensor(path, 5));
+            assertThrows(OutOfMemoryError.class, () -> new Publication(tree, 1).publish(puts, new ArrayList<>()),
+                    path);
+            assertSame(x, tree.lookup(StorePath.parse("/a/x")), path);
+            assertNull(tree.lookup(StorePath.parse("/a/y")), path);
+            assertEquals(nodes, Tree.count(tree.root) - 1, path);
+            assertEquals(nodes, tree.nodes, path);
+            assertEquals(1, tree.tensorCount, path);
+            assertEquals(bytes, tree.tensorBytes, path);
+            puts.get(0).blob().release();
+        }
     }
 
     @Test
