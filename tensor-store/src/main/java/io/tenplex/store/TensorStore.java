@@ -182,7 +182,7 @@ public final class TensorStore implements AutoCloseable {
             tree.checkDirectoryPath(to.parent());
             Tree.checkDepth(node, from, to, "a snapshot of " + from + " at " + to);
             tree.checkRoom(tree.missing(to.parent()) + Tree.count(node), "a snapshot of " + from);
-            tree.mkdirs(to.parent()).children.put(to.name(), tree.copy(node));
+            tree.putCopy(node, to);
         } finally {
             lock.writeLock().unlock();
         }

@@ -236,19 +236,48 @@ class Tree { // not final: a test makes a step of a publication throw
         }
     }
 
-    /** A copy of a subtree that shares the bytes (each blob retained once more). */
+    /**
+     * Puts a copy of the subtree {@code n} at {@code to} (missing parents made), sharing the bytes: each blob retained
+     * once more. The copy is made whole before anything is counted or retained, so a throw part-way (a full heap)
+     * leaves neither.
+     */
+    void putCopy(Node n, StorePath to) {
+        Node c = copy(n);
+        Dir parent = mkdirs(to.parent());
+        try {
+            parent.children.put(to.name(), c);
+        } catch (Throwable t) { // the put may throw once the key went in: take it out, uncounted
+            parent.children.remove(to.name());
+            throw t;
+        }
+        adopt(c);
+    }
+
+    /** A copy of a subtree sharing the bytes: new nodes only, not counted and holding no blob yet. */
     Node copy(Node n) {
-        nodes++;
         if (n instanceof Data d) {
-            d.blob.retain();
             Data c = new Data(d.meta, d.blob, d.sums);
             c.writtenMillis = d.writtenMillis;
-            account(c, +1);
             return c;
         }
         Dir c = new Dir();
-        ((Dir) n).children.forEach((name, child) -> c.children.put(name, copy(child)));
+        for (Map.Entry<String, Node> e : ((Dir) n).children.entrySet()) {
+            c.children.put(e.getKey(), copy(e.getValue()));
+        }
         return c;
+    }
+
+    /** Counts the nodes of a copy put in the tree and retains its blobs (allocating nothing). */
+    private void adopt(Node n) {
+        nodes++;
+        if (n instanceof Data d) {
+            d.blob.retain();
+            account(d, +1);
+        } else {
+            for (Node c : ((Dir) n).children.values()) {
+                adopt(c);
+            }
+        }
     }
 
     static Entry entry(StorePath path, Node n) {

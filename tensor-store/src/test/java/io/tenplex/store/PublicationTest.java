@@ -28,6 +28,17 @@ class PublicationTest {
             this.allowed = allowed;
         }
 
+        /** Calls of {@code copy} before one throws (negative: none throws). */
+        private int copies = -1;
+
+        @Override
+        Node copy(Node n) {
+            if (copies-- == 0) {
+                throw new OutOfMemoryError("Java heap space (thrown by the test)");
+            }
+            return super.copy(n);
+        }
+
         /** Calls of {@code account} before one throws (negative: none throws). */
         private int accounts = -1;
 
@@ -103,6 +114,35 @@ class PublicationTest {
             assertEquals(bytes, tree.tensorBytes, path);
             puts.get(0).blob().release();
         }
+    }
+
+    /** A snapshot's copy that throws part-way, as a full heap would, leaves no node counted and no blob held. */
+    @Test
+    void anErrorPartWayThroughACopy_leavesNothingCountedOrHeld() {
+        FailingTree tree = new FailingTree(-1);
+        new Publication(tree, 3).publish(List.of(tensor("/a/x", 3), tensor("/a/y", 5), tensor("/a/z", 7)),
+                new ArrayList<>());
+        long nodes = tree.nodes;
+        long bytes = tree.tensorBytes;
+        tree.copies = 3; // /a, /a/x and /a/y are copied, /a/z throws
+        assertThrows(OutOfMemoryError.class,
+                () -> tree.putCopy(tree.lookup(StorePath.parse("/a")), StorePath.parse("/b/c")));
+        assertNull(tree.lookup(StorePath.parse("/b/c")));
+        assertEquals(Tree.count(tree.root) - 1, tree.nodes);
+        assertEquals(nodes, tree.nodes);
+        assertEquals(3, tree.tensorCount);
+        assertEquals(bytes, tree.tensorBytes);
+        List<Blob> toRelease = new ArrayList<>();
+        tree.collect(tree.lookup(StorePath.parse("/a")), toRelease, new long[3]);
+        toRelease.forEach(Blob::release);
+        assertEquals(0, allocator.usedBytes(), "the tree held each blob once: none is left");
+
+        FailingTree whole = new FailingTree(-1);
+        new Publication(whole, 2).publish(List.of(tensor("/a/x", 3), tensor("/a/y", 5)), new ArrayList<>());
+        whole.putCopy(whole.lookup(StorePath.parse("/a")), StorePath.parse("/b/c"));
+        assertEquals(7, whole.nodes); // /a, /b, /b/c and two entries in each
+        assertEquals(7, Tree.count(whole.root) - 1);
+        assertEquals(4, whole.tensorCount);
     }
 
     @Test
