@@ -51,7 +51,7 @@ final class Publication {
                     toRelease.add(d.blob);
                 }
             }
-            if (tree.nodes > tree.maxNodes) { // counted exactly by making them: taken away again below
+            if (tree.nodes > tree.maxNodes && tree.nodes > nodesBefore) { // counted by making them: undone below
                 throw tree.noRoom(tree.nodes - nodesBefore, nodesBefore, "publishing " + puts.size() + " entries");
             }
         } catch (Throwable t) {
@@ -61,10 +61,12 @@ final class Publication {
         }
     }
 
+    /** A step counts its node last: one that throws is put back by {@link #undo} without counting. */
     private void step(TensorStore.Put p, Tree.Dir dir) {
+        Tree.Data data = new Tree.Data(p.meta(), p.blob(), p.sums());
         dirs[done] = dir;
-        added[done] = new Tree.Data(p.meta(), p.blob(), p.sums());
-        replaced[done] = dir.children.put(p.path().name(), added[done]);
+        added[done] = data;
+        replaced[done] = dir.children.put(p.path().name(), data);
         Tree.Node old = replaced[done];
         tree.account(added[done], +1); // arithmetic only: the step is whole once counted
         if (old instanceof Tree.Data d) {
@@ -76,11 +78,14 @@ final class Publication {
     }
 
     private void undo(List<TensorStore.Put> puts) {
-        if (done < puts.size() && dirs[done] != null) { // the step that threw, if its put went in: a new key
+        if (done < puts.size() && added[done] != null) { // the step that threw, if its put went in (not counted)
             String name = puts.get(done).path().name();
             if (dirs[done].children.get(name) == added[done]) {
-                dirs[done].children.remove(name);
-                tree.nodes--;
+                if (replaced[done] == null) {
+                    dirs[done].children.remove(name);
+                } else {
+                    dirs[done].children.put(name, replaced[done]);
+                }
             }
         }
         for (int i = Math.min(done, puts.size() - 1); i >= 0; i--) {
@@ -88,8 +93,8 @@ final class Publication {
                 undoStep(i, puts.get(i).path().name());
             }
             Tree.Made m = made[i];
-            if (m != null && m.count > 0) { // the chain of directories this step's mkdirs made, now empty again
-                m.parent.children.remove(m.name);
+            if (m != null && m.parent != null) { // the chain of directories this step's mkdirs made, now empty again
+                m.parent.children.remove(m.name); // (when the first one's put threw, it may be there uncounted)
                 tree.nodes -= m.count;
             }
         }

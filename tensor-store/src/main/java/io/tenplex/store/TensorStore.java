@@ -147,6 +147,7 @@ public final class TensorStore implements AutoCloseable {
         try {
             Tree.Node node = existing(from);
             tree.checkDirectoryPath(to.parent());
+            Tree.checkDepth(node, from, to, "moving " + from + " to " + to);
             tree.checkRoom(tree.missing(to.parent()), "moving " + from + " to " + to);
             Tree.Dir target = tree.mkdirs(to.parent());
             ((Tree.Dir) tree.lookup(from.parent())).children.remove(from.name());
@@ -179,8 +180,9 @@ public final class TensorStore implements AutoCloseable {
                 throw StoreException.exists(to + " exists");
             }
             tree.checkDirectoryPath(to.parent());
+            Tree.checkDepth(node, from, to, "a snapshot of " + from + " at " + to);
             tree.checkRoom(tree.missing(to.parent()) + Tree.count(node), "a snapshot of " + from);
-            tree.mkdirs(to.parent()).children.put(to.name(), tree.copy(node));
+            tree.putCopy(node, to);
         } finally {
             lock.writeLock().unlock();
         }

@@ -55,16 +55,22 @@ class Tree { // not final: a test makes a step of a publication throw
     /** The most {@link #nodes} there may be: by default as many as half the heap holds. */
     long maxNodes = Math.max(1 << 16, Runtime.getRuntime().maxMemory() / 2 / NODE_HEAP_BYTES);
 
-    /** Where a call of {@link #mkdirs(StorePath, Made)} began making directories, to take them away again. */
+    /**
+     * Where a call of {@link #mkdirs(StorePath, Made)} began making directories, to take them away again, and how many
+     * it made and counted.
+     */
     static final class Made {
         Dir parent;
         String name;
         int count;
     }
 
-    /** Insufficient storage when {@code more} nodes would exceed {@link #maxNodes}. */
+    /**
+     * Insufficient storage when {@code more} nodes would exceed {@link #maxNodes}; nothing is refused that adds none
+     * (a store above a limit lowered below its count still takes them).
+     */
     void checkRoom(long more, Object what) {
-        if (more > maxNodes - nodes) {
+        if (more > 0 && more > maxNodes - nodes) {
             throw noRoom(more, nodes, what);
         }
     }
@@ -102,6 +108,33 @@ class Tree { // not final: a test makes a step of a publication throw
         return c;
     }
 
+    /**
+     * Bad request when {@code node}, moved or copied from {@code from} to {@code to}, would have a node more than
+     * {@link StorePath#MAX_DEPTH} components deep: the paths that name nodes are bounded, so the tree is too.
+     */
+    static void checkDepth(Node node, StorePath from, StorePath to, String what) {
+        int room = StorePath.MAX_DEPTH - to.parts().size();
+        if (to.parts().size() > from.parts().size() && deeperThan(node, room)) {
+            throw StoreException.badRequest(what + " would put entries more than " + StorePath.MAX_DEPTH
+                    + " components deep (a path of at most 4096 bytes holds no more)");
+        }
+    }
+
+    /** Whether {@code n} has a node more than {@code levels} levels below it. */
+    private static boolean deeperThan(Node n, int levels) {
+        if (n instanceof Dir d) {
+            if (levels <= 0) {
+                return !d.children.isEmpty();
+            }
+            for (Node c : d.children.values()) {
+                if (deeperThan(c, levels - 1)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     Node lookup(StorePath path) {
         Node at = root;
         for (String part : path.parts()) {
@@ -127,12 +160,15 @@ class Tree { // not final: a test makes a step of a publication throw
         for (String part : path.parts()) {
             Node next = at.children.get(part);
             if (next == null) {
+                if (made != null && made.parent == null) { // before the put, which may throw once it went in
+                    made.parent = at;
+                    made.name = part;
+                }
                 next = new Dir();
                 at.children.put(part, next);
                 nodes++;
-                if (made != null && made.count++ == 0) {
-                    made.parent = at;
-                    made.name = part;
+                if (made != null) {
+                    made.count++;
                 }
             }
             at = (Dir) next;
@@ -200,19 +236,48 @@ class Tree { // not final: a test makes a step of a publication throw
         }
     }
 
-    /** A copy of a subtree that shares the bytes (each blob retained once more). */
+    /**
+     * Puts a copy of the subtree {@code n} at {@code to} (missing parents made), sharing the bytes: each blob retained
+     * once more. The copy is made whole before anything is counted or retained, so a throw part-way (a full heap)
+     * leaves neither.
+     */
+    void putCopy(Node n, StorePath to) {
+        Node c = copy(n);
+        Dir parent = mkdirs(to.parent());
+        try {
+            parent.children.put(to.name(), c);
+        } catch (Throwable t) { // the put may throw once the key went in: take it out, uncounted
+            parent.children.remove(to.name());
+            throw t;
+        }
+        adopt(c);
+    }
+
+    /** A copy of a subtree sharing the bytes: new nodes only, not counted and holding no blob yet. */
     Node copy(Node n) {
-        nodes++;
         if (n instanceof Data d) {
-            d.blob.retain();
             Data c = new Data(d.meta, d.blob, d.sums);
             c.writtenMillis = d.writtenMillis;
-            account(c, +1);
             return c;
         }
         Dir c = new Dir();
-        ((Dir) n).children.forEach((name, child) -> c.children.put(name, copy(child)));
+        for (Map.Entry<String, Node> e : ((Dir) n).children.entrySet()) {
+            c.children.put(e.getKey(), copy(e.getValue()));
+        }
         return c;
+    }
+
+    /** Counts the nodes of a copy put in the tree and retains its blobs (allocating nothing). */
+    private void adopt(Node n) {
+        nodes++;
+        if (n instanceof Data d) {
+            d.blob.retain();
+            account(d, +1);
+        } else {
+            for (Node c : ((Dir) n).children.values()) {
+                adopt(c);
+            }
+        }
     }
 
     static Entry entry(StorePath path, Node n) {

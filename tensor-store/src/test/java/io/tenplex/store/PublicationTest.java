@@ -28,6 +28,28 @@ class PublicationTest {
             this.allowed = allowed;
         }
 
+        /** Calls of {@code copy} before one throws (negative: none throws). */
+        private int copies = -1;
+
+        @Override
+        Node copy(Node n) {
+            if (copies-- == 0) {
+                throw new OutOfMemoryError("Java heap space (thrown by the test)");
+            }
+            return super.copy(n);
+        }
+
+        /** Calls of {@code account} before one throws (negative: none throws). */
+        private int accounts = -1;
+
+        @Override
+        void account(Data d, int sign) {
+            if (accounts-- == 0) {
+                throw new OutOfMemoryError("Java heap space (thrown by the test)");
+            }
+            super.account(d, sign);
+        }
+
         @Override
         Dir mkdirs(StorePath path, Made made) {
             if (allowed-- == 0) {
@@ -69,6 +91,58 @@ class PublicationTest {
         assertEquals(tensors, tree.tensorCount);
         assertEquals(bytes, tree.tensorBytes);
         assertTrue(toRelease.isEmpty(), "the replaced entry's blob is the tree's again, not released");
+    }
+
+    /** A step that throws after its put went in, before it was counted: a new entry or a replace. */
+    @Test
+    void anErrorAfterAStepsPut_takesItAway_andCountsNothing() {
+        FailingTree tree = new FailingTree(-1);
+        new Publication(tree, 1).publish(List.of(tensor("/a/x", 3)), new ArrayList<>());
+        Tree.Node x = tree.lookup(StorePath.parse("/a/x"));
+        long nodes = tree.nodes;
+        long bytes = tree.tensorBytes;
+        for (String path : List.of("/a/y", "/a/x")) {
+            tree.accounts = 0; // the first step's first count throws
+            List<TensorStore.Put> puts = List.of(tensor(path, 5));
+            assertThrows(OutOfMemoryError.class, () -> new Publication(tree, 1).publish(puts, new ArrayList<>()),
+                    path);
+            assertSame(x, tree.lookup(StorePath.parse("/a/x")), path);
+            assertNull(tree.lookup(StorePath.parse("/a/y")), path);
+            assertEquals(nodes, Tree.count(tree.root) - 1, path);
+            assertEquals(nodes, tree.nodes, path);
+            assertEquals(1, tree.tensorCount, path);
+            assertEquals(bytes, tree.tensorBytes, path);
+            puts.get(0).blob().release();
+        }
+    }
+
+    /** A snapshot's copy that throws part-way, as a full heap would, leaves no node counted and no blob held. */
+    @Test
+    void anErrorPartWayThroughACopy_leavesNothingCountedOrHeld() {
+        FailingTree tree = new FailingTree(-1);
+        new Publication(tree, 3).publish(List.of(tensor("/a/x", 3), tensor("/a/y", 5), tensor("/a/z", 7)),
+                new ArrayList<>());
+        long nodes = tree.nodes;
+        long bytes = tree.tensorBytes;
+        tree.copies = 3; // /a, /a/x and /a/y are copied, /a/z throws
+        assertThrows(OutOfMemoryError.class,
+                () -> tree.putCopy(tree.lookup(StorePath.parse("/a")), StorePath.parse("/b/c")));
+        assertNull(tree.lookup(StorePath.parse("/b/c")));
+        assertEquals(Tree.count(tree.root) - 1, tree.nodes);
+        assertEquals(nodes, tree.nodes);
+        assertEquals(3, tree.tensorCount);
+        assertEquals(bytes, tree.tensorBytes);
+        List<Blob> toRelease = new ArrayList<>();
+        tree.collect(tree.lookup(StorePath.parse("/a")), toRelease, new long[3]);
+        toRelease.forEach(Blob::release);
+        assertEquals(0, allocator.usedBytes(), "the tree held each blob once: none is left");
+
+        FailingTree whole = new FailingTree(-1);
+        new Publication(whole, 2).publish(List.of(tensor("/a/x", 3), tensor("/a/y", 5)), new ArrayList<>());
+        whole.putCopy(whole.lookup(StorePath.parse("/a")), StorePath.parse("/b/c"));
+        assertEquals(7, whole.nodes); // /a, /b, /b/c and two entries in each
+        assertEquals(7, Tree.count(whole.root) - 1);
+        assertEquals(4, whole.tensorCount);
     }
 
     @Test
