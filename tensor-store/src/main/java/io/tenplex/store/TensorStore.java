@@ -150,15 +150,30 @@ public final class TensorStore implements AutoCloseable {
             Tree.checkDepth(node, from, to, "moving " + from + " to " + to);
             tree.checkRoom(tree.missing(to.parent()), "moving " + from + " to " + to);
             Tree.Dir target = tree.mkdirs(to.parent());
-            ((Tree.Dir) tree.lookup(from.parent())).children.remove(from.name());
-            Tree.Node old = target.children.put(to.name(), node);
-            if (old != null) {
+            Tree.Dir source = (Tree.Dir) tree.lookup(from.parent());
+            Tree.Node old = putMoved(target, to.name(), node);
+            source.children.remove(from.name()); // after the put: a put that throws leaves the entry where it was
+            if (old != null) { // (when {@code to} is an ancestor of {@code from}, old no longer holds the entry)
                 tree.collect(old, toRelease, new long[3]);
             }
         } finally {
             lock.writeLock().unlock();
             toRelease.forEach(Blob::release);
         }
+    }
+
+    /** Puts {@code node} as {@code name} of {@code target}; a put that throws (a full heap) leaves target as it was. */
+    private static Tree.Node putMoved(Tree.Dir target, String name, Tree.Node node) {
+        Tree.Node old = target.children.get(name);
+        try {
+            target.children.put(name, node); // replacing an existing key allocates nothing
+        } catch (Throwable t) { // a new key may be in when the map's resize throws
+            if (old == null) {
+                target.children.remove(name);
+            }
+            throw t;
+        }
+        return old;
     }
 
     /**
