@@ -1,5 +1,7 @@
 package io.tenplex.store;
 
+import java.nio.charset.StandardCharsets;
+
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -47,6 +49,9 @@ final class PutCheck {
 
     private static void check(TensorStore.Put p, Tree.Node existing, Tree.Node dirNode, boolean replace) {
         StorePath path = p.path();
+        if (p.meta() != null) {
+            checkTensorName(path);
+        }
         if (existing instanceof Tree.Dir) {
             throw StoreException.isADirectory(path + " is a directory");
         }
@@ -59,6 +64,18 @@ final class PutCheck {
                 throw StoreException.exists(path + Tree.SIDECAR + " exists, so " + path
                         + " cannot be a tensor (its sidecar would collide)");
             }
+        }
+    }
+
+    /** The longest name a tensor may have: its sidecar's, five bytes longer, is a path component too. */
+    static final int MAX_TENSOR_NAME = 255 - Tree.SIDECAR.length();
+
+    /** Bad request when the tensor at {@code path} has a name its sidecar could not be named after. */
+    static void checkTensorName(StorePath path) {
+        String name = path.name();
+        if (name.length() > MAX_TENSOR_NAME / 3 && name.getBytes(StandardCharsets.UTF_8).length > MAX_TENSOR_NAME) {
+            throw StoreException.badRequest("tensor name '" + name.substring(0, 16) + "...' is longer than "
+                    + MAX_TENSOR_NAME + " bytes (its sidecar, " + Tree.SIDECAR + " after it, must fit in 255)");
         }
     }
 

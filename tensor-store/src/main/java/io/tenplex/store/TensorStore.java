@@ -148,6 +148,9 @@ public final class TensorStore implements AutoCloseable {
             Tree.Node node = existing(from);
             tree.checkDirectoryPath(to.parent());
             Tree.checkDepth(node, from, to, "moving " + from + " to " + to);
+            if (node instanceof Tree.Data d && d.meta != null) {
+                PutCheck.checkTensorName(to);
+            }
             tree.checkRoom(tree.missing(to.parent()), "moving " + from + " to " + to);
             Tree.Dir target = tree.mkdirs(to.parent());
             Tree.Dir source = (Tree.Dir) tree.lookup(from.parent());
@@ -196,6 +199,9 @@ public final class TensorStore implements AutoCloseable {
             }
             tree.checkDirectoryPath(to.parent());
             Tree.checkDepth(node, from, to, "a snapshot of " + from + " at " + to);
+            if (node instanceof Tree.Data d && d.meta != null) {
+                PutCheck.checkTensorName(to);
+            }
             tree.checkRoom(tree.missing(to.parent()) + Tree.count(node), "a snapshot of " + from);
             tree.putCopy(node, to);
         } finally {

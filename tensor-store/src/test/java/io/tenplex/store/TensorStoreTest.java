@@ -212,4 +212,24 @@ class TensorStoreTest {
             assertEquals(c.detail().name().toLowerCase(java.util.Locale.ROOT), e.code());
         }
     }
+
+    /** A tensor of a 251-255 byte name was stored, and then no listing with sidecars of its directory could be made. */
+    @Test
+    void aTensorName_leavesRoomForItsSidecarsName() {
+        String longest = "t".repeat(250);
+        putF32(store, "/d/" + longest, 2);
+        assertEquals(List.of("/d/" + longest + ".meta", "/d/" + longest),
+                store.list(StorePath.parse("/d"), true).stream().map(e -> e.path().toString()).toList());
+        for (String name : List.of("t".repeat(251), "é".repeat(126), "x".repeat(255))) {
+            StoreException e = assertThrows(StoreException.class, () -> putF32(store, "/d/" + name, 2));
+            assertTrue(e.getMessage().contains("longer than 250 bytes"), e.getMessage());
+            assertThrows(StoreException.class, () -> store.move(StorePath.parse("/d/" + longest),
+                    StorePath.parse("/d/" + name)));
+            assertThrows(StoreException.class, () -> store.snapshot(StorePath.parse("/d/" + longest),
+                    StorePath.parse("/e/" + name)));
+        }
+        putFile(store, "/d/" + "f".repeat(255), new byte[] {1}, false); // a file has no sidecar
+        assertEquals(3, store.list(StorePath.parse("/d"), true).size());
+        assertEquals(3, store.totals()[3], "d, the tensor and the file");
+    }
 }
