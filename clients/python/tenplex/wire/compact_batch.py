@@ -29,9 +29,9 @@ class Batch:
         lines, bodies = [], []
         fields = {}  # the fields before the name, by (dtype, shape): a state repeats a few shapes many times
         run = []  # consecutive joinable torch tensors of one dtype: their bytes go in one body
+        plain = torch_values.torch.Tensor if torch_values.available() else None
         for rel, kind, payload, n in leaves:
-            if kind == "tensor" and type(payload) is not np.ndarray and torch_values.is_tensor(payload) \
-                    and torch_values.joinable(payload):
+            if type(payload) is plain and kind == "tensor" and torch_values.joinable(payload):
                 if run and run[0].dtype != payload.dtype:
                     bodies.append(_joined(run))
                     run = []
