@@ -163,16 +163,26 @@ def destroy_group(dist, group=None):
     own backends and are destroyed the same way."""
     c10d = dist.distributed_c10d
     pg = group if group is not None else c10d._get_default_group()
-    held = [pg]
-    for device in ("cpu", "cuda"):
-        try:
-            held.append(pg._get_backend(torch.device(device)))
-        except (AttributeError, RuntimeError, ValueError):
-            pass
+    # destroying the default group destroys every group (a DeviceMesh's subgroups too): hold them all
+    world = getattr(c10d, "_world", None)  # torch 2.x; torch 1.13 keeps the map in the module
+    every = world.pg_map if world is not None else getattr(c10d, "_pg_map", {})
+    groups = [pg] + ([g for g in list(every) if g is not pg] if group is None or group is c10d.GroupMember.WORLD
+                     else [])
+    # (no loop variable may keep a group past the clears below: one dropped at return would be destroyed
+    # holding the GIL, the very deadlock this avoids)
+    backends = [b for b in (_backend(g, d) for g in groups for d in ("cpu", "cuda")) if b is not None]
     dist.destroy_process_group(group)
     del pg, group
-    held.pop(0)  # the wrapper first (its backends stay referenced), then the backends
-    held.clear()
+    groups.clear()  # the wrappers first (their backends stay referenced), then the backends
+    backends.clear()
+
+
+def _backend(group, device):
+    """The group's backend for ``device``, or ``None`` (none there, or torch 1.13, whose groups are their own)."""
+    try:
+        return group._get_backend(torch.device(device))
+    except (AttributeError, RuntimeError, ValueError):
+        return None
 
 
 # ---------------------------------------------------------------- optimizer state by parameter name
