@@ -50,7 +50,7 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
     private final Set<InetSocketAddress> refusingPrepare = ConcurrentHashMap.newKeySet();
     private final Set<InetSocketAddress> losingCommits = ConcurrentHashMap.newKeySet();
     private final ExecutorService network;
-    private volatile StorePath heldBelow;
+    private volatile List<StorePath> heldBelow = List.of();
     private volatile StorePath failingBelow;
     private volatile CompletableFuture<Void> heldRelease = CompletableFuture.completedFuture(null);
     private volatile long heldFrom;
@@ -75,9 +75,14 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
      * starts at index {@code from} or later in its first dimension (a chunk of a parity block past an offset).
      */
     public void holdRangeReadsBelow(StorePath prefix, CompletableFuture<Void> release, long from) {
+        holdRangeReadsBelow(List.of(prefix), release, from);
+    }
+
+    /** As {@link #holdRangeReadsBelow(StorePath, CompletableFuture, long)}, for reads below any of {@code prefixes}. */
+    public void holdRangeReadsBelow(List<StorePath> prefixes, CompletableFuture<Void> release, long from) {
         heldRelease = release;
         heldFrom = from;
-        heldBelow = prefix;
+        heldBelow = List.copyOf(prefixes);
     }
 
     /** {@code observer} hears the path of every range read answered with its bytes. */
@@ -360,8 +365,8 @@ public final class FakeDaemonClient implements DaemonClient, RangeReads {
     @Override
     public CompletableFuture<OptionalInt> readRegion(InetSocketAddress daemon, StorePath path, Region region,
             ByteBuffer dst, long pace) {
-        StorePath held = heldBelow;
-        if (held != null && path.toString().startsWith(held + "/") && region.ranges().get(0).start() >= heldFrom) {
+        boolean held = heldBelow.stream().anyMatch(h -> path.toString().startsWith(h + "/"));
+        if (held && region.ranges().get(0).start() >= heldFrom) {
             return heldRelease.thenCompose(v -> read(daemon, path, region, dst));
         }
         return read(daemon, path, region, dst);

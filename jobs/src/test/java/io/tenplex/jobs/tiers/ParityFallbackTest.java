@@ -19,6 +19,7 @@ import io.tenplex.store.StorePath;
 import io.tenplex.store.TensorStore;
 import java.io.RandomAccessFile;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -87,13 +88,14 @@ class ParityFallbackTest {
     }
 
     /**
-     * Starts the change with the rebuild's parity reads held (the redistribution starts first), then
-     * lets the rebuild go on, and waits for the change to end.
+     * Starts the change with the rebuild's reads held (the redistribution starts first): its parity
+     * blocks and its members' blocks, read side by side, so that a member's injected failure cannot end
+     * the rebuild before the change is planned. Then lets the rebuild go on, and waits for the change to end.
      */
     private Reconfiguration recoverWithRebuildHeld() throws Exception {
         cluster.client().setUnreachable(cluster.address(1), true);
         CompletableFuture<Void> release = new CompletableFuture<>();
-        cluster.client().holdRangeReadsBelow(PATHS.parities(10), release);
+        cluster.client().holdRangeReadsBelow(List.of(PATHS.parities(10), PATHS.generation(10)), release, 0);
         Reconfiguration c;
         try {
             c = cluster.jobs(0).reconfigure(job.request(10, onSurvivors()));

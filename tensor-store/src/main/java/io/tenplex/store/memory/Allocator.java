@@ -27,6 +27,7 @@ public final class Allocator implements AutoCloseable {
     private final AtomicLong used = new AtomicLong();
     private final AtomicLong blobs = new AtomicLong();
     private final List<Keeper> keepers = new CopyOnWriteArrayList<>();
+    private final BlobTrace trace = new BlobTrace();
 
     /** A holder of freed memory kept for reuse outside blobs, not counted as used (e.g. free shared-memory segments). */
     public interface Keeper {
@@ -96,6 +97,7 @@ public final class Allocator implements AutoCloseable {
             throw e;
         }
         blobs.incrementAndGet();
+        trace.allocated(memory);
         return new Blob(this, memory, size, chunkSize, true);
     }
 
@@ -105,6 +107,7 @@ public final class Allocator implements AutoCloseable {
      */
     public Blob wrap(BlobBacking.Memory memory, long size) {
         blobs.incrementAndGet();
+        trace.allocated(memory);
         return new Blob(this, memory, size, chunkSize, false);
     }
 
@@ -168,6 +171,7 @@ public final class Allocator implements AutoCloseable {
     }
 
     void release(BlobBacking.Memory memory, long size) {
+        trace.released(memory);
         memory.free();
         used.addAndGet(-size);
         blobs.decrementAndGet();
@@ -214,7 +218,8 @@ public final class Allocator implements AutoCloseable {
         backing.releasePooled(Long.MAX_VALUE);
         long u = used.get();
         if (u != 0) {
-            throw new IllegalStateException(u + " bytes in " + blobs.get() + " blobs still allocated at close");
+            throw new IllegalStateException(u + " bytes in " + blobs.get() + " blobs still allocated at close"
+                    + trace.sites());
         }
     }
 }

@@ -52,6 +52,26 @@ class AllocatorTest {
         a.close();
     }
 
+    /** The suites run with {@code tenplex.store.traceBlobs}: a leak names the code that allocated it, a freed blob not. */
+    @Test
+    void close_withOutstandingMemory_namesWhereItWasAllocated_whenTraced() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Boolean.getBoolean("tenplex.store.traceBlobs"));
+        Allocator a = new Allocator(100);
+        Blob freed = a.allocate(5);
+        freed.release();
+        Blob kept = leakedHere(a);
+        String message = assertThrows(IllegalStateException.class, a::close).getMessage();
+        assertTrue(message.contains("10 bytes in 1 blobs") && message.contains("1 allocated at:")
+                && message.contains("AllocatorTest.leakedHere"), message);
+        assertEquals(1, message.split("allocated at:", -1).length - 1, "the freed blob's site is not named: " + message);
+        kept.release();
+        a.close();
+    }
+
+    private static Blob leakedHere(Allocator a) {
+        return a.allocate(10);
+    }
+
     @Test
     void blob_acrossChunks_writesAndReadsBack() {
         Allocator a = new Allocator(10_000, 64);
