@@ -16,9 +16,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,28 +24,12 @@ import org.junit.jupiter.api.Test;
  * freed once the last entry is gone; every malformed or hostile batch is refused with a 4xx before
  * anything is stored, and leaves no memory behind (the store's close checks it).
  */
-class BatchUploadTest {
+class BatchUploadTest extends ServedStoreTest {
     private static final long BUDGET = 8 << 20;
-    private TensorStore store;
-    private RestServer server;
-    private int port;
 
-    @BeforeEach
-    void start() throws Exception {
-        store = new TensorStore(new Allocator(BUDGET, 1 << 20), 1024);
-        server = new RestServer(store, null);
-        port = server.start("127.0.0.1", 0).getPort();
-    }
-
-    @AfterEach
-    void stop() {
-        server.close();
-        store.close(); // throws if a batch left memory behind
-    }
-
-    @AfterAll
-    static void noNettyLeaks() {
-        NettyLeaks.assertNone();
+    @Override
+    TensorStore newStore() {
+        return new TensorStore(new Allocator(BUDGET, 1 << 20), 1024);
     }
 
     /** A batch body: entries as {@code (name, dtype or "-", dims or "-", bytes)}. */

@@ -9,39 +9,32 @@ import io.tenplex.store.TensorStore;
 import io.tenplex.store.memory.Allocator;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** Every error answer names its kind in X-Tenplex-Error-Code; the store routes answer JSON bodies, others text. */
-class ErrorCodesTest {
+class ErrorCodesTest extends ServedStoreTest {
     private final ObjectMapper json = new ObjectMapper();
-    private TensorStore store;
-    private RestServer server;
+
+    @Override
+    TensorStore newStore() {
+        return new TensorStore(new Allocator(1 << 20, 4096), 1024);
+    }
+
+    @Override
+    RestServer newServer(TensorStore store) {
+        RestServer s = new RestServer(store, null);
+        s.addControl("/api/v1/refuse", req -> CompletableFuture.completedFuture(
+                ControlHandler.Response.text(409, "refused by its handler")));
+        s.addControl("/api/v1/fail", req -> CompletableFuture.failedFuture(
+                new IllegalArgumentException("a \"quoted\" reason")));
+        return s;
+    }
 
     @BeforeEach
-    void start() throws Exception {
-        store = new TensorStore(new Allocator(1 << 20, 4096), 1024);
-        server = new RestServer(store, null);
-        server.addControl("/api/v1/refuse", req -> CompletableFuture.completedFuture(
-                ControlHandler.Response.text(409, "refused by its handler")));
-        server.addControl("/api/v1/fail", req -> CompletableFuture.failedFuture(
-                new IllegalArgumentException("a \"quoted\" reason")));
-        server.start("127.0.0.1", 0);
+    void fill() {
         Fixtures.putF32(store, "/m/t", 2);
         Fixtures.putFile(store, "/m/f", new byte[] {1}, false);
-    }
-
-    @AfterEach
-    void stop() {
-        server.close();
-        store.close();
-    }
-
-    @AfterAll
-    static void noNettyLeaks() {
-        NettyLeaks.assertNone();
     }
 
     @Test

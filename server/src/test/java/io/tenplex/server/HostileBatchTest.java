@@ -9,9 +9,6 @@ import io.tenplex.store.memory.Allocator;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -22,28 +19,12 @@ import org.junit.jupiter.params.provider.MethodSource;
  * reason naming what is wrong, nothing is stored, the memory in use is what it was (the store's close
  * checks that nothing leaked), and the daemon goes on serving.
  */
-class HostileBatchTest {
+class HostileBatchTest extends ServedStoreTest {
     private static final long BUDGET = 4 << 20;
-    private TensorStore store;
-    private RestServer server;
-    private int port;
 
-    @BeforeEach
-    void start() throws Exception {
-        store = new TensorStore(new Allocator(BUDGET, 1 << 20), 1024);
-        server = new RestServer(store, null);
-        port = server.start("127.0.0.1", 0).getPort();
-    }
-
-    @AfterEach
-    void stop() {
-        server.close();
-        store.close();
-    }
-
-    @AfterAll
-    static void noNettyLeaks() {
-        NettyLeaks.assertNone();
+    @Override
+    TensorStore newStore() {
+        return new TensorStore(new Allocator(BUDGET, 1 << 20), 1024);
     }
 
     /** The root holds nothing (the walk lists the root itself only). */

@@ -15,9 +15,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -28,33 +25,23 @@ import org.junit.jupiter.params.provider.ValueSource;
  * large control bodies and foreign origins. Each answer is a clear 4xx, the store keeps its content,
  * and the memory accounting returns to where it was.
  */
-class HostileClientTest {
+class HostileClientTest extends ServedStoreTest {
     private static final long BUDGET = 256L << 20;
     private static final ServerLimits FAST = ServerLimits.DEFAULTS.withTimeouts(Duration.ofMillis(800),
             Duration.ofMillis(800), Duration.ofMillis(800), Duration.ofMillis(800))
             .withAllowedOrigins(List.of("https://ops.example"));
-    private TensorStore store;
-    private RestServer server;
-    private int port;
 
-    @BeforeEach
-    void start() throws Exception {
-        store = new TensorStore(new Allocator(BUDGET), 64 << 10);
-        server = new RestServer(store, null, FAST);
-        server.addControl("/api/v1/echo", req -> CompletableFuture.completedFuture(
+    @Override
+    TensorStore newStore() {
+        return new TensorStore(new Allocator(BUDGET), 64 << 10);
+    }
+
+    @Override
+    RestServer newServer(TensorStore store) {
+        RestServer s = new RestServer(store, null, FAST);
+        s.addControl("/api/v1/echo", req -> CompletableFuture.completedFuture(
                 new ControlHandler.Response(200, "application/octet-stream", req.body())));
-        port = server.start("127.0.0.1", 0).getPort();
-    }
-
-    @AfterEach
-    void stop() {
-        server.close();
-        store.close(); // throws if any upload or read left memory behind
-    }
-
-    @AfterAll
-    static void noNettyLeaks() {
-        NettyLeaks.assertNone();
+        return s;
     }
 
     private RawHttp.Response send(String method, String target, Map<String, String> headers, byte[] body)

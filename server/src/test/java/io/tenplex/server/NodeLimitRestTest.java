@@ -8,33 +8,14 @@ import io.tenplex.store.TensorStore;
 import io.tenplex.store.memory.Allocator;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** Every way of adding nodes beyond the store's limit is a 507 naming it, stores nothing and keeps the connection. */
-class NodeLimitRestTest {
-    private TensorStore store;
-    private RestServer server;
-    private int port;
+class NodeLimitRestTest extends ServedStoreTest {
 
-    @BeforeEach
-    void start() throws Exception {
-        store = new TensorStore(new Allocator(1 << 20, 1 << 16), 1024);
-        server = new RestServer(store, null);
-        port = server.start("127.0.0.1", 0).getPort();
-    }
-
-    @AfterEach
-    void stop() {
-        server.close();
-        store.close();
-    }
-
-    @AfterAll
-    static void noNettyLeaks() {
-        NettyLeaks.assertNone();
+    @Override
+    TensorStore newStore() {
+        return new TensorStore(new Allocator(1 << 20, 1 << 16), 1024);
     }
 
     @Test

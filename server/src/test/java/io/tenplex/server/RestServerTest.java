@@ -25,35 +25,23 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.Random;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** The REST server over a real loopback socket: compatibility routes, /api/v1, and every refusal. */
-class RestServerTest {
+class RestServerTest extends ServedStoreTest {
     private static final long BUDGET = 1 << 20;
     private final HttpClient http = HttpClient.newHttpClient();
-    private TensorStore store;
-    private RestServer server;
     private String base;
 
+    @Override
+    TensorStore newStore() {
+        return new TensorStore(new Allocator(BUDGET, 4096), 1024);
+    }
+
     @BeforeEach
-    void start() throws Exception {
-        store = new TensorStore(new Allocator(BUDGET, 4096), 1024);
-        server = new RestServer(store, null);
-        base = "http://127.0.0.1:" + server.start("127.0.0.1", 0).getPort();
-    }
-
-    @AfterEach
-    void stop() {
-        server.close();
-        store.close(); // throws if any upload or read left memory behind
-    }
-
-    @AfterAll
-    static void noNettyLeaks() {
-        NettyLeaks.assertNone();
+    void address() {
+        base = base();
     }
 
     private HttpResponse<byte[]> send(String method, String path, String contentType, byte[] body) throws Exception {

@@ -18,8 +18,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -28,28 +26,18 @@ import org.junit.jupiter.api.Test;
  * checksum stores, a mismatch is a 400 that leaves the store (and a replaced entry) as it was, and
  * no memory stays reserved.
  */
-class UploadChecksumTest {
+class UploadChecksumTest extends ServedStoreTest {
     private final HttpClient http = HttpClient.newHttpClient();
-    private TensorStore store;
-    private RestServer server;
     private String base;
 
+    @Override
+    TensorStore newStore() {
+        return new TensorStore(new Allocator(1 << 20, 4096), 1024);
+    }
+
     @BeforeEach
-    void start() throws Exception {
-        store = new TensorStore(new Allocator(1 << 20, 4096), 1024);
-        server = new RestServer(store, null);
-        base = "http://127.0.0.1:" + server.start("127.0.0.1", 0).getPort();
-    }
-
-    @AfterEach
-    void stop() {
-        server.close();
-        store.close(); // throws if a refused upload left memory behind
-    }
-
-    @AfterAll
-    static void noNettyLeaks() {
-        NettyLeaks.assertNone();
+    void address() {
+        base = base();
     }
 
     private HttpResponse<String> put(String path, String type, byte[] body, String crc) throws Exception {

@@ -27,9 +27,6 @@ import java.util.regex.Pattern;
 import java.util.zip.CRC32C;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -39,29 +36,13 @@ import org.junit.jupiter.api.Test;
  * request that follows on the same connection. The store's chunks are small and odd-sized
  * (700,001 bytes) and its checksum blocks 64 KiB, so landings end at chunk ends mid-block.
  */
-class UploadLandingTest {
+class UploadLandingTest extends ServedStoreTest {
     private static final int CHUNK = 700_001;
     private static final int BLOCK = 64 << 10;
-    private TensorStore store;
-    private RestServer server;
-    private int port;
 
-    @BeforeEach
-    void start() throws Exception {
-        store = new TensorStore(new Allocator(256L << 20, CHUNK), BLOCK);
-        server = new RestServer(store, null);
-        port = server.start("127.0.0.1", 0).getPort();
-    }
-
-    @AfterEach
-    void stop() {
-        server.close();
-        store.close(); // throws if an upload left memory behind
-    }
-
-    @AfterAll
-    static void noNettyLeaks() {
-        NettyLeaks.assertNone();
+    @Override
+    TensorStore newStore() {
+        return new TensorStore(new Allocator(256L << 20, CHUNK), BLOCK);
     }
 
     @Test

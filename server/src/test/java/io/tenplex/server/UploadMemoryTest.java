@@ -15,9 +15,6 @@ import java.util.Arrays;
 import java.util.Map;
 import java.util.Random;
 import java.util.zip.CRC32C;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,28 +22,12 @@ import org.junit.jupiter.api.Test;
  * is published only once every byte arrived, a short or refused upload releases it unpublished, and
  * a replacement reads back its own bytes, never the old ones.
  */
-class UploadMemoryTest {
+class UploadMemoryTest extends ServedStoreTest {
     private static final int SIZE = 3 << 20;
-    private TensorStore store;
-    private RestServer server;
-    private int port;
 
-    @BeforeEach
-    void start() throws Exception {
-        store = new TensorStore(new Allocator(256L << 20), 64 << 10);
-        server = new RestServer(store, null);
-        port = server.start("127.0.0.1", 0).getPort();
-    }
-
-    @AfterEach
-    void stop() {
-        server.close();
-        store.close(); // throws if an upload left memory behind
-    }
-
-    @AfterAll
-    static void noNettyLeaks() {
-        NettyLeaks.assertNone();
+    @Override
+    TensorStore newStore() {
+        return new TensorStore(new Allocator(256L << 20), 64 << 10);
     }
 
     private static byte[] random(int n, long seed) {
