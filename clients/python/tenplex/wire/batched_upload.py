@@ -259,12 +259,18 @@ class Archive:
         return list(_blocks(self.members))
 
     def __iter__(self):
-        sent = 0
-        for piece in _reused_blocks(self.members):
-            sent += len(piece)
-            yield piece
-        if sent != self.length:  # the Content-Length went ahead: a mismatch would cut the next request
-            raise AssertionError("archive of %d bytes announced as %d" % (sent, self.length))
+        return counted(_reused_blocks(self.members), self.length, "archive")
+
+
+def counted(pieces, length, what):
+    """``pieces`` as they come, then a check that they came to ``length`` bytes: the Content-Length went
+    ahead, and a body of another length would cut the next request on the connection."""
+    sent = 0
+    for piece in pieces:
+        sent += len(piece)
+        yield piece
+    if sent != length:
+        raise AssertionError("%s of %d bytes announced as %d" % (what, sent, length))
 
 
 def _header_size(name):

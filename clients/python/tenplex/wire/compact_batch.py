@@ -6,6 +6,8 @@ and no sidecar per leaf, and the daemon lands all the bytes in one allocation th
 stored all or nothing, like an archive. Names that hold a newline or are not valid UTF-8 cannot be
 written in the index (:class:`Batch` raises :class:`Unbatchable`): such leaves go in a tar archive."""
 
+import itertools
+
 import numpy as np
 
 from . import batched_upload, torch_values, tree_codec
@@ -81,13 +83,7 @@ class Batch:
         return [self.head] + [b for b in self.bodies if len(b)]
 
     def __iter__(self):
-        yield self.head
-        sent = len(self.head)
-        for piece in _blocks(self.bodies):
-            sent += len(piece)
-            yield piece
-        if sent != self.length:  # the Content-Length went ahead: a mismatch would cut the next request
-            raise AssertionError("batch of %d bytes announced as %d" % (sent, self.length))
+        return batched_upload.counted(itertools.chain((self.head,), _blocks(self.bodies)), self.length, "batch")
 
 
 def _joined(run):
