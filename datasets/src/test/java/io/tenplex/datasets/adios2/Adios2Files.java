@@ -66,4 +66,19 @@ final class Adios2Files {
     static String url(Path file, String variable) {
         return "adios2://" + file + "#" + variable;
     }
+
+    /** The files this process has open under {@code d} (read from {@code /proc/self/fd}). */
+    static List<Path> openUnder(Path d) {
+        try (java.util.stream.Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
+            return fds.map(fd -> {
+                try {
+                    return Files.readSymbolicLink(fd);
+                } catch (IOException e) {
+                    return Path.of(""); // closed since it was listed
+                }
+            }).filter(p -> p.startsWith(d)).toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
 }

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.fail;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
@@ -136,7 +135,7 @@ class Adios2FuzzTest {
             sources.close();
         }
         assertEquals(0, sources.openFiles());
-        List<Path> open = openUnder(copy);
+        List<Path> open = Adios2Files.openUnder(copy);
         if (!open.isEmpty()) {
             throw new AssertionError("files left open: " + open);
         }
@@ -284,20 +283,5 @@ class Adios2FuzzTest {
         e.printStackTrace(new PrintWriter(s));
         String[] lines = s.toString().split("\n");
         return String.join("\n", Arrays.copyOf(lines, Math.min(lines.length, 14)));
-    }
-
-    /** The files this process has open under {@code d}. */
-    static List<Path> openUnder(Path d) {
-        try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
-            return fds.map(fd -> {
-                try {
-                    return Files.readSymbolicLink(fd);
-                } catch (IOException e) {
-                    return Path.of("");
-                }
-            }).filter(p -> p.startsWith(d)).toList();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }

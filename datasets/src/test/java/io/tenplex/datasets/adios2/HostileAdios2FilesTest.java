@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -38,7 +37,7 @@ class HostileAdios2FilesTest {
         int open = sources.openFiles();
         sources.close();
         assertEquals(0, open);
-        assertEquals(List.of(), openUnder(dir));
+        assertEquals(List.of(), Adios2Files.openUnder(dir));
     }
 
     @Test
@@ -64,7 +63,7 @@ class HostileAdios2FilesTest {
                             && e.getMessage().equals(p + " (ADIOS2 " + engine.toUpperCase() + ") has no variable 'f64'; "
                             + "it has none")
                             || f.equals("mmd.0") && e.getMessage().endsWith(", which mmd.0 does not have"), e.getMessage());
-                    assertEquals(List.of(), openUnder(dir));
+                    assertEquals(List.of(), Adios2Files.openUnder(dir));
                 }
             }
         }
@@ -241,20 +240,5 @@ class HostileAdios2FilesTest {
             }
         }
         return -1;
-    }
-
-    /** The files this process has open under {@code d}. */
-    private static List<Path> openUnder(Path d) {
-        try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
-            return fds.map(fd -> {
-                try {
-                    return Files.readSymbolicLink(fd);
-                } catch (IOException e) {
-                    return Path.of("");
-                }
-            }).filter(p -> p.startsWith(d)).toList();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }
