@@ -67,7 +67,10 @@ public final class Adios2Sources implements AutoCloseable {
 
     /** Fills {@code dst} (exactly its remaining bytes) with the variable's bytes from {@code begin}. */
     public void read(String url, long begin, ByteBuffer dst) throws IOException {
-        files.reader(url).read(begin, dst);
+        files.read(url, a -> {
+            a.read(begin, dst);
+            return null;
+        });
     }
 
     /** The element type, global shape (of one step) and step count of the variable at {@code url}, checked. */

@@ -71,7 +71,10 @@ public final class Hdf5Sources implements AutoCloseable {
 
     /** Fills {@code dst} (exactly its remaining bytes) with the array's bytes from {@code begin}. */
     public void read(String url, long begin, ByteBuffer dst) throws IOException {
-        reader(url).read(begin, dst);
+        files.read(url, a -> {
+            a.read(begin, dst);
+            return null;
+        });
     }
 
     /**
@@ -79,11 +82,7 @@ public final class Hdf5Sources implements AutoCloseable {
      * together), or null if the array is not read in blocks (a contiguous one).
      */
     public ArrayBlock block(String url, long at) throws IOException {
-        return reader(url).blockAt(at);
-    }
-
-    private Hdf5Array reader(String url) throws IOException {
-        return files.reader(url);
+        return files.read(url, a -> a.blockAt(at));
     }
 
     private Hdf5Array open(String url, boolean recheck) {

@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -16,9 +17,9 @@ import java.util.function.Function;
  * The open files of one kind of array source ({@link Hdf5Sources}, the NetCDF classic sources) and the
  * arrays opened from them: a file stays open (by its canonical path) until {@link #close()}, is opened
  * again by the next mount that names it after it changed on disk (its arrays are dropped then; the old
- * handle is kept for mounts still reading it), and nothing stays open for a file whose first array was
- * refused. Arrays are kept by canonical URL; {@link #reader} finds them by the URL an index has, without
- * a lock. Thread-safe.
+ * handle is closed once the reads under way on it have ended), and nothing stays open for a file whose
+ * first array was refused. Arrays are kept by canonical URL; {@link #read} finds them by the URL an index
+ * has, without a lock. Thread-safe.
  *
  * @param <F> an open file
  * @param <A> an array of one
@@ -34,7 +35,70 @@ public final class OpenArrayFiles<F, A> implements AutoCloseable {
         A open(ArrayUrl u, String key, F file, long size);
     }
 
-    private record Opened<F>(F file, long size, long modified) {}
+    /** Reads the array {@code a} (its file stays open meanwhile). */
+    public interface ArrayRead<A, T> {
+        T read(A a) throws IOException;
+    }
+
+    private record Opened<F>(Handle<F> handle, long size, long modified) {
+        F file() {
+            return handle.file;
+        }
+    }
+
+    /** An array and the handle of its file, as a read finds them. */
+    private record Use<F, A>(A array, Handle<F> handle) {}
+
+    /**
+     * An open file and the reads under way on it: once retired (its file changed on disk), it is closed
+     * when the last of them ends, or at once when there is none; a read never starts on a closed one.
+     */
+    private static final class Handle<F> {
+        final F file;
+        private final Consumer<F> closer;
+        /** Reads under way; -1 once closed. */
+        private final AtomicInteger users = new AtomicInteger();
+        private volatile boolean retired;
+
+        Handle(F file, Consumer<F> closer) {
+            this.file = file;
+            this.closer = closer;
+        }
+
+        /** Whether a read may start (the file is not closed); then {@link #exit} follows. */
+        boolean enter() {
+            for (int u = users.get(); u >= 0; u = users.get()) {
+                if (users.compareAndSet(u, u + 1)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        void exit() {
+            if (users.decrementAndGet() == 0 && retired) {
+                closeIfIdle();
+            }
+        }
+
+        void retire() {
+            retired = true;
+            closeIfIdle();
+        }
+
+        /** Closes now, reads under way or not (the sources are closing, or nothing read the file yet). */
+        void close() {
+            if (users.getAndSet(-1) >= 0) {
+                closer.accept(file);
+            }
+        }
+
+        private void closeIfIdle() {
+            if (users.compareAndSet(0, -1)) {
+                closer.accept(file);
+            }
+        }
+    }
 
     private final Function<String, Path> resolve;
     private final FileOpener<F> files;
@@ -45,8 +109,9 @@ public final class OpenArrayFiles<F, A> implements AutoCloseable {
     private final Map<Path, Opened<F>> open = new HashMap<>();
     private final Map<String, A> arrays = new HashMap<>(); // by canonical URL
     private final Map<String, Path> paths = new HashMap<>(); // each array's file
-    private final List<F> retired = new ArrayList<>();
-    private final Map<String, A> reading = new ConcurrentHashMap<>(); // by URL as the index has it: no lock
+    /** Handles retired while reads were under way on them: closed by the last read, or at {@link #close()}. */
+    private final List<Handle<F>> retired = new ArrayList<>();
+    private final Map<String, Use<F, A>> reading = new ConcurrentHashMap<>(); // by URL as the index has it: no lock
 
     /**
      * @param resolve the canonical path of an allowed local source, or a refusal
@@ -92,7 +157,7 @@ public final class OpenArrayFiles<F, A> implements AutoCloseable {
         } catch (RuntimeException e) {
             if (!had) { // nothing stays open for a file that failed its first mount
                 open.remove(p);
-                closer.accept(f.file());
+                f.handle().close();
             }
             throw e;
         }
@@ -101,20 +166,39 @@ public final class OpenArrayFiles<F, A> implements AutoCloseable {
         return a;
     }
 
-    /** The array a loader reads, by the URL its index has (opened without a recheck when new). */
-    public A reader(String url) throws IOException {
-        A a = reading.get(url);
-        if (a == null) {
-            synchronized (this) { // opened and kept at once: a recheck in between would leave a stale one kept
-                try {
-                    a = open(url, false);
-                } catch (RuntimeException e) {
-                    throw new IOException(e.getMessage(), e);
-                }
-                reading.put(url, a);
+    /**
+     * Reads the array a loader names by the URL its index has (opened without a recheck when new); its
+     * file stays open until {@code read} returns, also when a recheck retires it meanwhile.
+     */
+    public <T> T read(String url, ArrayRead<A, T> read) throws IOException {
+        while (true) {
+            Use<F, A> u = use(url);
+            if (!u.handle().enter()) {
+                continue; // retired and closed since it was found: no longer listed, the file is opened again
+            }
+            try {
+                return read.read(u.array());
+            } finally {
+                u.handle().exit();
             }
         }
-        return a;
+    }
+
+    private Use<F, A> use(String url) throws IOException {
+        Use<F, A> u = reading.get(url);
+        if (u != null) {
+            return u;
+        }
+        synchronized (this) { // opened and kept at once: a recheck in between would leave a stale one kept
+            try {
+                A a = open(url, false);
+                u = new Use<>(a, open.get(paths.get(ArrayUrl.parse(url).toString())).handle());
+            } catch (RuntimeException e) {
+                throw new IOException(e.getMessage(), e);
+            }
+            reading.put(url, u);
+            return u;
+        }
     }
 
     /** The open file at {@code p}, opened (again) if it is new or changed on disk. */
@@ -136,7 +220,8 @@ public final class OpenArrayFiles<F, A> implements AutoCloseable {
         if (f != null) {
             forget(p);
         }
-        Opened<F> o = new Opened<>(files.open(u, p, at.size()), at.size(), at.lastModifiedTime().toMillis());
+        Opened<F> o = new Opened<>(new Handle<>(files.open(u, p, at.size()), closer), at.size(),
+                at.lastModifiedTime().toMillis());
         open.put(p, o);
         return o;
     }
@@ -147,22 +232,25 @@ public final class OpenArrayFiles<F, A> implements AutoCloseable {
             if (p.equals(paths.get(key))) {
                 A gone = arrays.remove(key);
                 dropped.accept(gone);
-                reading.values().removeIf(x -> x == gone);
+                reading.values().removeIf(x -> x.array() == gone);
                 paths.remove(key);
             }
         }
-        retired.add(f.file()); // a mount may still read it; closed with the daemon
+        // no new read finds it now; those under way keep it open until the last one ends
+        retired.removeIf(h -> h.users.get() < 0);
+        retired.add(f.handle());
+        f.handle().retire();
     }
 
-    /** Files open now (for tests: a refused file leaves none open). */
+    /** Files open now (for tests: a refused file leaves none open), retired ones still read included. */
     public synchronized int openFiles() {
-        return open.size();
+        return open.size() + (int) retired.stream().filter(h -> h.users.get() >= 0).count();
     }
 
     @Override
     public synchronized void close() {
-        open.values().forEach(f -> closer.accept(f.file()));
-        retired.forEach(closer);
+        open.values().forEach(f -> f.handle().close());
+        retired.forEach(Handle::close);
         open.clear();
         retired.clear();
         arrays.clear();

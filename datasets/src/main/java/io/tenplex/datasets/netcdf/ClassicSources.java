@@ -81,7 +81,10 @@ public final class ClassicSources implements AutoCloseable {
 
     /** Fills {@code dst} (exactly its remaining bytes) with the variable's bytes from {@code begin}. */
     public void read(String url, long begin, ByteBuffer dst) throws IOException {
-        files.reader(url).read(begin, dst);
+        files.read(url, a -> {
+            a.read(begin, dst);
+            return null;
+        });
     }
 
     private ClassicArray open(String url, boolean recheck) {
