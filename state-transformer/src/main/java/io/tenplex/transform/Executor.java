@@ -249,7 +249,7 @@ public final class Executor {
     private record Lane(java.util.function.IntFunction<Device> sourceDevice, ShardSink sink, AtomicLong progress,
             Tally tally, int worker, long pace) {}
 
-    /** Fetches pieces of one flow until it is empty or the run failed. */
+    /** Fetches pieces of one flow until it is empty, or the run failed or was cancelled (then it fails). */
     private void drain(Flow queue, Lane l, Phaser lanes) {
         try {
             for (Task t; l.tally().failure.get() == null && notCancelled(l.tally())
@@ -263,6 +263,10 @@ public final class Executor {
                     l.sink().complete(t.shard.destRank(), t.shard.key());
                 }
             }
+            // the loop also ends when a cancel stops the wait for a late piece (the late queue answers null with
+            // pieces left): their shards stay open, and a run answering as complete would have its caller keep
+            // them (a part aborted while its lost rank was rebuilt never freed its staging buffers)
+            notCancelled(l.tally());
         } catch (Throwable e) {
             l.tally().failure.compareAndSet(null, e);
         } finally {

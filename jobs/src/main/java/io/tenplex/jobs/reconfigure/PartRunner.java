@@ -133,7 +133,8 @@ public final class PartRunner implements Registry.Finishing {
                     return;
                 }
             }
-            dropStaging(); // aborted while executing
+            sink.abort(); // aborted while executing: no shard the run left open outlives the part
+            dropStaging();
         } catch (Exception e) {
             failed(e, sink);
         }
