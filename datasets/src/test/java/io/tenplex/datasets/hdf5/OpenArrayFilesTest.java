@@ -78,27 +78,14 @@ class OpenArrayFilesTest {
         files = files();
         String url = url(0);
         FakeArray old = files.open(url, true);
-        CountDownLatch reading = new CountDownLatch(1);
-        CompletableFuture<Void> go = new CompletableFuture<>();
-        CompletableFuture<String> read = CompletableFuture.supplyAsync(() -> {
-            try {
-                return files.read(url, a -> {
-                    reading.countDown();
-                    go.join();
-                    return a.read();
-                });
-            } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        });
-        assertTrue(reading.await(30, TimeUnit.SECONDS));
+        HeldRead read = readHeld(url, FakeArray::read);
         FakeArray now = rewriteAndRecheck(url, 1);
         assertFalse(old.file().isClosed, "a read is under way on the old version");
         assertEquals(2, files.openFiles());
         assertEquals("read", files.read(url, FakeArray::read), "a new read goes to the new version");
         assertSame(now.file(), files.read(url, FakeArray::file));
-        go.complete(null);
-        assertEquals("read", read.get(30, TimeUnit.SECONDS));
+        read.go().complete(null);
+        assertEquals("read", read.result().get(30, TimeUnit.SECONDS));
         assertTrue(old.file().isClosed, "closed by its last read");
         assertEquals(List.of(old.file()), closed);
         assertEquals(1, files.openFiles());
@@ -109,27 +96,35 @@ class OpenArrayFilesTest {
         files = files();
         String url = url(0);
         FakeArray old = files.open(url, true);
+        HeldRead read = readHeld(url, a -> "done");
+        FakeArray now = rewriteAndRecheck(url, 1);
+        files.close();
+        files = null;
+        read.go().complete(null);
+        assertEquals("done", read.result().get(30, TimeUnit.SECONDS)); // its end closes nothing twice
+        assertEquals(2, closed.size());
+        assertTrue(old.file().isClosed && now.file().isClosed);
+    }
+
+    /** A read under way: it found its array and waits for {@code go} to complete, then answers {@code result}. */
+    private record HeldRead(CompletableFuture<Void> go, CompletableFuture<String> result) {}
+
+    private HeldRead readHeld(String url, java.util.function.Function<FakeArray, String> then) throws Exception {
         CountDownLatch reading = new CountDownLatch(1);
         CompletableFuture<Void> go = new CompletableFuture<>();
-        CompletableFuture<String> read = CompletableFuture.supplyAsync(() -> {
+        CompletableFuture<String> result = CompletableFuture.supplyAsync(() -> {
             try {
                 return files.read(url, a -> {
                     reading.countDown();
                     go.join();
-                    return "done";
+                    return then.apply(a);
                 });
             } catch (java.io.IOException e) {
                 throw new java.io.UncheckedIOException(e);
             }
         });
-        assertTrue(reading.await(30, TimeUnit.SECONDS));
-        FakeArray now = rewriteAndRecheck(url, 1);
-        files.close();
-        files = null;
-        go.complete(null);
-        assertEquals("done", read.get(30, TimeUnit.SECONDS)); // its end closes nothing twice
-        assertEquals(2, closed.size());
-        assertTrue(old.file().isClosed && now.file().isClosed);
+        assertTrue(reading.await(30, TimeUnit.SECONDS), "the read started");
+        return new HeldRead(go, result);
     }
 
     /** Writes version {@code v} of the file (one byte longer each time: a change its size shows) and rechecks it. */

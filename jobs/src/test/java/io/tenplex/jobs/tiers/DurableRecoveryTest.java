@@ -10,9 +10,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tenplex.jobs.FakeCluster;
 import io.tenplex.jobs.Jobs;
 import io.tenplex.jobs.SavedJobs;
-import io.tenplex.jobs.durable.BlockRepair;
-import io.tenplex.jobs.durable.DurableTier;
-import io.tenplex.jobs.durable.SharedDurableDirs;
 import io.tenplex.jobs.generations.Tiers;
 import io.tenplex.jobs.reconfigure.Reconfiguration;
 import io.tenplex.jobs.reconfigure.ReconfigureRequest;
@@ -48,14 +45,7 @@ class DurableRecoveryTest {
 
     @BeforeEach
     void wire() {
-        Path pattern = root.resolve("worker-" + SharedDurableDirs.WORKER);
-        for (int w = 0; w < 4; w++) {
-            SharedDurableDirs dirs = SharedDurableDirs.of(pattern, cluster.store(w)).orElseThrow();
-            DurableTier tier = new DurableTier(dirs.of(w), cluster.store(w), cluster.jobs(w).generations(),
-                    Runnable::run, BlockRepair.NONE);
-            cluster.jobs(w).generations().addListener(tier);
-            cluster.jobs(w).setDurableCopies(dirs);
-        }
+        job.flushEveryWorkerInto(root);
     }
 
     @AfterEach

@@ -7,9 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.tenplex.jobs.FakeCluster;
 import io.tenplex.jobs.SavedJobs;
-import io.tenplex.jobs.durable.BlockRepair;
-import io.tenplex.jobs.durable.DurableTier;
-import io.tenplex.jobs.durable.SharedDurableDirs;
 import io.tenplex.jobs.generations.Tiers;
 import io.tenplex.jobs.reconfigure.Reconfiguration;
 import io.tenplex.ptc.TensorMeta;
@@ -44,14 +41,7 @@ class ParityFallbackTest {
 
     @BeforeEach
     void wire() {
-        Path pattern = root.resolve("worker-" + SharedDurableDirs.WORKER);
-        for (int w = 0; w < 4; w++) {
-            SharedDurableDirs dirs = SharedDurableDirs.of(pattern, cluster.store(w)).orElseThrow();
-            DurableTier tier = new DurableTier(dirs.of(w), cluster.store(w), cluster.jobs(w).generations(),
-                    Runnable::run, BlockRepair.NONE);
-            cluster.jobs(w).generations().addListener(tier);
-            cluster.jobs(w).setDurableCopies(dirs);
-        }
+        job.flushEveryWorkerInto(root);
     }
 
     @AfterEach

@@ -9,9 +9,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.tenplex.jobs.FakeCluster;
 import io.tenplex.jobs.common.JobLayout;
 import io.tenplex.jobs.common.SmallFiles;
-import io.tenplex.jobs.durable.BlockRepair;
-import io.tenplex.jobs.durable.DurableTier;
-import io.tenplex.jobs.durable.SharedDurableDirs;
 import io.tenplex.jobs.generations.SealManifest;
 import io.tenplex.jobs.generations.Tiers;
 import io.tenplex.jobs.reconfigure.Reconfiguration;
@@ -51,14 +48,7 @@ class StreamedRebuildTest {
 
     @BeforeEach
     void wire() {
-        Path pattern = root.resolve("worker-" + SharedDurableDirs.WORKER);
-        for (int w = 0; w < 4; w++) {
-            SharedDurableDirs dirs = SharedDurableDirs.of(pattern, cluster.store(w)).orElseThrow();
-            DurableTier tier = new DurableTier(dirs.of(w), cluster.store(w), cluster.jobs(w).generations(),
-                    Runnable::run, BlockRepair.NONE);
-            cluster.jobs(w).generations().addListener(tier);
-            cluster.jobs(w).setDurableCopies(dirs);
-        }
+        job.flushEveryWorkerInto(root);
         cluster.client().onRangeRead(served::add);
     }
 

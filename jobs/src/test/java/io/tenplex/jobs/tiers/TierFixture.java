@@ -49,6 +49,18 @@ final class TierFixture {
         this.perWorker = perWorker;
     }
 
+    /** Every worker flushes its generations into {@code root/worker-<w>} (L4) and recovers from there. */
+    void flushEveryWorkerInto(java.nio.file.Path root) {
+        java.nio.file.Path pattern = root.resolve("worker-" + io.tenplex.jobs.durable.SharedDurableDirs.WORKER);
+        for (int w = 0; w < cluster.stores().size(); w++) {
+            var dirs = io.tenplex.jobs.durable.SharedDurableDirs.of(pattern, cluster.store(w)).orElseThrow();
+            var tier = new io.tenplex.jobs.durable.DurableTier(dirs.of(w), cluster.store(w),
+                    cluster.jobs(w).generations(), Runnable::run, io.tenplex.jobs.durable.BlockRepair.NONE);
+            cluster.jobs(w).generations().addListener(tier);
+            cluster.jobs(w).setDurableCopies(dirs);
+        }
+    }
+
     static JsonNode config(ParallelConfig c, int perWorker) {
         return JSON.createObjectNode().put("tp", c.tp()).put("pp", c.pp()).put("dp", c.dp())
                 .put("devicesPerWorker", perWorker).put("firstWorker", 0);
