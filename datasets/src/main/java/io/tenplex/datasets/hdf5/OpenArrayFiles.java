@@ -15,10 +15,11 @@ import java.util.function.Function;
 
 /**
  * The open files of one kind of array source ({@link Hdf5Sources}, the NetCDF classic sources) and the
- * arrays opened from them: a file stays open (by its canonical path) until {@link #close()}, is opened
- * again by the next mount that names it after it changed on disk (its arrays are dropped then; the old
- * handle is closed once the reads under way on it have ended), and nothing stays open for a file whose
- * first array was refused. Arrays are kept by canonical URL; {@link #read} finds them by the URL an index
+ * arrays opened from them: a file stays open (by its canonical path) until {@link #close()} (or the end
+ * of the last read under way then; nothing opens after it), is opened again by the next mount that
+ * names it after it changed on disk (its arrays are dropped then; the old handle is closed once the
+ * reads under way on it have ended), and nothing stays open for a file whose first array was refused.
+ * Arrays are kept by canonical URL; {@link #read} finds them by the URL an index
  * has, without a lock. Thread-safe.
  *
  * @param <F> an open file
@@ -86,7 +87,7 @@ public final class OpenArrayFiles<F, A> implements AutoCloseable {
             closeIfIdle();
         }
 
-        /** Closes now, reads under way or not (the sources are closing, or nothing read the file yet). */
+        /** Closes now, reads under way or not (nothing read the file yet: its first array was refused). */
         void close() {
             if (users.getAndSet(-1) >= 0) {
                 closer.accept(file);
@@ -109,9 +110,11 @@ public final class OpenArrayFiles<F, A> implements AutoCloseable {
     private final Map<Path, Opened<F>> open = new HashMap<>();
     private final Map<String, A> arrays = new HashMap<>(); // by canonical URL
     private final Map<String, Path> paths = new HashMap<>(); // each array's file
-    /** Handles retired while reads were under way on them: closed by the last read, or at {@link #close()}. */
+    /** Handles retired while reads were under way on them: each closed by its last read. */
     private final List<Handle<F>> retired = new ArrayList<>();
     private final Map<String, Use<F, A>> reading = new ConcurrentHashMap<>(); // by URL as the index has it: no lock
+    /** Set by {@link #close()}: nothing is opened after it (a file opened then would never be closed). */
+    private boolean closed;
 
     /**
      * @param resolve the canonical path of an allowed local source, or a refusal
@@ -139,6 +142,9 @@ public final class OpenArrayFiles<F, A> implements AutoCloseable {
 
     /** The array at {@code url}; with {@code recheck}, its file is opened again first if it changed on disk. */
     public synchronized A open(String url, boolean recheck) {
+        if (closed) {
+            throw new IllegalStateException("the array sources are closed");
+        }
         ArrayUrl u = ArrayUrl.parse(url);
         String key = u.toString();
         A a = arrays.get(key);
@@ -249,12 +255,17 @@ public final class OpenArrayFiles<F, A> implements AutoCloseable {
 
     @Override
     public synchronized void close() {
-        open.values().forEach(f -> f.handle().close());
-        retired.forEach(Handle::close);
+        closed = true;
+        // retired, not closed under them: the reads under way end on an open file and the last one closes it
+        // (as for those retired before); no read starts after this
+        reading.clear();
+        for (Opened<F> f : open.values()) {
+            retired.add(f.handle());
+            f.handle().retire();
+        }
+        retired.removeIf(h -> h.users.get() < 0); // those still read stay counted in openFiles until their last read
         open.clear();
-        retired.clear();
         arrays.clear();
         paths.clear();
-        reading.clear();
     }
 }

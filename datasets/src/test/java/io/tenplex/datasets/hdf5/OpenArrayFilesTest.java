@@ -27,6 +27,7 @@ class OpenArrayFilesTest {
     @TempDir
     Path dir;
     private final List<FakeFile> closed = new CopyOnWriteArrayList<>();
+    private final List<FakeFile> opened = new CopyOnWriteArrayList<>();
     private OpenArrayFiles<FakeFile, FakeArray> files;
 
     /** An open file: closing it twice, or reading it closed, is a failure the test sees. */
@@ -41,7 +42,11 @@ class OpenArrayFilesTest {
     }
 
     private OpenArrayFiles<FakeFile, FakeArray> files() {
-        return new OpenArrayFiles<>(Path::of, (u, p, size) -> new FakeFile(), (u, key, f, size) -> new FakeArray(f),
+        return new OpenArrayFiles<>(Path::of, (u, p, size) -> {
+                    FakeFile f = new FakeFile();
+                    opened.add(f);
+                    return f;
+                }, (u, key, f, size) -> new FakeArray(f),
                 f -> {
                     assertFalse(f.isClosed, "closed once");
                     f.isClosed = true;
@@ -104,6 +109,34 @@ class OpenArrayFilesTest {
         assertEquals("done", read.result().get(30, TimeUnit.SECONDS)); // its end closes nothing twice
         assertEquals(2, closed.size());
         assertTrue(old.file().isClosed && now.file().isClosed);
+    }
+
+    @Test
+    void aReadUnderWay_whenTheSourcesClose_readsAnOpenFile_andItsEndClosesIt() throws Exception {
+        files = files();
+        String url = url(0);
+        FakeArray a = files.open(url, true);
+        HeldRead read = readHeld(url, FakeArray::read);
+        files.close();
+        files = null;
+        read.go().complete(null);
+        assertEquals("read", read.result().get(30, TimeUnit.SECONDS), "the file was closed under the read");
+        assertTrue(a.file().isClosed, "closed by its last read");
+        assertEquals(List.of(a.file()), closed);
+    }
+
+    @Test
+    void aReadAfterTheSourcesClosed_opensNoFile() throws Exception {
+        files = files();
+        String url = url(0);
+        assertEquals("read", files.read(url, FakeArray::read));
+        OpenArrayFiles<FakeFile, FakeArray> f = files;
+        f.close();
+        files = null;
+        org.junit.jupiter.api.Assertions.assertThrows(java.io.IOException.class, () -> f.read(url, FakeArray::read));
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, () -> f.open(url, true));
+        assertEquals(1, opened.size(), "a file opened after close would never be closed");
+        assertEquals(0, f.openFiles());
     }
 
     /** A read under way: it found its array and waits for {@code go} to complete, then answers {@code result}. */
