@@ -84,7 +84,11 @@ public final class StagingSink implements ShardSink {
             throw new IllegalArgumentException("shard " + key + " of " + meta.byteSize()
                     + " bytes is larger than one 1 GiB chunk; not supported by the executor yet");
         }
-        open.put(rank + "/" + key, new Open(blob, meta));
+        if (open.putIfAbsent(rank + "/" + key, new Open(blob, meta)) != null) {
+            // a plan naming one shard twice: replacing the first would leave its buffer neither completed nor freed
+            blob.release();
+            throw new IllegalArgumentException("shard " + key + " of rank " + rank + " is opened twice");
+        }
         return buf;
     }
 

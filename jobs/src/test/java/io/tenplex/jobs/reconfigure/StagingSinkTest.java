@@ -36,6 +36,23 @@ class StagingSinkTest {
     @TempDir
     Path dir;
 
+    /**
+     * A part naming one destination shard twice (a malformed plan): the second open is refused, and the
+     * first shard's buffer is still the sink's, freed by the abort that follows the failed run (the second
+     * open replaced it, so it was neither completed nor freed).
+     */
+    @Test
+    void aShardOpenedTwice_isRefused_andTheAbortFreesBoth() {
+        Allocator a = new Allocator(64L << 20, BLOCK);
+        try (TensorStore store = new TensorStore(a, BLOCK)) {
+            StagingSink sink = new StagingSink(store, PATHS, "p1");
+            sink.open(0, "w", io.tenplex.ptc.Shape.of(16), DType.F32);
+            assertThrows(IllegalArgumentException.class, () -> sink.open(0, "w", io.tenplex.ptc.Shape.of(32), DType.F32));
+            sink.abort();
+            assertEquals(0, a.usedBytes(), "a shard buffer was neither completed nor freed");
+        }
+    }
+
     @Test
     void keptShard_whoseSegmentChangedAfterTheCommit_isRefused_andNothingIsStaged() throws Exception {
         Allocator a = new Allocator(64L << 20, BLOCK);
