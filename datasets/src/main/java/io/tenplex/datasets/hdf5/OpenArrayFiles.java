@@ -16,7 +16,7 @@ import java.util.function.Function;
 /**
  * The open files of one kind of array source ({@link Hdf5Sources}, the NetCDF classic sources) and the
  * arrays opened from them: a file stays open (by its canonical path) until {@link #close()} (or the end
- * of the last read under way then; nothing opens after it), is opened again by the next mount that
+ * of the last read under way then), is opened again by the next mount that
  * names it after it changed on disk (its arrays are dropped then; the old handle is closed once the
  * reads under way on it have ended), and nothing stays open for a file whose first array was refused.
  * Arrays are kept by canonical URL; {@link #read} finds them by the URL an index
@@ -113,8 +113,6 @@ public final class OpenArrayFiles<F, A> implements AutoCloseable {
     /** Handles retired while reads were under way on them: each closed by its last read. */
     private final List<Handle<F>> retired = new ArrayList<>();
     private final Map<String, Use<F, A>> reading = new ConcurrentHashMap<>(); // by URL as the index has it: no lock
-    /** Set by {@link #close()}: nothing is opened after it (a file opened then would never be closed). */
-    private boolean closed;
 
     /**
      * @param resolve the canonical path of an allowed local source, or a refusal
@@ -142,9 +140,6 @@ public final class OpenArrayFiles<F, A> implements AutoCloseable {
 
     /** The array at {@code url}; with {@code recheck}, its file is opened again first if it changed on disk. */
     public synchronized A open(String url, boolean recheck) {
-        if (closed) {
-            throw new IllegalStateException("the array sources are closed");
-        }
         ArrayUrl u = ArrayUrl.parse(url);
         String key = u.toString();
         A a = arrays.get(key);
@@ -255,9 +250,8 @@ public final class OpenArrayFiles<F, A> implements AutoCloseable {
 
     @Override
     public synchronized void close() {
-        closed = true;
         // retired, not closed under them: the reads under way end on an open file and the last one closes it
-        // (as for those retired before); no read starts after this
+        // (as for those retired before); a read after this opens its file again, for the next close
         reading.clear();
         for (Opened<F> f : open.values()) {
             retired.add(f.handle());
