@@ -103,9 +103,10 @@ public final class StagingSink implements ShardSink {
 
     @Override
     public void complete(int rank, String key) {
-        Open o = open.remove(rank + "/" + key);
-        store.putTensor(paths.staged(plan, rank, key), o.meta(), o.blob(),
-                BlockChecksums.compute(o.blob(), store.checksumBlock()), true);
+        Open o = open.get(rank + "/" + key);
+        BlockChecksums sums = BlockChecksums.compute(o.blob(), store.checksumBlock()); // a throw leaves it open: an abort frees it
+        open.remove(rank + "/" + key);
+        store.putTensor(paths.staged(plan, rank, key), o.meta(), o.blob(), sums, true); // the store's, also when it throws
     }
 
     @Override
