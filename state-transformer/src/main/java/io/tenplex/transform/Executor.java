@@ -47,6 +47,8 @@ public final class Executor {
      * 13% short, and reads capped 15% above their share crowded the flows that cross two busy links.
      */
     static final double PACE_HEADROOM = 1.04;
+    /** How often a wait for the lanes checks that the pool still runs them. */
+    private static final long LANE_CHECK_MILLIS = 200;
     /** Why the run was stopped from outside ({@link #cancel}), or null. */
     private volatile String cancelled;
 
@@ -133,12 +135,17 @@ public final class Executor {
             long flowRate = flow.getKey() == worker ? 0 : rates.getOrDefault(flow.getKey(), 0L);
             int concurrent = Math.min(flowRate > 0 ? 1 : maxInFlight, queue.size());
             long pace = flowRate == 0 ? 0 : Math.max(1, (long) (flowRate * PACE_HEADROOM));
-            for (int i = concurrent; i > 0; i--) {
+            for (int i = concurrent; i > 0 && tally.failure.get() == null; i--) {
                 lanes.register();
-                pool.execute(() -> drain(queue, new Lane(sourceDevice, sink, progress, tally, worker, pace), lanes));
+                try {
+                    pool.execute(() -> drain(queue, new Lane(sourceDevice, sink, progress, tally, worker, pace), lanes));
+                } catch (java.util.concurrent.RejectedExecutionException e) { // the pool is shutting down
+                    lanes.arriveAndDeregister();
+                    tally.failure.compareAndSet(null, e); // the run fails once the lanes already started end
+                }
             }
         }
-        awaitLanes(lanes, tally);
+        awaitLanes(lanes, tally, pool);
         long aliasedBytes = 0;
         long aliasedRemote = 0;
         if (tally.failure.get() == null) {
@@ -166,18 +173,26 @@ public final class Executor {
     /**
      * Waits until every lane has ended, also when interrupted: the lanes write into the sink's
      * buffers, which a failed run releases, so the run must not end while one still writes. An
-     * interrupt fails the run (lanes take no further pieces) and is kept for the caller.
+     * interrupt fails the run (lanes take no further pieces) and is kept for the caller. Once the pool
+     * has terminated, no lane writes any more and none will start (a {@code shutdownNow} drops those
+     * queued): the wait ends then, failed, rather than waiting for lanes that never run.
      */
-    private static void awaitLanes(Phaser lanes, Tally tally) {
+    private static void awaitLanes(Phaser lanes, Tally tally, ExecutorService pool) {
         int phase = lanes.arrive();
         boolean interrupted = false;
         while (true) {
             try {
-                lanes.awaitAdvanceInterruptibly(phase);
+                lanes.awaitAdvanceInterruptibly(phase, LANE_CHECK_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
                 break;
             } catch (InterruptedException e) {
                 interrupted = true;
                 tally.failure.compareAndSet(null, e);
+            } catch (java.util.concurrent.TimeoutException e) {
+                if (pool.isTerminated()) {
+                    tally.failure.compareAndSet(null, new java.util.concurrent.RejectedExecutionException(
+                            "the read pool was shut down with lanes of this run not run"));
+                    break;
+                }
             }
         }
         if (interrupted) {
