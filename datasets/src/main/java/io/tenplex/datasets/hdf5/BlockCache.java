@@ -91,6 +91,9 @@ final class BlockCache {
     }
 
     private synchronized void put(Key k, byte[] b) {
+        if (k.array().dropped) { // decoded from a version dropped meanwhile: caching it would keep that version
+            return;
+        }
         byte[] old = blocks.put(k, b);
         bytes += b.length - (old == null ? 0 : old.length);
         for (Iterator<Map.Entry<Key, byte[]>> it = blocks.entrySet().iterator(); bytes > limit && it.hasNext(); ) {
@@ -100,8 +103,9 @@ final class BlockCache {
         }
     }
 
-    /** Forgets the blocks of {@code array}. */
+    /** Forgets the blocks of {@code array}, and those decoded from it from now on. */
     synchronized void drop(Hdf5Array array) {
+        array.dropped = true;
         for (Iterator<Map.Entry<Key, byte[]>> it = blocks.entrySet().iterator(); it.hasNext(); ) {
             Map.Entry<Key, byte[]> e = it.next();
             if (e.getKey().array() == array) {

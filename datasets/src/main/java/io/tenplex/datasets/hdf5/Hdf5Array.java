@@ -39,6 +39,8 @@ final class Hdf5Array {
     private final int blockRows;
     private final MissingChunks missing; // null: none to fill, or a zero fill value
     private final long chunkBytes; // a chunk's declared size: what its filters may decode it to (ChunkLimit)
+    /** Set once its file changed on disk and the array was dropped: its blocks are no longer cached. */
+    volatile boolean dropped;
 
     private Hdf5Array(ArrayUrl url, DatasetBase dataset, FileChannel channel, BlockCache cache, long fileOffset,
             int blockRows) {

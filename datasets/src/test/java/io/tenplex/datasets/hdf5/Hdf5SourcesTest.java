@@ -74,6 +74,24 @@ class Hdf5SourcesTest {
         }
     }
 
+    /** A block decoded from an array dropped meanwhile (its file changed on disk) is served, not cached. */
+    @Test
+    void aBlockOfADroppedArray_isNotCached() throws Exception {
+        ArrayFiles.Array a = arrays.stream().filter(x -> x.id().equals("h5_gzip_f64")).findFirst().orElseThrow();
+        ArrayUrl u = ArrayUrl.parse(a.url());
+        try (io.jhdf.HdfFile file = new io.jhdf.HdfFile(Path.of(u.file()))) {
+            BlockCache cache = new BlockCache(1 << 20);
+            Hdf5Array kept = Hdf5Array.open(u, file, java.nio.file.Files.size(Path.of(u.file())), cache);
+            byte[] block = cache.get(kept, 0);
+            assertTrue(cache.bytes() > 0, "a block of a live array is cached");
+            Hdf5Array dropped = Hdf5Array.open(u, file, java.nio.file.Files.size(Path.of(u.file())), cache);
+            cache.drop(dropped);
+            long before = cache.bytes();
+            assertArrayEquals(block, cache.get(dropped, 0), "its bytes are served");
+            assertEquals(before, cache.bytes(), "and not kept");
+        }
+    }
+
     @Test
     void canonicalUrls_andTheShortForm() {
         ArrayUrl u = ArrayUrl.parse("netcdf:/data/x.nc#grp/pix");
