@@ -269,4 +269,49 @@ got, reads = tensor_gets(FULL)
 assert same(got, big_state) and reads == 2, reads
 c.request("DELETE", routes.shared_route(FULL, held["id"]))
 c.request("DELETE", "/api/v1/jobs/" + FULL, ok=(200, 204))
+
+
+# ---- a load maps its segment with its page tables filled (MAP_POPULATE: every page of the mapping is
+# resident in this process at once, not faulted in one by one by the copy), and asks for huge pages for
+# the whole 2 MiB blocks of the tensors it writes, new or given (``into``); the bytes are exact either way
+def vma(addr):
+    """The /proc/self/smaps fields of the mapping holding ``addr``."""
+    fields, hit = {}, False
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split()
+            if "-" in head[0] and not head[0].endswith(":"):
+                lo, hi = (int(x, 16) for x in head[0].split("-"))
+                if hit:
+                    break
+                hit = lo <= addr < hi
+            elif hit:
+                fields[head[0].rstrip(":")] = head[1:]
+    return fields
+
+
+HUGE = "pyshm-huge"
+odd = {"w": torch.randn(3_000_017, dtype=torch.float64, generator=torch.Generator().manual_seed(9)),
+       "v": torch.randn(1_000_003, generator=torch.Generator().manual_seed(10)), "s": torch.arange(5)}
+assert tenplex.save(odd, job=HUGE, step=1, client=c)["complete"]
+shared_memory._maps.clear()  # a fresh process's view: no mapping kept from the save
+p = shared_memory.pin(c, HUGE, 0)
+m = shared_memory.mapping_of(next(e for e in p["entries"] if e["type"] == "tensor"))
+f = vma(shared_memory.np.frombuffer(m.mm, dtype=shared_memory.np.uint8).ctypes.data)
+assert int(f["Rss"][0]) * 1024 >= len(m.mm) - 4096, ("populated at map time", f["Rss"], len(m.mm))
+shared_memory.release(c, HUGE, p["id"])
+got = tenplex.load(HUGE, 0, c)[0]
+assert same(got, odd), "exact into new tensors"
+assert "hg" in vma(got["w"].data_ptr() + (2 << 20))["VmFlags"], "huge pages asked for a new tensor"
+into = {"w": torch.empty(3_000_017, dtype=torch.float64), "v": torch.empty(1_000_003), "s": torch.empty(5, dtype=torch.int64)}
+got = tenplex.load(HUGE, 0, c, into=into)[0]
+assert got["w"] is into["w"] and same(got, odd), "exact into given tensors"
+assert "hg" in vma(into["w"].data_ptr() + (2 << 20))["VmFlags"], "huge pages asked for a given tensor"
+os.environ["TENPLEX_HUGEPAGES"] = "0"  # read once per process: a second process sees the switch
+off = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, %r); import torch; from tenplex.wire import "
+                      "shared_memory as s; t = torch.empty(4 << 20); s.huge_pages(t); print(s._madvise)" % CLIENT],
+                     capture_output=True, text=True, check=True)
+assert off.stdout.strip() == "[None]", off
+del os.environ["TENPLEX_HUGEPAGES"]
+c.request("DELETE", "/api/v1/jobs/" + HUGE, ok=(200, 204))
 print("OK")

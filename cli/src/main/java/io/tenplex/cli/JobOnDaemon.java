@@ -79,12 +79,13 @@ final class JobOnDaemon {
     }
 
     /**
-     * Posts the entry to the daemon: a resource change (its id), or for size 0 the stop flag alone (null).
+     * Posts the entry to the daemon: a resource change (its id) from {@code running}, the configuration
+     * the ranks run under, or for size 0 the stop flag alone (null).
      * A change for the entry that the daemon already has waiting (posted by the run before this one, or
      * kept across the daemon's restart) is followed instead, announced through {@code log}.
      */
-    String post(Schedule.Entry e, int perWorker, Path table, java.util.function.Consumer<String> log)
-            throws IOException, InterruptedException {
+    String post(Schedule.Entry e, ParallelConfig running, int perWorker, Path table,
+            java.util.function.Consumer<String> log) throws IOException, InterruptedException {
         ObjectNode b = TenplexCli.JSON.createObjectNode();
         if (e.byStep()) {
             b.put("atStep", e.step());
@@ -104,6 +105,8 @@ final class JobOnDaemon {
         b.put("size", e.size());
         b.put("devicesPerWorker", perWorker);
         b.put("saveTimeoutSeconds", run.saveTimeout);
+        b.set("from", ParallelConfigJson.placement(running, io.tenplex.ptc.Ptc.packedDevices(running.worldSize(),
+                perWorker))); // the ranks run under it: the daemon plans ahead even before their first save
         if (e.config() != null) {
             b.set("config", ParallelConfigJson.write(e.config()));
         } else if (table != null) {

@@ -71,7 +71,7 @@ final class LiveFollow {
             if (!next.byStep()) {
                 run.waitUntil(start, next.minutes());
             }
-            String change = run.daemon.post(next, perWorker, run.paraConfig, line -> run.log(start, line));
+            String change = run.daemon.post(next, config, perWorker, run.paraConfig, line -> run.log(start, line));
             int n = ++run.posted;
             run.pendingChange = change;
             run.log(start, "at " + next.when() + ": " + (next.stops() ? "stop" : "change to " + next.size() + " devices"

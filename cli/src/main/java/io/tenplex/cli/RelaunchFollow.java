@@ -100,7 +100,7 @@ final class RelaunchFollow {
         if (!next.byStep()) {
             run.waitUntil(start, next.minutes());
         }
-        String change = run.daemon.post(next, perWorker, run.paraConfig, line -> run.log(start, line));
+        String change = run.daemon.post(next, config, perWorker, run.paraConfig, line -> run.log(start, line));
         run.pendingChange = change;
         if (change != null) {
             events = new ChangeEvents(run.t, run.layout().apiResourceChange(change), line -> run.log(start, line)).start();

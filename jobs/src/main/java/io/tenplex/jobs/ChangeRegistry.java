@@ -52,9 +52,11 @@ final class ChangeRegistry {
     }
 
     /**
-     * Touches, in the background, the shared memory this daemon's part of a change planned ahead will
-     * write ({@link io.tenplex.store.memory.SharedSegments#prewarm}), while the job trains towards its
-     * stop step: the move then writes into recycled memory. Best effort: a failure is logged.
+     * Touches, in the background, the shared memory this daemon's ranks' saves and its part of a change
+     * planned ahead will write ({@link io.tenplex.jobs.reconfigure.SegmentsAhead},
+     * {@link io.tenplex.store.memory.SharedSegments#prewarm(java.util.List)}), while the job trains
+     * towards its stop step: the save and the move then write into recycled memory. Best effort: a
+     * failure is logged.
      */
     void prewarm(io.tenplex.jobs.reconfigure.PlanAhead ahead, java.util.OptionalInt self) {
         io.tenplex.store.memory.SharedSegments segments = moveSegments;
@@ -62,15 +64,16 @@ final class ChangeRegistry {
         if (segments == null || plan == null || self.isEmpty()) {
             return;
         }
-        int w = self.getAsInt();
-        long[] sizes = io.tenplex.transform.Executor.newShardSizes(plan.shards().stream()
-                .filter(s -> s.destDevice().worker() == w).toList());
-        long bytes = io.tenplex.store.memory.SharedArena.layout(sizes, 0);
+        java.util.List<Long> sizes = io.tenplex.jobs.reconfigure.SegmentsAhead.sizes(plan, ahead.madeFrom(),
+                self.getAsInt());
         try {
             exec.background().execute(() -> {
                 try {
-                    if (segments.prewarm(bytes)) {
-                        LOG.info("touched {} bytes of shared memory ahead of the move of {} -> {}", bytes, plan.from(), plan.to());
+                    int made = segments.prewarm(sizes);
+                    if (made > 0) {
+                        LOG.info("touched {} of {} shared-memory segments ahead of the save and move of {} -> {} (data"
+                                + " bytes wanted, saves then the move: {})", made, sizes.size(), plan.from(), plan.to(),
+                                sizes);
                     }
                 } catch (java.io.IOException | RuntimeException e) {
                     LOG.info("shared memory not touched ahead of the move of {} -> {}: {}", plan.from(), plan.to(), e.toString());

@@ -1,5 +1,6 @@
 package io.tenplex.adapters;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.tenplex.jobs.Jobs;
 import io.tenplex.jobs.common.ParallelConfigJson;
 import io.tenplex.jobs.reconfigure.PlanAhead;
@@ -31,31 +32,37 @@ final class AheadOfSave {
     }
 
     /**
-     * The configuration and plan of a change of {@code job} from generation {@code before}'s
-     * configuration; null, said in an event, when it cannot be planned yet (no generation, no model):
-     * the change then chooses and plans after the save, as it would have.
+     * The configuration and plan of a change of {@code job} from {@code from}, the configuration the
+     * change says the ranks run under (their launcher knows it), else from generation {@code before}'s
+     * configuration or the last committed change's; null, said in an event, when it cannot be planned
+     * yet (no {@code from} and no generation, no model): the change then chooses and plans after the
+     * save, as it would have. A wrong {@code from} costs only the plan: the reconfiguration plans again
+     * when the saved generation's configuration differs.
      */
-    static Planned plan(Jobs jobs, String job, long before, ResourceChangeStatus running, Supplier<ParallelConfig> choose,
-            List<Device> devices, Map<Integer, InetSocketAddress> daemons, Consumer<String> event) {
-        if (before < 0) {
+    static Planned plan(Jobs jobs, String job, long before, ResourceChangeStatus running, JsonNode from,
+            Supplier<ParallelConfig> choose, List<Device> devices, Map<Integer, InetSocketAddress> daemons,
+            Consumer<String> event) {
+        if (before < 0 && from == null) {
             event.accept("not planned ahead: job " + job + " has no complete generation to take the configuration of"
-                    + " the save from; planning after the save");
+                    + " the save from, and the change gave none (\"from\"); planning after the save");
             return null;
         }
         try {
             ParallelConfig c = choose.get();
             long t = System.nanoTime();
-            ReconfigureRequest r = ReconfigureRequest.ofGeneration(job, before, ParallelConfigJson.placement(c, devices),
-                    daemons);
-            boolean moved = running != null && running.config() != null && running.generation() != null
+            JsonNode to = ParallelConfigJson.placement(c, devices);
+            boolean moved = from == null && running != null && running.config() != null && running.generation() != null
                     && running.generation() == before; // the ranks run under that change's output, not under `before`'s
-            if (moved) {
-                r = new ReconfigureRequest(job, null, running.config(), r.to(), r.generation(), false, OptionalLong.empty(),
-                        daemons, -1, OptionalLong.empty(), OptionalLong.empty(), null);
-            }
+            ReconfigureRequest r = from != null ? new ReconfigureRequest(job, null, from, to, OptionalLong.empty(), false,
+                    OptionalLong.empty(), daemons, -1, OptionalLong.empty(), OptionalLong.empty(), null)
+                    : moved ? new ReconfigureRequest(job, null, running.config(), to, OptionalLong.of(before), false,
+                    OptionalLong.empty(), daemons, -1, OptionalLong.empty(), OptionalLong.empty(), null)
+                    : ReconfigureRequest.ofGeneration(job, before, to, daemons);
             PlanAhead ahead = jobs.planAhead(r);
-            event.accept(ahead.describe() + ", assuming the model and " + (moved ? "the configuration of change "
-                    + running.id() + " (the ranks run under it)" : "configuration of generation " + before) + " ("
+            String assumed = from != null ? "the configuration the change gave (\"from\": the ranks run under it)"
+                    : moved ? "the configuration of change " + running.id() + " (the ranks run under it)"
+                    : "configuration of generation " + before;
+            event.accept(ahead.describe() + ", assuming the model and " + assumed + " ("
                     + (System.nanoTime() - t) / 1_000_000 + " ms in all)");
             return new Planned(c, ahead);
         } catch (Exception e) {

@@ -16,7 +16,7 @@ import java.util.OptionalLong;
 /**
  * A resource change's request body read into its {@link ResourceChange.Spec}: the devices (listed, or
  * packed to workers), the configuration or the parallelizer, the stop step, the save timeout, the
- * daemons and recovery, each checked before anything happens.
+ * daemons, recovery and the configuration the ranks run under, each checked before anything happens.
  */
 final class ChangeSpecJson {
     /** The longest a change waits for the ranks to save. */
@@ -56,7 +56,20 @@ final class ChangeSpecJson {
             throw new IllegalArgumentException("\"recover\" must be true or false, got " + b.get("recover"));
         }
         return new ResourceChange.Spec(List.copyOf(devices), perWorker, config, p, memory, atStep, timeout * 1000,
-                Map.copyOf(ConfigJson.daemons(b.get("daemons"))), b.path("recover").asBoolean(false));
+                Map.copyOf(ConfigJson.daemons(b.get("daemons"))), b.path("recover").asBoolean(false), running(b));
+    }
+
+    /**
+     * The optional {@code from}: the configuration the ranks run under (with its {@code devices}, or
+     * packed by its {@code devicesPerWorker}), checked as a reconfiguration's {@code from}; null when
+     * not given. A change of a job without a saved generation plans ahead from it.
+     */
+    private static JsonNode running(JsonNode b) {
+        if (!b.has("from")) {
+            return null;
+        }
+        ConfigJson.placed(b.get("from"), "from");
+        return b.get("from").deepCopy();
     }
 
     /** {@code devices}, each listed once; answers the devices per worker (given, or the most listed). */

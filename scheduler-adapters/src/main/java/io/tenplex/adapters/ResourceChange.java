@@ -39,15 +39,16 @@ public final class ResourceChange implements Registry.Finishing {
      */
     public record Spec(List<Device> devices, int devicesPerWorker, ParallelConfig config, Parallelizer parallelizer,
             long memoryPerDevice, OptionalLong atStep, long saveTimeoutMillis,
-            Map<Integer, java.net.InetSocketAddress> daemons, boolean recover) {
+            Map<Integer, java.net.InetSocketAddress> daemons, boolean recover, JsonNode from) {
 
         /**
          * Parses {@code devices} ([worker, local] pairs) or {@code size} with {@code devicesPerWorker}
          * (and {@code firstWorker}); optional {@code config} {@code {tp, pp, dp}}, {@code parallelizer}
          * ({@code {"table": {...}}} or {@code {"memoryPerDevice": bytes}}), {@code atStep},
-         * {@code saveTimeoutSeconds} (600), {@code daemons} and {@code recover} (workers were lost: move
+         * {@code saveTimeoutSeconds} (600), {@code daemons}, {@code recover} (workers were lost: move
          * the current complete generation without waiting for a save, reading lost ranks from the
-         * surviving copies); see {@link ChangeSpecJson}.
+         * surviving copies) and {@code from} (the configuration the ranks run under, placed: a job
+         * without a saved generation is then planned ahead); see {@link ChangeSpecJson}.
          */
         public static Spec parse(JsonNode b, Parallelizer stored) {
             return ChangeSpecJson.parse(b, stored);
@@ -184,7 +185,8 @@ public final class ResourceChange implements Registry.Finishing {
             if (spec.recover()) {
                 current();
             } else {
-                ahead = AheadOfSave.plan(jobs, job, before, running, this::choose, spec.devices(), daemons, log::event);
+                ahead = AheadOfSave.plan(jobs, job, before, running, spec.from(), this::choose, spec.devices(), daemons,
+                        log::event);
                 awaitSave();
             }
             log.phase("stop", t);

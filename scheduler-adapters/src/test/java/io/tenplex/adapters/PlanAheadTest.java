@@ -103,7 +103,12 @@ class PlanAheadTest {
     }
 
     private void assertMoved(Model m, Map<String, byte[]> full) throws Exception {
-        Ptc to = ConfigJson.ptc(m, json.readTree("{\"tp\": 4, \"pp\": 1, \"dp\": 1, \"devicesPerWorker\": 2}"), "to");
+        assertLoaded(m, json.readTree("{\"tp\": 4, \"pp\": 1, \"dp\": 1, \"devicesPerWorker\": 2}"), full);
+    }
+
+    /** Every rank of {@code config} holds its shards of {@code full} in its load tree. */
+    private void assertLoaded(Model m, JsonNode config, Map<String, byte[]> full) throws Exception {
+        Ptc to = ConfigJson.ptc(m, config, "to");
         var want = ReferenceInterpreter.shard(to, full);
         for (int rank = 0; rank < to.worldSize(); rank++) {
             for (var e : want.get(rank).entrySet()) {
@@ -171,14 +176,7 @@ class PlanAheadTest {
         assertEquals(ResourceChange.State.DONE, second.state(), String.valueOf(second.describe()));
         assertTrue(indexOf(second.describe().events(), "plan made ahead used") >= 0, second.describe().events()
                 .toString());
-        Ptc back = ConfigJson.ptc(model, from(), "to");
-        var want = ReferenceInterpreter.shard(back, full);
-        for (int rank = 0; rank < back.worldSize(); rank++) {
-            for (var e : want.get(rank).entrySet()) {
-                assertArrayEquals(e.getValue().data(), SavedJobs.bytes(cluster.store(back.device(rank).worker()),
-                        "/job/j/load/" + rank + "/" + e.getKey()), "rank " + rank + " " + e.getKey());
-            }
-        }
+        assertLoaded(model, from(), full);
     }
 
     @Test
@@ -190,5 +188,68 @@ class PlanAheadTest {
         c.finished().get(60, TimeUnit.SECONDS);
         assertEquals(ResourceChange.State.DONE, c.state(), String.valueOf(c.describe()));
         assertMoved(model, full);
+    }
+
+    /**
+     * A job without a generation is planned ahead when the change says what the ranks run under
+     * ("from", as {@code tenplex run} sends it), and the plan is used when their save matches.
+     */
+    @Test
+    void change_ofAJobWithoutAGeneration_givenFrom_isPlannedAhead_andThePlanUsed() throws Exception {
+        describe(model);
+        ResourceChange c = new ResourceChanges(cluster.jobs(0)).start("j", withFrom(from()));
+        int planned = awaitEvent(c, "planned ahead");
+        assertTrue(c.describe().events().get(planned).contains("\"from\""), c.describe().events().get(planned));
+        assertEquals(-1, indexOf(c.describe().events(), "not planned ahead"), String.valueOf(c.describe()));
+        Map<String, byte[]> full = saveAndSeal(model, 10, 3);
+        c.finished().get(60, TimeUnit.SECONDS);
+        assertEquals(ResourceChange.State.DONE, c.state(), String.valueOf(c.describe()));
+        assertTrue(indexOf(c.describe().events(), "plan made ahead used") >= 0, c.describe().events().toString());
+        assertMoved(model, full);
+    }
+
+    /** A "from" the ranks do not run under costs only the plan: the change plans again from their save. */
+    @Test
+    void change_givenAWrongFrom_isPlannedAgainFromTheSave_andMovesTheSavedBytes() throws Exception {
+        describe(model);
+        ResourceChange c = new ResourceChanges(cluster.jobs(0)).start("j", withFrom(json.readTree(
+                "{\"tp\": 1, \"pp\": 1, \"dp\": 4, \"devicesPerWorker\": 2}")));
+        awaitEvent(c, "planned ahead");
+        Map<String, byte[]> full = saveAndSeal(model, 10, 3); // under (2,1,2)
+        c.finished().get(60, TimeUnit.SECONDS);
+        assertEquals(ResourceChange.State.DONE, c.state(), String.valueOf(c.describe()));
+        List<String> events = c.describe().events();
+        assertTrue(indexOf(events, "re-planned") >= 0, events.toString());
+        assertFalse(events.toString().contains("plan made ahead used"), events.toString());
+        assertMoved(model, full);
+    }
+
+    /**
+     * "from" is what the ranks run under as their launcher knows it: it is taken over the generation's
+     * configuration (here the ranks were relaunched under (4,1,1) without saving since generation 10).
+     */
+    @Test
+    void change_givenFrom_isPlannedFromIt_overTheGenerationsConfiguration() throws Exception {
+        describe(model);
+        saveAndSeal(model, 10, 3); // under (2,1,2)
+        JsonNode running = json.readTree("{\"tp\": 4, \"pp\": 1, \"dp\": 1, \"devicesPerWorker\": 2}");
+        com.fasterxml.jackson.databind.node.ObjectNode b = (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(
+                "{\"size\": 4, \"devicesPerWorker\": 2, \"config\": {\"tp\": 2, \"pp\": 1, \"dp\": 2}}");
+        b.set("from", running);
+        ResourceChange c = new ResourceChanges(cluster.jobs(0)).start("j", b);
+        int planned = awaitEvent(c, "planned ahead");
+        assertTrue(c.describe().events().get(planned).contains("(T,P,D)=(4,1,1) -> (T,P,D)=(2,1,2)"),
+                c.describe().events().get(planned));
+        Map<String, byte[]> full = saveAndSeal(model, running, 20, 4);
+        c.finished().get(60, TimeUnit.SECONDS);
+        assertEquals(ResourceChange.State.DONE, c.state(), String.valueOf(c.describe()));
+        assertTrue(indexOf(c.describe().events(), "plan made ahead used") >= 0, c.describe().events().toString());
+        assertLoaded(model, from(), full);
+    }
+
+    private JsonNode withFrom(JsonNode from) throws Exception {
+        com.fasterxml.jackson.databind.node.ObjectNode b = (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(TO);
+        b.set("from", from);
+        return b;
     }
 }

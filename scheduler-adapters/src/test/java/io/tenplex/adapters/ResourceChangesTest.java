@@ -24,6 +24,7 @@ import io.tenplex.transform.ReferenceInterpreter;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -154,6 +155,22 @@ class ResourceChangesTest {
     void recover_notABoolean_isABadRequest() {
         assertThrows(IllegalArgumentException.class, () -> ResourceChange.Spec.parse(json.readTree(
                 "{\"size\": 2, \"devicesPerWorker\": 2, \"recover\": \"yes\"}"), null));
+    }
+
+    /** A bad "from" (the configuration the ranks run under) is refused at the post, naming it; a good one is kept. */
+    @Test
+    void from_isCheckedAsAConfiguration_andKept() throws Exception {
+        for (String bad : List.of("\"from\": 3", "\"from\": {\"tp\": 0, \"pp\": 1, \"dp\": 2}",
+                "\"from\": {\"tp\": 2, \"pp\": 1, \"dp\": 2, \"devices\": [[0, 0]]}")) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ResourceChange.Spec.parse(
+                    json.readTree("{\"size\": 2, \"devicesPerWorker\": 2, " + bad + "}"), null), bad);
+            assertTrue(e.getMessage().contains("from"), e.getMessage());
+        }
+        ResourceChange.Spec s = ResourceChange.Spec.parse(json.readTree("{\"size\": 2, \"devicesPerWorker\": 2, "
+                + "\"from\": {\"tp\": 2, \"pp\": 1, \"dp\": 2, \"devicesPerWorker\": 4}}"), null);
+        assertEquals(2, s.from().path("tp").asInt());
+        assertEquals(null, ResourceChange.Spec.parse(json.readTree("{\"size\": 2, \"devicesPerWorker\": 2}"), null)
+                .from());
     }
 
     @Test

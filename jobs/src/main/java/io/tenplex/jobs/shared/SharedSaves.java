@@ -174,7 +174,7 @@ public final class SharedSaves implements AutoCloseable {
         }
         SharedSegment seg;
         try {
-            seg = segments.acquire(at - SharedSegment.HEADER);
+            seg = segments.acquire(at - SharedSegment.HEADER, "the save of job " + job + " rank " + rank);
         } catch (IOException e) {
             throw unavailable(e);
         }

@@ -32,6 +32,8 @@ public final class SharedSegments implements AutoCloseable, Allocator.Keeper {
     static final Logger LOG = LoggerFactory.getLogger(SharedSegments.class);
     /** Segment sizes are rounded up to this, so that saves of nearly the same size share segments. */
     static final long GRAIN = 1 << 20;
+    /** A new segment of at least this many data bytes for a save is logged ({@link #acquire(long, String)}). */
+    static final long NOTED_FRESH_BYTES = 64L << 20;
     private static final Pattern NAME = Pattern.compile("tenplex-(\\d+)-(\\d+)-\\d+");
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -85,6 +87,21 @@ public final class SharedSegments implements AutoCloseable, Allocator.Keeper {
         return acquire(dataBytes, dataBytes).segment();
     }
 
+    /**
+     * As {@link #acquire(long)}, logging when {@code purpose} (a save, in words) gets a new segment of at
+     * least {@link #NOTED_FRESH_BYTES}: its writes touch new memory, the slow path a kept segment avoids.
+     */
+    public SharedSegment acquire(long dataBytes, String purpose) throws IOException {
+        long kept = keptBytes();
+        Acquired a = acquire(dataBytes, dataBytes);
+        if (!a.recycled() && dataBytes >= NOTED_FRESH_BYTES) {
+            LOG.info("{} was slower than it could be: {} MB into a new shared-memory segment, touched for the first"
+                    + " time (the daemon kept {} MB for reuse, none of a fitting size)", purpose,
+                    dataBytes / 100_000 / 10.0, kept / 100_000 / 10.0);
+        }
+        return a.segment();
+    }
+
     /** A segment and whether it was kept for reuse (its pages touched before) rather than made now. */
     public record Acquired(SharedSegment segment, boolean recycled) {
     }
@@ -115,15 +132,20 @@ public final class SharedSegments implements AutoCloseable, Allocator.Keeper {
             reused.writeHeader();
             return new Acquired(reused.retain(), true);
         }
-        allocator.reserveExternal(want);
+        return new Acquired(fresh(want), false);
+    }
+
+    /** A new segment of {@code capacity} bytes, counted as used, with one reference for the caller. */
+    private SharedSegment fresh(long capacity) throws IOException {
+        allocator.reserveExternal(capacity);
         try {
-            SharedSegment s = create(want);
+            SharedSegment s = create(capacity);
             synchronized (this) {
                 live++;
             }
-            return new Acquired(s.retain(), false);
+            return s.retain();
         } catch (IOException | RuntimeException e) {
-            allocator.releaseExternal(want);
+            allocator.releaseExternal(capacity);
             throw e;
         }
     }
@@ -137,23 +159,49 @@ public final class SharedSegments implements AutoCloseable, Allocator.Keeper {
      * @return whether a segment was made
      */
     public boolean prewarm(long dataBytes) throws IOException {
-        long want = capacity(dataBytes);
+        return prewarm(List.of(dataBytes)) > 0;
+    }
+
+    /**
+     * As {@link #prewarm(long)} for several segments at once, one of each of {@code sizes} (data
+     * bytes; the saves of a change's ranks and its move can each need one of the same size), in their
+     * order: a size that a kept segment fits is matched by that segment, each kept one matching at most
+     * one size; for the others a segment is made and touched while it leaves a quarter of the budget
+     * free.
+     *
+     * @return how many segments were made
+     */
+    public int prewarm(List<Long> sizes) throws IOException {
+        List<Long> missing = new ArrayList<>();
         synchronized (this) {
-            if (dataBytes <= 0 || kept.stream().anyMatch(k -> k.segment.capacity() >= want
-                    && k.segment.capacity() <= 2 * want)) {
-                return false;
+            List<Long> free = new ArrayList<>(kept.stream().map(k -> k.segment.capacity()).sorted().toList());
+            for (long size : sizes) {
+                long want = capacity(size);
+                int fit = -1;
+                for (int i = 0; i < free.size() && fit < 0; i++) {
+                    fit = free.get(i) >= want && free.get(i) <= 2 * want ? i : -1; // smallest first
+                }
+                if (fit >= 0) {
+                    free.remove(fit);
+                } else if (size > 0) {
+                    missing.add(size);
+                }
             }
         }
-        if (!roomToSpare(dataBytes, 4)) {
-            return false;
+        int made = 0;
+        for (long size : missing) {
+            if (size > Long.MAX_VALUE / 4 || !roomToSpare(size, 4)) {
+                continue;
+            }
+            SharedSegment s = fresh(capacity(size)); // not a kept one: each of those matched a size above
+            try {
+                s.touch();
+            } finally {
+                s.release(); // kept, its pages touched
+            }
+            made++;
         }
-        SharedSegment s = acquire(dataBytes, dataBytes).segment();
-        try {
-            s.touch();
-        } finally {
-            s.release(); // kept, its pages touched
-        }
-        return true;
+        return made;
     }
 
     private static long capacity(long dataBytes) {

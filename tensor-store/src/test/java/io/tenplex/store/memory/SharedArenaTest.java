@@ -127,6 +127,32 @@ class SharedArenaTest {
         }
     }
 
+    /**
+     * Segments of the same size touched ahead for a save and a move are two kept segments, each taken
+     * once (recycled); a kept one matches one size only, and a size that fits none is made.
+     */
+    @Test
+    void prewarmedSegmentsOfOneSize_areOnePerSize_andEachIsRecycledOnce() throws Exception {
+        Allocator a = new Allocator(64L << 20, 1 << 20);
+        try (SharedSegments segs = new SharedSegments(dir, a)) {
+            long size = 5_000_003;
+            assertEquals(2, segs.prewarm(List.of(size, size)));
+            assertEquals(0, a.usedBytes(), "kept, not used");
+            assertEquals(0, segs.prewarm(List.of(size, size)), "both sizes fit a kept segment");
+            assertEquals(1, segs.prewarm(List.of(size, size, 3_000_001L)), "the third fits none: made");
+            assertEquals(0, segs.prewarm(List.of(0L, -1L)), "nothing to make");
+            SharedSegments.Acquired first = segs.acquire(size, size);
+            SharedSegments.Acquired second = segs.acquire(size, size);
+            SharedSegments.Acquired third = segs.acquire(3_000_001L, 3_000_001L);
+            SharedSegments.Acquired fourth = segs.acquire(size, size);
+            assertTrue(first.recycled() && second.recycled() && third.recycled(), "each touched ahead");
+            assertFalse(fourth.recycled(), "two were touched for this size");
+            assertEquals(3, java.util.stream.Stream.of(first, second, third).map(x -> x.segment().file()).distinct().count());
+            java.util.stream.Stream.of(first, second, third, fourth).forEach(x -> x.segment().release());
+            assertEquals(0, segs.liveSegments());
+        }
+    }
+
     @Test
     void noRoomInTheBudget_isOutOfBudget_andNothingIsHeld() throws Exception {
         Allocator a = new Allocator(4L << 20, 1 << 20);

@@ -1,0 +1,82 @@
+package io.tenplex.jobs.reconfigure;
+
+import io.tenplex.ptc.Ptc;
+import io.tenplex.store.memory.SharedArena;
+import io.tenplex.transform.Executor;
+import io.tenplex.transform.Piece;
+import io.tenplex.transform.Plan;
+import io.tenplex.transform.ShardPlan;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The shared memory a change planned ahead will take on one worker, in the order it takes it: a
+ * segment for each rank there that saves (the first of each set of data-parallel replicas: they hold
+ * the same shards, and the others seal empty), then the move's segment for the new shards it places
+ * there (those the plan keeps in place from a replica that saved nothing are assembled too).
+ * Touched while the job trains ({@link io.tenplex.store.memory.SharedSegments#prewarm(List)}), the
+ * save and the move then write into memory that is already touched.
+ */
+public final class SegmentsAhead {
+    /**
+     * Room a save takes beyond its shards' layout: its values and files (the step, small scalars) and
+     * per-tensor alignment that the model's shards do not show (an optimizer's step counters).
+     */
+    static final long SAVE_SLACK = 1 << 20;
+
+    private SegmentsAhead() {
+    }
+
+    /** Data bytes of each segment, saves first; empty when nothing was planned. */
+    public static List<Long> sizes(Plan plan, Ptc from, int worker) {
+        List<Long> sizes = new ArrayList<>();
+        if (plan == null) {
+            return sizes;
+        }
+        if (from != null) {
+            for (int rank : from.ranksOnWorker(worker)) {
+                List<Ptc.Shard> shards = from.shards(rank);
+                if (saves(from, rank) && !shards.isEmpty()) {
+                    long bytes = SharedArena.layout(shards.stream().mapToLong(Ptc.Shard::bytes).toArray(), 0);
+                    sizes.add(bytes + Math.max(SAVE_SLACK, bytes / 128));
+                }
+            }
+        }
+        List<ShardPlan> mine = plan.shards().stream().filter(s -> s.destDevice().worker() == worker).toList();
+        List<Long> moved = new ArrayList<>();
+        for (long b : Executor.newShardSizes(mine)) {
+            moved.add(b);
+        }
+        moved.addAll(keptFromReplicas(mine, from));
+        if (!moved.isEmpty()) {
+            sizes.add(SharedArena.layout(moved.stream().mapToLong(Long::longValue).toArray(), 0));
+        }
+        return sizes;
+    }
+
+    /** Whether {@code rank} saves its shards: the first of its data-parallel replicas (the others seal empty). */
+    private static boolean saves(Ptc from, int rank) {
+        return from.layout().coord(rank, from.config()).dp() == 0;
+    }
+
+    /**
+     * The shards the plan keeps in place from a data-parallel replica that does not save: the move
+     * assembles them from the replica that does (once for the ranks that need the same bytes).
+     */
+    private static List<Long> keptFromReplicas(List<ShardPlan> mine, Ptc from) {
+        List<Long> sizes = new ArrayList<>();
+        if (from == null) {
+            return sizes;
+        }
+        Set<String> seen = new HashSet<>();
+        for (ShardPlan s : mine) {
+            if (s.pieces().size() == 1 && s.pieces().get(0).kind() == Piece.Kind.KEEP
+                    && !saves(from, s.pieces().get(0).sourceRank()) && seen.add(s.key() + " " + s.shape())) {
+                sizes.add(s.byteSize());
+            }
+        }
+        return sizes;
+    }
+}
