@@ -7,6 +7,24 @@ import subprocess
 import sys
 
 
+HUGE_PAGES_TUNABLE = "glibc.malloc.hugetlb=1"
+
+
+def with_huge_pages(env):
+    """``env`` for a rank's process, asking glibc (2.35 and later) to advise transparent huge pages for the
+    memory malloc maps (as ``tenplex run`` does, docs/LIVE.md): added to the user's ``GLIBC_TUNABLES``,
+    never replacing a ``hugetlb`` of theirs; left out with ``TENPLEX_HUGEPAGES=0``. A new dict."""
+    env = dict(env)
+    if env.get("TENPLEX_HUGEPAGES", "1").lower() in ("0", "off", "false", "no"):
+        return env
+    t = env.get("GLIBC_TUNABLES", "")
+    if not t.strip():
+        env["GLIBC_TUNABLES"] = HUGE_PAGES_TUNABLE
+    elif "glibc.malloc.hugetlb=" not in t:
+        env["GLIBC_TUNABLES"] = t + ":" + HUGE_PAGES_TUNABLE
+    return env
+
+
 def env_int(name, default):
     v = os.environ.get(name)
     return int(v) if v not in (None, "") else default

@@ -16,6 +16,7 @@ import time
 
 from . import prestart
 from ..c10d import tcp_store
+from ..rank_env import with_huge_pages
 
 
 def applies(command):
@@ -42,7 +43,7 @@ class Prestarted:
         for _ in range(n):
             at = time.time()
             try:
-                self.waiting.append((subprocess.Popen(cmd, stdin=subprocess.PIPE), at))
+                self.waiting.append((subprocess.Popen(cmd, stdin=subprocess.PIPE, env=with_huge_pages(os.environ)), at))
             except OSError as e:
                 self.log("could not pre-start an interpreter (%s); the ranks left start after the commit" % e)
                 break

@@ -93,8 +93,10 @@ final class Prestarted implements AutoCloseable {
         try {
             for (int i = 0; i < n; i++) {
                 double at = System.currentTimeMillis() / 1e3;
-                Process proc = new ProcessBuilder(cmd).redirectOutput(ProcessBuilder.Redirect.INHERIT)
-                        .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+                ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(ProcessBuilder.Redirect.INHERIT)
+                        .redirectError(ProcessBuilder.Redirect.INHERIT);
+                RankLauncher.hugePages(pb.environment()); // read when the interpreter starts, not at the go
+                Process proc = pb.start();
                 waiting.add(new Waiting(proc, at));
             }
         } catch (IOException e) {
