@@ -41,7 +41,7 @@ class AnswersJsonTest {
                 + "\"devices\":[[0,0],[0,1]],\"atStep\":null,\"generation\":null,\"from\":null,"
                 + "\"phaseMillis\":{\"total\":T},\"events\":[\"Ts no model spec or partition rules stored with job j: a change of its size alone is a data-parallel change, to (T,P,D)=(1,1,2)\",\"Ts stop flag raised; waiting for every rank to save "
                 + "(generation after none)\",\"Ts not planned ahead: job j has no complete generation to take the "
-                + "configuration of the save from; planning after the save\",\"Ts failed: the ranks of job j did not all "
+                + "configuration of the save from, and the change gave none (\\\"from\\\"); planning after the save\",\"Ts failed: the ranks of job j did not all "
                 + "save within 0 s after the stop "
                 + "flag (is the job running and calling tenplex.should_stop?)\",\"Ts stop flag cleared\"]}", masked(c.describe()));
     }
@@ -55,7 +55,7 @@ class AnswersJsonTest {
                 + "rank had saved\",\"devices\":[[1,0]],\"atStep\":40,\"generation\":null,\"from\":null,"
                 + "\"phaseMillis\":{\"total\":T},\"events\":[\"Ts no model spec or partition rules stored with job j: a change of its size alone is a data-parallel change, to (T,P,D)=(1,1,1)\",\"Ts stop flag raised for step 40; waiting for every rank "
                 + "to save (generation after none)\",\"Ts not planned ahead: job j has no complete generation to take the "
-                + "configuration of the save from; planning after the save\",\"Ts cancelled before every rank had "
+                + "configuration of the save from, and the change gave none (\\\"from\\\"); planning after the save\",\"Ts cancelled before every rank had "
                 + "saved\","
                 + "\"Ts stop flag cleared\"]}", masked(cancelled));
     }
