@@ -112,7 +112,7 @@ def main(mib=400, rounds=5):
     for i in range(0, len(names), 2):
         a, b = statistics.median(cases[names[i]]), statistics.median(cases[names[i + 1]])
         print("  %-52s %6.3f" % (names[i], a))
-        print("  %-52s %6.3f   (%.2fx faster)" % (names[i + 1], b, a / b))
+        print("  %-52s %6.3f   (%.2f of the time above)" % (names[i + 1], b, b / a))
     plain = [step_times(False) for _ in range(max(1, rounds // 2))]
     huge = [step_times(True) for _ in range(max(1, rounds // 2))]
     for label, runs in (("training step, 4 KiB pages", plain), ("training step, glibc.malloc.hugetlb=1", huge)):

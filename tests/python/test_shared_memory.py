@@ -271,9 +271,9 @@ c.request("DELETE", routes.shared_route(FULL, held["id"]))
 c.request("DELETE", "/api/v1/jobs/" + FULL, ok=(200, 204))
 
 
-# ---- a load maps its segment with its page tables filled (MAP_POPULATE: every page of the mapping is
-# resident in this process at once, not faulted in one by one by the copy), and asks for huge pages for
-# the whole 2 MiB blocks of the tensors it writes, new or given (``into``); the bytes are exact either way
+# ---- a save maps its segment with its page tables filled (MAP_POPULATE: every page of the mapping is
+# resident in this process at once, not faulted in one by one by the copy); a load asks for huge pages
+# for the whole 2 MiB blocks of the tensors it writes, new or given (``into``); the bytes are exact
 def vma(addr):
     """The /proc/self/smaps fields of the mapping holding ``addr``."""
     fields, hit = {}, False
@@ -293,13 +293,12 @@ def vma(addr):
 HUGE = "pyshm-huge"
 odd = {"w": torch.randn(3_000_017, dtype=torch.float64, generator=torch.Generator().manual_seed(9)),
        "v": torch.randn(1_000_003, generator=torch.Generator().manual_seed(10)), "s": torch.arange(5)}
-assert tenplex.save(odd, job=HUGE, step=1, client=c)["complete"]
-shared_memory._maps.clear()  # a fresh process's view: no mapping kept from the save
-p = shared_memory.pin(c, HUGE, 0)
-m = shared_memory.mapping_of(next(e for e in p["entries"] if e["type"] == "tensor"))
+shared_memory._maps.clear()  # a fresh process's view: no mapping kept from earlier saves
+res, m = shared_memory.reserve(c, HUGE, 0, list(odd.items()))
 f = vma(shared_memory.np.frombuffer(m.mm, dtype=shared_memory.np.uint8).ctypes.data)
-assert int(f["Rss"][0]) * 1024 >= len(m.mm) - 4096, ("populated at map time", f["Rss"], len(m.mm))
-shared_memory.release(c, HUGE, p["id"])
+assert m.writable and int(f["Rss"][0]) * 1024 >= len(m.mm) - 4096, ("populated at map time", f["Rss"], len(m.mm))
+shared_memory.release(c, HUGE, res["id"])
+assert tenplex.save(odd, job=HUGE, step=1, client=c)["complete"]
 got = tenplex.load(HUGE, 0, c)[0]
 assert same(got, odd), "exact into new tensors"
 assert "hg" in vma(got["w"].data_ptr() + (2 << 20))["VmFlags"], "huge pages asked for a new tensor"

@@ -33,8 +33,9 @@ from .http_client import ERROR_CODE_HEADER
 log = logging.getLogger("tenplex")
 
 MAGIC = b"TENPLEX-SHM 1\n"
-# A mapping's page tables are filled in one call (the daemon allocated every page of a segment): faulting
-# them in one 4 KiB page at a time costs about as much as the copy itself on virtual machines.
+# A save's mapping has its page tables filled in one call (the daemon allocated every page of a segment):
+# the copy into it then took half the time (bench/python/page_costs.py). A load's read-only mapping is
+# not populated: there it measured slower.
 MAP_POPULATE = getattr(mmap, "MAP_POPULATE", 0x8000 if os.uname().sysname == "Linux" else 0)
 MAX_MAPPINGS = 8
 LEASE_SECONDS = 600
@@ -87,7 +88,7 @@ class _Mapping:
         fd = os.open(path, os.O_RDWR if writable else os.O_RDONLY)
         try:
             prot = mmap.PROT_READ | (mmap.PROT_WRITE if writable else 0)
-            self.mm = mmap.mmap(fd, capacity, mmap.MAP_SHARED | MAP_POPULATE, prot)
+            self.mm = mmap.mmap(fd, capacity, mmap.MAP_SHARED | (MAP_POPULATE if writable else 0), prot)
         finally:
             os.close(fd)
         header = MAGIC + nonce.encode("ascii") + b"\n"
