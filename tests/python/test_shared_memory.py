@@ -306,6 +306,9 @@ into = {"w": torch.empty(3_000_017, dtype=torch.float64), "v": torch.empty(1_000
 got = tenplex.load(HUGE, 0, c, into=into)[0]
 assert got["w"] is into["w"] and same(got, odd), "exact into given tensors"
 assert "hg" in vma(into["w"].data_ptr() + (2 << 20))["VmFlags"], "huge pages asked for a given tensor"
+for other in (torch.empty(4 << 20, device="meta"), torch.zeros(0), torch.eye(3).to_sparse(),
+              torch.empty(8 << 20)[1:], torch.empty(8 << 20)[::2]):
+    shared_memory.huge_pages(other)  # a hint only: never raises, never asked for memory not the tensor's
 os.environ["TENPLEX_HUGEPAGES"] = "0"  # read once per process: a second process sees the switch
 off = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, %r); import torch; from tenplex.wire import "
                       "shared_memory as s; t = torch.empty(4 << 20); s.huge_pages(t); print(s._madvise)" % CLIENT],

@@ -15,7 +15,7 @@ def with_huge_pages(env):
     memory malloc maps (as ``tenplex run`` does, docs/LIVE.md): added to the user's ``GLIBC_TUNABLES``,
     never replacing a ``hugetlb`` of theirs; left out with ``TENPLEX_HUGEPAGES=0``. A new dict."""
     env = dict(env)
-    if env.get("TENPLEX_HUGEPAGES", "1").lower() in ("0", "off", "false", "no"):
+    if env.get("TENPLEX_HUGEPAGES", "1").strip().lower() in ("0", "off", "false", "no"):
         return env
     t = env.get("GLIBC_TUNABLES", "")
     if not t.strip():

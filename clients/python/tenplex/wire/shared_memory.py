@@ -21,6 +21,7 @@ import logging
 import math
 import mmap
 import os
+import sys
 import threading
 import warnings
 
@@ -36,7 +37,7 @@ MAGIC = b"TENPLEX-SHM 1\n"
 # A save's mapping has its page tables filled in one call (the daemon allocated every page of a segment):
 # the copy into it then took half the time (bench/python/page_costs.py). A load's read-only mapping is
 # not populated: there it measured slower.
-MAP_POPULATE = getattr(mmap, "MAP_POPULATE", 0x8000 if os.uname().sysname == "Linux" else 0)
+MAP_POPULATE = getattr(mmap, "MAP_POPULATE", 0)  # Linux, Python 3.10 and later; else not asked
 MAX_MAPPINGS = 8
 LEASE_SECONDS = 600
 _TORCH_SHORT = {}
@@ -264,16 +265,25 @@ def huge_pages(t):
     the bytes are the same either way; ``TENPLEX_HUGEPAGES=0`` turns it off."""
     if not _madvise:
         _madvise.append(_libc_madvise())
-    if _madvise[0] is None or t.is_cuda or not t.is_contiguous():
+    try:
+        if _madvise[0] is None or t.device.type != "cpu" or t.layout != torch_values.torch.strided \
+                or not t.is_contiguous():
+            return
+        start, end = t.data_ptr(), t.data_ptr() + t.numel() * t.element_size()
+        lo, hi = (start + HUGE - 1) // HUGE * HUGE, end // HUGE * HUGE
+        if start and hi - lo >= HUGE:
+            _madvise[0](lo, hi - lo, MADV_HUGEPAGE)  # an error (no THP in this kernel) only costs speed
+    except Exception:  # noqa: BLE001 - a tensor type without plain storage: only a hint is lost
         return
-    start, end = t.data_ptr(), t.data_ptr() + t.numel() * t.element_size()
-    lo, hi = (start + HUGE - 1) // HUGE * HUGE, end // HUGE * HUGE
-    if hi - lo >= HUGE:
-        _madvise[0](lo, hi - lo, 14)  # MADV_HUGEPAGE; an error (no THP in this kernel) only costs speed
+
+
+MADV_HUGEPAGE = getattr(mmap, "MADV_HUGEPAGE", None)
 
 
 def _libc_madvise():
-    if os.environ.get("TENPLEX_HUGEPAGES", "1").lower() in ("0", "off", "false", "no"):
+    """libc's ``madvise``, or ``None``: off (``TENPLEX_HUGEPAGES=0``), not Linux, or not found."""
+    if os.environ.get("TENPLEX_HUGEPAGES", "1").strip().lower() in ("0", "off", "false", "no") \
+            or MADV_HUGEPAGE is None or not sys.platform.startswith("linux"):
         return None
     try:
         import ctypes
@@ -281,7 +291,7 @@ def _libc_madvise():
         f.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
         f.restype = ctypes.c_int
         return f
-    except (OSError, AttributeError):
+    except Exception:  # noqa: BLE001 - no libc to ask: only the hint is lost
         return None
 
 

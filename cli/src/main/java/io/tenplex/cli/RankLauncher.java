@@ -113,7 +113,7 @@ final class RankLauncher {
      * {@code TENPLEX_HUGEPAGES=0} in the launcher's environment leaves it out. No byte changes.
      */
     static void hugePages(Map<String, String> env) {
-        String off = env.getOrDefault("TENPLEX_HUGEPAGES", "1").toLowerCase(java.util.Locale.ROOT);
+        String off = env.getOrDefault("TENPLEX_HUGEPAGES", "1").strip().toLowerCase(java.util.Locale.ROOT);
         if (List.of("0", "off", "false", "no").contains(off)) {
             return;
         }

@@ -52,20 +52,20 @@ final class ChangeRegistry {
     }
 
     /**
-     * Touches, in the background, the shared memory this daemon's ranks' saves and its part of a change
-     * planned ahead will write ({@link io.tenplex.jobs.reconfigure.SegmentsAhead},
+     * Touches, in the background, the shared memory this daemon's ranks' saves (with {@code saves}) and
+     * its part of a change planned ahead will write ({@link io.tenplex.jobs.reconfigure.SegmentsAhead},
      * {@link io.tenplex.store.memory.SharedSegments#prewarm(java.util.List)}), while the job trains
      * towards its stop step: the save and the move then write into recycled memory. Best effort: a
      * failure is logged.
      */
-    void prewarm(io.tenplex.jobs.reconfigure.PlanAhead ahead, java.util.OptionalInt self) {
+    void prewarm(io.tenplex.jobs.reconfigure.PlanAhead ahead, java.util.OptionalInt self, boolean saves) {
         io.tenplex.store.memory.SharedSegments segments = moveSegments;
         io.tenplex.transform.Plan plan = ahead.madePlan();
         if (segments == null || plan == null || self.isEmpty()) {
             return;
         }
         java.util.List<Long> sizes = io.tenplex.jobs.reconfigure.SegmentsAhead.sizes(plan, ahead.madeFrom(),
-                self.getAsInt());
+                self.getAsInt(), saves);
         try {
             exec.background().execute(() -> {
                 try {

@@ -310,8 +310,17 @@ public final class Jobs implements Sealer {
 
     /** Plans before the state is saved (nothing stored or started): for {@link #reconfigure(ReconfigureRequest, PlanAhead)}. */
     public PlanAhead planAhead(ReconfigureRequest r) throws IOException {
+        return planAhead(r, false);
+    }
+
+    /**
+     * As {@link #planAhead(ReconfigureRequest)}; {@code saves}: the ranks train on towards a stop step,
+     * so the shared memory their saves will take is touched ahead too, not only the move's (a stop at
+     * once would have them save while it is being touched).
+     */
+    public PlanAhead planAhead(ReconfigureRequest r, boolean saves) throws IOException {
         PlanAhead ahead = planner.planAhead(r);
-        changes.prewarm(ahead, cluster.selfWorker());
+        changes.prewarm(ahead, cluster.selfWorker(), saves);
         ahead.describedAhead(changes.describeAhead(r, ahead));
         return ahead;
     }

@@ -39,9 +39,10 @@ final class AheadOfSave {
      * save, as it would have. A wrong {@code from} costs only the plan: the reconfiguration plans again
      * when the saved generation's configuration differs.
      */
-    static Planned plan(Jobs jobs, String job, long before, ResourceChangeStatus running, JsonNode from,
-            Supplier<ParallelConfig> choose, List<Device> devices, Map<Integer, InetSocketAddress> daemons,
-            Consumer<String> event) {
+    static Planned plan(Jobs jobs, String job, long before, ResourceChangeStatus running, ResourceChange.Spec spec,
+            Supplier<ParallelConfig> choose, Map<Integer, InetSocketAddress> daemons, Consumer<String> event) {
+        JsonNode from = spec.from();
+        List<Device> devices = spec.devices();
         if (before < 0 && from == null) {
             event.accept("not planned ahead: job " + job + " has no complete generation to take the configuration of"
                     + " the save from, and the change gave none (\"from\"); planning after the save");
@@ -58,7 +59,7 @@ final class AheadOfSave {
                     : moved ? new ReconfigureRequest(job, null, running.config(), to, OptionalLong.of(before), false,
                     OptionalLong.empty(), daemons, -1, OptionalLong.empty(), OptionalLong.empty(), null)
                     : ReconfigureRequest.ofGeneration(job, before, to, daemons);
-            PlanAhead ahead = jobs.planAhead(r);
+            PlanAhead ahead = jobs.planAhead(r, spec.atStep().isPresent()); // saves touched ahead: not at once
             String assumed = from != null ? "the configuration the change gave (\"from\": the ranks run under it)"
                     : moved ? "the configuration of change " + running.id() + " (the ranks run under it)"
                     : "configuration of generation " + before;

@@ -62,10 +62,10 @@ final class ChangeSpecJson {
     /**
      * The optional {@code from}: the configuration the ranks run under (with its {@code devices}, or
      * packed by its {@code devicesPerWorker}), checked as a reconfiguration's {@code from}; null when
-     * not given. A change of a job without a saved generation plans ahead from it.
+     * not given (or given as null). A change of a job without a saved generation plans ahead from it.
      */
     private static JsonNode running(JsonNode b) {
-        if (!b.has("from")) {
+        if (!b.hasNonNull("from")) {
             return null;
         }
         ConfigJson.placed(b.get("from"), "from");

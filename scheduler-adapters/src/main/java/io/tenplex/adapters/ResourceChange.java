@@ -185,8 +185,7 @@ public final class ResourceChange implements Registry.Finishing {
             if (spec.recover()) {
                 current();
             } else {
-                ahead = AheadOfSave.plan(jobs, job, before, running, spec.from(), this::choose, spec.devices(), daemons,
-                        log::event);
+                ahead = AheadOfSave.plan(jobs, job, before, running, spec, this::choose, daemons, log::event);
                 awaitSave();
             }
             log.phase("stop", t);

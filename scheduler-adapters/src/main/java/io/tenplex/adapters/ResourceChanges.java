@@ -107,6 +107,7 @@ public final class ResourceChanges {
             if (p.generation() >= 0 && body.isObject()) {
                 ((com.fasterxml.jackson.databind.node.ObjectNode) body).put("recover", true);
             }
+            dropBadFrom(p, body);
             try {
                 start(p.job(), body, p.id(), p.generation() >= 0 ? "started again after the daemon restarted: its save "
                         + "(generation " + p.generation() + ") was complete, the job's current generation is moved"
@@ -118,6 +119,24 @@ public final class ResourceChanges {
             }
         }
         return this;
+    }
+
+    /**
+     * A kept change's {@code from} that is no longer a valid configuration (limits changed since) is left
+     * out, logged: it only served to plan ahead, and the change must not be dropped for it.
+     */
+    private static void dropBadFrom(ChangeJournal.Pending p, JsonNode body) {
+        if (!body.isObject() || !body.hasNonNull("from")) {
+            return;
+        }
+        try {
+            io.tenplex.jobs.common.ConfigJson.placed(body.get("from"), "from");
+        } catch (RuntimeException e) {
+            ((com.fasterxml.jackson.databind.node.ObjectNode) body).remove("from");
+            org.slf4j.LoggerFactory.getLogger(ResourceChanges.class).warn("resource change {} of job {} kept from "
+                    + "before the restart: its \"from\" is left out ({}); it plans after the save", p.id(), p.job(),
+                    e.getMessage());
+        }
     }
 
     /** Tells {@code l} of every change that commits from now on. */

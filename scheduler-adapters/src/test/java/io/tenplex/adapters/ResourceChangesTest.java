@@ -173,6 +173,26 @@ class ResourceChangesTest {
                 .from());
     }
 
+    /**
+     * A change kept across a restart whose "from" no longer validates (limits changed, a hand-edited
+     * file) starts again without it, never dropped for it; "from": null is no "from".
+     */
+    @Test
+    void keptChange_withAFromThatNoLongerValidates_startsAgainWithoutIt(@org.junit.jupiter.api.io.TempDir
+            java.nio.file.Path dir) throws Exception {
+        ChangeJournal journal = new ChangeJournal(dir);
+        journal.started("j", "r7-0a0b0c", json.readTree("{\"size\": 2, \"devicesPerWorker\": 2, \"atStep\": 50, "
+                + "\"from\": {\"tp\": 0, \"pp\": 1, \"dp\": 2}}"));
+        ResourceChanges changes = new ResourceChanges(cluster.jobs(0)).withJournal(journal);
+        ResourceChange c = changes.get("j", "r7-0a0b0c");
+        assertTrue(c.describe().events().stream().anyMatch(e -> e.contains("started again after the daemon restarted")),
+                String.valueOf(c.describe()));
+        assertTrue(cluster.jobs(0).stopFlags().flag("j").isPresent(), "its stop flag is up again");
+        changes.cancel("j", c.id()).get(30, TimeUnit.SECONDS);
+        assertEquals(null, ResourceChange.Spec.parse(json.readTree("{\"size\": 2, \"devicesPerWorker\": 2, "
+                + "\"from\": null}"), null).from());
+    }
+
     @Test
     void finishedChanges_ofAJob_areForgotten() throws Exception {
         ResourceChanges changes = new ResourceChanges(cluster.jobs(0));

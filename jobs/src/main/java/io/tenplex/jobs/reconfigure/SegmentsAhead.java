@@ -25,22 +25,31 @@ public final class SegmentsAhead {
      * per-tensor alignment that the model's shards do not show (an optimizer's step counters).
      */
     static final long SAVE_SLACK = 1 << 20;
+    /** Saving ranks' segments touched ahead on one worker, at most (a worker has a few devices). */
+    static final int MAX_SAVES = 64;
+    /** The most alignment {@link SharedArena#layout} puts before a tensor. */
+    private static final long ALIGN = 4096;
 
     private SegmentsAhead() {
     }
 
-    /** Data bytes of each segment, saves first; empty when nothing was planned. */
-    public static List<Long> sizes(Plan plan, Ptc from, int worker) {
+    /**
+     * Data bytes of each segment, the saves' first (with {@code saves}; at most {@link #MAX_SAVES} of
+     * them, ranks with nothing to save left out); empty when nothing was planned. A size past
+     * {@code Long.MAX_VALUE} is that (the segments take it as too large to make).
+     */
+    public static List<Long> sizes(Plan plan, Ptc from, int worker, boolean saves) {
         List<Long> sizes = new ArrayList<>();
         if (plan == null) {
             return sizes;
         }
-        if (from != null) {
+        if (from != null && saves) {
             for (int rank : from.ranksOnWorker(worker)) {
-                List<Ptc.Shard> shards = from.shards(rank);
-                if (saves(from, rank) && !shards.isEmpty()) {
-                    long bytes = SharedArena.layout(shards.stream().mapToLong(Ptc.Shard::bytes).toArray(), 0);
-                    sizes.add(bytes + Math.max(SAVE_SLACK, bytes / 128));
+                if (sizes.size() < MAX_SAVES && saves(from, rank)) {
+                    long bytes = layout(from.shards(rank).stream().mapToLong(Ptc.Shard::bytes).toArray());
+                    if (bytes > 0) {
+                        sizes.add(add(bytes, Math.max(SAVE_SLACK, bytes / 128)));
+                    }
                 }
             }
         }
@@ -51,9 +60,23 @@ public final class SegmentsAhead {
         }
         moved.addAll(keptFromReplicas(mine, from));
         if (!moved.isEmpty()) {
-            sizes.add(SharedArena.layout(moved.stream().mapToLong(Long::longValue).toArray(), 0));
+            sizes.add(layout(moved.stream().mapToLong(Long::longValue).toArray()));
         }
         return sizes;
+    }
+
+    /** {@link SharedArena#layout}, or {@code Long.MAX_VALUE} when the sizes add up to more than a quarter of it. */
+    private static long layout(long[] sizes) {
+        long sum = 0;
+        for (long b : sizes) {
+            sum = add(sum, add(b, ALIGN)); // each at most a page of alignment before it
+        }
+        return sum > Long.MAX_VALUE / 4 ? Long.MAX_VALUE : SharedArena.layout(sizes, 0);
+    }
+
+    private static long add(long a, long b) {
+        long s = a + b;
+        return ((a ^ s) & (b ^ s)) < 0 ? Long.MAX_VALUE : s;
     }
 
     /** Whether {@code rank} saves its shards: the first of its data-parallel replicas (the others seal empty). */

@@ -29,8 +29,10 @@ class SegmentsAheadTest {
     void replicasSaveOnce_andTheSavesTogetherHoldTheWholeModel_asTheMoveToOneRankDoes() throws Exception {
         Ptc from = ptc("{\"tp\": 2, \"pp\": 1, \"dp\": 2, \"devicesPerWorker\": 4}", "from");
         Ptc to = ptc("{\"tp\": 1, \"pp\": 1, \"dp\": 1, \"devicesPerWorker\": 4}", "to");
-        List<Long> sizes = SegmentsAhead.sizes(Planner.plan(from, to), from, 0);
+        List<Long> sizes = SegmentsAhead.sizes(Planner.plan(from, to), from, 0, true);
         assertEquals(3, sizes.size(), "two saving ranks (their replicas do not save) and the move: " + sizes);
+        assertEquals(List.of(sizes.get(2)), SegmentsAhead.sizes(Planner.plan(from, to), from, 0, false),
+                "a stop at once: the move's alone");
         long move = sizes.get(2);
         long saves = sizes.get(0) + sizes.get(1);
         assertTrue(saves >= move + 2 * SegmentsAhead.SAVE_SLACK, saves + " against " + move);
@@ -48,7 +50,7 @@ class SegmentsAheadTest {
         Model longSequences = MegatronLayout.model(MegatronLayout.Shape.gpt(4, 64, 8, 1000, 4096));
         Ptc from = ptc(longSequences, "{\"tp\": 1, \"pp\": 1, \"dp\": 4, \"devicesPerWorker\": 4}", "from");
         Ptc to = ptc(longSequences, "{\"tp\": 4, \"pp\": 1, \"dp\": 1, \"devicesPerWorker\": 4}", "to");
-        List<Long> sizes = SegmentsAhead.sizes(Planner.plan(from, to), from, 0);
+        List<Long> sizes = SegmentsAhead.sizes(Planner.plan(from, to), from, 0, true);
         assertEquals(2, sizes.size(), "rank 0 saves, then the move: " + sizes);
         java.util.Set<String> keptByRank0 = new java.util.HashSet<>();
         from.shards(0).forEach(s -> keptByRank0.add(s.key() + " " + s.region()));
@@ -69,7 +71,7 @@ class SegmentsAheadTest {
     void aWorkerWithoutRanksOrShards_takesNothing_andNoPlanTakesNothing() throws Exception {
         Ptc from = ptc("{\"tp\": 2, \"pp\": 1, \"dp\": 1, \"devicesPerWorker\": 2}", "from");
         Ptc to = ptc("{\"tp\": 2, \"pp\": 1, \"dp\": 1, \"devicesPerWorker\": 2}", "to");
-        assertEquals(List.of(), SegmentsAhead.sizes(Planner.plan(from, to), from, 1));
-        assertEquals(List.of(), SegmentsAhead.sizes(null, from, 0));
+        assertEquals(List.of(), SegmentsAhead.sizes(Planner.plan(from, to), from, 1, true));
+        assertEquals(List.of(), SegmentsAhead.sizes(null, from, 0, true));
     }
 }

@@ -166,8 +166,10 @@ public final class SharedSegments implements AutoCloseable, Allocator.Keeper {
      * As {@link #prewarm(long)} for several segments at once, one of each of {@code sizes} (data
      * bytes; the saves of a change's ranks and its move can each need one of the same size), in their
      * order: a size that a kept segment fits is matched by that segment, each kept one matching at most
-     * one size; for the others a segment is made and touched while it leaves a quarter of the budget
-     * free.
+     * one size; for the others a segment is made and touched while the memory neither used nor kept
+     * for reuse (the allocator's pooled chunks included) keeps a quarter of the budget free after all
+     * the segments made so far, so that making one never gives back a kept segment a size was matched
+     * to. Sizes over {@code Long.MAX_VALUE / 4} are skipped.
      *
      * @return how many segments were made
      */
@@ -176,6 +178,9 @@ public final class SharedSegments implements AutoCloseable, Allocator.Keeper {
         synchronized (this) {
             List<Long> free = new ArrayList<>(kept.stream().map(k -> k.segment.capacity()).sorted().toList());
             for (long size : sizes) {
+                if (size <= 0 || size > Long.MAX_VALUE / 4) {
+                    continue;
+                }
                 long want = capacity(size);
                 int fit = -1;
                 for (int i = 0; i < free.size() && fit < 0; i++) {
@@ -183,17 +188,20 @@ public final class SharedSegments implements AutoCloseable, Allocator.Keeper {
                 }
                 if (fit >= 0) {
                     free.remove(fit);
-                } else if (size > 0) {
+                } else {
                     missing.add(size);
                 }
             }
         }
+        long room = allocator.freeBytes() - allocator.pooledBytes() - allocator.budget() / 4;
         int made = 0;
         for (long size : missing) {
-            if (size > Long.MAX_VALUE / 4 || !roomToSpare(size, 4)) {
+            long c = capacity(size);
+            if (c > room) {
                 continue;
             }
-            SharedSegment s = fresh(capacity(size)); // not a kept one: each of those matched a size above
+            SharedSegment s = fresh(c); // not a kept one: each of those matched a size above
+            room -= c;
             try {
                 s.touch();
             } finally {

@@ -153,6 +153,28 @@ class SharedArenaTest {
         }
     }
 
+    /**
+     * Making segments ahead never gives back kept ones a size was matched to: what it makes must fit in
+     * memory neither used nor kept, a quarter of the budget left free, all the made ones counted.
+     */
+    @Test
+    void prewarm_makesOnlyWhatFitsBesideTheKeptSegments_andGivesNoneBack() throws Exception {
+        Allocator a = new Allocator(64L << 20, 1 << 20);
+        try (SharedSegments segs = new SharedSegments(dir, a)) {
+            long matched = 14L << 20;
+            assertEquals(2, segs.prewarm(List.of(matched, matched)));
+            long kept = segs.keptBytes();
+            assertEquals(30L << 20, kept);
+            assertEquals(0, segs.prewarm(List.of(matched, matched, 25L << 20, 25L << 20)),
+                    "64 MiB less 30 kept and 16 free leaves 18: no room for 26");
+            assertEquals(kept, segs.keptBytes(), "no kept segment given back");
+            assertEquals(1, segs.prewarm(List.of(matched, matched, 10L << 20, 10L << 20)), "11 fits in 18, 22 does not");
+            assertEquals(kept + (11L << 20), segs.keptBytes());
+            assertEquals(0, segs.prewarm(List.of(Long.MAX_VALUE, Long.MAX_VALUE / 4 + 1)), "sizes past the limit: skipped");
+            assertEquals(0, a.usedBytes());
+        }
+    }
+
     @Test
     void noRoomInTheBudget_isOutOfBudget_andNothingIsHeld() throws Exception {
         Allocator a = new Allocator(4L << 20, 1 << 20);
