@@ -46,8 +46,9 @@ final class ChangeRequests {
     /** The first observation of pods: numbers their workers and publishes the assignment. */
     void first(Membership m) throws IOException, InterruptedException {
         workers.number(m);
-        publish(m, configFor(m), null, null);
-        synchronized (state) {
+        JsonNode a = publish(m, configFor(m), null, null);
+        synchronized (state) { // one step: a reader that sees the assignment sees what it applied
+            state.assignment = a;
             state.applied = m.shape();
             state.event("initial devices " + m + "; assignment published");
         }
@@ -130,8 +131,9 @@ final class ChangeRequests {
 
     /** Change {@code id} is done: publishes the new assignment and takes its devices as applied. */
     private void applied(Membership m, String id, JsonNode done) throws IOException, InterruptedException {
-        publish(m, done.get("config"), id, done.path("generation"));
+        JsonNode a = publish(m, done.get("config"), id, done.path("generation"));
         synchronized (state) {
+            state.assignment = a;
             state.applied = m.shape();
             state.refused = null;
         }
@@ -158,14 +160,15 @@ final class ChangeRequests {
         }
     }
 
-    /** Writes the assignment: configuration, workers, and each pod's local devices and ranks. */
-    private void publish(Membership m, JsonNode config, String change, JsonNode generation)
+    /**
+     * Writes the assignment (configuration, workers, and each pod's local devices and ranks) and returns
+     * it; the caller sets it in the state together with what it applied.
+     */
+    private JsonNode publish(Membership m, JsonNode config, String change, JsonNode generation)
             throws IOException, InterruptedException {
         Assignment a = workers.assignment(settings.job(), m, config, change, generation);
         daemon.writeFile(assignmentPath(), json.writerWithDefaultPrettyPrinter().writeValueAsString(a)
                 .getBytes(StandardCharsets.UTF_8));
-        synchronized (state) {
-            state.assignment = json.valueToTree(a);
-        }
+        return json.valueToTree(a);
     }
 }
