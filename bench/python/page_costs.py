@@ -5,8 +5,10 @@
 2. a load's copy out of a segment mapped for the first time into tensors already touched: the same;
 3. a load into new tensors (``torch.empty``): neither, against ``MAP_POPULATE`` and ``MADV_HUGEPAGE``
    on the new tensors (``tenplex.wire.shared_memory.huge_pages``);
-4. a training step (an 8-layer float64 MLP, 2048 wide, AdamW): a fresh interpreter without and with
-   ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1`` (what ``tenplex run`` gives its ranks).
+4. a training step (an 8-layer float64 MLP, 2048 wide, AdamW), then a change to a state of other shapes
+   and the same size (the old one freed, the new one loaded, as in a live change), and its first step: a
+   fresh interpreter with no tunables, with ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1`` alone, and with all of
+   ``tenplex.rank_env.MEMORY_TUNABLES`` (what ``tenplex run`` gives its ranks).
 
 Usage: /usr/bin/python3 bench/python/page_costs.py [MiB] [rounds]  (default 400 MiB, 5 rounds; medians)"""
 
@@ -22,6 +24,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python"))
+from tenplex import rank_env  # noqa: E402
 from tenplex.wire import shared_memory  # noqa: E402
 
 warnings.simplefilter("ignore")  # torch.frombuffer on a read-only mapping
@@ -29,18 +32,43 @@ POPULATE = shared_memory.MAP_POPULATE
 STEP = """
 import time, torch
 torch.manual_seed(0)
+src = torch.randn(8 * 2048 * 2048 + 8 * 2048, dtype=torch.float64)  # what a change loads (a segment's bytes)
+x = torch.randn(64, 2048, dtype=torch.float64)
+
+
+def steps(m, opt, k):
+    ts = []
+    for i in range(k):
+        t = time.perf_counter()
+        opt.zero_grad(set_to_none=False)
+        m(x).sum().backward()
+        opt.step()
+        ts.append(time.perf_counter() - t)
+    return ts[0], sorted(ts[1:])[len(ts[1:]) // 2]
+
+
 m = torch.nn.Sequential(*[torch.nn.Linear(2048, 2048, dtype=torch.float64) for _ in range(8)])
 opt = torch.optim.AdamW(m.parameters())
-x = torch.randn(64, 2048, dtype=torch.float64)
-ts = []
-for i in range(4):
-    t = time.perf_counter()
-    opt.zero_grad(set_to_none=False)
-    m(x).sum().backward()
-    opt.step()
-    ts.append(time.perf_counter() - t)
-print(ts[0], sorted(ts[1:])[1])
+first, steady = steps(m, opt, 4)
+del m, opt  # the change: the old state freed, one of other shapes loaded
+t = time.perf_counter()
+layers = []
+for i in range(2):
+    layers += [torch.nn.Linear(2048, 4096, dtype=torch.float64, device="meta"),
+               torch.nn.Linear(4096, 2048, dtype=torch.float64, device="meta")]
+m = torch.nn.Sequential(*layers).to_empty(device="cpu")
+off = 0
+with torch.no_grad():
+    for p in m.parameters():
+        p.copy_(src[off:off + p.numel()].view(p.shape) if off + p.numel() <= src.numel() else p.zero_())
+        off += p.numel()
+load = time.perf_counter() - t
+opt = torch.optim.AdamW(m.parameters())
+after, steady_after = steps(m, opt, 4)
+print(first, steady, load, after, steady_after)
 """
+VARIANTS = (("no tunables", ""), ("glibc.malloc.hugetlb=1", "glibc.malloc.hugetlb=1"),
+            ("all of MEMORY_TUNABLES", ":".join(rank_env.MEMORY_TUNABLES)))
 
 
 def copy_through(fd, n, flags, write, tensors):
@@ -80,11 +108,11 @@ def load_new(fd, n, count, flags, advise):
     return took
 
 
-def step_times(huge):
+def step_times(tunables):
     env = dict(os.environ)
     env.pop("GLIBC_TUNABLES", None)
-    if huge:
-        env["GLIBC_TUNABLES"] = "glibc.malloc.hugetlb=1"
+    if tunables:
+        env["GLIBC_TUNABLES"] = tunables
     out = subprocess.run([sys.executable, "-c", STEP], env=env, capture_output=True, text=True, check=True).stdout
     return [float(x) for x in out.split()]
 
@@ -113,15 +141,19 @@ def main(mib=400, rounds=5):
         a, b = statistics.median(cases[names[i]]), statistics.median(cases[names[i + 1]])
         print("  %-52s %6.3f" % (names[i], a))
         print("  %-52s %6.3f   (%.2f of the time above)" % (names[i + 1], b, b / a))
-    plain = [step_times(False) for _ in range(max(1, rounds // 2))]
-    huge = [step_times(True) for _ in range(max(1, rounds // 2))]
-    for label, runs in (("training step, 4 KiB pages", plain), ("training step, glibc.malloc.hugetlb=1", huge)):
-        print("  %-52s first %.3f, steady %.3f" % (label, statistics.median(r[0] for r in runs),
-                                                      statistics.median(r[1] for r in runs)))
-    steady = statistics.median(r[1] for r in plain) / statistics.median(r[1] for r in huge)
-    first = statistics.median(r[0] for r in plain) / statistics.median(r[0] for r in huge)
-    print("huge pages for the trainer: steady step %.2fx faster, first step %.2fx faster" % (steady, first))
-
+    runs = {label: [] for label, _ in VARIANTS}
+    for _ in range(max(1, rounds // 2)):  # alternated, so a noisy stretch of the machine hits each alike
+        for label, tunables in VARIANTS:
+            runs[label].append(step_times(tunables))
+    med = {label: [statistics.median(r[i] for r in rs) for i in range(5)] for label, rs in runs.items()}
+    print("training steps (first, steady; then a change: load, first step after it, steady after it)")
+    for label, m in med.items():
+        print("  %-28s first %.3f, steady %.3f | load %.3f, first %.3f, steady %.3f" % ((label,) + tuple(m)))
+    base = med["glibc.malloc.hugetlb=1"]
+    for label, m in med.items():
+        print("  %-28s steady %.2fx, first after the change %.2fx, load %.2fx faster than hugetlb=1 alone; "
+              "first step after the change %.2fx its steady step" % (label, base[1] / m[1], base[3] / m[3],
+                                                                    base[2] / m[2], m[3] / m[4]))
 
 if __name__ == "__main__":
     main(*(int(x) for x in sys.argv[1:3]))

@@ -7,21 +7,22 @@ import subprocess
 import sys
 
 
-HUGE_PAGES_TUNABLE = "glibc.malloc.hugetlb=1"
+MEMORY_TUNABLES = ("glibc.malloc.hugetlb=1", "glibc.malloc.mmap_max=0", "glibc.malloc.trim_threshold=1099511627776")
+"""What ``tenplex run`` starts its ranks with (docs/LIVE.md): malloc asks for transparent huge pages, takes
+every allocation from its heap and keeps what is freed for the next allocation."""
 
 
-def with_huge_pages(env):
-    """``env`` for a rank's process, asking glibc (2.35 and later) to advise transparent huge pages for the
-    memory malloc maps (as ``tenplex run`` does, docs/LIVE.md): added to the user's ``GLIBC_TUNABLES``,
-    never replacing a ``hugetlb`` of theirs; left out with ``TENPLEX_HUGEPAGES=0``. A new dict."""
+def with_memory_tunables(env):
+    """``env`` for a rank's process with :data:`MEMORY_TUNABLES` (glibc 2.35 and later), as ``tenplex run``
+    gives its ranks: each added to the user's ``GLIBC_TUNABLES`` unless they set that tunable themselves;
+    all left out with ``TENPLEX_HUGEPAGES=0``. A new dict."""
     env = dict(env)
     if env.get("TENPLEX_HUGEPAGES", "1").strip().lower() in ("0", "off", "false", "no"):
         return env
-    t = env.get("GLIBC_TUNABLES", "")
-    if not t.strip():
-        env["GLIBC_TUNABLES"] = HUGE_PAGES_TUNABLE
-    elif "glibc.malloc.hugetlb=" not in t:
-        env["GLIBC_TUNABLES"] = t + ":" + HUGE_PAGES_TUNABLE
+    t = env.get("GLIBC_TUNABLES", "").strip()
+    have = {kv.split("=", 1)[0].strip() for kv in t.split(":")}
+    added = [kv for kv in MEMORY_TUNABLES if kv.split("=", 1)[0] not in have]
+    env["GLIBC_TUNABLES"] = ":".join(([t] if t else []) + added)
     return env
 
 

@@ -37,7 +37,7 @@ import time
 from ..checkpoint import stop_state
 from ..errors import TenplexError
 from ..live import live_mode
-from ..rank_env import with_huge_pages
+from ..rank_env import with_memory_tunables
 from ..wire.http_client import Client
 from . import pod_roles
 from .assignment import current_assignment, environment, log, wait_for_assignment  # noqa: F401 (the former names)
@@ -85,7 +85,7 @@ def _run_ranks(c, args, command, a, mine, terminating, ahead, store):
         env.update(rendezvous)
         p = ahead.take(env)
         procs.append(p if p is not None else  # tenplex.downtime: the process's start
-                     subprocess.Popen(command, env=with_huge_pages(dict(env, TENPLEX_SPAWN_TIME="%.6f" % time.time()))))
+                     subprocess.Popen(command, env=with_memory_tunables(dict(env, TENPLEX_SPAWN_TIME="%.6f" % time.time()))))
     ahead.close()
     while any(p.poll() is None for p in procs):
         if not terminating and not ahead.waiting:

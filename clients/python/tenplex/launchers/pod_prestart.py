@@ -16,7 +16,7 @@ import time
 
 from . import prestart
 from ..c10d import tcp_store
-from ..rank_env import with_huge_pages
+from ..rank_env import with_memory_tunables
 
 
 def applies(command):
@@ -43,7 +43,7 @@ class Prestarted:
         for _ in range(n):
             at = time.time()
             try:
-                self.waiting.append((subprocess.Popen(cmd, stdin=subprocess.PIPE, env=with_huge_pages(os.environ)), at))
+                self.waiting.append((subprocess.Popen(cmd, stdin=subprocess.PIPE, env=with_memory_tunables(os.environ)), at))
             except OSError as e:
                 self.log("could not pre-start an interpreter (%s); the ranks left start after the commit" % e)
                 break

@@ -5,7 +5,7 @@ import os
 import subprocess
 import time
 
-from ..rank_env import with_huge_pages
+from ..rank_env import with_memory_tunables
 from .assignment import log
 
 
@@ -17,7 +17,7 @@ class RankProcesses:
 
     def start(self, rank, command, env):
         # TENPLEX_LAUNCHER_PID: the rank exits when this launcher is gone (tenplex.rank_env.watch_launcher)
-        self.procs[rank] = subprocess.Popen(command, env=with_huge_pages(dict(
+        self.procs[rank] = subprocess.Popen(command, env=with_memory_tunables(dict(
             env, TENPLEX_SPAWN_TIME="%.6f" % time.time(), TENPLEX_LAUNCHER_PID=str(os.getpid()))))
 
     def alive(self):

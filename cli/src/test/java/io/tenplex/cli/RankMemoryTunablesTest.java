@@ -13,42 +13,50 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
-/** A rank's environment asks glibc for huge pages, without replacing the user's tunables; and glibc honours it. */
-class RankHugePagesTest {
+/**
+ * A rank's environment asks glibc for huge pages and for freed memory kept for reuse, without replacing the
+ * user's tunables; and glibc honours it.
+ */
+class RankMemoryTunablesTest {
     private static Map<String, String> envWith(String... kv) {
         Map<String, String> env = new HashMap<>();
         for (int i = 0; i < kv.length; i += 2) {
             env.put(kv[i], kv[i + 1]);
         }
-        RankLauncher.hugePages(env);
+        RankLauncher.memoryTunables(env);
         return env;
     }
 
     @Test
-    void theTunable_isSet_addedToTheUsers_neverReplacingTheirs_andLeftOutWhenTurnedOff() {
-        assertEquals("glibc.malloc.hugetlb=1", envWith().get("GLIBC_TUNABLES"));
-        assertEquals("glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1",
+    void theTunables_areSet_addedToTheUsers_neverReplacingTheirs_andLeftOutWhenTurnedOff() {
+        String all = "glibc.malloc.hugetlb=1:glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=1099511627776";
+        assertEquals(all, envWith().get("GLIBC_TUNABLES"));
+        assertEquals(all, envWith("GLIBC_TUNABLES", " ").get("GLIBC_TUNABLES"));
+        assertEquals("glibc.malloc.arena_max=2:" + all,
                 envWith("GLIBC_TUNABLES", "glibc.malloc.arena_max=2").get("GLIBC_TUNABLES"));
-        assertEquals("glibc.malloc.hugetlb=0", envWith("GLIBC_TUNABLES", "glibc.malloc.hugetlb=0").get("GLIBC_TUNABLES"),
-                "the user's own choice stays");
+        assertEquals("glibc.malloc.hugetlb=0:glibc.malloc.trim_threshold=0:glibc.malloc.mmap_max=0",
+                envWith("GLIBC_TUNABLES", "glibc.malloc.hugetlb=0:glibc.malloc.trim_threshold=0").get("GLIBC_TUNABLES"),
+                "the user's own choices stay, and only the others are added");
         for (String off : new String[] {"0", "off", "FALSE", "no"}) {
             assertFalse(envWith("TENPLEX_HUGEPAGES", off).containsKey("GLIBC_TUNABLES"), off);
         }
     }
 
-    /** The pod launcher's ranks (tenplex.rank_env.with_huge_pages) get the same environment, case by case. */
+    /** The pod launcher's ranks (tenplex.rank_env.with_memory_tunables) get the same environment, case by case. */
     @Test
     void thePodLaunchersRanks_getTheSameEnvironment() throws Exception {
         Path client = Path.of(System.getProperty("user.dir")).getParent().resolve("clients/python");
         String script = String.join("\n",
                 "import sys; sys.path.insert(0, " + "'" + client + "')",
-                "from tenplex.rank_env import with_huge_pages as h",
-                "for env in ({}, {'GLIBC_TUNABLES': 'glibc.malloc.arena_max=2'},",
-                "            {'GLIBC_TUNABLES': 'glibc.malloc.hugetlb=0'}, {'TENPLEX_HUGEPAGES': 'off'}):",
+                "from tenplex.rank_env import with_memory_tunables as h",
+                "for env in ({}, {'GLIBC_TUNABLES': ' '}, {'GLIBC_TUNABLES': 'glibc.malloc.arena_max=2'},",
+                "            {'GLIBC_TUNABLES': 'glibc.malloc.hugetlb=0:glibc.malloc.trim_threshold=0'},",
+                "            {'TENPLEX_HUGEPAGES': 'off'}):",
                 "    print(h(env).get('GLIBC_TUNABLES'))");
-        String[] want = {envWith().get("GLIBC_TUNABLES"),
+        String[] want = {envWith().get("GLIBC_TUNABLES"), envWith("GLIBC_TUNABLES", " ").get("GLIBC_TUNABLES"),
             envWith("GLIBC_TUNABLES", "glibc.malloc.arena_max=2").get("GLIBC_TUNABLES"),
-            envWith("GLIBC_TUNABLES", "glibc.malloc.hugetlb=0").get("GLIBC_TUNABLES"), "None"};
+            envWith("GLIBC_TUNABLES", "glibc.malloc.hugetlb=0:glibc.malloc.trim_threshold=0").get("GLIBC_TUNABLES"),
+            "None"};
         assertEquals(String.join("\n", want), run(script, false));
     }
 
@@ -79,11 +87,36 @@ class RankHugePagesTest {
         assertEquals("False", run(script, false), "without it, malloc does not advise huge pages");
     }
 
+    /**
+     * A process started with it keeps 64 MiB it freed (its resident memory does not drop) and is given the
+     * same memory back for the next allocation of that size; without it, glibc maps such an allocation
+     * on its own and unmaps it when it is freed.
+     */
+    @Test
+    void aProcessStartedWithIt_keepsWhatItFreed_forItsNextAllocation() throws Exception {
+        String script = String.join("\n",
+                "import ctypes",
+                "libc = ctypes.CDLL(None)",
+                "libc.malloc.restype = ctypes.c_void_p",
+                "libc.free.argtypes = [ctypes.c_void_p]",
+                "def rss():",
+                "    return int([l for l in open('/proc/self/status') if l.startswith('VmRSS')][0].split()[1]) << 10",
+                "n = 64 << 20",
+                "p = libc.malloc(n)",
+                "ctypes.memset(p, 1, n)",
+                "held = rss()",
+                "libc.free(p)",
+                "kept = rss() > held - n // 2",
+                "print(kept, libc.malloc(n) == p)");
+        assertEquals("True True", run(script, true));
+        assertEquals("False", run(script, false).split(" ")[0], "without it, the freed memory goes back");
+    }
+
     private static String run(String script, boolean advised) throws Exception {
         ProcessBuilder pb = new ProcessBuilder("/usr/bin/python3", "-c", script).redirectErrorStream(true);
         pb.environment().remove("GLIBC_TUNABLES");
         if (advised) {
-            RankLauncher.hugePages(pb.environment());
+            RankLauncher.memoryTunables(pb.environment());
         }
         Process p = pb.start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
