@@ -261,13 +261,16 @@ class Stage(torch.nn.Module):
         self.heads = a.heads // T
         self.spec = global_params(a)
         self.names = {}  # local name -> global name
+        shapes = {}
         for name, (shape, _, part) in self.spec.items():
             local = self._local(name)
-            if local is None:
-                continue
-            self.names[local] = name
-            self.register_parameter(local.replace(".", "__"),
-                                    torch.nn.Parameter(kept_or_empty(name, local_shape(shape, part, T))))
+            if local is not None:
+                self.names[local] = name
+                shapes[name] = local_shape(shape, part, T)
+        for key in [k for k, t in KEPT.items() if tuple(t.shape) != tuple(shapes.get(k[1] if isinstance(k, tuple) else k, ()))]:
+            del KEPT[key]  # freed before anything new is made: malloc hands its memory to what follows
+        for local, name in self.names.items():
+            self.register_parameter(local.replace(".", "__"), torch.nn.Parameter(kept_or_empty(name, shapes[name])))
 
     def init_from_seed(self):
         """The initial values of a new job: this rank's shards of the whole model's (init_full)."""

@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Mapping, Optional, TypeVar
 
 import datetime
+import gc
 import json
 import os
 import sys
@@ -113,6 +114,7 @@ def elastic(train: Callable[[Config], T], backend: str = "gloo") -> T:
         if not stop.stop_seen():
             torch_values.destroy_group(dist)
             return result
+        gc.collect()  # the last configuration's tensors held in cycles, freed while the daemon moves the state
         cfg = _take_role(dist, backend, (store, secret), n, cfg, grouped=True)
         n += 1
 
