@@ -68,7 +68,7 @@ after, steady_after = steps(m, opt, 4)
 print(first, steady, load, after, steady_after)
 """
 VARIANTS = (("no tunables", ""), ("glibc.malloc.hugetlb=1", "glibc.malloc.hugetlb=1"),
-            ("all of MEMORY_TUNABLES", ":".join(rank_env.MEMORY_TUNABLES)))
+            ("all of MEMORY_TUNABLES", rank_env.with_memory_tunables({})["GLIBC_TUNABLES"]))
 
 
 def copy_through(fd, n, flags, write, tensors):

@@ -7,22 +7,32 @@ import subprocess
 import sys
 
 
-MEMORY_TUNABLES = ("glibc.malloc.hugetlb=1", "glibc.malloc.mmap_max=0", "glibc.malloc.trim_threshold=1099511627776")
+MEMORY_TUNABLES = (
+    ("glibc.malloc.hugetlb=1", ("glibc.malloc.hugetlb",), ()),
+    ("glibc.malloc.mmap_max=0", ("glibc.malloc.mmap_max", "glibc.malloc.mmap_threshold"),
+     ("MALLOC_MMAP_MAX_", "MALLOC_MMAP_THRESHOLD_")),
+    ("glibc.malloc.trim_threshold=1099511627776", ("glibc.malloc.trim_threshold",), ("MALLOC_TRIM_THRESHOLD_",)),
+)
 """What ``tenplex run`` starts its ranks with (docs/LIVE.md): malloc asks for transparent huge pages, takes
-every allocation from its heap and keeps what is freed for the next allocation."""
+every allocation from its heap and keeps what is freed for the next allocation. Each setting with the
+tunables and glibc's older variables by which a user decides it instead."""
+_ASCII_SPACE = " \t\n\r\x0b\x0c"
 
 
 def with_memory_tunables(env):
     """``env`` for a rank's process with :data:`MEMORY_TUNABLES` (glibc 2.35 and later), as ``tenplex run``
-    gives its ranks: each added to the user's ``GLIBC_TUNABLES`` unless they set that tunable themselves;
-    all left out with ``TENPLEX_HUGEPAGES=0``. A new dict."""
+    gives its ranks (``RankMemoryTunables``): each appended to the user's ``GLIBC_TUNABLES`` unless the user
+    set that tunable there or glibc's older variable for it; all left out with ``TENPLEX_HUGEPAGES=0``.
+    A new dict."""
     env = dict(env)
-    if env.get("TENPLEX_HUGEPAGES", "1").strip().lower() in ("0", "off", "false", "no"):
+    if env.get("TENPLEX_HUGEPAGES", "1").strip(_ASCII_SPACE).lower() in ("0", "off", "false", "no"):
         return env
-    t = env.get("GLIBC_TUNABLES", "").strip()
-    have = {kv.split("=", 1)[0].strip() for kv in t.split(":")}
-    added = [kv for kv in MEMORY_TUNABLES if kv.split("=", 1)[0] not in have]
-    env["GLIBC_TUNABLES"] = ":".join(([t] if t else []) + added)
+    t = env.get("GLIBC_TUNABLES", "")
+    keys = {kv.split("=", 1)[0] for kv in t.split(":") if "=" in kv}  # as glibc reads them
+    added = [setting for setting, names, variables in MEMORY_TUNABLES
+             if not keys.intersection(names) and not any(v in env for v in variables)]
+    if t or added:
+        env["GLIBC_TUNABLES"] = ":".join(([t] if t else []) + added)
     return env
 
 

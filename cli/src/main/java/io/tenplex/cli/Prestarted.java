@@ -95,7 +95,7 @@ final class Prestarted implements AutoCloseable {
                 double at = System.currentTimeMillis() / 1e3;
                 ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(ProcessBuilder.Redirect.INHERIT)
                         .redirectError(ProcessBuilder.Redirect.INHERIT);
-                RankLauncher.memoryTunables(pb.environment()); // read when the interpreter starts, not at the go
+                RankMemoryTunables.apply(pb.environment()); // read when the interpreter starts, not at the go
                 Process proc = pb.start();
                 waiting.add(new Waiting(proc, at));
             }

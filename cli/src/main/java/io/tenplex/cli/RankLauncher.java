@@ -96,47 +96,8 @@ final class RankLauncher {
         env.put("TENPLEX_SPAWN_TIME", String.format(java.util.Locale.ROOT, "%.6f", System.currentTimeMillis() / 1e3));
         // a rank that calls tenplex.elastic or should_stop exits when this launcher is gone (SIGKILLed: it cannot end them)
         env.put("TENPLEX_LAUNCHER_PID", Long.toString(ProcessHandle.current().pid()));
-        memoryTunables(env);
+        RankMemoryTunables.apply(env);
         return pb;
-    }
-
-    /**
-     * The glibc tunables a rank starts with: malloc asks for transparent huge pages for the memory it
-     * maps ({@code hugetlb}), takes every allocation from its heap rather than a mapping of its own
-     * ({@code mmap_max=0}) and keeps what is freed for the next allocation rather than giving it back
-     * ({@code trim_threshold}, 1 TiB).
-     */
-    static final List<String> MEMORY_TUNABLES = List.of("glibc.malloc.hugetlb=1", "glibc.malloc.mmap_max=0",
-            "glibc.malloc.trim_threshold=1099511627776");
-
-    /**
-     * Sets {@link #MEMORY_TUNABLES} for a rank's process (glibc 2.35 and later; older ones ignore what
-     * they do not know). A trainer's tensors then take a fault and a TLB entry per 2 MiB instead of per
-     * 4 KiB where the kernel leaves huge pages to advice, and a step's gradients and temporaries, and a
-     * live change's loads, land in memory the process already touched (freed by the last step, or by the
-     * state it replaces) instead of memory new to it: on a virtual machine a steady training step ran
-     * several times faster, and the first step after a change about three times as fast
-     * (docs/BENCHMARKS.md). The price is that a rank keeps the most memory it ever held. Each is added to
-     * a {@code GLIBC_TUNABLES} the user set unless they set that tunable themselves;
-     * {@code TENPLEX_HUGEPAGES=0} in the launcher's environment leaves them all out. No byte changes.
-     */
-    static void memoryTunables(Map<String, String> env) {
-        String off = env.getOrDefault("TENPLEX_HUGEPAGES", "1").strip().toLowerCase(java.util.Locale.ROOT);
-        if (List.of("0", "off", "false", "no").contains(off)) {
-            return;
-        }
-        String t = env.getOrDefault("GLIBC_TUNABLES", "").strip();
-        java.util.Set<String> set = new java.util.HashSet<>();
-        for (String kv : t.split(":")) {
-            set.add(kv.split("=", 2)[0].strip());
-        }
-        StringBuilder b = new StringBuilder(t);
-        for (String kv : MEMORY_TUNABLES) {
-            if (!set.contains(kv.substring(0, kv.indexOf('=')))) {
-                b.append(b.length() == 0 ? "" : ":").append(kv);
-            }
-        }
-        env.put("GLIBC_TUNABLES", b.toString());
     }
 
     private void live(Map<String, String> env, String groupPrefix) {

@@ -23,20 +23,46 @@ class RankMemoryTunablesTest {
         for (int i = 0; i < kv.length; i += 2) {
             env.put(kv[i], kv[i + 1]);
         }
-        RankLauncher.memoryTunables(env);
+        RankMemoryTunables.apply(env);
+        return env;
+    }
+
+    private static final String ALL =
+            "glibc.malloc.hugetlb=1:glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=1099511627776";
+
+    /** Cases as (environment, the GLIBC_TUNABLES a rank gets, or null for none); Java and Python take each. */
+    private static final String[][] CASES = {
+        {"", ALL},
+        {"GLIBC_TUNABLES= ", " :" + ALL}, // a segment without '=' is nothing to glibc: ours still apply
+        {"GLIBC_TUNABLES=glibc.malloc.arena_max=2", "glibc.malloc.arena_max=2:" + ALL},
+        {"GLIBC_TUNABLES=glibc.malloc.hugetlb=0:glibc.malloc.trim_threshold=0",
+            "glibc.malloc.hugetlb=0:glibc.malloc.trim_threshold=0:glibc.malloc.mmap_max=0"},
+        {"GLIBC_TUNABLES=glibc.malloc.hugetlb:glibc.malloc.mmap_threshold=65536",
+            "glibc.malloc.hugetlb:glibc.malloc.mmap_threshold=65536:glibc.malloc.hugetlb=1"
+                + ":glibc.malloc.trim_threshold=1099511627776"},
+        {"GLIBC_TUNABLES=glibc.malloc.hugetlb =0::", "glibc.malloc.hugetlb =0:::" + ALL},
+        {"MALLOC_TRIM_THRESHOLD_=0", "glibc.malloc.hugetlb=1:glibc.malloc.mmap_max=0"},
+        {"MALLOC_MMAP_THRESHOLD_=1048576", "glibc.malloc.hugetlb=1:glibc.malloc.trim_threshold=1099511627776"},
+        {"MALLOC_MMAP_MAX_=65536\nMALLOC_TRIM_THRESHOLD_=0", "glibc.malloc.hugetlb=1"},
+        {"TENPLEX_HUGEPAGES= Off\t", null},
+        {"TENPLEX_HUGEPAGES=\u00a00", ALL}, // not a word Java or Python reads as off
+    };
+
+    private static Map<String, String> env(String c) {
+        Map<String, String> env = new HashMap<>();
+        for (String kv : c.isEmpty() ? new String[0] : c.split("\n")) {
+            env.put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
+        }
         return env;
     }
 
     @Test
-    void theTunables_areSet_addedToTheUsers_neverReplacingTheirs_andLeftOutWhenTurnedOff() {
-        String all = "glibc.malloc.hugetlb=1:glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=1099511627776";
-        assertEquals(all, envWith().get("GLIBC_TUNABLES"));
-        assertEquals(all, envWith("GLIBC_TUNABLES", " ").get("GLIBC_TUNABLES"));
-        assertEquals("glibc.malloc.arena_max=2:" + all,
-                envWith("GLIBC_TUNABLES", "glibc.malloc.arena_max=2").get("GLIBC_TUNABLES"));
-        assertEquals("glibc.malloc.hugetlb=0:glibc.malloc.trim_threshold=0:glibc.malloc.mmap_max=0",
-                envWith("GLIBC_TUNABLES", "glibc.malloc.hugetlb=0:glibc.malloc.trim_threshold=0").get("GLIBC_TUNABLES"),
-                "the user's own choices stay, and only the others are added");
+    void theTunables_areAddedToTheUsers_unlessTheyDecidedThem_andLeftOutWhenTurnedOff() {
+        for (String[] c : CASES) {
+            Map<String, String> env = env(c[0]);
+            RankMemoryTunables.apply(env);
+            assertEquals(c[1], env.get("GLIBC_TUNABLES"), c[0]);
+        }
         for (String off : new String[] {"0", "off", "FALSE", "no"}) {
             assertFalse(envWith("TENPLEX_HUGEPAGES", off).containsKey("GLIBC_TUNABLES"), off);
         }
@@ -46,18 +72,26 @@ class RankMemoryTunablesTest {
     @Test
     void thePodLaunchersRanks_getTheSameEnvironment() throws Exception {
         Path client = Path.of(System.getProperty("user.dir")).getParent().resolve("clients/python");
-        String script = String.join("\n",
-                "import sys; sys.path.insert(0, " + "'" + client + "')",
-                "from tenplex.rank_env import with_memory_tunables as h",
-                "for env in ({}, {'GLIBC_TUNABLES': ' '}, {'GLIBC_TUNABLES': 'glibc.malloc.arena_max=2'},",
-                "            {'GLIBC_TUNABLES': 'glibc.malloc.hugetlb=0:glibc.malloc.trim_threshold=0'},",
-                "            {'TENPLEX_HUGEPAGES': 'off'}):",
-                "    print(h(env).get('GLIBC_TUNABLES'))");
-        String[] want = {envWith().get("GLIBC_TUNABLES"), envWith("GLIBC_TUNABLES", " ").get("GLIBC_TUNABLES"),
-            envWith("GLIBC_TUNABLES", "glibc.malloc.arena_max=2").get("GLIBC_TUNABLES"),
-            envWith("GLIBC_TUNABLES", "glibc.malloc.hugetlb=0:glibc.malloc.trim_threshold=0").get("GLIBC_TUNABLES"),
-            "None"};
-        assertEquals(String.join("\n", want), run(script, false));
+        StringBuilder cases = new StringBuilder();
+        StringBuilder want = new StringBuilder();
+        for (String[] c : CASES) {
+            cases.append("    {").append(pyDict(env(c[0]))).append("},\n");
+            Map<String, String> env = env(c[0]);
+            RankMemoryTunables.apply(env);
+            want.append(env.get("GLIBC_TUNABLES") == null ? "None" : env.get("GLIBC_TUNABLES")).append('\n');
+        }
+        String script = "import sys; sys.path.insert(0, '" + client + "')\n"
+                + "from tenplex.rank_env import with_memory_tunables as h\n"
+                + "for env in (\n" + cases + "):\n"
+                + "    print(h(env).get('GLIBC_TUNABLES'))\n";
+        assertEquals(want.toString().strip(), run(script, false));
+    }
+
+    private static String pyDict(Map<String, String> env) {
+        StringBuilder b = new StringBuilder();
+        env.forEach((k, v) -> b.append('\'').append(k).append("': '").append(v.replace("\t", "\\t")
+                .replace("\u00a0", "\\u00a0")).append("', "));
+        return b.toString();
     }
 
     /**
@@ -116,7 +150,7 @@ class RankMemoryTunablesTest {
         ProcessBuilder pb = new ProcessBuilder("/usr/bin/python3", "-c", script).redirectErrorStream(true);
         pb.environment().remove("GLIBC_TUNABLES");
         if (advised) {
-            RankLauncher.memoryTunables(pb.environment());
+            RankMemoryTunables.apply(pb.environment());
         }
         Process p = pb.start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();

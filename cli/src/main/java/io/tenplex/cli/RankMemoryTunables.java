@@ -1,0 +1,70 @@
+package io.tenplex.cli;
+
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The glibc tunables a rank's process starts with (glibc 2.35 and later; older ones ignore what they do
+ * not know): malloc asks for transparent huge pages for its memory ({@code hugetlb=1}), takes every
+ * allocation from its heap rather than a mapping of its own ({@code mmap_max=0}) and keeps what is freed
+ * for the next allocation ({@code trim_threshold}, 1 TiB). A trainer's tensors then take a fault and a
+ * TLB entry per 2 MiB instead of per 4 KiB where the kernel leaves huge pages to advice, and a step's
+ * gradients and temporaries, and a live change's loads, land in memory the process already touched
+ * instead of memory new to it: on a virtual machine a steady step ran several times faster
+ * (docs/BENCHMARKS.md, "Page costs"). The price is that a rank keeps the memory it freed
+ * (docs/DECISIONS.md). No byte changes. Python's {@code tenplex.rank_env.with_memory_tunables} does the
+ * same for the pod launcher's ranks.
+ */
+final class RankMemoryTunables {
+    /** Each tunable, and what the user may have set that already decides it. */
+    private record Tunable(String setting, List<String> keys, List<String> variables) {
+    }
+
+    private static final List<Tunable> TUNABLES = List.of(
+            new Tunable("glibc.malloc.hugetlb=1", List.of("glibc.malloc.hugetlb"), List.of()),
+            new Tunable("glibc.malloc.mmap_max=0", List.of("glibc.malloc.mmap_max", "glibc.malloc.mmap_threshold"),
+                    List.of("MALLOC_MMAP_MAX_", "MALLOC_MMAP_THRESHOLD_")),
+            new Tunable("glibc.malloc.trim_threshold=1099511627776", List.of("glibc.malloc.trim_threshold"),
+                    List.of("MALLOC_TRIM_THRESHOLD_")));
+
+    private RankMemoryTunables() {
+    }
+
+    /**
+     * Adds each tunable to {@code env}'s {@code GLIBC_TUNABLES} unless the user decided it: set that
+     * tunable (or, for {@code mmap_max}, the mmap threshold) there, or set glibc's older variable for it
+     * ({@code MALLOC_MMAP_MAX_}, {@code MALLOC_MMAP_THRESHOLD_}, {@code MALLOC_TRIM_THRESHOLD_}), which
+     * {@code GLIBC_TUNABLES} would override. The user's string is kept as it is, ours appended.
+     * {@code TENPLEX_HUGEPAGES=0} (or off, false, no) leaves them all out.
+     */
+    static void apply(Map<String, String> env) {
+        String off = asciiStrip(env.getOrDefault("TENPLEX_HUGEPAGES", "1")).toLowerCase(java.util.Locale.ROOT);
+        if (List.of("0", "off", "false", "no").contains(off)) {
+            return;
+        }
+        String t = env.getOrDefault("GLIBC_TUNABLES", "");
+        Set<String> keys = new HashSet<>();
+        for (String kv : t.split(":", -1)) {
+            int eq = kv.indexOf('=');
+            if (eq >= 0) { // glibc reads a segment without '=' as nothing, and keys as written
+                keys.add(kv.substring(0, eq));
+            }
+        }
+        StringBuilder b = new StringBuilder(t);
+        for (Tunable u : TUNABLES) {
+            if (u.keys().stream().noneMatch(keys::contains) && u.variables().stream().noneMatch(env::containsKey)) {
+                b.append(b.length() == 0 ? "" : ":").append(u.setting());
+            }
+        }
+        if (b.length() > 0) {
+            env.put("GLIBC_TUNABLES", b.toString());
+        }
+    }
+
+    /** {@code s} without ASCII whitespace at either end (as Python's {@code strip(" \t\n\r\x0b\x0c")}). */
+    private static String asciiStrip(String s) {
+        return s.replaceAll("^[ \\t\\n\\r\\x0B\\f]+|[ \\t\\n\\r\\x0B\\f]+$", "");
+    }
+}
