@@ -267,8 +267,10 @@ class Stage(torch.nn.Module):
             if local is not None:
                 self.names[local] = name
                 shapes[name] = local_shape(shape, part, T)
-        for key in [k for k, t in KEPT.items() if tuple(t.shape) != tuple(shapes.get(k[1] if isinstance(k, tuple) else k, ()))]:
-            del KEPT[key]  # freed before anything new is made: malloc hands its memory to what follows
+        unused = [k for k, t in KEPT.items()
+                  if tuple(t.shape) != tuple(shapes.get(k[1] if isinstance(k, tuple) else k, ()))]
+        for key in unused:
+            del KEPT[key]  # freed before the new ones are made: the old and new state are not held at once
         for local, name in self.names.items():
             self.register_parameter(local.replace(".", "__"), torch.nn.Parameter(kept_or_empty(name, shapes[name])))
 

@@ -7,8 +7,10 @@
    on the new tensors (``tenplex.wire.shared_memory.huge_pages``);
 4. a training step (an 8-layer float64 MLP, 2048 wide, AdamW), then a change to a state of other shapes
    and the same size (the old one freed, the new one loaded, as in a live change), and its first step: a
-   fresh interpreter with no tunables, with ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1`` alone, and with all of
-   ``tenplex.rank_env.MEMORY_TUNABLES`` (what ``tenplex run`` gives its ranks).
+   fresh interpreter with no tunables, with ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1`` (what ``tenplex run``
+   gives its ranks, ``tenplex.rank_env.MEMORY_TUNABLES``), and with freed memory kept in malloc's heap as
+   well (``mmap_max=0``, ``trim_threshold`` 1 TiB: faster here, slower in the large model's
+   reconfigurations, so not used; docs/DECISIONS.md).
 
 Usage: /usr/bin/python3 bench/python/page_costs.py [MiB] [rounds]  (default 400 MiB, 5 rounds; medians)"""
 
@@ -24,7 +26,6 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python"))
-from tenplex import rank_env  # noqa: E402
 from tenplex.wire import shared_memory  # noqa: E402
 
 warnings.simplefilter("ignore")  # torch.frombuffer on a read-only mapping
@@ -68,7 +69,8 @@ after, steady_after = steps(m, opt, 4)
 print(first, steady, load, after, steady_after)
 """
 VARIANTS = (("no tunables", ""), ("glibc.malloc.hugetlb=1", "glibc.malloc.hugetlb=1"),
-            ("all of MEMORY_TUNABLES", rank_env.with_memory_tunables({})["GLIBC_TUNABLES"]))
+            ("and freed memory kept", "glibc.malloc.hugetlb=1:glibc.malloc.mmap_max=0:"
+                                      "glibc.malloc.trim_threshold=1099511627776"))
 
 
 def copy_through(fd, n, flags, write, tensors):

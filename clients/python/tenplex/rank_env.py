@@ -9,13 +9,9 @@ import sys
 
 MEMORY_TUNABLES = (
     ("glibc.malloc.hugetlb=1", ("glibc.malloc.hugetlb",), ()),
-    ("glibc.malloc.mmap_max=0", ("glibc.malloc.mmap_max", "glibc.malloc.mmap_threshold"),
-     ("MALLOC_MMAP_MAX_", "MALLOC_MMAP_THRESHOLD_")),
-    ("glibc.malloc.trim_threshold=1099511627776", ("glibc.malloc.trim_threshold",), ("MALLOC_TRIM_THRESHOLD_",)),
 )
-"""What ``tenplex run`` starts its ranks with (docs/LIVE.md): malloc asks for transparent huge pages, takes
-every allocation from its heap and keeps what is freed for the next allocation. Each setting with the
-tunables and glibc's older variables by which a user decides it instead."""
+"""What ``tenplex run`` starts its ranks with (docs/LIVE.md): malloc asks for transparent huge pages. Each
+setting with the tunables and glibc's older variables by which a user decides it instead."""
 _ASCII_SPACE = " \t\n\r\x0b\x0c"
 
 

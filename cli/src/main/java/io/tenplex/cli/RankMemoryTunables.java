@@ -6,36 +6,29 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The glibc tunables a rank's process starts with (glibc 2.35 and later; older ones ignore what they do
- * not know): malloc asks for transparent huge pages for its memory ({@code hugetlb=1}), takes every
- * allocation from its heap rather than a mapping of its own ({@code mmap_max=0}) and keeps what is freed
- * for the next allocation ({@code trim_threshold}, 1 TiB). A trainer's tensors then take a fault and a
- * TLB entry per 2 MiB instead of per 4 KiB where the kernel leaves huge pages to advice, and a step's
- * gradients and temporaries, and a live change's loads, land in memory the process already touched
- * instead of memory new to it: on a virtual machine a steady step ran several times faster
- * (docs/BENCHMARKS.md, "Page costs"). The price is that a rank keeps the memory it freed
- * (docs/DECISIONS.md). No byte changes. Python's {@code tenplex.rank_env.with_memory_tunables} does the
- * same for the pod launcher's ranks.
+ * The glibc tunable a rank's process starts with (glibc 2.35 and later; older ones ignore what they do
+ * not know): malloc asks for transparent huge pages for its memory ({@code hugetlb=1}). A trainer's
+ * tensors then take a fault and a TLB entry per 2 MiB instead of per 4 KiB where the kernel leaves huge
+ * pages to advice: on a virtual machine a steady step ran several times faster (docs/BENCHMARKS.md,
+ * "Page costs"). No byte changes. Keeping freed memory in malloc's heap as well ({@code mmap_max=0},
+ * a large {@code trim_threshold}) was measured and left out: it made the large model's reconfigurations
+ * slower (docs/DECISIONS.md). Python's {@code tenplex.rank_env.with_memory_tunables} does the same for
+ * the pod launcher's ranks.
  */
 final class RankMemoryTunables {
-    /** Each tunable, and what the user may have set that already decides it. */
+    /** A tunable, and what the user may have set that already decides it. */
     private record Tunable(String setting, List<String> keys, List<String> variables) {
     }
 
     private static final List<Tunable> TUNABLES = List.of(
-            new Tunable("glibc.malloc.hugetlb=1", List.of("glibc.malloc.hugetlb"), List.of()),
-            new Tunable("glibc.malloc.mmap_max=0", List.of("glibc.malloc.mmap_max", "glibc.malloc.mmap_threshold"),
-                    List.of("MALLOC_MMAP_MAX_", "MALLOC_MMAP_THRESHOLD_")),
-            new Tunable("glibc.malloc.trim_threshold=1099511627776", List.of("glibc.malloc.trim_threshold"),
-                    List.of("MALLOC_TRIM_THRESHOLD_")));
+            new Tunable("glibc.malloc.hugetlb=1", List.of("glibc.malloc.hugetlb"), List.of()));
 
     private RankMemoryTunables() {
     }
 
     /**
      * Adds each tunable to {@code env}'s {@code GLIBC_TUNABLES} unless the user decided it: set that
-     * tunable (or, for {@code mmap_max}, the mmap threshold) there, or set glibc's older variable for it
-     * ({@code MALLOC_MMAP_MAX_}, {@code MALLOC_MMAP_THRESHOLD_}, {@code MALLOC_TRIM_THRESHOLD_}), which
+     * tunable there (keys read as glibc reads them), or glibc's older variable for it, which
      * {@code GLIBC_TUNABLES} would override. The user's string is kept as it is, ours appended.
      * {@code TENPLEX_HUGEPAGES=0} (or off, false, no) leaves them all out.
      */

@@ -13,10 +13,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
-/**
- * A rank's environment asks glibc for huge pages and for freed memory kept for reuse, without replacing the
- * user's tunables; and glibc honours it.
- */
+/** A rank's environment asks glibc for huge pages, without replacing the user's tunables; and glibc honours it. */
 class RankMemoryTunablesTest {
     private static Map<String, String> envWith(String... kv) {
         Map<String, String> env = new HashMap<>();
@@ -27,23 +24,19 @@ class RankMemoryTunablesTest {
         return env;
     }
 
-    private static final String ALL =
-            "glibc.malloc.hugetlb=1:glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=1099511627776";
+    private static final String ALL = "glibc.malloc.hugetlb=1";
 
     /** Cases as (environment, the GLIBC_TUNABLES a rank gets, or null for none); Java and Python take each. */
     private static final String[][] CASES = {
         {"", ALL},
-        {"GLIBC_TUNABLES= ", " :" + ALL}, // a segment without '=' is nothing to glibc: ours still apply
+        {"GLIBC_TUNABLES= ", " :" + ALL}, // a segment without '=' is nothing to glibc: ours still applies
         {"GLIBC_TUNABLES=glibc.malloc.arena_max=2", "glibc.malloc.arena_max=2:" + ALL},
         {"GLIBC_TUNABLES=glibc.malloc.hugetlb=0:glibc.malloc.trim_threshold=0",
-            "glibc.malloc.hugetlb=0:glibc.malloc.trim_threshold=0:glibc.malloc.mmap_max=0"},
+            "glibc.malloc.hugetlb=0:glibc.malloc.trim_threshold=0"},
         {"GLIBC_TUNABLES=glibc.malloc.hugetlb:glibc.malloc.mmap_threshold=65536",
-            "glibc.malloc.hugetlb:glibc.malloc.mmap_threshold=65536:glibc.malloc.hugetlb=1"
-                + ":glibc.malloc.trim_threshold=1099511627776"},
+            "glibc.malloc.hugetlb:glibc.malloc.mmap_threshold=65536:" + ALL},
         {"GLIBC_TUNABLES=glibc.malloc.hugetlb =0::", "glibc.malloc.hugetlb =0:::" + ALL},
-        {"MALLOC_TRIM_THRESHOLD_=0", "glibc.malloc.hugetlb=1:glibc.malloc.mmap_max=0"},
-        {"MALLOC_MMAP_THRESHOLD_=1048576", "glibc.malloc.hugetlb=1:glibc.malloc.trim_threshold=1099511627776"},
-        {"MALLOC_MMAP_MAX_=65536\nMALLOC_TRIM_THRESHOLD_=0", "glibc.malloc.hugetlb=1"},
+        {"MALLOC_TRIM_THRESHOLD_=0", ALL},
         {"TENPLEX_HUGEPAGES= Off\t", null},
         {"TENPLEX_HUGEPAGES=\u00a00", ALL}, // not a word Java or Python reads as off
     };
@@ -119,31 +112,6 @@ class RankMemoryTunablesTest {
                 "        break");
         assertEquals("True", run(script, true));
         assertEquals("False", run(script, false), "without it, malloc does not advise huge pages");
-    }
-
-    /**
-     * A process started with it keeps 64 MiB it freed (its resident memory does not drop) and is given the
-     * same memory back for the next allocation of that size; without it, glibc maps such an allocation
-     * on its own and unmaps it when it is freed.
-     */
-    @Test
-    void aProcessStartedWithIt_keepsWhatItFreed_forItsNextAllocation() throws Exception {
-        String script = String.join("\n",
-                "import ctypes",
-                "libc = ctypes.CDLL(None)",
-                "libc.malloc.restype = ctypes.c_void_p",
-                "libc.free.argtypes = [ctypes.c_void_p]",
-                "def rss():",
-                "    return int([l for l in open('/proc/self/status') if l.startswith('VmRSS')][0].split()[1]) << 10",
-                "n = 64 << 20",
-                "p = libc.malloc(n)",
-                "ctypes.memset(p, 1, n)",
-                "held = rss()",
-                "libc.free(p)",
-                "kept = rss() > held - n // 2",
-                "print(kept, libc.malloc(n) == p)");
-        assertEquals("True True", run(script, true));
-        assertEquals("False", run(script, false).split(" ")[0], "without it, the freed memory goes back");
     }
 
     private static String run(String script, boolean advised) throws Exception {
