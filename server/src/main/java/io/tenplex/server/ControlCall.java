@@ -105,13 +105,21 @@ final class ControlCall extends Call {
         ControlHandler.Request req = new ControlHandler.Request(ex.method().name(), ex.query.path(),
                 ex.query.parameters(), ex.header(HttpHeaderNames.CONTENT_TYPE), whole, closed);
         CompletableFuture<ControlHandler.Response> answer = handler.handle(req);
-        if (!answer.isDone()) {
+        ChannelFutureListener gone = answer.isDone() ? null : f -> closed.complete(null);
+        if (gone != null) {
             ex.ctx.read(); // one read while the answer waits: a client that went away closes the channel
-            ChannelFutureListener gone = f -> closed.complete(null);
             ex.ctx.channel().closeFuture().addListener(gone);
-            answer.whenComplete((r, t) -> ex.ctx.channel().closeFuture().removeListener(gone));
         }
-        answer.whenComplete((r, t) -> ex.ctx.executor().execute(() -> {
+        answer.whenComplete((r, t) -> {
+            if (gone != null) { // before the write: a reader that closes once it has the answer is not "gone"
+                ex.ctx.channel().closeFuture().removeListener(gone);
+            }
+            respond(ex, r, t);
+        });
+    }
+
+    private static void respond(Exchange ex, ControlHandler.Response r, Throwable t) {
+        ex.ctx.executor().execute(() -> {
             if (t != null) {
                 ex.respondError(t instanceof CompletionException && t.getCause() != null ? t.getCause() : t);
             } else {
@@ -130,7 +138,7 @@ final class ControlCall extends Call {
                     });
                 }
             }
-        }));
+        });
     }
 
     @Override

@@ -98,8 +98,11 @@ final class StreamRelay {
                             + " answered a malformed batch: " + e.getMessage()));
                     return;
                 }
-                if (!answer.complete(batch) || req.closed().isDone()) {
-                    back.run(); // nobody to hand it to (a write to a closed reader fails: back runs once)
+                // gone before its answer: nobody to hand it to; a reader that closes once answered may
+                // have got the batch (a trainer that stops after its last one): only a failed write sends it back
+                boolean gone = req.closed().isDone();
+                if (!answer.complete(batch) || gone) {
+                    back.run(); // (a write to a closed reader fails too: back runs once)
                 }
             } else {
                 answer.complete(passOn(r));

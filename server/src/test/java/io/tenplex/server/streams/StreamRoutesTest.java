@@ -177,4 +177,33 @@ class StreamRoutesTest {
         String st = new String(send("GET", "", "").body(), StandardCharsets.UTF_8);
         assertTrue(st.contains("\"delivered\":3,") && st.contains("\"population\":0,"), st);
     }
+
+    /**
+     * A relayed batch its reader got, after which the reader closes its connection (a trainer that
+     * stops after its last batch) before the relaying daemon looks at whether it is gone: the batch
+     * is not sent back (it would be read twice).
+     */
+    @Test
+    void aRelayedBatchTheReaderGot_thenClosing_isNotSentBack() throws Exception {
+        assertStatus(201, send("POST", "", "{\"policy\": \"fifo\", \"capacity\": 10}"));
+        assertStatus(200, send("POST", "/samples", "a"));
+        var closed = new java.util.concurrent.CompletableFuture<Void>();
+        var req = new io.tenplex.server.ControlHandler.Request("GET", JobLayout.API_PREFIX + "j/streams/ranks/0/batch",
+                java.util.Map.of("size", List.of("2"), "wait", List.of("10000")), null, new byte[0], closed);
+        var answer = new StreamRelay(link).relayRead(self, req, 10_000); // waits: one sample only
+        // as ControlCall: the answer is written, the reader reads it and closes, all before the relay looks
+        answer.thenRun(() -> closed.complete(null));
+        for (String s : List.of("b", "c")) { // b answers the read
+            assertStatus(200, send("POST", "/samples", s));
+        }
+        var relayed = answer.get(10, java.util.concurrent.TimeUnit.SECONDS);
+        assertEquals(2, java.nio.ByteBuffer.wrap(relayed.body()).getInt(), "the reader's batch holds a and b");
+        long end = System.currentTimeMillis() + 3_000;
+        while (System.currentTimeMillis() < end) {
+            assertEquals(1, population(), "the batch the reader got came back");
+            Thread.sleep(50);
+        }
+        String st = new String(send("GET", "", "").body(), StandardCharsets.UTF_8);
+        assertTrue(st.contains("\"delivered\":2,"), st);
+    }
 }
