@@ -28,6 +28,11 @@ final class JobStream {
     private boolean frozen;
     /** Exported samples not yet handed over, by rank (they go back to their buffers at an unfreeze). */
     private final Map<Integer, ArrayDeque<Sample>> staged = new TreeMap<>();
+    /**
+     * Samples given back for a rank whose buffer here a new config replaced, or that another daemon
+     * holds, by that rank: placed in this daemon's buffers once it is not frozen ({@link #placeCarried}).
+     */
+    private final Map<Integer, List<Sample>> carried = new TreeMap<>();
 
     JobStream(String job, Predicate<String> self, ScheduledExecutorService timer) {
         this(job, self, timer, StreamMemory.unlimited());
@@ -59,6 +64,7 @@ final class JobStream {
                 m.put(r, b);
             }
         }
+        local.values().forEach(b -> carry(b.rank(), b.retire())); // given back to the old buffers meanwhile
         this.config = c;
         this.local = Map.copyOf(m);
         this.frozen = frozen;
@@ -212,18 +218,72 @@ final class JobStream {
     }
 
     /**
-     * Puts back a batch that never reached its reader into the rank's buffer here (the one it came
-     * from, or the one a re-partitioning put in its place); when this daemon no longer holds the
-     * rank, the batch is gone (logged).
+     * Puts back a batch that never reached its reader into the rank's buffer here; when a new config
+     * replaced that buffer, or another daemon holds the rank, the samples are carried
+     * ({@link #placeCarried} places them). A Reservoir carries none (its samples moved with its
+     * population): only their reads are undone.
      */
     void giveBack(int rank, List<Sample> batch) {
-        RankBuffer now = rank < config.dp() ? local.get(rank) : null;
-        if (now != null) {
-            now.giveBack(batch);
-        } else {
-            org.slf4j.LoggerFactory.getLogger(JobStream.class).warn("job={} rank={} {} samples of a batch whose reader "
-                    + "went away are lost: the rank moved to another daemon meanwhile", job, rank, batch.size());
+        RankBuffer now = rank >= 0 && rank < config.dp() ? local.get(rank) : null;
+        List<Sample> rest = now == null ? batch : now.giveBack(batch);
+        if (!rest.isEmpty()) {
+            rest.forEach(Sample::unread);
+            synchronized (this) {
+                carry(rank, rest);
+            }
         }
+    }
+
+    private void carry(int rank, List<Sample> samples) {
+        if (samples.isEmpty() || config.spec().policy() == Policy.RESERVOIR) {
+            return;
+        }
+        samples.forEach(s -> memory.force(s.data().length));
+        carried.computeIfAbsent(rank, r -> new ArrayList<>()).addAll(samples);
+    }
+
+    /**
+     * Places the carried samples in the buffers here (their rank's, else round robin over the ranks
+     * held here) once not frozen; answers those it could not place (this daemon holds no rank), by
+     * rank, for the rank's owner.
+     */
+    synchronized Map<Integer, List<Sample>> placeCarried() {
+        if (frozen || carried.isEmpty()) {
+            return Map.of();
+        }
+        Map<Integer, List<Sample>> away = new TreeMap<>();
+        List<RankBuffer> here = List.copyOf(local.values());
+        int next = 0;
+        for (Map.Entry<Integer, List<Sample>> e : carried.entrySet()) {
+            e.getValue().forEach(s -> memory.release(s.data().length));
+            RankBuffer b = local.get(e.getKey());
+            if (b == null && !here.isEmpty()) {
+                b = here.get(next++ % here.size());
+            }
+            if (b == null) {
+                away.put(e.getKey(), e.getValue());
+            } else {
+                b.restore(e.getValue());
+            }
+        }
+        carried.clear();
+        return away;
+    }
+
+    /** Drops the carried samples, as the stream is deleted here; answers how many. */
+    synchronized int dropCarried() {
+        int n = 0;
+        for (List<Sample> l : carried.values()) {
+            l.forEach(s -> memory.release(s.data().length));
+            n += l.size();
+        }
+        carried.clear();
+        return n;
+    }
+
+    /** Carries samples again that could not be placed or sent (their reads already undone). */
+    synchronized void carryAgain(int rank, List<Sample> samples) {
+        carry(rank, samples);
     }
 
     List<RankStatus> status() {

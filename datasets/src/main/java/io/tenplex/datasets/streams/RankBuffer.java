@@ -43,16 +43,14 @@ final class RankBuffer {
     private final ScheduledExecutorService timer;
     private final ArrayDeque<Waiter<Push>> puts = new ArrayDeque<>();
     private final ArrayDeque<Waiter<Batch>> reads = new ArrayDeque<>();
-    private final ReadCounts left = new ReadCounts();
+    private final RankCounts counts = new RankCounts();
     private final PushIds ids = new PushIds();
     private boolean frozen;
-    private long pushed;
-    private long delivered;
-    private long batches;
-    private long evicted;
-    private long refused;
+    /** Replaced by a new config: it takes nothing back (see {@link #retire}). */
+    private boolean retired;
+    /** Samples given back while frozen (reads undone), last first, held apart from the buffer until the unfreeze. */
+    private List<Sample> heldBack = new ArrayList<>();
     private long waitingBytes;
-    private long withdrawn;
 
     RankBuffer(int rank, StreamSpec spec, ScheduledExecutorService timer) {
         this(rank, spec, timer, StreamMemory.unlimited());
@@ -102,7 +100,7 @@ final class RankBuffer {
                 w.answer.complete(Push.ACCEPTED);
             } else if (waitMillis <= 0 || puts.size() >= MAX_WAITING
                     || waitingBytes + s.data().length > MAX_WAITING_BYTES) {
-                refused++;
+                counts.refused++;
                 w.answer.complete(Push.FULL);
             } else {
                 puts.addLast(w);
@@ -129,7 +127,7 @@ final class RankBuffer {
             if (id.equals(earlier.id)) {
                 it.remove();
                 waitingBytes -= earlier.sample.data().length;
-                withdrawn++;
+                counts.withdrawn++;
                 done.add(() -> earlier.answer.complete(Push.WITHDRAWN));
                 return;
             }
@@ -176,7 +174,7 @@ final class RankBuffer {
                 return; // answered meanwhile: a batch that cannot be written goes back through its unsent hook
             }
             waitingBytes -= w.sample == null ? 0 : w.sample.data().length;
-            withdrawn++;
+            counts.withdrawn++;
         }
         w.answer.complete(answer);
     }
@@ -187,7 +185,7 @@ final class RankBuffer {
                 return; // answered meanwhile
             }
             if (w.sample != null) {
-                refused++;
+                counts.refused++;
                 waitingBytes -= w.sample.data().length;
             }
         }
@@ -224,34 +222,18 @@ final class RankBuffer {
         return all;
     }
 
-    /** Adds samples moved here by a re-partitioning, beyond the capacity if need be (none is lost). */
-    synchronized void restore(List<Sample> samples) {
-        for (Sample s : samples) {
-            buf.restore(s);
-            memory.force(s.data().length);
-            pushed++;
-        }
-    }
-
     /**
-     * Takes back a batch that never reached its reader (its connection closed): its samples are
-     * read no more and held again, not counted delivered; a frozen buffer (a re-partitioning took
-     * its samples meanwhile) takes them as moved ones, for the next unfreeze.
+     * Adds samples moved here by a re-partitioning (or given back to a buffer of the rank that a new
+     * config replaced), beyond the capacity if need be (none is lost); serves what can be served.
      */
-    void giveBack(List<Sample> batch) {
+    void restore(List<Sample> samples) {
         List<Runnable> done = new ArrayList<>();
         synchronized (this) {
-            for (int i = batch.size() - 1; i >= 0; i--) {
-                Sample s = batch.get(i);
-                int reads = s.reads();
-                s.unread();
-                if (buf.giveBack(s)) {
-                    left.remove(reads);
-                    memory.force(s.data().length);
-                }
+            for (Sample s : samples) {
+                buf.restore(s);
+                memory.force(s.data().length);
+                counts.pushed++;
             }
-            delivered -= batch.size();
-            batches -= batch.isEmpty() ? 0 : 1;
             if (!frozen) {
                 pump(done);
             }
@@ -259,11 +241,65 @@ final class RankBuffer {
         done.forEach(Runnable::run);
     }
 
+    /**
+     * Takes back a batch that never reached its reader (its connection closed): its samples are
+     * read no more and held again, not counted delivered. A frozen buffer (a re-partitioning took
+     * its samples meanwhile) holds them apart until the unfreeze (after any samples moved back in, so
+     * a Reservoir finds its own by id), or until a new config takes them over ({@link #retire}). A
+     * retired buffer takes nothing: the batch is answered, for its caller to place.
+     */
+    List<Sample> giveBack(List<Sample> batch) {
+        List<Runnable> done = new ArrayList<>();
+        synchronized (this) {
+            if (retired) {
+                return batch;
+            }
+            for (int i = batch.size() - 1; i >= 0; i--) {
+                Sample s = batch.get(i);
+                int reads = s.reads();
+                s.unread();
+                if (frozen) {
+                    heldBack.add(s); // counted at the unfreeze
+                } else {
+                    takeBack(s, reads);
+                }
+            }
+            counts.batch(-batch.size());
+            if (!frozen) {
+                pump(done);
+            }
+        }
+        done.forEach(Runnable::run);
+        return List.of();
+    }
+
+    /** A given-back sample (its read undone; {@code reads} before that) into the buffer, unless still held. */
+    private void takeBack(Sample s, int reads) {
+        if (buf.giveBack(s)) {
+            counts.left.remove(reads);
+            memory.force(s.data().length);
+        }
+    }
+
+    /**
+     * A new config replaces this buffer: from now on it takes nothing back, and the samples given
+     * back to it while frozen are answered, for the new config's buffers.
+     */
+    synchronized List<Sample> retire() {
+        retired = true;
+        List<Sample> out = heldBack;
+        heldBack = new ArrayList<>();
+        java.util.Collections.reverse(out);
+        return out;
+    }
+
     /** Lets producers and readers in again after a re-partitioning; serves what can be served. */
     void unfreeze() {
         List<Runnable> done = new ArrayList<>();
         synchronized (this) {
             frozen = false;
+            heldBack.forEach(x -> takeBack(x, x.reads() + 1)); // last first, so the first is read first
+            heldBack.clear();
             pump(done);
         }
         done.forEach(Runnable::run);
@@ -301,14 +337,13 @@ final class RankBuffer {
     private void accept(Sample s, String id) {
         buf.put(s);
         ids.remember(id);
-        pushed++;
+        counts.pushed++;
         noteLeft(true);
     }
 
     private Batch take(int n) {
         List<Sample> b = buf.drained() ? List.of() : buf.take(n);
-        delivered += b.size();
-        batches += b.isEmpty() ? 0 : 1;
+        counts.batch(b.size());
         noteLeft(false);
         return new Batch(b, buf.drained());
     }
@@ -317,8 +352,8 @@ final class RankBuffer {
         for (Iterator<Sample> it = buf.left.iterator(); it.hasNext();) {
             Sample s = it.next();
             memory.release(s.data().length);
-            left.add(s.reads());
-            evicted += evictions ? 1 : 0;
+            counts.left.add(s.reads());
+            counts.evicted += evictions ? 1 : 0;
         }
         buf.left.clear();
     }
@@ -329,9 +364,6 @@ final class RankBuffer {
     }
 
     synchronized RankStatus status() {
-        List<Sample> held = buf.held();
-        return new RankStatus(rank, spec.policy().wireName(), spec.capacity(), spec.threshold(), held.size(),
-                held.size() - buf.unseen(), buf.unseen(), pushed, delivered, batches, evicted, refused, withdrawn, puts.size(),
-                reads.size(), buf.receptionOver(), buf.drained(), frozen, ReadCounts.of(held).toMap(), left.toMap());
+        return counts.status(rank, spec, buf, puts.size(), reads.size(), frozen);
     }
 }

@@ -99,8 +99,8 @@ final class ReservoirBuffer extends TrainingBuffer {
             }
         }
         for (Sample u : unseen) {
-            if (u.id() == s.id()) {
-                return true;
+            if (u.id() == s.id()) { // held, unseen already (its bytes counted)
+                return false;
             }
         }
         restore(s);

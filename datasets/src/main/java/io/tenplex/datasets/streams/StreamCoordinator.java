@@ -100,6 +100,11 @@ final class StreamCoordinator {
         }, work);
     }
 
+    /** The coordinator's threads, for other blocking calls to peers. */
+    java.util.concurrent.Executor work() {
+        return work;
+    }
+
     /** Stops the coordinator's threads. */
     void shutdown() {
         work.shutdownNow();

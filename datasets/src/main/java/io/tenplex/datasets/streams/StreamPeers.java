@@ -32,6 +32,12 @@ public interface StreamPeers {
     /** Adds samples to the job's buffers of these ranks at {@code peer} (they stay frozen). */
     void importSamples(String peer, String job, Map<Integer, List<Sample>> byRank);
 
+    /**
+     * Gives samples back to the buffer of {@code rank} at {@code peer}, as a relaying daemon gives
+     * back a batch its reader never got (the peer undoes one read of each).
+     */
+    void giveBack(String peer, String job, int rank, List<Sample> samples);
+
     /** The producers' closes counted at {@code peer} (rank 0's daemon counts them). */
     int closes(String peer, String job);
 

@@ -32,6 +32,7 @@ public final class StreamService implements AutoCloseable {
     private final ScheduledExecutorService timer;
     private final StreamCoordinator coordinator;
     private final SampleTraffic traffic;
+    private final CarriedSamples carried;
     private final Map<String, JobStream> jobs = new ConcurrentHashMap<>();
     private volatile Predicate<String> self = a -> false;
     private volatile String selfAddress = "127.0.0.1:0";
@@ -48,6 +49,7 @@ public final class StreamService implements AutoCloseable {
         this.timer = Executors.newSingleThreadScheduledExecutor(daemonThreads("stream-timer"));
         this.coordinator = new StreamCoordinator(this, peers);
         this.traffic = new SampleTraffic(memory);
+        this.carried = new CarriedSamples(this, peers, timer, coordinator.work());
     }
 
     static java.util.concurrent.ThreadFactory daemonThreads(String name) {
@@ -129,6 +131,7 @@ public final class StreamService implements AutoCloseable {
         JobStream s = jobs.putIfAbsent(job, fresh);
         if (s != null) {
             s.configureStep(c, frozen);
+            carried.place(job, s);
         }
     }
 
@@ -209,12 +212,23 @@ public final class StreamService implements AutoCloseable {
         if (n < 1 || n > MAX_BATCH) {
             throw new IllegalArgumentException("batch size " + n + " (expected: 1 <= size <= " + MAX_BATCH + ")");
         }
-        return SampleTraffic.read(stream(job), rank, n, waitMillis, gone);
+        JobStream s = stream(job);
+        return SampleTraffic.read(s, rank, n, waitMillis, gone, taken -> giveBack(job, s, rank, taken));
     }
 
     /** Takes back the samples of a relayed batch its reader never got, as {@link StreamBatch#unsent()} does. */
     public void giveBack(String job, int rank, List<Sample> returned) {
-        stream(job).giveBack(rank, returned);
+        giveBack(job, stream(job), rank, returned);
+    }
+
+    private void giveBack(String job, JobStream s, int rank, List<Sample> returned) {
+        s.giveBack(rank, returned);
+        carried.place(job, s);
+    }
+
+    /** Whether {@code s} is the job's stream here (not deleted, nor made again). */
+    boolean has(String job, JobStream s) {
+        return jobs.get(job) == s;
     }
 
     /** The most samples one batch read takes. */
@@ -254,6 +268,10 @@ public final class StreamService implements AutoCloseable {
         JobStream s = jobs.remove(job);
         if (s != null) {
             s.freezeAndDrain();
+            int dropped = s.dropCarried();
+            if (dropped > 0) {
+                LOG.info("job={} {} samples given back after their rank moved go with the deleted stream", job, dropped);
+            }
         }
     }
 
@@ -294,7 +312,9 @@ public final class StreamService implements AutoCloseable {
 
     /** Lets producers and readers in again (samples of an export not taken go back first). */
     public void unfreezeLocal(String job) {
-        stream(job).unfreeze();
+        JobStream s = stream(job);
+        s.unfreeze();
+        carried.place(job, s);
     }
 
     /**

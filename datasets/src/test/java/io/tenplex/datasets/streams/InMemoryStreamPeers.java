@@ -10,8 +10,26 @@ final class InMemoryStreamPeers implements StreamPeers {
     final Map<String, StreamService> daemons = new HashMap<>();
     /** Daemons whose imports fail (as if they went away mid-way). */
     final java.util.Set<String> failImports = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Counted down at each give-back refused because its daemon is in {@link #failImports}. */
+    volatile java.util.concurrent.CountDownLatch refusedGiveBacks = new java.util.concurrent.CountDownLatch(0);
     /** Export pages handed over so far. */
     final java.util.concurrent.atomic.AtomicInteger pages = new java.util.concurrent.atomic.AtomicInteger();
+
+    /** Every daemon started here (and others added), closed by {@link #closeAll}. */
+    final List<StreamService> started = new java.util.ArrayList<>();
+
+    /** A daemon's stream service at {@code host:port}, joined to the others. */
+    StreamService start(String addr) {
+        StreamService s = new StreamService(this);
+        s.setSelf(addr.substring(0, addr.indexOf(':')), Integer.parseInt(addr.substring(addr.indexOf(':') + 1)));
+        daemons.put(addr, s);
+        started.add(s);
+        return s;
+    }
+
+    void closeAll() {
+        started.forEach(StreamService::close);
+    }
 
     private StreamService at(String peer) {
         StreamService s = daemons.get(peer);
@@ -51,6 +69,15 @@ final class InMemoryStreamPeers implements StreamPeers {
             throw new IllegalStateException("daemon " + peer + " unreachable for import");
         }
         at(peer).importLocal(job, byRank);
+    }
+
+    @Override
+    public void giveBack(String peer, String job, int rank, List<Sample> samples) {
+        if (failImports.contains(peer)) {
+            refusedGiveBacks.countDown();
+            throw new IllegalStateException("daemon " + peer + " unreachable for a give-back");
+        }
+        at(peer).giveBack(job, rank, samples);
     }
 
     @Override

@@ -25,19 +25,15 @@ class StreamSafetyTest {
     private static final String B = "127.0.0.1:2002";
     private static final String C = "127.0.0.1:2003";
     private final InMemoryStreamPeers peers = new InMemoryStreamPeers();
-    private final List<StreamService> services = new ArrayList<>();
+    private final List<StreamService> services = peers.started;
 
     private StreamService daemon(String addr) {
-        StreamService s = new StreamService(peers);
-        s.setSelf("127.0.0.1", Integer.parseInt(addr.substring(addr.indexOf(':') + 1)));
-        peers.daemons.put(addr, s);
-        services.add(s);
-        return s;
+        return peers.start(addr);
     }
 
     @AfterEach
     void stop() {
-        services.forEach(StreamService::close);
+        peers.closeAll();
     }
 
     private static StreamConfig fifo(int maxSampleBytes, String... ranks) {

@@ -206,4 +206,30 @@ class StreamRoutesTest {
         String st = new String(send("GET", "", "").body(), StandardCharsets.UTF_8);
         assertTrue(st.contains("\"delivered\":2,"), st);
     }
+
+    @Test
+    void samplesGivenBackByAPeer_inMessagesOfAtMost8MiB_areHeldAgainInOrder() throws Exception {
+        int mib5 = 5 << 20; // three of them: two messages
+        assertStatus(201, send("POST", "", "{\"policy\": \"fifo\", \"capacity\": 10, \"max_sample_bytes\": " + mib5 + "}"));
+        List<io.tenplex.datasets.streams.Sample> back = new ArrayList<>();
+        for (int k = 0; k < 3; k++) {
+            byte[] x = new byte[mib5];
+            java.util.Arrays.fill(x, (byte) ('a' + k));
+            back.add(new io.tenplex.datasets.streams.Sample(100 + k, x, 1)); // read once, by a batch its reader never got
+        }
+        new HttpStreamPeers(link).giveBack(self, "j", 0, back);
+        assertEquals(3, population());
+        java.nio.ByteBuffer all = java.nio.ByteBuffer.wrap(send("GET", "/ranks/0/batch?size=3", "").body());
+        assertEquals(3, all.getInt());
+        all.getInt();
+        StringBuilder order = new StringBuilder();
+        for (int k = 0; k < 3; k++) {
+            byte[] x = new byte[all.getInt()];
+            all.get(x);
+            assertEquals(mib5, x.length);
+            order.append((char) x[mib5 - 1]);
+        }
+        assertEquals("abc", order.toString());
+        assertStatus(400, send("POST", "/ranks/1/returned", "")); // a rank beyond the stream's one
+    }
 }
