@@ -7,28 +7,23 @@ import subprocess
 import sys
 
 
-MEMORY_TUNABLES = (
-    ("glibc.malloc.hugetlb=1", ("glibc.malloc.hugetlb",), ()),
-)
-"""What ``tenplex run`` starts its ranks with (docs/LIVE.md): malloc asks for transparent huge pages. Each
-setting with the tunables and glibc's older variables by which a user decides it instead."""
+MEMORY_TUNABLE = "glibc.malloc.hugetlb=1"
+"""What ``tenplex run`` starts its ranks with (docs/LIVE.md): malloc asks for transparent huge pages."""
 _ASCII_SPACE = " \t\n\r\x0b\x0c"
 
 
 def with_memory_tunables(env):
-    """``env`` for a rank's process with :data:`MEMORY_TUNABLES` (glibc 2.35 and later), as ``tenplex run``
-    gives its ranks (``RankMemoryTunables``): each appended to the user's ``GLIBC_TUNABLES`` unless the user
-    set that tunable there or glibc's older variable for it; all left out with ``TENPLEX_HUGEPAGES=0``.
-    A new dict."""
+    """``env`` for a rank's process with :data:`MEMORY_TUNABLE` (glibc 2.35 and later), as ``tenplex run``
+    gives its ranks (``RankMemoryTunables``): appended to the user's ``GLIBC_TUNABLES`` unless the user set
+    that tunable there; left out with ``TENPLEX_HUGEPAGES=0``. A new dict."""
     env = dict(env)
     if env.get("TENPLEX_HUGEPAGES", "1").strip(_ASCII_SPACE).lower() in ("0", "off", "false", "no"):
         return env
     t = env.get("GLIBC_TUNABLES", "")
-    keys = {kv.split("=", 1)[0] for kv in t.split(":") if "=" in kv}  # as glibc reads them
-    added = [setting for setting, names, variables in MEMORY_TUNABLES
-             if not keys.intersection(names) and not any(v in env for v in variables)]
-    if t or added:
-        env["GLIBC_TUNABLES"] = ":".join(([t] if t else []) + added)
+    key = MEMORY_TUNABLE.split("=", 1)[0]
+    if any(kv.split("=", 1)[0] == key for kv in t.split(":") if "=" in kv):  # keys as glibc reads them
+        return env
+    env["GLIBC_TUNABLES"] = t + ":" + MEMORY_TUNABLE if t else MEMORY_TUNABLE
     return env
 
 

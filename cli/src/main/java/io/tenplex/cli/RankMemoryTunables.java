@@ -1,9 +1,7 @@
 package io.tenplex.cli;
 
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * The glibc tunable a rank's process starts with (glibc 2.35 and later; older ones ignore what they do
@@ -16,21 +14,17 @@ import java.util.Set;
  * the pod launcher's ranks.
  */
 final class RankMemoryTunables {
-    /** A tunable, and what the user may have set that already decides it. */
-    private record Tunable(String setting, List<String> keys, List<String> variables) {
-    }
-
-    private static final List<Tunable> TUNABLES = List.of(
-            new Tunable("glibc.malloc.hugetlb=1", List.of("glibc.malloc.hugetlb"), List.of()));
+    /** The tunable a rank starts with, and its key. */
+    static final String SETTING = "glibc.malloc.hugetlb=1";
+    private static final String KEY = "glibc.malloc.hugetlb";
 
     private RankMemoryTunables() {
     }
 
     /**
-     * Adds each tunable to {@code env}'s {@code GLIBC_TUNABLES} unless the user decided it: set that
-     * tunable there (keys read as glibc reads them), or glibc's older variable for it, which
-     * {@code GLIBC_TUNABLES} would override. The user's string is kept as it is, ours appended.
-     * {@code TENPLEX_HUGEPAGES=0} (or off, false, no) leaves them all out.
+     * Adds {@link #SETTING} to {@code env}'s {@code GLIBC_TUNABLES} unless the user set that tunable
+     * there (keys read as glibc reads them). The user's string is kept as it is, ours appended.
+     * {@code TENPLEX_HUGEPAGES=0} (or off, false, no) leaves it out.
      */
     static void apply(Map<String, String> env) {
         String off = asciiStrip(env.getOrDefault("TENPLEX_HUGEPAGES", "1")).toLowerCase(java.util.Locale.ROOT);
@@ -38,22 +32,13 @@ final class RankMemoryTunables {
             return;
         }
         String t = env.getOrDefault("GLIBC_TUNABLES", "");
-        Set<String> keys = new HashSet<>();
         for (String kv : t.split(":", -1)) {
             int eq = kv.indexOf('=');
-            if (eq >= 0) { // glibc reads a segment without '=' as nothing, and keys as written
-                keys.add(kv.substring(0, eq));
+            if (eq >= 0 && kv.substring(0, eq).equals(KEY)) { // keys as written; a segment without '=' is nothing
+                return;
             }
         }
-        StringBuilder b = new StringBuilder(t);
-        for (Tunable u : TUNABLES) {
-            if (u.keys().stream().noneMatch(keys::contains) && u.variables().stream().noneMatch(env::containsKey)) {
-                b.append(b.length() == 0 ? "" : ":").append(u.setting());
-            }
-        }
-        if (b.length() > 0) {
-            env.put("GLIBC_TUNABLES", b.toString());
-        }
+        env.put("GLIBC_TUNABLES", t.isEmpty() ? SETTING : t + ":" + SETTING);
     }
 
     /** {@code s} without ASCII whitespace at either end (as Python's {@code strip(" \t\n\r\x0b\x0c")}). */
