@@ -33,6 +33,8 @@ final class JobStream {
      * holds, by that rank: placed in this daemon's buffers once it is not frozen ({@link #placeCarried}).
      */
     private final Map<Integer, List<Sample>> carried = new TreeMap<>();
+    /** Deleted here: nothing is carried any more. */
+    private boolean deleted;
 
     JobStream(String job, Predicate<String> self, ScheduledExecutorService timer) {
         this(job, self, timer, StreamMemory.unlimited());
@@ -64,10 +66,11 @@ final class JobStream {
                 m.put(r, b);
             }
         }
-        local.values().forEach(b -> carry(b.rank(), b.retire())); // given back to the old buffers meanwhile
+        Map<Integer, RankBuffer> old = local;
         this.config = c;
         this.local = Map.copyOf(m);
         this.frozen = frozen;
+        old.values().forEach(b -> carry(b.rank(), b.retire())); // given back to the old buffers meanwhile
     }
 
     /**
@@ -218,24 +221,33 @@ final class JobStream {
     }
 
     /**
-     * Puts back a batch that never reached its reader into the rank's buffer here; when a new config
-     * replaced that buffer, or another daemon holds the rank, the samples are carried
-     * ({@link #placeCarried} places them). A Reservoir carries none (its samples moved with its
-     * population): only their reads are undone.
+     * Puts back a batch that never reached its reader into the rank's buffer here (a relaying daemon
+     * names only the rank); when a new config replaced that buffer, or another daemon holds the rank,
+     * the samples are carried ({@link #placeCarried} places them).
      */
     void giveBack(int rank, List<Sample> batch) {
         RankBuffer now = rank >= 0 && rank < config.dp() ? local.get(rank) : null;
-        List<Sample> rest = now == null ? batch : now.giveBack(batch);
-        if (!rest.isEmpty()) {
-            rest.forEach(Sample::unread);
-            synchronized (this) {
-                carry(rank, rest);
-            }
+        if (now != null) {
+            giveBack(now, rank, batch);
+        } else {
+            batch.forEach(Sample::unread);
+            carry(rank, batch);
         }
     }
 
-    private void carry(int rank, List<Sample> samples) {
-        if (samples.isEmpty() || config.spec().policy() == Policy.RESERVOIR) {
+    /** Puts back a batch that {@code served} (a buffer of this stream's, maybe replaced since) handed out. */
+    void giveBack(RankBuffer served, int rank, List<Sample> batch) {
+        carry(rank, served.giveBack(batch));
+    }
+
+    /** Carries given-back samples (reads undone) to be placed; none once the stream is deleted here. */
+    private synchronized void carry(int rank, List<Sample> samples) {
+        if (samples.isEmpty()) {
+            return;
+        }
+        if (deleted) {
+            org.slf4j.LoggerFactory.getLogger(JobStream.class).info("job={} {} samples given back for rank {} go with "
+                    + "the deleted stream", job, samples.size(), rank);
             return;
         }
         samples.forEach(s -> memory.force(s.data().length));
@@ -270,8 +282,10 @@ final class JobStream {
         return away;
     }
 
-    /** Drops the carried samples, as the stream is deleted here; answers how many. */
-    synchronized int dropCarried() {
+    /** Deleted here: freezes and empties the buffers, and drops the carried samples; answers how many. */
+    synchronized int delete() {
+        freezeAndDrain();
+        deleted = true;
         int n = 0;
         for (List<Sample> l : carried.values()) {
             l.forEach(s -> memory.release(s.data().length));
@@ -282,7 +296,7 @@ final class JobStream {
     }
 
     /** Carries samples again that could not be placed or sent (their reads already undone). */
-    synchronized void carryAgain(int rank, List<Sample> samples) {
+    void carryAgain(int rank, List<Sample> samples) {
         carry(rank, samples);
     }
 

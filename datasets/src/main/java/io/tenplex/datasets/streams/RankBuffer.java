@@ -46,10 +46,7 @@ final class RankBuffer {
     private final RankCounts counts = new RankCounts();
     private final PushIds ids = new PushIds();
     private boolean frozen;
-    /** Replaced by a new config: it takes nothing back (see {@link #retire}). */
-    private boolean retired;
-    /** Samples given back while frozen (reads undone), last first, held apart from the buffer until the unfreeze. */
-    private List<Sample> heldBack = new ArrayList<>();
+    private final FrozenReturns returns = new FrozenReturns();
     private long waitingBytes;
 
     RankBuffer(int rank, StreamSpec spec, ScheduledExecutorService timer) {
@@ -217,6 +214,7 @@ final class RankBuffer {
             drainWaiters(reads, new Batch(List.of(), false), done);
             all = buf.drainAll();
             all.forEach(s -> memory.release(s.data().length));
+            returns.drained(spec.policy(), all);
         }
         done.forEach(Runnable::run);
         return all;
@@ -246,31 +244,31 @@ final class RankBuffer {
      * read no more and held again, not counted delivered. A frozen buffer (a re-partitioning took
      * its samples meanwhile) holds them apart until the unfreeze (after any samples moved back in, so
      * a Reservoir finds its own by id), or until a new config takes them over ({@link #retire}). A
-     * retired buffer takes nothing: the batch is answered, for its caller to place.
+     * retired buffer takes nothing: the samples are answered (reads undone), for the caller to place.
+     * A frozen or retired Reservoir only undoes the read of a sample its last drain took out.
      */
     List<Sample> giveBack(List<Sample> batch) {
         List<Runnable> done = new ArrayList<>();
+        List<Sample> out = new ArrayList<>();
         synchronized (this) {
-            if (retired) {
-                return batch;
-            }
             for (int i = batch.size() - 1; i >= 0; i--) {
                 Sample s = batch.get(i);
                 int reads = s.reads();
                 s.unread();
-                if (frozen) {
-                    heldBack.add(s); // counted at the unfreeze
-                } else {
+                if (!returns.take(s, frozen, out)) {
                     takeBack(s, reads);
                 }
             }
-            counts.batch(-batch.size());
-            if (!frozen) {
+            if (!returns.retired()) {
+                counts.batch(-batch.size());
+            }
+            if (!frozen && !returns.retired()) {
                 pump(done);
             }
         }
         done.forEach(Runnable::run);
-        return List.of();
+        java.util.Collections.reverse(out);
+        return out;
     }
 
     /** A given-back sample (its read undone; {@code reads} before that) into the buffer, unless still held. */
@@ -286,11 +284,7 @@ final class RankBuffer {
      * back to it while frozen are answered, for the new config's buffers.
      */
     synchronized List<Sample> retire() {
-        retired = true;
-        List<Sample> out = heldBack;
-        heldBack = new ArrayList<>();
-        java.util.Collections.reverse(out);
-        return out;
+        return returns.retire();
     }
 
     /** Lets producers and readers in again after a re-partitioning; serves what can be served. */
@@ -298,8 +292,7 @@ final class RankBuffer {
         List<Runnable> done = new ArrayList<>();
         synchronized (this) {
             frozen = false;
-            heldBack.forEach(x -> takeBack(x, x.reads() + 1)); // last first, so the first is read first
-            heldBack.clear();
+            returns.unfreeze().forEach(x -> takeBack(x, x.reads() + 1)); // counted now
             pump(done);
         }
         done.forEach(Runnable::run);

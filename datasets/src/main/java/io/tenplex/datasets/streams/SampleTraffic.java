@@ -53,16 +53,16 @@ final class SampleTraffic {
 
     /**
      * A batch of up to {@code n} samples' bytes from a rank's buffer of {@code s}, see {@link StreamService#read};
-     * {@code back} takes the samples of a batch that never reached its reader.
+     * {@code back} takes the samples of a batch that never reached its reader, with the buffer that served it.
      */
     static CompletableFuture<StreamBatch> read(JobStream s, int rank, int n, long waitMillis, CompletableFuture<?> gone,
-            java.util.function.Consumer<List<Sample>> back) {
+            java.util.function.BiConsumer<RankBuffer, List<Sample>> back) {
         RankBuffer b = s.buffer(rank);
         if (b == null) {
             return CompletableFuture.completedFuture(new StreamBatch(List.of(), false));
         }
         return b.read(StreamService.batchSize(s.config().spec(), n), waitMillis, gone).thenApply(r -> new StreamBatch(r.samples().stream()
-                .map(Sample::data).toList(), r.ended(), r.samples().isEmpty() ? null : () -> back.accept(
+                .map(Sample::data).toList(), r.ended(), r.samples().isEmpty() ? null : () -> back.accept(b,
                         r.samples()), r.samples()));
     }
 }

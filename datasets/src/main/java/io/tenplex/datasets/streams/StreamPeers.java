@@ -34,7 +34,8 @@ public interface StreamPeers {
 
     /**
      * Gives samples back to the buffer of {@code rank} at {@code peer}, as a relaying daemon gives
-     * back a batch its reader never got (the peer undoes one read of each).
+     * back a batch its reader never got (the peer undoes one read of each): one message, of at most
+     * {@link StreamService#MESSAGE_BYTES} of samples (the caller splits them).
      */
     void giveBack(String peer, String job, int rank, List<Sample> samples);
 

@@ -213,23 +213,19 @@ public final class StreamService implements AutoCloseable {
             throw new IllegalArgumentException("batch size " + n + " (expected: 1 <= size <= " + MAX_BATCH + ")");
         }
         JobStream s = stream(job);
-        return SampleTraffic.read(s, rank, n, waitMillis, gone, taken -> giveBack(job, s, rank, taken));
+        return SampleTraffic.read(s, rank, n, waitMillis, gone, (served, taken) -> {
+            s.giveBack(served, rank, taken);
+            carried.place(job, s);
+        });
     }
 
     /** Takes back the samples of a relayed batch its reader never got, as {@link StreamBatch#unsent()} does. */
     public void giveBack(String job, int rank, List<Sample> returned) {
-        giveBack(job, stream(job), rank, returned);
-    }
-
-    private void giveBack(String job, JobStream s, int rank, List<Sample> returned) {
+        JobStream s = stream(job);
         s.giveBack(rank, returned);
         carried.place(job, s);
     }
 
-    /** Whether {@code s} is the job's stream here (not deleted, nor made again). */
-    boolean has(String job, JobStream s) {
-        return jobs.get(job) == s;
-    }
 
     /** The most samples one batch read takes. */
     public static final int MAX_BATCH = 1 << 16;
@@ -267,8 +263,7 @@ public final class StreamService implements AutoCloseable {
     public void deleteLocal(String job) {
         JobStream s = jobs.remove(job);
         if (s != null) {
-            s.freezeAndDrain();
-            int dropped = s.dropCarried();
+            int dropped = s.delete();
             if (dropped > 0) {
                 LOG.info("job={} {} samples given back after their rank moved go with the deleted stream", job, dropped);
             }

@@ -136,4 +136,59 @@ class GivenBackDuringRepartitionTest {
         assertEquals(10, r.unseen());
         assertEquals(10 * 4, a.memory().used()); // each held sample's bytes counted once
     }
+
+    @Test
+    void aReservoirBatchDrawnAfterTheEnd_givenBackDuringARepartition_isReadAgain() throws Exception {
+        StreamService a = daemon(A);
+        a.createLocal("j", config(Policy.RESERVOIR, List.of(A, A)));
+        pushTen(a, 1);
+        a.endLocal("j"); // from now on a draw takes the sample out of the buffer
+        StreamBatch taken = a.read("j", 1, 3, 0, null).get();
+        Map<Integer, List<Sample>> moved = export(a);
+        assertEquals(7, moved.get(1).size());
+        taken.unsent().run();
+        a.configure("j", config(Policy.RESERVOIR, List.of(A)).asEnded(), true);
+        a.importLocal("j", Map.of(0, moved.get(1)));
+        a.unfreezeLocal("j");
+
+        assertEquals(everyOnce(10), read(a, 0, 10, 0));
+        assertNothingLeft(a, 0);
+    }
+
+    @Test
+    void aBatchGivenBackAfterTheStreamWasDeleted_leavesNoMemoryCounted() throws Exception {
+        StreamService a = daemon(A);
+        a.create("j", config(Policy.FIFO, List.of(A, A))).get();
+        pushTen(a, 1);
+        StreamBatch taken = a.read("j", 1, 3, 0, null).get();
+        a.repartition("j", List.of(A)).get();
+        a.deleteLocal("j");
+        taken.unsent().run();
+        assertEquals(0, a.memory().used());
+    }
+
+    @Test
+    void aLargeBatchSentToTheRanksNewDaemonInPieces_arrivesOnce_whenASendFailsMidway() throws Exception {
+        StreamService a = daemon(A);
+        StreamService b = daemon(B);
+        int size = 3 << 20; // five of them: three messages of at most 8 MiB
+        a.create("j", new StreamConfig(new StreamSpec(Policy.FIFO, 100, 0, size, 0, 3), List.of(A, A), List.of(), 0,
+                false)).get();
+        for (int i = 0; i < 5; i++) {
+            byte[] x = new byte[size];
+            ByteBuffer.wrap(x).putInt(i);
+            assertEquals("accepted", a.push("j", 1, x, 0, null).get().outcome());
+        }
+        StreamBatch taken = a.read("j", 1, 5, 0, null).get();
+        assertEquals(5, taken.samples().size());
+        a.repartition("j", List.of(B, B)).get();
+        peers.refusedGiveBacks = new CountDownLatch(1);
+        peers.giveBacksBeforeFailing.set(1); // the first message arrives, the second fails
+        taken.unsent().run();
+        assertTrue(peers.refusedGiveBacks.await(30, TimeUnit.SECONDS));
+
+        assertEquals(everyOnce(5), read(b, 1, 5, 30_000)); // the rest came with the next try
+        assertNothingLeft(b, 1);
+        assertEquals(0, a.memory().used());
+    }
 }

@@ -10,6 +10,8 @@ final class InMemoryStreamPeers implements StreamPeers {
     final Map<String, StreamService> daemons = new HashMap<>();
     /** Daemons whose imports fail (as if they went away mid-way). */
     final java.util.Set<String> failImports = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Give-backs taken before each one fails as if its daemon went away (negative: none fails). */
+    final java.util.concurrent.atomic.AtomicInteger giveBacksBeforeFailing = new java.util.concurrent.atomic.AtomicInteger(-1);
     /** Counted down at each give-back refused because its daemon is in {@link #failImports}. */
     volatile java.util.concurrent.CountDownLatch refusedGiveBacks = new java.util.concurrent.CountDownLatch(0);
     /** Export pages handed over so far. */
@@ -73,7 +75,7 @@ final class InMemoryStreamPeers implements StreamPeers {
 
     @Override
     public void giveBack(String peer, String job, int rank, List<Sample> samples) {
-        if (failImports.contains(peer)) {
+        if (failImports.contains(peer) || giveBacksBeforeFailing.getAndDecrement() == 0) {
             refusedGiveBacks.countDown();
             throw new IllegalStateException("daemon " + peer + " unreachable for a give-back");
         }

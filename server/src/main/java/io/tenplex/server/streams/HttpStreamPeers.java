@@ -65,22 +65,7 @@ public final class HttpStreamPeers implements StreamPeers {
 
     @Override
     public void giveBack(String peer, String job, int rank, List<Sample> samples) {
-        List<List<Sample>> chunks = new java.util.ArrayList<>();
-        List<Sample> chunk = new java.util.ArrayList<>();
-        long bytes = 0;
-        for (Sample s : samples) { // messages of at most MESSAGE_BYTES, as an import's
-            if (bytes > 0 && bytes + s.data().length > io.tenplex.datasets.streams.StreamService.MESSAGE_BYTES) {
-                chunks.add(chunk);
-                chunk = new java.util.ArrayList<>();
-                bytes = 0;
-            }
-            chunk.add(s);
-            bytes += s.data().length + 20;
-        }
-        chunks.add(chunk);
-        for (int i = chunks.size() - 1; i >= 0; i--) { // each goes to the front of a FIFO: the last first
-            send(peer, "POST", path(job, "ranks/" + rank + "/returned"), StreamWire.moved(Map.of(rank, chunks.get(i))));
-        }
+        send(peer, "POST", path(job, "ranks/" + rank + "/returned"), StreamWire.moved(Map.of(rank, samples)));
     }
 
     @Override

@@ -197,11 +197,20 @@ public final class StreamRoutes implements ControlHandler {
     /** A relayed batch that the relaying daemon could not hand to its reader, sent back (peer-only). */
     private CompletableFuture<Response> returned(String job, int rank, Request req) {
         Map<Integer, java.util.List<Sample>> back = StreamWire.moved(req.body());
-        int n = 0;
-        for (Map.Entry<Integer, java.util.List<Sample>> e : back.entrySet()) {
+        int max = streams.config(job).spec().maxSampleBytes();
+        for (Map.Entry<Integer, java.util.List<Sample>> e : back.entrySet()) { // all checked before any is taken
             if (e.getKey() != rank) {
                 throw new IllegalArgumentException("samples of rank " + e.getKey() + " returned to rank " + rank);
             }
+            for (Sample s : e.getValue()) {
+                if (s.data().length > max) {
+                    throw new IllegalArgumentException("a returned sample of " + s.data().length + " bytes, over job "
+                            + job + "'s limit of " + max);
+                }
+            }
+        }
+        int n = 0;
+        for (Map.Entry<Integer, java.util.List<Sample>> e : back.entrySet()) {
             streams.giveBack(job, rank, e.getValue());
             n += e.getValue().size();
         }

@@ -208,16 +208,17 @@ class StreamRoutesTest {
     }
 
     @Test
-    void samplesGivenBackByAPeer_inMessagesOfAtMost8MiB_areHeldAgainInOrder() throws Exception {
-        int mib5 = 5 << 20; // three of them: two messages
-        assertStatus(201, send("POST", "", "{\"policy\": \"fifo\", \"capacity\": 10, \"max_sample_bytes\": " + mib5 + "}"));
+    void samplesGivenBackByAPeer_areHeldAgainInOrder_andOnesOverTheLimitAreRefused() throws Exception {
+        int size = (1 << 20) + 1;
+        assertStatus(201, send("POST", "", "{\"policy\": \"fifo\", \"capacity\": 10, \"max_sample_bytes\": " + size + "}"));
         List<io.tenplex.datasets.streams.Sample> back = new ArrayList<>();
         for (int k = 0; k < 3; k++) {
-            byte[] x = new byte[mib5];
+            byte[] x = new byte[size];
             java.util.Arrays.fill(x, (byte) ('a' + k));
             back.add(new io.tenplex.datasets.streams.Sample(100 + k, x, 1)); // read once, by a batch its reader never got
         }
-        new HttpStreamPeers(link).giveBack(self, "j", 0, back);
+        HttpStreamPeers peer = new HttpStreamPeers(link);
+        peer.giveBack(self, "j", 0, back);
         assertEquals(3, population());
         java.nio.ByteBuffer all = java.nio.ByteBuffer.wrap(send("GET", "/ranks/0/batch?size=3", "").body());
         assertEquals(3, all.getInt());
@@ -226,10 +227,16 @@ class StreamRoutesTest {
         for (int k = 0; k < 3; k++) {
             byte[] x = new byte[all.getInt()];
             all.get(x);
-            assertEquals(mib5, x.length);
-            order.append((char) x[mib5 - 1]);
+            assertEquals(size, x.length);
+            order.append((char) x[size - 1]);
         }
         assertEquals("abc", order.toString());
-        assertStatus(400, send("POST", "/ranks/1/returned", "")); // a rank beyond the stream's one
+
+        List<io.tenplex.datasets.streams.Sample> over = List.of(new io.tenplex.datasets.streams.Sample(7, new byte[4], 1),
+                new io.tenplex.datasets.streams.Sample(8, new byte[size + 1], 1));
+        RuntimeException e = org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class,
+                () -> peer.giveBack(self, "j", 0, over));
+        assertTrue(e.getMessage().contains("over job j's limit"), e.getMessage());
+        assertEquals(0, population()); // neither was taken
     }
 }
