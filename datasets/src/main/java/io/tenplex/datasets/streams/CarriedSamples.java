@@ -49,6 +49,7 @@ final class CarriedSamples {
         StreamConfig c = s.config();
         boolean failed = false;
         for (Map.Entry<Integer, List<Sample>> e : away.entrySet()) {
+            boolean part = false;
             int rank = Math.floorMod(e.getKey(), c.dp());
             String owner = c.ranks().get(rank);
             if (local.isSelf(owner)) { // a config given meanwhile holds it here
@@ -70,11 +71,14 @@ final class CarriedSamples {
                     LOG.warn("job={} {} samples given back for rank {} could not go to daemon {} yet: {}", job, left,
                             e.getKey(), owner, ex.getMessage());
                     failed = true;
+                    part = true;
                     break;
                 }
             }
-            LOG.info("job={} samples given back for rank {} after it moved: sent to daemon {}{}", job, e.getKey(), owner,
-                    failed ? " in part" : "");
+            if (!part) {
+                LOG.info("job={} {} samples given back for rank {} after it moved went to daemon {}", job,
+                        e.getValue().size(), e.getKey(), owner);
+            }
         }
         if (failed) {
             long delay = Math.min(MAX_DELAY_MILLIS, 500L << Math.min(tries, 7));

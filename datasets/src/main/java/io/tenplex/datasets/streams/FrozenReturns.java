@@ -12,15 +12,24 @@ import java.util.Set;
  * population). Guarded by the buffer's lock.
  */
 final class FrozenReturns {
+    private final boolean reservoir;
     private boolean retired;
     /** Given back while frozen (reads undone), last first. */
     private List<Sample> held = new ArrayList<>();
     /** A Reservoir's: the ids of the samples its last drain took out. */
     private Set<Long> drained = Set.of();
+    /** A Reservoir's: the ids taken since its last drain (a batch drawn with replacement holds one twice). */
+    private final Set<Long> taken = new HashSet<>();
 
-    /** The buffer was drained: a Reservoir's samples leave with their ids noted. */
-    void drained(Policy policy, List<Sample> all) {
-        if (policy == Policy.RESERVOIR && !all.isEmpty()) {
+    FrozenReturns(Policy policy) {
+        this.reservoir = policy == Policy.RESERVOIR;
+    }
+
+    /** The buffer was drained: a Reservoir's samples leave with their ids noted (those of an earlier drain forgotten). */
+    void drained(List<Sample> all) {
+        drained = Set.of();
+        taken.clear();
+        if (reservoir && !all.isEmpty()) {
             drained = new HashSet<>();
             all.forEach(s -> drained.add(s.id()));
         }
@@ -32,14 +41,14 @@ final class FrozenReturns {
 
     /**
      * Takes a given-back sample (its read undone) when the buffer is frozen or retired: held, added
-     * to {@code out} (retired), or dropped (moved with the population); answers false when the
-     * buffer itself is to take it.
+     * to {@code out} (retired), or dropped (a Reservoir's that moved with the population, or taken
+     * already); answers false when the buffer itself is to take it.
      */
     boolean take(Sample s, boolean frozen, List<Sample> out) {
         if (!frozen && !retired) {
             return false;
         }
-        if (!drained.contains(s.id())) {
+        if (!drained.contains(s.id()) && (!reservoir || taken.add(s.id()))) {
             (retired ? out : held).add(s);
         }
         return true;

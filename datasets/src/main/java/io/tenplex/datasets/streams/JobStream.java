@@ -200,6 +200,9 @@ final class JobStream {
 
     /** Adds moved samples to the buffers of their ranks here. */
     synchronized void restore(Map<Integer, List<Sample>> byRank) {
+        if (deleted) {
+            throw StoreException.notFound("job " + job + " has no stream (deleted)");
+        }
         if (!frozen) {
             throw StoreException.conflict("job " + job + "'s stream is not being re-partitioned here (samples are "
                     + "imported only between a frozen config and its unfreeze)");
@@ -214,6 +217,9 @@ final class JobStream {
 
     /** Lets producers and readers in again; nothing to do when not frozen. */
     synchronized void unfreeze() {
+        if (deleted) {
+            return;
+        }
         staged.forEach((rank, q) -> local.get(rank).restore(new ArrayList<>(q))); // an export not taken
         staged.clear();
         frozen = false;
@@ -275,7 +281,7 @@ final class JobStream {
             if (b == null) {
                 away.put(e.getKey(), e.getValue());
             } else {
-                b.restore(e.getValue());
+                b.takeCarried(e.getValue());
             }
         }
         carried.clear();

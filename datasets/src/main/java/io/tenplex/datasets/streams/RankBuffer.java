@@ -46,7 +46,7 @@ final class RankBuffer {
     private final RankCounts counts = new RankCounts();
     private final PushIds ids = new PushIds();
     private boolean frozen;
-    private final FrozenReturns returns = new FrozenReturns();
+    private final FrozenReturns returns;
     private long waitingBytes;
 
     RankBuffer(int rank, StreamSpec spec, ScheduledExecutorService timer) {
@@ -59,6 +59,7 @@ final class RankBuffer {
         this.rank = rank;
         this.spec = spec;
         this.buf = TrainingBuffer.of(spec, spec.seed() * 31 + rank);
+        this.returns = new FrozenReturns(spec.policy());
         this.timer = timer;
     }
 
@@ -214,7 +215,7 @@ final class RankBuffer {
             drainWaiters(reads, new Batch(List.of(), false), done);
             all = buf.drainAll();
             all.forEach(s -> memory.release(s.data().length));
-            returns.drained(spec.policy(), all);
+            returns.drained(all);
         }
         done.forEach(Runnable::run);
         return all;
@@ -269,6 +270,23 @@ final class RankBuffer {
         done.forEach(Runnable::run);
         java.util.Collections.reverse(out);
         return out;
+    }
+
+    /**
+     * Takes samples given back to a buffer of the rank that a new config replaced (reads undone) as if
+     * given back here: to a FIFO's front, by id for a Reservoir; serves what can be served.
+     */
+    void takeCarried(List<Sample> samples) {
+        List<Runnable> done = new ArrayList<>();
+        synchronized (this) {
+            for (int i = samples.size() - 1; i >= 0; i--) {
+                takeBack(samples.get(i), samples.get(i).reads() + 1);
+            }
+            if (!frozen) {
+                pump(done);
+            }
+        }
+        done.forEach(Runnable::run);
     }
 
     /** A given-back sample (its read undone; {@code reads} before that) into the buffer, unless still held. */

@@ -191,4 +191,58 @@ class GivenBackDuringRepartitionTest {
         assertNothingLeft(b, 1);
         assertEquals(0, a.memory().used());
     }
+
+    @Test
+    void aReservoirSampleDrawnAfterTheEnd_isCarried_evenAfterAnEarlierExportWasRolledBack() throws Exception {
+        StreamService a = daemon(A);
+        a.createLocal("j", config(Policy.RESERVOIR, List.of(A, A)));
+        pushTen(a, 1);
+        a.importLocal("j", export(a)); // a re-partition rolled back before any new config
+        a.unfreezeLocal("j");
+        a.endLocal("j");
+        Map<Integer, Integer> got = read(a, 1, 7, 0);
+        StreamBatch taken = a.read("j", 1, 3, 0, null).get(); // the buffer is empty now
+        assertEquals(Map.of(), export(a)); // the next re-partition has nothing to move
+        taken.unsent().run();
+        a.configure("j", config(Policy.RESERVOIR, List.of(A)).asEnded(), true);
+        a.unfreezeLocal("j");
+        got.putAll(read(a, 0, 3, 0));
+        assertEquals(everyOnce(10), got);
+        assertNothingLeft(a, 0);
+        assertEquals(0, a.memory().used());
+    }
+
+    @Test
+    void aFifoBatchCarriedToTheRanksNewBufferHere_isReadFirst() throws Exception {
+        StreamService a = daemon(A);
+        a.createLocal("j", config(Policy.FIFO, List.of(A, A)));
+        pushTen(a, 1);
+        StreamBatch taken = a.read("j", 1, 3, 0, null).get();
+        Map<Integer, List<Sample>> moved = export(a);
+        taken.unsent().run();
+        a.configure("j", config(Policy.FIFO, List.of(A)), true);
+        a.importLocal("j", Map.of(0, moved.get(1)));
+        a.unfreezeLocal("j");
+        List<Integer> order = new ArrayList<>();
+        a.read("j", 0, 10, 0, null).get().samples().forEach(x -> order.add(ByteBuffer.wrap(x).getInt()));
+        assertEquals(List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9), order);
+    }
+
+    @Test
+    void aReservoirSampleTwiceInOneGivenBackBatch_isCarriedOnce() throws Exception {
+        java.util.concurrent.ScheduledExecutorService timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        try {
+            RankBuffer b = new RankBuffer(0, new StreamSpec(Policy.RESERVOIR, 4, 0, 64, 0, 3), timer);
+            Sample x = new Sample(7, new byte[4], 0);
+            assertEquals(RankBuffer.Push.ACCEPTED, b.push(x, 0).get());
+            b.endReception(); // the draw takes it out: the drain does not move it
+            assertEquals(List.of(x), b.read(1, 0).get().samples());
+            x.read(); // as if a second draw had taken it again before it left (drawn with replacement)
+            b.freezeAndDrain();
+            b.retire();
+            assertEquals(List.of(x), b.giveBack(List.of(x, x)));
+        } finally {
+            timer.shutdownNow();
+        }
+    }
 }
