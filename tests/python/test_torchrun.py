@@ -180,7 +180,7 @@ def lost_node(tmp):
     out = os.path.join(tmp, "lost")
     os.makedirs(out)
     job = "tr-lost-%d" % os.getpid()
-    conf = "last_call_timeout=1,keep_alive=3"
+    conf = "last_call_timeout=1,keep_alive=8"  # a node unheard of for 8 s is lost: long beside a loaded machine's stalls
     a = torchrun(tmp, "lost-a", job, "1:2", "--out", out, "--save-every", "4", conf=conf)
     r1 = wait_until("round 1", lambda: at_world(out, 2, 0), procs=[a])
     b = torchrun(tmp, "lost-b", job, "1:2", "--out", out, "--save-every", "4", conf=conf)

@@ -84,7 +84,7 @@ class DaemonRestartIT {
             try {
                 change = awaitLine(log, Pattern.compile("at step 150: change to 1 devices \\(resource change ([^)]+)\\)"),
                         first);
-                LiveProcesses.awaitLevel(addr, "kept", 20, "durable", 120);
+                LiveProcesses.awaitLevel(addr, "kept", 20, 150, "durable", 120); // the job saves on: gen 20 is dropped
                 started = first.toHandle().descendants().toList();
                 d.close(); // SIGKILL, the change at step 150 still waiting
                 assertTrue(first.waitFor(120, TimeUnit.SECONDS), "the launcher ends when its daemon is gone");

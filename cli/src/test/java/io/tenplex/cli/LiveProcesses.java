@@ -178,20 +178,31 @@ final class LiveProcesses {
 
     /** Polls (up to {@code seconds}) until generation {@code step} of {@code job} lists {@code level}. */
     static void awaitLevel(String addr, String job, long step, String level, long seconds) throws Exception {
+        awaitLevel(addr, job, step, step + 1, level, seconds);
+    }
+
+    /**
+     * Waits (up to {@code seconds}) until a generation of a step in [{@code from}, {@code to}) has
+     * reached {@code level}: for a job that saves on, whose older generations are dropped once newer
+     * ones complete, so that no one step's generation is sure to be listed when it gets there.
+     */
+    static void awaitLevel(String addr, String job, long from, long to, String level, long seconds) throws Exception {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
         String seen = "";
         while (System.nanoTime() < end) {
             JsonNode g = TenplexCli.JSON.readTree(HTTP.send(HttpRequest.newBuilder(URI.create(addr + "/api/v1/jobs/" + job
                     + "/generations")).timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString()).body());
             for (JsonNode gen : g.path("generations")) {
-                if (gen.path("step").asLong() == step && gen.path("levels").toString().contains("\"" + level + "\"")) {
+                long step = gen.path("step").asLong();
+                if (step >= from && step < to && gen.path("levels").toString().contains("\"" + level + "\"")) {
                     return;
                 }
             }
             seen = g.toString();
             TimeUnit.MILLISECONDS.sleep(50); // polling the flush to the durable directory
         }
-        throw new AssertionError("generation " + step + " of " + job + " not " + level + " after " + seconds + " s: " + seen);
+        throw new AssertionError("no generation of steps " + from + " to " + (to - 1) + " of " + job + " " + level + " after "
+                + seconds + " s: " + seen);
     }
 
     /** Waits (up to {@code seconds}) for the change's end ({@code ?wait=true}); its state and error. */
