@@ -49,7 +49,7 @@ final class CarriedSamples {
         StreamConfig c = s.config();
         boolean failed = false;
         for (Map.Entry<Integer, List<Sample>> e : away.entrySet()) {
-            boolean part = false;
+            boolean sent = true;
             int rank = Math.floorMod(e.getKey(), c.dp());
             String owner = c.ranks().get(rank);
             if (local.isSelf(owner)) { // a config given meanwhile holds it here
@@ -70,12 +70,12 @@ final class CarriedSamples {
                     }
                     LOG.warn("job={} {} samples given back for rank {} could not go to daemon {} yet: {}", job, left,
                             e.getKey(), owner, ex.getMessage());
-                    failed = true;
-                    part = true;
+                    sent = false;
                     break;
                 }
             }
-            if (!part) {
+            failed |= !sent;
+            if (sent) {
                 LOG.info("job={} {} samples given back for rank {} after it moved went to daemon {}", job,
                         e.getValue().size(), e.getKey(), owner);
             }

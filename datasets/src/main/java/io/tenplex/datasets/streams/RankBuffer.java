@@ -221,23 +221,13 @@ final class RankBuffer {
         return all;
     }
 
-    /**
-     * Adds samples moved here by a re-partitioning (or given back to a buffer of the rank that a new
-     * config replaced), beyond the capacity if need be (none is lost); serves what can be served.
-     */
-    void restore(List<Sample> samples) {
-        List<Runnable> done = new ArrayList<>();
-        synchronized (this) {
-            for (Sample s : samples) {
-                buf.restore(s);
-                memory.force(s.data().length);
-                counts.pushed++;
-            }
-            if (!frozen) {
-                pump(done);
-            }
+    /** Adds samples moved here by a re-partitioning, beyond the capacity if need be (none is lost). */
+    synchronized void restore(List<Sample> samples) {
+        for (Sample s : samples) {
+            buf.restore(s);
+            memory.force(s.data().length);
+            counts.pushed++;
         }
-        done.forEach(Runnable::run);
     }
 
     /**
